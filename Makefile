@@ -1,0 +1,35 @@
+# kstp — every target sets up .venv itself, so each works as the first command on a
+# fresh machine (Python >= 3.11 and Node.js for the Cypher lint).
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed-stamp
+export KSTP_DATA ?= ../shared/data
+
+.PHONY: demo test lint bench clean
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e '.[test]'
+	touch $(STAMP)
+
+## demo: the main job end to end on the embedded graph (.kstp/graph) and real data
+demo: $(STAMP)
+	$(BIN)/kstp demo --out results
+
+## test: lint, then the whole test suite (unit, parity, CLI, end to end, doctests)
+test: lint
+	$(BIN)/pytest
+
+## lint: ruff, and Neo4j 5's own linter over every .cypher file
+lint: $(STAMP)
+	$(BIN)/ruff check kstp tests benchmarks tools
+	$(BIN)/python tools/cypher_lint.py
+
+## bench: speed runs that print ratios against baselines measured in the same run
+bench: $(STAMP)
+	$(BIN)/python -m benchmarks
+
+clean:
+	rm -rf .kstp results .pytest_cache .ruff_cache

@@ -1,0 +1,1 @@
+"""The ``kstp`` command line (click)."""

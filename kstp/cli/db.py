@@ -1,0 +1,89 @@
+"""``kstp db``: create, inspect and empty the graph."""
+
+from __future__ import annotations
+
+import click
+import pandas as pd
+
+from kstp.cli.output import emit, get_store, json_option, message, print_table
+from kstp.platform.settings import graph_target
+from kstp.platform.store import GraphStore
+
+__all__ = ["db", "graph_stats"]
+
+
+@click.group()
+def db() -> None:
+    """Create, inspect and empty the graph."""
+
+
+@db.command()
+@click.pass_context
+def init(ctx: click.Context) -> None:
+    """Create the graph and its schema (safe to repeat).
+
+    \b
+    Example:
+      KSTP_GRAPH=ladybug:/data/kstp kstp db init
+    """
+    get_store(ctx)
+    message(f"graph ready: {graph_target(ctx.find_root().obj.get('graph')).describe()}")
+
+
+def graph_stats(store: GraphStore) -> dict:
+    """Counts per label and relationship type, and per framework and dataset figures."""
+    frameworks = []
+    for fw in store.run("frameworks"):
+        figures = store.run("curriculum_figures", {"framework": fw["frameworkId"]})[0]
+        concepts = figures["concepts"]
+        frameworks.append({"framework": fw["frameworkId"], **figures,
+                           "prerequisitesPerConcept": figures["prerequisiteEdges"] / concepts if concepts else 0.0})
+    datasets = []
+    for ds in store.run("datasets"):
+        edges = len(store.frame("question_prerequisite_edges", {"dataset": ds["datasetId"]}))
+        questions = ds["questions"]
+        datasets.append({**ds, "conceptsPerQuestion": ds["assesses"] / questions if questions else 0.0,
+                         "questionPrerequisites": edges,
+                         "questionPrerequisitesPerQuestion": edges / questions if questions else 0.0})
+    return {"nodes": {r["label"]: r["count"] for r in store.run("node_counts")},
+            "relationships": {r["type"]: r["count"] for r in store.run("relationship_counts")},
+            "frameworks": frameworks, "datasets": datasets}
+
+
+@db.command()
+@json_option
+@click.pass_context
+def stats(ctx: click.Context, as_json: bool) -> None:
+    """Print counts per label and relationship type, and curriculum and dataset figures.
+
+    \b
+    Example:
+      kstp db stats --json
+    """
+    result = graph_stats(get_store(ctx))
+    if as_json:
+        emit(result)
+        return
+    print_table(pd.DataFrame(list(result["nodes"].items()), columns=["label", "nodes"]), "Nodes")
+    print_table(pd.DataFrame(list(result["relationships"].items()), columns=["type", "relationships"]),
+                "Relationships")
+    if result["frameworks"]:
+        print_table(pd.DataFrame(result["frameworks"]), "Curricula", digits=2)
+    if result["datasets"]:
+        print_table(pd.DataFrame(result["datasets"]).drop(columns=["name"]), "Datasets", digits=2)
+
+
+@db.command()
+@click.option("--yes", is_flag=True, help="Do not ask for confirmation.")
+@click.pass_context
+def reset(ctx: click.Context, yes: bool) -> None:
+    """Delete everything in the graph (asks first).
+
+    \b
+    Example:
+      kstp db reset --yes
+    """
+    if not yes:
+        click.confirm("Delete every node and relationship in the graph?", abort=True, err=True)
+    get_store(ctx).reset()
+    message("graph emptied")

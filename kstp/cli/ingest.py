@@ -1,0 +1,171 @@
+"""``kstp ingest``: curricula, items and learner logs into the graph.
+
+Each file is read and validated whole before anything is written; a refused file
+leaves the graph as it was. Re-running an ingest reports every row unchanged.
+"""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+import click
+import pandas as pd
+
+from kstp.cli.output import emit, get_store, json_option, message, print_table, status
+from kstp.loaders import items as items_loader
+from kstp.loaders import responses as responses_loader
+from kstp.loaders.common import LoadReport
+from kstp.loaders.standards import load_standards
+from kstp.platform.errors import InputError
+
+__all__ = ["ingest"]
+
+ITEM_FORMATS = ("auto", "csv", "math2015", "concept-map", "jsonl")
+
+
+def _report(report: LoadReport, as_json: bool) -> None:
+    if as_json:
+        emit(report.as_dict())
+        return
+    rows = [{"kind": k, **vars(v)} for k, v in report.written.items()]
+    print_table(pd.DataFrame(rows, columns=["kind", "created", "updated", "unchanged"]), f"Ingested {report.source}")
+    for note, count in report.notes.items():
+        message(f"{note}: {count}")
+
+
+@click.group()
+def ingest() -> None:
+    """Load curricula, items and learner logs into the graph."""
+
+
+@ingest.command()
+@click.argument("path", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--edges", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              help="Prerequisite edges CSV (from_id,to_id; from is the prerequisite of to) for a concepts CSV.")
+@click.option("--framework", help="Framework id; concept ids become FRAMEWORK:id. "
+              "Default: ccss for the Coherence Map JSON, the file stem for a CSV.")
+@json_option
+@click.pass_context
+def standards(ctx, path: Path, edges: Path | None, framework: str | None, as_json: bool) -> None:
+    """Load a curriculum: a Coherence Map JSON, or a concepts CSV with an edges CSV.
+
+    The concepts CSV has columns id, code, description and optionally grade and
+    cluster. A prerequisite cycle, a self-loop or an unknown id is refused with
+    its location; repeated edges are collapsed and counted.
+
+    \b
+    Examples:
+      kstp ingest standards ../shared/data/standards/nys_concepts.json
+      kstp ingest standards concepts.csv --edges edges.csv --framework algebra1
+    """
+    with status(f"ingesting {path.name}"):
+        report = load_standards(get_store(ctx), path, edges, framework)
+    _report(report, as_json)
+
+
+def _item_format(path: Path, chosen: str) -> str:
+    if chosen != "auto":
+        return chosen
+    if path.is_dir():
+        return "math2015"
+    return {".json": "concept-map", ".jsonl": "jsonl"}.get(path.suffix.lower(), "csv")
+
+
+@ingest.command()
+@click.argument("path", type=click.Path(exists=True, path_type=Path))
+@click.option("--dataset", required=True, help="Dataset id; question ids become DATASET:id.")
+@click.option("--format", "fmt", type=click.Choice(ITEM_FORMATS), default="auto", show_default=True,
+              help="auto: a folder is math2015, .json a question->concepts map, .jsonl JSON lines, else CSV.")
+@click.option("--qmatrix", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              help="Q-matrix CSV (item id, then one 0/1 column per skill) for an items CSV.")
+@click.option("--skills", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              help="Skills CSV (skill, description) naming the Q-matrix columns.")
+@click.option("--framework", help="Framework whose concept ids a concept map or JSONL refers to (e.g. ccss).")
+@click.option("--id-column", help="Item id column of an items CSV (default: item_id, id or question_id).")
+@click.option("--text-column", help="Question text column (default: text, question, expression or problem).")
+@click.option("--answer-column", help="Gold answer column (default: answer, correct_answer, computed_answer, "
+              "correct_answer_note).")
+@json_option
+@click.pass_context
+def items(ctx, path: Path, dataset: str, fmt: str, qmatrix, skills, framework, id_column, text_column,
+          answer_column, as_json: bool) -> None:
+    """Load questions with their text, answer and concepts.
+
+    A Q-matrix turns its skill columns into concepts of a framework named after the
+    dataset (a skill map). A concept map or JSONL refers to concepts of a framework
+    already in the graph (--framework).
+
+    \b
+    Examples:
+      kstp ingest items items.csv --dataset frcsub --qmatrix qmatrix.csv --skills skills.csv
+      kstp ingest items ../shared/data/llm_kst/xes_skills_nys.json --dataset xes3g5m --framework ccss
+      kstp ingest items ../shared/data/responses/math2015/Math1 --dataset math1
+    """
+    fmt = _item_format(path, fmt)
+    store = get_store(ctx)
+    if fmt == "concept-map" and framework is None:
+        raise click.UsageError("a concept map needs --framework (the framework its concept ids belong to)")
+    if (qmatrix or skills) and fmt != "csv":
+        raise click.UsageError("--qmatrix and --skills go with an items CSV")
+    known = items_loader.framework_concepts(store, framework) if framework else set()
+    if framework and not known:
+        raise InputError(f"framework {framework!r} has no concepts in the graph; ingest the standards first")
+    with status(f"reading {path.name}"):
+        if fmt == "csv":
+            item_set = items_loader.read_items_csv(path, dataset, qmatrix, skills, id_column, text_column,
+                                                   answer_column)
+        elif fmt == "math2015":
+            item_set = items_loader.read_math2015(path, dataset)
+        elif fmt == "concept-map":
+            item_set = items_loader.read_concept_map(path, dataset, framework, known)
+        else:
+            item_set = items_loader.read_items_jsonl(path, dataset, framework, known)
+    with status(f"writing {len(item_set.questions)} questions"):
+        report = items_loader.write_items(store, item_set)
+    _report(report, as_json)
+
+
+def _response_format(path: Path, chosen: str) -> str:
+    if chosen != "auto":
+        return chosen
+    with open(path, newline="", encoding="utf-8-sig") as handle:
+        columns = next(csv.reader(handle), [])
+    if {"uid", "questions", "responses"} <= set(columns):
+        return "pykt"
+    if {"correct", "response", "score"} & set(columns):
+        return "long"
+    return "wide"
+
+
+@ingest.command()
+@click.argument("path", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--dataset", required=True, help="Dataset whose questions were answered (ingest its items first).")
+@click.option("--format", "fmt", type=click.Choice(("auto", *responses_loader.FORMATS)), default="auto",
+              show_default=True, help="auto: uid/questions/responses columns mean pykt, a correct column "
+              "means long, else a wide person x item matrix.")
+@json_option
+@click.pass_context
+def responses(ctx, path: Path, dataset: str, fmt: str, as_json: bool) -> None:
+    """Load learner answers: a wide 0/1 matrix, a long CSV, or a pyKT sequence CSV.
+
+    Learners become Learner {kind: human} nodes with ids DATASET:id; each answer an
+    ANSWERED {correct} edge. A learner answering a question twice keeps the last answer.
+
+    \b
+    Examples:
+      kstp ingest responses responses.csv --dataset frcsub
+      kstp ingest responses train_valid_sequences_quelevel.csv --dataset xes3g5m --format pykt
+    """
+    store = get_store(ctx)
+    known = set(store.frame("dataset_questions", {"dataset": dataset})["localId"])
+    if not known:
+        raise InputError(f"dataset {dataset!r} has no questions in the graph; ingest its items first")
+    fmt = _response_format(path, fmt)
+    reader = {"wide": responses_loader.read_wide, "long": responses_loader.read_long,
+              "pykt": responses_loader.read_pykt}[fmt]
+    with status(f"reading {path.name} ({fmt})"):
+        answers = reader(path, known)
+    with status(f"writing {len(answers)} answers"):
+        report = responses_loader.write_answers(store, dataset, answers, path.name)
+    _report(report, as_json)

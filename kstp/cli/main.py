@@ -1,0 +1,47 @@
+"""``kstp``: Knowledge Space Theory on a property graph.
+
+The graph is LadybugDB in ``.kstp/graph`` unless ``--graph`` or ``KSTP_GRAPH`` says
+otherwise (``ladybug:PATH`` or a Neo4j URI with ``NEO4J_USER``/``NEO4J_PASSWORD``).
+"""
+
+from __future__ import annotations
+
+import click
+
+from kstp import __version__
+from kstp.cli.db import db
+from kstp.cli.demo import demo
+from kstp.cli.derive import derive
+from kstp.cli.evaluate import evaluate
+from kstp.cli.ingest import ingest
+from kstp.cli.output import KstpGroup
+from kstp.cli.query import query
+
+__all__ = ["cli"]
+
+
+@click.group(cls=KstpGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("--graph", metavar="LOCATION", envvar="KSTP_GRAPH",
+              help="ladybug:PATH or a Neo4j URI (default: $KSTP_GRAPH, else ladybug:.kstp/graph).")
+@click.version_option(__version__, prog_name="kstp")
+@click.pass_context
+def cli(ctx: click.Context, graph: str | None) -> None:
+    """Knowledge Space Theory on a property graph: ingest curricula, questions and
+    learner answers, derive question prerequisites, and measure whether learners'
+    knowledge is structured (PSR).
+
+    \b
+    Example, from nothing to PSR of real students:
+      kstp ingest standards ../shared/data/standards/nys_concepts.json
+      kstp ingest items ../shared/data/responses/frcsub/items.csv --dataset frcsub \\
+          --qmatrix ../shared/data/responses/frcsub/qmatrix.csv
+      kstp ingest responses ../shared/data/responses/frcsub/responses.csv --dataset frcsub
+      kstp derive question-prerequisites --dataset frcsub --rule reflexive
+      kstp evaluate psr --dataset frcsub
+    """
+    ctx.ensure_object(dict)
+    ctx.obj["graph"] = graph
+
+
+for command in (db, ingest, derive, query, evaluate, demo):
+    cli.add_command(command)

@@ -1,0 +1,106 @@
+"""What every command shares: the store in the context, ``--json``, tables, messages.
+
+Data goes to stdout, messages to stderr. A :class:`KstpError` becomes a one-line
+``Error: ...`` and exit status 1; click's usage errors exit with 2.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import math
+from typing import Any
+
+import click
+import pandas as pd
+from rich.console import Console
+from rich.table import Table
+
+from kstp.platform.errors import KstpError
+from kstp.platform.store import GraphStore, open_store
+
+__all__ = ["KstpGroup", "json_option", "dumps", "emit", "print_table", "get_store", "message", "status", "err_console"]
+
+err_console = Console(stderr=True)
+
+
+class KstpGroup(click.Group):
+    """A click group that reports :class:`KstpError` as ``Error: ...`` with exit status 1."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except KstpError as exc:
+            click.echo(f"Error: {exc}", err=True)
+            ctx.exit(1)
+
+
+def get_store(ctx: click.Context) -> GraphStore:
+    """The graph of this invocation, opened once (``--graph`` or ``$KSTP_GRAPH``) and closed at exit."""
+    root = ctx.find_root()
+    root.ensure_object(dict)
+    if "store" not in root.obj:
+        store = open_store(root.obj.get("graph"))
+        root.obj["store"] = store
+        root.call_on_close(store.close)
+    return root.obj["store"]
+
+
+def json_option(func):
+    """Add ``--json``: the command's result is printed as JSON instead of a table."""
+
+    @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON on stdout.")
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        return func(*args, **kwargs)
+
+    return wrapper
+
+
+def _clean(data: Any) -> Any:
+    """JSON-ready copy: DataFrames as records, numpy scalars as Python, NaN as None."""
+    if isinstance(data, pd.DataFrame):
+        return _clean(data.to_dict("records"))
+    if isinstance(data, dict):
+        return {str(k): _clean(v) for k, v in data.items()}
+    if isinstance(data, list | tuple):
+        return [_clean(v) for v in data]
+    if hasattr(data, "item"):
+        data = data.item()
+    if isinstance(data, float) and math.isnan(data):
+        return None
+    return data
+
+
+def dumps(data: Any) -> str:
+    """``data`` (dicts, lists, DataFrames) as indented JSON, NaN as null."""
+    return json.dumps(_clean(data), indent=2, allow_nan=False)
+
+
+def emit(data: Any) -> None:
+    """Print ``data`` as JSON on stdout (see :func:`dumps`)."""
+    click.echo(dumps(data))
+
+
+def print_table(frame: pd.DataFrame, title: str | None = None, digits: int = 3) -> None:
+    """Print a DataFrame as a table on stdout; floats rounded to ``digits``."""
+    table = Table(title=title, show_lines=False)
+    for column in frame.columns:
+        table.add_column(str(column), justify="right" if pd.api.types.is_numeric_dtype(frame[column]) else "left")
+    for row in frame.itertuples(index=False):
+        table.add_row(*("" if v is None or (isinstance(v, float) and math.isnan(v))
+                        else f"{v:.{digits}f}" if isinstance(v, float) else str(v) for v in row))
+    console = Console()
+    if not console.is_terminal:  # piped or captured: do not squeeze to 80 columns
+        console = Console(width=240)
+    console.print(table)
+
+
+def status(text: str):
+    """A spinner on stderr while a step runs (a context manager)."""
+    return err_console.status(text)
+
+
+def message(text: str) -> None:
+    """A progress or status line on stderr."""
+    err_console.print(text, highlight=False)

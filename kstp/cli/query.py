@@ -1,0 +1,84 @@
+"""``kstp query``: run a registered Cypher query by name."""
+
+from __future__ import annotations
+
+import json
+
+import click
+import pandas as pd
+
+from kstp.cli.output import emit, get_store, print_table
+from kstp.platform.errors import QueryError
+from kstp.platform.queries import get_query, registry
+
+__all__ = ["query", "parse_param"]
+
+
+def parse_param(text: str, kinds: dict[str, str]) -> tuple[str, object]:
+    """Turn ``key=value`` into a typed parameter, by the query's declared type.
+
+    Lists are comma-separated or a JSON array; maps are JSON; booleans true/false.
+
+    >>> parse_param("questionIds=a,b", {"questionIds": "list<string>"})
+    ('questionIds', ['a', 'b'])
+    >>> parse_param("minPrerequisites=5", {"minPrerequisites": "integer"})
+    ('minPrerequisites', 5)
+    """
+    if "=" not in text:
+        raise QueryError(f"parameter {text!r} must read key=value")
+    key, value = text.split("=", 1)
+    kind = kinds.get(key)
+    if kind is None:
+        raise QueryError(f"unknown parameter ${key}; declared: {', '.join('$' + k for k in kinds) or 'none'}")
+    try:
+        if kind == "integer":
+            return key, int(value)
+        if kind == "float":
+            return key, float(value)
+        if kind == "boolean":
+            if value.lower() not in ("true", "false"):
+                raise ValueError(value)
+            return key, value.lower() == "true"
+        if kind.startswith("list"):
+            return key, json.loads(value) if value.startswith("[") else [v for v in value.split(",") if v]
+        if kind == "map":
+            return key, json.loads(value)
+    except (ValueError, json.JSONDecodeError):
+        raise QueryError(f"${key} must be {kind}, got {value!r}") from None
+    return key, value
+
+
+@click.command()
+@click.argument("name", required=False)
+@click.option("-p", "--param", "params", multiple=True, metavar="KEY=VALUE",
+              help="A query parameter (repeatable); lists as a,b,c or a JSON array.")
+@click.option("--format", "fmt", type=click.Choice(("table", "json", "csv")), default="table", show_default=True)
+@click.option("--list", "list_queries", is_flag=True, help="List the registered queries with their parameters.")
+@click.pass_context
+def query(ctx, name: str | None, params: tuple[str, ...], fmt: str, list_queries: bool) -> None:
+    """Run a registered Cypher query by name and print its rows.
+
+    \b
+    Examples:
+      kstp query --list
+      kstp query concept_ancestors -p conceptId=ccss:142
+      kstp query outer_fringe -p dataset=frcsub -p questionIds=frcsub:Item04 --format json
+    """
+    if list_queries or not name:
+        rows = [{"name": q.name, "area": q.area, "params": ", ".join(f"${k}: {v}" for k, v in q.params.items()),
+                 "returns": ", ".join(q.returns), "description": q.description}
+                for q in sorted(registry().values(), key=lambda q: (q.area, q.name))]
+        if fmt == "json":
+            emit(rows)
+        else:
+            print_table(pd.DataFrame(rows).drop(columns=["description"]), "Registered queries")
+        return
+    spec = get_query(name)
+    values = dict(parse_param(p, spec.params) for p in params)
+    frame = get_store(ctx).frame(name, values)
+    if fmt == "json":
+        emit(frame)
+    elif fmt == "csv":
+        click.echo(frame.to_csv(index=False), nl=False)
+    else:
+        print_table(frame, name)

@@ -1,0 +1,6 @@
+// name: delete_all
+// params: none
+// returns: many {}
+// Remove every node and relationship (the schema stays).
+MATCH (n)
+DETACH DELETE n

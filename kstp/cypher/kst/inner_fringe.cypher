@@ -1,0 +1,11 @@
+// name: inner_fringe
+// params: $dataset: string, $questionIds: list<string>
+// returns: many {questionId}
+// Inner fringe of a knowledge state K (given as $questionIds): the items q of K such
+// that K minus q is still a state, i.e. no other item of K has q as a prerequisite
+// (Doignon & Falmagne 1999, Def. 4.1.6). Meaningful only when K is a state.
+MATCH (q:Question)-[:IN_DATASET]->(:Dataset {id: $dataset})
+WHERE q.id IN $questionIds
+  AND NOT EXISTS { MATCH (q)-[:PREREQUISITE_OF]->(r:Question) WHERE r.id IN $questionIds }
+RETURN q.id AS questionId
+ORDER BY questionId

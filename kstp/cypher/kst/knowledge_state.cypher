@@ -1,0 +1,7 @@
+// name: knowledge_state
+// params: $dataset: string, $learnerId: string
+// returns: many {questionId}
+// A learner's knowledge state: the questions of $dataset it answered correctly.
+MATCH (:Learner {id: $learnerId})-[:ANSWERED {correct: true}]->(q:Question)-[:IN_DATASET]->(:Dataset {id: $dataset})
+RETURN DISTINCT q.id AS questionId
+ORDER BY questionId

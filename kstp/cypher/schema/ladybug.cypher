@@ -1,0 +1,16 @@
+// LadybugDB DDL for the kstp graph model (DESIGN.md §3). One primary key `id` per node
+// table; a relationship table lists every (FROM, TO) pair it may join. Property order
+// here is the column order of bulk COPY loads, so append new properties at the end.
+CREATE NODE TABLE IF NOT EXISTS Framework(id STRING, name STRING, source STRING, PRIMARY KEY(id));
+CREATE NODE TABLE IF NOT EXISTS Domain(id STRING, code STRING, name STRING, grade STRING, PRIMARY KEY(id));
+CREATE NODE TABLE IF NOT EXISTS Cluster(id STRING, code STRING, name STRING, PRIMARY KEY(id));
+CREATE NODE TABLE IF NOT EXISTS Concept(id STRING, framework STRING, localId STRING, code STRING, description STRING, grade STRING, exampleProblem STRING, PRIMARY KEY(id));
+CREATE NODE TABLE IF NOT EXISTS Dataset(id STRING, name STRING, source STRING, PRIMARY KEY(id));
+CREATE NODE TABLE IF NOT EXISTS Question(id STRING, dataset STRING, localId STRING, text STRING, answer STRING, answerType STRING, position INT64, PRIMARY KEY(id));
+CREATE NODE TABLE IF NOT EXISTS Learner(id STRING, kind STRING, dataset STRING, localId STRING, accuracy DOUBLE, psrMicro DOUBLE, psrMacro DOUBLE, nAnswered INT64, PRIMARY KEY(id));
+CREATE REL TABLE IF NOT EXISTS PART_OF(FROM Domain TO Framework, FROM Cluster TO Domain, FROM Cluster TO Framework, FROM Concept TO Cluster, FROM Concept TO Framework);
+CREATE REL TABLE IF NOT EXISTS PREREQUISITE_OF(FROM Concept TO Concept, FROM Question TO Question, source STRING, rule STRING);
+CREATE REL TABLE IF NOT EXISTS RELATED_TO(FROM Concept TO Concept, source STRING);
+CREATE REL TABLE IF NOT EXISTS IN_DATASET(FROM Question TO Dataset);
+CREATE REL TABLE IF NOT EXISTS ASSESSES(FROM Question TO Concept, source STRING, verified BOOLEAN);
+CREATE REL TABLE IF NOT EXISTS ANSWERED(FROM Learner TO Question, correct BOOLEAN, runId STRING, timestamp STRING, position INT64);

@@ -1,0 +1,173 @@
+"""What every loader shares: CSV rows with line numbers, id namespaces, reports, cycles.
+
+Ids are namespaced so that datasets and frameworks cannot collide: a concept is
+``<framework>:<local id>``, a question ``<dataset>:<local id>``, a human learner
+``<dataset>:<local id>``.
+"""
+
+from __future__ import annotations
+
+import csv
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import networkx as nx
+
+from kstp.platform.errors import CycleError, DataNotFoundError, InputError, UnknownIdError
+from kstp.platform.store import WriteReport
+
+__all__ = ["Row", "read_csv", "require_columns", "pick_column", "scoped", "LoadReport", "check_acyclic",
+           "collapse_edges", "require_file", "unknown_id"]
+
+
+@dataclass(frozen=True)
+class Row:
+    """One CSV record: its 1-based starting line in the file and its values by column."""
+
+    line: int
+    values: dict[str, str]
+
+
+def require_file(path: str | Path) -> Path:
+    """``path`` as a Path; raises :class:`DataNotFoundError` when it does not exist."""
+    path = Path(path)
+    if not path.exists():
+        raise DataNotFoundError(f"{path} not found")
+    return path
+
+
+def read_csv(path: str | Path, delimiter: str = ",") -> tuple[list[str], list[Row]]:
+    """Read a CSV file with a header into ``(columns, rows)``, cells stripped.
+
+    Raises
+    ------
+    InputError
+        When the file is empty, a row has more cells than the header, or a column
+        name repeats.
+    """
+    path = require_file(path)
+    with open(path, newline="", encoding="utf-8-sig") as handle:
+        reader = csv.reader(handle, delimiter=delimiter)
+        header = next(reader, None)
+        if not header:
+            raise InputError(f"{path}:1: empty file, expected a header row")
+        columns = [c.strip() for c in header]
+        if len(set(columns)) != len(columns):
+            dup = next(c for c in columns if columns.count(c) > 1)
+            raise InputError(f"{path}:1: column {dup!r} appears twice in the header")
+        rows = []
+        start = reader.line_num + 1
+        for cells in reader:
+            if any(c.strip() for c in cells):
+                if len(cells) > len(columns):
+                    raise InputError(f"{path}:{start}: {len(cells)} cells but the header has {len(columns)}")
+                cells = [c.strip() for c in cells] + [""] * (len(columns) - len(cells))
+                rows.append(Row(start, dict(zip(columns, cells, strict=True))))
+            start = reader.line_num + 1
+    return columns, rows
+
+
+def require_columns(path: str | Path, columns: list[str], needed: Iterable[str]) -> None:
+    """Raise :class:`InputError` naming the first of ``needed`` missing from ``columns``."""
+    for name in needed:
+        if name not in columns:
+            raise InputError(f"{path}:1: missing column {name!r}; the header has {', '.join(columns)}")
+
+
+def pick_column(path: str | Path, columns: list[str], candidates: tuple[str, ...],
+                chosen: str | None = None, required: bool = True) -> str | None:
+    """The column to use: ``chosen`` if given (and present), else the first candidate present.
+
+    Raises
+    ------
+    InputError
+        When ``chosen`` is absent, or nothing fits and ``required`` is true.
+    """
+    if chosen:
+        require_columns(path, columns, [chosen])
+        return chosen
+    for name in candidates:
+        if name in columns:
+            return name
+    if required:
+        raise InputError(f"{path}:1: none of the columns {', '.join(candidates)} found; "
+                         f"the header has {', '.join(columns)}")
+    return None
+
+
+def scoped(namespace: str, local_id: str) -> str:
+    """The graph id of ``local_id`` inside ``namespace``.
+
+    >>> scoped("frcsub", "Item01")
+    'frcsub:Item01'
+    """
+    return f"{namespace}:{local_id}"
+
+
+@dataclass
+class LoadReport:
+    """What an ingest wrote and what it noticed, per kind of record."""
+
+    source: str
+    written: dict[str, WriteReport] = field(default_factory=dict)
+    notes: dict[str, int] = field(default_factory=dict)
+
+    def add(self, what: str, report: WriteReport) -> None:
+        self.written[what] = self.written.get(what, WriteReport()) + report
+
+    def as_dict(self) -> dict:
+        return {"source": self.source, "written": {k: asdict(v) for k, v in self.written.items()},
+                "notes": self.notes}
+
+
+def collapse_edges(edges: list[tuple[str, str, str]]) -> tuple[list[tuple[str, str, str]], int]:
+    """Drop repeated ``(from, to)`` edges, keeping the first; return them and the count dropped.
+
+    Each edge is ``(from, to, where)``, ``where`` a location for error messages.
+
+    >>> collapse_edges([("a", "b", "l2"), ("a", "b", "l3"), ("b", "c", "l4")])
+    ([('a', 'b', 'l2'), ('b', 'c', 'l4')], 1)
+    """
+    seen: set[tuple[str, str]] = set()
+    kept = []
+    for edge in edges:
+        if edge[:2] not in seen:
+            seen.add(edge[:2])
+            kept.append(edge)
+    return kept, len(edges) - len(kept)
+
+
+def check_acyclic(edges: list[tuple[str, str, str]], source: str) -> None:
+    """Refuse self-loops and cycles among ``(from, to, where)`` prerequisite edges.
+
+    Raises
+    ------
+    CycleError
+        Naming the cycle (``A -> B -> C -> A``) and where each of its edges was read.
+
+    Examples
+    --------
+    >>> check_acyclic([("a", "b", "line 2"), ("b", "a", "line 3")], "edges.csv")
+    Traceback (most recent call last):
+    ...
+    kstp.platform.errors.CycleError: prerequisite cycle a -> b -> a in edges.csv (line 2, line 3); remove one edge
+    """
+    where = {(a, b): w for a, b, w in edges}
+    for a, b, w in edges:
+        if a == b:
+            raise CycleError(f"prerequisite self-loop {a} -> {a} in {source} ({w}); remove it", [a, a])
+    graph = nx.DiGraph(list(where))
+    try:
+        cycle = nx.find_cycle(graph)
+    except nx.NetworkXNoCycle:
+        return
+    ids = [u for u, _ in cycle] + [cycle[0][0]]
+    places = ", ".join(where[(u, v)] for u, v in cycle)
+    raise CycleError(f"prerequisite cycle {' -> '.join(ids)} in {source} ({places}); remove one edge", ids)
+
+
+def unknown_id(kind: str, value: str, where: str, hint: str = "") -> UnknownIdError:
+    """An :class:`UnknownIdError` worded the same way by every loader."""
+    return UnknownIdError(f"unknown {kind} {value!r} at {where}{'; ' + hint if hint else ''}")
+

@@ -1,0 +1,182 @@
+"""Learner logs -> ``(:Learner {kind: "human"})-[:ANSWERED {correct}]->(:Question)``.
+
+Three layouts:
+
+- **wide**: one row per person, first column the person id, then one 0/1 column per
+  item (an empty cell means not attempted);
+- **long**: ``learner, item, correct[, timestamp]`` rows (column names found as for
+  items: learner/learner_id/user_id/person_id, item/item_id/question_id);
+- **pykt**: the pyKT question-level sequence CSV that XES3G5M ships in (``uid,
+  questions, responses[, timestamps], selectmasks``, comma-joined lists; a selectmask
+  of -1 pads the end of a sequence). Rows of one uid are concatenated in file order.
+
+A learner who answers one question more than once keeps the last answer (the rule of
+the LLM-KST release); such repeats are counted in the report. Every item must already
+be a question of the dataset.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from kstp.loaders.common import LoadReport, pick_column, read_csv, scoped, unknown_id
+from kstp.platform.errors import InputError
+from kstp.platform.store import GraphStore
+
+__all__ = ["read_wide", "read_long", "read_pykt", "write_answers", "FORMATS"]
+
+FORMATS = ("wide", "long", "pykt")
+
+
+def _correct(value: str, where: str) -> bool:
+    if value not in ("0", "1"):
+        raise InputError(f"{where}: a response must be 0 or 1, found {value!r}")
+    return value == "1"
+
+
+def _answers(learners: list[str], items: list[str], correct: list[bool],
+             timestamps: list[str | None] | None = None) -> pd.DataFrame:
+    return pd.DataFrame({"learner": learners, "item": items, "correct": correct,
+                         "timestamp": timestamps if timestamps is not None else None})
+
+
+def _require_item(item: str, known: set[str], where: str) -> None:
+    if item not in known:
+        raise unknown_id("item", item, where, "it is not a question of this dataset (ingest the items first)")
+
+
+def read_wide(path: str | Path, known_items: set[str]) -> pd.DataFrame:
+    """Read a person x item 0/1 matrix into answers ``(learner, item, correct, timestamp)``.
+
+    Raises
+    ------
+    InputError
+        On a repeated person id or a cell other than 0, 1 or empty (with line and column).
+    UnknownIdError
+        When a column names an item that is not a question of the dataset.
+    """
+    path = Path(path)
+    columns, rows = read_csv(path)
+    items = columns[1:]
+    for number, item in enumerate(items, 2):
+        _require_item(item, known_items, f"{path}:1 (column {number})")
+    learners, answered, correct = [], [], []
+    seen: dict[str, int] = {}
+    for row in rows:
+        person = row.values[columns[0]]
+        if not person:
+            raise InputError(f"{path}:{row.line}: empty learner id")
+        if person in seen:
+            raise InputError(f"{path}:{row.line}: learner {person!r} repeats line {seen[person]}")
+        seen[person] = row.line
+        for item in items:
+            value = row.values[item]
+            if value != "":
+                learners.append(person)
+                answered.append(item)
+                correct.append(_correct(value, f"{path}:{row.line} column {item!r}"))
+    return _answers(learners, answered, correct)
+
+
+def read_long(path: str | Path, known_items: set[str]) -> pd.DataFrame:
+    """Read ``learner, item, correct[, timestamp]`` rows into answers.
+
+    Raises
+    ------
+    InputError
+        On a missing column, an empty id, or a ``correct`` other than 0/1 (with line).
+    UnknownIdError
+        On an item that is not a question of the dataset (with line).
+    """
+    path = Path(path)
+    columns, rows = read_csv(path)
+    learner_col = pick_column(path, columns, ("learner", "learner_id", "user_id", "person_id", "uid"))
+    item_col = pick_column(path, columns, ("item", "item_id", "question_id", "question"))
+    correct_col = pick_column(path, columns, ("correct", "response", "score"))
+    time_col = pick_column(path, columns, ("timestamp", "time"), required=False)
+    learners, items, correct, times = [], [], [], []
+    for row in rows:
+        learner, item = row.values[learner_col], row.values[item_col]
+        if not learner or not item:
+            raise InputError(f"{path}:{row.line}: empty {learner_col if not learner else item_col}")
+        _require_item(item, known_items, f"{path}:{row.line}")
+        learners.append(learner)
+        items.append(item)
+        correct.append(_correct(row.values[correct_col], f"{path}:{row.line}"))
+        times.append(row.values.get(time_col) or None)
+    return _answers(learners, items, correct, times)
+
+
+def _ints(text: str, where: str) -> np.ndarray:
+    try:
+        return np.array([int(v) for v in text.split(",")], dtype=np.int64) if text else np.zeros(0, np.int64)
+    except ValueError:
+        raise InputError(f"{where}: expected comma-joined integers, found {text[:40]!r}") from None
+
+
+def read_pykt(path: str | Path, known_items: set[str]) -> pd.DataFrame:
+    """Read a pyKT question-level sequence CSV into answers, in sequence order.
+
+    Each row's lists are cut at the first selectmask of -1 (padding). Responses must
+    be 0/1 there.
+
+    Raises
+    ------
+    InputError
+        On lists of different lengths, non-integers, or a response other than 0/1.
+    UnknownIdError
+        On a question id that is not a question of the dataset (with line).
+    """
+    path = Path(path)
+    columns, rows = read_csv(path)
+    for needed in ("uid", "questions", "responses"):
+        pick_column(path, columns, (needed,))
+    learners, items, correct, times = [], [], [], []
+    for row in rows:
+        where = f"{path}:{row.line}"
+        questions = _ints(row.values["questions"], where + " questions")
+        responses = _ints(row.values["responses"], where + " responses")
+        masks = _ints(row.values.get("selectmasks", ""), where + " selectmasks")
+        stamps = row.values.get("timestamps", "")
+        stamps = stamps.split(",") if stamps else [None] * len(questions)
+        lengths = {len(questions), len(responses), len(stamps)} | ({len(masks)} if len(masks) else set())
+        if len(lengths) > 1:
+            raise InputError(f"{where}: questions, responses, timestamps and selectmasks differ in length")
+        end = int(np.argmax(masks == -1)) if len(masks) and (masks == -1).any() else len(questions)
+        questions, responses = questions[:end], responses[:end]
+        if ((responses != 0) & (responses != 1)).any():
+            raise InputError(f"{where}: responses before the padding must be 0 or 1")
+        names = questions.astype(str)
+        for name in set(names.tolist()) - known_items:
+            _require_item(name, known_items, where)
+        learners += [row.values["uid"]] * end
+        items += names.tolist()
+        correct += (responses == 1).tolist()
+        times += stamps[:end]
+    return _answers(learners, items, correct, times)
+
+
+def write_answers(store: GraphStore, dataset: str, answers: pd.DataFrame, source: str) -> LoadReport:
+    """Write learners and their answers (the last answer per learner and item wins); idempotent.
+
+    Parameters
+    ----------
+    answers : pandas.DataFrame
+        Columns ``learner, item, correct, timestamp`` with local ids, in answer order.
+    """
+    report = LoadReport(dataset)
+    answers = answers.reset_index(drop=True)
+    answers["position"] = answers.groupby("learner").cumcount() + 1
+    last = answers.drop_duplicates(subset=["learner", "item"], keep="last")
+    report.notes = {"answers read": len(answers), "repeated answers superseded by a later one": len(answers) - len(last)}
+    learners = last["learner"].unique()
+    report.add("Learner", store.write_nodes("Learner", pd.DataFrame(
+        {"id": [scoped(dataset, p) for p in learners], "kind": "human", "dataset": dataset, "localId": learners})))
+    edges = pd.DataFrame({"from_id": scoped(dataset, "") + last["learner"], "to_id": scoped(dataset, "") + last["item"],
+                          "correct": last["correct"].astype(bool), "timestamp": last["timestamp"],
+                          "position": last["position"].astype("int64")})
+    report.add("ANSWERED", store.write_relationships("ANSWERED", "Learner", "Question", edges))
+    return report

@@ -1,0 +1,1 @@
+"""The ground floor: settings, errors, graph stores, schema and the query registry."""

@@ -1,0 +1,73 @@
+"""The exceptions kstp raises on purpose.
+
+Every error a user can cause derives from :class:`KstpError`; the CLI turns it into a
+one-line message and exit status 1. A message states the condition, names the offending
+value and, where one exists, suggests the fix.
+"""
+
+__all__ = [
+    "KstpError",
+    "ConfigError",
+    "DataNotFoundError",
+    "InputError",
+    "CycleError",
+    "UnknownIdError",
+    "QueryError",
+    "NotAKnowledgeStateError",
+]
+
+
+class KstpError(Exception):
+    """Base class of every error kstp raises for bad input, configuration or data."""
+
+
+class ConfigError(KstpError):
+    """A setting (environment variable, option) has a value kstp cannot use."""
+
+
+class DataNotFoundError(KstpError):
+    """A data folder or file that a command needs does not exist."""
+
+
+class InputError(KstpError):
+    """An input file is malformed: a bad row, a missing column, a non-0/1 response.
+
+    The message cites ``path:line`` of the first offending row.
+    """
+
+
+class CycleError(InputError):
+    """A prerequisite relation that must be acyclic contains a cycle or a self-loop.
+
+    Attributes
+    ----------
+    cycle : list of str
+        The ids along the cycle, first id repeated at the end (``["A", "B", "A"]``).
+    """
+
+    def __init__(self, message: str, cycle: list[str]):
+        super().__init__(message)
+        self.cycle = cycle
+
+
+class UnknownIdError(InputError):
+    """A row refers to an id that is neither in the file nor in the graph."""
+
+
+class QueryError(KstpError):
+    """A named query does not exist, or was called with missing or unknown parameters."""
+
+
+class NotAKnowledgeStateError(KstpError):
+    """An item set is not closed under the prerequisite relation.
+
+    Attributes
+    ----------
+    violations : dict of str to list of str
+        For each item of the set whose prerequisites are not all in the set, the
+        missing prerequisites.
+    """
+
+    def __init__(self, message: str, violations: dict[str, list[str]]):
+        super().__init__(message)
+        self.violations = violations

@@ -1,0 +1,234 @@
+"""KST structures on the graph: question prerequisites, knowledge states, fringes.
+
+A typed facade over the ``kst/`` queries. The question prerequisite relation of a
+dataset is derived from concept prerequisites by Eq. 1 of Cui, Do, Sachan 2026 and
+stored as ``(:Question)-[:PREREQUISITE_OF {rule}]->(:Question)``; it is transitive, so
+together with reflexivity it is the surmise relation of the dataset, and its knowledge
+space is the family of item sets closed under it (Doignon & Falmagne 1999, ch. 3).
+Assumes the concept relation is acyclic (ingest refuses cycles).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+from scipy import sparse
+
+from kstp.platform.errors import KstpError, NotAKnowledgeStateError, UnknownIdError
+from kstp.platform.store import GraphStore
+
+__all__ = ["RULES", "question_prerequisite_pairs", "derive_question_prerequisites", "DerivationReport",
+           "knowledge_state", "check_state", "inner_fringe", "outer_fringe"]
+
+#: Eq. 1 variants: ``strict`` needs a proper (transitive) concept prerequisite,
+#: ``reflexive`` also accepts the same concept (for skill maps this is
+#: concepts(q_i) ⊆ concepts(q_j), the competence-based surmise relation).
+RULES = ("strict", "reflexive")
+
+
+def _index(values: pd.Series) -> tuple[np.ndarray, pd.Index]:
+    index = pd.Index(pd.unique(values))
+    return index.get_indexer(values), index
+
+
+def question_prerequisite_pairs(question_concepts: pd.DataFrame, closure: pd.DataFrame,
+                                rule: str = "strict") -> pd.DataFrame:
+    """Eq. 1 on tables: every (q_i, q_j), q_i != q_j, whose concepts all lead to a concept of q_j.
+
+    Parameters
+    ----------
+    question_concepts : pandas.DataFrame
+        Columns ``questionId, conceptId``: the Q-matrix as pairs.
+    closure : pandas.DataFrame
+        Columns ``fromId, toId``: the transitive concept prerequisite closure (at least
+        for the concepts in ``question_concepts``), without reflexive pairs.
+    rule : {"strict", "reflexive"}
+        Whether c_a = c_b counts as "c_a is a prerequisite of c_b".
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``fromId, toId``, sorted; from is the prerequisite of to.
+
+    Raises
+    ------
+    KstpError
+        On an unknown rule.
+
+    Examples
+    --------
+    Fractions (f) lead to ratios (r); q1 needs f, q2 needs f and r, q3 needs r.
+
+    >>> qc = pd.DataFrame({"questionId": ["q1", "q2", "q2", "q3"], "conceptId": ["f", "f", "r", "r"]})
+    >>> cl = pd.DataFrame({"fromId": ["f"], "toId": ["r"]})
+    >>> question_prerequisite_pairs(qc, cl).values.tolist()
+    [['q1', 'q2'], ['q1', 'q3']]
+    >>> question_prerequisite_pairs(qc, cl, "reflexive").values.tolist()
+    [['q1', 'q2'], ['q1', 'q3'], ['q2', 'q3'], ['q3', 'q2']]
+
+    References
+    ----------
+    Cui, Do, Sachan 2026, "Do LLMs Exhibit Coherent Knowledge Structures in
+    Mathematical Reasoning?", §3.1, Eq. 1 (arXiv 2609.05245).
+    """
+    if rule not in RULES:
+        raise KstpError(f"unknown rule {rule!r}; use one of {', '.join(RULES)}")
+    if question_concepts.empty:
+        return pd.DataFrame(columns=["fromId", "toId"])
+    qc = question_concepts.drop_duplicates()
+    q_idx, questions = _index(qc["questionId"])
+    c_idx, concepts = _index(qc["conceptId"])
+    nq, nc = len(questions), len(concepts)
+    assess = sparse.csr_matrix((np.ones(len(qc), np.int32), (q_idx, c_idx)), shape=(nq, nc))
+    a, b = concepts.get_indexer(closure["fromId"]), concepts.get_indexer(closure["toId"])
+    keep = (a >= 0) & (b >= 0)
+    reach = sparse.csr_matrix((np.ones(int(keep.sum()), np.int32), (a[keep], b[keep])), shape=(nc, nc))
+    if rule == "reflexive":
+        reach = reach + sparse.identity(nc, np.int32, format="csr")
+    # leads[c, j] > 0: concept c is a prerequisite of some concept of question j.
+    leads = ((reach @ assess.T) > 0).astype(np.int32)
+    needed = np.asarray(assess.sum(axis=1)).ravel()
+    rows, cols = [], []
+    block = max(1, 2_000_000 // max(nq, 1))
+    for start in range(0, nq, block):
+        covered = (assess[start:start + block] @ leads).toarray()
+        hit = covered == needed[start:start + block, None]
+        i, j = np.nonzero(hit)
+        i += start
+        off_diagonal = i != j
+        rows.append(i[off_diagonal])
+        cols.append(j[off_diagonal])
+    i, j = np.concatenate(rows), np.concatenate(cols)
+    out = pd.DataFrame({"fromId": questions[i], "toId": questions[j]})
+    return out.sort_values(["fromId", "toId"], ignore_index=True)
+
+
+@dataclass
+class DerivationReport:
+    """Result of :func:`derive_question_prerequisites`."""
+
+    dataset: str
+    rule: str
+    questions: int
+    questions_with_concepts: int
+    edges: int
+
+    @property
+    def mean_per_question(self) -> float:
+        """Derived edges per question of the dataset (0 for an empty dataset)."""
+        return self.edges / self.questions if self.questions else 0.0
+
+
+def derive_question_prerequisites(store: GraphStore, dataset: str, rule: str = "strict") -> DerivationReport:
+    """Materialise Eq. 1 for ``dataset``: replace its question prerequisites by the derived ones.
+
+    Reads the Q-matrix and the concept closure with Cypher (``question_concepts``,
+    ``dataset_concept_closure``), combines them with sparse matrix products (see
+    :func:`question_prerequisite_pairs`), and bulk-writes the pairs with ``{rule}``.
+    Running it twice with the same rule leaves the same edges.
+
+    Raises
+    ------
+    UnknownIdError
+        When the dataset is not in the graph.
+    KstpError
+        On an unknown rule.
+    """
+    if rule not in RULES:
+        raise KstpError(f"unknown rule {rule!r}; use one of {', '.join(RULES)}")
+    questions = store.frame("dataset_questions", {"dataset": dataset})
+    if questions.empty:
+        known = ", ".join(r["datasetId"] for r in store.run("datasets")) or "none"
+        raise UnknownIdError(f"unknown dataset {dataset!r}; datasets in the graph: {known}")
+    qc = store.frame("question_concepts", {"dataset": dataset})
+    closure = store.frame("dataset_concept_closure", {"dataset": dataset})
+    pairs = question_prerequisite_pairs(qc, closure, rule)
+    # Delete only edges the new derivation drops: a re-run deletes nothing.
+    stored = store.frame("question_prerequisite_edges", {"dataset": dataset})
+    stale = stored.merge(pairs, on=["fromId", "toId"], how="left", indicator=True)
+    stale = stale[stale["_merge"] == "left_only"]
+    store.delete_relationships("PREREQUISITE_OF", "Question", "Question",
+                               stale.rename(columns={"fromId": "from_id", "toId": "to_id"}))
+    store.write_relationships("PREREQUISITE_OF", "Question", "Question", pd.DataFrame(
+        {"from_id": pairs["fromId"], "to_id": pairs["toId"], "rule": rule, "source": "eq1"}))
+    return DerivationReport(dataset, rule, len(questions), qc["questionId"].nunique(), len(pairs))
+
+
+def knowledge_state(store: GraphStore, dataset: str, learner_id: str) -> list[str]:
+    """The questions of ``dataset`` that ``learner_id`` answered correctly, sorted."""
+    return store.frame("knowledge_state", {"dataset": dataset, "learnerId": learner_id})["questionId"].tolist()
+
+
+def _known_set(store: GraphStore, dataset: str, question_ids: list[str]) -> list[str]:
+    known = set(store.frame("dataset_questions", {"dataset": dataset})["questionId"])
+    unknown = [q for q in question_ids if q not in known]
+    if unknown:
+        raise UnknownIdError(f"{', '.join(map(repr, unknown))} not a question of dataset {dataset!r}")
+    return sorted(set(question_ids))
+
+
+def check_state(store: GraphStore, dataset: str, question_ids: list[str]) -> dict[str, list[str]]:
+    """Which items of the set lack which prerequisites; empty exactly for a knowledge state.
+
+    Returns
+    -------
+    dict of str to list of str
+        For each item whose prerequisites are not all in the set, the missing ones.
+
+    Raises
+    ------
+    UnknownIdError
+        When an id is not a question of ``dataset``.
+    """
+    ids = _known_set(store, dataset, question_ids)
+    violations: dict[str, list[str]] = {}
+    for row in store.run("state_violations", {"dataset": dataset, "questionIds": ids}):
+        violations.setdefault(row["questionId"], []).append(row["prerequisiteId"])
+    return violations
+
+
+def _require_state(store: GraphStore, dataset: str, question_ids: list[str]) -> list[str]:
+    violations = check_state(store, dataset, question_ids)
+    if violations:
+        detail = "; ".join(f"{q} lacks {', '.join(p)}" for q, p in sorted(violations.items()))
+        raise NotAKnowledgeStateError(
+            f"not a knowledge state of {dataset!r} (not closed under prerequisites): {detail}", violations)
+    return sorted(set(question_ids))
+
+
+def inner_fringe(store: GraphStore, dataset: str, question_ids: list[str]) -> list[str]:
+    """Inner fringe of the knowledge state K: items q of K with K \\ {q} a state.
+
+    Raises
+    ------
+    NotAKnowledgeStateError
+        When K is not a knowledge state; the message names the items that break closure.
+    UnknownIdError
+        When an id is not a question of ``dataset``.
+
+    References
+    ----------
+    Doignon & Falmagne 1999, *Knowledge Spaces*, Def. 4.1.6.
+    """
+    ids = _require_state(store, dataset, question_ids)
+    return store.frame("inner_fringe", {"dataset": dataset, "questionIds": ids})["questionId"].tolist()
+
+
+def outer_fringe(store: GraphStore, dataset: str, question_ids: list[str]) -> list[str]:
+    """Outer fringe of the knowledge state K: items q outside K with K ∪ {q} a state.
+
+    Raises
+    ------
+    NotAKnowledgeStateError
+        When K is not a knowledge state; the message names the items that break closure.
+    UnknownIdError
+        When an id is not a question of ``dataset``.
+
+    References
+    ----------
+    Doignon & Falmagne 1999, *Knowledge Spaces*, Def. 4.1.6.
+    """
+    ids = _require_state(store, dataset, question_ids)
+    return store.frame("outer_fringe", {"dataset": dataset, "questionIds": ids})["questionId"].tolist()

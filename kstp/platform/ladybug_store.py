@@ -1,0 +1,116 @@
+"""The embedded LadybugDB store (PyPI ``ladybug``), the default engine.
+
+New rows go in through ``COPY FROM`` an Arrow table (about 60x faster than
+UNWIND/MERGE on this engine); changed rows through ``UNWIND $rows ... SET``.
+Assumes a single writer process: Ladybug locks its folder.
+"""
+
+from __future__ import annotations
+
+import shutil
+from importlib import resources
+from pathlib import Path
+
+import ladybug
+import pandas as pd
+import pyarrow as pa
+
+from kstp.platform import schema
+from kstp.platform.errors import UnknownIdError
+from kstp.platform.store import GraphStore, records
+
+__all__ = ["LadybugStore", "MAX_PATH_LENGTH"]
+
+#: Longest variable-length path Ladybug follows. Its default, 30, silently truncates
+#: ``*1..`` closures on deeper prerequisite chains; acyclic graphs need at most n - 1.
+MAX_PATH_LENGTH = 100_000
+_ARROW = {"STRING": pa.string(), "DOUBLE": pa.float64(), "INT64": pa.int64(), "BOOLEAN": pa.bool_()}
+
+
+def _arrow(rows: pd.DataFrame, properties) -> pa.Table:
+    return pa.table({name: pa.array(rows[name].astype(object).where(rows[name].notna(), None).tolist(),
+                                    _ARROW[kind])
+                     for name, kind in properties})
+
+
+class LadybugStore(GraphStore):
+    """A LadybugDB graph in the folder ``path`` (created when missing)."""
+
+    engine = "ladybug"
+
+    def __init__(self, path: str | Path):
+        self.path = Path(path)
+        self._open()
+
+    def _open(self) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._db = ladybug.Database(str(self.path))
+        self._conn = ladybug.Connection(self._db)
+        self._conn.execute(f"CALL var_length_extend_max_depth={MAX_PATH_LENGTH}")
+
+    def reset(self) -> None:
+        # Dropping the folder is instant; DETACH DELETE of millions of edges is not.
+        self.close()
+        for part in (self.path, self.path.with_name(self.path.name + ".wal")):
+            if part.is_dir():
+                shutil.rmtree(part)
+            else:
+                part.unlink(missing_ok=True)
+        self._open()
+        self.ensure_schema()
+
+    def ensure_schema(self) -> None:
+        ddl = resources.files("kstp.cypher").joinpath("schema/ladybug.cypher").read_text()
+        code = "\n".join(l for l in ddl.splitlines() if not l.lstrip().startswith("//"))
+        for statement in filter(str.strip, code.split(";")):
+            self._conn.execute(statement)
+
+    def close(self) -> None:
+        self._conn.close()
+        self._db.close()
+
+    def _execute(self, text: str, params: dict, name: str = "") -> pd.DataFrame:
+        result = self._conn.execute(text, params)
+        if not result.get_column_names():  # a pure write returns no columns
+            return pd.DataFrame()
+        return result.get_as_arrow().to_pandas()
+
+    def _execute_rows(self, text, rows, name=""):
+        result = self._execute(text, {"rows": records(rows)}, name)
+        return int(result["n"].sum()) if "n" in result else len(rows)
+
+    def _existing_nodes(self, label, ids, columns):
+        schema.node_label(label)
+        returns = "".join(f", n.{c} AS {c}" for c in columns)
+        return self._execute(f"MATCH (n:{label}) WHERE n.id IN $ids RETURN n.id AS id{returns}", {"ids": ids})
+
+    def _existing_rels(self, rel, from_label, to_label, from_ids, columns):
+        schema.rel_type(rel, from_label, to_label)
+        returns = "".join(f", r.{c} AS {c}" for c in columns)
+        return self._execute(
+            f"MATCH (a:{from_label})-[r:{rel}]->(b:{to_label}) WHERE a.id IN $ids "
+            f"RETURN a.id AS from_id, b.id AS to_id{returns}", {"ids": from_ids})
+
+    def _create_nodes(self, label, rows):
+        arrow_rows = _arrow(rows, schema.node_label(label).properties)  # noqa: F841 (read by COPY)
+        self._conn.execute(f"COPY {label} FROM arrow_rows")
+
+    def _update_nodes(self, label, rows):
+        sets = ", ".join(f"n.{c} = row.{c}" for c in rows.columns if c != "id")
+        self._execute_rows(f"UNWIND $rows AS row MATCH (n:{label} {{id: row.id}}) SET {sets}", rows)
+
+    def _create_rels(self, rel, from_label, to_label, rows):
+        spec = schema.rel_type(rel, from_label, to_label)
+        arrow_rows = _arrow(rows, [("from_id", "STRING"), ("to_id", "STRING"), *spec.properties])  # noqa: F841
+        try:
+            self._conn.execute(f"COPY {rel} FROM arrow_rows (from='{from_label}', to='{to_label}')")
+        except RuntimeError as exc:
+            if "Unable to find primary key" in str(exc):
+                raise UnknownIdError(f"{rel}: endpoint missing from the graph ({exc})") from None
+            raise
+
+    def _update_rels(self, rel, from_label, to_label, rows):
+        sets = ", ".join(f"r.{c} = row.{c}" for c in rows.columns if c not in ("from_id", "to_id"))
+        self._execute_rows(
+            f"UNWIND $rows AS row MATCH (a:{from_label} {{id: row.from_id}})-[r:{rel}]->"
+            f"(b:{to_label} {{id: row.to_id}}) SET {sets}", rows)

@@ -1,0 +1,243 @@
+"""The graph store protocol, shared write bookkeeping, and :func:`open_store`.
+
+A store runs registered queries by name (:mod:`kstp.platform.queries`) and bulk-writes
+rows. Writes are idempotent: rows are compared with what the graph already holds, new
+ones take the engine's fast path, changed ones are updated, identical ones are left
+alone, so re-running an ingest changes nothing. Labels and relationship types are
+checked against :mod:`kstp.platform.schema` before they reach any query text.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import pandas as pd
+
+from kstp.platform import schema
+from kstp.platform.errors import InputError
+from kstp.platform.queries import get_query
+from kstp.platform.settings import GraphTarget, graph_target
+
+__all__ = ["GraphStore", "WriteReport", "open_store", "records"]
+
+
+@dataclass
+class WriteReport:
+    """What a bulk write did: rows created, updated (changed values), left unchanged."""
+
+    created: int = 0
+    updated: int = 0
+    unchanged: int = 0
+
+    def __add__(self, other: WriteReport) -> WriteReport:
+        return WriteReport(self.created + other.created, self.updated + other.updated,
+                           self.unchanged + other.unchanged)
+
+
+def _same(a: pd.Series, b: pd.Series) -> pd.Series:
+    return (a == b) | (a.isna() & b.isna())
+
+
+class GraphStore:
+    """One graph, one engine: run named queries, bulk-write rows, keep the schema.
+
+    Subclasses implement the engine primitives (``_execute``, ``_create_*``,
+    ``_update_*``, ``_existing_*``, ``ensure_schema``, ``close``); the diffing that makes
+    writes idempotent lives here once.
+    """
+
+    engine: str = ""
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    # ---- reading -------------------------------------------------------------
+    def run(self, name: str, params: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+        """Run the registered query ``name`` and return its rows as dicts.
+
+        Raises
+        ------
+        QueryError
+            When the query is unknown or ``params`` do not match its declaration.
+        """
+        return records(self.frame(name, params))
+
+    def frame(self, name: str, params: dict[str, Any] | None = None) -> pd.DataFrame:
+        """Run the registered query ``name``; rows as a DataFrame with its declared columns."""
+        query = get_query(name)
+        params = params or {}
+        query.check_params(params)
+        df = self._execute(query.text(self.engine), params, name)
+        if df.empty and len(df.columns) == 0:
+            df = pd.DataFrame(columns=list(query.returns))
+        return df
+
+    # ---- writing -------------------------------------------------------------
+    def write_nodes(self, label: str, rows: pd.DataFrame) -> WriteReport:
+        """Create or update nodes of ``label`` keyed by ``id``.
+
+        Parameters
+        ----------
+        label : str
+            A node label of the graph model.
+        rows : pandas.DataFrame
+            An ``id`` column and any subset of the label's properties; a later row wins
+            over an earlier one with the same id.
+
+        Raises
+        ------
+        InputError
+            When a column is not a property of ``label`` or an id is missing.
+        """
+        spec = schema.node_label(label)
+        props = dict(spec.properties)
+        rows = self._checked(rows, props, ["id"], label)
+        existing = self._existing_nodes(label, rows["id"].tolist(), [c for c in rows.columns if c != "id"])
+        return self._apply(rows, existing, ["id"],
+                           lambda new: self._create_nodes(label, self._full(new, spec.properties)),
+                           lambda changed: self._update_nodes(label, changed))
+
+    def write_relationships(self, rel: str, from_label: str, to_label: str,
+                            rows: pd.DataFrame) -> WriteReport:
+        """Create or update ``(from)-[rel]->(to)`` relationships keyed by their endpoints.
+
+        Parameters
+        ----------
+        rows : pandas.DataFrame
+            Columns ``from_id``, ``to_id`` and any subset of the type's properties.
+            Both endpoints must exist.
+
+        Raises
+        ------
+        InputError
+            On an unknown column or a missing endpoint id.
+        KeyError
+            When ``rel`` does not join ``from_label`` to ``to_label``.
+        """
+        spec = schema.rel_type(rel, from_label, to_label)
+        props = dict(spec.properties)
+        keys = ["from_id", "to_id"]
+        rows = self._checked(rows, {**props, "from_id": "STRING", "to_id": "STRING"}, keys, rel)
+        columns = [c for c in rows.columns if c not in keys]
+        existing = self._existing_rels(rel, from_label, to_label, rows["from_id"].unique().tolist(), columns)
+        full = [("from_id", "STRING"), ("to_id", "STRING"), *spec.properties]
+        return self._apply(rows, existing, keys,
+                           lambda new: self._create_rels(rel, from_label, to_label, self._full(new, full)),
+                           lambda changed: self._update_rels(rel, from_label, to_label, changed))
+
+    def delete_relationships(self, rel: str, from_label: str, to_label: str, rows: pd.DataFrame) -> int:
+        """Delete the ``(from)-[rel]->(to)`` relationships named by ``from_id, to_id`` rows.
+
+        Returns the number of rows given; pairs without a relationship are ignored.
+        """
+        schema.rel_type(rel, from_label, to_label)
+        if len(rows):
+            self._execute_rows(
+                f"UNWIND $rows AS row MATCH (a:{from_label} {{id: row.from_id}})-[r:{rel}]->"
+                f"(b:{to_label} {{id: row.to_id}}) DELETE r", rows[["from_id", "to_id"]], f"delete {rel}")
+        return len(rows)
+
+    @staticmethod
+    def _checked(rows: pd.DataFrame, props: dict[str, str], keys: list[str], what: str) -> pd.DataFrame:
+        unknown = [c for c in rows.columns if c not in props]
+        if unknown:
+            raise InputError(f"{what} has no property {unknown[0]!r}; known: {', '.join(props)}")
+        for key in keys:
+            if key not in rows.columns or rows[key].isna().any():
+                raise InputError(f"{what} rows need a non-empty {key!r} column")
+        return rows.drop_duplicates(subset=keys, keep="last").reset_index(drop=True)
+
+    @staticmethod
+    def _full(rows: pd.DataFrame, properties) -> pd.DataFrame:
+        """Every property column in DDL order (absent ones empty), as bulk loads need."""
+        return pd.DataFrame({name: rows[name] if name in rows else None for name, _ in properties},
+                            index=rows.index)
+
+    @staticmethod
+    def _apply(rows, existing, keys, create, update) -> WriteReport:
+        if existing.empty:
+            if len(rows):
+                create(rows)
+            return WriteReport(created=len(rows))
+        merged = rows.merge(existing, on=keys, how="left", suffixes=("", "__old"), indicator=True)
+        is_new = merged["_merge"] == "left_only"
+        same = pd.Series(True, index=merged.index)
+        for column in rows.columns:
+            if column not in keys:
+                same &= _same(merged[column], merged[column + "__old"])
+        changed = ~is_new & ~same
+        if is_new.any():
+            create(rows[is_new.to_numpy()])
+        if changed.any():
+            update(rows[changed.to_numpy()])
+        return WriteReport(int(is_new.sum()), int(changed.sum()), int((~is_new & same).sum()))
+
+    # ---- engine primitives ---------------------------------------------------
+    def _execute(self, text: str, params: dict, name: str) -> pd.DataFrame:
+        raise NotImplementedError
+
+    def _execute_rows(self, text: str, rows: pd.DataFrame, name: str) -> int:
+        """Run a write statement over ``$rows``; return the summed ``n`` column if it has one."""
+        raise NotImplementedError
+
+    def _existing_nodes(self, label: str, ids: list[str], columns: list[str]) -> pd.DataFrame:
+        raise NotImplementedError
+
+    def _existing_rels(self, rel: str, from_label: str, to_label: str, from_ids: list[str],
+                       columns: list[str]) -> pd.DataFrame:
+        raise NotImplementedError
+
+    def _create_nodes(self, label: str, rows: pd.DataFrame) -> None:
+        raise NotImplementedError
+
+    def _update_nodes(self, label: str, rows: pd.DataFrame) -> None:
+        raise NotImplementedError
+
+    def _create_rels(self, rel: str, from_label: str, to_label: str, rows: pd.DataFrame) -> None:
+        raise NotImplementedError
+
+    def _update_rels(self, rel: str, from_label: str, to_label: str, rows: pd.DataFrame) -> None:
+        raise NotImplementedError
+
+    def reset(self) -> None:
+        """Delete every node and relationship; the schema stays."""
+        self.run("delete_all")
+
+    def ensure_schema(self) -> None:
+        """Create the constraints / tables of the graph model if they are missing."""
+        raise NotImplementedError
+
+    def close(self) -> None:
+        """Release the engine's resources."""
+        raise NotImplementedError
+
+
+def records(rows: pd.DataFrame) -> list[dict[str, Any]]:
+    """DataFrame rows as dicts with ``None`` for missing values (query parameters)."""
+    return rows.astype(object).where(rows.notna(), None).to_dict("records")
+
+
+def open_store(target: GraphTarget | str | None = None) -> GraphStore:
+    """Open the graph named by ``target`` (default ``$KSTP_GRAPH``) and ensure its schema.
+
+    Raises
+    ------
+    ConfigError
+        When the location cannot be parsed or the Neo4j credentials are missing.
+    """
+    if not isinstance(target, GraphTarget):
+        target = graph_target(target)
+    if target.engine == "ladybug":
+        from kstp.platform.ladybug_store import LadybugStore
+
+        store: GraphStore = LadybugStore(target.location)
+    else:
+        from kstp.platform.neo4j_store import Neo4jStore
+
+        store = Neo4jStore(target.location, target.user, target.password)
+    store.ensure_schema()
+    return store
