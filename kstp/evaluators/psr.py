@@ -74,9 +74,8 @@ def score_pairs(answers: pd.DataFrame, prerequisites: pd.DataFrame, batch: int =
                                               prerequisites["toId"]])))
     learner_codes, learners = pd.factorize(answers["learnerId"])
     q = questions.get_indexer(answers["questionId"])
-    p = sparse.csr_matrix((np.ones(len(prerequisites), np.int32),
-                           (questions.get_indexer(prerequisites["fromId"]), questions.get_indexer(prerequisites["toId"]))),
-                          shape=(len(questions),) * 2)
+    ends = (questions.get_indexer(prerequisites["fromId"]), questions.get_indexer(prerequisites["toId"]))
+    p = sparse.csr_matrix((np.ones(len(prerequisites), np.int32), ends), shape=(len(questions),) * 2)
     p.data[:] = 1  # a repeated pair counts once
     correct = answers["correct"].to_numpy(bool)
     shape = (len(learners), len(questions))

@@ -171,7 +171,8 @@ def write_answers(store: GraphStore, dataset: str, answers: pd.DataFrame, source
     answers = answers.reset_index(drop=True)
     answers["position"] = answers.groupby("learner").cumcount() + 1
     last = answers.drop_duplicates(subset=["learner", "item"], keep="last")
-    report.notes = {"answers read": len(answers), "repeated answers superseded by a later one": len(answers) - len(last)}
+    report.notes = {"answers read": len(answers),
+                    "repeated answers superseded by a later one": len(answers) - len(last)}
     learners = last["learner"].unique()
     report.add("Learner", store.write_nodes("Learner", pd.DataFrame(
         {"id": [scoped(dataset, p) for p in learners], "kind": "human", "dataset": dataset, "localId": learners})))

@@ -20,7 +20,6 @@ from kstp.loaders.common import (
     LoadReport,
     check_acyclic,
     collapse_edges,
-    pick_column,
     read_csv,
     require_columns,
     require_file,
@@ -147,7 +146,8 @@ def read_coherence_map(path: str | Path, framework: str = "ccss",
         ("Cluster", "Domain", cluster_rows.dropna(subset=["domain"])
          .rename(columns={"id": "from_id", "domain": "to_id"})[["from_id", "to_id"]]),
         ("Cluster", "Framework", pd.DataFrame({"from_id": orphans["id"], "to_id": framework})),
-        ("Concept", "Cluster", concept_rows.rename(columns={"id": "from_id", "cluster": "to_id"})[["from_id", "to_id"]]),
+        ("Concept", "Cluster",
+         concept_rows.rename(columns={"id": "from_id", "cluster": "to_id"})[["from_id", "to_id"]]),
     ]
     out.prerequisites = _edge_frame(prereqs, framework, "coherence-map")
     out.related, _ = _related(related, framework, "coherence-map")

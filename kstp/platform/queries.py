@@ -182,7 +182,8 @@ def load_registry(root: Path) -> dict[str, Query]:
             overrides.append((path, meta, body, suffix[0]))
             continue
         if meta["name"] in queries:
-            raise QueryError(f"{rel}:1: query name {meta['name']!r} is also used by {queries[meta['name']].path.relative_to(root)}")
+            other = queries[meta["name"]].path.relative_to(root)
+            raise QueryError(f"{rel}:1: query name {meta['name']!r} is also used by {other}")
         queries[meta["name"]] = Query(area=rel.parts[0], texts={"default": body}, path=path, **meta)
     for path, meta, body, engine in overrides:
         base = queries.get(meta["name"])

@@ -5,8 +5,10 @@
 // the learner attempted it, and questions with no attempted prerequisite take no part
 // (Cui, Do, Sachan 2026, Eq. 2-4). Micro pools (question, prerequisite) pairs; macro
 // averages the per-question ratio. One whole-graph aggregation: fine for small data,
-// kstp.evaluators.psr streams large logs instead.
-MATCH (l:Learner)-[:ANSWERED {correct: true}]->(q:Question)-[:IN_DATASET]->(:Dataset {id: $dataset})
+// kstp.evaluators.psr streams large logs instead. The filter on a.correct is a WHERE:
+// an inline {correct: true} on this pattern gave wrong rows on Ladybug 0.22.
+MATCH (l:Learner)-[a:ANSWERED]->(q:Question)-[:IN_DATASET]->(:Dataset {id: $dataset})
+WHERE a.correct
 MATCH (p:Question)-[:PREREQUISITE_OF]->(q)
 MATCH (l)-[ap:ANSWERED]->(p)
 WITH l, q, count(ap) AS observed, sum(CASE WHEN ap.correct THEN 1 ELSE 0 END) AS satisfied

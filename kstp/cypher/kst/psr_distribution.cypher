@@ -5,7 +5,8 @@
 // correctly answered question) with at least $minPrerequisites attempted prerequisites,
 // psr = satisfied / attempted, counted in six buckets: 0 = [0,.2), 1 = [.2,.4),
 // 2 = [.4,.6), 3 = [.6,.8), 4 = [.8,1), 5 = exactly 1.
-MATCH (l:Learner)-[:ANSWERED {correct: true}]->(q:Question)-[:IN_DATASET]->(:Dataset {id: $dataset})
+MATCH (l:Learner)-[a:ANSWERED]->(q:Question)-[:IN_DATASET]->(:Dataset {id: $dataset})
+WHERE a.correct
 MATCH (p:Question)-[:PREREQUISITE_OF]->(q)
 MATCH (l)-[ap:ANSWERED]->(p)
 WITH l, q, count(ap) AS observed, sum(CASE WHEN ap.correct THEN 1 ELSE 0 END) AS satisfied

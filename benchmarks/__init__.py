@@ -1,0 +1,1 @@
+"""Speed benchmarks of kstp (see README.md)."""

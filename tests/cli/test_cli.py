@@ -1,0 +1,150 @@
+"""The kstp command line through click's runner: outputs, exit codes, bad input."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from kstp.cli.main import cli
+from tests.conftest import write_toy_files
+
+
+@pytest.fixture
+def kstp(tmp_path):
+    graph = f"ladybug:{tmp_path / 'graph'}"
+
+    def run(*args, input=None):
+        return CliRunner().invoke(cli, ["--graph", graph, *map(str, args)], input=input)
+
+    return run
+
+
+@pytest.fixture
+def toy_files(tmp_path):
+    return write_toy_files(tmp_path)
+
+
+def ingest_toy(kstp, files):
+    result = kstp("ingest", "standards", files["concepts"], "--edges", files["edges"], "--framework", "toy")
+    assert result.exit_code == 0
+    assert kstp("ingest", "items", files["items"], "--dataset", "toy", "--framework", "toy").exit_code == 0
+    assert kstp("ingest", "responses", files["answers"], "--dataset", "toy").exit_code == 0
+
+
+def test_full_flow_with_json_outputs(kstp, toy_files, tmp_path):
+    result = kstp("ingest", "standards", toy_files["concepts"], "--edges", toy_files["edges"], "--framework", "toy",
+                  "--json")
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["written"]["PREREQUISITE_OF"] == {"created": 5, "updated": 0, "unchanged": 0}
+    assert kstp("ingest", "items", toy_files["items"], "--dataset", "toy", "--framework", "toy").exit_code == 0
+    result = kstp("ingest", "responses", toy_files["answers"], "--dataset", "toy", "--json")
+    assert json.loads(result.stdout)["written"]["ANSWERED"]["created"] == 11
+    result = kstp("derive", "question-prerequisites", "--dataset", "toy", "--json")
+    assert json.loads(result.stdout) == [{"dataset": "toy", "rule": "strict", "questions": 8,
+                                          "questionsWithConcepts": 7, "edges": 12, "meanPerQuestion": 1.5}]
+    result = kstp("evaluate", "psr", "--out", tmp_path / "out", "--min-prerequisites", "3", "--json")
+    assert result.exit_code == 0, result.output
+    [summary] = json.loads(result.stdout)
+    assert summary["psrMicro"] == pytest.approx(0.575) and summary["learnersWithPsr"] == 2
+    assert {p.name for p in (tmp_path / "out").iterdir()} == {
+        "psr_summary.csv", "psr_summary.json", "psr_distribution.png", "psr_learners_toy.csv"}
+    assert json.loads((tmp_path / "out/psr_summary.json").read_text())[0]["psrMacro"] == pytest.approx(19 / 36)
+    stats = json.loads(kstp("db", "stats", "--json").stdout)
+    assert stats["nodes"]["Question"] == 8 and stats["relationships"]["ANSWERED"] == 11
+    assert stats["datasets"][0]["questionPrerequisites"] == 12
+    assert stats["frameworks"][0]["prerequisitesPerConcept"] == pytest.approx(5 / 6)
+
+
+def test_reingest_reports_unchanged(kstp, toy_files):
+    ingest_toy(kstp, toy_files)
+    again = json.loads(kstp("ingest", "responses", toy_files["answers"], "--dataset", "toy", "--json").stdout)
+    assert again["written"]["ANSWERED"] == {"created": 0, "updated": 0, "unchanged": 11}
+
+
+def test_query_by_name_with_typed_params(kstp, toy_files):
+    ingest_toy(kstp, toy_files)
+    kstp("derive", "question-prerequisites", "--dataset", "toy")
+    result = kstp("query", "outer_fringe", "-p", "dataset=toy", "-p", "questionIds=toy:q1,toy:q2", "--format", "json")
+    assert result.exit_code == 0, result.output
+    assert [r["questionId"] for r in json.loads(result.stdout)] == ["toy:q3", "toy:q4", "toy:q7", "toy:q8"]
+    result = kstp("query", "concept_ancestors", "-p", "conceptId=toy:D", "--format", "csv")
+    assert result.stdout.splitlines() == ["conceptId,code", "toy:A,A", "toy:B,B", "toy:C,C"]
+    listing = json.loads(kstp("query", "--list", "--format", "json").stdout)
+    assert {"name": "psr_by_learner", "area": "kst"}.items() <= next(
+        q for q in listing if q["name"] == "psr_by_learner").items()
+
+
+@pytest.mark.parametrize("args, message", [
+    (["query", "outer_fringes"], "Unknown query 'outer_fringes'. Did you mean: outer_fringe"),
+    (["query", "psr_distribution", "-p", "dataset=toy", "-p", "minPrerequisites=five"],
+     "$minPrerequisites must be integer, got 'five'"),
+    (["query", "knowledge_state", "-p", "dataset=toy"], "missing parameter $learnerId (string)"),
+    (["derive", "question-prerequisites", "--dataset", "nope"], "unknown dataset 'nope'"),
+])
+def test_domain_errors_exit_1_with_message(kstp, args, message):
+    result = kstp(*args)
+    assert result.exit_code == 1
+    assert message in result.stderr and "Traceback" not in result.output
+
+
+def test_cycle_is_refused_and_graph_unchanged(kstp, toy_files):
+    toy_files["edges"].write_text(toy_files["edges"].read_text() + "E,A\n")
+    result = kstp("ingest", "standards", toy_files["concepts"], "--edges", toy_files["edges"], "--framework", "toy")
+    assert result.exit_code == 1
+    assert "prerequisite cycle" in result.stderr and "toy_edges.csv (line" in result.stderr
+    assert json.loads(kstp("db", "stats", "--json").stdout)["nodes"] == {}
+
+
+def test_unknown_item_in_responses_names_file_and_line(kstp, toy_files):
+    ingest_toy(kstp, toy_files)
+    toy_files["answers"].write_text("learner,item,correct\nL9,q1,1\nL9,q42,0\n")
+    result = kstp("ingest", "responses", toy_files["answers"], "--dataset", "toy")
+    assert result.exit_code == 1
+    assert "unknown item 'q42' at" in result.stderr and "toy_answers.csv:3" in result.stderr
+    stats = json.loads(kstp("db", "stats", "--json").stdout)
+    assert stats["nodes"]["Learner"] == 3 and stats["relationships"]["ANSWERED"] == 11
+
+
+def test_responses_before_items_and_usage_errors(kstp, toy_files):
+    result = kstp("ingest", "responses", toy_files["answers"], "--dataset", "toy")
+    assert result.exit_code == 1 and "has no questions in the graph; ingest its items first" in result.stderr
+    assert kstp("ingest", "responses", toy_files["answers"]).exit_code == 2
+    assert kstp("ingest", "items", toy_files["items"], "--dataset", "d", "--format", "concept-map").exit_code == 2
+
+
+def test_reset_asks_then_empties(kstp, toy_files):
+    ingest_toy(kstp, toy_files)
+    assert kstp("db", "reset", input="n\n").exit_code == 1
+    assert json.loads(kstp("db", "stats", "--json").stdout)["nodes"]["Concept"] == 6
+    assert kstp("db", "reset", "--yes").exit_code == 0
+    assert json.loads(kstp("db", "stats", "--json").stdout)["nodes"] == {}
+
+
+def test_help_explains_every_command():
+    runner = CliRunner()
+    for args in (["--help"], ["ingest", "items", "--help"], ["evaluate", "psr", "--help"], ["demo", "--help"]):
+        result = runner.invoke(cli, args)
+        assert result.exit_code == 0 and "Example" in result.output
+
+
+def test_demo_on_real_data(kstp, data_root, tmp_path):
+    """The README's main job: real curriculum, real students, Table-2-shaped output."""
+    result = kstp("demo", "--data", data_root, "--out", tmp_path / "results")
+    assert result.exit_code == 0, result.output
+    assert "[9/9] Eq. 1 on frcsub (reflexive): done" in result.stderr
+    summary = {r["dataset"]: r for r in json.loads((tmp_path / "results/psr_summary.json").read_text())}
+    assert (summary["probability_pks"]["learners"], summary["frcsub"]["learners"]) == (504, 536)
+    assert round(summary["frcsub"]["accuracy"], 3) == 0.534
+    stats = json.loads(kstp("db", "stats", "--json").stdout)
+    xes = next(d for d in stats["datasets"] if d["datasetId"] == "xes3g5m")
+    assert xes["questionPrerequisites"] == 1_234_207
+    again = kstp("demo", "--data", data_root, "--out", tmp_path / "results")
+    assert again.exit_code == 0 and json.loads((tmp_path / "results/psr_summary.json").read_text())[0] == \
+        summary["probability_pks"]
+
+
+def test_demo_without_data_says_what_to_set(kstp, tmp_path):
+    result = kstp("demo", "--data", tmp_path / "nowhere")
+    assert result.exit_code == 1 and "set KSTP_DATA" in result.stderr

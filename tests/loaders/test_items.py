@@ -1,0 +1,114 @@
+"""Item ingest: skill-map CSVs, math2015, the annotation map, JSONL, and refusals."""
+
+from __future__ import annotations
+
+import pytest
+
+from kstp.loaders import items
+from kstp.loaders.standards import load_standards
+from kstp.platform.errors import InputError, UnknownIdError
+
+
+def test_probability_items_with_skill_map(store, data_root):
+    folder = data_root / "responses/probability_pks"
+    item_set = items.read_items_csv(folder / "items.csv", "probability_pks", folder / "qmatrix.csv",
+                                    folder / "skills.csv")
+    report = items.write_items(store, item_set)
+    assert report.written["Question"].created == 12 and report.written["ASSESSES"].created == 22
+    assert report.written["Concept"].created == 4
+    first = store.run("dataset_questions", {"dataset": "probability_pks"})[0]
+    assert first["questionId"] == "probability_pks:b101" and first["answer"] == "0.40"
+    assert first["text"].startswith("A box contains 30 marbles")
+    links = store.frame("question_concepts", {"dataset": "probability_pks"})
+    assert links[links.questionId == "probability_pks:b111"]["conceptId"].tolist() == \
+        ["probability_pks:cp", "probability_pks:id", "probability_pks:pb"]
+    again = items.write_items(store, item_set)
+    assert all(r.created == 0 and r.updated == 0 for r in again.written.values())
+
+
+def test_frcsub_items_use_expression_and_computed_answer(store, data_root):
+    folder = data_root / "responses/frcsub"
+    items.write_items(store, items.read_items_csv(folder / "items.csv", "frcsub", folder / "qmatrix.csv",
+                                                  folder / "skills.csv"))
+    first = store.run("dataset_questions", {"dataset": "frcsub"})[0]
+    assert (first["text"], first["answer"]) == ("5/3 - 3/4", "11/12")
+    assert len(store.frame("question_concepts", {"dataset": "frcsub"})) == 56
+
+
+def test_annotation_map_figures_match_paper(store, data_root):
+    load_standards(store, data_root / "standards/nys_concepts.json")
+    item_set = items.read_concept_map(data_root / "llm_kst/xes_skills_nys.json", "xes", "ccss",
+                                      items.framework_concepts(store, "ccss"))
+    items.write_items(store, item_set)
+    row = store.run("datasets")[0]
+    assert (row["questions"], row["questionsWithConcepts"], row["assesses"]) == (4118, 3296, 4394)
+    assert round(row["assesses"] / row["questions"], 2) == 1.07
+    assert item_set.notes["questions without concepts"] == 822
+
+
+def test_annotation_map_unknown_concept_names_question(store, tmp_path):
+    path = tmp_path / "map.json"
+    path.write_text('{"q1": [1], "q2": [7]}')
+    with pytest.raises(UnknownIdError, match=r"unknown concept '7' at .*map.json: key 'q2'; framework 'f' has no"):
+        items.read_concept_map(path, "d", "f", {"1"})
+    path.write_text('{"q1": 3}')
+    with pytest.raises(InputError, match="expected an object mapping question ids to lists"):
+        items.read_concept_map(path, "d", "f", {"1"})
+
+
+def test_math2015_folder(store, data_root):
+    item_set = items.read_math2015(data_root / "responses/math2015/Math1", "math1")
+    items.write_items(store, item_set)
+    assert len(item_set.questions) == 20 and len(item_set.concepts) == 11
+    assert item_set.concepts.iloc[0]["description"] == "Set"
+    assert item_set.questions.iloc[0]["answerType"] == "Obj (full score 4)"
+    assert len(store.frame("question_concepts", {"dataset": "math1"})) == int(
+        sum(int(v) for line in (data_root / "responses/math2015/Math1/q.txt").read_text().split() for v in line))
+
+
+@pytest.mark.parametrize("qmatrix, error, message", [
+    ("item_id,s1\nx1,2\n", InputError, "q.csv:2 column 's1': Q-matrix entries must be 0 or 1, found '2'"),
+    ("item_id,s1\nx9,1\n", UnknownIdError, "unknown item 'x9' at .*q.csv:2; it is not in i.csv"),
+])
+def test_qmatrix_refusals_are_located(tmp_path, qmatrix, error, message):
+    (tmp_path / "i.csv").write_text("item_id,text\nx1,one\n")
+    (tmp_path / "q.csv").write_text(qmatrix)
+    with pytest.raises(error, match=message):
+        items.read_items_csv(tmp_path / "i.csv", "d", tmp_path / "q.csv")
+
+
+def test_skills_file_must_name_every_qmatrix_column(tmp_path):
+    (tmp_path / "i.csv").write_text("item_id,text\nx1,one\n")
+    (tmp_path / "q.csv").write_text("item_id,s1,s2\nx1,1,0\n")
+    (tmp_path / "s.csv").write_text("skill,description\ns1,first\n")
+    with pytest.raises(UnknownIdError, match="unknown skill 's2' at .*q.csv:1; it is not in s.csv"):
+        items.read_items_csv(tmp_path / "i.csv", "d", tmp_path / "q.csv", tmp_path / "s.csv")
+
+
+def test_items_csv_repeated_id_and_missing_id_column(tmp_path):
+    (tmp_path / "i.csv").write_text("item_id,text\nx1,one\nx1,two\n")
+    with pytest.raises(InputError, match="i.csv:3: item id 'x1' repeats line 2"):
+        items.read_items_csv(tmp_path / "i.csv", "d")
+    (tmp_path / "i.csv").write_text("name,text\nx1,one\n")
+    with pytest.raises(InputError, match="none of the columns item_id, id, question_id found"):
+        items.read_items_csv(tmp_path / "i.csv", "d")
+
+
+def test_jsonl_items(tmp_path):
+    path = tmp_path / "items.jsonl"
+    path.write_text('{"id": "a", "text": "1+1", "answer": 2, "type": "number", "concepts": ["c1"]}\n\n'
+                    '{"id": "b", "text": "2+2"}\n')
+    item_set = items.read_items_jsonl(path, "d", "f", {"c1"})
+    rows = item_set.questions[["id", "answer", "answerType"]]
+    assert rows.iloc[0].tolist() == ["d:a", "2", "number"]
+    assert rows.iloc[1]["id"] == "d:b" and rows.iloc[1][["answer", "answerType"]].isna().all()
+    assert item_set.assesses[["from_id", "to_id"]].values.tolist() == [["d:a", "f:c1"]]
+    path.write_text('{"id": "a"}\n{"id": "a"}\n')
+    with pytest.raises(InputError, match="items.jsonl:2: item id 'a' repeats line 1"):
+        items.read_items_jsonl(path, "d", None, set())
+    path.write_text('{"id": "a", "concepts": ["zz"]}\n')
+    with pytest.raises(UnknownIdError, match="unknown concept 'zz' at .*items.jsonl:1"):
+        items.read_items_jsonl(path, "d", "f", {"c1"})
+    path.write_text('{"id": "a",\n')
+    with pytest.raises(InputError, match="items.jsonl:1: invalid JSON"):
+        items.read_items_jsonl(path, "d", None, set())

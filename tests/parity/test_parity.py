@@ -1,0 +1,219 @@
+"""Parity: every registered query, run on Ladybug, equals an independent Python
+reference (tests/reference.py) on the same data — generated graphs and real data."""
+
+from __future__ import annotations
+
+import json
+import random
+
+import pandas as pd
+import pytest
+
+from kstp.platform.kst import derive_question_prerequisites
+from kstp.platform.queries import registry
+from tests import reference as ref
+
+DATASET, FRAMEWORK = "gen", "gen"
+
+
+def build(store, concept_edges, question_concepts, answers, extra_concepts=()):
+    """Write a generated curriculum, questions and answers straight through the store."""
+    concepts = sorted({c for e in concept_edges for c in e} | set(extra_concepts)
+                      | {c for cs in question_concepts.values() for c in cs})
+    store.write_nodes("Framework", pd.DataFrame([{"id": FRAMEWORK, "name": "generated"}]))
+    store.write_nodes("Concept", pd.DataFrame({"id": concepts, "framework": FRAMEWORK, "code": concepts}))
+    store.write_relationships("PART_OF", "Concept", "Framework",
+                              pd.DataFrame({"from_id": concepts, "to_id": FRAMEWORK}))
+    store.write_relationships("PREREQUISITE_OF", "Concept", "Concept",
+                              pd.DataFrame(sorted(concept_edges), columns=["from_id", "to_id"]))
+    store.write_nodes("Dataset", pd.DataFrame([{"id": DATASET, "name": DATASET}]))
+    questions = sorted(question_concepts)
+    store.write_nodes("Question", pd.DataFrame({"id": questions, "dataset": DATASET, "localId": questions,
+                                                "position": range(len(questions))}))
+    store.write_relationships("IN_DATASET", "Question", "Dataset",
+                              pd.DataFrame({"from_id": questions, "to_id": DATASET}))
+    links = [(q, c) for q, cs in question_concepts.items() for c in sorted(cs)]
+    store.write_relationships("ASSESSES", "Question", "Concept", pd.DataFrame(links, columns=["from_id", "to_id"]))
+    learners = sorted(answers)
+    store.write_nodes("Learner", pd.DataFrame({"id": learners, "kind": "human", "dataset": DATASET}))
+    rows = [(learner, q, ok) for learner, r in answers.items() for q, ok in r.items()]
+    store.write_relationships("ANSWERED", "Learner", "Question",
+                              pd.DataFrame(rows, columns=["from_id", "to_id", "correct"]))
+
+
+def generated(seed: int, concepts: int = 30, questions: int = 40, learners: int = 25, chain: int = 0):
+    """A random DAG over concepts (plus an optional long chain), a random Q-matrix, random answers."""
+    rng = random.Random(seed)
+    names = [f"c{i:02d}" for i in range(concepts)]
+    edges = {(names[a], names[b]) for a in range(concepts) for b in range(a + 1, concepts) if rng.random() < 0.08}
+    edges |= {(f"k{i:02d}", f"k{i + 1:02d}") for i in range(chain)}
+    pool = names + [f"k{i:02d}" for i in range(chain + 1)] if chain else names
+    qc = {f"q{i:02d}": set(rng.sample(pool, rng.choice([0, 1, 1, 1, 2, 3]))) for i in range(questions)}
+    answers = {f"l{i:02d}": {q: rng.random() < 0.6 for q in rng.sample(sorted(qc), rng.randint(1, questions))}
+               for i in range(learners)}
+    return edges, qc, answers
+
+
+def as_set(frame, *columns):
+    return set(map(tuple, frame[list(columns)].itertuples(index=False))) if len(columns) > 1 else set(frame[columns[0]])
+
+
+def check_all(store, edges, qc, answers, rule):
+    """Run every registered query and compare with the reference; returns the names checked."""
+    checked = set()
+
+    def run(name, **params):
+        checked.add(name)
+        return store.frame(name, params)
+
+    concepts = sorted({c for e in edges for c in e} | {c for cs in qc.values() for c in cs})
+    assert as_set(run("concept_closure", framework=FRAMEWORK), "fromId", "toId") == ref.closure(edges)
+    assert as_set(run("concept_prerequisites", framework=FRAMEWORK), "fromId", "toId") == set(edges)
+    assert as_set(run("concept_cycles", framework=FRAMEWORK), "conceptId") == ref.on_cycles(edges)
+    for concept in concepts[:: max(1, len(concepts) // 8)] + concepts[-1:]:
+        assert as_set(run("concept_ancestors", conceptId=concept), "conceptId") == ref.ancestors(edges, concept)
+        assert as_set(run("concept_descendants", conceptId=concept), "conceptId") == ref.descendants(edges, concept)
+    assert set(run("framework_concepts", framework=FRAMEWORK)["conceptId"]) == set(concepts)
+    assert run("frameworks")["frameworkId"].tolist() == [FRAMEWORK]
+    figures = run("curriculum_figures", framework=FRAMEWORK).iloc[0]
+    assert (figures["concepts"], figures["prerequisiteEdges"], figures["domains"]) == (len(concepts), len(edges), 0)
+    links = {(q, c) for q, cs in qc.items() for c in cs}
+    assert as_set(run("question_concepts", dataset=DATASET), "questionId", "conceptId") == links
+    used = {c for cs in qc.values() for c in cs}
+    assert as_set(run("dataset_concept_closure", dataset=DATASET), "fromId", "toId") == {
+        (a, b) for a, b in ref.closure(edges) if a in used}
+    expected = ref.eq1(qc, edges, rule == "reflexive")
+    assert as_set(run("question_prerequisites", dataset=DATASET, reflexive=rule == "reflexive"),
+                  "fromId", "toId") == expected
+    derive_question_prerequisites(store, DATASET, rule)
+    stored = run("question_prerequisite_edges", dataset=DATASET)
+    assert as_set(stored, "fromId", "toId") == expected
+    assert set(stored["rule"]) <= {rule}
+    domain = set(qc)
+    assert set(run("dataset_questions", dataset=DATASET)["questionId"]) == domain
+    rng = random.Random(len(expected))
+    for learner in sorted(answers)[:5]:
+        state = {q for q, ok in answers[learner].items() if ok}
+        assert set(run("knowledge_state", dataset=DATASET, learnerId=learner)["questionId"]) == state
+    for size in (0, 1, 3, len(domain) // 2, len(domain)):
+        subset = set(rng.sample(sorted(domain), size))
+        ids = sorted(subset)
+        assert as_set(run("state_violations", dataset=DATASET, questionIds=ids), "questionId", "prerequisiteId") \
+            == ref.violations(expected, subset)
+        # Fringes are defined for states: close the subset downwards first.
+        pre = ref.prerequisites_of(expected)
+        state = subset | {p for item in subset for p in pre[item]}
+        ids = sorted(state)
+        assert set(run("inner_fringe", dataset=DATASET, questionIds=ids)["questionId"]) == \
+            ref.inner_fringe(expected, state)
+        assert set(run("outer_fringe", dataset=DATASET, questionIds=ids)["questionId"]) == \
+            ref.outer_fringe(expected, state, domain)
+    rows = {(learner, q, ok) for learner, r in answers.items() for q, ok in r.items()}
+    assert as_set(run("answers", dataset=DATASET), "learnerId", "questionId", "correct") == rows
+    accuracy = run("learner_accuracy", dataset=DATASET).set_index("learnerId")
+    for learner, (answered, correct, acc) in ref.accuracy(answers).items():
+        assert (accuracy.loc[learner, "answered"], accuracy.loc[learner, "correct"]) == (answered, correct)
+        assert accuracy.loc[learner, "accuracy"] == pytest.approx(acc)
+    cypher = run("psr_by_learner", dataset=DATASET).set_index("learnerId")
+    want = ref.psr(answers, expected)
+    assert set(cypher.index) == set(want)
+    for learner, (micro, macro, scored, pairs) in want.items():
+        row = cypher.loc[learner]
+        assert (row["psrMicro"], row["psrMacro"]) == (pytest.approx(micro), pytest.approx(macro))
+        assert (row["questionsScored"], row["pairs"]) == (scored, pairs)
+    for threshold in (1, 2, 5):
+        buckets = run("psr_distribution", dataset=DATASET, minPrerequisites=threshold)
+        got = dict(zip(buckets["bucket"], buckets["pairs"], strict=True))
+        assert got == ref.psr_buckets(answers, expected, threshold)
+    nodes = dict(zip(*run("node_counts").to_dict("list").values(), strict=True))
+    assert nodes["Concept"] == len(concepts) and nodes["Question"] == len(qc) and nodes["Learner"] == len(answers)
+    rels = dict(zip(*run("relationship_counts").to_dict("list").values(), strict=True))
+    assert rels["ANSWERED"] == len(rows) and rels["ASSESSES"] == len(links)
+    assert rels["PREREQUISITE_OF"] == len(edges) + len(expected)
+    ds = run("datasets").iloc[0]
+    assert (ds["questions"], ds["questionsWithConcepts"], ds["assesses"], ds["answers"]) == (
+        len(qc), sum(1 for cs in qc.values() if cs), len(links), len(rows))
+    assert ds["learners"] == len(answers)
+    return checked
+
+
+@pytest.mark.parametrize("seed, rule, chain", [(1, "strict", 0), (2, "reflexive", 0), (3, "strict", 45),
+                                               (4, "reflexive", 45)])
+def test_parity_generated_graphs(store, seed, rule, chain):
+    edges, qc, answers = generated(seed, chain=chain)
+    build(store, edges, qc, answers)
+    checked = check_all(store, edges, qc, answers, rule)
+    # delete_all is checked in tests/platform/test_store.py.
+    assert checked | {"delete_all"} == set(registry()), "a registered query has no parity check"
+
+
+def test_parity_closure_beyond_ladybug_default_depth(store):
+    """A 45-edge chain: Ladybug's default depth (30) would silently drop the far ancestors."""
+    edges = {(f"k{i:02d}", f"k{i + 1:02d}") for i in range(45)}
+    build(store, edges, {"q": {"k45"}}, {})
+    assert len(store.frame("concept_ancestors", {"conceptId": "k45"})) == 45
+    assert len(store.frame("concept_closure", {"framework": FRAMEWORK})) == 46 * 45 // 2
+
+
+def test_parity_cycles_found(store):
+    """Cycles can only enter the graph by other means than ingest; the query still names them."""
+    edges = {("a", "b"), ("b", "c"), ("c", "a"), ("c", "d"), ("e", "e"), ("d", "f")}
+    build(store, edges, {}, {})
+    assert set(store.frame("concept_cycles", {"framework": FRAMEWORK})["conceptId"]) == ref.on_cycles(edges) \
+        == {"a", "b", "c", "e"}
+
+
+def _real_skill_map(data_root, dataset, responses_file):
+    folder = data_root / "responses" / dataset
+    qm = pd.read_csv(folder / "qmatrix.csv", dtype=str)
+    qc = {f"{dataset}:{r.item_id}": {f"{dataset}:{s}" for s in qm.columns[1:] if getattr(r, s) == "1"}
+          for r in qm.itertuples()}
+    wide = pd.read_csv(folder / responses_file, dtype=str)
+    items = wide.columns[1:]
+    answers = {f"{dataset}:{row[0]}": {f"{dataset}:{item}": row[k + 1] == "1" for k, item in enumerate(items)}
+               for row in wide.itertuples(index=False)}
+    return qc, answers
+
+
+@pytest.mark.parametrize("dataset, responses_file", [("probability_pks", "responses_full.csv"),
+                                                     ("frcsub", "responses.csv")])
+def test_parity_real_skill_maps(store, data_root, dataset, responses_file):
+    from kstp.loaders import items, responses
+
+    folder = data_root / "responses" / dataset
+    items.write_items(store, items.read_items_csv(folder / "items.csv", dataset, folder / "qmatrix.csv",
+                                                  folder / "skills.csv"))
+    known = set(store.frame("dataset_questions", {"dataset": dataset})["localId"])
+    responses.write_answers(store, dataset, responses.read_wide(folder / responses_file, known), responses_file)
+    qc, answers = _real_skill_map(data_root, dataset, responses_file)
+    expected = ref.eq1(qc, set(), reflexive=True)
+    derive_question_prerequisites(store, dataset, "reflexive")
+    assert as_set(store.frame("question_prerequisite_edges", {"dataset": dataset}), "fromId", "toId") == expected
+    cypher = store.frame("psr_by_learner", {"dataset": dataset}).set_index("learnerId")
+    want = ref.psr(answers, expected)
+    assert len(cypher) == len(want)
+    for learner, (micro, macro, _, _) in want.items():
+        assert cypher.loc[learner, "psrMicro"] == pytest.approx(micro)
+        assert cypher.loc[learner, "psrMacro"] == pytest.approx(macro)
+    buckets = store.frame("psr_distribution", {"dataset": dataset, "minPrerequisites": 5})
+    assert dict(zip(buckets["bucket"], buckets["pairs"], strict=True)) == ref.psr_buckets(answers, expected, 5)
+
+
+def test_parity_real_coherence_map_and_annotation(store, data_root):
+    from kstp.loaders import items
+    from kstp.loaders.standards import load_standards
+
+    load_standards(store, data_root / "standards/nys_concepts.json")
+    raw = json.loads((data_root / "standards/nys_concepts.json").read_text())
+    edges = {(f"ccss:{p}", f"ccss:{sid}") for sid, s in raw["standards"].items() for p in s["rev_edges"]}
+    assert as_set(store.frame("concept_closure", {"framework": "ccss"}), "fromId", "toId") == ref.closure(edges)
+    assert store.frame("concept_cycles", {"framework": "ccss"}).empty
+    mapping = json.loads((data_root / "llm_kst/xes_skills_nys.json").read_text())
+    items.write_items(store, items.read_concept_map(data_root / "llm_kst/xes_skills_nys.json", "xes", "ccss",
+                                                    items.framework_concepts(store, "ccss")))
+    qc = {f"xes:{q}": {f"ccss:{c}" for c in cs} for q, cs in mapping.items()}
+    report = derive_question_prerequisites(store, "xes", "strict")
+    expected = ref.eq1(qc, edges, reflexive=False)
+    assert report.edges == len(expected) == 1_234_207
+    stored = store.frame("question_prerequisite_edges", {"dataset": "xes"})
+    assert as_set(stored, "fromId", "toId") == expected

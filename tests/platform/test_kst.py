@@ -1,0 +1,113 @@
+"""Hand-computed KST structures on the toy curriculum (see tests/conftest.py) and the
+probability skill map."""
+
+from __future__ import annotations
+
+from itertools import combinations
+
+import pytest
+
+from kstp.platform import kst
+from kstp.platform.errors import KstpError, NotAKnowledgeStateError, UnknownIdError
+from tests.conftest import q
+
+# Counted by hand from the toy curriculum: strict needs a proper concept prerequisite.
+STRICT = {("q1", "q2"), ("q1", "q3"), ("q1", "q4"), ("q1", "q5"), ("q1", "q6"), ("q2", "q5"), ("q2", "q6"),
+          ("q3", "q5"), ("q3", "q6"), ("q4", "q5"), ("q4", "q6"), ("q5", "q6")}
+# Reflexive adds pairs through a shared concept: q1 -> q7 (A), q2 -> q4 (B), q3 -> q4 (C).
+REFLEXIVE = STRICT | {("q1", "q7"), ("q2", "q4"), ("q3", "q4")}
+
+
+def pairs(frame):
+    rows = frame[["fromId", "toId"]].itertuples(index=False)
+    return {(a.removeprefix("toy:"), b.removeprefix("toy:")) for a, b in rows}
+
+
+@pytest.mark.parametrize("rule, expected", [("strict", STRICT), ("reflexive", REFLEXIVE)])
+def test_derive_question_prerequisites_hand_counted(toy, rule, expected):
+    report = kst.derive_question_prerequisites(toy, "toy", rule)
+    assert (report.edges, report.questions, report.questions_with_concepts) == (len(expected), 8, 7)
+    assert report.mean_per_question == len(expected) / 8
+    assert pairs(toy.frame("question_prerequisite_edges", {"dataset": "toy"})) == expected
+
+
+def test_derive_rule_switch_replaces_edges_and_rerun_is_stable(toy):
+    kst.derive_question_prerequisites(toy, "toy", "reflexive")
+    kst.derive_question_prerequisites(toy, "toy", "strict")
+    edges = toy.frame("question_prerequisite_edges", {"dataset": "toy"})
+    assert pairs(edges) == STRICT and set(edges["rule"]) == {"strict"}
+    kst.derive_question_prerequisites(toy, "toy", "strict")
+    assert len(toy.frame("question_prerequisite_edges", {"dataset": "toy"})) == 12
+
+
+def test_derive_unknown_dataset_and_rule(toy):
+    with pytest.raises(UnknownIdError, match="unknown dataset 'nope'; datasets in the graph: toy"):
+        kst.derive_question_prerequisites(toy, "nope")
+    with pytest.raises(KstpError, match="unknown rule 'loose'"):
+        kst.derive_question_prerequisites(toy, "toy", "loose")
+
+
+def test_knowledge_states_counted_by_hand(toy):
+    """States of the strict relation: {} plus {q1} with any subset of {q2, q3, q4} (8), plus
+    q1..q5 and q1..q6: 11 states over q1..q6, times 4 for the free items q7, q8 = 44."""
+    kst.derive_question_prerequisites(toy, "toy", "strict")
+    items = q("q1", "q2", "q3", "q4", "q5", "q6", "q7", "q8")
+    states = [set(s) for n in range(9) for s in combinations(items, n) if not kst.check_state(toy, "toy", list(s))]
+    assert len(states) == 44
+
+
+def test_fringes_by_hand(toy):
+    kst.derive_question_prerequisites(toy, "toy", "strict")
+    assert kst.outer_fringe(toy, "toy", q("q1", "q2")) == q("q3", "q4", "q7", "q8")
+    assert kst.inner_fringe(toy, "toy", q("q1", "q2")) == q("q2")
+    assert kst.outer_fringe(toy, "toy", []) == q("q1", "q7", "q8")
+    assert kst.inner_fringe(toy, "toy", []) == []
+    everything = q("q1", "q2", "q3", "q4", "q5", "q6", "q7", "q8")
+    assert kst.outer_fringe(toy, "toy", everything) == []
+    assert kst.inner_fringe(toy, "toy", everything) == q("q6", "q7", "q8")
+    assert kst.outer_fringe(toy, "toy", q("q1", "q2", "q3", "q4")) == q("q5", "q7", "q8")
+
+
+def test_fringe_of_a_non_state_names_the_breaking_items(toy):
+    kst.derive_question_prerequisites(toy, "toy", "strict")
+    with pytest.raises(NotAKnowledgeStateError, match=r"toy:q5 lacks toy:q3, toy:q4") as info:
+        kst.outer_fringe(toy, "toy", q("q1", "q2", "q5"))
+    assert info.value.violations == {"toy:q5": q("q3", "q4")}
+    with pytest.raises(NotAKnowledgeStateError, match="toy:q2 lacks toy:q1"):
+        kst.inner_fringe(toy, "toy", q("q2"))
+
+
+def test_state_with_unknown_id_is_refused(toy):
+    with pytest.raises(UnknownIdError, match="'toy:q9' not a question of dataset 'toy'"):
+        kst.check_state(toy, "toy", q("q1", "q9"))
+
+
+def test_knowledge_state_of_learners(toy):
+    assert kst.knowledge_state(toy, "toy", "toy:L1") == q("q1", "q2", "q5")
+    assert kst.knowledge_state(toy, "toy", "toy:L3") == q("q1")
+
+
+def test_probability_skill_map_is_the_subset_relation(store, data_root):
+    """Reflexive Eq. 1 on a skill map is skills(q_i) ⊆ skills(q_j): 29 pairs counted from
+    the Q-matrix by hand, with b105/b106 and b107/b108 equally informative."""
+    from kstp.loaders import items
+
+    folder = data_root / "responses" / "probability_pks"
+    items.write_items(store, items.read_items_csv(folder / "items.csv", "probability_pks", folder / "qmatrix.csv"))
+    report = kst.derive_question_prerequisites(store, "probability_pks", "reflexive")
+    assert report.edges == 29
+    got = {(a[-4:], b[-4:]) for a, b in
+           store.frame("question_prerequisite_edges", {"dataset": "probability_pks"})[["fromId", "toId"]].values}
+    assert {("b101", x) for x in ("b105", "b106", "b107", "b108", "b109", "b111", "b112")} <= got
+    assert {("b105", "b106"), ("b106", "b105"), ("b107", "b108"), ("b108", "b107")} <= got
+    assert not any(a == "b111" or a == "b112" for a, _ in got)
+    assert sum(1 for a, _ in got if a == "b110") == 1
+
+
+def test_question_prerequisite_pairs_strict_excludes_shared_concept():
+    import pandas as pd
+
+    qc = pd.DataFrame({"questionId": ["a", "b"], "conceptId": ["x", "x"]})
+    none = pd.DataFrame(columns=["fromId", "toId"])
+    assert kst.question_prerequisite_pairs(qc, none, "strict").empty
+    assert kst.question_prerequisite_pairs(qc, none, "reflexive").values.tolist() == [["a", "b"], ["b", "a"]]

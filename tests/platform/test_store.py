@@ -1,0 +1,85 @@
+"""The Ladybug store: idempotent bulk writes, updates, deletes, reset, bad writes."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from kstp.platform.errors import InputError, UnknownIdError
+from kstp.platform.store import WriteReport, open_store
+
+
+def concepts(store):
+    return store._execute("MATCH (c:Concept) RETURN c.id AS id, c.code AS code ORDER BY id", {}).values.tolist()
+
+
+def test_write_nodes_creates_updates_and_skips_unchanged(store):
+    frame = pd.DataFrame({"id": ["a", "b", "c"], "code": ["A", "B", "C"]})
+    assert store.write_nodes("Concept", frame) == WriteReport(created=3)
+    assert store.write_nodes("Concept", frame) == WriteReport(unchanged=3)
+    changed = pd.DataFrame({"id": ["a", "b", "d"], "code": ["A", "B2", "D"]})
+    assert store.write_nodes("Concept", changed) == WriteReport(created=1, updated=1, unchanged=1)
+    assert concepts(store) == [["a", "A"], ["b", "B2"], ["c", "C"], ["d", "D"]]
+
+
+def test_write_nodes_later_duplicate_row_wins(store):
+    store.write_nodes("Concept", pd.DataFrame({"id": ["a", "a"], "code": ["first", "second"]}))
+    assert concepts(store) == [["a", "second"]]
+
+
+def test_write_relationships_idempotent_and_updates_properties(store):
+    store.write_nodes("Concept", pd.DataFrame({"id": ["a", "b", "c"]}))
+    edges = pd.DataFrame({"from_id": ["a", "b"], "to_id": ["b", "c"], "source": ["x", "x"]})
+    assert store.write_relationships("PREREQUISITE_OF", "Concept", "Concept", edges) == WriteReport(created=2)
+    assert store.write_relationships("PREREQUISITE_OF", "Concept", "Concept", edges) == WriteReport(unchanged=2)
+    edges.loc[1, "source"] = "y"
+    assert store.write_relationships("PREREQUISITE_OF", "Concept", "Concept", edges) == WriteReport(updated=1,
+                                                                                                    unchanged=1)
+    rows = store.frame("concept_prerequisites", {"framework": "none"})
+    assert rows.empty  # framework property unset: the query scopes by framework
+    got = store._execute("MATCH (a)-[r:PREREQUISITE_OF]->(b) RETURN a.id, b.id, r.source ORDER BY a.id", {})
+    assert got.values.tolist() == [["a", "b", "x"], ["b", "c", "y"]]
+
+
+def test_delete_relationships_removes_only_named_pairs(store):
+    store.write_nodes("Concept", pd.DataFrame({"id": ["a", "b", "c"]}))
+    store.write_relationships("PREREQUISITE_OF", "Concept", "Concept",
+                              pd.DataFrame({"from_id": ["a", "b"], "to_id": ["b", "c"]}))
+    pair = pd.DataFrame({"from_id": ["a"], "to_id": ["b"]})
+    store.delete_relationships("PREREQUISITE_OF", "Concept", "Concept", pair)
+    got = store._execute("MATCH (a)-[r:PREREQUISITE_OF]->(b) RETURN a.id, b.id", {})
+    assert got.values.tolist() == [["b", "c"]]
+
+
+def test_missing_endpoint_is_an_unknown_id(store):
+    store.write_nodes("Concept", pd.DataFrame({"id": ["a"]}))
+    with pytest.raises(UnknownIdError, match="endpoint missing"):
+        pair = pd.DataFrame({"from_id": ["a"], "to_id": ["zz"]})
+        store.write_relationships("PREREQUISITE_OF", "Concept", "Concept", pair)
+
+
+def test_unknown_property_label_and_pair_are_refused(store):
+    with pytest.raises(InputError, match="Concept has no property 'colour'"):
+        store.write_nodes("Concept", pd.DataFrame({"id": ["a"], "colour": ["red"]}))
+    with pytest.raises(KeyError, match="unknown node label 'Concpt'"):
+        store.write_nodes("Concpt", pd.DataFrame({"id": ["a"]}))
+    with pytest.raises(KeyError, match="ASSESSES does not join Concept to Question"):
+        store.write_relationships("ASSESSES", "Concept", "Question", pd.DataFrame({"from_id": ["a"], "to_id": ["b"]}))
+    with pytest.raises(InputError, match="non-empty 'id'"):
+        store.write_nodes("Concept", pd.DataFrame({"id": [None]}))
+
+
+def test_reset_empties_the_graph_and_delete_all_query(store, tmp_path):
+    store.write_nodes("Concept", pd.DataFrame({"id": ["a", "b"]}))
+    store.run("delete_all")
+    assert store.run("node_counts") == []
+    store.write_nodes("Concept", pd.DataFrame({"id": ["a"]}))
+    store.reset()
+    assert store.run("node_counts") == []
+    assert store.write_nodes("Concept", pd.DataFrame({"id": ["a"]})) == WriteReport(created=1)
+
+
+def test_open_store_from_location_string(tmp_path):
+    with open_store(f"ladybug:{tmp_path / 'g'}") as graph:
+        assert graph.engine == "ladybug"
+        assert graph.run("node_counts") == []
