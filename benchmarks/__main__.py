@@ -18,10 +18,13 @@ BENCHMARKS = {"ingest": "benchmarks.ingest", "eq1": "benchmarks.eq1", "psr": "be
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__.split("\n\n")[0])
-    parser.add_argument("names", nargs="*", choices=[[], *BENCHMARKS], metavar="NAME",
+    parser.add_argument("names", nargs="*", metavar="NAME",
                         help=f"benchmarks to run ({', '.join(BENCHMARKS)}); default all")
     parser.add_argument("--quick", action="store_true", help="small sizes, for a smoke run")
     args = parser.parse_args(argv)
+    unknown = [n for n in args.names if n not in BENCHMARKS]
+    if unknown:
+        parser.error(f"unknown benchmark {unknown[0]!r}; choose from {', '.join(BENCHMARKS)}")
     names = args.names or list(BENCHMARKS)
     import ladybug
 

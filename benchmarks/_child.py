@@ -11,14 +11,14 @@ import json
 import sys
 from pathlib import Path
 
-from benchmarks.common import peak_rss
+from benchmarks.common import process_peak_rss
 
 
 def main(argv: list[str]) -> None:
     target, kwargs, out = argv
     module, func = target.split(":")
     result = getattr(importlib.import_module(module), func)(**json.loads(kwargs))
-    result["peak_rss"] = peak_rss()
+    result["peak_rss"] = process_peak_rss()
     Path(out).write_text(json.dumps(result))
 
 

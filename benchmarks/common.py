@@ -25,9 +25,9 @@ import numpy as np
 import pandas as pd
 
 __all__ = ["REPO", "SEED", "DATASET", "FRAMEWORK", "data_root", "standards_path", "annotation_path",
-           "Sizes", "sizes", "SyntheticLog", "synthetic_log", "annotation_map", "timed", "rss_now", "PeakRss",
-           "run_isolated", "build_item_graph", "fmt_s", "fmt_bytes", "fmt_int", "fmt_ratio", "print_table",
-           "workdir", "banner"]
+           "Sizes", "sizes", "SyntheticLog", "synthetic_log", "annotation_map", "timed", "rss_now", "peak_rss",
+           "process_peak_rss", "PeakRss", "run_isolated", "build_item_graph", "fmt_s", "fmt_bytes", "fmt_int",
+           "fmt_ratio", "print_table", "workdir", "banner"]
 
 REPO = Path(__file__).resolve().parents[1]
 SEED = 20260611
@@ -195,9 +195,17 @@ def rss_now() -> int | None:
 
 
 def peak_rss() -> int:
-    """Peak RSS of this process in bytes: VmHWM, else ru_maxrss (KiB on Linux)."""
+    """High-water RSS of this process in bytes since the last :class:`PeakRss` reset (VmHWM), else ru_maxrss."""
     kb = _status_kb("VmHWM")
     return (kb if kb is not None else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss) * 1024
+
+
+_EARLIER_PEAK = 0  # the highest VmHWM seen before a reset
+
+
+def process_peak_rss() -> int:
+    """Peak RSS of this process in bytes over its whole life, across :class:`PeakRss` resets."""
+    return max(_EARLIER_PEAK, peak_rss())
 
 
 class PeakRss:
@@ -208,6 +216,8 @@ class PeakRss:
     """
 
     def __enter__(self):
+        global _EARLIER_PEAK
+        _EARLIER_PEAK = process_peak_rss()
         self.start = rss_now()
         try:
             with open("/proc/self/clear_refs", "w") as handle:

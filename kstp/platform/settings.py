@@ -66,8 +66,9 @@ def graph_target(value: str | None = None) -> GraphTarget:
                 f"KSTP_GRAPH={value} needs NEO4J_USER and NEO4J_PASSWORD in the environment"
             )
         return GraphTarget("neo4j", value, user, password)
+    shown = value.split("://", 1)[0] + "://***@" + value.rsplit("@", 1)[1] if "@" in value else value
     raise ConfigError(
-        f"KSTP_GRAPH={value!r} is not understood; use ladybug:PATH or a Neo4j URI "
+        f"KSTP_GRAPH={shown!r} is not understood; use ladybug:PATH or a Neo4j URI "
         f"({', '.join(s + '://' for s in _NEO4J_SCHEMES)})"
     )
 

@@ -239,5 +239,9 @@ def open_store(target: GraphTarget | str | None = None) -> GraphStore:
         from kstp.platform.neo4j_store import Neo4jStore
 
         store = Neo4jStore(target.location, target.user, target.password)
-    store.ensure_schema()
+    try:
+        store.ensure_schema()
+    except BaseException:
+        store.close()
+        raise
     return store

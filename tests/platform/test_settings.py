@@ -36,3 +36,9 @@ def test_missing_data_folder_says_what_to_set(tmp_path, monkeypatch):
     monkeypatch.delenv("KSTP_DATA", raising=False)
     with pytest.raises(DataNotFoundError, match="set KSTP_DATA"):
         data_dir(tmp_path / "absent")
+
+
+def test_unknown_scheme_with_credentials_is_masked():
+    with pytest.raises(ConfigError) as info:
+        graph_target("http://neo4j:hunter22@db:7474")
+    assert "hunter22" not in str(info.value) and "db:7474" in str(info.value)
