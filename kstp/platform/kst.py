@@ -198,8 +198,13 @@ def _require_state(store: GraphStore, dataset: str, question_ids: list[str]) -> 
     return sorted(set(question_ids))
 
 
+def _fringe(store: GraphStore, query: str, dataset: str, question_ids: list[str]) -> list[str]:
+    ids = _require_state(store, dataset, question_ids)
+    return store.frame(query, {"dataset": dataset, "questionIds": ids})["questionId"].tolist()
+
+
 def inner_fringe(store: GraphStore, dataset: str, question_ids: list[str]) -> list[str]:
-    """Inner fringe of the knowledge state K: items q of K with K \\ {q} a state.
+    """Inner fringe of the knowledge state K: the items q of K with K \\ {q} a state, sorted.
 
     Raises
     ------
@@ -212,23 +217,12 @@ def inner_fringe(store: GraphStore, dataset: str, question_ids: list[str]) -> li
     ----------
     Doignon & Falmagne 1999, *Knowledge Spaces*, Def. 4.1.6.
     """
-    ids = _require_state(store, dataset, question_ids)
-    return store.frame("inner_fringe", {"dataset": dataset, "questionIds": ids})["questionId"].tolist()
+    return _fringe(store, "inner_fringe", dataset, question_ids)
 
 
 def outer_fringe(store: GraphStore, dataset: str, question_ids: list[str]) -> list[str]:
-    """Outer fringe of the knowledge state K: items q outside K with K ∪ {q} a state.
+    """Outer fringe of the knowledge state K: the items q outside K with K ∪ {q} a state, sorted.
 
-    Raises
-    ------
-    NotAKnowledgeStateError
-        When K is not a knowledge state; the message names the items that break closure.
-    UnknownIdError
-        When an id is not a question of ``dataset``.
-
-    References
-    ----------
-    Doignon & Falmagne 1999, *Knowledge Spaces*, Def. 4.1.6.
+    These are the items the learner is ready to learn next. Raises as :func:`inner_fringe`.
     """
-    ids = _require_state(store, dataset, question_ids)
-    return store.frame("outer_fringe", {"dataset": dataset, "questionIds": ids})["questionId"].tolist()
+    return _fringe(store, "outer_fringe", dataset, question_ids)
