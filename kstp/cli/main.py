@@ -13,6 +13,7 @@ from kstp.cli.db import db
 from kstp.cli.demo import demo
 from kstp.cli.derive import derive
 from kstp.cli.evaluate import evaluate
+from kstp.cli.grade import grade
 from kstp.cli.ingest import ingest
 from kstp.cli.output import KstpGroup
 from kstp.cli.query import query
@@ -43,5 +44,5 @@ def cli(ctx: click.Context, graph: str | None) -> None:
     ctx.obj["graph"] = graph
 
 
-for command in (db, ingest, derive, query, evaluate, demo):
+for command in (db, ingest, derive, query, evaluate, grade, demo):
     cli.add_command(command)

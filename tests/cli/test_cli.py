@@ -148,3 +148,17 @@ def test_demo_on_real_data(kstp, data_root, tmp_path):
 def test_demo_without_data_says_what_to_set(kstp, tmp_path):
     result = kstp("demo", "--data", tmp_path / "nowhere")
     assert result.exit_code == 1 and "set KSTP_DATA" in result.stderr
+
+
+def test_grade_shows_extraction_and_reason():
+    runner = CliRunner()
+    result = runner.invoke(cli, ["grade", "--gold", "9500", "--json", r"so \boxed{\$9{,}500}"])
+    assert result.exit_code == 0
+    assert json.loads(result.stdout) == {"kind": "number", "extracted": "9500", "method": "boxed", "correct": True,
+                                         "reason": "correct"}
+    result = runner.invoke(cli, ["grade", "--gold", "D", "That is drastic."])
+    assert result.stdout.splitlines() == ["extracted: (none)", "type:      choice",
+                                          "verdict:   incorrect (no answer found)"]
+    result = runner.invoke(cli, ["grade", "--gold", "7", "-"], input="The answer is 7.\n")
+    assert "correct (correct)" in result.stdout
+    assert runner.invoke(cli, ["grade", "--gold", "abc", "--type", "number", "1"]).exit_code == 2
