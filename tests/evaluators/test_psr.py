@@ -32,11 +32,11 @@ def test_psr_hand_computed_per_learner(scored):
 
 def test_psr_summary_means_over_learners(scored):
     _, result = scored
-    summary = result.summary()
+    [summary] = result.summary()
     assert summary["psrMicro"] == pytest.approx((3 / 4 + 2 / 5) / 2)
     assert summary["psrMacro"] == pytest.approx((5 / 6 + 2 / 9) / 2)
     assert summary["accuracy"] == pytest.approx((3 / 4 + 4 / 5 + 1 / 2) / 3)
-    assert (summary["learners"], summary["learnersWithPsr"]) == (3, 2)
+    assert (summary["learner"], summary["learners"], summary["learnersWithPsr"]) == ("human learners", 3, 2)
     # Threshold 3: L1/q5 and L2/q6, both 2/3 -> bucket [.6,.8).
     assert summary["psr [.6,.8)"] == 1.0 and summary["pairsInDistribution"] == 2
 
@@ -94,4 +94,4 @@ def test_psr_real_learners_equal_authors_loop_and_cypher(store, data_root, datas
     cypher = store.frame("psr_by_learner", {"dataset": dataset}).set_index("learnerId")
     assert (cypher["psrMicro"] - got["psrMicro"]).abs().max() < 1e-12
     # The mean correct rates the data's provenance gives: .745 and .534.
-    assert round(result.summary()["accuracy"], 3) == {"probability_pks": 0.745, "frcsub": 0.534}[dataset]
+    assert round(result.summary()[0]["accuracy"], 3) == {"probability_pks": 0.745, "frcsub": 0.534}[dataset]

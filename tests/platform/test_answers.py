@@ -95,3 +95,9 @@ def test_infer_kind_and_bad_arguments():
         grade("x", "1", kind="words")
     with pytest.raises(ValueError, match="gold answer 'abc' is not a number"):
         grade("1", "abc", kind="number")
+
+
+def test_gold_notes_are_read_as_their_first_number():
+    assert grade(r"\boxed{0.06}", "Responses that round to 0.06 were considered correct.").correct
+    assert grade(r"\boxed{0.12}", "0.12, lab: 0.28").correct
+    assert not grade(r"\boxed{0.28}", "0.12, lab: 0.28").correct

@@ -1,0 +1,187 @@
+"""Paper 1, NB1: a model answers the same questions as the students.
+
+Each question is put to the model with a chain-of-thought prompt in the paper's shape
+(system: reason step by step, final answer in ``\\boxed{}``; user: the question, with
+its options for multiple choice). Every completion is stored as a Response before it
+is graded (:mod:`kstp.platform.answers`); the primary sample (index 0) of each
+question becomes the model learner's ``ANSWERED {correct, runId}`` edge, so PSR
+compares the model with the human learners on the same items. Failures (transport,
+refusal, empty or truncated output, no answer found) are recorded with their reason
+and count as incorrect: they never leave the denominator. Defaults follow the paper:
+temperature 0.6, top-p 0.95, seed 42.
+
+References
+----------
+Cui, Do, Sachan 2026, "Do LLMs Exhibit Coherent Knowledge Structures in Mathematical
+Reasoning?", §3.3 and Appendix A (arXiv 2609.05245).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import pandas as pd
+
+from kstp.platform.answers import Verdict, grade
+from kstp.platform.errors import UnknownIdError
+from kstp.platform.inference import Backend, Completion, Message, Sampling, cache_key, prompt_hash
+from kstp.platform.runs import RunSpec, finish_run, now, open_run, pending, write_responses
+from kstp.platform.store import GraphStore
+
+__all__ = ["NAME", "VERSION", "HIGHER_IS_BETTER", "SYSTEM_PROMPT", "build_prompt", "score_item", "aggregate",
+           "AnswersResult", "evaluate", "model_learner_id"]
+
+NAME = "answers"
+VERSION = "1.0"
+HIGHER_IS_BETTER = {"accuracy": True}
+SYSTEM_PROMPT = ("You are a careful mathematics student. Work through the problem step by step, "
+                 "then write only your final answer inside \\boxed{}.")
+USER_TEMPLATE = "Problem:\n{text}"
+#: Hash of the prompt template, stored on the Run so a template change is a new configuration.
+TEMPLATE_HASH = hashlib.sha256((SYSTEM_PROMPT + "\x00" + USER_TEMPLATE).encode()).hexdigest()
+#: Prompts per generate call: a killed run loses at most one such chunk of work.
+CHUNK = 32
+
+
+def model_learner_id(model: str) -> str:
+    """The Learner id of a model: ``model:<name>``."""
+    return f"model:{model}"
+
+
+def build_prompt(text: str) -> list[Message]:
+    """The chat for one question (options, if any, are part of the question text)."""
+    return [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": USER_TEMPLATE.format(text=text)}]
+
+
+def score_item(completion: Completion, gold: str) -> Verdict:
+    """Grade one completion.
+
+    A completion without text (its ``error`` is the reason, else "empty output") and
+    a truncated one (``finish_reason == "length"``: the reply never reached its final
+    answer, so the last number in it is no answer) are incorrect with that reason.
+
+    Examples
+    --------
+    >>> score_item(Completion(0, 42, text="So \\boxed{12}", finish_reason="stop"), "12").correct
+    True
+    >>> score_item(Completion(0, 42, text="First, 3 + 4 = 7, then", finish_reason="length"), "7").reason
+    'truncated'
+    """
+    if completion.text is None or not completion.text.strip():
+        return Verdict("none", None, None, False, completion.error or "empty output")
+    if completion.finish_reason == "length":
+        return Verdict("none", None, None, False, "truncated")
+    return grade(completion.text, gold)
+
+
+@dataclass
+class AnswersResult:
+    """Outcome of one evaluation run."""
+
+    run_id: str
+    resumed: bool
+    requested: int
+    generated: int
+    responses: pd.DataFrame
+
+    def summary(self) -> dict:
+        return aggregate(self.responses) | {"runId": self.run_id, "resumed": self.resumed,
+                                            "requested": self.requested, "generatedNow": self.generated}
+
+
+def aggregate(responses: pd.DataFrame) -> dict:
+    """Accuracy of the primary samples, mean accuracy over all samples, failure counts.
+
+    Every completion is in the denominator; failures count as incorrect.
+    """
+    primary = responses[responses["sampleIndex"] == 0]
+    reasons = responses["verdict"].fillna("").value_counts().to_dict()
+    return {"questions": int(primary["questionId"].nunique()), "samples": len(responses),
+            "accuracy": float(primary["correct"].fillna(False).astype(bool).mean()) if len(primary) else float("nan"),
+            "meanSampleAccuracy": float(responses["correct"].fillna(False).astype(bool).mean())
+            if len(responses) else float("nan"),
+            "failed": int(responses["error"].notna().sum()),
+            "noAnswer": int(reasons.get("no answer found", 0)), "truncated": int(reasons.get("truncated", 0))}
+
+
+def evaluate(store: GraphStore, backend: Backend, dataset: str, sampling: Sampling, limit: int | None = None,
+             new_run: bool = False, progress: Callable[[int, int], None] | None = None) -> AnswersResult:
+    """Run (or resume) the evaluation of ``backend``'s model on the questions of ``dataset``.
+
+    Parameters
+    ----------
+    sampling : Sampling
+        ``n`` samples per question; sample 0 is the primary one.
+    limit : int, optional
+        Only the first ``limit`` questions (by position) that have text and a gold answer.
+    new_run : bool
+        Allow a configuration that differs from the latest run's.
+    progress : callable, optional
+        ``progress(done, total)`` as completions arrive.
+
+    Raises
+    ------
+    UnknownIdError
+        When the dataset has no question with text and a gold answer.
+    ConfigChangedError
+        When the configuration changed and ``new_run`` is false.
+    """
+    questions = store.frame("dataset_questions", {"dataset": dataset})
+    questions = questions[questions["text"].notna() & questions["answer"].notna()]
+    if limit is not None:
+        questions = questions.head(limit)
+    if questions.empty:
+        raise UnknownIdError(f"dataset {dataset!r} has no question with text and a gold answer in the graph")
+    spec = RunSpec(NAME, VERSION, backend.model, backend.name, dataset, sampling, TEMPLATE_HASH,
+                   {"questions": questions["questionId"].tolist() if limit is not None else "all"})
+    run_id, resumed = open_run(store, spec, new_run)
+    learner = model_learner_id(backend.model)
+    store.write_nodes("Learner", pd.DataFrame([{"id": learner, "kind": "model", "localId": backend.model}]))
+    prompts = {q: build_prompt(t) for q, t in zip(questions["questionId"], questions["text"], strict=True)}
+    hashes = {q: prompt_hash(p) for q, p in prompts.items()}
+    keys = {(q, i): cache_key(backend.model, hashes[q], sampling, i) for q in prompts for i in range(sampling.n)}
+    todo = pending(store, list(keys.values()))
+    wanted: dict[str, list[int]] = {}
+    for (q, i), key in keys.items():
+        if key in todo:
+            wanted.setdefault(q, []).append(i)
+    gold = dict(zip(questions["questionId"], questions["answer"], strict=True))
+    total, done = sum(map(len, wanted.values())), 0
+    status = "interrupted"
+    try:
+        items = list(wanted.items())
+        for start in range(0, len(items), CHUNK):
+            chunk = items[start:start + CHUNK]
+            results = backend.generate([prompts[q] for q, _ in chunk], sampling, [s for _, s in chunk],
+                                       progress=(lambda d, base=done: progress(base + d, total)) if progress else None)
+            rows = []
+            for (q, _), completions in zip(chunk, results, strict=True):
+                for c in completions:
+                    rows.append({"id": keys[(q, c.sample_index)], "question": q, "model": backend.model,
+                                 "promptHash": hashes[q], "sampleIndex": c.sample_index, "seed": c.seed,
+                                 "text": c.text, "finishReason": c.finish_reason, "error": c.error,
+                                 "tokensIn": c.tokens_in, "tokensOut": c.tokens_out, "latencyS": c.latency_s,
+                                 "createdAt": now(), "_c": c})
+            frame = pd.DataFrame(rows)
+            write_responses(store, run_id, learner, frame.drop(columns=["_c"]))  # stored before it is graded
+            verdicts = [score_item(c, gold[q]) for q, c in zip(frame["question"], frame["_c"], strict=True)]
+            store.write_nodes("Response", pd.DataFrame({
+                "id": frame["id"], "extracted": [v.extracted for v in verdicts],
+                "extractionMethod": [v.method for v in verdicts], "correct": [v.correct for v in verdicts],
+                "verdict": [v.reason for v in verdicts]}))
+            done += len(frame)
+        status = "finished"
+    finally:
+        responses = store.frame("run_responses", {"runId": run_id})
+        primary = responses[responses["sampleIndex"] == 0]
+        store.write_relationships("ANSWERED", "Learner", "Question", pd.DataFrame({
+            "from_id": learner, "to_id": primary["questionId"],
+            "correct": primary["correct"].fillna(False).astype(bool), "runId": run_id}))
+        figures = aggregate(responses) if len(responses) else {}
+        finish_run(store, run_id, status, requested=len(keys), completed=int(responses["error"].isna().sum()),
+                   failed=int(responses["error"].notna().sum()),
+                   correct=int(primary["correct"].fillna(False).astype(bool).sum()),
+                   accuracy=figures.get("accuracy"))
+    return AnswersResult(run_id, resumed, len(keys), done, responses)

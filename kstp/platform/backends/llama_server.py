@@ -1,0 +1,33 @@
+"""Child process of :class:`kstp.platform.backends.local.LocalServer`: serve one GGUF.
+
+``python -m kstp.platform.backends.llama_server MODEL PORT THREADS CONTEXT`` starts
+llama.cpp's OpenAI-compatible server (``xllamacpp``) on 127.0.0.1:PORT and serves
+until it is terminated.
+"""
+
+from __future__ import annotations
+
+import signal
+import sys
+
+
+def main(model: str, port: int, threads: int, context: int) -> None:
+    import xllamacpp
+
+    params = xllamacpp.CommonParams()
+    params.model.path = model
+    params.n_ctx = context
+    params.n_parallel = 1
+    params.cpuparams.n_threads = threads
+    params.cpuparams_batch.n_threads = threads
+    params.hostnames = ["127.0.0.1"]
+    params.port = port
+    params.warmup = False
+    params.verbosity = -1  # llama.cpp logs every request otherwise
+    server = xllamacpp.Server(params)  # noqa: F841 (serves while referenced)
+    signal.sigwait({signal.SIGTERM, signal.SIGINT})
+
+
+if __name__ == "__main__":
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM, signal.SIGINT})
+    main(sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]))
