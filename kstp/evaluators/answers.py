@@ -107,7 +107,8 @@ def aggregate(responses: pd.DataFrame) -> dict:
 
 
 def evaluate(store: GraphStore, backend: Backend, dataset: str, sampling: Sampling, limit: int | None = None,
-             new_run: bool = False, progress: Callable[[int, int], None] | None = None) -> AnswersResult:
+             new_run: bool = False, progress: Callable[[int, int], None] | None = None,
+             chunk: int = CHUNK) -> AnswersResult:
     """Run (or resume) the evaluation of ``backend``'s model on the questions of ``dataset``.
 
     Parameters
@@ -120,6 +121,8 @@ def evaluate(store: GraphStore, backend: Backend, dataset: str, sampling: Sampli
         Allow a configuration that differs from the latest run's.
     progress : callable, optional
         ``progress(done, total)`` as completions arrive.
+    chunk : int
+        Questions per generate call; each chunk is stored before the next is asked.
 
     Raises
     ------
@@ -152,12 +155,12 @@ def evaluate(store: GraphStore, backend: Backend, dataset: str, sampling: Sampli
     status = "interrupted"
     try:
         items = list(wanted.items())
-        for start in range(0, len(items), CHUNK):
-            chunk = items[start:start + CHUNK]
-            results = backend.generate([prompts[q] for q, _ in chunk], sampling, [s for _, s in chunk],
+        for start in range(0, len(items), chunk):
+            part = items[start:start + chunk]
+            results = backend.generate([prompts[q] for q, _ in part], sampling, [s for _, s in part],
                                        progress=(lambda d, base=done: progress(base + d, total)) if progress else None)
             rows = []
-            for (q, _), completions in zip(chunk, results, strict=True):
+            for (q, _), completions in zip(part, results, strict=True):
                 for c in completions:
                     rows.append({"id": keys[(q, c.sample_index)], "question": q, "model": backend.model,
                                  "promptHash": hashes[q], "sampleIndex": c.sample_index, "seed": c.seed,

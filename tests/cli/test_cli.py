@@ -162,3 +162,30 @@ def test_grade_shows_extraction_and_reason():
     result = runner.invoke(cli, ["grade", "--gold", "7", "-"], input="The answer is 7.\n")
     assert "correct (correct)" in result.stdout
     assert runner.invoke(cli, ["grade", "--gold", "abc", "--type", "number", "1"]).exit_code == 2
+
+
+def test_evaluate_answers_with_local_model(kstp, data_root, tmp_path):
+    folder = data_root / "responses/frcsub"
+    kstp("ingest", "items", folder / "items.csv", "--dataset", "frcsub", "--qmatrix", folder / "qmatrix.csv")
+    args = ["evaluate", "answers", "--dataset", "frcsub", "--model", "smollm2", "--backend", "local", "--limit", "2",
+            "--gen-kwargs", "max_tokens=16", "--output-path", tmp_path / "out", "--log-samples", "--json"]
+    result = kstp(*args)
+    assert result.exit_code == 0, result.output
+    summary = json.loads(result.stdout)
+    assert (summary["questions"], summary["samples"], summary["generatedNow"]) == (2, 2, 2)
+    logged = (tmp_path / "out" / (summary["runId"].replace(":", "_") + ".samples.jsonl")).read_text().splitlines()
+    assert [json.loads(line)["questionId"] for line in logged] == ["frcsub:Item01", "frcsub:Item02"]
+    assert json.loads(kstp(*args).stdout)["generatedNow"] == 0
+    changed = kstp(*args[:-6], "--gen-kwargs", "max_tokens=8")
+    assert changed.exit_code == 1 and "pass --new-run" in changed.stderr
+    assert kstp(*args[:-6], "--gen-kwargs", "max_tokens=8", "--new-run").exit_code == 0
+
+
+@pytest.mark.parametrize("extra, message", [
+    (["--gen-kwargs", "temp=0.2"], "unknown key 'temp'"),
+    (["--gen-kwargs", "temperature"], "'temperature' must read key=value"),
+    (["--backend", "local", "--base-url", "http://x"], "--base-url goes with --backend openai"),
+])
+def test_evaluate_answers_usage_errors(kstp, extra, message):
+    result = kstp("evaluate", "answers", "--dataset", "d", "--model", "m", *extra)
+    assert result.exit_code == 2 and message in result.stderr

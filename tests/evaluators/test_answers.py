@@ -1,0 +1,87 @@
+"""The paper-1 answer evaluation end to end with a real local model: stored, graded,
+resumed after a server dies, compared with human learners by PSR."""
+
+from __future__ import annotations
+
+import pytest
+
+from kstp.evaluators import answers, psr
+from kstp.loaders import items, responses
+from kstp.platform.backends.local import LocalServer
+from kstp.platform.backends.openai_compat import OpenAIBackend
+from kstp.platform.inference import Completion, Sampling, get_backend
+from kstp.platform.kst import derive_question_prerequisites
+from kstp.platform.runs import ConfigChangedError
+
+SAMPLING = Sampling(n=2, max_tokens=24, seed=42)
+
+
+@pytest.fixture
+def probability(store, data_root):
+    folder = data_root / "responses/probability_pks"
+    items.write_items(store, items.read_items_csv(folder / "items.csv", "probability_pks", folder / "qmatrix.csv"))
+    known = set(store.frame("dataset_questions", {"dataset": "probability_pks"})["localId"])
+    responses.write_answers(store, "probability_pks", responses.read_wide(folder / "responses_full.csv", known), "r")
+    derive_question_prerequisites(store, "probability_pks", "reflexive")
+    return store
+
+
+def test_score_item_failures_are_incorrect_with_reason():
+    assert answers.score_item(Completion(0, 1, error="transport: APIConnectionError"), "3").reason == \
+        "transport: APIConnectionError"
+    assert answers.score_item(Completion(0, 1, text="  "), "3").reason == "empty output"
+    assert answers.score_item(Completion(0, 1, text="The answer is 3.", finish_reason="stop"), "3").correct
+
+
+def test_evaluate_stores_grades_resumes_and_feeds_psr(probability):
+    backend = get_backend("local", "smollm2")
+    try:
+        result = answers.evaluate(probability, backend, "probability_pks", SAMPLING, limit=3)
+        again = answers.evaluate(probability, backend, "probability_pks", SAMPLING, limit=3)
+        with pytest.raises(ConfigChangedError, match=r"\(sampling.max_tokens: 24 -> 16\); pass --new-run"):
+            answers.evaluate(probability, backend, "probability_pks", Sampling(n=2, max_tokens=16), limit=3)
+    finally:
+        backend.close()
+    assert (result.requested, result.generated, result.resumed) == (6, 6, False)
+    rows = result.responses
+    assert len(rows) == 6 and rows["text"].notna().all()
+    assert set(rows["verdict"]) <= {"correct", "wrong answer", "no answer found", "truncated",
+                                    "unparseable answer"}
+    assert (again.generated, again.resumed, again.run_id) == (0, True, result.run_id)
+    assert again.responses[["responseId", "text"]].equals(rows[["responseId", "text"]])
+    answered = probability.frame("answers", {"dataset": "probability_pks"})
+    model = answered[answered["learnerId"] == "model:smollm2"]
+    primary = rows[rows["sampleIndex"] == 0].set_index("questionId")["correct"].astype(bool)
+    assert model.set_index("questionId")["correct"].to_dict() == primary.to_dict()
+    run = probability.run("run_responses", {"runId": result.run_id})
+    assert len(run) == 6
+    summary = psr.evaluate_dataset(probability, "probability_pks").summary()
+    assert [r["learner"] for r in summary] == ["human learners", "model:smollm2"]
+    assert summary[1]["learners"] == 1 and summary[1]["accuracy"] == pytest.approx(primary.mean())
+
+
+def test_killed_server_loses_nothing_and_resume_completes(probability):
+    """The server dies after the first completion: the rest are recorded as transport
+    failures; a resumed run asks for exactly those again and duplicates nothing."""
+    first = LocalServer("smollm2")
+    backend = OpenAIBackend("smollm2", base_url=first.base_url, concurrency=1, retries=1, max_wait=0.1)
+
+    def stop_server(done, total):
+        if done == 1:
+            first.close()
+
+    broken = answers.evaluate(probability, backend, "probability_pks", SAMPLING, limit=2, progress=stop_server,
+                              chunk=1)
+    failed = broken.responses["error"].notna()
+    assert broken.requested == 4 and len(broken.responses) == 4
+    assert failed.sum() >= 2 and broken.responses[failed]["error"].str.startswith("transport").all()
+    assert not broken.responses[failed]["correct"].any()
+    survivors = set(broken.responses.loc[~failed, "responseId"])
+    with LocalServer("smollm2") as second:
+        backend = OpenAIBackend("smollm2", base_url=second.base_url, concurrency=1)
+        resumed = answers.evaluate(probability, backend, "probability_pks", SAMPLING, limit=2)
+    assert resumed.run_id == broken.run_id and resumed.generated == int(failed.sum())
+    assert len(resumed.responses) == 4 and resumed.responses["error"].isna().all()
+    kept = resumed.responses.set_index("responseId").loc[sorted(survivors), "text"]
+    assert kept.to_dict() == broken.responses.set_index("responseId").loc[sorted(survivors), "text"].to_dict()
+    assert len(probability.frame("responses_by_id", {"ids": list(resumed.responses["responseId"])})) == 4
