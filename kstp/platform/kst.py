@@ -149,11 +149,14 @@ def derive_question_prerequisites(store: GraphStore, dataset: str, rule: str = "
     stored = store.frame("question_prerequisite_edges", {"dataset": dataset})
     stale = stored.merge(pairs, on=["fromId", "toId"], how="left", indicator=True)
     stale = stale[stale["_merge"] == "left_only"]
+    report = DerivationReport(dataset, rule, len(questions), qc["questionId"].nunique(), len(pairs))
+    if stale.empty and len(stored) == len(pairs) and (stored["rule"] == rule).all():
+        return report  # already derived with this rule: nothing to write
     store.delete_relationships("PREREQUISITE_OF", "Question", "Question",
                                stale.rename(columns={"fromId": "from_id", "toId": "to_id"}))
     store.write_relationships("PREREQUISITE_OF", "Question", "Question", pd.DataFrame(
         {"from_id": pairs["fromId"], "to_id": pairs["toId"], "rule": rule, "source": "eq1"}))
-    return DerivationReport(dataset, rule, len(questions), qc["questionId"].nunique(), len(pairs))
+    return report
 
 
 def knowledge_state(store: GraphStore, dataset: str, learner_id: str) -> list[str]:

@@ -1,7 +1,8 @@
 """The embedded LadybugDB store (PyPI ``ladybug``), the default engine.
 
-New rows go in through ``COPY FROM`` an Arrow table (about 60x faster than
-UNWIND/MERGE on this engine); changed rows through ``UNWIND $rows ... SET``.
+New rows go in through ``COPY FROM`` an Arrow table, changed rows through
+``UNWIND $rows ... SET``. Measured at XES3G5M scale (5.4 M answers), the whole write
+path is 12-17x faster per edge than batched UNWIND/CREATE or MERGE (``make bench``).
 Assumes a single writer process: Ladybug locks its folder.
 """
 

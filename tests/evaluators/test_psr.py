@@ -95,3 +95,11 @@ def test_psr_real_learners_equal_authors_loop_and_cypher(store, data_root, datas
     assert (cypher["psrMicro"] - got["psrMicro"]).abs().max() < 1e-12
     # The mean correct rates the data's provenance gives: .745 and .534.
     assert round(result.summary()[0]["accuracy"], 3) == {"probability_pks": 0.745, "frcsub": 0.534}[dataset]
+
+
+def test_repeated_answer_last_one_wins_in_direct_use():
+    answers = pd.DataFrame({"learnerId": "l", "questionId": ["a", "c", "a"], "correct": [True, True, False]})
+    pre = pd.DataFrame({"fromId": ["a"], "toId": ["c"]})
+    pairs = psr.score_pairs(answers, pre)
+    assert pairs[["observed", "satisfied"]].values.tolist() == [[1, 0]]
+    assert psr.aggregate(answers, pairs).loc["l", ["answered", "correct"]].tolist() == [2, 1]

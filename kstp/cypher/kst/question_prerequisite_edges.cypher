@@ -5,4 +5,3 @@
 // relation without its reflexive pairs.
 MATCH (qi:Question)-[r:PREREQUISITE_OF]->(qj:Question)-[:IN_DATASET]->(:Dataset {id: $dataset})
 RETURN qi.id AS fromId, qj.id AS toId, r.rule AS rule
-ORDER BY fromId, toId

@@ -6,7 +6,9 @@
 // transitive concept prerequisite; reflexive: c_a = c_b counts too. Assumes an acyclic
 // concept relation, so a path of length 0 is exactly c_a = c_b. Questions of $dataset
 // only; questions without concepts take no part. The closure is taken once per
-// distinct concept pair before questions are joined in.
+// distinct concept pair before questions are joined in. For checks and small
+// datasets: on the 4,118-question XES map it takes about 50 s and 5.5 GB, where
+// `kstp derive` (two reads and sparse products) takes half a second.
 MATCH (:Dataset {id: $dataset})<-[:IN_DATASET]-(:Question)-[:ASSESSES]->(ci:Concept)
 WITH DISTINCT ci
 MATCH (ci)-[:PREREQUISITE_OF*0..]->(cj:Concept)
