@@ -33,7 +33,8 @@ from scipy import sparse
 from kstp.platform.errors import UnknownIdError
 from kstp.platform.store import GraphStore
 
-__all__ = ["VERSION", "HIGHER_IS_BETTER", "BUCKETS", "PsrResult", "last_answers", "score_pairs", "aggregate", "distribution",
+__all__ = ["VERSION", "HIGHER_IS_BETTER", "BUCKETS", "PsrResult", "last_answers", "score_pairs", "aggregate",
+           "distribution",
            "summarize", "evaluate_dataset"]
 
 VERSION = "1.0"
