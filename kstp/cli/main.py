@@ -15,14 +15,25 @@ from kstp.cli.derive import derive
 from kstp.cli.evaluate import evaluate
 from kstp.cli.grade import grade
 from kstp.cli.ingest import ingest
+from kstp.cli.kst import kst
 from kstp.cli.output import KstpGroup
 from kstp.cli.query import query
+from kstp.platform.errors import KstpError
+from kstp.platform.settings import graph_target
 
 __all__ = ["cli"]
 
 
+def _graph_location(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    try:
+        graph_target(value)
+    except KstpError as exc:
+        raise click.BadParameter(str(exc)) from None
+    return value
+
+
 @click.group(cls=KstpGroup, context_settings={"help_option_names": ["-h", "--help"]})
-@click.option("--graph", metavar="LOCATION", envvar="KSTP_GRAPH",
+@click.option("--graph", metavar="LOCATION", envvar="KSTP_GRAPH", callback=_graph_location,
               help="ladybug:PATH or a Neo4j URI (default: $KSTP_GRAPH, else ladybug:.kstp/graph).")
 @click.version_option(__version__, prog_name="kstp")
 @click.pass_context
@@ -44,5 +55,5 @@ def cli(ctx: click.Context, graph: str | None) -> None:
     ctx.obj["graph"] = graph
 
 
-for command in (db, ingest, derive, query, evaluate, grade, demo):
+for command in (db, ingest, derive, kst, query, evaluate, grade, demo):
     cli.add_command(command)

@@ -39,8 +39,11 @@ def parse_param(text: str, kinds: dict[str, str]) -> tuple[str, object]:
             if value.lower() not in ("true", "false"):
                 raise ValueError(value)
             return key, value.lower() == "true"
+        if kind == "list<string>":
+            items = json.loads(value) if value.startswith("[") else [v for v in value.split(",") if v]
+            return key, [str(v) for v in items]
         if kind.startswith("list"):
-            return key, json.loads(value) if value.startswith("[") else [v for v in value.split(",") if v]
+            return key, json.loads(value)
         if kind == "map":
             return key, json.loads(value)
     except (ValueError, json.JSONDecodeError):
@@ -58,6 +61,9 @@ def parse_param(text: str, kinds: dict[str, str]) -> tuple[str, object]:
 def query(ctx, name: str | None, params: tuple[str, ...], fmt: str, list_queries: bool) -> None:
     """Run a registered Cypher query by name and print its rows.
 
+    Queries are read-only and take their parameters as given: a fringe query does not
+    check that the set is a knowledge state (`kstp kst fringe` does).
+
     \b
     Examples:
       kstp query --list
@@ -73,8 +79,12 @@ def query(ctx, name: str | None, params: tuple[str, ...], fmt: str, list_queries
         else:
             print_table(pd.DataFrame(rows).drop(columns=["description"]), "Registered queries")
         return
-    spec = get_query(name)
-    values = dict(parse_param(p, spec.params) for p in params)
+    try:
+        spec = get_query(name)
+        values = dict(parse_param(p, spec.params) for p in params)
+        spec.check_params(values)
+    except QueryError as exc:
+        raise click.UsageError(str(exc)) from None
     frame = get_store(ctx).frame(name, values)
     if fmt == "json":
         emit(frame)

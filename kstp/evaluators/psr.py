@@ -163,7 +163,7 @@ def distribution(pairs: pd.DataFrame, min_prerequisites: int = 5) -> pd.Series:
 
     Counts the (learner, question) pairs with at least ``min_prerequisites`` attempted
     prerequisites; bucket k holds psr in [k/5, (k+1)/5) for k < 5, and exactly 1.0 is
-    its own bucket. All zeros when no pair qualifies.
+    its own bucket. All NaN when no pair qualifies (the shares are undefined).
 
     Examples
     --------
@@ -171,8 +171,8 @@ def distribution(pairs: pd.DataFrame, min_prerequisites: int = 5) -> pd.Series:
     >>> distribution(pairs).tolist()
     [0.3333333333333333, 0.0, 0.0, 0.0, 0.3333333333333333, 0.3333333333333333]
     """
-    chosen = pairs[pairs["observed"] >= min_prerequisites]
-    counts = np.zeros(len(BUCKETS))
+    chosen = pairs[pairs["observed"] >= min_prerequisites] if len(pairs) else pairs
+    counts = np.full(len(BUCKETS), np.nan)
     if len(chosen):
         satisfied, observed = chosen["satisfied"].to_numpy(), chosen["observed"].to_numpy()
         # Integer comparison, 5 * s < k * o, avoids floating-point bucket edges.

@@ -18,7 +18,7 @@ from kstp.platform.errors import CycleError, DataNotFoundError, InputError, Unkn
 from kstp.platform.store import WriteReport
 
 __all__ = ["Row", "read_csv", "require_columns", "pick_column", "scoped", "LoadReport", "check_acyclic",
-           "collapse_edges", "require_file", "unknown_id"]
+           "collapse_edges", "require_file", "unknown_id", "check_namespace"]
 
 
 @dataclass(frozen=True)
@@ -103,6 +103,22 @@ def scoped(namespace: str, local_id: str) -> str:
     'frcsub:Item01'
     """
     return f"{namespace}:{local_id}"
+
+
+def check_namespace(value: str, what: str) -> str:
+    """A dataset or framework id: non-empty, without ':' (it separates the namespace).
+
+    Raises
+    ------
+    InputError
+        Otherwise; ``a:b`` as a dataset would let dataset ``a`` overwrite its questions.
+
+    >>> check_namespace("frcsub", "dataset")
+    'frcsub'
+    """
+    if not value or ":" in value or value != value.strip():
+        raise InputError(f"{what} id {value!r} must be non-empty, without ':' or surrounding spaces")
+    return value
 
 
 @dataclass

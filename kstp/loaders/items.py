@@ -19,7 +19,15 @@ from pathlib import Path
 
 import pandas as pd
 
-from kstp.loaders.common import LoadReport, pick_column, read_csv, require_file, scoped, unknown_id
+from kstp.loaders.common import (
+    LoadReport,
+    check_namespace,
+    pick_column,
+    read_csv,
+    require_file,
+    scoped,
+    unknown_id,
+)
 from kstp.platform.errors import InputError
 from kstp.platform.store import GraphStore
 
@@ -43,9 +51,13 @@ class ItemSet:
     framework: pd.DataFrame | None = None
     concepts: pd.DataFrame | None = None
     notes: dict[str, int] = field(default_factory=dict)
+    #: Whether the input states the items' concepts (a Q-matrix, a concept map, JSONL);
+    #: then its links replace the stored ones, else stored links are left alone.
+    defines_concepts: bool = True
 
 
 def _questions(dataset: str, rows: list[dict]) -> pd.DataFrame:
+    check_namespace(dataset, "dataset")
     frame = pd.DataFrame(rows, columns=["localId", "text", "answer", "answerType", "position"])
     frame.insert(0, "id", [scoped(dataset, q) for q in frame["localId"]])
     frame.insert(1, "dataset", dataset)
@@ -109,7 +121,7 @@ def read_items_csv(items_path: str | Path, dataset: str, qmatrix: str | Path | N
                           "answer": row.values.get(answer_col) or None,
                           "answerType": row.values.get(type_col) or None, "position": position})
     out = ItemSet(dataset, items_path.name, _questions(dataset, questions),
-                  pd.DataFrame(columns=["from_id", "to_id", "source"]))
+                  pd.DataFrame(columns=["from_id", "to_id", "source"]), defines_concepts=qmatrix is not None)
     if qmatrix is None:
         return out
     qmatrix = Path(qmatrix)
@@ -125,12 +137,14 @@ def read_items_csv(items_path: str | Path, dataset: str, qmatrix: str | Path | N
         for name in skill_names:
             if name not in described:
                 raise unknown_id("skill", name, f"{qmatrix}:1", f"it is not in {skills.name}")
-    links, covered = [], set()
+    links, covered = [], {}
     for row in qrows:
         qid = row.values[qcolumns[0]]
         if qid not in seen:
             raise unknown_id("item", qid, f"{qmatrix}:{row.line}", f"it is not in {items_path.name}")
-        covered.add(qid)
+        if qid in covered:
+            raise InputError(f"{qmatrix}:{row.line}: item {qid!r} repeats line {covered[qid]}")
+        covered[qid] = row.line
         for name in skill_names:
             if _binary(row.values[name], f"{qmatrix}:{row.line} column {name!r}"):
                 links.append((scoped(dataset, qid), scoped(dataset, name)))
@@ -278,5 +292,15 @@ def write_items(store: GraphStore, items: ItemSet) -> LoadReport:
     report.add("Question", store.write_nodes("Question", items.questions))
     report.add("IN_DATASET", store.write_relationships("IN_DATASET", "Question", "Dataset", pd.DataFrame(
         {"from_id": items.questions["id"], "to_id": items.dataset})))
+    if items.defines_concepts:
+        stored = store.frame("question_concepts", {"dataset": items.dataset})
+        stored = stored[stored["questionId"].isin(items.questions["id"])]
+        stale = stored.merge(items.assesses.rename(columns={"from_id": "questionId", "to_id": "conceptId"}),
+                             on=["questionId", "conceptId"], how="left", indicator=True)
+        stale = stale[stale["_merge"] == "left_only"]
+        store.delete_relationships("ASSESSES", "Question", "Concept",
+                                   stale.rename(columns={"questionId": "from_id", "conceptId": "to_id"}))
+        if len(stale):
+            report.notes["concept links removed (re-derive question prerequisites)"] = len(stale)
     report.add("ASSESSES", store.write_relationships("ASSESSES", "Question", "Concept", items.assesses))
     return report

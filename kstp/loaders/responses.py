@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from kstp.loaders.common import LoadReport, pick_column, read_csv, scoped, unknown_id
+from kstp.loaders.common import LoadReport, check_namespace, pick_column, read_csv, scoped, unknown_id
 from kstp.platform.errors import InputError
 from kstp.platform.store import GraphStore
 
@@ -60,6 +60,8 @@ def read_wide(path: str | Path, known_items: set[str]) -> pd.DataFrame:
     """
     path = Path(path)
     columns, rows = read_csv(path)
+    if len(columns) == 1 and any(sep in columns[0] for sep in ";\t|"):
+        raise InputError(f"{path}:1: the header has one column {columns[0]!r}; kstp reads comma-separated files")
     items = columns[1:]
     for number, item in enumerate(items, 2):
         _require_item(item, known_items, f"{path}:1 (column {number})")
@@ -167,6 +169,9 @@ def write_answers(store: GraphStore, dataset: str, answers: pd.DataFrame, source
     answers : pandas.DataFrame
         Columns ``learner, item, correct, timestamp`` with local ids, in answer order.
     """
+    check_namespace(dataset, "dataset")
+    if answers.empty:
+        raise InputError(f"{source}: no answers found (an empty file, or only a header?)")
     report = LoadReport(dataset)
     answers = answers.reset_index(drop=True)
     answers["position"] = answers.groupby("learner").cumcount() + 1

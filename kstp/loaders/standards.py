@@ -19,6 +19,7 @@ import pandas as pd
 from kstp.loaders.common import (
     LoadReport,
     check_acyclic,
+    check_namespace,
     collapse_edges,
     read_csv,
     require_columns,
@@ -29,7 +30,8 @@ from kstp.loaders.common import (
 from kstp.platform.errors import InputError
 from kstp.platform.store import GraphStore
 
-__all__ = ["Curriculum", "read_coherence_map", "read_concepts_csv", "write_curriculum", "load_standards"]
+__all__ = ["Curriculum", "read_coherence_map", "read_concepts_csv", "write_curriculum", "load_standards",
+           "check_acyclic_with_graph"]
 
 _TAG_RE = re.compile(r"<[^>]+>")
 
@@ -45,7 +47,7 @@ class Curriculum:
     """A validated curriculum ready to write: tables of nodes and relationships."""
 
     def __init__(self, framework: str, name: str, source: str):
-        self.framework = framework
+        self.framework = check_namespace(framework, "framework")
         self.frameworks = pd.DataFrame([{"id": framework, "name": name, "source": source}])
         self.domains = pd.DataFrame(columns=["id", "code", "name", "grade"])
         self.clusters = pd.DataFrame(columns=["id", "code", "name"])
@@ -103,8 +105,11 @@ def read_coherence_map(path: str | Path, framework: str = "ccss",
     try:
         data = json.loads(path.read_text())
         domains, clusters, standards = data["domains"], data["clusters"], data["standards"]
-    except (json.JSONDecodeError, KeyError, TypeError) as exc:
-        raise InputError(f"{path}: not a Coherence Map JSON ({exc}); expected domains, clusters, standards") from None
+    except json.JSONDecodeError as exc:
+        raise InputError(f"{path}:{exc.lineno}: invalid JSON ({exc.msg})") from None
+    except (KeyError, TypeError):
+        raise InputError(f"{path}: not a Coherence Map JSON; expected an object with domains, clusters and "
+                         "standards (or give a concepts CSV with --edges)") from None
     out = Curriculum(framework, name, str(path.name))
     out.domains = pd.DataFrame([{"id": scoped(framework, d["id"]), "code": d.get("ordinal"), "name": d.get("name"),
                                  "grade": d.get("grade")} for d in domains.values()])
@@ -259,4 +264,23 @@ def load_standards(store: GraphStore, path: str | Path, edges: str | Path | None
         curriculum = read_coherence_map(path, framework or "ccss")
     else:
         curriculum = read_concepts_csv(path, edges, framework)
+    check_acyclic_with_graph(store, curriculum, str(edges or path))
     return write_curriculum(store, curriculum)
+
+
+def check_acyclic_with_graph(store: GraphStore, curriculum: Curriculum, source: str) -> None:
+    """Refuse new prerequisite edges that close a cycle with edges already in the graph.
+
+    Raises
+    ------
+    CycleError
+        Naming the cycle; edges already stored are marked "in the graph".
+    """
+    stored = store.frame("concept_prerequisites", {"framework": curriculum.framework})
+    if stored.empty or curriculum.prerequisites.empty:
+        return
+    local = len(curriculum.framework) + 1
+    edges = [(a[local:], b[local:], "in the graph") for a, b in zip(stored["fromId"], stored["toId"], strict=True)]
+    edges += [(a[local:], b[local:], source) for a, b in
+              zip(curriculum.prerequisites["from_id"], curriculum.prerequisites["to_id"], strict=True)]
+    check_acyclic(collapse_edges(edges)[0], f"{source} together with the graph")

@@ -17,7 +17,7 @@ import pandas as pd
 import pyarrow as pa
 
 from kstp.platform import schema
-from kstp.platform.errors import UnknownIdError
+from kstp.platform.errors import ConfigError, UnknownIdError
 from kstp.platform.store import GraphStore, records
 
 __all__ = ["LadybugStore", "MAX_PATH_LENGTH"]
@@ -34,6 +34,14 @@ def _arrow(rows: pd.DataFrame, properties) -> pa.Table:
                      for name, kind in properties})
 
 
+def _sets(var: str, columns: list[str], properties) -> str:
+    """``SET`` items for ``columns``; typed ones cast, because Ladybug types a parameter
+    column that holds only nulls as STRING and then refuses it for a DOUBLE property."""
+    kinds = dict(properties)
+    return ", ".join(f"{var}.{c} = row.{c}" if kinds[c] == "STRING" else f"{var}.{c} = CAST(row.{c} AS {kinds[c]})"
+                     for c in columns)
+
+
 class LadybugStore(GraphStore):
     """A LadybugDB graph in the folder ``path`` (created when missing)."""
 
@@ -44,8 +52,14 @@ class LadybugStore(GraphStore):
         self._open()
 
     def _open(self) -> None:
+        if self.path.is_dir():
+            raise ConfigError(f"ladybug:{self.path} is a folder; a Ladybug graph is a file path, "
+                              f"e.g. ladybug:{self.path / 'graph'}")
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._db = ladybug.Database(str(self.path))
+        try:
+            self._db = ladybug.Database(str(self.path))
+        except RuntimeError as exc:
+            raise ConfigError(f"cannot open the Ladybug graph at {self.path}: {exc}") from None
         self._conn = ladybug.Connection(self._db)
         self._conn.execute(f"CALL var_length_extend_max_depth={MAX_PATH_LENGTH}")
 
@@ -97,7 +111,7 @@ class LadybugStore(GraphStore):
         self._conn.execute(f"COPY {label} FROM arrow_rows")
 
     def _update_nodes(self, label, rows):
-        sets = ", ".join(f"n.{c} = row.{c}" for c in rows.columns if c != "id")
+        sets = _sets("n", [c for c in rows.columns if c != "id"], schema.node_label(label).properties)
         self._execute_rows(f"UNWIND $rows AS row MATCH (n:{label} {{id: row.id}}) SET {sets}", rows)
 
     def _create_rels(self, rel, from_label, to_label, rows):
@@ -111,7 +125,8 @@ class LadybugStore(GraphStore):
             raise
 
     def _update_rels(self, rel, from_label, to_label, rows):
-        sets = ", ".join(f"r.{c} = row.{c}" for c in rows.columns if c not in ("from_id", "to_id"))
+        sets = _sets("r", [c for c in rows.columns if c not in ("from_id", "to_id")],
+                     schema.rel_type(rel, from_label, to_label).properties)
         self._execute_rows(
             f"UNWIND $rows AS row MATCH (a:{from_label} {{id: row.from_id}})-[r:{rel}]->"
             f"(b:{to_label} {{id: row.to_id}}) SET {sets}", rows)

@@ -103,7 +103,7 @@ class Query:
             value = params[key]
             ok = isinstance(value, PARAM_TYPES[kind]) and not (
                 kind in ("integer", "float") and isinstance(value, bool)
-            )
+            ) and not (kind == "list<string>" and not all(isinstance(v, str) for v in value))
             if not ok:
                 raise QueryError(
                     f"{self.name}: parameter ${key} must be {kind}, got {type(value).__name__} {value!r}"

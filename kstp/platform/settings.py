@@ -68,7 +68,7 @@ def graph_target(value: str | None = None) -> GraphTarget:
         return GraphTarget("neo4j", value, user, password)
     shown = value.split("://", 1)[0] + "://***@" + value.rsplit("@", 1)[1] if "@" in value else value
     raise ConfigError(
-        f"KSTP_GRAPH={shown!r} is not understood; use ladybug:PATH or a Neo4j URI "
+        f"graph location {shown!r} (KSTP_GRAPH or --graph) is not understood; use ladybug:PATH or a Neo4j URI "
         f"({', '.join(s + '://' for s in _NEO4J_SCHEMES)})"
     )
 

@@ -204,8 +204,11 @@ class GraphStore:
         raise NotImplementedError
 
     def reset(self) -> None:
-        """Delete every node and relationship; the schema stays."""
-        self.run("delete_all")
+        """Delete every node and relationship; the schema stays.
+
+        Not a registered query on purpose: ``kstp query`` must not be able to empty a graph.
+        """
+        raise NotImplementedError
 
     def ensure_schema(self) -> None:
         """Create the constraints / tables of the graph model if they are missing."""

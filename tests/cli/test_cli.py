@@ -76,16 +76,16 @@ def test_query_by_name_with_typed_params(kstp, toy_files):
         q for q in listing if q["name"] == "psr_by_learner").items()
 
 
-@pytest.mark.parametrize("args, message", [
-    (["query", "outer_fringes"], "Unknown query 'outer_fringes'. Did you mean: outer_fringe"),
-    (["query", "psr_distribution", "-p", "dataset=toy", "-p", "minPrerequisites=five"],
+@pytest.mark.parametrize("args, code, message", [
+    (["query", "outer_fringes"], 2, "Unknown query 'outer_fringes'. Did you mean: outer_fringe"),
+    (["query", "psr_distribution", "-p", "dataset=toy", "-p", "minPrerequisites=five"], 2,
      "$minPrerequisites must be integer, got 'five'"),
-    (["query", "knowledge_state", "-p", "dataset=toy"], "missing parameter $learnerId (string)"),
-    (["derive", "question-prerequisites", "--dataset", "nope"], "unknown dataset 'nope'"),
+    (["query", "knowledge_state", "-p", "dataset=toy"], 2, "missing parameter $learnerId (string)"),
+    (["derive", "question-prerequisites", "--dataset", "nope"], 1, "unknown dataset 'nope'"),
 ])
-def test_domain_errors_exit_1_with_message(kstp, args, message):
+def test_errors_exit_with_message(kstp, args, code, message):
     result = kstp(*args)
-    assert result.exit_code == 1
+    assert result.exit_code == code
     assert message in result.stderr and "Traceback" not in result.output
 
 
@@ -189,3 +189,74 @@ def test_evaluate_answers_with_local_model(kstp, data_root, tmp_path):
 def test_evaluate_answers_usage_errors(kstp, extra, message):
     result = kstp("evaluate", "answers", "--dataset", "d", "--model", "m", *extra)
     assert result.exit_code == 2 and message in result.stderr
+
+
+def test_kst_fringe_and_check_validate_the_set(kstp, toy_files):
+    ingest_toy(kstp, toy_files)
+    kstp("derive", "question-prerequisites", "--dataset", "toy")
+    result = kstp("kst", "fringe", "--dataset", "toy", "--state", "q1,toy:q2", "--json")
+    assert json.loads(result.stdout) == {"dataset": "toy", "state": ["toy:q1", "toy:q2"], "innerFringe": ["toy:q2"],
+                                         "outerFringe": ["toy:q3", "toy:q4", "toy:q7", "toy:q8"]}
+    refused = kstp("kst", "fringe", "--dataset", "toy", "--state", "q5")
+    assert refused.exit_code == 1 and "toy:q5 lacks toy:q1, toy:q2, toy:q3, toy:q4" in refused.stderr
+    unknown = kstp("kst", "fringe", "--dataset", "toy", "--state", "zzz")
+    assert unknown.exit_code == 1 and "'toy:zzz' not a question of dataset 'toy'" in unknown.stderr
+    check = json.loads(kstp("kst", "check", "--dataset", "toy", "--state", "q2", "--json").stdout)
+    assert check == {"isState": False, "missingPrerequisites": {"toy:q2": ["toy:q1"]}}
+
+
+@pytest.mark.parametrize("args", [
+    ["query", "nosuchquery"], ["query", "knowledge_state", "-p", "dataset"],
+    ["query", "psr_distribution", "-p", "dataset=x", "-p", "minPrerequisites=abc"],
+    ["query", "outer_fringe", "-p", "dataset=x", "-p", "bogus=1"],
+])
+def test_query_usage_errors_exit_2(kstp, args):
+    assert kstp(*args).exit_code == 2
+
+
+def test_graph_location_errors(tmp_path):
+    runner = CliRunner()
+    bad = runner.invoke(cli, ["--graph", "garbage", "db", "stats"])
+    assert bad.exit_code == 2 and "graph location 'garbage'" in bad.stderr
+    folder = runner.invoke(cli, ["--graph", f"ladybug:{tmp_path}", "db", "stats"])
+    assert folder.exit_code == 1 and "is a folder" in folder.stderr
+
+
+def test_list_param_values_become_strings(kstp, toy_files):
+    ingest_toy(kstp, toy_files)
+    result = kstp("query", "state_violations", "-p", "dataset=toy", "-p", "questionIds=[1,2]", "--format", "json")
+    assert result.exit_code == 0 and json.loads(result.stdout) == []
+
+
+def test_psr_before_derive_says_what_to_do(kstp, toy_files, tmp_path):
+    ingest_toy(kstp, toy_files)
+    result = kstp("evaluate", "psr", "--dataset", "toy", "--out", tmp_path / "o")
+    assert result.exit_code == 0, result.output
+    assert "derive question prerequisites first" in result.stderr
+
+
+def test_learners_without_correct_answers(kstp, toy_files, tmp_path):
+    ingest_toy(kstp, toy_files)
+    kstp("derive", "question-prerequisites", "--dataset", "toy")
+    toy_files["answers"].write_text("learner,item,correct\nZ1,q1,0\nZ2,q2,0\n")
+    kstp("ingest", "responses", toy_files["answers"], "--dataset", "toy")
+    result = kstp("evaluate", "psr", "--dataset", "toy", "--out", tmp_path / "o", "--json")
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)[0]["learners"] == 5
+
+
+@pytest.mark.parametrize("dataset", ["a:b", "", " x"])
+def test_dataset_ids_with_separator_are_refused(kstp, toy_files, dataset):
+    ingest_toy(kstp, toy_files)
+    result = kstp("ingest", "items", toy_files["items"], "--dataset", dataset, "--framework", "toy")
+    assert result.exit_code == 1 and "must be non-empty, without ':'" in result.stderr
+
+
+def test_header_only_and_wrong_delimiter_responses(kstp, toy_files):
+    ingest_toy(kstp, toy_files)
+    toy_files["answers"].write_text("learner,q1,q2\n")
+    result = kstp("ingest", "responses", toy_files["answers"], "--dataset", "toy", "--format", "wide")
+    assert result.exit_code == 1 and "no answers found" in result.stderr
+    toy_files["answers"].write_text("learner;q1;q2\nL1;1;0\n")
+    result = kstp("ingest", "responses", toy_files["answers"], "--dataset", "toy")
+    assert result.exit_code == 1 and "kstp reads comma-separated files" in result.stderr

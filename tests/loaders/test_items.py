@@ -112,3 +112,22 @@ def test_jsonl_items(tmp_path):
     path.write_text('{"id": "a",\n')
     with pytest.raises(InputError, match="items.jsonl:1: invalid JSON"):
         items.read_items_jsonl(path, "d", None, set())
+
+
+def test_corrected_qmatrix_replaces_concept_links(store, tmp_path):
+    (tmp_path / "i.csv").write_text("item_id,text\nx1,one\nx2,two\n")
+    (tmp_path / "q.csv").write_text("item_id,s1,s2\nx1,1,1\nx2,0,1\n")
+    items.write_items(store, items.read_items_csv(tmp_path / "i.csv", "d", tmp_path / "q.csv"))
+    (tmp_path / "q.csv").write_text("item_id,s1,s2\nx1,0,1\nx2,0,1\n")
+    report = items.write_items(store, items.read_items_csv(tmp_path / "i.csv", "d", tmp_path / "q.csv"))
+    assert report.notes["concept links removed (re-derive question prerequisites)"] == 1
+    assert store.frame("question_concepts", {"dataset": "d"}).values.tolist() == [["d:x1", "d:s2"], ["d:x2", "d:s2"]]
+    items.write_items(store, items.read_items_csv(tmp_path / "i.csv", "d"))  # no Q-matrix: links stay
+    assert len(store.frame("question_concepts", {"dataset": "d"})) == 2
+
+
+def test_repeated_qmatrix_row_is_refused(tmp_path):
+    (tmp_path / "i.csv").write_text("item_id,text\nx1,one\n")
+    (tmp_path / "q.csv").write_text("item_id,s1,s2\nx1,1,0\nx1,1,1\n")
+    with pytest.raises(InputError, match="q.csv:3: item 'x1' repeats line 2"):
+        items.read_items_csv(tmp_path / "i.csv", "d", tmp_path / "q.csv")

@@ -105,3 +105,12 @@ def test_csv_clusters_become_cluster_nodes(store, tmp_path):
     load_standards(store, concepts, None, "mini")
     figures = store.run("curriculum_figures", {"framework": "mini"})[0]
     assert (figures["clusters"], figures["concepts"], figures["domains"]) == (1, 3, 0)
+
+
+def test_cycle_across_two_ingests_is_refused(store, tmp_path):
+    concepts, edges = _pair(tmp_path)
+    load_standards(store, concepts, edges, "toy")
+    (tmp_path / "more.csv").write_text("from_id,to_id\nE,A\n")
+    with pytest.raises(CycleError, match=r"more.csv together with the graph \(.*in the graph.*more.csv"):
+        load_standards(store, concepts, tmp_path / "more.csv", "toy")
+    assert store.run("concept_cycles", {"framework": "toy"}) == []

@@ -14,6 +14,8 @@ from kstp.platform.queries import registry
 from tests import reference as ref
 
 DATASET, FRAMEWORK = "gen", "gen"
+#: Checked by test_parity_run_queries.
+RUN_QUERIES = {"runs_of", "responses_by_id", "run_responses"}
 
 
 def build(store, concept_edges, question_concepts, answers, extra_concepts=()):
@@ -108,6 +110,8 @@ def check_all(store, edges, qc, answers, rule):
             ref.inner_fringe(expected, state)
         assert set(run("outer_fringe", dataset=DATASET, questionIds=ids)["questionId"]) == \
             ref.outer_fringe(expected, state, domain)
+    assert as_set(run("dataset_learners", dataset=DATASET), "learnerId", "kind") == {
+        (learner, "human") for learner, r in answers.items() if r}
     rows = {(learner, q, ok) for learner, r in answers.items() for q, ok in r.items()}
     assert as_set(run("answers", dataset=DATASET), "learnerId", "questionId", "correct") == rows
     accuracy = run("learner_accuracy", dataset=DATASET).set_index("learnerId")
@@ -143,8 +147,7 @@ def test_parity_generated_graphs(store, seed, rule, chain):
     edges, qc, answers = generated(seed, chain=chain)
     build(store, edges, qc, answers)
     checked = check_all(store, edges, qc, answers, rule)
-    # delete_all is checked in tests/platform/test_store.py.
-    assert checked | {"delete_all"} == set(registry()), "a registered query has no parity check"
+    assert checked | RUN_QUERIES == set(registry()), "a registered query has no parity check"
 
 
 def test_parity_closure_beyond_ladybug_default_depth(store):
@@ -217,3 +220,26 @@ def test_parity_real_coherence_map_and_annotation(store, data_root):
     assert report.edges == len(expected) == 1_234_207
     stored = store.frame("question_prerequisite_edges", {"dataset": "xes"})
     assert as_set(stored, "fromId", "toId") == expected
+
+
+def test_parity_run_queries(store):
+    """Runs and responses written through kstp.platform.runs read back as written."""
+    from kstp.platform.inference import Sampling
+    from kstp.platform.runs import RunSpec, open_run, pending, write_responses
+
+    build(store, set(), {"q1": set(), "q2": set()}, {"m": {}})
+    spec = RunSpec("answers", "1.0", "tiny", "local", DATASET, Sampling(n=2), "t" * 64)
+    run_id, resumed = open_run(store, spec)
+    assert not resumed
+    rows = pd.DataFrame({"id": ["k1", "k2", "k3"], "question": ["q1", "q1", "q2"], "sampleIndex": [0, 1, 0],
+                         "text": ["a", None, "c"], "error": [None, "transport: down", None],
+                         "correct": [True, False, False]})
+    write_responses(store, run_id, "m", rows)
+    runs = store.frame("runs_of", {"evaluator": "answers", "model": "tiny", "dataset": DATASET})
+    assert runs[["runId", "configHash", "status"]].values.tolist() == [[run_id, spec.config_hash(), "running"]]
+    got = store.frame("run_responses", {"runId": run_id})
+    assert got[["responseId", "questionId", "sampleIndex", "text"]].astype(object).where(got.notna(), None) \
+        .values.tolist() == [["k1", "q1", 0, "a"], ["k2", "q1", 1, None], ["k3", "q2", 0, "c"]]
+    by_id = store.frame("responses_by_id", {"ids": ["k1", "k2", "zz"]})
+    assert set(by_id["responseId"]) == {"k1", "k2"}
+    assert pending(store, ["k1", "k2", "k3", "k4"]) == {"k2", "k4"}

@@ -28,7 +28,7 @@ def test_neo4j_uri_needs_credentials_and_hides_password(monkeypatch):
 
 @pytest.mark.parametrize("value", ["sqlite:/tmp/x", "http://db:7474", "ladybug:"])
 def test_bad_graph_location_is_explained(value):
-    with pytest.raises(ConfigError, match="KSTP_GRAPH"):
+    with pytest.raises(ConfigError, match="KSTP_GRAPH or --graph|KSTP_GRAPH"):
         graph_target(value)
 
 

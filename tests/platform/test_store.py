@@ -69,11 +69,8 @@ def test_unknown_property_label_and_pair_are_refused(store):
         store.write_nodes("Concept", pd.DataFrame({"id": [None]}))
 
 
-def test_reset_empties_the_graph_and_delete_all_query(store, tmp_path):
+def test_reset_empties_the_graph(store, tmp_path):
     store.write_nodes("Concept", pd.DataFrame({"id": ["a", "b"]}))
-    store.run("delete_all")
-    assert store.run("node_counts") == []
-    store.write_nodes("Concept", pd.DataFrame({"id": ["a"]}))
     store.reset()
     assert store.run("node_counts") == []
     assert store.write_nodes("Concept", pd.DataFrame({"id": ["a"]})) == WriteReport(created=1)
@@ -83,3 +80,19 @@ def test_open_store_from_location_string(tmp_path):
     with open_store(f"ladybug:{tmp_path / 'g'}") as graph:
         assert graph.engine == "ladybug"
         assert graph.run("node_counts") == []
+
+
+def test_all_null_typed_update_is_accepted(store):
+    """Ladybug types an all-null parameter column as STRING; updates cast it."""
+    store.write_nodes("Learner", pd.DataFrame({"id": ["a"], "psrMicro": [0.5]}))
+    report = store.write_nodes("Learner", pd.DataFrame({"id": ["a"], "psrMicro": [None], "nAnswered": [None]}))
+    assert report.updated == 1
+    assert store._execute("MATCH (l:Learner) RETURN l.psrMicro AS x", {})["x"].isna().all()
+
+
+def test_folder_as_graph_path_is_explained(tmp_path):
+    from kstp.platform.errors import ConfigError
+    from kstp.platform.ladybug_store import LadybugStore
+
+    with pytest.raises(ConfigError, match="is a folder; a Ladybug graph is a file path"):
+        LadybugStore(tmp_path)

@@ -1,0 +1,77 @@
+"""``kstp kst``: knowledge states and fringes of a dataset, with every set checked."""
+
+from __future__ import annotations
+
+import click
+
+from kstp.cli.output import emit, get_store, json_option
+from kstp.platform import kst as structures
+
+__all__ = ["kst"]
+
+
+def _ids(dataset: str, text: str) -> list[str]:
+    """Comma-separated question ids; a local id (``Item04``) gets its dataset prefix."""
+    return [v if v.startswith(f"{dataset}:") else f"{dataset}:{v}" for v in (x.strip() for x in text.split(",")) if v]
+
+
+@click.group()
+def kst() -> None:
+    """Knowledge states and fringes of a dataset's derived prerequisite relation."""
+
+
+@kst.command()
+@click.option("--dataset", required=True, help="Dataset whose question prerequisites define the structure.")
+@click.option("--state", "state_ids", default="", help="Comma-separated question ids (with or without the "
+              "dataset prefix); empty for the empty state.")
+@click.option("--learner", help="Use this learner's knowledge state (the questions it answered correctly).")
+@json_option
+@click.pass_context
+def fringe(ctx, dataset: str, state_ids: str, learner: str | None, as_json: bool) -> None:
+    """Print the inner and outer fringe of a knowledge state; refuse a set that is not one.
+
+    The outer fringe holds what the learner is ready to learn next; the inner fringe
+    what was learned last. A set that is not closed under the prerequisites is
+    refused, naming each item and the prerequisites it lacks (exit 1).
+
+    \b
+    Examples:
+      kstp kst fringe --dataset frcsub --state Item04,Item10
+      kstp kst fringe --dataset probability_pks --learner probability_pks:l0001 --json
+    """
+    store = get_store(ctx)
+    if learner and state_ids:
+        raise click.UsageError("give --state or --learner, not both")
+    ids = structures.knowledge_state(store, dataset, learner) if learner else _ids(dataset, state_ids)
+    result = {"dataset": dataset, "state": sorted(ids), "innerFringe": structures.inner_fringe(store, dataset, ids),
+              "outerFringe": structures.outer_fringe(store, dataset, ids)}
+    if as_json:
+        emit(result)
+    else:
+        for key in ("state", "innerFringe", "outerFringe"):
+            click.echo(f"{key}: {', '.join(result[key]) or '(empty)'}")
+
+
+@kst.command()
+@click.option("--dataset", required=True, help="Dataset whose question prerequisites define the structure.")
+@click.option("--state", "state_ids", required=True, help="Comma-separated question ids.")
+@json_option
+@click.pass_context
+def check(ctx, dataset: str, state_ids: str, as_json: bool) -> None:
+    """Say whether an item set is a knowledge state and, if not, what breaks closure.
+
+    Exit status 0 either way; unknown ids are an error (exit 1).
+
+    \b
+    Example:
+      kstp kst check --dataset frcsub --state Item04,Item10
+    """
+    violations = structures.check_state(get_store(ctx), dataset, _ids(dataset, state_ids))
+    if as_json:
+        emit({"isState": not violations, "missingPrerequisites": violations})
+    elif not violations:
+        click.echo("a knowledge state (closed under prerequisites)")
+    else:
+        click.echo("not a knowledge state:")
+        for item, missing in sorted(violations.items()):
+            click.echo(f"  {item} lacks {', '.join(missing)}")
