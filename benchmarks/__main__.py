@@ -1,6 +1,6 @@
 """``python -m benchmarks [ingest|eq1|psr ...] [--quick]``: run the benchmarks, print tables and ratios.
 
-No argument runs all three in order. ``--quick`` shrinks every size for a smoke run (its
+No argument runs all four in order. ``--quick`` shrinks every size for a smoke run (its
 figures are not the ones to report).
 """
 
@@ -13,7 +13,8 @@ import time
 
 from benchmarks.common import data_root, fmt_ratio, fmt_s
 
-BENCHMARKS = {"ingest": "benchmarks.ingest", "eq1": "benchmarks.eq1", "psr": "benchmarks.psr"}
+BENCHMARKS = {"ingest": "benchmarks.ingest", "eq1": "benchmarks.eq1", "psr": "benchmarks.psr",
+              "inference": "benchmarks.inference"}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -47,6 +48,12 @@ def main(argv: list[str] | None = None) -> int:
         r = results["psr"]
         print(f"psr: {r['subsample']:,}-learner subsample, equal: {'yes' if r['equal'] else 'NO'}; dict loop / kstp "
               f"{fmt_ratio(r['ratio'])}; kstp full scale {fmt_s(r['full_s'])} s")
+    if "inference" in results:
+        r = results["inference"]
+        vllm_ratio = fmt_ratio(r["vllm_ratio"]) if r["vllm_ratio"] else "skipped"
+        print(f"inference: concurrency 8 / sequential {fmt_ratio(r['concurrency_ratio'])}; vLLM batched / per "
+              f"prompt {vllm_ratio}; store + grade {r['store_grade_ms']:.2f} ms per completion "
+              f"({r['share_of_generation']:.1%} of generation){'' if r['correct_ok'] else '; PROBLEM: grades'}")
     print(f"total {fmt_s(time.perf_counter() - start)} s")
     return 0
 

@@ -321,8 +321,16 @@ PARITY_CASES = [
     ("inner_fringe", {"dataset": "ds", "questionIds": K}),
     ("state_violations", {"dataset": "ds", "questionIds": ["t:q2", "t:q3"]}),
     ("learner_accuracy", {"dataset": "ds"}), ("psr_by_learner", {"dataset": "ds"}),
-    ("psr_distribution", {"dataset": "ds", "minPrerequisites": 1}),
+    ("psr_distribution", {"dataset": "ds", "minPrerequisites": 1}), ("dataset_learners", {"dataset": "ds"}),
 ]
+#: Need a run in the graph; their Ladybug parity is in tests/parity/test_parity.py.
+RUN_QUERIES = {"runs_of", "responses_by_id", "run_responses"}
+
+
+def test_parity_cases_cover_every_registered_query():
+    from kstp.platform.queries import registry
+
+    assert {name for name, _ in PARITY_CASES} | RUN_QUERIES == set(registry())
 
 
 def _comparable(rows: list[dict], ordered: bool) -> list[tuple]:

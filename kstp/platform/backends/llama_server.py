@@ -1,6 +1,6 @@
 """Child process of :class:`kstp.platform.backends.local.LocalServer`: serve one GGUF.
 
-``python -m kstp.platform.backends.llama_server MODEL PORT THREADS CONTEXT`` starts
+``python -m kstp.platform.backends.llama_server MODEL PORT THREADS CONTEXT PARALLEL`` starts
 llama.cpp's OpenAI-compatible server (``xllamacpp``) on 127.0.0.1:PORT and serves
 until it is terminated.
 """
@@ -11,13 +11,13 @@ import signal
 import sys
 
 
-def main(model: str, port: int, threads: int, context: int) -> None:
+def main(model: str, port: int, threads: int, context: int, parallel: int) -> None:
     import xllamacpp
 
     params = xllamacpp.CommonParams()
     params.model.path = model
-    params.n_ctx = context
-    params.n_parallel = 1
+    params.n_ctx = context * parallel  # llama.cpp splits the context among the slots
+    params.n_parallel = parallel
     params.cpuparams.n_threads = threads
     params.cpuparams_batch.n_threads = threads
     params.hostnames = ["127.0.0.1"]
@@ -30,4 +30,4 @@ def main(model: str, port: int, threads: int, context: int) -> None:
 
 if __name__ == "__main__":
     signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM, signal.SIGINT})
-    main(sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]))
+    main(sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5]))

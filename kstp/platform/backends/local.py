@@ -67,6 +67,8 @@ class LocalServer:
         Context window in tokens (prompt plus completion).
     port : int, optional
         Default: a free port.
+    parallel : int
+        Requests decoded together (llama.cpp slots); each slot gets ``context`` tokens.
     startup_timeout : float
         Seconds to wait for the server to answer ``/health``.
 
@@ -77,7 +79,7 @@ class LocalServer:
     """
 
     def __init__(self, model: str = SMOLLM2, threads: int = 1, context: int = 4096, port: int | None = None,
-                 startup_timeout: float = 120.0):
+                 parallel: int = 1, startup_timeout: float = 120.0):
         path = smollm2_path() if model == SMOLLM2 else Path(model)
         if not path.is_file():
             raise ConfigError(f"GGUF model {path} not found")
@@ -86,7 +88,7 @@ class LocalServer:
         self._log = tempfile.TemporaryFile()
         self._process = subprocess.Popen(
             [sys.executable, "-m", "kstp.platform.backends.llama_server", str(path), str(self.port), str(threads),
-             str(context)], stdout=self._log, stderr=subprocess.STDOUT)
+             str(context), str(parallel)], stdout=self._log, stderr=subprocess.STDOUT)
         deadline = time.monotonic() + startup_timeout
         while not self._healthy():
             if self._process.poll() is not None or time.monotonic() > deadline:
