@@ -11,7 +11,7 @@ import importlib
 import platform
 import time
 
-from benchmarks.common import data_root, fmt_ratio, fmt_s
+from benchmarks.common import data_root, fmt_s
 
 BENCHMARKS = {"ingest": "benchmarks.ingest", "eq1": "benchmarks.eq1", "psr": "benchmarks.psr",
               "inference": "benchmarks.inference"}
@@ -36,24 +36,8 @@ def main(argv: list[str] | None = None) -> int:
     for name in names:
         results[name] = importlib.import_module(BENCHMARKS[name]).main(quick=args.quick)
     print("\n== summary (ratios: baseline over kstp, same run) ==")
-    if "ingest" in results:
-        r = results["ingest"]
-        print(f"ingest: {r['edges']:,} edges, write_answers {r['edges_per_s']:,.0f} edges/s; per-edge throughput "
-              f"{fmt_ratio(r['ratio_vs_create'])} UNWIND/CREATE, {fmt_ratio(r['ratio_vs_merge'])} UNWIND/MERGE")
-    if "eq1" in results:
-        r = results["eq1"]
-        print(f"eq1: {r['pairs']:,} pairs, all agree: {'yes' if r['agree'] else 'NO'}; literal double loop / kstp "
-              f"(queries + sparse) {fmt_ratio(r['ratio_vs_kstp'])}; / pure Cypher {fmt_ratio(r['ratio_vs_cypher'])}")
-    if "psr" in results:
-        r = results["psr"]
-        print(f"psr: {r['subsample']:,}-learner subsample, equal: {'yes' if r['equal'] else 'NO'}; dict loop / kstp "
-              f"{fmt_ratio(r['ratio'])}; kstp full scale {fmt_s(r['full_s'])} s")
-    if "inference" in results:
-        r = results["inference"]
-        vllm_ratio = fmt_ratio(r["vllm_ratio"]) if r["vllm_ratio"] else "skipped"
-        print(f"inference: concurrency 8 / sequential {fmt_ratio(r['concurrency_ratio'])}; vLLM batched / per "
-              f"prompt {vllm_ratio}; store + grade {r['store_grade_ms']:.2f} ms per completion "
-              f"({r['share_of_generation']:.1%} of generation){'' if r['correct_ok'] else '; PROBLEM: grades'}")
+    for name, result in results.items():
+        print(importlib.import_module(BENCHMARKS[name]).summary(result))
     print(f"total {fmt_s(time.perf_counter() - start)} s")
     return 0
 

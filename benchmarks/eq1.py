@@ -40,7 +40,7 @@ from benchmarks.common import (
     workdir,
 )
 
-__all__ = ["main", "EXPECTED_PAIRS"]
+__all__ = ["main", "summary", "EXPECTED_PAIRS"]
 
 #: Eq. 1 strict on the shipped files (ENGINES.md).
 EXPECTED_PAIRS = 1_234_207
@@ -159,3 +159,9 @@ def main(quick: bool = False) -> dict:
 
 if __name__ == "__main__":
     main()
+
+
+def summary(r: dict) -> str:
+    """The one-line summary of :func:`main`'s result."""
+    return (f"eq1: {r['pairs']:,} pairs, all agree: {'yes' if r['agree'] else 'NO'}; literal double loop / kstp "
+            f"(queries + sparse) {fmt_ratio(r['ratio_vs_kstp'])}; / pure Cypher {fmt_ratio(r['ratio_vs_cypher'])}")

@@ -20,7 +20,7 @@ import pandas as pd
 
 from benchmarks.common import banner, fmt_ratio, fmt_s, print_table, workdir
 
-__all__ = ["main"]
+__all__ = ["main", "summary"]
 
 PROMPTS = [[{"role": "user", "content": f"What is {a} + {b}? Put the final answer in \\boxed{{}}."}]
            for a, b in zip(range(3, 19), range(11, 27), strict=True)]
@@ -140,3 +140,11 @@ def main(quick: bool = False) -> dict:
     return {"concurrency_ratio": generation["ratio"], "vllm_ratio": vllm_result and vllm_result["ratio"],
             "store_grade_ms": 1000 * storing["per_completion_s"], "share_of_generation": share,
             "correct_ok": storing["correct_ok"]}
+
+
+def summary(r: dict) -> str:
+    """The one-line summary of :func:`main`'s result."""
+    vllm_ratio = fmt_ratio(r["vllm_ratio"]) if r["vllm_ratio"] else "skipped"
+    return (f"inference: concurrency 8 / sequential {fmt_ratio(r['concurrency_ratio'])}; vLLM batched / per "
+            f"prompt {vllm_ratio}; store + grade {r['store_grade_ms']:.2f} ms per completion "
+            f"({r['share_of_generation']:.1%} of generation){'' if r['correct_ok'] else '; PROBLEM: grades'}")

@@ -35,7 +35,7 @@ from benchmarks.common import (
     workdir,
 )
 
-__all__ = ["main"]
+__all__ = ["main", "summary"]
 
 BATCH = 1_000
 # Two MATCH clauses, not one comma-separated pattern: on Ladybug 0.22 the comma form
@@ -194,3 +194,9 @@ def main(quick: bool = False) -> dict:
 
 if __name__ == "__main__":
     main()
+
+
+def summary(r: dict) -> str:
+    """The one-line summary of :func:`main`'s result."""
+    return (f"ingest: {r['edges']:,} edges, write_answers {r['edges_per_s']:,.0f} edges/s; per-edge throughput "
+            f"{fmt_ratio(r['ratio_vs_create'])} UNWIND/CREATE, {fmt_ratio(r['ratio_vs_merge'])} UNWIND/MERGE")

@@ -36,7 +36,7 @@ from benchmarks.common import (
     workdir,
 )
 
-__all__ = ["main", "baseline_psr", "kstp_psr"]
+__all__ = ["main", "summary", "baseline_psr", "kstp_psr"]
 
 MIN_PREREQUISITES = 5
 TIME_TARGET_S = 60
@@ -197,3 +197,9 @@ def main(quick: bool = False) -> dict:
 
 if __name__ == "__main__":
     main()
+
+
+def summary(r: dict) -> str:
+    """The one-line summary of :func:`main`'s result."""
+    return (f"psr: {r['subsample']:,}-learner subsample, equal: {'yes' if r['equal'] else 'NO'}; dict loop / kstp "
+            f"{fmt_ratio(r['ratio'])}; kstp full scale {fmt_s(r['full_s'])} s")
