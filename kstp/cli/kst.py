@@ -75,3 +75,56 @@ def check(ctx, dataset: str, state_ids: str, as_json: bool) -> None:
         click.echo("not a knowledge state:")
         for item, missing in sorted(violations.items()):
             click.echo(f"  {item} lacks {', '.join(missing)}")
+
+
+@kst.command()
+@click.option("--dataset", required=True, help="Dataset whose question prerequisites define the space.")
+@click.option("--count", "mode", flag_value="count", default=True, help="Count the states (default).")
+@click.option("--enumerate", "mode", flag_value="enumerate", help="List every state with its fringes.")
+@click.option("--sample", type=click.IntRange(min=1), help="Draw N states, approximately uniformly (Glauber chain).")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of --sample.")
+@click.option("--limit", type=click.IntRange(min=1), default=100_000, show_default=True,
+              help="Refuse to enumerate more states than this.")
+@click.option("--store", is_flag=True, help="Store the listed or sampled states as KnowledgeState nodes.")
+@json_option
+@click.pass_context
+def space(ctx, dataset: str, mode: str, sample: int | None, seed: int, limit: int, store: bool,
+          as_json: bool) -> None:
+    """Count, enumerate or sample the knowledge states of a dataset (its knowledge space).
+
+    States are the question sets closed under the derived prerequisites; equally
+    informative questions (mutual prerequisites) move together. Enumeration takes
+    time proportional to the number of states; a space larger than --limit is
+    refused with a hint to count or sample.
+
+    \b
+    Examples:
+      kstp kst space --dataset probability_pks
+      kstp kst space --dataset probability_pks --enumerate --json
+      kstp kst space --dataset xes3g5m --sample 100 --seed 1 --store
+    """
+    graph = get_store(ctx)
+    knowledge_space = structures.dataset_space(graph, dataset)
+    summary = {"dataset": dataset, "items": len(knowledge_space.items), "classes": len(knowledge_space.classes)}
+    if sample is not None:
+        states, source = knowledge_space.sample(sample, seed), f"sample:seed={seed}"
+    elif mode == "enumerate":
+        states, source = knowledge_space.states(limit), "enumeration"
+    else:
+        summary["states"] = knowledge_space.count()
+        if as_json:
+            emit(summary)
+        else:
+            click.echo(f"{summary['states']:,} knowledge states over {summary['items']} questions "
+                       f"({summary['classes']} classes of equally informative questions)")
+        return
+    rows = [{"state": sorted(s), "size": len(s), "innerFringe": knowledge_space.inner_fringe(s),
+             "outerFringe": knowledge_space.outer_fringe(s)} for s in states]
+    if store:
+        summary["stored"] = structures.store_states(graph, dataset, states, source)
+    if as_json:
+        emit({**summary, "states": rows})
+        return
+    for row in rows:
+        click.echo(f"{{{', '.join(row['state'])}}}  outer fringe: {', '.join(row['outerFringe']) or '-'}")
+    click.echo(f"{len(rows):,} states listed ({source})", err=True)

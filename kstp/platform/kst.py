@@ -10,6 +10,7 @@ Assumes the concept relation is acyclic (ingest refuses cycles).
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 
 import numpy as np
@@ -17,10 +18,11 @@ import pandas as pd
 from scipy import sparse
 
 from kstp.platform.errors import KstpError, NotAKnowledgeStateError, UnknownIdError
+from kstp.platform.spaces import KnowledgeSpace
 from kstp.platform.store import GraphStore
 
 __all__ = ["RULES", "question_prerequisite_pairs", "derive_question_prerequisites", "DerivationReport",
-           "knowledge_state", "check_state", "inner_fringe", "outer_fringe"]
+           "knowledge_state", "check_state", "inner_fringe", "outer_fringe", "dataset_space", "store_states"]
 
 #: Eq. 1 variants: ``strict`` needs a proper (transitive) concept prerequisite,
 #: ``reflexive`` also accepts the same concept (for skill maps this is
@@ -229,3 +231,38 @@ def outer_fringe(store: GraphStore, dataset: str, question_ids: list[str]) -> li
     These are the items the learner is ready to learn next. Raises as :func:`inner_fringe`.
     """
     return _fringe(store, "outer_fringe", dataset, question_ids)
+
+
+def dataset_space(store: GraphStore, dataset: str) -> KnowledgeSpace:
+    """The knowledge space of a dataset: its questions under the derived prerequisites.
+
+    Raises
+    ------
+    UnknownIdError
+        When the dataset has no questions in the graph.
+    """
+    questions = store.frame("dataset_questions", {"dataset": dataset})["questionId"].tolist()
+    if not questions:
+        known = ", ".join(r["datasetId"] for r in store.run("datasets")) or "none"
+        raise UnknownIdError(f"unknown dataset {dataset!r}; datasets in the graph: {known}")
+    edges = store.frame("question_prerequisite_edges", {"dataset": dataset})
+    return KnowledgeSpace.build(questions, zip(edges["fromId"], edges["toId"], strict=True))
+
+
+def store_states(store: GraphStore, dataset: str, states: list[frozenset[str]], source: str) -> int:
+    """Write states as ``(:KnowledgeState)-[:CONTAINS]->(:Question)``; returns how many.
+
+    A state's id is ``<dataset>:state:<sha256 of its sorted ids>[:16]``, so storing the
+    same state twice changes nothing.
+    """
+    rows, links = [], []
+    for state in states:
+        members = sorted(state)
+        digest = hashlib.sha256("\n".join(members).encode()).hexdigest()[:16]
+        state_id = f"{dataset}:state:{digest}"
+        rows.append({"id": state_id, "dataset": dataset, "size": len(members), "source": source})
+        links += [(state_id, q) for q in members]
+    store.write_nodes("KnowledgeState", pd.DataFrame(rows, columns=["id", "dataset", "size", "source"]))
+    store.write_relationships("CONTAINS", "KnowledgeState", "Question",
+                              pd.DataFrame(links, columns=["from_id", "to_id"]))
+    return len(rows)

@@ -260,3 +260,20 @@ def test_header_only_and_wrong_delimiter_responses(kstp, toy_files):
     toy_files["answers"].write_text("learner;q1;q2\nL1;1;0\n")
     result = kstp("ingest", "responses", toy_files["answers"], "--dataset", "toy")
     assert result.exit_code == 1 and "kstp reads comma-separated files" in result.stderr
+
+
+def test_kst_space_count_enumerate_sample_store(kstp, toy_files):
+    ingest_toy(kstp, toy_files)
+    kstp("derive", "question-prerequisites", "--dataset", "toy")
+    assert json.loads(kstp("kst", "space", "--dataset", "toy", "--json").stdout) == {
+        "dataset": "toy", "items": 8, "classes": 8, "states": 44}
+    listed = json.loads(kstp("kst", "space", "--dataset", "toy", "--enumerate", "--json").stdout)
+    assert len(listed["states"]) == 44 and listed["states"][0] == {
+        "state": [], "size": 0, "innerFringe": [], "outerFringe": ["toy:q1", "toy:q7", "toy:q8"]}
+    refused = kstp("kst", "space", "--dataset", "toy", "--enumerate", "--limit", "10")
+    assert refused.exit_code == 1 and "draw a sample instead" in refused.stderr
+    drawn = json.loads(kstp("kst", "space", "--dataset", "toy", "--sample", "5", "--seed", "2", "--store",
+                            "--json").stdout)
+    assert len(drawn["states"]) == 5 and 1 <= drawn["stored"] <= 5
+    again = json.loads(kstp("kst", "space", "--dataset", "toy", "--sample", "5", "--seed", "2", "--json").stdout)
+    assert again["states"] == drawn["states"]

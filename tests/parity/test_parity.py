@@ -112,6 +112,12 @@ def check_all(store, edges, qc, answers, rule):
             ref.outer_fringe(expected, state, domain)
     assert as_set(run("dataset_learners", dataset=DATASET), "learnerId", "kind") == {
         (learner, "human") for learner, r in answers.items() if r}
+    from kstp.platform.kst import store_states
+
+    states = [frozenset(), frozenset(sorted(domain)[:2])]
+    store_states(store, DATASET, states, "test")
+    stored = run("stored_states", dataset=DATASET)
+    assert set(stored["questionId"]) == set(sorted(domain)[:2]) and set(stored["size"]) == {2}
     rows = {(learner, q, ok) for learner, r in answers.items() for q, ok in r.items()}
     assert as_set(run("answers", dataset=DATASET), "learnerId", "questionId", "correct") == rows
     accuracy = run("learner_accuracy", dataset=DATASET).set_index("learnerId")

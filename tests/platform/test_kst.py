@@ -56,6 +56,16 @@ def test_knowledge_states_counted_by_hand(toy):
     assert len(states) == 44
 
 
+def test_dataset_space_matches_the_hand_count(toy):
+    kst.derive_question_prerequisites(toy, "toy", "strict")
+    space = kst.dataset_space(toy, "toy")
+    assert space.count() == 44
+    assert space.outer_fringe(set(q("q1", "q2"))) == q("q3", "q4", "q7", "q8")
+    assert kst.store_states(toy, "toy", space.states()[:3], "test") == 3
+    assert kst.store_states(toy, "toy", space.states()[:3], "test") == 3
+    assert {"label": "KnowledgeState", "count": 3} in toy.run("node_counts")
+
+
 def test_fringes_by_hand(toy):
     kst.derive_question_prerequisites(toy, "toy", "strict")
     assert kst.outer_fringe(toy, "toy", q("q1", "q2")) == q("q3", "q4", "q7", "q8")

@@ -322,6 +322,7 @@ PARITY_CASES = [
     ("state_violations", {"dataset": "ds", "questionIds": ["t:q2", "t:q3"]}),
     ("learner_accuracy", {"dataset": "ds"}), ("psr_by_learner", {"dataset": "ds"}),
     ("psr_distribution", {"dataset": "ds", "minPrerequisites": 1}), ("dataset_learners", {"dataset": "ds"}),
+    ("stored_states", {"dataset": "ds"}),
 ]
 #: Need a run in the graph; their Ladybug parity is in tests/parity/test_parity.py.
 RUN_QUERIES = {"runs_of", "responses_by_id", "run_responses"}
