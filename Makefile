@@ -53,6 +53,7 @@ lint: $(STAMP)
 
 ## bench: speed runs that print ratios against baselines measured in the same run
 bench: $(STAMP)
+	$(BIN)/pip install --quiet kstpy==1.0.0 knowledgespaces==0.1.0
 	$(BIN)/python -m benchmarks
 
 clean:

@@ -1,6 +1,6 @@
 """``python -m benchmarks [ingest|eq1|psr ...] [--quick]``: run the benchmarks, print tables and ratios.
 
-No argument runs all four in order. ``--quick`` shrinks every size for a smoke run (its
+No argument runs them all in order. ``--quick`` shrinks every size for a smoke run (its
 figures are not the ones to report).
 """
 
@@ -14,7 +14,7 @@ import time
 from benchmarks.common import data_root, fmt_s
 
 BENCHMARKS = {"ingest": "benchmarks.ingest", "eq1": "benchmarks.eq1", "psr": "benchmarks.psr",
-              "inference": "benchmarks.inference"}
+              "inference": "benchmarks.inference", "spaces": "benchmarks.spaces"}
 
 
 def main(argv: list[str] | None = None) -> int:

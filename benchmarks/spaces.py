@@ -1,0 +1,254 @@
+"""Knowledge spaces of a prerequisite relation: kstp against the two KST packages on PyPI.
+
+The same inputs go to all three: prerequisite chains, antichains (no prerequisites), random
+DAGs (seeded) and one random digraph with cycles, of 10 to 40 items. Each tool builds the
+quasi-ordinal knowledge space (the down-sets of the surmise relation) and lists its states;
+the families are checked EQUAL as sets of frozensets of the same item names.
+
+- kstp: ``KnowledgeSpace.build(items, pairs).states(limit=None)``;
+- kstpy 1.0.0: ``constr(sr2basis(sr))`` with ``sr`` the reflexive-transitive closure of the
+  pairs (kstpy takes a surmise relation, not prerequisite pairs; the closure, by networkx,
+  is timed with it);
+- knowledgespaces 0.1.0: ``space_from_prerequisites(items, pairs).states``. It filters the
+  power set, so it refuses 25 items or more (``DomainTooLargeError``, its own limit).
+
+kstpy's ``constr`` does about (items x states) set unions, so it is skipped where that
+product passes :data:`KSTPY_BUDGET` (over a minute). Antichains of n items have 2^n states,
+so they stop at 20 items. A second table shows kstp alone on spaces of 10^6 states or more.
+The two packages are benchmark-only (``make bench`` installs them); kstp does not use them.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+import warnings
+from collections.abc import Callable
+
+import networkx as nx
+import numpy as np
+
+from benchmarks.common import banner, fmt_int, fmt_ratio, fmt_s, print_table
+
+__all__ = ["main", "summary", "KSTPY_BUDGET"]
+
+#: kstpy is run where items x states (kstp's count) is at most this (up to about 30 s of set unions).
+KSTPY_BUDGET = 20_000_000
+SIZES = (10, 15, 20, 25, 30, 34, 40)
+QUICK_SIZES = (10, 15)
+ANTICHAIN_MAX = 20
+DAG_DEGREE = 4.0  # random DAG: each ordered pair (in a random order) is an edge with probability 4 / items
+DAG_SEED = 1
+
+
+# ---- inputs --------------------------------------------------------------------------------
+def _names(n: int) -> list[str]:
+    return [f"q{i:02d}" for i in range(n)]
+
+
+def chain(n: int) -> tuple[list[str], list[tuple[str, str]]]:
+    items = _names(n)
+    return items, list(zip(items, items[1:], strict=False))
+
+
+def antichain(n: int) -> tuple[list[str], list[tuple[str, str]]]:
+    return _names(n), []
+
+
+def random_dag(n: int, p: float, seed: int) -> tuple[list[str], list[tuple[str, str]]]:
+    """Items in a random order; each pair (earlier, later) is a prerequisite with probability p."""
+    rng = np.random.default_rng(seed)
+    items = _names(n)
+    order = rng.permutation(n)
+    return items, [(items[order[i]], items[order[j]]) for i in range(n) for j in range(i + 1, n) if rng.random() < p]
+
+
+def random_digraph(n: int, p: float, seed: int) -> tuple[list[str], list[tuple[str, str]]]:
+    """Each ordered pair of distinct items is a prerequisite with probability p (cycles allowed)."""
+    rng = np.random.default_rng(seed)
+    items = _names(n)
+    return items, [(a, b) for a in items for b in items if a != b and rng.random() < p]
+
+
+# ---- the three tools -----------------------------------------------------------------------
+def run_kstp(items, pairs) -> set[frozenset[str]]:
+    from kstp.platform.spaces import KnowledgeSpace
+
+    return set(KnowledgeSpace.build(items, pairs).states(limit=None))
+
+
+def count_kstp(items, pairs) -> int:
+    from kstp.platform.spaces import KnowledgeSpace
+
+    return KnowledgeSpace.build(items, pairs).count(limit=None)
+
+
+def run_kstpy(items, pairs) -> set[frozenset[str]]:
+    from kstpy.basics import constr, sr2basis
+
+    graph = nx.DiGraph()
+    graph.add_nodes_from(items)
+    graph.add_edges_from(pairs)
+    # the reflexive pairs keep prerequisite-free items in kstpy's domain (it reads the domain off the relation)
+    sr = {(a, b) for b in items for a in nx.ancestors(graph, b)} | {(q, q) for q in items}
+    return {frozenset(s) for s in constr(sr2basis(sr))}
+
+
+def run_knowledgespaces(items, pairs) -> set[frozenset[str]] | None:
+    """The family, or None where the package refuses the domain size."""
+    from knowledgespaces import space_from_prerequisites
+    from knowledgespaces._limits import DomainTooLargeError
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # "domain size is large" from 15 items on
+        try:
+            return set(space_from_prerequisites(items, pairs).states)
+        except DomainTooLargeError:
+            return None
+
+
+def _time(fn: Callable, *args):
+    """(result, seconds): one run; a run under a second is repeated, median of 3."""
+    start = time.perf_counter()
+    result = fn(*args)
+    times = [time.perf_counter() - start]
+    if times[0] < 1.0:
+        for _ in range(2):
+            start = time.perf_counter()
+            result = fn(*args)
+            times.append(time.perf_counter() - start)
+    return result, statistics.median(times)
+
+
+def _versions() -> dict[str, str]:
+    from importlib.metadata import PackageNotFoundError, version
+
+    out = {}
+    for name in ("kstpy", "knowledgespaces"):
+        try:
+            out[name] = version(name)
+        except PackageNotFoundError:
+            out[name] = None
+    return out
+
+
+def _inputs(quick: bool) -> list[tuple[str, list[str], list[tuple[str, str]]]]:
+    sizes = QUICK_SIZES if quick else SIZES
+    out = [(f"chain {n}", *chain(n)) for n in sizes]
+    out += [(f"antichain {n}", *antichain(n)) for n in sizes if n <= ANTICHAIN_MAX]
+    out += [(f"random DAG {n}", *random_dag(n, DAG_DEGREE / n, DAG_SEED)) for n in sizes]
+    out.append(("digraph, cycles 15", *random_digraph(15, 0.08, DAG_SEED)))
+    return out
+
+
+#: kstp alone on large spaces (counted, not listed): (label, input).
+def _large(quick: bool) -> list[tuple[str, tuple]]:
+    rows = [("antichain 20 (2^20)", antichain(20)), ("random DAG 34, p 0.088", random_dag(34, 0.088, 1))]
+    if not quick:
+        rows += [("random DAG 60, p 0.1", random_dag(60, 0.1, 1)),
+                 ("random DAG 70, p 0.12 (>64 classes)", random_dag(70, 0.12, 2))]
+    return rows
+
+
+def _diff(name: str, label: str, got: set, expected: set) -> str:
+    return (f"{label}: {name} has {len(got):,} states, kstp {len(expected):,}; {len(got - expected):,} only in "
+            f"{name}, {len(expected - got):,} only in kstp")
+
+
+# ---- the benchmark -------------------------------------------------------------------------------
+def main(quick: bool = False) -> dict:
+    banner(f"knowledge spaces: kstp against kstpy and knowledgespaces{' [quick]' if quick else ''}")
+    versions = _versions()
+    missing = [n for n, v in versions.items() if v is None]
+    if missing:
+        print(f"not installed: {', '.join(missing)} (make bench installs them); those columns are skipped")
+    print("versions: " + ", ".join(f"{n} {v or '-'}" for n, v in versions.items()), flush=True)
+    tools = {"kstpy": run_kstpy if versions["kstpy"] else None,
+             "knowledgespaces": run_knowledgespaces if versions["knowledgespaces"] else None}
+    warm = (["a", "b", "c"], [("a", "b")])
+    run_kstp(*warm), count_kstp(*warm)
+    for fn in tools.values():
+        if fn is not None:
+            fn(*warm)  # imports, lazy modules
+
+    rows, records, problems = [], [], []
+    for label, items, pairs in _inputs(quick):
+        n = len(items)
+        states, kstp_s = _time(run_kstp, items, pairs)
+        count, count_s = _time(count_kstp, items, pairs)
+        if count != len(states):
+            problems.append(f"{label}: count() {count:,} but states() lists {len(states):,}")
+        known = n + 1 if label.startswith("chain") else 2**n if label.startswith("antichain") else None
+        if known is not None and count != known:
+            problems.append(f"{label}: kstp counts {count:,} states, expected {known:,}")
+        record = {"input": label, "items": n, "states": len(states), "kstp_s": kstp_s, "count_s": count_s}
+        cells, agree = {}, True
+        for name, fn in tools.items():
+            if fn is None:
+                cells[name] = ("-", None, "not installed")
+                continue
+            if name == "kstpy" and n * len(states) > KSTPY_BUDGET:
+                cells[name] = ("-", None, "skipped")
+                continue
+            got, seconds = _time(fn, items, pairs)
+            if got is None:
+                cells[name] = ("-", None, "refused")
+                continue
+            if got != states:
+                agree = False
+                problems.append(_diff(name, label, got, states))
+            cells[name] = (fmt_int(len(got)), seconds, "")
+            record[f"{name}_s"], record[f"{name}_ratio"] = seconds, seconds / kstp_s
+        record["agree"], record["compared"] = agree, any(f"{name}_s" in record for name in tools)
+        records.append(record)
+        ran = [c for c in cells.values() if c[1] is not None]
+        row = [label, fmt_int(len(states))]
+        for _name, (shown, _s, why) in cells.items():
+            row.append(shown if why == "" else why)
+        row += ["yes" if agree and ran else "NO" if not agree else "-", fmt_s(kstp_s), fmt_s(count_s)]
+        row += [fmt_s(s) for _count, s, _why in cells.values()]
+        row += [fmt_ratio(s / kstp_s) if s is not None else "-" for _count, s, _why in cells.values()]
+        rows.append(row)
+        print(f"  {label}: {len(states):,} states", flush=True)
+    print_table(["input", "kstp states", "kstpy", "knowledgespaces", "equal", "kstp s", "kstp count s",
+                 "kstpy s", "knowledgespaces s", "kstpy/kstp", "knowledgespaces/kstp"], rows)
+    print("kstp s: build + states() (frozensets); kstp count s: build + count(). Times under a second: median of 3; "
+          "others one run. Ratio: the package's seconds over kstp's build + states(). kstpy's time includes the "
+          f"transitive closure it needs as input. kstpy skipped where items x states > {KSTPY_BUDGET:,}; "
+          "knowledgespaces refuses 25 items or more (it filters the power set).")
+
+    large_rows, large = [], []
+    for label, (items, pairs) in _large(quick):
+        count, count_s = _time(count_kstp, items, pairs)
+        large.append({"input": label, "items": len(items), "states": count, "count_s": count_s})
+        large_rows.append([label, str(len(items)), fmt_int(count), fmt_s(count_s)])
+    print()
+    print_table(["kstp alone, large spaces", "items", "states", "build + count s"], large_rows)
+    print("count() enumerates every state as a bit mask; listing them as frozensets (states()) costs about 10 us "
+          "a state (the kstp s column above). Above 64 item classes the masks are Python integers, not numpy words.")
+    for problem in problems:
+        print("PROBLEM:", problem)
+    return {"versions": versions, "records": records, "large": large, "problems": problems,
+            "agree": not problems}
+
+
+def _ratio_range(records: list[dict], name: str) -> str:
+    ratios = [r[f"{name}_ratio"] for r in records if f"{name}_ratio" in r]
+    if not ratios:
+        return "not run"
+    return f"{fmt_ratio(min(ratios))} to {fmt_ratio(max(ratios))} (median {fmt_ratio(statistics.median(ratios))})"
+
+
+def summary(r: dict) -> str:
+    """The one-line summary of :func:`main`'s result."""
+    big = max(r["large"], key=lambda e: e["states"])
+    compared = sum(rec["compared"] for rec in r["records"])
+    equal = "NO" if not r["agree"] else "yes" if compared else "not compared"
+    return (f"spaces: {len(r['records'])} inputs ({compared} compared), state families equal: {equal}; "
+            f"kstpy/kstp {_ratio_range(r['records'], 'kstpy')}; knowledgespaces/kstp "
+            f"{_ratio_range(r['records'], 'knowledgespaces')}; kstp counts {big['states']:,} states in "
+            f"{fmt_s(big['count_s'])} s")
+
+
+if __name__ == "__main__":
+    main()
