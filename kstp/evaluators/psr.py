@@ -30,7 +30,7 @@ import numpy as np
 import pandas as pd
 from scipy import sparse
 
-from kstp.platform.errors import UnknownIdError
+from kstp.platform.kst import dataset_questions
 from kstp.platform.store import GraphStore
 
 __all__ = ["VERSION", "HIGHER_IS_BETTER", "BUCKETS", "PsrResult", "last_answers", "score_pairs", "aggregate",
@@ -245,9 +245,7 @@ def evaluate_dataset(store: GraphStore, dataset: str, min_prerequisites: int = 5
     UnknownIdError
         When the dataset is not in the graph.
     """
-    if not store.frame("dataset_questions", {"dataset": dataset}).shape[0]:
-        known = ", ".join(r["datasetId"] for r in store.run("datasets")) or "none"
-        raise UnknownIdError(f"unknown dataset {dataset!r}; datasets in the graph: {known}")
+    dataset_questions(store, dataset)  # raises on an unknown dataset
     answers = store.frame("answers", {"dataset": dataset})
     prerequisites = store.frame("question_prerequisite_edges", {"dataset": dataset})
     pairs = score_pairs(answers, prerequisites)

@@ -293,14 +293,11 @@ def write_items(store: GraphStore, items: ItemSet) -> LoadReport:
     report.add("IN_DATASET", store.write_relationships("IN_DATASET", "Question", "Dataset", pd.DataFrame(
         {"from_id": items.questions["id"], "to_id": items.dataset})))
     if items.defines_concepts:
-        stored = store.frame("question_concepts", {"dataset": items.dataset})
-        stored = stored[stored["questionId"].isin(items.questions["id"])]
-        stale = stored.merge(items.assesses.rename(columns={"from_id": "questionId", "to_id": "conceptId"}),
-                             on=["questionId", "conceptId"], how="left", indicator=True)
-        stale = stale[stale["_merge"] == "left_only"]
-        store.delete_relationships("ASSESSES", "Question", "Concept",
-                                   stale.rename(columns={"questionId": "from_id", "conceptId": "to_id"}))
-        if len(stale):
-            report.notes["concept links removed (re-derive question prerequisites)"] = len(stale)
+        stored = store.frame("question_concepts", {"dataset": items.dataset}).rename(
+            columns={"questionId": "from_id", "conceptId": "to_id"})
+        removed = store.delete_stale("ASSESSES", "Question", "Concept",
+                                     stored[stored["from_id"].isin(items.questions["id"])], items.assesses)
+        if removed:
+            report.notes["concept links removed (re-derive question prerequisites)"] = removed
     report.add("ASSESSES", store.write_relationships("ASSESSES", "Question", "Concept", items.assesses))
     return report

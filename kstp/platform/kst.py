@@ -22,7 +22,8 @@ from kstp.platform.spaces import KnowledgeSpace
 from kstp.platform.store import GraphStore
 
 __all__ = ["RULES", "question_prerequisite_pairs", "derive_question_prerequisites", "DerivationReport",
-           "knowledge_state", "check_state", "inner_fringe", "outer_fringe", "dataset_space", "store_states"]
+           "dataset_questions", "knowledge_state", "check_state", "inner_fringe", "outer_fringe", "dataset_space",
+           "store_states"]
 
 #: Eq. 1 variants: ``strict`` needs a proper (transitive) concept prerequisite,
 #: ``reflexive`` also accepts the same concept (for skill maps this is
@@ -140,25 +141,35 @@ def derive_question_prerequisites(store: GraphStore, dataset: str, rule: str = "
     """
     if rule not in RULES:
         raise KstpError(f"unknown rule {rule!r}; use one of {', '.join(RULES)}")
+    questions = dataset_questions(store, dataset)
+    qc = store.frame("question_concepts", {"dataset": dataset})
+    closure = store.frame("dataset_concept_closure", {"dataset": dataset})
+    pairs = question_prerequisite_pairs(qc, closure, rule)
+    edges = pd.DataFrame({"from_id": pairs["fromId"], "to_id": pairs["toId"], "rule": rule, "source": "eq1"})
+    stored = store.frame("question_prerequisite_edges", {"dataset": dataset}).rename(
+        columns={"fromId": "from_id", "toId": "to_id"})
+    report = DerivationReport(dataset, rule, len(questions), qc["questionId"].nunique(), len(pairs))
+    # Only edges the new derivation drops are deleted, so a re-run deletes nothing.
+    removed = store.delete_stale("PREREQUISITE_OF", "Question", "Question", stored, edges)
+    if not removed and len(stored) == len(pairs) and (stored["rule"] == rule).all():
+        return report  # already derived with this rule: nothing to write
+    store.write_relationships("PREREQUISITE_OF", "Question", "Question", edges)
+    return report
+
+
+def dataset_questions(store: GraphStore, dataset: str) -> pd.DataFrame:
+    """The questions of ``dataset`` (the ``dataset_questions`` query's rows).
+
+    Raises
+    ------
+    UnknownIdError
+        When the dataset has no questions in the graph; the message lists the datasets.
+    """
     questions = store.frame("dataset_questions", {"dataset": dataset})
     if questions.empty:
         known = ", ".join(r["datasetId"] for r in store.run("datasets")) or "none"
         raise UnknownIdError(f"unknown dataset {dataset!r}; datasets in the graph: {known}")
-    qc = store.frame("question_concepts", {"dataset": dataset})
-    closure = store.frame("dataset_concept_closure", {"dataset": dataset})
-    pairs = question_prerequisite_pairs(qc, closure, rule)
-    # Delete only edges the new derivation drops: a re-run deletes nothing.
-    stored = store.frame("question_prerequisite_edges", {"dataset": dataset})
-    stale = stored.merge(pairs, on=["fromId", "toId"], how="left", indicator=True)
-    stale = stale[stale["_merge"] == "left_only"]
-    report = DerivationReport(dataset, rule, len(questions), qc["questionId"].nunique(), len(pairs))
-    if stale.empty and len(stored) == len(pairs) and (stored["rule"] == rule).all():
-        return report  # already derived with this rule: nothing to write
-    store.delete_relationships("PREREQUISITE_OF", "Question", "Question",
-                               stale.rename(columns={"fromId": "from_id", "toId": "to_id"}))
-    store.write_relationships("PREREQUISITE_OF", "Question", "Question", pd.DataFrame(
-        {"from_id": pairs["fromId"], "to_id": pairs["toId"], "rule": rule, "source": "eq1"}))
-    return report
+    return questions
 
 
 def knowledge_state(store: GraphStore, dataset: str, learner_id: str) -> list[str]:
@@ -241,10 +252,7 @@ def dataset_space(store: GraphStore, dataset: str) -> KnowledgeSpace:
     UnknownIdError
         When the dataset has no questions in the graph.
     """
-    questions = store.frame("dataset_questions", {"dataset": dataset})["questionId"].tolist()
-    if not questions:
-        known = ", ".join(r["datasetId"] for r in store.run("datasets")) or "none"
-        raise UnknownIdError(f"unknown dataset {dataset!r}; datasets in the graph: {known}")
+    questions = dataset_questions(store, dataset)["questionId"].tolist()
     edges = store.frame("question_prerequisite_edges", {"dataset": dataset})
     return KnowledgeSpace.build(questions, zip(edges["fromId"], edges["toId"], strict=True))
 

@@ -9,7 +9,6 @@ Assumes a single writer process: Ladybug locks its folder.
 from __future__ import annotations
 
 import shutil
-from importlib import resources
 from pathlib import Path
 
 import ladybug
@@ -75,9 +74,7 @@ class LadybugStore(GraphStore):
         self.ensure_schema()
 
     def ensure_schema(self) -> None:
-        ddl = resources.files("kstp.cypher").joinpath("schema/ladybug.cypher").read_text()
-        code = "\n".join(l for l in ddl.splitlines() if not l.lstrip().startswith("//"))
-        for statement in filter(str.strip, code.split(";")):
+        for statement in self._ddl_statements():
             self._conn.execute(statement)
 
     def close(self) -> None:
@@ -94,17 +91,8 @@ class LadybugStore(GraphStore):
         result = self._execute(text, {"rows": records(rows)}, name)
         return int(result["n"].sum()) if "n" in result else len(rows)
 
-    def _existing_nodes(self, label, ids, columns):
-        schema.node_label(label)
-        returns = "".join(f", n.{c} AS {c}" for c in columns)
-        return self._execute(f"MATCH (n:{label}) WHERE n.id IN $ids RETURN n.id AS id{returns}", {"ids": ids})
-
-    def _existing_rels(self, rel, from_label, to_label, from_ids, columns):
-        schema.rel_type(rel, from_label, to_label)
-        returns = "".join(f", r.{c} AS {c}" for c in columns)
-        return self._execute(
-            f"MATCH (a:{from_label})-[r:{rel}]->(b:{to_label}) WHERE a.id IN $ids "
-            f"RETURN a.id AS from_id, b.id AS to_id{returns}", {"ids": from_ids})
+    def _read_by_ids(self, text, ids, columns, name=""):
+        return self._execute(text, {"ids": ids}, name)
 
     def _create_nodes(self, label, rows):
         arrow_rows = _arrow(rows, schema.node_label(label).properties)  # noqa: F841 (read by COPY)

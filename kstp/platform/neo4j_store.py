@@ -11,7 +11,6 @@ are passed to the driver and never printed, logged or kept in ``repr``.
 
 from __future__ import annotations
 
-from importlib import resources
 from urllib.parse import urlsplit
 
 import neo4j
@@ -82,10 +81,8 @@ class Neo4jStore(GraphStore):
         return f"Neo4jStore({self.uri!r})"
 
     def ensure_schema(self) -> None:
-        ddl = resources.files("kstp.cypher").joinpath("schema/neo4j.cypher").read_text()
-        code = "\n".join(l for l in ddl.splitlines() if not l.lstrip().startswith("//"))
-        for statement in filter(str.strip, code.split(";")):
-            self._run(statement.strip(), {}, "schema")
+        for statement in self._ddl_statements():
+            self._run(statement, {}, "schema")
 
     def reset(self) -> None:
         # One DETACH DELETE of the whole graph holds every deleted entity in a single
@@ -123,20 +120,6 @@ class Neo4jStore(GraphStore):
         if not parts:
             return pd.DataFrame(columns=columns)
         return pd.concat(parts, ignore_index=True) if len(parts) > 1 else parts[0]
-
-    def _existing_nodes(self, label, ids, columns):
-        schema.node_label(label)
-        returns = "".join(f", n.{c} AS {c}" for c in columns)
-        return self._read_by_ids(f"MATCH (n:{label}) WHERE n.id IN $ids RETURN n.id AS id{returns}",
-                                 ids, ["id", *columns], f"existing {label}")
-
-    def _existing_rels(self, rel, from_label, to_label, from_ids, columns):
-        schema.rel_type(rel, from_label, to_label)
-        returns = "".join(f", r.{c} AS {c}" for c in columns)
-        return self._read_by_ids(
-            f"MATCH (a:{from_label})-[r:{rel}]->(b:{to_label}) WHERE a.id IN $ids "
-            f"RETURN a.id AS from_id, b.id AS to_id{returns}", from_ids, ["from_id", "to_id", *columns],
-            f"existing {rel}")
 
     def _write_nodes(self, label, rows):
         schema.node_label(label)

@@ -10,6 +10,7 @@ checked against :mod:`kstp.platform.schema` before they reach any query text.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from importlib import resources
 from typing import Any
 
 import pandas as pd
@@ -141,6 +142,17 @@ class GraphStore:
                 f"(b:{to_label} {{id: row.to_id}}) DELETE r", rows[["from_id", "to_id"]], f"delete {rel}")
         return len(rows)
 
+    def delete_stale(self, rel: str, from_label: str, to_label: str, stored: pd.DataFrame,
+                     current: pd.DataFrame) -> int:
+        """Delete the ``stored`` relationships that ``current`` no longer has; return how many.
+
+        Both frames have ``from_id`` and ``to_id`` columns. Used where an input states a
+        whole relation (a Q-matrix, a derivation) so the graph must follow it exactly.
+        """
+        keys = ["from_id", "to_id"]
+        merged = stored[keys].merge(current[keys].drop_duplicates(), on=keys, how="left", indicator=True)
+        return self.delete_relationships(rel, from_label, to_label, merged[merged["_merge"] == "left_only"])
+
     @staticmethod
     def _checked(rows: pd.DataFrame, props: dict[str, str], keys: list[str], what: str) -> pd.DataFrame:
         unknown = [c for c in rows.columns if c not in props]
@@ -184,12 +196,30 @@ class GraphStore:
         """Run a write statement over ``$rows``; return the summed ``n`` column if it has one."""
         raise NotImplementedError
 
-    def _existing_nodes(self, label: str, ids: list[str], columns: list[str]) -> pd.DataFrame:
+    def _read_by_ids(self, text: str, ids: list[str], columns: list[str], name: str) -> pd.DataFrame:
+        """Run a read over ``$ids``; its rows with ``columns`` (also when there are none)."""
         raise NotImplementedError
+
+    def _existing_nodes(self, label: str, ids: list[str], columns: list[str]) -> pd.DataFrame:
+        schema.node_label(label)
+        returns = "".join(f", n.{c} AS {c}" for c in columns)
+        return self._read_by_ids(f"MATCH (n:{label}) WHERE n.id IN $ids RETURN n.id AS id{returns}",
+                                 ids, ["id", *columns], f"existing {label}")
 
     def _existing_rels(self, rel: str, from_label: str, to_label: str, from_ids: list[str],
                        columns: list[str]) -> pd.DataFrame:
-        raise NotImplementedError
+        schema.rel_type(rel, from_label, to_label)
+        returns = "".join(f", r.{c} AS {c}" for c in columns)
+        return self._read_by_ids(
+            f"MATCH (a:{from_label})-[r:{rel}]->(b:{to_label}) WHERE a.id IN $ids "
+            f"RETURN a.id AS from_id, b.id AS to_id{returns}", from_ids, ["from_id", "to_id", *columns],
+            f"existing {rel}")
+
+    def _ddl_statements(self) -> list[str]:
+        """The statements of this engine's DDL file (``cypher/schema/<engine>.cypher``)."""
+        ddl = resources.files("kstp.cypher").joinpath(f"schema/{self.engine}.cypher").read_text()
+        code = "\n".join(line for line in ddl.splitlines() if not line.lstrip().startswith("//"))
+        return [statement.strip() for statement in code.split(";") if statement.strip()]
 
     def _create_nodes(self, label: str, rows: pd.DataFrame) -> None:
         raise NotImplementedError
