@@ -18,6 +18,7 @@ from kstp.cli.ingest import ingest
 from kstp.cli.kst import kst
 from kstp.cli.output import KstpGroup
 from kstp.cli.query import query
+from kstp.cli.report import report
 from kstp.platform.errors import KstpError
 from kstp.platform.settings import graph_target
 
@@ -55,5 +56,5 @@ def cli(ctx: click.Context, graph: str | None) -> None:
     ctx.obj["graph"] = graph
 
 
-for command in (db, ingest, derive, kst, query, evaluate, grade, demo):
+for command in (db, ingest, derive, kst, query, evaluate, report, grade, demo):
     cli.add_command(command)
