@@ -76,6 +76,23 @@ class LadybugStore(GraphStore):
     def ensure_schema(self) -> None:
         for statement in self._ddl_statements():
             self._conn.execute(statement)
+        self._add_missing_columns()
+
+    def _add_missing_columns(self) -> None:
+        # A graph written by an older kstp keeps its tables (CREATE ... IF NOT EXISTS adds
+        # nothing to them), so properties and endpoint pairs added to the model since
+        # are added here; new properties sit at the end of the DDL line, as COPY expects.
+        for table in (*schema.node_labels().values(), *schema.rel_types().values()):
+            have = {row[0] for row in self._conn.execute(f"CALL table_info('{table.name}') RETURN name").get_all()}
+            for prop, kind in table.properties:
+                if prop not in have:
+                    self._conn.execute(f"ALTER TABLE {table.name} ADD {prop} {kind}")
+        for rel in schema.rel_types().values():
+            joined = self._conn.execute(f"CALL show_connection('{rel.name}') RETURN *").get_all()
+            have = {(row[0], row[1]) for row in joined}
+            for from_label, to_label in rel.endpoints:
+                if (from_label, to_label) not in have:
+                    self._conn.execute(f"ALTER TABLE {rel.name} ADD FROM {from_label} TO {to_label}")
 
     def close(self) -> None:
         self._conn.close()

@@ -96,3 +96,30 @@ def test_folder_as_graph_path_is_explained(tmp_path):
 
     with pytest.raises(ConfigError, match="is a folder; a Ladybug graph is a file path"):
         LadybugStore(tmp_path)
+
+
+def test_graph_from_older_model_gains_new_properties_and_pairs(tmp_path):
+    import ladybug
+
+    from kstp.platform.ladybug_store import LadybugStore
+
+    path = tmp_path / "old"
+    db = ladybug.Database(str(path))
+    conn = ladybug.Connection(db)
+    conn.execute("CREATE NODE TABLE Concept(id STRING, framework STRING, PRIMARY KEY(id))")
+    conn.execute("CREATE REL TABLE PREREQUISITE_OF(FROM Concept TO Concept, source STRING)")
+    conn.execute("CREATE (:Concept {id: 'a', framework: 'f'})")
+    conn.close()
+    db.close()
+    graph = LadybugStore(path)
+    graph.ensure_schema()
+    graph.write_nodes("Concept", pd.DataFrame([{"id": "a", "code": "A.1"}, {"id": "b", "code": "B.1"}]))
+    graph.write_nodes("Question", pd.DataFrame([{"id": "q1"}, {"id": "q2"}]))
+    graph.write_relationships("PREREQUISITE_OF", "Question", "Question",
+                              pd.DataFrame([{"from_id": "q1", "to_id": "q2", "rule": "strict"}]))
+    rows = graph._execute("MATCH (c:Concept) RETURN c.id AS id, c.framework AS f, c.code AS code ORDER BY id", {})
+    rows = rows.astype(object).where(rows.notna(), None)
+    assert rows.to_dict("records") == [{"id": "a", "f": "f", "code": "A.1"}, {"id": "b", "f": None, "code": "B.1"}]
+    rules = graph._execute("MATCH (:Question)-[r:PREREQUISITE_OF]->(:Question) RETURN r.rule AS rule", {})
+    assert rules["rule"].tolist() == ["strict"]
+    graph.close()
