@@ -224,8 +224,8 @@ def main(quick: bool = False) -> dict:
         large_rows.append([label, str(len(items)), fmt_int(count), fmt_s(count_s)])
     print()
     print_table(["kstp alone, large spaces", "items", "states", "build + count s"], large_rows)
-    print("count() enumerates every state as a bit mask; listing them as frozensets (states()) costs about 10 us "
-          "a state (the kstp s column above). Above 64 item classes the masks are Python integers, not numpy words.")
+    print("count() enumerates every state as a bit mask; listing them as frozensets (states()) costs far more "
+          "(the kstp s column above). Above 64 item classes the masks are Python integers, not numpy words.")
     for problem in problems:
         print("PROBLEM:", problem)
     return {"versions": versions, "records": records, "large": large, "problems": problems,

@@ -10,14 +10,16 @@ equally informative items; they form one class and enter or leave a state togeth
 Enumeration is output-sensitive: classes are taken in a topological order, and each
 class is added to every state built so far that holds all its prerequisites. Every
 state is produced exactly once (the last class decides membership of that class), so
-the work is at most (number of classes) x (number of states) word operations,
-vectorised with numpy over 64-bit masks (up to 64 classes; above that, Python
-integers). Assumes nothing about the relation beyond its items: cycles are the
-equivalence classes, not an error.
+the work is at most (number of classes) x (number of states) word operations, on
+Python integers while the family is small and vectorised with numpy over 64-bit
+masks once it grows (up to 64 classes; above that, Python integers). Assumes
+nothing about the relation beyond its items: cycles are the equivalence classes,
+not an error.
 """
 
 from __future__ import annotations
 
+import heapq
 from dataclasses import dataclass
 
 import networkx as nx
@@ -26,6 +28,9 @@ import numpy as np
 from kstp.platform.errors import KstpError, NotAKnowledgeStateError, UnknownIdError
 
 __all__ = ["KnowledgeSpace", "TooManyStatesError"]
+
+_NUMPY_FROM = 2048  # states from which enumeration switches to numpy masks
+_SLICE = 8  # classes per lookup table when turning masks into item sets (2^8 entries each)
 
 
 class TooManyStatesError(KstpError):
@@ -68,25 +73,23 @@ class KnowledgeSpace:
     @classmethod
     def build(cls, items, prerequisites) -> KnowledgeSpace:
         items = tuple(dict.fromkeys(items))
-        known = set(items)
-        graph = nx.DiGraph()
-        graph.add_nodes_from(items)
+        index = {item: i for i, item in enumerate(items)}
+        edges = set()
         for p, q in prerequisites:
             for end in (p, q):
-                if end not in known:
+                if end not in index:
                     raise UnknownIdError(f"prerequisite pair ({p!r}, {q!r}) names {end!r}, which is not an item")
-            graph.add_edge(p, q)
-        condensed = nx.condensation(graph)
-        order = list(nx.lexicographical_topological_sort(
-            condensed, key=lambda c: min(condensed.nodes[c]["members"])))
+            if p != q:
+                edges.add((index[p], index[q]))
+        members, direct, order = _condense(items, edges)
         position = {c: k for k, c in enumerate(order)}
-        classes = tuple(tuple(sorted(condensed.nodes[c]["members"])) for c in order)
-        below = []
-        for c in order:
+        below: list[int] = []
+        for c in order:  # prerequisites come earlier in the order, so their masks are final
             mask = 0
-            for a in nx.ancestors(condensed, c):
-                mask |= 1 << position[a]
+            for d in direct[c]:
+                mask |= below[position[d]] | 1 << position[d]
             below.append(mask)
+        classes = tuple(tuple(sorted(items[i] for i in members[c])) for c in order)
         return cls(items, classes, tuple(below))
 
     # ---- sets <-> masks ------------------------------------------------------------------
@@ -115,11 +118,14 @@ class KnowledgeSpace:
     # ---- the space -------------------------------------------------------------------------
     def _masks(self, limit: int | None) -> np.ndarray | list[int]:
         n = len(self.classes)
-        wide = n > 64
-        states: np.ndarray | list[int] = [0] if wide else np.zeros(1, dtype=np.uint64)
+        # Python integers while the family is small (numpy's per-call cost dominates
+        # there) or wider than 64 classes; numpy 64-bit masks once it grows.
+        states: np.ndarray | list[int] = [0]
         for k in range(n):
             need = self.below[k]
-            if wide:
+            if isinstance(states, list) and n <= 64 and len(states) >= _NUMPY_FROM:
+                states = np.array(states, dtype=np.uint64)
+            if isinstance(states, list):
                 grown = [s | 1 << k for s in states if s & need == need]
             else:
                 need64 = np.uint64(need)
@@ -129,7 +135,7 @@ class KnowledgeSpace:
                 raise TooManyStatesError(
                     f"the space has more than {limit:,} states (already after {k + 1} of {n} item classes), "
                     "too many to list or count here; draw a sample instead (kstp kst space --sample N)")
-            states = states + grown if wide else np.concatenate([states, grown])
+            states = states + grown if isinstance(states, list) else np.concatenate([states, grown])
         return states
 
     def count(self, limit: int | None = 10**8) -> int:
@@ -145,8 +151,9 @@ class KnowledgeSpace:
     def states(self, limit: int | None = 10**7) -> list[frozenset[str]]:
         """Every knowledge state, smallest first (then by its mask over the class order).
 
-        Counting is vectorised; listing builds one frozenset per state (about 10 µs
-        each), so 10^6 states take seconds to list but milliseconds to count.
+        Counting is vectorised; listing builds one frozenset per state from lookup
+        tables over 8-class slices of the masks, so it costs far more than counting
+        (10^6 states: seconds to list, milliseconds to count).
 
         Raises
         ------
@@ -154,8 +161,35 @@ class KnowledgeSpace:
             When there are more than ``limit`` states.
         """
         masks = self._masks(limit)
-        ordered = sorted((int(m) for m in masks), key=lambda m: (m.bit_count(), m))
-        return [self._items(m) for m in ordered]
+        if isinstance(masks, np.ndarray):
+            masks = masks[np.lexsort((masks, np.bitwise_count(masks)))]
+        else:
+            masks = sorted(masks, key=lambda m: (m.bit_count(), m))
+        return self._item_sets(masks)
+
+    def _item_sets(self, masks: np.ndarray | list[int]) -> list[frozenset[str]]:
+        # Item sets of every value of each 8-class slice (one union each), then one
+        # union per state over its slices: far fewer Python steps than one per class bit.
+        parts = []
+        for start in range(0, len(self.classes), _SLICE):
+            width = min(_SLICE, len(self.classes) - start)
+            if isinstance(masks, np.ndarray):
+                values = ((masks >> np.uint64(start)) & np.uint64((1 << width) - 1)).tolist()
+            else:
+                values = [m >> start & (1 << width) - 1 for m in masks]
+            if len(values) < 1 << width:  # a small family: only the values that occur
+                table = {v: self._items(v << start) for v in set(values)}
+            else:
+                table = [frozenset()] * (1 << width)
+                for v in range(1, 1 << width):
+                    low = v & -v
+                    table[v] = table[v ^ low] | frozenset(self.classes[start + low.bit_length() - 1])
+            parts.append([table[v] for v in values])
+        if len(parts) < 2:
+            return parts[0] if parts else [frozenset()] * len(masks)
+        if len(parts) == 2:
+            return [a | b for a, b in zip(*parts, strict=True)]
+        return [frozenset.union(*sets) for sets in zip(*parts, strict=True)]
 
     def is_state(self, state) -> bool:
         """Whether ``state`` is closed under prerequisites (unknown items raise)."""
@@ -231,3 +265,42 @@ class KnowledgeSpace:
             out.append(self._items(mask))
         return out
 
+
+def _condense(items: tuple[str, ...], edges: set[tuple[int, int]]):
+    """Classes of mutual prerequisites (lists of item indices), each class's direct
+    prerequisite classes, and a topological order of the classes."""
+    members = [[i] for i in range(len(items))]
+    while True:
+        class_of = {i: c for c, group in enumerate(members) for i in group}
+        direct: list[set[int]] = [set() for _ in members]
+        for p, q in edges:
+            if class_of[p] != class_of[q]:
+                direct[class_of[q]].add(class_of[p])
+        order = _topological_order([min(items[i] for i in group) for group in members], direct)
+        if len(order) == len(members):
+            return members, direct, order
+        # A cycle stopped the order: merge the strongly connected items and order again.
+        graph = nx.DiGraph(list(edges))
+        graph.add_nodes_from(range(len(items)))
+        members = [sorted(group) for group in nx.strongly_connected_components(graph)]
+
+
+def _topological_order(names: list[str], direct: list[set[int]]) -> list[int]:
+    """Classes in a topological order of ``direct`` (class -> its prerequisite classes),
+    the smallest name first among those ready, so the order does not depend on input order."""
+    waiting = [len(d) for d in direct]
+    dependants: list[list[int]] = [[] for _ in direct]
+    for c, prerequisites in enumerate(direct):
+        for d in prerequisites:
+            dependants[d].append(c)
+    ready = [(names[c], c) for c, w in enumerate(waiting) if w == 0]
+    heapq.heapify(ready)
+    order = []
+    while ready:
+        _, c = heapq.heappop(ready)
+        order.append(c)
+        for e in dependants[c]:
+            waiting[e] -= 1
+            if not waiting[e]:
+                heapq.heappush(ready, (names[e], e))
+    return order
