@@ -64,11 +64,12 @@ def brute_force(items, pairs):
             if all(p in s for q in s if q in closure for p in closure.predecessors(q))}
 
 
-@pytest.mark.parametrize("seed", range(5))
-def test_states_equal_brute_force_on_random_relations(seed):
+@pytest.mark.parametrize(("seed", "n", "p"), [*((s, 11, 0.08) for s in range(5)), (5, 14, 0.01), (6, 14, 0.02)])
+def test_states_equal_brute_force_on_random_relations(seed, n, p):
+    # 14 sparse items: past 2,048 states (numpy masks) and two 8-class slices of item sets
     rng = random.Random(seed)
-    items = [f"i{k}" for k in range(11)]
-    pairs = [(a, b) for a in items for b in items if a != b and rng.random() < 0.08]  # cycles allowed
+    items = [f"i{k}" for k in range(n)]
+    pairs = [(a, b) for a in items for b in items if a != b and rng.random() < p]  # cycles allowed
     space = KnowledgeSpace.build(items, pairs)
     assert set(space.states()) == brute_force(items, pairs)
 
@@ -80,6 +81,13 @@ def test_large_spaces_enumerate_or_refuse():
         antichain.states(limit=1000)
     wide = KnowledgeSpace.build([f"i{k}" for k in range(70)], [(f"i{k}", f"i{k + 1}") for k in range(69)])
     assert wide.count() == 71  # more than 64 classes: the Python-integer path
+    items = [f"i{k:02d}" for k in range(70)]
+    assert wide.states()[:3] == [frozenset(), frozenset({"i0"}), frozenset({"i0", "i1"})]
+    two_free = KnowledgeSpace.build(items, [(items[k], items[k + 1]) for k in range(67)])
+    listed = two_free.states()
+    assert len(listed) == 69 * 4 and set(listed) == {
+        frozenset(items[:k]) | extra for k in range(69) for extra in
+        (frozenset(), frozenset({"i68"}), frozenset({"i69"}), frozenset({"i68", "i69"}))}
 
 
 def test_sample_is_reproducible_valid_and_near_uniform():
