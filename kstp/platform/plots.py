@@ -11,7 +11,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-__all__ = ["grouped_bars"]
+__all__ = ["grouped_bars", "heatmap"]
 
 
 def grouped_bars(frame: pd.DataFrame, path: str | Path, title: str, ylabel: str) -> Path:
@@ -42,6 +42,58 @@ def grouped_bars(frame: pd.DataFrame, path: str | Path, title: str, ylabel: str)
     ax.set_title(title)
     ax.legend(frameon=False)
     ax.spines[["top", "right"]].set_visible(False)
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+    return path
+
+
+def heatmap(frame: pd.DataFrame, path: str | Path, title: str, blocks: list[int] | None = None,
+            vmin: float | None = None, vmax: float | None = 1.0, cmap: str = "viridis") -> Path:
+    """A square matrix as an annotated heatmap, optionally split into blocks by lines.
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        Values by row and column label (e.g. learners x learners); NaN cells are left
+        grey and marked with a dash.
+    path : path
+        Where to write the PNG (its folder is created).
+    blocks : list of int, optional
+        Sizes of consecutive blocks of rows and columns (e.g. humans, then models); a
+        white line separates them, as in Figure 4 of Cui, Do, Sachan 2026.
+    vmin, vmax : float, optional
+        Colour range; ``vmin`` None uses the smallest value (KOC_norm can be negative).
+
+    Returns
+    -------
+    pathlib.Path
+        ``path``.
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    values = frame.to_numpy(float)
+    n_rows, n_cols = values.shape
+    side = max(4.0, 0.55 * max(n_rows, n_cols) + 2.5)
+    fig, ax = plt.subplots(figsize=(side + 1, side), dpi=120)
+    colours = plt.get_cmap(cmap).with_extremes(bad="#d9d9d9")
+    image = ax.imshow(np.ma.masked_invalid(values), cmap=colours, vmin=vmin, vmax=vmax)
+    low, high = image.get_clim()
+    for i in range(n_rows):
+        for j in range(n_cols):
+            v = values[i, j]
+            shade = (v - low) / (high - low) if high > low and not np.isnan(v) else 0.0
+            ax.text(j, i, "–" if np.isnan(v) else f"{v:.2f}", ha="center", va="center", fontsize=8,
+                    color="black" if shade > 0.6 else "white" if not np.isnan(v) else "black")
+    edge = 0
+    for size in (blocks or [])[:-1]:
+        edge += size
+        ax.axhline(edge - 0.5, color="white", linewidth=3)
+        ax.axvline(edge - 0.5, color="white", linewidth=3)
+    ax.set_xticks(range(n_cols), [str(c) for c in frame.columns], rotation=45, ha="right")
+    ax.set_yticks(range(n_rows), [str(r) for r in frame.index])
+    ax.set_title(title)
+    fig.colorbar(image, ax=ax, fraction=0.046, pad=0.04)
     fig.tight_layout()
     fig.savefig(path)
     plt.close(fig)
