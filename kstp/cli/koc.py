@@ -69,15 +69,16 @@ def koc(ctx, dataset: str, learners: tuple[str, ...], cuts: str, group_names: st
     out.mkdir(parents=True, exist_ok=True)
     raw.to_csv(out / f"koc_{dataset}.csv")
     norm.to_csv(out / f"koc_norm_{dataset}.csv")
-    learner_rows = result.learners.reset_index()[["learnerId", "kind", "block", "answered", "correct", "accuracy"]]
+    learner_rows = result.learners.reset_index()[["learnerId", "kind", "block", "answered", "correct", "accuracy",
+                                                  "rankBy"]]
     payload = {"dataset": dataset, "evaluator": "koc", "version": koc_evaluator.VERSION,
                "threshold": threshold, "cuts": list(cut_points), "learners": learner_rows,
                "groups": result.groups, "koc": result.koc.to_dict("index"), "kocNorm": result.koc_norm.to_dict("index"),
                "pairs": result.pairs}
     (out / f"koc_{dataset}.json").write_text(dumps(payload) + "\n")
     heatmap(raw, out / f"koc_{dataset}.png", f"KOC on {dataset}", result.blocks, vmin=0.0)
-    heatmap(norm, out / f"koc_norm_{dataset}.png", f"KOC (normalised) on {dataset}", result.blocks, vmin=None,
-            cmap="RdBu_r")
+    heatmap(norm, out / f"koc_norm_{dataset}.png", f"KOC_norm on {dataset}", result.blocks, vmin=None,
+            cmap="RdBu_r", center=0.0)
     if as_json:
         emit(payload)
         return

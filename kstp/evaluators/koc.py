@@ -274,7 +274,8 @@ class KocResult:
     """Everything ``evaluate`` computes for one dataset.
 
     ``learners``: the matrix order (weaker to stronger within each block, humans first)
-    with ``kind``, ``block``, ``accuracy``, ``answered``, ``correct``; ``groups``: see
+    with ``kind``, ``block``, ``accuracy``, ``answered``, ``correct`` and ``rankBy`` (the
+    accuracy that orders it: a group's member accuracy, else ``accuracy``); ``groups``: see
     :func:`group_states` (empty without groups); ``pairs``, ``koc``, ``koc_norm``: see
     :func:`aggregate`.
     """

@@ -10,6 +10,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
+from matplotlib.colors import Normalize, TwoSlopeNorm  # noqa: E402
 
 __all__ = ["grouped_bars", "heatmap"]
 
@@ -49,7 +50,8 @@ def grouped_bars(frame: pd.DataFrame, path: str | Path, title: str, ylabel: str)
 
 
 def heatmap(frame: pd.DataFrame, path: str | Path, title: str, blocks: list[int] | None = None,
-            vmin: float | None = None, vmax: float | None = 1.0, cmap: str = "viridis") -> Path:
+            vmin: float | None = None, vmax: float | None = 1.0, cmap: str = "viridis",
+            center: float | None = None) -> Path:
     """A square matrix as an annotated heatmap, optionally split into blocks by lines.
 
     Parameters
@@ -64,6 +66,8 @@ def heatmap(frame: pd.DataFrame, path: str | Path, title: str, blocks: list[int]
         white line separates them, as in Figure 4 of Cui, Do, Sachan 2026.
     vmin, vmax : float, optional
         Colour range; ``vmin`` None uses the smallest value (KOC_norm can be negative).
+    center : float, optional
+        For a diverging ``cmap``: the value drawn in its middle colour (0 for KOC_norm).
 
     Returns
     -------
@@ -77,14 +81,20 @@ def heatmap(frame: pd.DataFrame, path: str | Path, title: str, blocks: list[int]
     side = max(4.0, 0.55 * max(n_rows, n_cols) + 2.5)
     fig, ax = plt.subplots(figsize=(side + 1, side), dpi=120)
     colours = plt.get_cmap(cmap).with_extremes(bad="#d9d9d9")
-    image = ax.imshow(np.ma.masked_invalid(values), cmap=colours, vmin=vmin, vmax=vmax)
-    low, high = image.get_clim()
+    finite = values[np.isfinite(values)]
+    low = vmin if vmin is not None else float(finite.min()) if finite.size else 0.0
+    high = vmax if vmax is not None else float(finite.max()) if finite.size else 1.0
+    if center is not None:
+        scale = TwoSlopeNorm(vcenter=center, vmin=min(low, center - 1e-9), vmax=max(high, center + 1e-9))
+    else:
+        scale = Normalize(vmin=low, vmax=high if high > low else low + 1)
+    image = ax.imshow(np.ma.masked_invalid(values), cmap=colours, norm=scale)
     for i in range(n_rows):
         for j in range(n_cols):
             v = values[i, j]
-            shade = (v - low) / (high - low) if high > low and not np.isnan(v) else 0.0
+            red, green, blue, _ = colours(scale(v)) if np.isfinite(v) else (1, 1, 1, 1)
             ax.text(j, i, "–" if np.isnan(v) else f"{v:.2f}", ha="center", va="center", fontsize=8,
-                    color="black" if shade > 0.6 else "white" if not np.isnan(v) else "black")
+                    color="black" if 0.299 * red + 0.587 * green + 0.114 * blue > 0.5 else "white")
     edge = 0
     for size in (blocks or [])[:-1]:
         edge += size
