@@ -207,8 +207,9 @@ def store_groups(store: GraphStore, dataset: str, groups: pd.DataFrame, answers:
     """Write groups as ``(:Learner {kind: "group"})-[:ANSWERED {correct, meanCorrect}]->(:Question)``.
 
     Idempotent: re-running with the same data changes nothing; a group's edges to
-    questions it no longer answers are deleted.
+    questions it no longer answers are deleted. A group without members is not written.
     """
+    groups = groups[groups["members"] > 0]
     store.write_nodes("Learner", pd.DataFrame({
         "id": groups["learnerId"], "kind": "group", "dataset": dataset, "localId": groups["group"],
         "members": groups["members"].astype(np.int64), "memberAccuracy": groups["memberAccuracy"]}))
@@ -303,7 +304,8 @@ def evaluate(store: GraphStore, dataset: str, learner_ids: list[str] | None = No
     Builds and stores the human ability groups (:func:`group_states`,
     :func:`store_groups`) unless ``groups`` is false, then compares them with
     ``learner_ids`` (default: every model that answered a question of the dataset)
-    using the ``knowledge_overlap`` query. Learners are ordered as in Figure 4 of paper
+    using the ``knowledge_overlap`` query (a group without members is reported in
+    ``groups`` but not compared). Learners are ordered as in Figure 4 of paper
     1: a human block (groups and individual humans) before a model block, each from
     weaker to stronger (a group by the mean accuracy of its members, anyone else by
     accuracy over the questions it answered).
@@ -330,7 +332,8 @@ def evaluate(store: GraphStore, dataset: str, learner_ids: list[str] | None = No
     if groups:
         group_table, group_answers = group_states(store, dataset, cuts, names, threshold)
         store_groups(store, dataset, group_table, group_answers)
-        chosen = [g for g in group_table["learnerId"] if g not in chosen] + chosen
+        populated = group_table.loc[group_table["members"] > 0, "learnerId"]
+        chosen = [g for g in populated if g not in chosen] + chosen
     if len(chosen) < 2:
         raise KstpError(f"KOC compares learners, but only {len(chosen)} of dataset {dataset!r} were chosen; "
                         "run a model on it (kstp evaluate answers) or name learners with --learner")

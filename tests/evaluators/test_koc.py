@@ -186,3 +186,11 @@ def test_groups_are_not_counted_again_as_human_learners_in_psr(with_models):
     derive_question_prerequisites(with_models, "toy", "strict")
     rows = psr.evaluate_dataset(with_models, "toy", min_prerequisites=3).summary()
     assert [(r["learner"], r["learners"]) for r in rows] == [("human learners", 3), ("toy:M1", 1), ("toy:M2", 1)]
+
+
+def test_a_group_without_members_is_reported_not_compared(with_models):
+    """Rank shares 0, 1/3, 2/3: [0, .1) holds L3, [.1, .2) nobody, [.2, 1) L1 and L2."""
+    result = koc.evaluate(with_models, "toy", cuts=(0.0, 0.1, 0.2, 1.0), names=("a", "b", "c"))
+    assert result.groups[["group", "members"]].values.tolist() == [["a", 1], ["b", 0], ["c", 2]]
+    assert list(result.learners.index) == ["toy:group:a", "toy:group:c", "toy:M2", "toy:M1"]
+    assert "toy:group:b" not in set(with_models.frame("dataset_learners", {"dataset": "toy"})["learnerId"])
