@@ -105,3 +105,63 @@ def psr_buckets(answers, pairs, min_prerequisites: int) -> dict[int, int]:
 
 def accuracy(answers) -> dict[str, tuple[int, int, float]]:
     return {learner: (len(r), sum(r.values()), sum(r.values()) / len(r)) for learner, r in answers.items()}
+
+
+def knowledge_overlap(answers, learners) -> dict[tuple[str, str], tuple[int, int, int, int]]:
+    """(a, b), a < b, sharing a question -> (shared, |K_a on shared|, |K_b on shared|, |K_a ∩ K_b|)."""
+    out = {}
+    for a in sorted(learners):
+        for b in sorted(learners):
+            if a < b and a in answers and b in answers:
+                shared = set(answers[a]) & set(answers[b])
+                if shared:
+                    ka = {q for q in shared if answers[a][q]}
+                    kb = {q for q in shared if answers[b][q]}
+                    out[(a, b)] = (len(shared), len(ka), len(kb), len(ka & kb))
+    return out
+
+
+def group_answers(answers, members) -> dict[str, tuple[int, int]]:
+    """Question -> (members who answered it, members who answered it correctly)."""
+    out: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+    for member in members:
+        for question, correct in answers.get(member, {}).items():
+            out[question][0] += 1
+            out[question][1] += int(correct)
+    return {q: tuple(v) for q, v in out.items()}
+
+
+def question_counterexamples(answers, pairs) -> dict[tuple[str, str], tuple[int, int]]:
+    """Edge p -> q -> (learners who answered both, those with q right and p wrong)."""
+    out = {}
+    for p, q in pairs:
+        both = [r for r in answers.values() if p in r and q in r]
+        out[(p, q)] = (len(both), sum(1 for r in both if r[q] and not r[p]))
+    return out
+
+
+def concept_counterexamples(answers, question_concepts, concept_edges, mastery) -> dict[tuple[str, str],
+                                                                                        tuple[int, int]]:
+    """Concept edge c -> d, both assessed -> (learners judged on both, masters of d but not c).
+
+    A concept is judged by the questions assessing it and not the other end; mastered
+    when the share answered correctly exceeds ``mastery``.
+    """
+    assessing = defaultdict(set)
+    for question, concepts in question_concepts.items():
+        for concept in concepts:
+            assessing[concept].add(question)
+    out = {}
+    for c, d in concept_edges:
+        if not assessing[c] or not assessing[d]:
+            continue
+        side_c, side_d = assessing[c] - assessing[d], assessing[d] - assessing[c]
+        judged = countered = 0
+        for responses in answers.values():
+            rc = [responses[x] for x in side_c if x in responses]
+            rd = [responses[y] for y in side_d if y in responses]
+            if rc and rd:
+                judged += 1
+                countered += sum(rd) / len(rd) > mastery and not sum(rc) / len(rc) > mastery
+        out[(c, d)] = (judged, countered)
+    return out

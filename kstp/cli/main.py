@@ -15,10 +15,12 @@ from kstp.cli.derive import derive
 from kstp.cli.evaluate import evaluate
 from kstp.cli.grade import grade
 from kstp.cli.ingest import ingest
+from kstp.cli.koc import koc
 from kstp.cli.kst import kst
 from kstp.cli.output import KstpGroup
 from kstp.cli.query import query
 from kstp.cli.report import report
+from kstp.cli.validate import validate
 from kstp.platform.errors import KstpError
 from kstp.platform.settings import graph_target
 
@@ -58,3 +60,5 @@ def cli(ctx: click.Context, graph: str | None) -> None:
 
 for command in (db, ingest, derive, kst, query, evaluate, report, grade, demo):
     cli.add_command(command)
+cli.add_command(validate)
+evaluate.add_command(koc, "koc")

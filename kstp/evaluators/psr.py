@@ -220,7 +220,7 @@ def summarize(result: PsrResult) -> list[dict]:
     """
     learners, pairs = result.learners, result.pairs
     rows = []
-    humans = learners[learners["kind"] != "model"]
+    humans = learners[~learners["kind"].isin(["model", "group"])]  # ability groups summarise humans: not again
     if len(humans):
         rows.append(_row(result.dataset, "human learners", humans, pairs[pairs["learnerId"].isin(humans.index)]
                          if len(pairs) else pairs, result.min_prerequisites))

@@ -10,8 +10,9 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
+from matplotlib.colors import Normalize, TwoSlopeNorm  # noqa: E402
 
-__all__ = ["grouped_bars"]
+__all__ = ["grouped_bars", "heatmap"]
 
 
 def grouped_bars(frame: pd.DataFrame, path: str | Path, title: str, ylabel: str) -> Path:
@@ -42,6 +43,67 @@ def grouped_bars(frame: pd.DataFrame, path: str | Path, title: str, ylabel: str)
     ax.set_title(title)
     ax.legend(frameon=False)
     ax.spines[["top", "right"]].set_visible(False)
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+    return path
+
+
+def heatmap(frame: pd.DataFrame, path: str | Path, title: str, blocks: list[int] | None = None,
+            vmin: float | None = None, vmax: float | None = 1.0, cmap: str = "viridis",
+            center: float | None = None) -> Path:
+    """A square matrix as an annotated heatmap, optionally split into blocks by lines.
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        Values by row and column label (e.g. learners x learners); NaN cells are left
+        grey and marked with a dash.
+    path : path
+        Where to write the PNG (its folder is created).
+    blocks : list of int, optional
+        Sizes of consecutive blocks of rows and columns (e.g. humans, then models); a
+        white line separates them, as in Figure 4 of Cui, Do, Sachan 2026.
+    vmin, vmax : float, optional
+        Colour range; ``vmin`` None uses the smallest value (KOC_norm can be negative).
+    center : float, optional
+        For a diverging ``cmap``: the value drawn in its middle colour (0 for KOC_norm).
+
+    Returns
+    -------
+    pathlib.Path
+        ``path``.
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    values = frame.to_numpy(float)
+    n_rows, n_cols = values.shape
+    side = max(4.0, 0.55 * max(n_rows, n_cols) + 2.5)
+    fig, ax = plt.subplots(figsize=(side + 1, side), dpi=120)
+    colours = plt.get_cmap(cmap).with_extremes(bad="#d9d9d9")
+    finite = values[np.isfinite(values)]
+    low = vmin if vmin is not None else float(finite.min()) if finite.size else 0.0
+    high = vmax if vmax is not None else float(finite.max()) if finite.size else 1.0
+    if center is not None:
+        scale = TwoSlopeNorm(vcenter=center, vmin=min(low, center - 1e-9), vmax=max(high, center + 1e-9))
+    else:
+        scale = Normalize(vmin=low, vmax=high if high > low else low + 1)
+    image = ax.imshow(np.ma.masked_invalid(values), cmap=colours, norm=scale)
+    for i in range(n_rows):
+        for j in range(n_cols):
+            v = values[i, j]
+            red, green, blue, _ = colours(scale(v)) if np.isfinite(v) else (1, 1, 1, 1)
+            ax.text(j, i, "–" if np.isnan(v) else f"{v:.2f}", ha="center", va="center", fontsize=8,
+                    color="black" if 0.299 * red + 0.587 * green + 0.114 * blue > 0.5 else "white")
+    edge = 0
+    for size in (blocks or [])[:-1]:
+        edge += size
+        ax.axhline(edge - 0.5, color="white", linewidth=3)
+        ax.axvline(edge - 0.5, color="white", linewidth=3)
+    ax.set_xticks(range(n_cols), [str(c) for c in frame.columns], rotation=45, ha="right")
+    ax.set_yticks(range(n_rows), [str(r) for r in frame.index])
+    ax.set_title(title)
+    fig.colorbar(image, ax=ax, fraction=0.046, pad=0.04)
     fig.tight_layout()
     fig.savefig(path)
     plt.close(fig)

@@ -144,6 +144,7 @@ def check_all(store, edges, qc, answers, rule):
     assert (ds["questions"], ds["questionsWithConcepts"], ds["assesses"], ds["answers"]) == (
         len(qc), sum(1 for cs in qc.values() if cs), len(links), len(rows))
     assert ds["learners"] == len(answers)
+    checked |= check_overlap_and_counterexamples(store, edges, qc, answers, expected)
     return checked
 
 
@@ -249,3 +250,23 @@ def test_parity_run_queries(store):
     by_id = store.frame("responses_by_id", {"ids": ["k1", "k2", "zz"]})
     assert set(by_id["responseId"]) == {"k1", "k2"}
     assert pending(store, ["k1", "k2", "k3", "k4"]) == {"k2", "k4"}
+
+
+def check_overlap_and_counterexamples(store, edges, qc, answers, question_edges):
+    """KOC counts, group answers and counterexample counts against their references."""
+    learners = sorted(answers)
+    got = store.frame("knowledge_overlap", {"dataset": DATASET, "learnerIds": learners})
+    assert {(r.learnerA, r.learnerB): (r.shared, r.sizeA, r.sizeB, r.overlap) for r in got.itertuples()} == \
+        ref.knowledge_overlap(answers, learners)
+    members = learners[::3]
+    got = store.frame("group_answers", {"dataset": DATASET, "learnerIds": members})
+    assert {r.questionId: (r.attempts, r.correct) for r in got.itertuples()} == ref.group_answers(answers, members)
+    got = store.frame("question_prerequisite_counterexamples", {"dataset": DATASET})
+    assert {(r.fromId, r.toId): (r.attemptedBoth, r.counterexamples) for r in got.itertuples()} == \
+        ref.question_counterexamples(answers, question_edges)
+    for mastery in (0.0, 0.5):
+        got = store.frame("concept_prerequisite_counterexamples", {"dataset": DATASET, "mastery": mastery})
+        assert {(r.fromId, r.toId): (r.attemptedBoth, r.counterexamples) for r in got.itertuples()} == \
+            ref.concept_counterexamples(answers, qc, edges, mastery)
+    return {"knowledge_overlap", "group_answers", "question_prerequisite_counterexamples",
+            "concept_prerequisite_counterexamples"}

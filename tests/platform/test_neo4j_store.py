@@ -323,6 +323,10 @@ PARITY_CASES = [
     ("learner_accuracy", {"dataset": "ds"}), ("psr_by_learner", {"dataset": "ds"}),
     ("psr_distribution", {"dataset": "ds", "minPrerequisites": 1}), ("dataset_learners", {"dataset": "ds"}),
     ("stored_states", {"dataset": "ds"}),
+    ("knowledge_overlap", {"dataset": "ds", "learnerIds": ["t:l1", "t:l2", "t:l3"]}),
+    ("group_answers", {"dataset": "ds", "learnerIds": ["t:l1", "t:l3"]}),
+    ("question_prerequisite_counterexamples", {"dataset": "ds"}),
+    ("concept_prerequisite_counterexamples", {"dataset": "ds", "mastery": 0.5}),
 ]
 #: Need a run in the graph; their Ladybug parity is in tests/parity/test_parity.py.
 RUN_QUERIES = {"runs_of", "responses_by_id", "run_responses"}

@@ -10,3 +10,8 @@ CREATE CONSTRAINT learner_id IF NOT EXISTS FOR (n:Learner) REQUIRE n.id IS UNIQU
 CREATE CONSTRAINT run_id IF NOT EXISTS FOR (n:Run) REQUIRE n.id IS UNIQUE;
 CREATE CONSTRAINT response_id IF NOT EXISTS FOR (n:Response) REQUIRE n.id IS UNIQUE;
 CREATE CONSTRAINT knowledge_state_id IF NOT EXISTS FOR (n:KnowledgeState) REQUIRE n.id IS UNIQUE;
+// Properties need no DDL on Neo4j; for the record, those added with the Ladybug tables:
+// Learner {members, memberAccuracy} on ability groups (kind 'group'), ANSWERED {meanCorrect}
+// on a group's answers, and PREREQUISITE_OF {attemptedBoth, counterexamples,
+// counterexampleRate, counterexampleLow, counterexampleHigh, contradicted, checkedOn} written
+// by `kstp validate prerequisites`.

@@ -1,0 +1,67 @@
+"""``kstp validate``: check the graph's claims against learner data."""
+
+from __future__ import annotations
+
+import click
+import pandas as pd
+
+from kstp.cli.output import emit, get_store, json_option, message, print_table, status
+from kstp.evaluators import counterexamples
+
+__all__ = ["validate"]
+
+
+@click.group()
+def validate() -> None:
+    """Check the graph's claims (prerequisite edges) against learner data."""
+
+
+@validate.command()
+@click.option("--dataset", required=True, help="Dataset whose human learner logs are the evidence.")
+@click.option("--level", type=click.Choice(["question", "concept", "both"]), default="both", show_default=True,
+              help="Question-level edges (Eq. 1 or stored), concept-level edges, or both.")
+@click.option("--tolerance", type=click.FloatRange(0, 1, max_open=True), default=counterexamples.TOLERANCE,
+              show_default=True, help="Counterexample rate an edge may have; flagged when the interval lies above.")
+@click.option("--alpha", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=counterexamples.ALPHA,
+              show_default=True, help="Wilson interval at level 1 - alpha.")
+@click.option("--mastery", type=click.FloatRange(0, 1, max_open=True), default=counterexamples.MASTERY,
+              show_default=True, help="Concept level: share of a concept's questions a learner must exceed.")
+@click.option("--top", type=click.IntRange(min=0), default=20, show_default=True,
+              help="Print the N worst edges (0: all).")
+@click.option("--no-write", is_flag=True, help="Do not write the figures on the edges.")
+@json_option
+@click.pass_context
+def prerequisites(ctx, dataset: str, level: str, tolerance: float, alpha: float, mastery: float, top: int,
+                  no_write: bool, as_json: bool) -> None:
+    """Count counterexamples to each prerequisite edge p -> q in the learner logs (q right, p wrong).
+
+    Among the human learners who answered both ends, the share who answered q
+    correctly but p wrongly, with a Wilson interval; an edge is contradicted when the
+    whole interval lies above --tolerance. Concept edges are judged through the
+    questions assessing each concept (mastered: share correct above --mastery). The
+    figures are written on the PREREQUISITE_OF edges; the worst edges are printed.
+
+    \b
+    Examples:
+      kstp validate prerequisites --dataset frcsub
+      kstp validate prerequisites --dataset probability_pks --level question --tolerance 0.05 --top 0 --json
+    """
+    levels = counterexamples.LEVELS if level == "both" else (level,)
+    store = get_store(ctx)
+    with status(f"checking the prerequisite edges of {dataset}"):
+        result = counterexamples.check_prerequisites(store, dataset, levels, tolerance, alpha, mastery,
+                                                     write_back=not no_write)
+    worst = result.edges if top == 0 else result.edges.head(top)
+    if as_json:
+        emit({"dataset": dataset, "tolerance": tolerance, "alpha": alpha, "mastery": mastery,
+              "summary": result.summary(), "edges": worst})
+        return
+    if result.edges.empty:
+        message(f"{dataset}: no prerequisite edge to check; derive question prerequisites first "
+                "(kstp derive question-prerequisites) or ingest a curriculum with concept prerequisites")
+        return
+    print_table(worst, f"Worst prerequisite edges of {dataset} (counterexample: q right, p wrong)")
+    print_table(pd.DataFrame(result.summary()), "Summary")
+    if not no_write:
+        message("wrote the figures on the PREREQUISITE_OF edges (attemptedBoth, counterexamples, "
+                "counterexampleRate/Low/High, contradicted, checkedOn)")
