@@ -99,7 +99,7 @@ def rel_type(name: str, from_label: str, to_label: str) -> RelType:
 
     Examples
     --------
-    >>> rel_type("PREREQUISITE_OF", "Question", "Question").properties
+    >>> rel_type("PREREQUISITE_OF", "Question", "Question").properties[:2]
     (('source', 'STRING'), ('rule', 'STRING'))
     """
     rel = rel_types().get(name)
