@@ -9,6 +9,7 @@ from __future__ import annotations
 import click
 
 from kstp import __version__
+from kstp.cli.dagmath import evaluate_dagmath, ingest_cot, report_dagmath
 from kstp.cli.db import db
 from kstp.cli.demo import demo
 from kstp.cli.derive import derive
@@ -58,3 +59,6 @@ def cli(ctx: click.Context, graph: str | None) -> None:
 
 for command in (db, ingest, derive, kst, query, evaluate, report, grade, demo):
     cli.add_command(command)
+ingest.add_command(ingest_cot, "cot")
+evaluate.add_command(evaluate_dagmath, "dagmath")
+report.add_command(report_dagmath, "dagmath")
