@@ -39,7 +39,7 @@ def _write_report(store, run_id: str, out: Path | None) -> dict:
     report = {"summary": summary, "table1": table1.reset_index(), "byDifficulty": difficulty}
     if out is not None:
         out.mkdir(parents=True, exist_ok=True)
-        stem = "dagmath_" + run_id.replace(":", "_").replace("/", "_")
+        stem = run_id.replace(":", "_").replace("/", "_")
         (out / f"{stem}.json").write_text(dumps(report) + "\n")
         table1.to_csv(out / f"{stem}_table1.csv")
         difficulty.to_csv(out / f"{stem}_difficulty.csv", index=False)

@@ -36,7 +36,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
@@ -186,6 +186,10 @@ def score_item(completion: Completion, gold: str) -> ItemScore:
     return ItemScore(trajectory, None, grade_final(trajectory, gold))
 
 
+def _int(series: pd.Series) -> list:
+    return [None if pd.isna(v) else int(v) for v in series]
+
+
 def run_metrics(store: GraphStore, run_id: str) -> pd.DataFrame:
     """Per-trajectory metrics of a run, from the graph (Cypher) without writing.
 
@@ -210,6 +214,8 @@ def run_metrics(store: GraphStore, run_id: str) -> pd.DataFrame:
                                                                            strict=True)]
     for column in ("closedShare", "density"):
         out[column] = out[column].astype(float)
+    for column in ("steps", "closedSteps", "nodes", "edges", "maxInDegree", "maxOutDegree"):
+        out[column] = pd.array(_int(out[column]), dtype="Int64")  # Ladybug sums come back as Decimal
     return out
 
 
@@ -298,10 +304,6 @@ def statistics_by_difficulty(metrics: pd.DataFrame) -> pd.DataFrame:
     return out.reset_index()
 
 
-def _int(series: pd.Series) -> list:
-    return [None if pd.isna(v) else int(v) for v in series]
-
-
 def score_run(store: GraphStore, run_id: str) -> pd.DataFrame:
     """Compute closeness, statistics and perfect reasoning of a run and write them back.
 
@@ -383,7 +385,7 @@ def evaluate(store: GraphStore, backend: Backend, dataset: str, sampling: Sampli
     if shots and not examples:
         raise UnknownIdError(f"no perfect gold trajectory of another problem in run {shots_run!r} to use as a "
                              "few-shot example; ingest gold trajectories (kstp ingest cot) or pass --shots 0")
-    sampling = Sampling(**{**sampling.as_dict(), "stop": tuple(sampling.stop), "json_schema": JSON_SCHEMA})
+    sampling = replace(sampling, json_schema=JSON_SCHEMA)
     spec = RunSpec(NAME, VERSION, backend.model, backend.name, dataset, sampling, TEMPLATE_HASH,
                    {"questions": questions["questionId"].tolist() if limit is not None else "all",
                     "shots": [rid for rid, _, _ in examples]})

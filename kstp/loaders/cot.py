@@ -209,12 +209,8 @@ def trajectory_json(trajectory: Trajectory) -> str:
                                  for s in trajectory.steps]}, ensure_ascii=False)
 
 
-def write_steps(store: GraphStore, trajectories: dict[str, Trajectory]) -> LoadReport:
-    """Write each valid trajectory's steps under its Response id (HAS_STEP, SUPPORTS); idempotent.
-
-    A step's id is ``<response id>:<step id>``.
-    """
-    report = LoadReport("steps")
+def _step_rows(trajectories: dict[str, Trajectory]) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """CotStep rows, HAS_STEP pairs and SUPPORTS pairs of ``trajectories`` (response id -> trajectory)."""
     steps, edges = [], []
     for rid, trajectory in trajectories.items():
         last = len(trajectory.steps) - 1
@@ -222,12 +218,40 @@ def write_steps(store: GraphStore, trajectories: dict[str, Trajectory]) -> LoadR
                    "edge": s.edge, "final": k == last} for k, s in enumerate(trajectory.steps)]
         edges += [(f"{rid}:{a}", f"{rid}:{b}") for a, b in trajectory.edges()]
     frame = pd.DataFrame(steps, columns=["id", "response", "stepId", "position", "node", "edge", "final"])
-    report.add("CotStep", store.write_nodes("CotStep", frame.drop(columns=["response"])))
-    report.add("HAS_STEP", store.write_relationships("HAS_STEP", "Response", "CotStep", pd.DataFrame(
-        {"from_id": frame["response"], "to_id": frame["id"]})))
-    report.add("SUPPORTS", store.write_relationships("SUPPORTS", "CotStep", "CotStep",
-                                                     pd.DataFrame(edges, columns=["from_id", "to_id"])))
+    return (frame.drop(columns=["response"]), pd.DataFrame({"from_id": frame["response"], "to_id": frame["id"]}),
+            pd.DataFrame(edges, columns=["from_id", "to_id"]))
+
+
+def write_steps(store: GraphStore, trajectories: dict[str, Trajectory]) -> LoadReport:
+    """Write each valid trajectory's steps under its Response id (HAS_STEP, SUPPORTS); idempotent.
+
+    A step's id is ``<response id>:<step id>``.
+    """
+    report = LoadReport("steps")
+    steps, has_step, supports = _step_rows(trajectories)
+    report.add("CotStep", store.write_nodes("CotStep", steps))
+    report.add("HAS_STEP", store.write_relationships("HAS_STEP", "Response", "CotStep", has_step))
+    report.add("SUPPORTS", store.write_relationships("SUPPORTS", "CotStep", "CotStep", supports))
     return report
+
+
+def _remove_stale_steps(store: GraphStore, run_id: str, trajectories: dict[str, Trajectory]) -> int:
+    """Unlink stored steps and edges of ``run_id`` that the new input no longer has; return how many.
+
+    A re-ingested trajectory that changed (or became invalid) must not keep its old steps.
+    """
+    stored = store.frame("cot_trajectories", {"runId": run_id})
+    if stored.empty:
+        return 0
+    _, has_step, supports = _step_rows(trajectories)
+    ids = stored["responseId"] + ":" + stored["stepId"].astype(int).astype(str)
+    old_has = pd.DataFrame({"from_id": stored["responseId"], "to_id": ids}).drop_duplicates()
+    parents = stored["parentStepId"].notna()
+    old_supports = pd.DataFrame({"from_id": stored.loc[parents, "responseId"] + ":"
+                                 + stored.loc[parents, "parentStepId"].astype(int).astype(str),
+                                 "to_id": ids[parents]})
+    return (store.delete_stale("HAS_STEP", "Response", "CotStep", old_has, has_step)
+            + store.delete_stale("SUPPORTS", "CotStep", "CotStep", old_supports, supports))
 
 
 @dataclass
@@ -377,6 +401,9 @@ def write_cot_set(store: GraphStore, cot: CotSet) -> LoadReport:
     frame = pd.DataFrame(rows)
     report.add("Response", store.write_nodes("Response", frame.drop(columns=["question"])))
     write_responses(store, run_id, learner, frame)  # the nodes again (unchanged) and their links
-    report.written.update(write_steps(store, {f"{run_id}:{r.problem}:{r.sample}": r.trajectory
-                                              for r in cot.records if r.trajectory}).written)
+    trajectories = {f"{run_id}:{r.problem}:{r.sample}": r.trajectory for r in cot.records if r.trajectory}
+    removed = _remove_stale_steps(store, run_id, trajectories)
+    if removed:
+        report.notes["stale step links removed"] = removed
+    report.written.update(write_steps(store, trajectories).written)
     return report

@@ -186,7 +186,7 @@ def test_cli_ingest_report_and_unknown_run(tmp_path):
     report = json.loads(shown.stdout)
     assert [r["class"] for r in report["table1"]] == ["All", "Incorrect", "Correct", "Perfect"]
     assert report["summary"]["closenessAuc"] == pytest.approx(1.9 / 3)
-    stem = "dagmath_cot_gold_logs"
+    stem = "cot_gold_logs"
     assert {p.name for p in out.iterdir()} >= {f"{stem}.json", f"{stem}_auc.png", f"{stem}_statistics.png",
                                                f"{stem}_table1.csv", f"{stem}_auc.csv"}
     missing = runner.invoke(cli, [*graph, "report", "dagmath", "--run", "nope"])

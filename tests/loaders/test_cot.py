@@ -91,6 +91,23 @@ def test_ingest_writes_steps_edges_and_keeps_invalid_trajectories(store, tmp_pat
     assert question[["questionId", "answer"]].values.tolist() == [["logs:log_count", "300"]]
     again = cot.write_cot_set(store, cot.read_cot_files([FIXTURE, path], "logs"))
     assert all(w.created == 0 and w.updated == 0 for w in again.written.values())
+    assert "stale step links removed" not in again.notes
+
+
+def test_a_changed_trajectory_loses_its_old_steps(store, tmp_path):
+    records = json.loads(FIXTURE.read_text())
+    cot.write_cot_set(store, cot.read_cot_files([FIXTURE], "logs"))
+    records[0]["steps"] = records[0]["steps"][:9] + [step(12, [8], "\\boxed{300}")]  # v10, v11 -> v12; v9 unused
+    records[1]["steps"][0]["direct_dependent_steps"] = [3]  # a forward reference: now invalid
+    path = tmp_path / "changed.json"
+    path.write_text(json.dumps(records))
+    report = cot.write_cot_set(store, cot.read_cot_files([path], "logs"))
+    # sample 0: HAS_STEP v10, v11 and SUPPORTS 1->10, 8->10, 9->10, 10->11 go; sample 1: 11 + 15 links go
+    assert report.notes["stale step links removed"] == 2 + 4 + 11 + 15
+    closeness = store.frame("cot_closeness", {"runId": "cot:gold:logs"})
+    assert [(r, int(n), int(c), bool(ok)) for r, n, c, ok in closeness[
+        ["responseId", "steps", "closedSteps", "closed"]].values.tolist()] == [
+        ("cot:gold:logs:log_count:0", 10, 8, False), ("cot:gold:logs:log_count:2", 11, 10, True)]
 
 
 def test_file_errors_are_refused_with_their_location(tmp_path):
