@@ -52,6 +52,10 @@ def _write_report(store, run_id: str, out: Path | None) -> dict:
         if len(stacked):
             box_groups(stacked, list(dagmath_evaluator.STATISTICS), "cls", out / f"{stem}_statistics.png",
                        "Graph statistics by class")
+        graded = metrics[metrics["cotValid"] & metrics["difficulty"].notna()].sort_values("difficulty")
+        if len(graded):
+            box_groups(graded, list(dagmath_evaluator.STATISTICS), "difficulty", out / f"{stem}_difficulty.png",
+                       "Graph statistics by difficulty")
         message(f"wrote {out}/{stem}.json, _table1.csv, _difficulty.csv, _auc.csv, _trajectories.csv and PNGs")
     return report
 

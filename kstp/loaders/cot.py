@@ -324,6 +324,7 @@ def read_cot_files(paths: list[str | Path], dataset: str, source: str = GOLD) ->
     questions: dict[str, dict] = {}
     records: list[CotRecord] = []
     seen: dict[tuple[str, int], str] = {}
+    counts: dict[str, int] = {}
     for path in map(Path, paths):
         for k, item in enumerate(_problems(path), 1):
             where = f"{path}: problem {k}"
@@ -340,7 +341,8 @@ def read_cot_files(paths: list[str | Path], dataset: str, source: str = GOLD) ->
                 if old[key] != row[key]:
                     raise InputError(f"{where}: problem {pid!r} has another {key} than in an earlier record")
             sample = item.get("sample_id")
-            sample = sum(1 for p, _ in seen if p == pid) if sample is None else sample
+            sample = counts.get(pid, 0) if sample is None else sample
+            counts[pid] = counts.get(pid, 0) + 1
             if isinstance(sample, bool) or not isinstance(sample, int):
                 raise InputError(f"{where}: 'sample_id' must be an integer, found {sample!r}")
             if (pid, sample) in seen:

@@ -188,7 +188,7 @@ def test_cli_ingest_report_and_unknown_run(tmp_path):
     assert report["summary"]["closenessAuc"] == pytest.approx(1.9 / 3)
     stem = "cot_gold_logs"
     assert {p.name for p in out.iterdir()} >= {f"{stem}.json", f"{stem}_auc.png", f"{stem}_statistics.png",
-                                               f"{stem}_table1.csv", f"{stem}_auc.csv"}
+                                               f"{stem}_table1.csv", f"{stem}_auc.csv", f"{stem}_difficulty.png"}
     missing = runner.invoke(cli, [*graph, "report", "dagmath", "--run", "nope"])
     assert missing.exit_code == 1 and "run 'nope' has no trajectories" in missing.output
 
