@@ -161,7 +161,9 @@ def parse_trajectory(data) -> Trajectory:
     except nx.NetworkXNoCycle:
         cycle = None
     if cycle:
-        raise InvalidTrajectoryError("cycle " + " -> ".join(str(u) for u, _ in cycle) + f" -> {cycle[0][0]}")
+        ids = [u for u, _ in cycle]
+        ids = ids[ids.index(min(ids)):] + ids[:ids.index(min(ids))]  # named from its smallest step id
+        raise InvalidTrajectoryError("cycle " + " -> ".join(map(str, ids)) + f" -> {ids[0]}")
     for step in steps:
         for parent in step.parents:
             if position[parent] > position[step.step_id]:

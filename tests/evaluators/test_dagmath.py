@@ -147,6 +147,71 @@ def test_process_refuses_bad_input():
         process.hoeffding_sample_size(0.0)
 
 
+def _steps(*steps) -> str:
+    return json.dumps({"steps": [{"step_id": s, "thinking": "t", "direct_dependent_steps": d, "text": x}
+                                 for s, d, x in steps]})
+
+
+class ScriptedModel:
+    """A backend that answers from a script (problem text, sample) -> completion: the evaluator
+    under test sees exactly the replies whose metrics were counted by hand."""
+
+    name, model = "scripted", "scripted"
+
+    def __init__(self, script):
+        self.script, self.calls = script, []
+
+    def generate(self, prompts, sampling, samples=None, progress=None):
+        self.calls.append((prompts, sampling))
+        out = []
+        for chat, wanted in zip(prompts, samples, strict=True):
+            problem = chat[-1]["content"].removeprefix("Problem:\n")
+            out.append([self.script(problem, i) for i in wanted])
+        return out
+
+    def close(self):
+        pass
+
+
+def test_generated_trajectories_are_stored_scored_and_resumed_exactly(gold, tmp_path):
+    load_toy(gold, tmp_path)  # toy:q1 "count" (gold 3), toy:q2 "add" (gold 5)
+    down = {"on": True}
+
+    def script(problem, i):
+        texts = {("count", 0): _steps((1, None, "three things"), (2, [1], "\\boxed{3}")),  # perfect
+                 ("count", 1): _steps((1, None, "three"), (2, None, "unused"), (3, [1], "\\boxed{3}")),  # 1/2 closed
+                 ("add", 0): _steps((1, [2], "a"), (2, [1], "\\boxed{5}")),  # a cycle
+                 ("add", 1): _steps((1, None, "two and two"), (2, [1], "\\boxed{4}"))}  # closed, wrong
+        if (problem, i) == ("add", 1) and down["on"]:
+            return Completion(i, 42 + i, error="transport: ConnectionError")
+        return Completion(i, 42 + i, text=texts[(problem, i)], finish_reason="stop")
+
+    model = ScriptedModel(script)
+    first = dagmath.evaluate(gold, model, "toy", Sampling(n=2), GOLD_RUN, shots=1, limit=2)
+    prompts, sampling = model.calls[0]
+    assert sampling.json_schema == dagmath.JSON_SCHEMA
+    assert [m["role"] for m in prompts[0]] == ["system", "user", "assistant", "user"]
+    assert json.loads(prompts[0][2]["content"])["steps"][10]["text"] == "The answer is \\boxed{300}."
+    summary = first.summary()
+    assert (summary["passAt1"], summary["perfectReasoningRate"], summary["reasoningGap"]) == (0.5, 0.25, 0.25)
+    assert summary["closenessAuc"] == pytest.approx((1.0 + 0.5) / 2 / 2)
+    assert (summary["invalidFormat"], summary["failures"]) == (2, {"cycle": 1, "transport": 1})
+    m = first.metrics.set_index(["questionId", "sampleIndex"])
+    assert m.loc[("toy:q1", 1), ["closedShare", "closed", "correct"]].tolist() == [0.5, False, True]
+    assert m.loc[("toy:q2", 0), "cotError"] == "cycle 1 -> 2 -> 1"
+    down["on"] = False
+    again = dagmath.evaluate(gold, model, "toy", Sampling(n=2), GOLD_RUN, shots=1, limit=2)
+    assert (again.run_id, again.generated) == (first.run_id, 1)  # only the transport failure is asked again
+    summary = again.summary()
+    assert (summary["passAt1"], summary["perfectReasoningRate"], summary["failures"]) == (0.5, 0.25, {"cycle": 1})
+    m = again.metrics.set_index(["questionId", "sampleIndex"])
+    assert m.loc[("toy:q2", 1), ["cotValid", "closed", "correct", "nodes", "edges"]].tolist() == \
+        [True, True, False, 2, 1]
+    run = gold._execute("MATCH (r:Run {id: $id}) RETURN r.passAt1 AS p, r.invalidFormat AS bad, r.status AS s",
+                        {"id": first.run_id}, "test").iloc[0]
+    assert (run["p"], run["bad"], run["s"]) == (0.5, 1, "finished")
+
+
 def test_generation_with_the_local_model_stores_and_counts_every_failure(gold, tmp_path):
     load_toy(gold, tmp_path)
     sampling = Sampling(n=2, max_tokens=48, seed=3)
@@ -166,6 +231,7 @@ def test_generation_with_the_local_model_stores_and_counts_every_failure(gold, t
     invalid = int((~m["cotValid"]).sum())
     assert summary["invalidFormat"] == invalid == sum(summary["failures"].values())
     assert m.loc[~m["cotValid"], "cotError"].notna().all()
+    assert "other" not in summary["failures"]  # every reason is one of the named kinds
     assert (m.loc[~m["cotValid"], "verdict"] == "invalid format: " + m.loc[~m["cotValid"], "cotError"]).all()
     assert not m.loc[~m["cotValid"], ["correct", "closed", "perfect"]].to_numpy().any()
     stored = gold.frame("run_responses", {"runId": result.run_id})

@@ -39,7 +39,7 @@ def test_generation_spelling_is_read_like_the_gold_one():
 @pytest.mark.parametrize("steps, reason", [
     ([step(1, None), step(1, [1], "\\boxed{1}")], r"^duplicate step id 1 \(steps 1 and 2\)$"),
     ([step(1, None), step(2, [7], "\\boxed{1}")], r"^step 2 depends on step 7, which does not exist$"),
-    ([step(1, [2]), step(2, [1]), step(3, [2], "\\boxed{1}")], r"^cycle (1 -> 2 -> 1|2 -> 1 -> 2)$"),
+    ([step(1, [2]), step(2, [1]), step(3, [2], "\\boxed{1}")], r"^cycle 1 -> 2 -> 1$"),
     ([step(1, None), step(2, [2], "\\boxed{1}")], r"^cycle 2 -> 2$"),
     ([step(1, [2]), step(2, None), step(3, [1], "\\boxed{1}")],
      r"^step 1 depends on step 2, which comes later \(forward reference\)$"),
