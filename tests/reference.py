@@ -164,4 +164,40 @@ def concept_counterexamples(answers, question_concepts, concept_edges, mastery) 
                 judged += 1
                 countered += sum(rd) / len(rd) > mastery and not sum(rc) / len(rc) > mastery
         out[(c, d)] = (judged, countered)
+# ---- DAG-MATH trajectories (paper 4): each is [(stepId, [parent stepIds]), ...] in writing order, last is final
+def _cot_graph(steps) -> nx.DiGraph:
+    graph = nx.DiGraph()
+    graph.add_nodes_from(s for s, _ in steps)
+    graph.add_edges_from((p, s) for s, parents in steps for p in parents)
+    return graph
+
+
+def cot_step_closeness(trajectories: dict[str, list]) -> set[tuple]:
+    """(responseId, stepId, final, outDegree, closed): closed = final or out-degree >= 1 (Definition 3.1)."""
+    out = set()
+    for rid, steps in trajectories.items():
+        graph, final = _cot_graph(steps), steps[-1][0]
+        out |= {(rid, s, s == final, graph.out_degree(s), s == final or graph.out_degree(s) >= 1) for s, _ in steps}
+    return out
+
+
+def cot_closeness(trajectories: dict[str, list]) -> dict[str, tuple]:
+    """responseId -> (steps, nonFinalSteps, closedSteps, closedShare, closed)."""
+    out = {}
+    for rid, steps in trajectories.items():
+        graph = _cot_graph(steps)
+        inner = [s for s, _ in steps[:-1]]
+        closed = sum(1 for s in inner if graph.out_degree(s) >= 1)
+        out[rid] = (len(steps), len(inner), closed, closed / len(inner) if inner else 1.0, closed == len(inner))
+    return out
+
+
+def cot_statistics(trajectories: dict[str, list]) -> dict[str, tuple]:
+    """responseId -> (nodes, edges, density 2E/(N(N-1)) or None, max in-degree, max out-degree)."""
+    out = {}
+    for rid, steps in trajectories.items():
+        graph = _cot_graph(steps)
+        n, e = graph.number_of_nodes(), graph.number_of_edges()
+        out[rid] = (n, e, nx.density(graph) * 2 if n > 1 else None, max(d for _, d in graph.in_degree()),
+                    max(d for _, d in graph.out_degree()))
     return out

@@ -9,6 +9,7 @@ from __future__ import annotations
 import click
 
 from kstp import __version__
+from kstp.cli.dagmath import evaluate_dagmath, ingest_cot, report_dagmath
 from kstp.cli.db import db
 from kstp.cli.demo import demo
 from kstp.cli.derive import derive
@@ -62,3 +63,6 @@ for command in (db, ingest, derive, kst, query, evaluate, report, grade, demo):
     cli.add_command(command)
 cli.add_command(validate)
 evaluate.add_command(koc, "koc")
+ingest.add_command(ingest_cot, "cot")
+evaluate.add_command(evaluate_dagmath, "dagmath")
+report.add_command(report_dagmath, "dagmath")

@@ -12,7 +12,7 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 from matplotlib.colors import Normalize, TwoSlopeNorm  # noqa: E402
 
-__all__ = ["grouped_bars", "heatmap"]
+__all__ = ["grouped_bars", "heatmap", "curves", "box_groups"]
 
 
 def grouped_bars(frame: pd.DataFrame, path: str | Path, title: str, ylabel: str) -> Path:
@@ -104,6 +104,72 @@ def heatmap(frame: pd.DataFrame, path: str | Path, title: str, blocks: list[int]
     ax.set_yticks(range(n_rows), [str(r) for r in frame.index])
     ax.set_title(title)
     fig.colorbar(image, ax=ax, fraction=0.046, pad=0.04)
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+    return path
+
+
+def curves(series: dict[str, pd.DataFrame], path: str | Path, title: str, xlabel: str, ylabel: str,
+           x: str = "threshold", y: str = "rate") -> Path:
+    """Line charts, one per labelled frame of ``x`` and ``y`` columns (e.g. the DAG-MATH closeness curve).
+
+    Parameters
+    ----------
+    series : dict of str to pandas.DataFrame
+        Label -> a frame with columns ``x`` and ``y``, drawn as a step line in ``x`` order.
+    path : path
+        Where to write the PNG (its folder is created).
+
+    Returns
+    -------
+    pathlib.Path
+        ``path``.
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig, ax = plt.subplots(figsize=(6, 4), dpi=120)
+    for label, frame in series.items():
+        ax.plot(frame[x].to_numpy(float), frame[y].to_numpy(float), drawstyle="steps-post", label=str(label))
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_ylim(-0.02, 1.02)
+    ax.set_title(title)
+    ax.legend(frameon=False)
+    ax.spines[["top", "right"]].set_visible(False)
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+    return path
+
+
+def box_groups(frame: pd.DataFrame, columns: list[str], by: str, path: str | Path, title: str) -> Path:
+    """One panel per column of ``columns``: a box plot of its values per group of ``by``.
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        One row per observation (e.g. a trajectory, with its class in ``by``); a row may
+        appear in several groups (stack copies with different ``by`` values).
+    path : path
+        Where to write the PNG (its folder is created).
+
+    Returns
+    -------
+    pathlib.Path
+        ``path``.
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    groups = list(dict.fromkeys(frame[by]))
+    fig, axes = plt.subplots(1, len(columns), figsize=(3 * len(columns), 3.6), dpi=120, squeeze=False)
+    for ax, column in zip(axes[0], columns, strict=True):
+        data = [frame.loc[frame[by] == g, column].dropna().to_numpy(float) for g in groups]
+        ax.boxplot(data, tick_labels=[str(g) for g in groups])
+        ax.set_title(column)
+        ax.tick_params(axis="x", labelrotation=45)
+        ax.spines[["top", "right"]].set_visible(False)
+    fig.suptitle(title)
     fig.tight_layout()
     fig.savefig(path)
     plt.close(fig)

@@ -270,3 +270,66 @@ def check_overlap_and_counterexamples(store, edges, qc, answers, question_edges)
             ref.concept_counterexamples(answers, qc, edges, mastery)
     return {"knowledge_overlap", "group_answers", "question_prerequisite_counterexamples",
             "concept_prerequisite_counterexamples"}
+
+
+#: DAG-MATH trajectory queries, checked by test_parity_cot_queries.
+COT_QUERIES = {"cot_step_closeness", "cot_closeness", "cot_statistics", "cot_responses", "cot_trajectories"}
+RUN_QUERIES |= COT_QUERIES
+
+
+def generated_trajectories(seed: int, count: int = 14) -> dict[str, list]:
+    """Random trajectories: 1-9 steps with gapped increasing ids, each step depending on a
+    random subset of earlier ones (often none, so unused steps are common)."""
+    rng = random.Random(seed)
+    out = {}
+    for k in range(count):
+        ids = sorted(rng.sample(range(1, 40), rng.randint(1, 9)))
+        out[f"r{k:02d}"] = [(s, sorted(rng.sample(ids[:i], rng.randint(0, min(i, 3))))) for i, s in enumerate(ids)]
+    return out
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_parity_cot_queries(store, seed):
+    from kstp.loaders.cot import Step, Trajectory, write_steps
+    from kstp.platform.runs import write_responses
+
+    trajectories = generated_trajectories(seed)
+    questions = {f"q{k % 4}" for k in range(len(trajectories))}
+    build(store, set(), {q: set() for q in questions}, {"m": {}})
+    store.write_nodes("Run", pd.DataFrame([{"id": "run", "evaluator": "dagmath", "model": "m", "dataset": DATASET}]))
+    rids = sorted(trajectories) + ["bad"]
+    rows = pd.DataFrame({"id": rids, "question": [f"q{k % 4}" for k in range(len(rids))],
+                         "sampleIndex": [k // 4 for k in range(len(rids))],
+                         "cotValid": [True] * len(trajectories) + [False],
+                         "cotError": [None] * len(trajectories) + ["truncated"],
+                         "correct": [k % 3 == 0 for k in range(len(rids))]})
+    write_responses(store, "run", "m", rows)
+    write_steps(store, {rid: Trajectory(tuple(Step(s, f"e{s}", tuple(p), f"n{s}") for s, p in steps))
+                        for rid, steps in trajectories.items()})
+
+    def run(name):
+        return store.frame(name, {"runId": "run"})
+
+    steps = run("cot_step_closeness")
+    assert set(map(tuple, steps.astype(object).values.tolist())) == ref.cot_step_closeness(trajectories)
+
+    def rounded(rows):
+        return {rid: tuple(None if v is None or (isinstance(v, float) and pd.isna(v))
+                           else round(v, 9) if isinstance(v, float) else v for v in r) for rid, r in rows.items()}
+
+    closeness = run("cot_closeness").set_index("responseId").astype(object)
+    assert rounded(dict(zip(closeness.index, map(tuple, closeness.values.tolist()), strict=True))) == \
+        rounded(ref.cot_closeness(trajectories))
+    statistics = run("cot_statistics").set_index("responseId").astype(object)
+    assert rounded(dict(zip(statistics.index, map(tuple, statistics.values.tolist()), strict=True))) == \
+        rounded(ref.cot_statistics(trajectories))
+    responses = run("cot_responses")
+    assert responses[["responseId", "questionId", "cotValid"]].values.tolist() == \
+        rows.sort_values(["question", "sampleIndex"])[["id", "question", "cotValid"]].values.tolist()
+    listed = run("cot_trajectories")
+    pairs = {(r.responseId, r.stepId, None if pd.isna(r.parentStepId) else int(r.parentStepId))
+             for r in listed.itertuples()}
+    assert pairs == {(rid, s, p) for rid, st in trajectories.items() for s, ps in st for p in (ps or [None])}
+    order = listed.drop_duplicates(["responseId", "position"])
+    assert {rid: g["stepId"].tolist() for rid, g in order.groupby("responseId")} == \
+        {rid: [s for s, _ in st] for rid, st in trajectories.items()}

@@ -163,6 +163,20 @@ def build_tiny_graph(store: GraphStore) -> WriteReport:
         "from_id to_id correct runId timestamp position",
         *[(learner, q, correct, "run1", f"2026-01-0{i}T00:00:00", i)
           for learner, answers in ANSWERS.items() for i, (q, correct) in enumerate(answers.items(), 1)]))
+    # DAG-MATH: one valid trajectory (1 -> 3, step 2 unused) and one invalid one in a run
+    report += store.write_nodes("Run", _frame("id evaluator model dataset", ("t:run", "dagmath", "m", "ds")))
+    report += store.write_nodes("Response", _frame("id sampleIndex correct cotValid cotError",
+                                                   ("t:r1", 0, True, True, None), ("t:r2", 1, False, False, "cycle")))
+    report += store.write_relationships("IN_RUN", "Response", "Run", _frame("from_id to_id", ("t:r1", "t:run"),
+                                                                            ("t:r2", "t:run")))
+    report += store.write_relationships("TO", "Response", "Question", _frame("from_id to_id", ("t:r1", "t:q1"),
+                                                                             ("t:r2", "t:q1")))
+    report += store.write_nodes("CotStep", _frame(
+        "id stepId position node edge final", ("t:r1:1", 1, 0, "x = 1", "given", False),
+        ("t:r1:2", 2, 1, "y = 2", "unused", False), ("t:r1:3", 3, 2, "\\boxed{1}", "from 1", True)))
+    report += store.write_relationships("HAS_STEP", "Response", "CotStep", _frame(
+        "from_id to_id", *[("t:r1", f"t:r1:{i}") for i in range(1, 4)]))
+    report += store.write_relationships("SUPPORTS", "CotStep", "CotStep", _frame("from_id to_id", ("t:r1:1", "t:r1:3")))
     return report
 
 
@@ -327,6 +341,9 @@ PARITY_CASES = [
     ("group_answers", {"dataset": "ds", "learnerIds": ["t:l1", "t:l3"]}),
     ("question_prerequisite_counterexamples", {"dataset": "ds"}),
     ("concept_prerequisite_counterexamples", {"dataset": "ds", "mastery": 0.5}),
+    ("cot_step_closeness", {"runId": "t:run"}), ("cot_closeness", {"runId": "t:run"}),
+    ("cot_statistics", {"runId": "t:run"}), ("cot_responses", {"runId": "t:run"}),
+    ("cot_trajectories", {"runId": "t:run"}),
 ]
 #: Need a run in the graph; their Ladybug parity is in tests/parity/test_parity.py.
 RUN_QUERIES = {"runs_of", "responses_by_id", "run_responses"}

@@ -6,7 +6,7 @@ CREATE NODE TABLE IF NOT EXISTS Domain(id STRING, code STRING, name STRING, grad
 CREATE NODE TABLE IF NOT EXISTS Cluster(id STRING, code STRING, name STRING, PRIMARY KEY(id));
 CREATE NODE TABLE IF NOT EXISTS Concept(id STRING, framework STRING, localId STRING, code STRING, description STRING, grade STRING, exampleProblem STRING, PRIMARY KEY(id));
 CREATE NODE TABLE IF NOT EXISTS Dataset(id STRING, name STRING, source STRING, PRIMARY KEY(id));
-CREATE NODE TABLE IF NOT EXISTS Question(id STRING, dataset STRING, localId STRING, text STRING, answer STRING, answerType STRING, position INT64, PRIMARY KEY(id));
+CREATE NODE TABLE IF NOT EXISTS Question(id STRING, dataset STRING, localId STRING, text STRING, answer STRING, answerType STRING, position INT64, difficulty DOUBLE, domain STRING, PRIMARY KEY(id));
 CREATE NODE TABLE IF NOT EXISTS Learner(id STRING, kind STRING, dataset STRING, localId STRING, accuracy DOUBLE, psrMicro DOUBLE, psrMacro DOUBLE, nAnswered INT64, members INT64, memberAccuracy DOUBLE, PRIMARY KEY(id));
 CREATE REL TABLE IF NOT EXISTS PART_OF(FROM Domain TO Framework, FROM Cluster TO Domain, FROM Cluster TO Framework, FROM Concept TO Cluster, FROM Concept TO Framework);
 CREATE REL TABLE IF NOT EXISTS PREREQUISITE_OF(FROM Concept TO Concept, FROM Question TO Question, source STRING, rule STRING, attemptedBoth INT64, counterexamples INT64, counterexampleRate DOUBLE, counterexampleLow DOUBLE, counterexampleHigh DOUBLE, contradicted BOOLEAN, checkedOn STRING);
@@ -14,10 +14,13 @@ CREATE REL TABLE IF NOT EXISTS RELATED_TO(FROM Concept TO Concept, source STRING
 CREATE REL TABLE IF NOT EXISTS IN_DATASET(FROM Question TO Dataset);
 CREATE REL TABLE IF NOT EXISTS ASSESSES(FROM Question TO Concept, source STRING, verified BOOLEAN);
 CREATE REL TABLE IF NOT EXISTS ANSWERED(FROM Learner TO Question, correct BOOLEAN, runId STRING, timestamp STRING, position INT64, meanCorrect DOUBLE);
-CREATE NODE TABLE IF NOT EXISTS Run(id STRING, evaluator STRING, evaluatorVersion STRING, model STRING, backend STRING, dataset STRING, sampling STRING, promptTemplateHash STRING, configHash STRING, config STRING, gitHash STRING, kstpVersion STRING, startedAt STRING, finishedAt STRING, status STRING, requested INT64, completed INT64, failed INT64, correct INT64, accuracy DOUBLE, PRIMARY KEY(id));
-CREATE NODE TABLE IF NOT EXISTS Response(id STRING, model STRING, question STRING, promptHash STRING, sampleIndex INT64, seed INT64, text STRING, extracted STRING, extractionMethod STRING, correct BOOLEAN, verdict STRING, finishReason STRING, error STRING, tokensIn INT64, tokensOut INT64, latencyS DOUBLE, createdAt STRING, PRIMARY KEY(id));
+CREATE NODE TABLE IF NOT EXISTS Run(id STRING, evaluator STRING, evaluatorVersion STRING, model STRING, backend STRING, dataset STRING, sampling STRING, promptTemplateHash STRING, configHash STRING, config STRING, gitHash STRING, kstpVersion STRING, startedAt STRING, finishedAt STRING, status STRING, requested INT64, completed INT64, failed INT64, correct INT64, accuracy DOUBLE, passAt1 DOUBLE, perfectReasoningRate DOUBLE, reasoningGap DOUBLE, closenessAuc DOUBLE, invalidFormat INT64, PRIMARY KEY(id));
+CREATE NODE TABLE IF NOT EXISTS Response(id STRING, model STRING, question STRING, promptHash STRING, sampleIndex INT64, seed INT64, text STRING, extracted STRING, extractionMethod STRING, correct BOOLEAN, verdict STRING, finishReason STRING, error STRING, tokensIn INT64, tokensOut INT64, latencyS DOUBLE, createdAt STRING, cotValid BOOLEAN, cotError STRING, closed BOOLEAN, closedShare DOUBLE, perfect BOOLEAN, cotNodes INT64, cotEdges INT64, cotDensity DOUBLE, cotMaxInDegree INT64, cotMaxOutDegree INT64, PRIMARY KEY(id));
 CREATE REL TABLE IF NOT EXISTS GAVE(FROM Learner TO Response);
 CREATE REL TABLE IF NOT EXISTS TO(FROM Response TO Question);
 CREATE REL TABLE IF NOT EXISTS IN_RUN(FROM Response TO Run);
 CREATE NODE TABLE IF NOT EXISTS KnowledgeState(id STRING, dataset STRING, size INT64, source STRING, PRIMARY KEY(id));
 CREATE REL TABLE IF NOT EXISTS CONTAINS(FROM KnowledgeState TO Question);
+CREATE NODE TABLE IF NOT EXISTS CotStep(id STRING, stepId INT64, position INT64, node STRING, edge STRING, final BOOLEAN, closed BOOLEAN, outDegree INT64, PRIMARY KEY(id));
+CREATE REL TABLE IF NOT EXISTS HAS_STEP(FROM Response TO CotStep);
+CREATE REL TABLE IF NOT EXISTS SUPPORTS(FROM CotStep TO CotStep);

@@ -15,3 +15,4 @@ CREATE CONSTRAINT knowledge_state_id IF NOT EXISTS FOR (n:KnowledgeState) REQUIR
 // on a group's answers, and PREREQUISITE_OF {attemptedBoth, counterexamples,
 // counterexampleRate, counterexampleLow, counterexampleHigh, contradicted, checkedOn} written
 // by `kstp validate prerequisites`.
+CREATE CONSTRAINT cot_step_id IF NOT EXISTS FOR (n:CotStep) REQUIRE n.id IS UNIQUE;

@@ -1,0 +1,203 @@
+"""DAG-MATH commands (paper 4): ``kstp ingest cot``, ``kstp evaluate dagmath``, ``kstp report dagmath``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+import pandas as pd
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from kstp.cli.evaluate import _GEN_KEYS, parse_kwargs
+from kstp.cli.output import dumps, emit, err_console, get_store, json_option, message, print_table, status
+from kstp.evaluators import dagmath as dagmath_evaluator
+from kstp.loaders import cot as cot_loader
+from kstp.platform.errors import UnknownIdError
+from kstp.platform.inference import Sampling, backend_names, get_backend
+from kstp.platform.plots import box_groups, curves
+
+__all__ = ["ingest_cot", "evaluate_dagmath", "report_dagmath"]
+
+_TABLE2 = ["runId", "problems", "trajectories", "invalidFormat", "passAt1", "perfectReasoningRate", "reasoningGap",
+           "closenessAuc"]
+
+
+def _print_summary(summary: dict, title: str) -> None:
+    print_table(pd.DataFrame([{k: summary[k] for k in _TABLE2}]), title)
+    if summary["failures"]:
+        message("format failures (stored with their reason, counted as failures): "
+                + ", ".join(f"{k} {v}" for k, v in summary["failures"].items()))
+
+
+def _write_report(store, run_id: str, out: Path | None) -> dict:
+    """Recompute a run's metrics (written back), and with ``out`` write tables and figures there."""
+    metrics = dagmath_evaluator.score_run(store, run_id)
+    summary = {"runId": run_id, **dagmath_evaluator.aggregate(metrics)}
+    table1 = dagmath_evaluator.statistics_by_class(metrics)
+    difficulty = dagmath_evaluator.statistics_by_difficulty(metrics)
+    curve = dagmath_evaluator.auc_curve(metrics)
+    report = {"summary": summary, "table1": table1.reset_index(), "byDifficulty": difficulty}
+    if out is not None:
+        out.mkdir(parents=True, exist_ok=True)
+        stem = run_id.replace(":", "_").replace("/", "_")
+        (out / f"{stem}.json").write_text(dumps(report) + "\n")
+        table1.to_csv(out / f"{stem}_table1.csv")
+        difficulty.to_csv(out / f"{stem}_difficulty.csv", index=False)
+        curve.to_csv(out / f"{stem}_auc.csv", index=False)
+        metrics.to_csv(out / f"{stem}_trajectories.csv", index=False)
+        curves({run_id: curve}, out / f"{stem}_auc.png", f"Closeness curve, AUC {summary['closenessAuc']:.3f}",
+               "required share of closed steps", "correct with that closeness")
+        classes = dagmath_evaluator.class_members(metrics)
+        stacked = pd.concat([metrics[m].assign(cls=name) for name, m in classes.items()], ignore_index=True)
+        if len(stacked):
+            box_groups(stacked, list(dagmath_evaluator.STATISTICS), "cls", out / f"{stem}_statistics.png",
+                       "Graph statistics by class")
+        graded = metrics[metrics["cotValid"] & metrics["difficulty"].notna()].sort_values("difficulty")
+        if len(graded):
+            box_groups(graded, list(dagmath_evaluator.STATISTICS), "difficulty", out / f"{stem}_difficulty.png",
+                       "Graph statistics by difficulty")
+        message(f"wrote {out}/{stem}.json, _table1.csv, _difficulty.csv, _auc.csv, _trajectories.csv and PNGs")
+    return report
+
+
+@click.command("cot")
+@click.argument("files", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--dataset", required=True, help="Dataset id; problem ids become DATASET:problem_id.")
+@click.option("--source", default=cot_loader.GOLD, show_default=True,
+              help="Who wrote the trajectories: run cot:SOURCE:DATASET, learner cot:SOURCE.")
+@json_option
+@click.pass_context
+def ingest_cot(ctx, files: tuple[Path, ...], dataset: str, source: str, as_json: bool) -> None:
+    """Load DAG-MATH chain-of-thought trajectories (JSON) and score them (paper 4).
+
+    Each file holds problem objects in the gold benchmark's layout (problem_id,
+    problem_text, final_answer, difficulty, domain, sample_id, steps). Invalid
+    trajectories are stored with their reason and counted; valid ones become
+    CotStep nodes with SUPPORTS edges, and closeness, perfect reasoning and graph
+    statistics are computed and written back.
+
+    \b
+    Examples:
+      kstp ingest cot gold/*.json --dataset omni
+      kstp ingest cot samples.json --dataset aime25 --source qwen3-8b --json
+    """
+    store = get_store(ctx)
+    with status(f"ingesting {len(files)} file(s)"):
+        cot = cot_loader.read_cot_files(list(files), dataset, source)
+        report = cot_loader.write_cot_set(store, cot)
+        run_id = cot_loader.ingest_run_id(source, dataset)
+        summary = {"runId": run_id, **dagmath_evaluator.aggregate(dagmath_evaluator.score_run(store, run_id))}
+    if as_json:
+        emit({"ingest": report.as_dict(), "summary": summary})
+        return
+    rows = [{"kind": k, **vars(v)} for k, v in report.written.items()]
+    print_table(pd.DataFrame(rows, columns=["kind", "created", "updated", "unchanged"]), f"Ingested {dataset}")
+    _print_summary(summary, f"Trajectories of {source} on {dataset}")
+
+
+@click.command("dagmath")
+@click.option("--dataset", required=True, help="Dataset whose problems the model solves (text and gold answer).")
+@click.option("--model", required=True, help="Model name (as the server knows it), a vLLM model path, or, for "
+              "--backend local, smollm2 or a GGUF path.")
+@click.option("--backend", type=click.Choice(backend_names()), default="openai", show_default=True,
+              help="openai: any OpenAI-compatible endpoint; vllm: offline vLLM; local: a GGUF on this CPU.")
+@click.option("--base-url", help="Endpoint of the openai backend, e.g. http://127.0.0.1:8000/v1 (key: OPENAI_API_KEY).")
+@click.option("--model-args", help="Backend options k=v,... (vllm: anything vllm.LLM takes; local: threads, context).")
+@click.option("--gen-kwargs", help="Sampling k=v,...: temperature (0.6), top_p (0.95), max_tokens (1024), stop.")
+@click.option("--samples", type=click.IntRange(min=1), default=32, show_default=True,
+              help="Trajectories per problem.")
+@click.option("--seed", type=int, default=42, show_default=True, help="Seed of sample 0; sample i uses seed + i.")
+@click.option("--shots", type=click.IntRange(min=0), default=2, show_default=True,
+              help="Few-shot gold trajectories per prompt.")
+@click.option("--shots-from", help="Run holding the gold trajectories (default: cot:gold:DATASET).")
+@click.option("--limit", type=click.IntRange(min=1), help="Only the first N problems.")
+@click.option("--concurrency", type=click.IntRange(min=1), default=8, show_default=True,
+              help="Requests in flight (openai backend).")
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path),
+              help="Also write the report's tables and figures to this folder.")
+@click.option("--resume/--new-run", default=True, show_default=True,
+              help="Resume the run with this configuration; --new-run allows a changed configuration.")
+@json_option
+@click.pass_context
+def evaluate_dagmath(ctx, dataset, model, backend, base_url, model_args, gen_kwargs, samples, seed, shots,
+                     shots_from, limit, concurrency, out, resume, as_json) -> None:
+    """Let a model solve problems in the DAG-MATH format; store, check and score every trajectory (paper 4).
+
+    Each completion is stored before it is checked; a format failure is stored
+    with its reason and counts as a failure. Re-running the same command resumes.
+    Prints PASS@1, the perfect reasoning rate R-hat, their gap and the closeness
+    AUC (the shape of paper 4, Table 2).
+
+    \b
+    Examples:
+      kstp evaluate dagmath --dataset omni --model smollm2 --backend local --samples 2 --limit 2 \\
+          --gen-kwargs max_tokens=256
+      kstp evaluate dagmath --dataset aime25 --shots-from cot:gold:omni --model Qwen/Qwen3-8B \\
+          --backend openai --base-url http://127.0.0.1:8000/v1 --samples 32 --out results/
+    """
+    generation = parse_kwargs(gen_kwargs, "--gen-kwargs")
+    unknown = set(generation) - _GEN_KEYS
+    if unknown:
+        raise click.BadParameter(f"unknown key {sorted(unknown)[0]!r}; use {', '.join(sorted(_GEN_KEYS))}",
+                                 param_hint="--gen-kwargs")
+    if "stop" in generation:
+        generation["stop"] = tuple(str(generation["stop"]).split("|"))
+    sampling = Sampling(n=samples, seed=seed, **generation)
+    options = parse_kwargs(model_args, "--model-args")
+    if backend == "openai":
+        options.update(base_url=base_url, concurrency=concurrency)
+    elif base_url:
+        raise click.BadParameter("--base-url goes with --backend openai", param_hint="--base-url")
+    if backend == "vllm":
+        options.setdefault("seed", seed)
+    store = get_store(ctx)
+    shots_run = shots_from or cot_loader.ingest_run_id(cot_loader.GOLD, dataset)
+    with status(f"starting the {backend} backend for {model}"):
+        engine = get_backend(backend, model, **options)
+    try:
+        with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                      console=err_console, transient=True) as bar:
+            task = bar.add_task(f"{model} on {dataset}", total=None)
+            result = dagmath_evaluator.evaluate(
+                store, engine, dataset, sampling, shots_run if shots else None, shots, limit, new_run=not resume,
+                progress=lambda done, total: bar.update(task, completed=done, total=total))
+    finally:
+        engine.close()
+    summary = result.summary()
+    if out:
+        _write_report(store, result.run_id, out)
+    if as_json:
+        emit(summary)
+    else:
+        _print_summary(summary, f"{model} on {dataset} (paper 4, Table 2 shape)")
+
+
+@click.command("dagmath")
+@click.option("--run", "run_id", required=True, help="Run id (kstp evaluate dagmath prints it; ingests: cot:gold:D).")
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=Path("results"), show_default=True,
+              help="Folder for the tables (JSON, CSV) and figures (PNG).")
+@json_option
+@click.pass_context
+def report_dagmath(ctx, run_id: str, out: Path, as_json: bool) -> None:
+    """Recompute a DAG-MATH run's tables and figures from the graph (paper 4, Tables 1-2, Figures 3-4).
+
+    Closeness and graph statistics are recomputed in Cypher and written back on
+    the CotSteps, Responses and the Run; nothing is generated.
+
+    \b
+    Examples:
+      kstp report dagmath --run cot:gold:omni --out results/
+      kstp report dagmath --run dagmath:smollm2:omni:0123456789ab --json
+    """
+    store = get_store(ctx)
+    if store.frame("cot_responses", {"runId": run_id}).empty:
+        raise UnknownIdError(f"run {run_id!r} has no trajectories in the graph; see the run ids that "
+                             "kstp evaluate dagmath prints, or cot:gold:DATASET after kstp ingest cot")
+    report = _write_report(store, run_id, out)
+    if as_json:
+        emit(report)
+        return
+    _print_summary(report["summary"], f"{run_id} (paper 4, Table 2 shape)")
+    print_table(report["table1"], "Graph statistics by class (paper 4, Table 1 shape)")
+    if len(report["byDifficulty"]):
+        print_table(report["byDifficulty"], "Graph statistics by difficulty (paper 4, Figure 3)")

@@ -1,0 +1,439 @@
+"""DAG-MATH (paper 4): chain-of-thought as a DAG, logical closeness, perfect reasoning rate.
+
+A model answers each problem N times in the DAG-MATH format (a JSON list of steps,
+each with its justification, its parent steps and one conclusion; the last step
+boxes the final answer), prompted with few-shot gold trajectories taken from the
+graph and constrained by a JSON schema where the backend supports structured output.
+Every completion is stored as a Response before it is checked; a valid one gets its
+steps as ``(:CotStep)`` nodes joined by ``SUPPORTS`` (parent -> child). A completion
+that breaks the format (no output, truncated, invalid JSON, a duplicate or unknown
+step id, a cycle, a forward reference, no boxed answer) is stored with its reason,
+counted, and scored as a failure: it is never dropped from a denominator.
+
+Metrics (computed in Cypher where they are graph questions, then written back):
+
+- **logical closeness** (Definition 3.1): every non-final step has out-degree >= 1;
+  ``closedShare`` is the share of closed non-final steps (``cot_closeness``);
+- **perfect reasoning**: closed and the final answer correct
+  (:func:`kstp.platform.answers.grade`); PRR per problem is the mean over its N
+  trajectories, R-hat the mean over problems (higher is better); PASS@1 the mean
+  final-answer correctness (higher is better); the gap PASS@1 - R-hat (lower is better);
+- **AUC** (§5, Figure 4): the rate of trajectories that are correct with
+  ``closedShare >= t``, swept over t in [0, 1] (t = 0 gives PASS@1, t = 1 gives R-hat);
+  its area equals the mean of ``correct * closedShare`` exactly (higher is better);
+- **graph statistics** (Table 1): nodes, edges, density 2E / (N (N - 1)), max in- and
+  out-degree per trajectory, averaged per class All / Incorrect / Correct / Perfect
+  and per problem difficulty (Figure 3).
+
+References
+----------
+Zhang, Kuzborskij, Lee, Leng, Liu 2025, "DAG-Math: Graph-Guided Mathematical Reasoning
+in LLMs", §3 (Definition 3.1), §5 (Tables 1-2, Figures 3-4) (arXiv 2510.19842).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+
+import numpy as np
+import pandas as pd
+
+from kstp.loaders.cot import (
+    InvalidTrajectoryError,
+    Step,
+    Trajectory,
+    grade_final,
+    parse_text,
+    trajectory_json,
+    write_steps,
+)
+from kstp.platform.answers import Verdict
+from kstp.platform.errors import UnknownIdError
+from kstp.platform.inference import Backend, Completion, Message, Sampling, cache_key, prompt_hash
+from kstp.platform.runs import RunSpec, finish_run, now, open_run, pending, write_responses
+from kstp.platform.store import GraphStore
+
+__all__ = ["NAME", "VERSION", "HIGHER_IS_BETTER", "SYSTEM_PROMPT", "JSON_SCHEMA", "CLASSES", "STATISTICS",
+           "build_prompt", "choose_shots", "class_members", "score_item", "ItemScore", "failure_kind", "run_metrics",
+           "score_run", "aggregate", "auc_curve", "statistics_by_class", "statistics_by_difficulty", "DagMathResult",
+           "evaluate"]
+
+NAME = "dagmath"
+VERSION = "1.0"
+HIGHER_IS_BETTER = {"passAt1": True, "perfectReasoningRate": True, "reasoningGap": False, "closenessAuc": True}
+CLASSES = ("All", "Incorrect", "Correct", "Perfect")
+STATISTICS = ("nodes", "edges", "density", "maxInDegree", "maxOutDegree")
+SYSTEM_PROMPT = (
+    "You solve mathematics problems as a directed acyclic graph of steps. Answer with JSON only: "
+    '{"steps": [...]}. Each step has "step_id" (an integer, increasing), "thinking" (the justification, '
+    'naming the earlier steps it uses), "direct_dependent_steps" (the ids of those earlier steps, or null '
+    'for a fact read from the problem) and "text" (one conclusion). Every step except the last must be used '
+    "by a later step. The last step states the final answer inside \\boxed{}.")
+USER_TEMPLATE = "Problem:\n{text}"
+JSON_SCHEMA = {
+    "type": "object", "additionalProperties": False, "required": ["steps"],
+    "properties": {"steps": {"type": "array", "minItems": 1, "items": {
+        "type": "object", "additionalProperties": False,
+        "required": ["step_id", "thinking", "direct_dependent_steps", "text"],
+        "properties": {"step_id": {"type": "integer"}, "thinking": {"type": "string"},
+                       "direct_dependent_steps": {"anyOf": [{"type": "null"},
+                                                            {"type": "array", "items": {"type": "integer"}}]},
+                       "text": {"type": "string"}}}}}}
+#: Hash of the instructions and the schema, stored on the Run: a change is a new configuration.
+TEMPLATE_HASH = hashlib.sha256((SYSTEM_PROMPT + "\x00" + USER_TEMPLATE + "\x00"
+                                + json.dumps(JSON_SCHEMA, sort_keys=True)).encode()).hexdigest()
+#: Prompts per generate call: a killed run loses at most one such chunk of work.
+CHUNK = 16
+_FAILURE_KINDS = (("transport", "transport"), ("empty output", "empty output"), ("truncated", "truncated"),
+                  ("invalid JSON", "invalid JSON"), ("no steps", "malformed"), ("step ", "malformed"),
+                  ("duplicate step id", "duplicate step id"), ("cycle", "cycle"),
+                  ("no final boxed answer", "no final boxed answer"))
+
+
+def failure_kind(reason: str | None) -> str | None:
+    """The kind of a format failure, for counting (``None`` for a valid trajectory).
+
+    >>> [failure_kind(r) for r in ("cycle 2 -> 3 -> 2", "step 4 depends on step 9, which does not exist",
+    ...                            "step 2 depends on step 5, which comes later (forward reference)", None)]
+    ['cycle', 'unknown parent', 'forward reference', None]
+    """
+    if reason is None:
+        return None
+    if reason.endswith("does not exist"):
+        return "unknown parent"
+    if reason.endswith("(forward reference)"):
+        return "forward reference"
+    return next((kind for prefix, kind in _FAILURE_KINDS if reason.startswith(prefix)), "other")
+
+
+def build_prompt(problem: str, shots: list[tuple[str, Trajectory]]) -> list[Message]:
+    """The chat for one problem: instructions, each shot as a (problem, gold JSON) exchange, then the problem."""
+    chat = [{"role": "system", "content": SYSTEM_PROMPT}]
+    for text, trajectory in shots:
+        chat += [{"role": "user", "content": USER_TEMPLATE.format(text=text)},
+                 {"role": "assistant", "content": trajectory_json(trajectory)}]
+    return chat + [{"role": "user", "content": USER_TEMPLATE.format(text=problem)}]
+
+
+def _trajectories(store: GraphStore, run_id: str) -> dict[str, tuple[str, str, Trajectory]]:
+    rows = store.frame("cot_trajectories", {"runId": run_id})
+    out = {}
+    for rid, steps in rows.groupby("responseId", sort=True):
+        ordered = []
+        for _, step in steps.groupby("position", sort=True):
+            parents = tuple(sorted(int(p) for p in step["parentStepId"].dropna()))
+            first = step.iloc[0]
+            ordered.append(Step(int(first["stepId"]), first["edge"] or "", parents, first["node"]))
+        out[rid] = (steps["questionId"].iloc[0], steps["problem"].iloc[0], Trajectory(tuple(ordered)))
+    return out
+
+
+def choose_shots(store: GraphStore, run_id: str, k: int, exclude: set[str]) -> list[tuple[str, str, Trajectory]]:
+    """Up to ``k`` perfect trajectories of run ``run_id`` as few-shot examples.
+
+    One per problem, problems in id order, the lowest sample of each; problems in
+    ``exclude`` (those being evaluated) are skipped so no answer leaks into its prompt.
+
+    Returns
+    -------
+    list of (response id, problem text, Trajectory)
+    """
+    if k == 0:
+        return []
+    metrics = run_metrics(store, run_id)
+    perfect = metrics[metrics["perfect"] & ~metrics["questionId"].isin(exclude)]
+    chosen = perfect.sort_values(["questionId", "sampleIndex"]).drop_duplicates("questionId").head(k)
+    steps = _trajectories(store, run_id)
+    return [(rid, steps[rid][1], steps[rid][2]) for rid in chosen["responseId"]]
+
+
+@dataclass(frozen=True)
+class ItemScore:
+    """One completion checked: its trajectory (``None`` when invalid), the reason, the final-answer verdict."""
+
+    trajectory: Trajectory | None
+    error: str | None
+    verdict: Verdict
+
+
+def score_item(completion: Completion, gold: str) -> ItemScore:
+    """Check one completion's format and grade its final answer.
+
+    A transport failure keeps its error; empty output, a truncated reply
+    (``finish_reason == "length"``) and every format violation are invalid with their
+    reason and graded incorrect.
+
+    Examples
+    --------
+    >>> text = ('{"steps": [{"step_id": 1, "thinking": "given", "direct_dependent_steps": null, "text": "x = 3"},'
+    ...         ' {"step_id": 2, "thinking": "double 1", "direct_dependent_steps": [1], "text": "\\\\\\\\boxed{6}"}]}')
+    >>> score_item(Completion(0, 42, text=text, finish_reason="stop"), "6").verdict.correct
+    True
+    >>> score_item(Completion(0, 42, text='{"steps": [', finish_reason="length"), "6").error
+    'truncated'
+    """
+    try:
+        if completion.text is None and completion.error:
+            raise InvalidTrajectoryError(completion.error)
+        if completion.finish_reason == "length":
+            raise InvalidTrajectoryError("truncated")
+        trajectory = parse_text(completion.text)
+    except InvalidTrajectoryError as exc:
+        return ItemScore(None, str(exc), Verdict("none", None, None, False, f"invalid format: {exc}"))
+    return ItemScore(trajectory, None, grade_final(trajectory, gold))
+
+
+def _int(series: pd.Series) -> list:
+    return [None if pd.isna(v) else int(v) for v in series]
+
+
+def run_metrics(store: GraphStore, run_id: str) -> pd.DataFrame:
+    """Per-trajectory metrics of a run, from the graph (Cypher) without writing.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per Response: ``responseId, questionId, sampleIndex, difficulty,
+        correct, verdict, cotValid, cotError, failure, steps, closedSteps,
+        closedShare, closed, perfect`` and the :data:`STATISTICS`; ``closedShare``
+        and the statistics are missing for an invalid trajectory (it has no graph).
+    """
+    responses = store.frame("cot_responses", {"runId": run_id})
+    closeness = store.frame("cot_closeness", {"runId": run_id})[["responseId", "steps", "closedSteps",
+                                                                  "closedShare", "closed"]]
+    statistics = store.frame("cot_statistics", {"runId": run_id})
+    out = responses.merge(closeness, on="responseId", how="left").merge(statistics, on="responseId", how="left")
+    out["cotValid"] = out["cotValid"].fillna(False).astype(bool)
+    out["correct"] = out["correct"].fillna(False).astype(bool) & out["cotValid"]
+    out["closed"] = out["closed"].fillna(False).astype(bool) & out["cotValid"]
+    out["perfect"] = out["closed"] & out["correct"]
+    out["failure"] = [failure_kind(e) if not ok else None for e, ok in zip(out["cotError"], out["cotValid"],
+                                                                           strict=True)]
+    for column in ("closedShare", "density"):
+        out[column] = out[column].astype(float)
+    for column in ("steps", "closedSteps", "nodes", "edges", "maxInDegree", "maxOutDegree"):
+        out[column] = pd.array(_int(out[column]), dtype="Int64")  # Ladybug sums come back as Decimal
+    return out
+
+
+def aggregate(metrics: pd.DataFrame) -> dict:
+    """PASS@1, R-hat, gap, AUC and counts (paper 4, Table 2 shape).
+
+    Per problem: PASS@1 and PRR are means over its trajectories; the run figures are
+    means over problems. Invalid trajectories count as incorrect and not closed.
+
+    Examples
+    --------
+    >>> m = pd.DataFrame({"questionId": ["p", "p", "q"], "correct": [True, True, False],
+    ...                   "perfect": [True, False, False], "closedShare": [1.0, 0.5, None],
+    ...                   "cotValid": [True, True, False], "failure": [None, None, "truncated"]})
+    >>> f = aggregate(m)
+    >>> f["passAt1"], f["perfectReasoningRate"], f["reasoningGap"], f["closenessAuc"], f["invalidFormat"]
+    (0.5, 0.25, 0.25, 0.375, 1)
+    """
+    if metrics.empty:
+        return {"problems": 0, "trajectories": 0, "invalidFormat": 0, "passAt1": float("nan"),
+                "perfectReasoningRate": float("nan"), "reasoningGap": float("nan"), "closenessAuc": float("nan"),
+                "failures": {}}
+    area = metrics["correct"].astype(float) * metrics["closedShare"].astype(float).fillna(0.0)
+    per_problem = pd.DataFrame({"questionId": metrics["questionId"], "correct": metrics["correct"].astype(float),
+                                "perfect": metrics["perfect"].astype(float), "area": area}) \
+        .groupby("questionId").mean()
+    pass1, prr = float(per_problem["correct"].mean()), float(per_problem["perfect"].mean())
+    return {"problems": len(per_problem), "trajectories": len(metrics),
+            "invalidFormat": int((~metrics["cotValid"].astype(bool)).sum()), "passAt1": pass1,
+            "perfectReasoningRate": prr, "reasoningGap": pass1 - prr,
+            "closenessAuc": float(per_problem["area"].mean()),
+            "failures": {k: int(v) for k, v in metrics["failure"].dropna().value_counts().sort_index().items()}}
+
+
+def auc_curve(metrics: pd.DataFrame, points: int = 101) -> pd.DataFrame:
+    """The closeness curve (Figure 4): for each threshold t, the mean over problems of the
+    share of trajectories that are correct with ``closedShare >= t``.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``threshold`` (``points`` values from 0 to 1) and ``rate``; ``rate`` at 0 is
+        PASS@1 and at 1 is R-hat.
+    """
+    thresholds = np.linspace(0.0, 1.0, points)
+    share = metrics["closedShare"].astype(float).fillna(-1.0).to_numpy()
+    correct = metrics["correct"].astype(bool).to_numpy()
+    rates = []
+    for t in thresholds:
+        hit = pd.Series(correct & (share >= t - 1e-12), index=metrics.index, dtype=float)
+        rates.append(float(hit.groupby(metrics["questionId"]).mean().mean()) if len(metrics) else float("nan"))
+    return pd.DataFrame({"threshold": thresholds, "rate": rates})
+
+
+def class_members(metrics: pd.DataFrame) -> dict[str, pd.Series]:
+    """Boolean masks of the classes of :data:`CLASSES` (All, Incorrect and Correct among valid trajectories)."""
+    valid = metrics["cotValid"].astype(bool)
+    return {"All": valid, "Incorrect": valid & ~metrics["correct"], "Correct": valid & metrics["correct"],
+            "Perfect": metrics["perfect"].astype(bool)}
+
+
+def statistics_by_class(metrics: pd.DataFrame) -> pd.DataFrame:
+    """Mean graph statistics of valid trajectories per class (paper 4, Table 1 shape).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Index :data:`CLASSES`; columns ``trajectories`` and the :data:`STATISTICS` means.
+    """
+    rows = []
+    for name, members in class_members(metrics).items():
+        part = metrics[members]
+        rows.append({"class": name, "trajectories": len(part),
+                     **{s: float(part[s].astype(float).mean()) if len(part) else float("nan") for s in STATISTICS}})
+    return pd.DataFrame(rows).set_index("class")
+
+
+def statistics_by_difficulty(metrics: pd.DataFrame) -> pd.DataFrame:
+    """Mean graph statistics of valid trajectories per problem difficulty (paper 4, Figure 3)."""
+    valid = metrics[metrics["cotValid"].astype(bool) & metrics["difficulty"].notna()]
+    if valid.empty:
+        return pd.DataFrame(columns=["difficulty", "trajectories", *STATISTICS])
+    grouped = valid.groupby("difficulty")
+    out = grouped[list(STATISTICS)].agg(lambda s: float(s.astype(float).mean()))
+    out.insert(0, "trajectories", grouped.size())
+    return out.reset_index()
+
+
+def score_run(store: GraphStore, run_id: str) -> pd.DataFrame:
+    """Compute closeness, statistics and perfect reasoning of a run and write them back.
+
+    Writes ``closed`` and ``outDegree`` on every CotStep, ``closed``, ``closedShare``,
+    ``perfect`` and the ``cot*`` statistics on every Response, and ``passAt1``,
+    ``perfectReasoningRate``, ``reasoningGap``, ``closenessAuc``, ``invalidFormat`` on
+    the Run. Returns :func:`run_metrics`.
+    """
+    steps = store.frame("cot_step_closeness", {"runId": run_id})
+    if len(steps):
+        store.write_nodes("CotStep", pd.DataFrame({
+            "id": steps["responseId"] + ":" + steps["stepId"].astype(int).astype(str),
+            "closed": steps["closed"].astype(bool), "outDegree": _int(steps["outDegree"])}))
+    metrics = run_metrics(store, run_id)
+    if len(metrics):
+        store.write_nodes("Response", pd.DataFrame({
+            "id": metrics["responseId"], "closed": metrics["closed"], "perfect": metrics["perfect"],
+            "closedShare": [None if pd.isna(v) else float(v) for v in metrics["closedShare"]],
+            "cotNodes": _int(metrics["nodes"]), "cotEdges": _int(metrics["edges"]),
+            "cotDensity": [None if pd.isna(v) else float(v) for v in metrics["density"]],
+            "cotMaxInDegree": _int(metrics["maxInDegree"]), "cotMaxOutDegree": _int(metrics["maxOutDegree"])}))
+    figures = aggregate(metrics)
+    store.write_nodes("Run", pd.DataFrame([{"id": run_id, **{k: figures[k] for k in (
+        "passAt1", "perfectReasoningRate", "reasoningGap", "closenessAuc", "invalidFormat")}}]))
+    return metrics
+
+
+@dataclass
+class DagMathResult:
+    """Outcome of one evaluation run."""
+
+    run_id: str
+    resumed: bool
+    requested: int
+    generated: int
+    shots: list[str]
+    metrics: pd.DataFrame
+
+    def summary(self) -> dict:
+        return {"runId": self.run_id, **aggregate(self.metrics), "resumed": self.resumed,
+                "requested": self.requested, "generatedNow": self.generated, "shots": len(self.shots)}
+
+
+def evaluate(store: GraphStore, backend: Backend, dataset: str, sampling: Sampling, shots_run: str | None = None,
+             shots: int = 2, limit: int | None = None, new_run: bool = False,
+             progress: Callable[[int, int], None] | None = None, chunk: int = CHUNK) -> DagMathResult:
+    """Run (or resume) DAG-MATH generation and scoring of ``backend``'s model on ``dataset``.
+
+    Parameters
+    ----------
+    sampling : Sampling
+        ``n`` trajectories per problem (the paper uses 32), seeded per sample; its
+        ``json_schema`` is set to :data:`JSON_SCHEMA`.
+    shots_run : str, optional
+        The run whose perfect trajectories serve as few-shot examples (an ingested gold
+        run, ``cot:gold:<dataset>``); required when ``shots`` > 0.
+    shots : int
+        Few-shot examples per prompt (>= 0).
+    limit : int, optional
+        Only the first ``limit`` problems (by position) with text and a gold answer.
+    new_run : bool
+        Allow a configuration that differs from the latest run's.
+
+    Raises
+    ------
+    UnknownIdError
+        When the dataset has no problem with text and a gold answer, or ``shots`` > 0
+        and ``shots_run`` has no perfect trajectory of another problem.
+    ConfigChangedError
+        When the configuration changed and ``new_run`` is false.
+    """
+    questions = store.frame("dataset_questions", {"dataset": dataset})
+    questions = questions[questions["text"].notna() & questions["answer"].notna()]
+    if limit is not None:
+        questions = questions.head(limit)
+    if questions.empty:
+        raise UnknownIdError(f"dataset {dataset!r} has no question with text and a gold answer in the graph")
+    examples = choose_shots(store, shots_run, shots, set(questions["questionId"])) if shots_run else []
+    if shots and not examples:
+        raise UnknownIdError(f"no perfect gold trajectory of another problem in run {shots_run!r} to use as a "
+                             "few-shot example; ingest gold trajectories (kstp ingest cot) or pass --shots 0")
+    sampling = replace(sampling, json_schema=JSON_SCHEMA)
+    spec = RunSpec(NAME, VERSION, backend.model, backend.name, dataset, sampling, TEMPLATE_HASH,
+                   {"questions": questions["questionId"].tolist() if limit is not None else "all",
+                    "shots": [rid for rid, _, _ in examples]})
+    run_id, resumed = open_run(store, spec, new_run)
+    learner = f"model:{backend.model}"
+    store.write_nodes("Learner", pd.DataFrame([{"id": learner, "kind": "model", "localId": backend.model}]))
+    pairs = [(text, trajectory) for _, text, trajectory in examples]
+    prompts = {q: build_prompt(t, pairs) for q, t in zip(questions["questionId"], questions["text"], strict=True)}
+    hashes = {q: prompt_hash(p) for q, p in prompts.items()}
+    keys = {(q, i): cache_key(backend.model, hashes[q], sampling, i) for q in prompts for i in range(sampling.n)}
+    todo = pending(store, list(keys.values()))
+    wanted: dict[str, list[int]] = {}
+    for (q, i), key in keys.items():
+        if key in todo:
+            wanted.setdefault(q, []).append(i)
+    gold = dict(zip(questions["questionId"], questions["answer"], strict=True))
+    total, done = sum(map(len, wanted.values())), 0
+    status = "interrupted"
+    try:
+        items = list(wanted.items())
+        for start in range(0, len(items), chunk):
+            part = items[start:start + chunk]
+            results = backend.generate([prompts[q] for q, _ in part], sampling, [s for _, s in part],
+                                       progress=(lambda d, base=done: progress(base + d, total)) if progress else None)
+            rows, scores = [], []
+            for (q, _), completions in zip(part, results, strict=True):
+                for c in completions:
+                    rows.append({"id": keys[(q, c.sample_index)], "question": q, "model": backend.model,
+                                 "promptHash": hashes[q], "sampleIndex": c.sample_index, "seed": c.seed,
+                                 "text": c.text, "finishReason": c.finish_reason, "error": c.error,
+                                 "tokensIn": c.tokens_in, "tokensOut": c.tokens_out, "latencyS": c.latency_s,
+                                 "createdAt": now()})
+                    scores.append(score_item(c, gold[q]))
+            frame = pd.DataFrame(rows)
+            write_responses(store, run_id, learner, frame)  # stored before it is checked
+            store.write_nodes("Response", pd.DataFrame({
+                "id": frame["id"], "cotValid": [s.trajectory is not None for s in scores],
+                "cotError": [s.error for s in scores], "extracted": [s.verdict.extracted for s in scores],
+                "extractionMethod": [s.verdict.method for s in scores],
+                "correct": [s.verdict.correct for s in scores], "verdict": [s.verdict.reason for s in scores]}))
+            write_steps(store, {rid: s.trajectory for rid, s in zip(frame["id"], scores, strict=True)
+                                if s.trajectory is not None})
+            done += len(frame)
+        status = "finished"
+    finally:
+        metrics = score_run(store, run_id)
+        responses = store.frame("run_responses", {"runId": run_id})
+        finish_run(store, run_id, status, requested=len(keys), completed=int(responses["error"].isna().sum()),
+                   failed=int(responses["error"].notna().sum()), correct=int(metrics["correct"].sum()))
+    return DagMathResult(run_id, resumed, len(keys), done, [rid for rid, _, _ in examples], metrics)
+
