@@ -164,6 +164,9 @@ def concept_counterexamples(answers, question_concepts, concept_edges, mastery) 
                 judged += 1
                 countered += sum(rd) / len(rd) > mastery and not sum(rc) / len(rc) > mastery
         out[(c, d)] = (judged, countered)
+    return out
+
+
 # ---- DAG-MATH trajectories (paper 4): each is [(stepId, [parent stepIds]), ...] in writing order, last is final
 def _cot_graph(steps) -> nx.DiGraph:
     graph = nx.DiGraph()
