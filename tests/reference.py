@@ -105,3 +105,17 @@ def psr_buckets(answers, pairs, min_prerequisites: int) -> dict[int, int]:
 
 def accuracy(answers) -> dict[str, tuple[int, int, float]]:
     return {learner: (len(r), sum(r.values()), sum(r.values()) / len(r)) for learner, r in answers.items()}
+
+
+def rqeval_items(questions: dict[str, tuple], variants: dict[str, tuple[str, str]]) -> list[tuple]:
+    """Rows of rqeval_items: each question with text and answer, once per variant (or once with None).
+
+    ``questions``: id -> (text, answer, answerType, position); ``variants``: id -> (original id, text).
+    """
+    rows = []
+    for qid, (text, answer, kind, position) in questions.items():
+        if text is None or answer is None:
+            continue
+        mine = sorted((vid, vtext) for vid, (orig, vtext) in variants.items() if orig == qid) or [(None, None)]
+        rows += [(qid, text, answer, kind, vid, vtext, position) for vid, vtext in mine]
+    return sorted(rows, key=lambda r: (r[6], r[0], r[4] or ""))

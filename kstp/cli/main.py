@@ -19,6 +19,7 @@ from kstp.cli.kst import kst
 from kstp.cli.output import KstpGroup
 from kstp.cli.query import query
 from kstp.cli.report import report
+from kstp.cli.rqeval import evaluate_rqeval, report_rqeval, rqeval
 from kstp.platform.errors import KstpError
 from kstp.platform.settings import graph_target
 
@@ -58,3 +59,6 @@ def cli(ctx: click.Context, graph: str | None) -> None:
 
 for command in (db, ingest, derive, kst, query, evaluate, report, grade, demo):
     cli.add_command(command)
+cli.add_command(rqeval)
+evaluate.add_command(evaluate_rqeval, "rqeval")
+report.add_command(report_rqeval, "rqeval")

@@ -323,6 +323,8 @@ PARITY_CASES = [
     ("learner_accuracy", {"dataset": "ds"}), ("psr_by_learner", {"dataset": "ds"}),
     ("psr_distribution", {"dataset": "ds", "minPrerequisites": 1}), ("dataset_learners", {"dataset": "ds"}),
     ("stored_states", {"dataset": "ds"}),
+    ("rqeval_items", {"dataset": "ds"}), ("rqeval_responses", {"runId": "run1"}),
+    ("rqeval_scores", {"evaluator": "rqeval"}),
 ]
 #: Need a run in the graph; their Ladybug parity is in tests/parity/test_parity.py.
 RUN_QUERIES = {"runs_of", "responses_by_id", "run_responses"}

@@ -10,3 +10,6 @@ CREATE CONSTRAINT learner_id IF NOT EXISTS FOR (n:Learner) REQUIRE n.id IS UNIQU
 CREATE CONSTRAINT run_id IF NOT EXISTS FOR (n:Run) REQUIRE n.id IS UNIQUE;
 CREATE CONSTRAINT response_id IF NOT EXISTS FOR (n:Response) REQUIRE n.id IS UNIQUE;
 CREATE CONSTRAINT knowledge_state_id IF NOT EXISTS FOR (n:KnowledgeState) REQUIRE n.id IS UNIQUE;
+// RQEval (paper 3): (:Question)-[:VARIANT_OF {kind}]->(:Question) links a perturbation to
+// its original, (:Learner)-[:SCORED_ON {evaluator, runId, items, cq, cs, rs, ls, es, ss}]->
+// (:Dataset) holds a model's dimension scores; relationships need no constraint here.
