@@ -232,4 +232,6 @@ def validity(path, control, resamples, seed, as_json) -> None:
         return
     print_table(result, f"Discriminant validity over {int(result['n'].iloc[0])} observations "
                         f"(partial r controls for {control.upper()})")
-    message(f"{int(result['independent'].sum())}/15 pairs independent (|r| < 0.50)")
+    defined = result["independent"].dropna()
+    message(f"{int(defined.astype(bool).sum())}/{len(defined)} pairs independent (|r| < 0.50)"
+            + (f"; {15 - len(defined)} pairs undefined (a constant dimension)" if len(defined) < 15 else ""))

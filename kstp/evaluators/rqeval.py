@@ -393,9 +393,11 @@ def discriminant_validity(scores: pd.DataFrame, control: str = "cq", resamples: 
     -------
     pandas.DataFrame
         One row per pair: ``a``, ``b``, ``n``, ``r``, ``p`` (scipy.stats.pearsonr),
-        ``ciLow``, ``ciHigh`` (scipy.stats.bootstrap, percentile), ``partialR``,
-        ``partialP`` (controlling for ``control``; NaN for pairs that contain it),
-        ``independent`` (|r| < threshold).
+        ``ciLow``, ``ciHigh`` (percentile interval of the scipy.stats.bootstrap
+        distribution; resamples where r is undefined, e.g. one observation drawn n
+        times, are left out), ``partialR``, ``partialP`` (controlling for
+        ``control``; NaN for pairs that contain it), ``independent`` (|r| <
+        threshold; None when r is undefined because a dimension is constant).
 
     Raises
     ------
@@ -410,18 +412,24 @@ def discriminant_validity(scores: pd.DataFrame, control: str = "cq", resamples: 
         raise InputError(f"{len(data)} complete observations; discriminant validity needs at least 4")
     rows = []
     rng = np.random.default_rng(seed)
+    tails = [100 * (1 - level) / 2, 100 * (1 + level) / 2]
     for a, b in itertools.combinations(DIMENSIONS, 2):
         x, y = data[a].to_numpy(), data[b].to_numpy()
-        result = stats.pearsonr(x, y)
         with warnings.catch_warnings():
-            warnings.simplefilter("ignore", RuntimeWarning)  # a constant resample has r = NaN
-            ci = stats.bootstrap((x, y), _pearson, paired=True, vectorized=True, n_resamples=resamples,
-                                 confidence_level=level, method="percentile", random_state=rng).confidence_interval
-        pr, pp = (partial_correlation(x, y, data[control].to_numpy())
-                  if control not in (a, b) else (float("nan"), float("nan")))
-        rows.append({"a": a, "b": b, "n": len(x), "r": float(result.statistic), "p": float(result.pvalue),
-                     "ciLow": float(ci.low), "ciHigh": float(ci.high), "partialR": pr, "partialP": pp,
-                     "independent": bool(abs(result.statistic) < threshold)})
+            # a constant dimension (or resample) has no correlation: NaN, documented above
+            warnings.simplefilter("ignore", RuntimeWarning)
+            warnings.simplefilter("ignore", stats.ConstantInputWarning)
+            result = stats.pearsonr(x, y)
+            boot = stats.bootstrap((x, y), _pearson, paired=True, vectorized=True, n_resamples=resamples,
+                                   confidence_level=level, method="percentile", random_state=rng)
+            low, high = np.nanpercentile(boot.bootstrap_distribution, tails) \
+                if np.isfinite(boot.bootstrap_distribution).any() else (np.nan, np.nan)
+            pr, pp = (partial_correlation(x, y, data[control].to_numpy())
+                      if control not in (a, b) else (float("nan"), float("nan")))
+        r = float(result.statistic)
+        rows.append({"a": a, "b": b, "n": len(x), "r": r, "p": float(result.pvalue),
+                     "ciLow": float(low), "ciHigh": float(high), "partialR": pr, "partialP": pp,
+                     "independent": None if np.isnan(r) else bool(abs(r) < threshold)})
     return pd.DataFrame(rows)
 
 

@@ -184,6 +184,17 @@ def test_discriminant_validity_matches_scipy_and_the_partial_formula():
     assert again.equals(table)
 
 
+def test_a_constant_dimension_has_no_correlation_and_small_samples_keep_an_interval():
+    data = _observations(n=5)
+    data["ls"] = 1.0
+    table = rq.discriminant_validity(data, resamples=500, seed=1).set_index(["a", "b"])
+    assert math.isnan(table.loc[("cq", "ls"), "r"]) and table.loc[("cq", "ls"), "independent"] is None
+    assert math.isnan(table.loc[("ls", "ss"), "ciLow"])
+    # with 5 observations some resamples repeat one point (r undefined): they are left out, not fatal
+    row = table.loc[("cq", "cs")]
+    assert -1 <= row["ciLow"] <= row["r"] <= row["ciHigh"] <= 1
+
+
 def test_validity_cli_reads_a_published_table(tmp_path):
     data = _observations().rename(columns=str.upper)
     data.insert(0, "model", [f"m{i}" for i in range(len(data))])
