@@ -204,3 +204,17 @@ def cot_statistics(trajectories: dict[str, list]) -> dict[str, tuple]:
         out[rid] = (n, e, nx.density(graph) * 2 if n > 1 else None, max(d for _, d in graph.in_degree()),
                     max(d for _, d in graph.out_degree()))
     return out
+
+
+def rqeval_items(questions: dict[str, tuple], variants: dict[str, tuple[str, str]]) -> list[tuple]:
+    """Rows of rqeval_items: each question with text and answer, once per variant (or once with None).
+
+    ``questions``: id -> (text, answer, answerType, position); ``variants``: id -> (original id, text).
+    """
+    rows = []
+    for qid, (text, answer, kind, position) in questions.items():
+        if text is None or answer is None:
+            continue
+        mine = sorted((vid, vtext) for vid, (orig, vtext) in variants.items() if orig == qid) or [(None, None)]
+        rows += [(qid, text, answer, kind, vid, vtext, position) for vid, vtext in mine]
+    return sorted(rows, key=lambda r: (r[6], r[0], r[4] or ""))

@@ -21,6 +21,7 @@ from kstp.cli.kst import kst
 from kstp.cli.output import KstpGroup
 from kstp.cli.query import query
 from kstp.cli.report import report
+from kstp.cli.rqeval import evaluate_rqeval, report_rqeval, rqeval
 from kstp.cli.validate import validate
 from kstp.platform.errors import KstpError
 from kstp.platform.settings import graph_target
@@ -66,3 +67,6 @@ evaluate.add_command(koc, "koc")
 ingest.add_command(ingest_cot, "cot")
 evaluate.add_command(evaluate_dagmath, "dagmath")
 report.add_command(report_dagmath, "dagmath")
+cli.add_command(rqeval)
+evaluate.add_command(evaluate_rqeval, "rqeval")
+report.add_command(report_rqeval, "rqeval")

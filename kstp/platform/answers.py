@@ -1,8 +1,9 @@
 """Answer checking: extract a model's final answer and compare it with the gold answer.
 
 Extraction looks for the final answer where a reasoning trace states it, latest first:
-the last ``\\boxed{...}`` (nested braces allowed), else the last "the answer is ..." /
-"Final Answer: ..." phrase, else (numbers only) the last number in the text. So a wrong
+the last ``\\boxed{...}`` (nested braces allowed), else the last GSM8K-style ``#### ...``
+final-answer delimiter, else the last "the answer is ..." / "Final Answer: ..." phrase,
+else (numbers only) the last number in the text. So a wrong
 value inside the reasoning followed by a correct boxed answer is correct, and the
 reverse is wrong. Comparison is by answer type:
 
@@ -17,6 +18,8 @@ reverse is wrong. Comparison is by answer type:
 - **yesno**: yes/no (true/false) only from an unambiguous signal: the final-answer
   phrase or box, or a reply that opens with it; both words there is no answer.
 - **expression**: symbolic equivalence with math-verify (sympy underneath).
+- **text**: a short worded gold ("impossible"): its words, case and punctuation
+  aside, must appear in order and whole in the stated final answer.
 
 A gold answer written as a note that states a number ("Responses that round to 0.06
 were considered correct.", "0.12, lab: 0.28") is read as its first number.
@@ -36,7 +39,7 @@ from fractions import Fraction
 
 __all__ = ["KINDS", "PERCENT_POLICIES", "Verdict", "grade", "extract_final", "parse_number", "infer_kind"]
 
-KINDS = ("auto", "number", "choice", "yesno", "expression")
+KINDS = ("auto", "number", "choice", "yesno", "expression", "text")
 PERCENT_POLICIES = ("either", "fraction", "as-written")
 _CHOICES = "ABCDEFGHIJ"
 
@@ -48,6 +51,7 @@ _NUMBER_RE = re.compile(
     r"|(?P<num>\d+)\s*/\s*(?P<den>\d+)"
     r"|(?P<int>\d{1,3}(?:(?:,|\{,\})\d{3})+|\d+)(?P<dec>\.\d+)?(?:[eE](?P<exp>[-+]?\d+))?)"
     r"(?P<pct>\s?\\?%)?(?![\w])")
+_DELIMITER_RE = re.compile(r"^[ \t]*####[ \t]*(\S.*?)[ \t]*$", re.MULTILINE)
 _FRAC_RE = re.compile(r"\\[dt]?frac\s*\{\s*([-−]?\d+)\s*\}\s*\{\s*(\d+)\s*\}")
 
 
@@ -62,7 +66,8 @@ class Verdict:
     extracted : str or None
         What was taken as the final answer, normalised (``None``: nothing found).
     method : str or None
-        Where it came from: ``boxed``, ``phrase``, ``last-number``, ``leading``.
+        Where it came from: ``boxed``, ``delimiter`` (``####``), ``phrase``,
+        ``last-number``, ``leading``, ``last-line``.
     correct : bool
     reason : str
         ``correct``, ``wrong answer``, ``no answer found`` or ``unparseable answer``.
@@ -99,8 +104,9 @@ def extract_final(text: str) -> tuple[str | None, str | None]:
     Returns
     -------
     (str or None, str or None)
-        The last ``\\boxed{}`` content (``"boxed"``), else the last answer phrase
-        (``"phrase"``), else ``(None, None)``.
+        The last ``\\boxed{}`` content (``"boxed"``), else the text after the last
+        ``####`` delimiter at the start of a line (``"delimiter"``), else the last answer
+        phrase (``"phrase"``), else ``(None, None)``.
 
     Examples
     --------
@@ -108,10 +114,15 @@ def extract_final(text: str) -> tuple[str | None, str | None]:
     ('\\\\frac{1}{2}', 'boxed')
     >>> extract_final("Final Answer: **73**")
     ('73', 'phrase')
+    >>> extract_final("so 40 + 12 = 52 answers\\n#### 52")
+    ('52', 'delimiter')
     """
     boxed = _last_boxed(text)
     if boxed is not None:
         return boxed, "boxed"
+    delimited = _DELIMITER_RE.findall(text)
+    if delimited:
+        return delimited[-1], "delimiter"
     phrases = _PHRASE_RE.findall(text)
     if phrases:
         return phrases[-1].strip().strip("*_ ").strip(), "phrase"
@@ -164,12 +175,13 @@ def _close(a: Fraction, b: Fraction) -> bool:
 
 
 def infer_kind(gold: str) -> str:
-    """The answer type a gold answer implies: choice, yesno, number or expression.
+    """The answer type a gold answer implies: choice, yesno, number, text or expression.
 
     A gold note that states a number (``"0.12, lab: 0.28"``) is a number: its first one.
+    Words only, one of them at least three letters long (``"impossible"``), is text.
 
-    >>> [infer_kind(g) for g in ("C", "yes", "0.40", "x^2+1", "0.12, lab: 0.28")]
-    ['choice', 'yesno', 'number', 'expression', 'number']
+    >>> [infer_kind(g) for g in ("C", "yes", "0.40", "x^2+1", "0.12, lab: 0.28", "impossible")]
+    ['choice', 'yesno', 'number', 'expression', 'number', 'text']
     """
     gold = gold.strip()
     if len(gold) == 1 and gold.upper() in _CHOICES:
@@ -180,6 +192,8 @@ def infer_kind(gold: str) -> str:
         return "number"
     if _numbers(gold, "as-written") and re.search(r"(?<!\\)\b[a-zA-Z]{3,}\b", gold):
         return "number"  # a gold note such as "0.12, lab: 0.28": its first number is the answer
+    if re.fullmatch(r"[A-Za-z][A-Za-z' ,.;-]*", gold) and re.search(r"[A-Za-z]{3,}", gold):
+        return "text"
     return "expression"
 
 
@@ -214,7 +228,7 @@ def _grade_choice(text: str, gold: str) -> Verdict:
     gold = gold.strip().upper()
     candidate, method = extract_final(text)
     letter = None
-    if method == "boxed":
+    if method in ("boxed", "delimiter"):
         m = re.fullmatch(r"\s*(?:\\text\{)?\(?([A-J])\)?\}?\s*", candidate)
         letter = m.group(1) if m else None
     if letter is None:
@@ -259,6 +273,22 @@ def _grade_expression(text: str, gold: str) -> Verdict:
     return Verdict("expression", candidate, method, ok, "correct" if ok else "wrong answer")
 
 
+def _words(text: str) -> list[str]:
+    return re.findall(r"[a-z0-9]+", text.lower())
+
+
+def _grade_text(text: str, gold: str) -> Verdict:
+    candidate, method = extract_final(text)
+    if candidate is None:
+        lines = [line.strip() for line in text.splitlines() if line.strip()]
+        candidate, method = (lines[-1], "last-line") if lines else (None, None)
+    if candidate is None:
+        return Verdict("text", None, None, False, "no answer found")
+    said, wanted = _words(candidate), _words(gold)
+    ok = any(said[i:i + len(wanted)] == wanted for i in range(len(said) - len(wanted) + 1))
+    return Verdict("text", " ".join(said), method, ok, "correct" if ok else "wrong answer")
+
+
 def grade(text: str, gold: str, kind: str = "auto", percent: str = "either") -> Verdict:
     """Extract the final answer of ``text`` and compare it with ``gold`` by answer type.
 
@@ -268,7 +298,7 @@ def grade(text: str, gold: str, kind: str = "auto", percent: str = "either") -> 
         A model's reply (a reasoning trace ending in its answer).
     gold : str
         The gold answer.
-    kind : {"auto", "number", "choice", "yesno", "expression"}
+    kind : {"auto", "number", "choice", "yesno", "expression", "text"}
         Answer type; ``auto`` infers it from the gold answer (:func:`infer_kind`).
     percent : {"either", "fraction", "as-written"}
         How a percentage in the reply is read (see the module notes).
@@ -303,4 +333,6 @@ def grade(text: str, gold: str, kind: str = "auto", percent: str = "either") -> 
         return _grade_choice(text, gold)
     if kind == "yesno":
         return _grade_yesno(text, gold)
+    if kind == "text":
+        return _grade_text(text, gold)
     return _grade_expression(text, gold)

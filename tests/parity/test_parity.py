@@ -15,7 +15,8 @@ from tests import reference as ref
 
 DATASET, FRAMEWORK = "gen", "gen"
 #: Checked by test_parity_run_queries.
-RUN_QUERIES = {"runs_of", "responses_by_id", "run_responses"}
+RUN_QUERIES = {"runs_of", "responses_by_id", "run_responses",
+               "rqeval_items", "rqeval_responses", "rqeval_scores"}  # the last three: test_parity_rqeval_queries
 
 
 def build(store, concept_edges, question_concepts, answers, extra_concepts=()):
@@ -333,3 +334,52 @@ def test_parity_cot_queries(store, seed):
     order = listed.drop_duplicates(["responseId", "position"])
     assert {rid: g["stepId"].tolist() for rid, g in order.groupby("responseId")} == \
         {rid: [s for s, _ in st] for rid, st in trajectories.items()}
+
+
+def test_parity_rqeval_queries(store, tmp_path):
+    """RQEval items (with variants, skipped slots, an item without text), responses and
+    (model, dataset) scores read back as the reference computes them from the inputs."""
+    from kstp.loaders.rqeval import read_rqeval, write_rqeval
+    from kstp.platform.inference import Sampling
+    from kstp.platform.runs import RunSpec, open_run, write_responses
+
+    rng = random.Random(7)
+    raw = [{"id": f"i{n}", "question": f"question {n}?", "answer": str(rng.randint(0, 9)),
+            "perturbations": [rng.choice(["", f"variant {n}.{s}"]) for s in range(rng.randint(0, 3))]}
+           for n in range(12)]
+    path = tmp_path / "dataset_gen.json"
+    path.write_text(json.dumps(raw))
+    write_rqeval(store, read_rqeval(path))
+    store.write_nodes("Question", pd.DataFrame([{"id": "gen:i3", "text": None}]))  # no text: left out
+    questions = {f"gen:{r['id']}": (None if r["id"] == "i3" else r["question"], r["answer"], "number", n)
+                 for n, r in enumerate(raw, 1)}
+    variants = {f"gen:{r['id']}~p{s}": (f"gen:{r['id']}", t) for r in raw for s, t in enumerate(r["perturbations"], 1)
+                if t}
+    got = store.frame("rqeval_items", {"dataset": "gen"})
+    assert [tuple(None if pd.isna(v) else v for v in row) for row in got.itertuples(index=False)] == \
+        ref.rqeval_items(questions, variants)
+
+    spec = RunSpec("rqeval", "1.0", "tiny", "local", "gen", Sampling(n=2), "t" * 64)
+    run_id, _ = open_run(store, spec)
+    store.write_nodes("Learner", pd.DataFrame([{"id": "model:tiny", "kind": "model", "localId": "tiny"}]))
+    rows = pd.DataFrame({"id": ["r1", "r2", "r3"], "question": ["gen:i0", "gen:i0", "gen:i1"],
+                         "sampleIndex": [0, 1, 0],
+                         "text": ["a. b.", "c", None], "extracted": ["4", None, None], "correct": [True, False, False],
+                         "tokensOut": [7, 3, None], "ls": [0.5, None, None], "stepPairs": [2, None, None],
+                         "contradictions": [1, None, None], "nliBackend": ["llm:x", None, None],
+                         "ss": [0.8, None, None]})
+    write_responses(store, run_id, "model:tiny", rows)
+    got = store.frame("rqeval_responses", {"runId": run_id})
+    columns = ["responseId", "questionId", "sampleIndex", "text", "extracted", "correct", "tokensOut", "ls",
+               "stepPairs", "contradictions", "nliBackend", "ss"]
+    want = rows.rename(columns={"id": "responseId", "question": "questionId"})[columns]
+    clean = [tuple(None if pd.isna(v) else v for v in row) for row in got[columns].itertuples(index=False)]
+    assert clean == [tuple(None if pd.isna(v) else v for v in row) for row in want.itertuples(index=False)]
+
+    scores = pd.DataFrame({"from_id": ["model:tiny"], "to_id": ["gen"], "evaluator": ["rqeval"],
+                           "runId": [run_id], "items": [11], "cq": [0.5], "cs": [0.25], "rs": [0.0], "ls": [1.0],
+                           "es": [0.3], "ss": [0.9]})
+    store.write_relationships("SCORED_ON", "Learner", "Dataset", scores)
+    got = store.frame("rqeval_scores", {"evaluator": "rqeval"})
+    assert got.values.tolist() == [["tiny", "gen", run_id, 11, 0.5, 0.25, 0.0, 1.0, 0.3, 0.9]]
+    assert store.frame("rqeval_scores", {"evaluator": "other"}).empty

@@ -101,3 +101,32 @@ def test_gold_notes_are_read_as_their_first_number():
     assert grade(r"\boxed{0.06}", "Responses that round to 0.06 were considered correct.").correct
     assert grade(r"\boxed{0.12}", "0.12, lab: 0.28").correct
     assert not grade(r"\boxed{0.28}", "0.12, lab: 0.28").correct
+
+
+@pytest.mark.parametrize("text, gold, correct, extracted, method", [
+    ("47 + 52 + 57 = 156 and 156 / 3 = 52\n#### 52", "52", True, "52", "delimiter"),
+    ("The answer is 12.\n#### 52", "52", True, "52", "delimiter"),
+    ("#### 52\nThe answer is 12.", "52", True, "52", "delimiter"),
+    ("So 5 + 20 = 25\n#### 25", "5", False, "25", "delimiter"),
+    ("Total 1,250 dollars.\n####  $1,250 ", "1250", True, "1250", "delimiter"),
+    (r"#### 7 but \boxed{8}", "8", True, "8", "boxed"),
+])
+def test_gsm8k_delimiter_is_the_final_answer(text, gold, correct, extracted, method):
+    verdict = grade(text, gold, kind="number")
+    assert (verdict.correct, verdict.extracted, verdict.method) == (correct, extracted, method)
+
+
+@pytest.mark.parametrize("text, gold, kind, correct, reason", [
+    ("Dividing leaves a drastic change.\n#### D", "D", "choice", True, "correct"),
+    ("It is a Dense set, so D", "D", "choice", False, "no answer found"),
+    ("Yes and no.\n#### yes", "yes", "yesno", True, "correct"),
+    ("There is no such number; it is impossible.", "impossible", "text", True, "correct"),
+    ("Final Answer: Impossible!", "impossible", "text", True, "correct"),
+    ("Final Answer: possible", "impossible", "text", False, "wrong answer"),
+    ("The answer is yes, if you start near the North Pole.", "yes, if starting near the north pole", "text",
+     False, "wrong answer"),
+    ("", "impossible", "text", False, "no answer found"),
+])
+def test_type_aware_protocol_for_letters_yes_no_and_words(text, gold, kind, correct, reason):
+    verdict = grade(text, gold)
+    assert (verdict.kind, verdict.correct, verdict.reason) == (kind, correct, reason)

@@ -344,6 +344,8 @@ PARITY_CASES = [
     ("cot_step_closeness", {"runId": "t:run"}), ("cot_closeness", {"runId": "t:run"}),
     ("cot_statistics", {"runId": "t:run"}), ("cot_responses", {"runId": "t:run"}),
     ("cot_trajectories", {"runId": "t:run"}),
+    ("rqeval_items", {"dataset": "ds"}), ("rqeval_responses", {"runId": "run1"}),
+    ("rqeval_scores", {"evaluator": "rqeval"}),
 ]
 #: Need a run in the graph; their Ladybug parity is in tests/parity/test_parity.py.
 RUN_QUERIES = {"runs_of", "responses_by_id", "run_responses"}

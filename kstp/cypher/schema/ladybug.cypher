@@ -14,8 +14,8 @@ CREATE REL TABLE IF NOT EXISTS RELATED_TO(FROM Concept TO Concept, source STRING
 CREATE REL TABLE IF NOT EXISTS IN_DATASET(FROM Question TO Dataset);
 CREATE REL TABLE IF NOT EXISTS ASSESSES(FROM Question TO Concept, source STRING, verified BOOLEAN);
 CREATE REL TABLE IF NOT EXISTS ANSWERED(FROM Learner TO Question, correct BOOLEAN, runId STRING, timestamp STRING, position INT64, meanCorrect DOUBLE);
-CREATE NODE TABLE IF NOT EXISTS Run(id STRING, evaluator STRING, evaluatorVersion STRING, model STRING, backend STRING, dataset STRING, sampling STRING, promptTemplateHash STRING, configHash STRING, config STRING, gitHash STRING, kstpVersion STRING, startedAt STRING, finishedAt STRING, status STRING, requested INT64, completed INT64, failed INT64, correct INT64, accuracy DOUBLE, passAt1 DOUBLE, perfectReasoningRate DOUBLE, reasoningGap DOUBLE, closenessAuc DOUBLE, invalidFormat INT64, PRIMARY KEY(id));
-CREATE NODE TABLE IF NOT EXISTS Response(id STRING, model STRING, question STRING, promptHash STRING, sampleIndex INT64, seed INT64, text STRING, extracted STRING, extractionMethod STRING, correct BOOLEAN, verdict STRING, finishReason STRING, error STRING, tokensIn INT64, tokensOut INT64, latencyS DOUBLE, createdAt STRING, cotValid BOOLEAN, cotError STRING, closed BOOLEAN, closedShare DOUBLE, perfect BOOLEAN, cotNodes INT64, cotEdges INT64, cotDensity DOUBLE, cotMaxInDegree INT64, cotMaxOutDegree INT64, PRIMARY KEY(id));
+CREATE NODE TABLE IF NOT EXISTS Run(id STRING, evaluator STRING, evaluatorVersion STRING, model STRING, backend STRING, dataset STRING, sampling STRING, promptTemplateHash STRING, configHash STRING, config STRING, gitHash STRING, kstpVersion STRING, startedAt STRING, finishedAt STRING, status STRING, requested INT64, completed INT64, failed INT64, correct INT64, accuracy DOUBLE, passAt1 DOUBLE, perfectReasoningRate DOUBLE, reasoningGap DOUBLE, closenessAuc DOUBLE, invalidFormat INT64, cq DOUBLE, cs DOUBLE, rs DOUBLE, ls DOUBLE, es DOUBLE, ss DOUBLE, nliBackend STRING, similarityModel STRING, nliInvalid INT64, PRIMARY KEY(id));
+CREATE NODE TABLE IF NOT EXISTS Response(id STRING, model STRING, question STRING, promptHash STRING, sampleIndex INT64, seed INT64, text STRING, extracted STRING, extractionMethod STRING, correct BOOLEAN, verdict STRING, finishReason STRING, error STRING, tokensIn INT64, tokensOut INT64, latencyS DOUBLE, createdAt STRING, cotValid BOOLEAN, cotError STRING, closed BOOLEAN, closedShare DOUBLE, perfect BOOLEAN, cotNodes INT64, cotEdges INT64, cotDensity DOUBLE, cotMaxInDegree INT64, cotMaxOutDegree INT64, ls DOUBLE, stepPairs INT64, contradictions INT64, nliBackend STRING, ss DOUBLE, PRIMARY KEY(id));
 CREATE REL TABLE IF NOT EXISTS GAVE(FROM Learner TO Response);
 CREATE REL TABLE IF NOT EXISTS TO(FROM Response TO Question);
 CREATE REL TABLE IF NOT EXISTS IN_RUN(FROM Response TO Run);
@@ -24,3 +24,7 @@ CREATE REL TABLE IF NOT EXISTS CONTAINS(FROM KnowledgeState TO Question);
 CREATE NODE TABLE IF NOT EXISTS CotStep(id STRING, stepId INT64, position INT64, node STRING, edge STRING, final BOOLEAN, closed BOOLEAN, outDegree INT64, PRIMARY KEY(id));
 CREATE REL TABLE IF NOT EXISTS HAS_STEP(FROM Response TO CotStep);
 CREATE REL TABLE IF NOT EXISTS SUPPORTS(FROM CotStep TO CotStep);
+// RQEval (paper 3): a perturbed or paraphrased question points at its original; a
+// model's six dimension scores on a dataset, from its latest rqeval run.
+CREATE REL TABLE IF NOT EXISTS VARIANT_OF(FROM Question TO Question, kind STRING);
+CREATE REL TABLE IF NOT EXISTS SCORED_ON(FROM Learner TO Dataset, evaluator STRING, runId STRING, items INT64, cq DOUBLE, cs DOUBLE, rs DOUBLE, ls DOUBLE, es DOUBLE, ss DOUBLE);

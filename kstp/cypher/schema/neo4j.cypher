@@ -16,3 +16,6 @@ CREATE CONSTRAINT knowledge_state_id IF NOT EXISTS FOR (n:KnowledgeState) REQUIR
 // counterexampleRate, counterexampleLow, counterexampleHigh, contradicted, checkedOn} written
 // by `kstp validate prerequisites`.
 CREATE CONSTRAINT cot_step_id IF NOT EXISTS FOR (n:CotStep) REQUIRE n.id IS UNIQUE;
+// RQEval (paper 3): (:Question)-[:VARIANT_OF {kind}]->(:Question) links a perturbation to
+// its original, (:Learner)-[:SCORED_ON {evaluator, runId, items, cq, cs, rs, ls, es, ss}]->
+// (:Dataset) holds a model's dimension scores; relationships need no constraint here.

