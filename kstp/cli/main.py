@@ -16,6 +16,7 @@ from kstp.cli.evaluate import evaluate
 from kstp.cli.grade import grade
 from kstp.cli.ingest import ingest
 from kstp.cli.kst import kst
+from kstp.cli.nextstep import catalogue, nextstep_evaluate, nextstep_report
 from kstp.cli.output import KstpGroup
 from kstp.cli.query import query
 from kstp.cli.report import report
@@ -58,3 +59,6 @@ def cli(ctx: click.Context, graph: str | None) -> None:
 
 for command in (db, ingest, derive, kst, query, evaluate, report, grade, demo):
     cli.add_command(command)
+evaluate.add_command(nextstep_evaluate, "nextstep")
+report.add_command(nextstep_report, "nextstep")
+cli.add_command(catalogue)

@@ -14,10 +14,10 @@ CREATE REL TABLE IF NOT EXISTS RELATED_TO(FROM Concept TO Concept, source STRING
 CREATE REL TABLE IF NOT EXISTS IN_DATASET(FROM Question TO Dataset);
 CREATE REL TABLE IF NOT EXISTS ASSESSES(FROM Question TO Concept, source STRING, verified BOOLEAN);
 CREATE REL TABLE IF NOT EXISTS ANSWERED(FROM Learner TO Question, correct BOOLEAN, runId STRING, timestamp STRING, position INT64);
-CREATE NODE TABLE IF NOT EXISTS Run(id STRING, evaluator STRING, evaluatorVersion STRING, model STRING, backend STRING, dataset STRING, sampling STRING, promptTemplateHash STRING, configHash STRING, config STRING, gitHash STRING, kstpVersion STRING, startedAt STRING, finishedAt STRING, status STRING, requested INT64, completed INT64, failed INT64, correct INT64, accuracy DOUBLE, PRIMARY KEY(id));
-CREATE NODE TABLE IF NOT EXISTS Response(id STRING, model STRING, question STRING, promptHash STRING, sampleIndex INT64, seed INT64, text STRING, extracted STRING, extractionMethod STRING, correct BOOLEAN, verdict STRING, finishReason STRING, error STRING, tokensIn INT64, tokensOut INT64, latencyS DOUBLE, createdAt STRING, PRIMARY KEY(id));
+CREATE NODE TABLE IF NOT EXISTS Run(id STRING, evaluator STRING, evaluatorVersion STRING, model STRING, backend STRING, dataset STRING, sampling STRING, promptTemplateHash STRING, configHash STRING, config STRING, gitHash STRING, kstpVersion STRING, startedAt STRING, finishedAt STRING, status STRING, requested INT64, completed INT64, failed INT64, correct INT64, accuracy DOUBLE, invalid INT64, exactSetAccuracy DOUBLE, PRIMARY KEY(id));
+CREATE NODE TABLE IF NOT EXISTS Response(id STRING, model STRING, question STRING, promptHash STRING, sampleIndex INT64, seed INT64, text STRING, extracted STRING, extractionMethod STRING, correct BOOLEAN, verdict STRING, finishReason STRING, error STRING, tokensIn INT64, tokensOut INT64, latencyS DOUBLE, createdAt STRING, catalogue STRING, stateId STRING, condition STRING, presentation INT64, attempt INT64, cellKey STRING, invalidKind STRING, predicted STRING, predictedPairs STRING, reference STRING, precision DOUBLE, recall DOUBLE, f1 DOUBLE, jaccard DOUBLE, symDiff INT64, PRIMARY KEY(id));
 CREATE REL TABLE IF NOT EXISTS GAVE(FROM Learner TO Response);
 CREATE REL TABLE IF NOT EXISTS TO(FROM Response TO Question);
 CREATE REL TABLE IF NOT EXISTS IN_RUN(FROM Response TO Run);
-CREATE NODE TABLE IF NOT EXISTS KnowledgeState(id STRING, dataset STRING, size INT64, source STRING, PRIMARY KEY(id));
+CREATE NODE TABLE IF NOT EXISTS KnowledgeState(id STRING, dataset STRING, size INT64, source STRING, weight INT64, PRIMARY KEY(id));
 CREATE REL TABLE IF NOT EXISTS CONTAINS(FROM KnowledgeState TO Question);
