@@ -105,3 +105,16 @@ def psr_buckets(answers, pairs, min_prerequisites: int) -> dict[int, int]:
 
 def accuracy(answers) -> dict[str, tuple[int, int, float]]:
     return {learner: (len(r), sum(r.values()), sum(r.values()) / len(r)) for learner, r in answers.items()}
+
+
+def concept_clusters(standards: dict, framework: str) -> set[tuple[str, str, str]]:
+    """(concept id, code, cluster id) of every standard of a Coherence Map JSON."""
+    return {(f"{framework}:{s.get('id', key)}", s["code"], f"{framework}:{s['ccmathcluster_id']}")
+            for key, s in standards.items()}
+
+
+def nextstep_attempts(rows) -> list[list]:
+    """[id, cellKey, attempt, condition, verdict] of the attempts with a cellKey, by cellKey then attempt."""
+    kept = sorted((r for r in rows.to_dict("records") if isinstance(r["cellKey"], str)),
+                  key=lambda r: (r["cellKey"], r["attempt"]))
+    return [[r["id"], r["cellKey"], r["attempt"], r["condition"], r["verdict"]] for r in kept]

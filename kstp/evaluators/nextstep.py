@@ -637,6 +637,7 @@ def rescore(store: GraphStore, run_id: str, catalogues: Sequence[Catalogue] | No
         for state, weight in catalogue.states():
             states[state_id_of(cid, [f"{cid}:{t}" for t in state])] = (state, weight)
     responses = store.frame("nextstep_responses", {"runId": run_id})
+    responses = responses.astype(object).where(responses.notna(), None)
     rows = []
     for _, attempts in responses.groupby("cellKey", sort=False):
         answered = attempts[attempts["verdict"] != "missing"]

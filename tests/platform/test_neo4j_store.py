@@ -323,9 +323,10 @@ PARITY_CASES = [
     ("learner_accuracy", {"dataset": "ds"}), ("psr_by_learner", {"dataset": "ds"}),
     ("psr_distribution", {"dataset": "ds", "minPrerequisites": 1}), ("dataset_learners", {"dataset": "ds"}),
     ("stored_states", {"dataset": "ds"}),
+    ("concept_descriptions", {"framework": "t"}),
 ]
 #: Need a run in the graph; their Ladybug parity is in tests/parity/test_parity.py.
-RUN_QUERIES = {"runs_of", "responses_by_id", "run_responses"}
+RUN_QUERIES = {"runs_of", "responses_by_id", "run_responses", "run_by_id", "nextstep_responses"}
 
 
 def test_parity_cases_cover_every_registered_query():
