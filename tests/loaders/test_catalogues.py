@@ -169,3 +169,28 @@ def test_shipped_catalogues_are_what_the_documented_command_builds(tmp_path, dat
                     "--out", str(tmp_path)], check=True, capture_output=True)
     for name, path in catalogues.shipped_catalogues().items():
         assert (tmp_path / f"{name}.yaml").read_text() == path.read_text(), name
+
+
+def test_cli_build_check_and_list(tmp_path):
+    from click.testing import CliRunner
+
+    from kstp.cli.main import cli
+
+    graph = ["--graph", f"ladybug:{tmp_path / 'graph'}"]
+    runner = CliRunner()
+    concepts, edges = write(tmp_path, CURRICULUM, "c.csv"), write(tmp_path, EDGES, "e.csv")
+    assert runner.invoke(cli, [*graph, "ingest", "standards", str(concepts), "--edges", str(edges),
+                               "--framework", "cm"]).exit_code == 0
+    out = tmp_path / "x.yaml"
+    built = runner.invoke(cli, [*graph, "catalogue", "build", "concepts", "--framework", "cm", "--code-prefix", "7.X",
+                                "--id", "cm_x", "--name", "X", "--out", str(out)])
+    assert built.exit_code == 0, built.output
+    checked = runner.invoke(cli, ["catalogue", "check", str(out), "--json"])
+    assert checked.exit_code == 0, checked.output
+    states = json.loads(checked.stdout)["states"]
+    assert [(s["state"], s["outerFringe"]) for s in states] == [
+        ([], ["7.X.1"]), (["7.X.1"], ["7.X.2"]), (["7.X.1", "7.X.2"], ["7.X.3"]), (["7.X.1", "7.X.2", "7.X.3"], [])]
+    bad = runner.invoke(cli, ["catalogue", "check", str(write(tmp_path, DIAMOND.replace("[c, d]", "[d, a]")))])
+    assert bad.exit_code == 1 and "prerequisite cycle a -> b -> d -> a" in bad.output
+    listed = runner.invoke(cli, ["catalogue", "list", "--json"])
+    assert {row["id"] for row in json.loads(listed.stdout)} == set(catalogues.shipped_catalogues())
