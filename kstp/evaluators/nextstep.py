@@ -47,6 +47,7 @@ import dataclasses
 import hashlib
 import itertools
 import json
+import math
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -138,7 +139,7 @@ def presentation(catalogue: Catalogue, order: int) -> tuple[str, ...]:
     True
     """
     earlier: list[tuple[str, ...]] = []
-    distinct = np.prod(range(1, len(catalogue.tasks) + 1))
+    distinct = math.factorial(len(catalogue.tasks))
     for k in range(order + 1):
         salt = 0
         while True:
@@ -522,7 +523,9 @@ def evaluate(store: GraphStore, backend: Backend, catalogues: Sequence[Catalogue
         write_catalogue(store, catalogue)
         states = catalogue.states()
         members = [frozenset(f"{catalogue.id}:{t}" for t in s) for s, _ in states]
-        store_states(store, catalogue.id, members, f"nextstep:{json.dumps(catalogue.coverage.as_spec())}")
+        coverage = catalogue.coverage
+        store_states(store, catalogue.id, members, "nextstep:exhaustive" if coverage.kind == "exhaustive"
+                     else f"nextstep:sample={coverage.size}:seed={coverage.seed}")
         store.write_nodes("KnowledgeState", pd.DataFrame({"id": [state_id_of(catalogue.id, m) for m in members],
                                                           "weight": [w for _, w in states]}))
     run_id, resumed = open_run(store, spec, new_run)
@@ -715,9 +718,10 @@ def aggregate(scored: pd.DataFrame, seed: int = 0, resamples: int = 10_000, flip
     denominators with score 0. For each condition, every state's score is the mean
     over models and presentations; the condition's figure is the weighted mean over
     states with a 95% percentile bootstrap interval (``resamples`` resamples of
-    states). Contrasts P1-P0, P2-P1, P3-P2 (those whose conditions are present) are
-    paired over states, tested by two-sided sign flips (``flips`` random flips, or
-    all 2^n when fewer) and Holm-adjusted together. Every random statistic draws
+    states). Adjacent contrasts P1-P0, P2-P1, P3-P2 (with a subset of conditions:
+    each present condition against the previous present one) are paired over
+    states, tested by two-sided sign flips (``flips`` random flips, or all 2^n when
+    fewer) and Holm-adjusted together. Every random statistic draws
     from ``numpy.random.default_rng(seed)`` anew, so reports are reproducible.
 
     Returns
@@ -745,18 +749,16 @@ def aggregate(scored: pd.DataFrame, seed: int = 0, resamples: int = 10_000, flip
         rows.append({**row, "exact low": low, "exact high": high})
     by_condition = pd.DataFrame(rows)
     contrasts = []
-    for first, second in itertools.pairwise(CONDITIONS):
-        if first in conditions and second in conditions:
-            a = cells[cells["condition"] == first].set_index(["catalogue", "stateId"])
-            b = cells[cells["condition"] == second].set_index(["catalogue", "stateId"])
-            both = a.index.intersection(b.index)
-            paired = pd.DataFrame({"exact": b.loc[both, "exact"] - a.loc[both, "exact"],
-                                   "weight": a.loc[both, "weight"]})
-            diff = _expanded(paired, "exact")
-            low, high = _interval(diff, seed, resamples)
-            contrasts.append({"contrast": f"{second}-{first}", "states": len(both),
-                              "difference": float(diff.mean()) if len(diff) else float("nan"),
-                              "low": low, "high": high, "p": _sign_flip(diff, seed, flips)})
+    for first, second in itertools.pairwise(conditions):
+        a = cells[cells["condition"] == first].set_index(["catalogue", "stateId"])
+        b = cells[cells["condition"] == second].set_index(["catalogue", "stateId"])
+        both = a.index.intersection(b.index)
+        paired = pd.DataFrame({"exact": b.loc[both, "exact"] - a.loc[both, "exact"], "weight": a.loc[both, "weight"]})
+        diff = _expanded(paired, "exact")
+        low, high = _interval(diff, seed, resamples)
+        contrasts.append({"contrast": f"{second}-{first}", "states": len(both),
+                          "difference": float(diff.mean()) if len(diff) else float("nan"),
+                          "low": low, "high": high, "p": _sign_flip(diff, seed, flips)})
     contrasts = pd.DataFrame(contrasts, columns=["contrast", "states", "difference", "low", "high", "p"])
     contrasts["pHolm"] = multipletests(contrasts["p"], method="holm")[1] if len(contrasts) else []
     per_model = _state_means(answered, ["model"])

@@ -206,6 +206,11 @@ def test_holm_by_hand_on_distinct_p_values():
     assert contrasts["pHolm"].tolist() == pytest.approx([3 * 2 / 64, 3 * 2 / 64, 1.0])
 
 
+def test_a_subset_of_conditions_contrasts_neighbours_present():
+    contrasts = ns.aggregate(scored_frame({"P2": EXACT["P2"], "P0": EXACT["P0"]}), resamples=200, flips=200).contrasts
+    assert contrasts["contrast"].tolist() == ["P2-P0"] and contrasts["difference"].iloc[0] == pytest.approx(3 / 6)
+
+
 def test_model_ranks_share_ties_and_skip():
     frames = [scored_frame({"P0": [1, 1, 0, 0]}, ["tie1", "tie2"]), scored_frame({"P0": [0, 0, 0, 0]}, ["low"]),
               scored_frame({"P0": [1, 0, 0, 0]}, ["mid"])]
