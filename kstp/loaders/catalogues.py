@@ -431,7 +431,19 @@ def write_catalogue(store: GraphStore, catalogue: Catalogue) -> LoadReport:
     The stored relation is the transitive closure of the pairs (as for every
     question prerequisite relation in the graph); :func:`stored_catalogue` reduces it
     back. Idempotent; edges the catalogue no longer has are removed.
+
+    Raises
+    ------
+    InputError
+        When a dataset with this id holds other questions or derived prerequisites
+        (a catalogue never overwrites a real dataset).
     """
+    stored = store.frame("question_prerequisite_edges", {"dataset": catalogue.id}).rename(
+        columns={"fromId": "from_id", "toId": "to_id"})
+    foreign = set(store.frame("dataset_questions", {"dataset": catalogue.id})["localId"]) - set(catalogue.task_ids)
+    if foreign or (stored["rule"] != CATALOGUE_RULE).any():
+        raise InputError(f"dataset {catalogue.id!r} in the graph is not this catalogue (it has other questions or "
+                         "derived prerequisites); give the catalogue another id")
     report = LoadReport(catalogue.id)
     source = json.dumps(catalogue.provenance, sort_keys=True, ensure_ascii=False)
     report.add("Dataset", store.write_nodes("Dataset", pd.DataFrame(
@@ -445,8 +457,6 @@ def write_catalogue(store: GraphStore, catalogue: Catalogue) -> LoadReport:
     closure = nx.transitive_closure_dag(nx.DiGraph(list(catalogue.prerequisites)))
     edges = pd.DataFrame([(scoped(catalogue.id, a), scoped(catalogue.id, b)) for a, b in sorted(closure.edges())],
                          columns=["from_id", "to_id"]).assign(rule=CATALOGUE_RULE, source="catalogue")
-    stored = store.frame("question_prerequisite_edges", {"dataset": catalogue.id}).rename(
-        columns={"fromId": "from_id", "toId": "to_id"})
     store.delete_stale("PREREQUISITE_OF", "Question", "Question", stored, edges)
     report.add("PREREQUISITE_OF", store.write_relationships("PREREQUISITE_OF", "Question", "Question", edges))
     return report

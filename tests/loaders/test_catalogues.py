@@ -150,6 +150,14 @@ def test_write_and_read_back_from_the_graph(store, tmp_path):
     assert catalogues.write_catalogue(store, c).written["PREREQUISITE_OF"].created == 0  # idempotent
 
 
+def test_a_catalogue_never_overwrites_a_real_dataset(toy):
+    derive_question_prerequisites(toy, "toy", "strict")
+    clash = catalogues.make_catalogue("toy", "Toy", [("q1", "count"), ("q2", "add")], [("q1", "q2")])
+    with pytest.raises(InputError, match="dataset 'toy' in the graph is not this catalogue"):
+        catalogues.write_catalogue(toy, clash)
+    assert len(toy.frame("question_prerequisite_edges", {"dataset": "toy"})) > 1  # left alone
+
+
 def test_shipped_catalogues_are_real_small_and_documented():
     shipped = catalogues.shipped_catalogues()
     assert len(shipped) >= 4
