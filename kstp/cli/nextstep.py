@@ -164,7 +164,8 @@ def nextstep_report(ctx, runs, out, seed, resamples, flips, as_json) -> None:
     heatmap(report.domains.set_index("catalogue"), out / "nextstep_domains.png",
             "Exact-set accuracy by domain and condition", "exact-set accuracy")
     condition_bars(report.conditions.set_index("condition"), "exact", "exact low", "exact high",
-                   out / "nextstep_conditions.png", "Exact-set accuracy by condition (95% bootstrap interval)")
+                   out / "nextstep_conditions.png",
+                   "Exact-set accuracy by condition\n(95% bootstrap interval over states)")
     (out / "nextstep_report.json").write_text(dumps(tables) + "\n")
     if as_json:
         emit(tables)

@@ -519,6 +519,7 @@ def evaluate(store: GraphStore, backend: Backend, catalogues: Sequence[Catalogue
                    TEMPLATE_HASH, {"conditions": list(conditions), "orders": orders,
                                    "catalogues": {c.id: {"digest": c.digest(), "coverage": c.coverage.as_spec()}
                                                   for c in catalogues}})
+    run_id, resumed = open_run(store, spec, new_run)  # refuses a changed configuration before any write
     for catalogue in catalogues:
         write_catalogue(store, catalogue)
         states = catalogue.states()
@@ -528,7 +529,6 @@ def evaluate(store: GraphStore, backend: Backend, catalogues: Sequence[Catalogue
                      else f"nextstep:sample={coverage.size}:seed={coverage.seed}")
         store.write_nodes("KnowledgeState", pd.DataFrame({"id": [state_id_of(catalogue.id, m) for m in members],
                                                           "weight": [w for _, w in states]}))
-    run_id, resumed = open_run(store, spec, new_run)
     learner = f"model:{backend.model}"
     store.write_nodes("Learner", pd.DataFrame([{"id": learner, "kind": "model", "localId": backend.model}]))
     cells = design(catalogues, conditions, orders, backend.model)

@@ -94,7 +94,7 @@ def condition_bars(frame: pd.DataFrame, value: str, low: str, high: str, path: s
     path.parent.mkdir(parents=True, exist_ok=True)
     heights = frame[value].to_numpy(float)
     errors = np.vstack([heights - frame[low].to_numpy(float), frame[high].to_numpy(float) - heights])
-    fig, ax = plt.subplots(figsize=(max(4, 1.1 * len(frame) + 1), 3.6), dpi=120)
+    fig, ax = plt.subplots(figsize=(max(5, 1.1 * len(frame) + 1), 3.8), dpi=120)
     ax.bar(range(len(frame)), heights, 0.6, yerr=errors, capsize=4, color="tab:blue")
     ax.set_xticks(range(len(frame)), [str(i) for i in frame.index])
     ax.set_ylim(0, 1.05)
