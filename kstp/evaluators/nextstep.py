@@ -198,11 +198,14 @@ def answer_schema(tasks: int, condition: str) -> dict:
     recommendation = {"type": "object", "properties": {"position": position,
                                                        "justification": {"type": "string", "minLength": 1}},
                       "required": ["position", "justification"], "additionalProperties": False}
-    properties = {"recommendations": {"type": "array", "items": recommendation},
+    # At most one entry per task: a longer list must repeat a position (and the bound
+    # lets a grammar end the list).
+    properties = {"recommendations": {"type": "array", "items": recommendation, "maxItems": tasks},
                   "noRecommendationReason": {"type": ["string", "null"]}}
     if condition == "P1":
         pair = {"type": "array", "items": position, "minItems": 2, "maxItems": 2}
-        properties = {"prerequisitePairs": {"type": "array", "items": pair}, **properties}
+        properties = {"prerequisitePairs": {"type": "array", "items": pair, "maxItems": tasks * (tasks - 1) // 2},
+                      **properties}
     return {"type": "object", "properties": properties, "required": list(properties), "additionalProperties": False}
 
 
@@ -227,6 +230,8 @@ def _error_kind(error: jsonschema.ValidationError) -> str:
     path = [p for p in error.absolute_path if isinstance(p, str)]
     if error.validator in ("minimum", "maximum") and ("position" in path or "prerequisitePairs" in path):
         return "position out of range" if "position" in path else "invalid prerequisite pair"
+    if error.validator == "maxItems" and path == ["recommendations"]:
+        return "duplicate position"  # more entries than tasks
     if "justification" in path or (error.validator == "required" and "'justification'" in error.message):
         return "missing justification"
     if "prerequisitePairs" in path:
@@ -517,6 +522,8 @@ def evaluate(store: GraphStore, backend: Backend, catalogues: Sequence[Catalogue
     by_id = {c.id: c for c in catalogues}
     spec = RunSpec(NAME, VERSION, backend.model, backend.name, "+".join(sorted(ids)), _sampling_for(sampling, None),
                    TEMPLATE_HASH, {"conditions": list(conditions), "orders": orders,
+                                   "answerSchema": hashlib.sha256(json.dumps(answer_schema(2, "P1"), sort_keys=True)
+                                                                  .encode()).hexdigest()[:16],
                                    "catalogues": {c.id: {"digest": c.digest(), "coverage": c.coverage.as_spec()}
                                                   for c in catalogues}})
     run_id, resumed = open_run(store, spec, new_run)  # refuses a changed configuration before any write

@@ -130,6 +130,8 @@ def _text(**fields):
     (Completion(0, 1, text=_text(recommendations=[{"position": 2, "justification": "x"},
                                                   {"position": 2, "justification": "y"}]), finish_reason="stop"),
      "P0", "duplicate position"),
+    (Completion(0, 1, text=_text(recommendations=[{"position": k % 4 + 1, "justification": "x"} for k in range(5)]),
+                finish_reason="stop"), "P0", "duplicate position"),  # more entries than tasks
     (Completion(0, 1, text=_text(recommendations=[]), finish_reason="stop"), "P0",
      "no-recommendation reason mismatch"),
     (Completion(0, 1, text=_text(noRecommendationReason="done"), finish_reason="stop"), "P0",
