@@ -218,3 +218,16 @@ def rqeval_items(questions: dict[str, tuple], variants: dict[str, tuple[str, str
         mine = sorted((vid, vtext) for vid, (orig, vtext) in variants.items() if orig == qid) or [(None, None)]
         rows += [(qid, text, answer, kind, vid, vtext, position) for vid, vtext in mine]
     return sorted(rows, key=lambda r: (r[6], r[0], r[4] or ""))
+
+
+def concept_clusters(standards: dict, framework: str) -> set[tuple[str, str, str]]:
+    """(concept id, code, cluster id) of every standard of a Coherence Map JSON."""
+    return {(f"{framework}:{s.get('id', key)}", s["code"], f"{framework}:{s['ccmathcluster_id']}")
+            for key, s in standards.items()}
+
+
+def nextstep_attempts(rows) -> list[list]:
+    """[id, cellKey, attempt, condition, verdict] of the attempts with a cellKey, by cellKey then attempt."""
+    kept = sorted((r for r in rows.to_dict("records") if isinstance(r["cellKey"], str)),
+                  key=lambda r: (r["cellKey"], r["attempt"]))
+    return [[r["id"], r["cellKey"], r["attempt"], r["condition"], r["verdict"]] for r in kept]

@@ -18,6 +18,7 @@ from kstp.cli.grade import grade
 from kstp.cli.ingest import ingest
 from kstp.cli.koc import koc
 from kstp.cli.kst import kst
+from kstp.cli.nextstep import catalogue, nextstep_evaluate, nextstep_report
 from kstp.cli.output import KstpGroup
 from kstp.cli.query import query
 from kstp.cli.report import report
@@ -70,3 +71,6 @@ report.add_command(report_dagmath, "dagmath")
 cli.add_command(rqeval)
 evaluate.add_command(evaluate_rqeval, "rqeval")
 report.add_command(report_rqeval, "rqeval")
+evaluate.add_command(nextstep_evaluate, "nextstep")
+report.add_command(nextstep_report, "nextstep")
+cli.add_command(catalogue)

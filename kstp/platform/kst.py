@@ -23,7 +23,7 @@ from kstp.platform.store import GraphStore
 
 __all__ = ["RULES", "question_prerequisite_pairs", "derive_question_prerequisites", "DerivationReport",
            "dataset_questions", "knowledge_state", "check_state", "inner_fringe", "outer_fringe", "dataset_space",
-           "store_states"]
+           "store_states", "state_id_of"]
 
 #: Eq. 1 variants: ``strict`` needs a proper (transitive) concept prerequisite,
 #: ``reflexive`` also accepts the same concept (for skill maps this is
@@ -257,17 +257,25 @@ def dataset_space(store: GraphStore, dataset: str) -> KnowledgeSpace:
     return KnowledgeSpace.build(questions, zip(edges["fromId"], edges["toId"], strict=True))
 
 
+def state_id_of(dataset: str, question_ids) -> str:
+    """The id of a stored state: ``<dataset>:state:<sha256 of its sorted ids>[:16]``.
+
+    >>> state_id_of("toy", [])
+    'toy:state:e3b0c44298fc1c14'
+    """
+    digest = hashlib.sha256("\n".join(sorted(question_ids)).encode()).hexdigest()[:16]
+    return f"{dataset}:state:{digest}"
+
+
 def store_states(store: GraphStore, dataset: str, states: list[frozenset[str]], source: str) -> int:
     """Write states as ``(:KnowledgeState)-[:CONTAINS]->(:Question)``; returns how many.
 
-    A state's id is ``<dataset>:state:<sha256 of its sorted ids>[:16]``, so storing the
-    same state twice changes nothing.
+    A state's id is :func:`state_id_of`, so storing the same state twice changes nothing.
     """
     rows, links = [], []
     for state in states:
         members = sorted(state)
-        digest = hashlib.sha256("\n".join(members).encode()).hexdigest()[:16]
-        state_id = f"{dataset}:state:{digest}"
+        state_id = state_id_of(dataset, members)
         rows.append({"id": state_id, "dataset": dataset, "size": len(members), "source": source})
         links += [(state_id, q) for q in members]
     store.write_nodes("KnowledgeState", pd.DataFrame(rows, columns=["id", "dataset", "size", "source"]))

@@ -12,7 +12,7 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 from matplotlib.colors import Normalize, TwoSlopeNorm  # noqa: E402
 
-__all__ = ["grouped_bars", "heatmap", "curves", "box_groups", "radar"]
+__all__ = ["grouped_bars", "heatmap", "curves", "box_groups", "radar", "condition_bars"]
 
 
 def grouped_bars(frame: pd.DataFrame, path: str | Path, title: str, ylabel: str) -> Path:
@@ -51,8 +51,8 @@ def grouped_bars(frame: pd.DataFrame, path: str | Path, title: str, ylabel: str)
 
 def heatmap(frame: pd.DataFrame, path: str | Path, title: str, blocks: list[int] | None = None,
             vmin: float | None = None, vmax: float | None = 1.0, cmap: str = "viridis",
-            center: float | None = None) -> Path:
-    """A square matrix as an annotated heatmap, optionally split into blocks by lines.
+            center: float | None = None, label: str | None = None) -> Path:
+    """A matrix as an annotated heatmap, optionally split into blocks by lines.
 
     Parameters
     ----------
@@ -68,6 +68,8 @@ def heatmap(frame: pd.DataFrame, path: str | Path, title: str, blocks: list[int]
         Colour range; ``vmin`` None uses the smallest value (KOC_norm can be negative).
     center : float, optional
         For a diverging ``cmap``: the value drawn in its middle colour (0 for KOC_norm).
+    label : str, optional
+        The colour bar's label.
 
     Returns
     -------
@@ -103,7 +105,7 @@ def heatmap(frame: pd.DataFrame, path: str | Path, title: str, blocks: list[int]
     ax.set_xticks(range(n_cols), [str(c) for c in frame.columns], rotation=45, ha="right")
     ax.set_yticks(range(n_rows), [str(r) for r in frame.index])
     ax.set_title(title)
-    fig.colorbar(image, ax=ax, fraction=0.046, pad=0.04)
+    fig.colorbar(image, ax=ax, fraction=0.046, pad=0.04, label=label)
     fig.tight_layout()
     fig.savefig(path)
     plt.close(fig)
@@ -205,6 +207,31 @@ def radar(frame: pd.DataFrame, path: str | Path, title: str) -> Path:
     ax.set_ylim(0, 1)
     ax.set_title(title)
     ax.legend(frameon=False, loc="upper right", bbox_to_anchor=(1.3, 1.1))
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+    return path
+
+
+def condition_bars(frame: pd.DataFrame, value: str, low: str, high: str, path: str | Path, title: str) -> Path:
+    """One bar per row of ``frame`` (labelled by index) at column ``value``, error bars ``low``..``high``.
+
+    Returns
+    -------
+    pathlib.Path
+        ``path``.
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    heights = frame[value].to_numpy(float)
+    errors = np.vstack([heights - frame[low].to_numpy(float), frame[high].to_numpy(float) - heights])
+    fig, ax = plt.subplots(figsize=(max(5, 1.1 * len(frame) + 1), 3.8), dpi=120)
+    ax.bar(range(len(frame)), heights, 0.6, yerr=errors, capsize=4, color="tab:blue")
+    ax.set_xticks(range(len(frame)), [str(i) for i in frame.index])
+    ax.set_ylim(0, 1.05)
+    ax.set_ylabel(value)
+    ax.set_title(title)
+    ax.spines[["top", "right"]].set_visible(False)
     fig.tight_layout()
     fig.savefig(path)
     plt.close(fig)

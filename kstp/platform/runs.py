@@ -129,13 +129,15 @@ def pending(store: GraphStore, keys: list[str]) -> set[str]:
 def write_responses(store: GraphStore, run_id: str, learner_id: str, rows: pd.DataFrame) -> None:
     """Write completions as Responses of ``learner_id`` in ``run_id`` (idempotent).
 
-    ``rows`` has ``id`` (the cache key), ``question`` (question id) and any Response
-    properties.
+    ``rows`` has ``id`` (the cache key), any Response properties and, where a
+    response answers one question, ``question`` (its id; it gets a ``TO`` edge).
     """
     store.write_nodes("Response", rows)
     ids = rows["id"]
     store.write_relationships("GAVE", "Learner", "Response", pd.DataFrame({"from_id": learner_id, "to_id": ids}))
-    store.write_relationships("TO", "Response", "Question", pd.DataFrame({"from_id": ids, "to_id": rows["question"]}))
+    if "question" in rows:
+        store.write_relationships("TO", "Response", "Question",
+                                  pd.DataFrame({"from_id": ids, "to_id": rows["question"]}))
     store.write_relationships("IN_RUN", "Response", "Run", pd.DataFrame({"from_id": ids, "to_id": run_id}))
 
 

@@ -15,7 +15,7 @@ from tests import reference as ref
 
 DATASET, FRAMEWORK = "gen", "gen"
 #: Checked by test_parity_run_queries.
-RUN_QUERIES = {"runs_of", "responses_by_id", "run_responses",
+RUN_QUERIES = {"runs_of", "responses_by_id", "run_responses", "run_by_id", "nextstep_responses",
                "rqeval_items", "rqeval_responses", "rqeval_scores"}  # the last three: test_parity_rqeval_queries
 
 
@@ -78,6 +78,9 @@ def check_all(store, edges, qc, answers, rule):
         assert as_set(run("concept_descendants", conceptId=concept), "conceptId") == ref.descendants(edges, concept)
     assert set(run("framework_concepts", framework=FRAMEWORK)["conceptId"]) == set(concepts)
     assert run("frameworks")["frameworkId"].tolist() == [FRAMEWORK]
+    described = run("concept_descriptions", framework=FRAMEWORK)
+    assert as_set(described, "conceptId", "code") == {(c, c) for c in concepts}
+    assert described["clusterId"].isna().all()  # generated concepts hang on the framework, not a cluster
     figures = run("curriculum_figures", framework=FRAMEWORK).iloc[0]
     assert (figures["concepts"], figures["prerequisiteEdges"], figures["domains"]) == (len(concepts), len(edges), 0)
     links = {(q, c) for q, cs in qc.items() for c in cs}
@@ -218,6 +221,9 @@ def test_parity_real_coherence_map_and_annotation(store, data_root):
     raw = json.loads((data_root / "standards/nys_concepts.json").read_text())
     edges = {(f"ccss:{p}", f"ccss:{sid}") for sid, s in raw["standards"].items() for p in s["rev_edges"]}
     assert as_set(store.frame("concept_closure", {"framework": "ccss"}), "fromId", "toId") == ref.closure(edges)
+    described = store.frame("concept_descriptions", {"framework": "ccss"})
+    assert as_set(described, "conceptId", "code", "clusterId") == ref.concept_clusters(raw["standards"], "ccss")
+    assert described["description"].notna().sum() == sum(1 for s in raw["standards"].values() if s.get("desc"))
     assert store.frame("concept_cycles", {"framework": "ccss"}).empty
     mapping = json.loads((data_root / "llm_kst/xes_skills_nys.json").read_text())
     items.write_items(store, items.read_concept_map(data_root / "llm_kst/xes_skills_nys.json", "xes", "ccss",
@@ -383,3 +389,25 @@ def test_parity_rqeval_queries(store, tmp_path):
     got = store.frame("rqeval_scores", {"evaluator": "rqeval"})
     assert got.values.tolist() == [["tiny", "gen", run_id, 11, 0.5, 0.25, 0.0, 1.0, 0.3, 0.9]]
     assert store.frame("rqeval_scores", {"evaluator": "other"}).empty
+
+
+def test_parity_nextstep_run_queries(store):
+    """A nextstep run's record and its attempts read back as written (responses without a cellKey are not)."""
+    from kstp.platform.inference import Sampling
+    from kstp.platform.runs import RunSpec, open_run, write_responses
+
+    store.write_nodes("Learner", pd.DataFrame([{"id": "model:m", "kind": "model"}]))
+    spec = RunSpec("nextstep", "1.0", "m", "local", "cat", Sampling(), "t" * 64, {"orders": 2})
+    run_id, _ = open_run(store, spec)
+    rows = pd.DataFrame({"id": ["c2:0", "c1:1", "c1:0", "other"], "cellKey": ["c2", "c1", "c1", None],
+                         "attempt": [0, 1, 0, None], "condition": ["P1", "P0", "P0", None],
+                         "presentation": [1, 0, 0, None], "verdict": ["valid", "invalid", "missing", None],
+                         "text": ["{}", "x", None, "y"], "precision": [0.5, 0.0, None, None]})
+    write_responses(store, run_id, "model:m", rows)
+    record = store.frame("run_by_id", {"runId": run_id}).iloc[0]
+    assert (record["evaluator"], record["model"], record["dataset"]) == ("nextstep", "m", "cat")
+    assert json.loads(record["config"]) == spec.config()
+    assert store.frame("run_by_id", {"runId": "absent"}).empty
+    got = store.frame("nextstep_responses", {"runId": run_id})
+    assert got[["responseId", "cellKey", "attempt", "condition", "verdict"]].values.tolist() == \
+        ref.nextstep_attempts(rows)

@@ -346,9 +346,10 @@ PARITY_CASES = [
     ("cot_trajectories", {"runId": "t:run"}),
     ("rqeval_items", {"dataset": "ds"}), ("rqeval_responses", {"runId": "run1"}),
     ("rqeval_scores", {"evaluator": "rqeval"}),
+    ("concept_descriptions", {"framework": "t"}),
 ]
 #: Need a run in the graph; their Ladybug parity is in tests/parity/test_parity.py.
-RUN_QUERIES = {"runs_of", "responses_by_id", "run_responses"}
+RUN_QUERIES = {"runs_of", "responses_by_id", "run_responses", "run_by_id", "nextstep_responses"}
 
 
 def test_parity_cases_cover_every_registered_query():

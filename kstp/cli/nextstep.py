@@ -1,0 +1,274 @@
+"""``kstp evaluate nextstep``, ``kstp report nextstep`` and ``kstp catalogue``: paper 2's benchmark."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+import pandas as pd
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from kstp.cli.evaluate import parse_kwargs
+from kstp.cli.output import dumps, emit, err_console, get_store, json_option, message, print_table, status
+from kstp.evaluators import nextstep as benchmark
+from kstp.loaders import catalogues as catalogue_files
+from kstp.platform.inference import Sampling, backend_names, get_backend
+from kstp.platform.plots import condition_bars, heatmap
+
+__all__ = ["nextstep_evaluate", "nextstep_report", "catalogue"]
+
+
+def _conditions(ctx, param, value: str) -> list[str]:
+    chosen = [c.strip().upper() for c in value.split(",") if c.strip()]
+    bad = [c for c in chosen if c not in benchmark.CONDITIONS]
+    if bad or not chosen:
+        raise click.BadParameter(f"{', '.join(bad) or 'nothing'}: use a comma-separated subset of "
+                                 f"{','.join(benchmark.CONDITIONS)}")
+    return list(dict.fromkeys(chosen))
+
+
+@click.command("nextstep")
+@click.option("--catalogue", "names", multiple=True, required=True,
+              help="A catalogue file (YAML/JSON) or a shipped catalogue id (kstp catalogue list); repeatable.")
+@click.option("--conditions", default=",".join(benchmark.CONDITIONS), show_default=True, callback=_conditions,
+              help="Prompt conditions: P0 descriptions only, P1 infer pairs first, P2 pairs given, P3 states given.")
+@click.option("--orders", type=click.IntRange(min=1), default=2, show_default=True,
+              help="Permuted presentations per catalogue (SHA-256 seeded, shared by every model).")
+@click.option("--model", help="Model name (as the server knows it), a vLLM path, smollm2 or a GGUF for --backend "
+              "local; optional for --backend fringe-oracle.")
+@click.option("--backend", type=click.Choice(backend_names()), default="openai", show_default=True,
+              help="openai, vllm, local, or fringe-oracle (the deterministic recommender).")
+@click.option("--base-url", help="Endpoint of the openai backend, e.g. http://127.0.0.1:8000/v1 (key: OPENAI_API_KEY).")
+@click.option("--model-args", help="Backend options k=v,... (vllm: anything vllm.LLM takes; local: threads, context).")
+@click.option("--gen-kwargs", help="Sampling k=v,...: temperature (0), top_p (0.95), max_tokens (1024), stop.")
+@click.option("--seed", type=int, default=42, show_default=True, help="Sampling seed.")
+@click.option("--concurrency", type=click.IntRange(min=1), default=8, show_default=True,
+              help="Requests in flight (openai backend).")
+@click.option("--retries", type=click.IntRange(min=0), default=2, show_default=True,
+              help="Extra rounds for cells whose answer is technically missing (transport failure).")
+@click.option("--output-path", type=click.Path(file_okay=False, path_type=Path),
+              help="Folder for the run summary (JSON) and, with --log-samples, every scored cell as JSONL.")
+@click.option("--log-samples", is_flag=True, help="Also write each cell's validity, prediction and scores.")
+@click.option("--resume/--new-run", default=True, show_default=True,
+              help="Resume the run with this configuration; --new-run allows a changed configuration.")
+@json_option
+@click.pass_context
+def nextstep_evaluate(ctx, names, conditions, orders, model, backend, base_url, model_args, gen_kwargs, seed,
+                      concurrency, retries, output_path, log_samples, resume, as_json) -> None:
+    """Ask a model for the next steps of every state of each catalogue; store and score each answer (paper 2).
+
+    For every knowledge state, condition and presentation the model gets a prompt with
+    the tasks under permuted positions and must return, as schema-checked JSON, all and
+    only the tasks of the state's outer fringe. Every attempt is stored as a Response
+    before it is scored; re-running the same command resumes. `kstp report nextstep`
+    computes the tables and statistics.
+
+    \b
+    Examples:
+      kstp evaluate nextstep --catalogue cm_8f --backend fringe-oracle
+      kstp evaluate nextstep --catalogue cm_8f --catalogue pks_cip --conditions P0,P2 --orders 2 \\
+          --model smollm2 --backend local --gen-kwargs max_tokens=256
+      kstp evaluate nextstep --catalogue my_domain.yaml --model Qwen/Qwen2.5-7B-Instruct \\
+          --backend openai --base-url http://127.0.0.1:8000/v1 --output-path out/ --log-samples
+    """
+    catalogues = [catalogue_files.resolve_catalogue(n) for n in names]
+    generation = {"temperature": 0.0, **parse_kwargs(gen_kwargs, "--gen-kwargs")}
+    if "stop" in generation:
+        generation["stop"] = tuple(str(generation["stop"]).split("|"))
+    try:
+        sampling = Sampling(seed=seed, **generation)
+    except TypeError as exc:
+        raise click.BadParameter(str(exc), param_hint="--gen-kwargs") from None
+    options = parse_kwargs(model_args, "--model-args")
+    if backend == "openai":
+        options.update(base_url=base_url, concurrency=concurrency)
+    elif base_url:
+        raise click.BadParameter("--base-url goes with --backend openai", param_hint="--base-url")
+    if backend == "fringe-oracle":
+        options["catalogues"] = catalogues
+        model = model or "fringe-oracle"
+    elif not model:
+        raise click.BadParameter("name the model", param_hint="--model")
+    if backend == "vllm":
+        options.setdefault("seed", seed)
+    store = get_store(ctx)
+    with status(f"starting the {backend} backend for {model}"):
+        engine = get_backend(backend, model, **options)
+    try:
+        with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                      console=err_console, transient=True) as bar:
+            task = bar.add_task(f"{model}: next steps", total=None)
+            result = benchmark.evaluate(store, engine, catalogues, conditions, orders, sampling, new_run=not resume,
+                                        retries=retries,
+                                        progress=lambda done, total: bar.update(task, completed=done, total=total))
+    finally:
+        engine.close()
+    summary = result.summary()
+    if output_path:
+        output_path.mkdir(parents=True, exist_ok=True)
+        stem = result.run_id.replace(":", "_").replace("/", "_")
+        (output_path / f"{stem}.json").write_text(dumps(summary) + "\n")
+        if log_samples:
+            cells = result.scored.assign(predicted=result.scored["predicted"].map(
+                lambda p: None if p is None else sorted(p)))
+            with open(output_path / f"{stem}.samples.jsonl", "w") as handle:
+                for row in cells.to_dict("records"):
+                    handle.write(dumps(row).replace("\n", " ") + "\n")
+    if as_json:
+        emit(summary)
+    else:
+        print_table(pd.DataFrame([summary]), f"{model}: next-step recommendations")
+        if summary["missing"]:
+            message(f"{summary['missing']} cells technically missing (transport failures, not scored); "
+                    "re-run the same command to retry them")
+        message(f"kstp report nextstep --run {result.run_id}  computes the tables and statistics")
+
+
+@click.command("nextstep")
+@click.option("--run", "runs", multiple=True, required=True, help="A nextstep run id (repeatable: one per model).")
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=Path("results/nextstep"),
+              show_default=True, help="Folder for the CSV tables and the two PNG charts.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the bootstrap and sign-flip draws.")
+@click.option("--resamples", type=click.IntRange(min=100), default=10_000, show_default=True,
+              help="Bootstrap resamples of states.")
+@click.option("--flips", type=click.IntRange(min=100), default=100_000, show_default=True,
+              help="Random sign flips per contrast (all 2^n when fewer).")
+@json_option
+@click.pass_context
+def nextstep_report(ctx, runs, out, seed, resamples, flips, as_json) -> None:
+    """Recompute the next-step tables, statistics and charts from stored answers (no inference).
+
+    Re-parses and re-scores every stored answer against fringes recomputed from the
+    catalogues in the graph, then prints the condition table (paper 2, Table 3 shape)
+    with bootstrap intervals, the adjacent contrasts with sign-flip p values and Holm
+    adjustment, and the model x condition table with ranks (Table 4 shape); writes
+    CSVs, nextstep_domains.png (catalogue x condition) and nextstep_conditions.png.
+
+    \b
+    Examples:
+      kstp report nextstep --run nextstep:fringe-oracle:cm_8f:0123456789ab
+      kstp report nextstep --run RUN_A --run RUN_B --out results/nextstep --json
+    """
+    store = get_store(ctx)
+    with status("re-scoring stored answers"):
+        scored = pd.concat([benchmark.rescore(store, run) for run in runs], ignore_index=True)
+    with status("bootstrap and sign-flip tests"):
+        report = benchmark.aggregate(scored, seed, resamples, flips)
+    out.mkdir(parents=True, exist_ok=True)
+    tables = {"conditions": report.conditions, "contrasts": report.contrasts, "models": report.models,
+              "domains": report.domains, "agreement": report.agreement, "invalid": report.invalid}
+    for name, table in tables.items():
+        table.to_csv(out / f"nextstep_{name}.csv", index=False)
+    scored.assign(predicted=scored["predicted"].map(lambda p: None if p is None else " ".join(sorted(p)))) \
+        .to_csv(out / "nextstep_cells.csv", index=False)
+    heatmap(report.domains.set_index("catalogue"), out / "nextstep_domains.png",
+            "Exact-set accuracy by domain and condition", vmin=0.0, vmax=1.0, label="exact-set accuracy")
+    condition_bars(report.conditions.set_index("condition"), "exact", "exact low", "exact high",
+                   out / "nextstep_conditions.png",
+                   "Exact-set accuracy by condition\n(95% bootstrap interval over states)")
+    (out / "nextstep_report.json").write_text(dumps(tables) + "\n")
+    if as_json:
+        emit(tables)
+        return
+    print_table(report.conditions, "By condition (paper 2, Table 3 shape); states weigh equally")
+    print_table(report.contrasts, "Adjacent contrasts: paired over states, sign-flip p, Holm-adjusted")
+    print_table(report.models, "Exact-set accuracy, model x condition, with ranks (Table 4 shape)")
+    print_table(report.agreement, "Agreement between presentations (both answers valid)")
+    message(f"wrote {out}/nextstep_*.csv, nextstep_domains.png, nextstep_conditions.png")
+
+
+@click.group()
+def catalogue() -> None:
+    """Task catalogues of the next-step benchmark: list, check and build them."""
+
+
+@catalogue.command("list")
+@json_option
+def list_catalogues(as_json: bool) -> None:
+    """List the shipped catalogues with their tasks, pairs and states.
+
+    \b
+    Example:
+      kstp catalogue list
+    """
+    rows = []
+    for name, path in catalogue_files.shipped_catalogues().items():
+        c = catalogue_files.read_catalogue(path)
+        rows.append({"id": name, "name": c.name, "tasks": len(c.tasks), "pairs": len(c.prerequisites),
+                     "states": len(c.states()), "coverage": str(c.coverage.as_spec())})
+    if as_json:
+        emit(rows)
+    else:
+        print_table(pd.DataFrame(rows), "Shipped catalogues")
+
+
+@catalogue.command()
+@click.argument("name")
+@json_option
+def check(name: str, as_json: bool) -> None:
+    """Validate a catalogue file (or shipped id) and list its states with their outer fringes.
+
+    \b
+    Examples:
+      kstp catalogue check kstp/catalogues/cm_8f.yaml
+      kstp catalogue check pks_cip --json
+    """
+    c = catalogue_files.resolve_catalogue(name)
+    space = c.space()
+    states = [{"state": sorted(s), "weight": w, "outerFringe": space.outer_fringe(s)} for s, w in c.states()]
+    if as_json:
+        emit({"id": c.id, "digest": c.digest(), "tasks": len(c.tasks), "states": states})
+        return
+    for row in states:
+        click.echo(f"{{{', '.join(row['state'])}}}  weight {row['weight']}  outer fringe: "
+                   f"{', '.join(row['outerFringe']) or '-'}")
+    message(f"{c.id}: valid; {len(c.tasks)} tasks, {len(c.prerequisites)} direct pairs, {len(states)} states")
+
+
+@catalogue.group()
+def build() -> None:
+    """Build a catalogue file from the graph."""
+
+
+@build.command()
+@click.option("--framework", required=True, help="Framework in the graph (e.g. ccss).")
+@click.option("--code-prefix", help="Choose the concepts whose code starts with this (e.g. 8.F).")
+@click.option("--cluster", help="Or choose the concepts of this cluster id (e.g. ccss:57).")
+@click.option("--id", "catalogue_id", required=True, help="Catalogue id (no ':').")
+@click.option("--name", required=True, help="Human-readable name.")
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), required=True, help="YAML file to write.")
+@click.pass_context
+def concepts(ctx, framework, code_prefix, cluster, catalogue_id, name, out) -> None:
+    """Build a catalogue from a sub-curriculum: concepts by code prefix or cluster, direct prerequisites.
+
+    \b
+    Example:
+      kstp catalogue build concepts --framework ccss --code-prefix 8.F --id cm_8f \\
+          --name "Grade 8 Functions" --out cm_8f.yaml
+    """
+    c = catalogue_files.concepts_catalogue(get_store(ctx), framework, catalogue_id, name, code_prefix, cluster)
+    catalogue_files.write_catalogue_file(c, out)
+    message(f"wrote {out}: {len(c.tasks)} tasks, {len(c.prerequisites)} direct pairs, {len(c.states())} states")
+
+
+@build.command()
+@click.option("--dataset", required=True, help="Dataset in the graph with derived question prerequisites.")
+@click.option("--items", help="Comma-separated local item ids (default: all).")
+@click.option("--describe", default="{text}", show_default=True,
+              help="Task description from the item's {text} and {id}.")
+@click.option("--id", "catalogue_id", required=True, help="Catalogue id (no ':').")
+@click.option("--name", required=True, help="Human-readable name.")
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), required=True, help="YAML file to write.")
+@click.pass_context
+def items(ctx, dataset, items, describe, catalogue_id, name, out) -> None:
+    """Build a catalogue from items of a dataset with their derived question prerequisites.
+
+    \b
+    Example:
+      kstp catalogue build items --dataset probability_pks --items b101,b102,b104,b105 \\
+          --id pks_small --name "Probability" --out pks_small.yaml
+    """
+    chosen = [i.strip() for i in items.split(",") if i.strip()] if items else None
+    c = catalogue_files.items_catalogue(get_store(ctx), dataset, catalogue_id, name, chosen, describe)
+    catalogue_files.write_catalogue_file(c, out)
+    message(f"wrote {out}: {len(c.tasks)} tasks, {len(c.prerequisites)} direct pairs, {len(c.states())} states")

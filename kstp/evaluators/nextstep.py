@@ -1,0 +1,792 @@
+"""Paper 2: next-step recommendations of a model scored against outer fringes.
+
+For each task catalogue (:mod:`kstp.loaders.catalogues`) the admissible knowledge
+states are derived from the prerequisite relation; the outer fringe of a state (the
+tasks not yet mastered whose prerequisites are all mastered) is the complete set of
+admissible next steps. A model is asked, under one of four prompt conditions, for all
+and only these steps; its answer is compared with the fringe as an unordered set.
+
+- **Conditions.** P0: descriptions and the mastered set only. P1: the model first
+  returns the direct prerequisite pairs it infers, then recommends. P2: the direct
+  (cover) relations are supplied, with the statement that prerequisites are
+  transitive. P3: every admissible state is supplied with the one-task extension
+  rule. The fringe itself never appears in a prompt.
+- **Presentation.** Tasks appear under temporary 1-based positions, never their ids.
+  Per catalogue, ``orders`` permutations are derived from SHA-256 seeds
+  (:func:`presentation`) and reused across states, conditions and models; mastered
+  sets, supplied pairs and states, and answers all pass through the same
+  permutation and back.
+- **Answers** are JSON (:func:`answer_schema`), requested through the backend's
+  structured output and always re-validated here (:func:`parse_answer`). Malformed
+  JSON, extra prose, schema violations, out-of-range or duplicate positions, missing
+  justifications, a no-recommendation reason that does not match an empty list,
+  refusals and truncation are *invalid* and score as incorrect; a transport failure
+  with no output is *technically missing*: retried, reported apart, never scored.
+- **Scoring** (:func:`score_item`): exact-set match, precision, recall, F1, Jaccard
+  and the symmetric-difference size, with the paper's empty-set conventions.
+- **Statistics** (:func:`aggregate`): states weigh equally (a sampled state by its
+  draw count); within a state and condition the scores are averaged over models and
+  presentations; condition contrasts are paired over states; 95% percentile
+  intervals from ``scipy.stats.bootstrap`` over states, two-sided sign-flip tests
+  (``scipy.stats.permutation_test``, ``permutation_type='samples'``), Holm adjustment
+  over the adjacent contrasts (``statsmodels``).
+
+The deterministic recommender :class:`FringeOracle` (backend ``fringe-oracle``) reads
+a prompt like any model, computes the fringe from the catalogue and answers in the
+schema; it scores 100% and is the reference implementation in the tests.
+
+References
+----------
+Steiner, Hochweber 2026, "Benchmarking LLM Next-Step Recommendations with Knowledge
+Space Theory", §2-§5. Doignon & Falmagne 1999, *Knowledge Spaces*, Def. 4.1.6.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import itertools
+import json
+import math
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import jsonschema
+import numpy as np
+import pandas as pd
+from scipy import stats
+from statsmodels.stats.multitest import multipletests
+
+from kstp.loaders.catalogues import Catalogue, Coverage, stored_catalogue, write_catalogue
+from kstp.platform.errors import ConfigError, KstpError, UnknownIdError
+from kstp.platform.inference import (
+    TRANSPORT_ERROR,
+    Backend,
+    Completion,
+    Message,
+    Sampling,
+    cache_key,
+    prompt_hash,
+    register_backend,
+)
+from kstp.platform.kst import state_id_of, store_states
+from kstp.platform.runs import RunSpec, finish_run, now, open_run, write_responses
+from kstp.platform.store import GraphStore
+
+__all__ = ["NAME", "VERSION", "CONDITIONS", "METRICS", "HIGHER_IS_BETTER", "INVALID_KINDS", "presentation",
+           "build_prompt", "answer_schema", "Answer", "parse_answer", "score_item", "agreement", "design",
+           "evaluate", "NextstepResult", "rescore", "aggregate", "NextstepReport", "FringeOracle"]
+
+NAME = "nextstep"
+VERSION = "1.0"
+CONDITIONS = ("P0", "P1", "P2", "P3")
+METRICS = ("exact", "precision", "recall", "f1", "jaccard", "symDiff")
+HIGHER_IS_BETTER = {"exact": True, "precision": True, "recall": True, "f1": True, "jaccard": True,
+                    "symDiff": False}
+#: Kinds of invalid answer, in the order they are checked.
+INVALID_KINDS = ("refusal", "empty output", "truncated", "malformed JSON", "extra prose", "position out of range",
+                 "missing justification", "invalid prerequisite pair", "schema violation", "duplicate position",
+                 "no-recommendation reason mismatch")
+#: Prompts per generate call: a killed run loses at most one such chunk of work.
+CHUNK = 32
+
+SYSTEM_PROMPT = (
+    "You advise a learner on what to study next. You see a numbered list of learning tasks and the tasks the "
+    "learner has already mastered. Some tasks build on others: a task can be learned only once every task it "
+    "depends on has been mastered. Reply with one JSON object and nothing else.")
+_TASKS = "Tasks, numbered 1 to {n}:\n{tasks}\n\nTasks the learner has mastered: {mastered}."
+_GOAL = ("Recommend every task the learner is ready to learn next: each task not yet mastered whose prerequisites "
+         "are all mastered. Recommend all such tasks and no other.")
+_CONDITION_TEXT = {
+    "P0": "Judge from the task descriptions alone which tasks depend on which.",
+    "P1": ("First work out which tasks are direct prerequisites of which and list each such pair [a, b] "
+           "(task a must be mastered right before task b can be learned) under \"prerequisitePairs\". Then use "
+           "those pairs to choose the recommendations."),
+    "P2": ("The direct prerequisite relations are the pairs [a, b] below: task a must be mastered before task b. "
+           "Prerequisites are transitive: if a comes before b and b before c, then a also comes before c.\n"
+           "Pairs: {pairs}"),
+    "P3": ("These are all admissible knowledge states, the sets of tasks a learner can have mastered, each "
+           "respecting every prerequisite:\n{states}\nA task can be learned next exactly when adding that one task "
+           "to the mastered set gives another admissible state."),
+}
+_FORMAT = ("Answer with JSON of the form {example}. Give each recommended task by its number with a short "
+           "justification. If no task can be learned next, give an empty list and say why in "
+           "\"noRecommendationReason\"; otherwise \"noRecommendationReason\" is null.")
+_EXAMPLE = '{"recommendations": [{"position": 2, "justification": "..."}], "noRecommendationReason": null}'
+_EXAMPLE_P1 = ('{"prerequisitePairs": [[1, 2]], "recommendations": [{"position": 2, "justification": "..."}], '
+               '"noRecommendationReason": null}')
+#: Hash of every template, stored on the Run so a wording change is a new configuration.
+TEMPLATE_HASH = hashlib.sha256(json.dumps([SYSTEM_PROMPT, _TASKS, _GOAL, _CONDITION_TEXT, _FORMAT, _EXAMPLE,
+                                           _EXAMPLE_P1], sort_keys=True).encode()).hexdigest()
+
+
+# ---- presentation ----------------------------------------------------------------------
+def presentation(catalogue: Catalogue, order: int) -> tuple[str, ...]:
+    """Task ids in presented order for presentation ``order`` (position k + 1 shows item k).
+
+    The seed of ``order`` is ``SHA-256("<catalogue id>:<order>:<salt>")``; tasks are
+    sorted by ``SHA-256(seed + task id)``. The salt starts at 0 and is raised until
+    the permutation differs from those of the earlier orders (while that is
+    possible), so two presentations of a catalogue always differ.
+
+    Examples
+    --------
+    >>> from kstp.loaders.catalogues import make_catalogue
+    >>> c = make_catalogue("toy", "Toy", [("a", "x"), ("b", "y"), ("c", "z")], [])
+    >>> first, second = presentation(c, 0), presentation(c, 1)
+    >>> sorted(first) == ["a", "b", "c"] and first != second
+    True
+    """
+    earlier: list[tuple[str, ...]] = []
+    distinct = math.factorial(len(catalogue.tasks))
+    for k in range(order + 1):
+        salt = 0
+        while True:
+            seed = hashlib.sha256(f"{catalogue.id}:{k}:{salt}".encode()).hexdigest()
+            perm = tuple(sorted(catalogue.task_ids, key=lambda t, s=seed: hashlib.sha256((s + t).encode()).digest()))
+            if perm not in earlier or len(earlier) >= distinct:
+                break
+            salt += 1
+        earlier.append(perm)
+    return earlier[order]
+
+
+def _positions(order: tuple[str, ...], ids) -> list[int]:
+    where = {t: k + 1 for k, t in enumerate(order)}
+    return sorted(where[i] for i in ids)
+
+
+def _listing(sets: list[list[int]]) -> str:
+    return "; ".join("{" + ", ".join(map(str, s)) + "}" for s in sets)
+
+
+def build_prompt(catalogue: Catalogue, state, condition: str, order: tuple[str, ...]) -> list[Message]:
+    """The chat for one (state, condition, presentation); ids appear only as positions.
+
+    Raises
+    ------
+    ConfigError
+        On an unknown condition.
+    """
+    if condition not in CONDITIONS:
+        raise ConfigError(f"unknown condition {condition!r}; use {', '.join(CONDITIONS)}")
+    described = {t.id: t.description for t in catalogue.tasks}
+    tasks = "\n".join(f"{k + 1}. {described[t]}" for k, t in enumerate(order))
+    mastered = ", ".join(map(str, _positions(order, state))) or "none"
+    extra = _CONDITION_TEXT[condition]
+    if condition == "P2":
+        pairs = sorted([_positions(order, [p])[0], _positions(order, [q])[0]] for p, q in catalogue.prerequisites)
+        extra = extra.format(pairs=", ".join(f"[{a}, {b}]" for a, b in pairs) or "none (the tasks are independent)")
+    elif condition == "P3":
+        states = sorted((_positions(order, s) for s, _ in catalogue.states()), key=lambda s: (len(s), s))
+        extra = extra.format(states=_listing(states))
+    example = _EXAMPLE_P1 if condition == "P1" else _EXAMPLE
+    user = "\n\n".join([_TASKS.format(n=len(order), tasks=tasks, mastered=mastered), _GOAL, extra,
+                        _FORMAT.format(example=example)])
+    return [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": user}]
+
+
+def answer_schema(tasks: int, condition: str) -> dict:
+    """The JSON schema of an answer over ``tasks`` positions (P1 adds ``prerequisitePairs``).
+
+    Passed to the backend as :attr:`Sampling.json_schema` and re-checked locally; what
+    a schema cannot say (distinct positions, the reason exactly when the list is
+    empty) is checked by :func:`parse_answer`.
+    """
+    position = {"type": "integer", "minimum": 1, "maximum": tasks}
+    recommendation = {"type": "object", "properties": {"position": position,
+                                                       "justification": {"type": "string", "minLength": 1}},
+                      "required": ["position", "justification"], "additionalProperties": False}
+    # At most one entry per task: a longer list must repeat a position (and the bound
+    # lets a grammar end the list).
+    properties = {"recommendations": {"type": "array", "items": recommendation, "maxItems": tasks},
+                  "noRecommendationReason": {"type": ["string", "null"]}}
+    if condition == "P1":
+        pair = {"type": "array", "items": position, "minItems": 2, "maxItems": 2}
+        properties = {"prerequisitePairs": {"type": "array", "items": pair, "maxItems": tasks * (tasks - 1) // 2},
+                      **properties}
+    return {"type": "object", "properties": properties, "required": list(properties), "additionalProperties": False}
+
+
+# ---- answers ---------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Answer:
+    """A parsed answer: ``validity`` is ``valid``, ``invalid`` (with ``kind``) or ``missing``.
+
+    ``positions`` (recommended, in answer order) and ``pairs`` (P1) are set when valid.
+    """
+
+    validity: str
+    kind: str | None = None
+    positions: tuple[int, ...] | None = None
+    pairs: tuple[tuple[int, int], ...] | None = None
+
+
+_REFUSAL = re.compile(r"\b(I can(no|')t|I am unable|I'm unable|I won't|I'm sorry|as an AI)\b", re.IGNORECASE)
+
+
+def _error_kind(error: jsonschema.ValidationError) -> str:
+    path = [p for p in error.absolute_path if isinstance(p, str)]
+    if error.validator in ("minimum", "maximum") and ("position" in path or "prerequisitePairs" in path):
+        return "position out of range" if "position" in path else "invalid prerequisite pair"
+    if error.validator == "maxItems" and path == ["recommendations"]:
+        return "duplicate position"  # more entries than tasks
+    if "justification" in path or (error.validator == "required" and "'justification'" in error.message):
+        return "missing justification"
+    if "prerequisitePairs" in path:
+        return "invalid prerequisite pair"
+    return "schema violation"
+
+
+def parse_answer(completion: Completion, tasks: int, condition: str) -> Answer:
+    """Validate one completion against :func:`answer_schema` and the rules it cannot state.
+
+    Examples
+    --------
+    >>> ok = Completion(0, 1, text='{"recommendations": [{"position": 2, "justification": "ready"}], '
+    ...                 '"noRecommendationReason": null}', finish_reason="stop")
+    >>> parse_answer(ok, 3, "P0")
+    Answer(validity='valid', kind=None, positions=(2,), pairs=())
+    >>> parse_answer(Completion(0, 1, error="transport: timeout"), 3, "P0").validity
+    'missing'
+    >>> parse_answer(Completion(0, 1, text="Sure! " + ok.text, finish_reason="stop"), 3, "P0").kind
+    'extra prose'
+    """
+    text = completion.text
+    if text is None or not text.strip():
+        if (completion.error or "").startswith(TRANSPORT_ERROR):
+            return Answer("missing", completion.error)
+        if (completion.error or "").startswith("refused"):
+            return Answer("invalid", "refusal")
+        return Answer("invalid", "empty output")
+    if completion.finish_reason == "content_filter":
+        return Answer("invalid", "refusal")
+    if completion.finish_reason == "length":
+        return Answer("invalid", "truncated")
+    stripped = text.strip()
+    try:
+        data = json.loads(stripped)
+    except json.JSONDecodeError:
+        start = stripped.find("{")
+        try:
+            json.JSONDecoder().raw_decode(stripped[start:])
+            return Answer("invalid", "extra prose" if start >= 0 else "malformed JSON")
+        except json.JSONDecodeError:
+            return Answer("invalid", "refusal" if _REFUSAL.search(stripped) else "malformed JSON")
+    errors = list(jsonschema.Draft202012Validator(answer_schema(tasks, condition)).iter_errors(data))
+    if errors:
+        found = {_error_kind(e) for e in errors}
+        return Answer("invalid", next(k for k in INVALID_KINDS if k in found))
+    items = data["recommendations"]
+    if any(not item["justification"].strip() for item in items):
+        return Answer("invalid", "missing justification")
+    positions = tuple(item["position"] for item in items)
+    if len(set(positions)) < len(positions):
+        return Answer("invalid", "duplicate position")
+    pairs = tuple(tuple(p) for p in data.get("prerequisitePairs", []))
+    if any(a == b for a, b in pairs):
+        return Answer("invalid", "invalid prerequisite pair")
+    reason = data["noRecommendationReason"]
+    if (not positions) != (isinstance(reason, str) and bool(reason.strip())):
+        return Answer("invalid", "no-recommendation reason mismatch")
+    return Answer("valid", None, positions, pairs)
+
+
+def score_item(predicted, reference) -> dict:
+    """Set measures of prediction P against reference fringe T (an invalid answer: P is None).
+
+    Both empty: every measure 1. Empty P, non-empty T: every measure 0. Non-empty P,
+    empty T: recall 1, the others 0. An invalid answer scores 0 everywhere and has
+    no symmetric difference (NaN).
+
+    Returns
+    -------
+    dict
+        ``exact`` (0/1), ``precision``, ``recall``, ``f1``, ``jaccard`` in [0, 1] and
+        ``symDiff`` = |P xor T| (higher is worse).
+
+    Examples
+    --------
+    >>> score_item({"a", "b"}, {"b", "c"})
+    {'exact': 0.0, 'precision': 0.5, 'recall': 0.5, 'f1': 0.5, 'jaccard': 0.3333333333333333, 'symDiff': 2}
+    >>> score_item(set(), set())["jaccard"], score_item({"a"}, set())["recall"], score_item(set(), {"a"})["recall"]
+    (1.0, 1.0, 0.0)
+    """
+    if predicted is None:
+        return {"exact": 0.0, "precision": 0.0, "recall": 0.0, "f1": 0.0, "jaccard": 0.0, "symDiff": float("nan")}
+    p, t = set(predicted), set(reference)
+    hit = len(p & t)
+    if not p and not t:
+        precision = recall = jaccard = 1.0
+    elif not p:
+        precision = recall = jaccard = 0.0
+    elif not t:
+        precision, recall, jaccard = 0.0, 1.0, 0.0
+    else:
+        precision, recall, jaccard = hit / len(p), hit / len(t), hit / len(p | t)
+    f1 = 1.0 if not p and not t else (2 * precision * recall / (precision + recall) if hit else 0.0)
+    return {"exact": float(p == t), "precision": precision, "recall": recall, "f1": f1, "jaccard": jaccard,
+            "symDiff": len(p ^ t)}
+
+
+def agreement(first, second) -> tuple[float, float]:
+    """Exact agreement (0/1) and Jaccard of two predictions of the same cell (both empty: 1, 1).
+
+    >>> agreement({"a"}, {"a", "b"})
+    (0.0, 0.5)
+    """
+    a, b = set(first), set(second)
+    return float(a == b), (len(a & b) / len(a | b) if a | b else 1.0)
+
+
+# ---- the deterministic recommender -----------------------------------------------------
+_TASK_LINE = re.compile(r"^(\d+)\. (.*)$", re.MULTILINE)
+_MASTERED = re.compile(r"Tasks the learner has mastered: (.*)\.$", re.MULTILINE)
+
+
+@register_backend("fringe-oracle")
+class FringeOracle:
+    """A "model" that reads the prompt, computes the outer fringe and answers in the schema.
+
+    It recognises the catalogue by the set of task descriptions in the prompt, maps
+    the shown positions back to tasks, and recommends exactly the outer fringe of
+    the mastered set (P1: with the direct pairs). It never sees the reference the
+    scorer uses, only the prompt, so a perfect score checks the whole pipeline.
+
+    Parameters
+    ----------
+    catalogues : sequence of Catalogue
+        The catalogues it may be asked about.
+    """
+
+    name = "fringe-oracle"
+
+    def __init__(self, model: str = "fringe-oracle", catalogues: Sequence[Catalogue] = ()):
+        self.model = model
+        self._by_tasks = {frozenset(t.description for t in c.tasks): c for c in catalogues}
+
+    def answer(self, messages: list[Message]) -> str:
+        """The JSON answer to one prompt of :func:`build_prompt`.
+
+        Raises
+        ------
+        UnknownIdError
+            When the prompt's tasks are those of no known catalogue.
+        """
+        user = messages[-1]["content"]
+        shown = {int(k): d for k, d in _TASK_LINE.findall(user.split("\n\n", 1)[0])}
+        catalogue = self._by_tasks.get(frozenset(shown.values()))
+        if catalogue is None:
+            raise UnknownIdError("the prompt lists tasks of no catalogue the fringe oracle was given")
+        by_description = {t.description: t.id for t in catalogue.tasks}
+        task_at = {k: by_description[d] for k, d in shown.items()}
+        position = {t: k for k, t in task_at.items()}
+        mastered = _MASTERED.search(user).group(1)
+        state = {task_at[int(k)] for k in mastered.split(", ")} if mastered != "none" else set()
+        fringe = catalogue.space().outer_fringe(state)
+        answer: dict = {"recommendations": [{"position": position[t], "justification": "all its prerequisites are "
+                                             "mastered"} for t in sorted(fringe, key=position.get)],
+                        "noRecommendationReason": None if fringe else "every task is already mastered"}
+        if '"prerequisitePairs"' in user:
+            answer = {"prerequisitePairs": sorted([position[p], position[q]] for p, q in catalogue.prerequisites),
+                      **answer}
+        return json.dumps(answer)
+
+    def generate(self, prompts: Sequence[list[Message]], sampling: Sampling,
+                 samples: Sequence[Sequence[int]] | None = None,
+                 progress: Callable[[int], None] | None = None) -> list[list[Completion]]:
+        samples = samples if samples is not None else [range(sampling.n)] * len(prompts)
+        out, done = [], 0
+        for messages, wanted in zip(prompts, samples, strict=True):
+            text = self.answer(messages)
+            out.append([Completion(i, sampling.seed + i, text=text, finish_reason="stop") for i in wanted])
+            done += len(wanted)
+            if progress:
+                progress(done)
+        return out
+
+    def close(self) -> None:
+        """Nothing to release."""
+
+
+# ---- the crossed design and the run ----------------------------------------------------
+def design(catalogues: Sequence[Catalogue], conditions: Sequence[str], orders: int, model: str) -> pd.DataFrame:
+    """Every (catalogue, state, condition, presentation) cell, shuffled for ``model``.
+
+    The order is by ``SHA-256(model, cell)``: deterministic per model, different
+    across models, and conditions interleave over collection time.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``catalogue, stateId, state (frozenset), weight, condition, presentation``.
+    """
+    rows = []
+    for catalogue in catalogues:
+        for state, weight in catalogue.states():
+            sid = state_id_of(catalogue.id, [f"{catalogue.id}:{t}" for t in state])
+            for condition in conditions:
+                for order in range(orders):
+                    rows.append({"catalogue": catalogue.id, "stateId": sid, "state": state, "weight": weight,
+                                 "condition": condition, "presentation": order})
+    frame = pd.DataFrame(rows, columns=["catalogue", "stateId", "state", "weight", "condition", "presentation"])
+    shuffle = [hashlib.sha256(f"{model}|{r.stateId}|{r.condition}|{r.presentation}".encode()).hexdigest()
+               for r in frame.itertuples()]
+    return frame.assign(_k=shuffle).sort_values("_k").drop(columns="_k").reset_index(drop=True)
+
+
+@dataclass
+class NextstepResult:
+    """Outcome of one evaluation run: the run, what was asked now, every scored cell."""
+
+    run_id: str
+    resumed: bool
+    requested: int
+    generated: int
+    scored: pd.DataFrame
+
+    def summary(self) -> dict:
+        valid = self.scored["validity"]
+        by_condition = self.scored[valid != "missing"].groupby("condition")["exact"].mean().to_dict()
+        return {"runId": self.run_id, "resumed": self.resumed, "cells": self.requested,
+                "generatedNow": self.generated, "valid": int((valid == "valid").sum()),
+                "invalid": int((valid == "invalid").sum()), "missing": int((valid == "missing").sum()),
+                "exactSetAccuracy": float(self.scored.loc[valid != "missing", "exact"].mean())
+                if (valid != "missing").any() else float("nan"),
+                **{f"exact {c}": v for c, v in sorted(by_condition.items())}}
+
+
+def _score_cell(catalogue: Catalogue, state, condition: str, order: tuple[str, ...],
+                completion: Completion) -> tuple[Answer, frozenset | None, list[str], dict]:
+    """Parse and score one completion: the answer, its tasks, the reference fringe, the measures."""
+    answer = parse_answer(completion, len(order), condition)
+    reference = catalogue.space().outer_fringe(state)
+    predicted = frozenset(order[k - 1] for k in answer.positions) if answer.validity == "valid" else None
+    scores = (score_item(predicted, reference) if answer.validity != "missing"
+              else dict.fromkeys(METRICS, float("nan")))
+    return answer, predicted, reference, scores
+
+
+def _graph_row(catalogue: Catalogue, state, condition: str, order: tuple[str, ...], completion: Completion) -> dict:
+    """The outcome properties of one Response."""
+    answer, predicted, reference, scores = _score_cell(catalogue, state, condition, order, completion)
+    pairs = [[order[a - 1], order[b - 1]] for a, b in answer.pairs] if answer.pairs else None
+    return {"verdict": answer.validity, "invalidKind": answer.kind if answer.validity == "invalid" else None,
+            "predicted": json.dumps(sorted(predicted)) if predicted is not None else None,
+            "predictedPairs": json.dumps(pairs) if pairs is not None else None, "reference": json.dumps(reference),
+            "correct": None if answer.validity == "missing" else scores["exact"] == 1.0,
+            **{k: None if np.isnan(scores[k]) else scores[k] for k in ("precision", "recall", "f1", "jaccard")},
+            "symDiff": None if np.isnan(scores["symDiff"]) else int(scores["symDiff"])}
+
+
+def _sampling_for(sampling: Sampling, schema: dict | None) -> Sampling:
+    """One sample of ``sampling`` under ``schema`` (None: the configuration the user chose)."""
+    return dataclasses.replace(sampling, n=1, json_schema=schema)
+
+
+def evaluate(store: GraphStore, backend: Backend, catalogues: Sequence[Catalogue], conditions: Sequence[str],
+             orders: int, sampling: Sampling, new_run: bool = False, retries: int = 2,
+             progress: Callable[[int, int], None] | None = None, chunk: int = CHUNK) -> NextstepResult:
+    """Run (or resume) the crossed design for ``backend``'s model; store and score every attempt.
+
+    Each catalogue is written to the graph (:func:`write_catalogue`) with its states
+    (``KnowledgeState`` with ``weight``). A cell's prompt is built, asked with the
+    answer schema as structured output, stored as a Response (with ``attempt``)
+    before it is parsed and scored. Cells whose every attempt is technically
+    missing are asked again up to ``retries`` more times; a rerun of the same
+    configuration asks only for cells without a final answer.
+
+    Parameters
+    ----------
+    conditions : sequence of {"P0", "P1", "P2", "P3"}
+    orders : int
+        Presentations per catalogue (>= 1; the paper uses 2).
+    sampling : Sampling
+        Temperature, top-p, max tokens and seed; ``n`` is 1, the schema is set per cell.
+
+    Raises
+    ------
+    ConfigError
+        On an unknown condition, ``orders`` < 1 or two catalogues with one id.
+    ConfigChangedError
+        When the configuration changed and ``new_run`` is false.
+    """
+    unknown = [c for c in conditions if c not in CONDITIONS]
+    if unknown or not conditions or orders < 1:
+        raise ConfigError(f"conditions must be among {', '.join(CONDITIONS)} and orders >= 1; "
+                          f"got {list(conditions)} and {orders}")
+    ids = [c.id for c in catalogues]
+    if len(set(ids)) != len(ids) or not ids:
+        raise ConfigError(f"give one or more catalogues, each once; got {ids}")
+    by_id = {c.id: c for c in catalogues}
+    spec = RunSpec(NAME, VERSION, backend.model, backend.name, "+".join(sorted(ids)), _sampling_for(sampling, None),
+                   TEMPLATE_HASH, {"conditions": list(conditions), "orders": orders,
+                                   "answerSchema": hashlib.sha256(json.dumps(answer_schema(2, "P1"), sort_keys=True)
+                                                                  .encode()).hexdigest()[:16],
+                                   "catalogues": {c.id: {"digest": c.digest(), "coverage": c.coverage.as_spec()}
+                                                  for c in catalogues}})
+    run_id, resumed = open_run(store, spec, new_run)  # refuses a changed configuration before any write
+    for catalogue in catalogues:
+        write_catalogue(store, catalogue)
+        states = catalogue.states()
+        members = [frozenset(f"{catalogue.id}:{t}" for t in s) for s, _ in states]
+        coverage = catalogue.coverage
+        store_states(store, catalogue.id, members, "nextstep:exhaustive" if coverage.kind == "exhaustive"
+                     else f"nextstep:sample={coverage.size}:seed={coverage.seed}")
+        store.write_nodes("KnowledgeState", pd.DataFrame({"id": [state_id_of(catalogue.id, m) for m in members],
+                                                          "weight": [w for _, w in states]}))
+    learner = f"model:{backend.model}"
+    store.write_nodes("Learner", pd.DataFrame([{"id": learner, "kind": "model", "localId": backend.model}]))
+    cells = design(catalogues, conditions, orders, backend.model)
+    views = {(c.id, k): presentation(c, k) for c in catalogues for k in range(orders)}
+    prompts, keys, samplings = [], [], []
+    for cell in cells.itertuples():
+        catalogue = by_id[cell.catalogue]
+        messages = build_prompt(catalogue, cell.state, cell.condition, views[(cell.catalogue, cell.presentation)])
+        cell_sampling = _sampling_for(sampling, answer_schema(len(catalogue.tasks), cell.condition))
+        prompts.append(messages)
+        samplings.append(cell_sampling)
+        keys.append(cache_key(backend.model, prompt_hash(messages), cell_sampling, 0))
+    cells = cells.assign(cellKey=keys)
+    asked = 0
+    total = len(cells)
+    status = "interrupted"
+    try:
+        for _ in range(retries + 1):
+            stored = store.frame("nextstep_responses", {"runId": run_id})
+            attempts = stored.groupby("cellKey")["attempt"].max().to_dict() if len(stored) else {}
+            final = set(stored.loc[stored["verdict"] != "missing", "cellKey"]) if len(stored) else set()
+            todo = [k for k, key in enumerate(keys) if key not in final]
+            if not todo:
+                break
+            for start in range(0, len(todo), chunk):
+                part = todo[start:start + chunk]
+                # One generate call per schema (conditions and catalogue sizes differ).
+                groups: dict[str, list[int]] = {}
+                for k in part:
+                    groups.setdefault(json.dumps(samplings[k].json_schema, sort_keys=True), []).append(k)
+                rows = []
+                for members in groups.values():
+                    results = backend.generate([prompts[k] for k in members], samplings[members[0]],
+                                               [[0]] * len(members))
+                    for k, [completion] in zip(members, results, strict=True):
+                        cell = cells.iloc[k]
+                        order = views[(cell.catalogue, cell.presentation)]
+                        attempt = attempts.get(keys[k], -1) + 1
+                        rows.append({"id": f"{keys[k]}:{attempt}", "model": backend.model,
+                                     "promptHash": prompt_hash(prompts[k]), "sampleIndex": 0, "seed": completion.seed,
+                                     "text": completion.text, "finishReason": completion.finish_reason,
+                                     "error": completion.error, "tokensIn": completion.tokens_in,
+                                     "tokensOut": completion.tokens_out, "latencyS": completion.latency_s,
+                                     "createdAt": now(), "catalogue": cell.catalogue, "stateId": cell.stateId,
+                                     "condition": cell.condition, "presentation": int(cell.presentation),
+                                     "attempt": attempt, "cellKey": keys[k],
+                                     "_score": (by_id[cell.catalogue], cell.state, cell.condition, order, completion)})
+                frame = pd.DataFrame(rows)
+                write_responses(store, run_id, learner, frame.drop(columns=["_score"]))  # stored before scoring
+                scored = pd.DataFrame([_graph_row(*args) for args in frame["_score"]])
+                store.write_nodes("Response", pd.concat([frame[["id"]], scored], axis=1))
+                asked += len(frame)
+                if progress:
+                    progress(asked, total)
+        status = "finished"
+    finally:
+        result = rescore(store, run_id, catalogues)
+        valid = result["validity"]
+        answered = result[valid != "missing"]
+        finish_run(store, run_id, status, requested=total, completed=int((valid != "missing").sum()),
+                   failed=int((valid == "missing").sum()), invalid=int((valid == "invalid").sum()),
+                   correct=int(answered["exact"].sum()),
+                   exactSetAccuracy=float(answered["exact"].mean()) if len(answered) else None)
+    return NextstepResult(run_id, resumed, total, asked, result)
+
+
+# ---- recomputation from the graph --------------------------------------------------------
+def rescore(store: GraphStore, run_id: str, catalogues: Sequence[Catalogue] | None = None) -> pd.DataFrame:
+    """Every cell of a run, re-parsed and re-scored from the stored text (no inference).
+
+    Catalogues are read back from the graph (or taken from ``catalogues``) and
+    checked against the digests in the run's configuration; states and fringes are
+    recomputed. A cell's final attempt is its last one that is not technically
+    missing (else its last attempt).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per cell: ``model, catalogue, stateId, weight, size, condition,
+        presentation, attempts, validity, invalidKind, predicted`` (frozenset or
+        None) and the :data:`METRICS` (NaN when missing).
+
+    Raises
+    ------
+    UnknownIdError
+        When the run is not in the graph.
+    KstpError
+        When a stored catalogue differs from the one the run used.
+    """
+    runs = store.frame("run_by_id", {"runId": run_id})
+    if runs.empty:
+        raise UnknownIdError(f"no run {run_id!r} in the graph; see kstp query runs_of")
+    run = runs.iloc[0]
+    if run["evaluator"] != NAME:
+        raise KstpError(f"run {run_id!r} is a {run['evaluator']} run, not a {NAME} run")
+    config = json.loads(run["config"])["options"]
+    given = {c.id: c for c in catalogues or ()}
+    used = {}
+    for cid, meta in config["catalogues"].items():
+        spec = meta["coverage"]
+        coverage = Coverage() if spec == "exhaustive" else Coverage("sample", spec["sample"], spec["seed"])
+        catalogue = given.get(cid) or stored_catalogue(store, cid, coverage)
+        if catalogue.digest() != meta["digest"]:
+            raise KstpError(f"catalogue {cid!r} in the graph differs from the one run {run_id} used; "
+                            "re-run kstp evaluate nextstep with that catalogue file to restore it")
+        used[cid] = catalogue
+    states = {}
+    for cid, catalogue in used.items():
+        for state, weight in catalogue.states():
+            states[state_id_of(cid, [f"{cid}:{t}" for t in state])] = (state, weight)
+    responses = store.frame("nextstep_responses", {"runId": run_id})
+    responses = responses.astype(object).where(responses.notna(), None)
+    rows = []
+    for _, attempts in responses.groupby("cellKey", sort=False):
+        answered = attempts[attempts["verdict"] != "missing"]
+        last = (answered if len(answered) else attempts).sort_values("attempt").iloc[-1]
+        catalogue = used[last["catalogue"]]
+        state, weight = states[last["stateId"]]
+        order = presentation(catalogue, int(last["presentation"]))
+        completion = Completion(0, 0, text=last["text"], finish_reason=last["finishReason"], error=last["error"])
+        answer, predicted, _, scores = _score_cell(catalogue, state, last["condition"], order, completion)
+        rows.append({"model": run["model"], "catalogue": last["catalogue"], "stateId": last["stateId"],
+                     "weight": weight, "size": len(state), "condition": last["condition"],
+                     "presentation": int(last["presentation"]), "attempts": len(attempts),
+                     "validity": answer.validity, "invalidKind": answer.kind if answer.validity == "invalid" else None,
+                     "predicted": predicted, **scores})
+    columns = ["model", "catalogue", "stateId", "weight", "size", "condition", "presentation", "attempts",
+               "validity", "invalidKind", "predicted", *METRICS]
+    return pd.DataFrame(rows, columns=columns).sort_values(
+        ["catalogue", "stateId", "condition", "presentation"], ignore_index=True)
+
+
+# ---- aggregation -----------------------------------------------------------------------
+@dataclass
+class NextstepReport:
+    """The tables of a report (paper 2, Tables 3 and 4 and their companions)."""
+
+    conditions: pd.DataFrame
+    contrasts: pd.DataFrame
+    models: pd.DataFrame
+    domains: pd.DataFrame
+    agreement: pd.DataFrame
+    invalid: pd.DataFrame
+
+
+def _expanded(frame: pd.DataFrame, column: str) -> np.ndarray:
+    """Per-state values repeated by weight: a sampled state counts once per draw."""
+    return np.repeat(frame[column].to_numpy(float), frame["weight"].to_numpy(int))
+
+
+def _interval(values: np.ndarray, seed: int, resamples: int) -> tuple[float, float]:
+    if len(values) < 2 or np.all(values == values[0]):
+        value = float(values.mean()) if len(values) else float("nan")
+        return value, value
+    result = stats.bootstrap((values,), np.mean, n_resamples=resamples, confidence_level=0.95,
+                             method="percentile", rng=np.random.default_rng(seed))
+    return float(result.confidence_interval.low), float(result.confidence_interval.high)
+
+
+def _sign_flip(differences: np.ndarray, seed: int, flips: int) -> float:
+    if not len(differences) or np.all(differences == 0):
+        return 1.0
+    result = stats.permutation_test((differences,), np.mean, permutation_type="samples", n_resamples=flips,
+                                    alternative="two-sided", rng=np.random.default_rng(seed))
+    return float(result.pvalue)
+
+
+def _state_means(scored: pd.DataFrame, by: list[str]) -> pd.DataFrame:
+    """Scores averaged within (by..., state, condition) over what is not in ``by``."""
+    keys = [*by, "catalogue", "stateId", "condition"]
+    means = scored.groupby(keys)[list(METRICS)].mean().reset_index()
+    weights = scored.groupby(keys)["weight"].first().reset_index(drop=True)
+    return means.assign(weight=weights.to_numpy())
+
+
+def _weighted(frame: pd.DataFrame, column: str) -> float:
+    values = frame[column].to_numpy(float)
+    weights = frame["weight"].to_numpy(float)
+    keep = ~np.isnan(values)
+    return float(np.average(values[keep], weights=weights[keep])) if keep.any() else float("nan")
+
+
+def aggregate(scored: pd.DataFrame, seed: int = 0, resamples: int = 10_000, flips: int = 100_000) -> NextstepReport:
+    """Tables of a scored design (one row per cell, as :func:`rescore` returns).
+
+    Technically missing cells are left out and counted; invalid answers are in the
+    denominators with score 0. For each condition, every state's score is the mean
+    over models and presentations; the condition's figure is the weighted mean over
+    states with a 95% percentile bootstrap interval (``resamples`` resamples of
+    states). Adjacent contrasts P1-P0, P2-P1, P3-P2 (with a subset of conditions:
+    each present condition against the previous present one) are paired over
+    states, tested by two-sided sign flips (``flips`` random flips, or all 2^n when
+    fewer) and Holm-adjusted together. Every random statistic draws
+    from ``numpy.random.default_rng(seed)`` anew, so reports are reproducible.
+
+    Returns
+    -------
+    NextstepReport
+        ``conditions`` (paper 2, Table 3 shape), ``contrasts``, ``models`` (Table 4
+        shape: model x condition exact-set accuracy with ranks; ties share a rank and
+        the next rank is skipped), ``domains`` (catalogue x condition), ``agreement``
+        (between presentations), ``invalid`` (counts by kind).
+    """
+    answered = scored[scored["validity"] != "missing"]
+    cells = _state_means(answered, [])
+    conditions = [c for c in CONDITIONS if c in set(cells["condition"])]
+    rows = []
+    for condition in conditions:
+        part = cells[cells["condition"] == condition]
+        raw = scored[scored["condition"] == condition]
+        row = {"condition": condition, "states": len(part), "responses": int((raw["validity"] != "missing").sum()),
+               "valid": float((raw.loc[raw["validity"] != "missing", "validity"] == "valid").mean()),
+               "invalid": int((raw["validity"] == "invalid").sum()), "missing": int((raw["validity"] == "missing")
+                                                                                    .sum())}
+        for metric in METRICS:
+            row[metric] = _weighted(part, metric)
+        low, high = _interval(_expanded(part, "exact"), seed, resamples)
+        rows.append({**row, "exact low": low, "exact high": high})
+    by_condition = pd.DataFrame(rows)
+    contrasts = []
+    for first, second in itertools.pairwise(conditions):
+        a = cells[cells["condition"] == first].set_index(["catalogue", "stateId"])
+        b = cells[cells["condition"] == second].set_index(["catalogue", "stateId"])
+        both = a.index.intersection(b.index)
+        paired = pd.DataFrame({"exact": b.loc[both, "exact"] - a.loc[both, "exact"], "weight": a.loc[both, "weight"]})
+        diff = _expanded(paired, "exact")
+        low, high = _interval(diff, seed, resamples)
+        contrasts.append({"contrast": f"{second}-{first}", "states": len(both),
+                          "difference": float(diff.mean()) if len(diff) else float("nan"),
+                          "low": low, "high": high, "p": _sign_flip(diff, seed, flips)})
+    contrasts = pd.DataFrame(contrasts, columns=["contrast", "states", "difference", "low", "high", "p"])
+    contrasts["pHolm"] = multipletests(contrasts["p"], method="holm")[1] if len(contrasts) else []
+    per_model = _state_means(answered, ["model"])
+    table4 = per_model.groupby(["model", "condition"]).apply(lambda g: _weighted(g, "exact"), include_groups=False)
+    models = table4.unstack("condition").reindex(columns=conditions)
+    models["mean"] = models.mean(axis=1)
+    for column in [*conditions, "mean"]:
+        models[f"rank {column}"] = models[column].rank(method="min", ascending=False).astype("Int64")
+    models = models.reset_index()
+    domains = cells.groupby(["catalogue", "condition"]).apply(lambda g: _weighted(g, "exact"), include_groups=False) \
+        .unstack("condition").reindex(columns=conditions).reset_index()
+    pairs = []
+    for (model, _, _, condition), group in answered.groupby(["model", "catalogue", "stateId", "condition"]):
+        valid = group[group["validity"] == "valid"].sort_values("presentation")
+        for (_, x), (_, y) in itertools.combinations(valid.iterrows(), 2):
+            exact, jaccard = agreement(x["predicted"], y["predicted"])
+            pairs.append({"model": model, "condition": condition, "exact agreement": exact, "jaccard": jaccard})
+    agreement_table = (pd.DataFrame(pairs).groupby(["model", "condition"]).agg(
+        pairs=("jaccard", "size"), **{"exact agreement": ("exact agreement", "mean")}, jaccard=("jaccard", "mean"))
+        .reset_index() if pairs else pd.DataFrame(columns=["model", "condition", "pairs", "exact agreement",
+                                                           "jaccard"]))
+    invalid = scored[scored["validity"] == "invalid"].groupby(["condition", "invalidKind"]).size() \
+        .rename("responses").reset_index()
+    return NextstepReport(by_condition, contrasts, models, domains, agreement_table, invalid)
