@@ -6,14 +6,12 @@ from pathlib import Path
 
 import click
 import pandas as pd
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from kstp.cli.evaluate import _GEN_KEYS, parse_kwargs
-from kstp.cli.output import dumps, emit, err_console, get_store, json_option, message, print_table, status
+from kstp.cli.models import backend_options, parse_sampling, progress_bar, start_backend
+from kstp.cli.output import dumps, emit, get_store, json_option, message, print_table, status
 from kstp.evaluators import dagmath as dagmath_evaluator
 from kstp.loaders import cot as cot_loader
 from kstp.platform.errors import UnknownIdError
-from kstp.platform.inference import Sampling, backend_names, get_backend
 from kstp.platform.plots import box_groups, curves
 
 __all__ = ["ingest_cot", "evaluate_dagmath", "report_dagmath"]
@@ -99,10 +97,7 @@ def ingest_cot(ctx, files: tuple[Path, ...], dataset: str, source: str, as_json:
 @click.option("--dataset", required=True, help="Dataset whose problems the model solves (text and gold answer).")
 @click.option("--model", required=True, help="Model name (as the server knows it), a vLLM model path, or, for "
               "--backend local, smollm2 or a GGUF path.")
-@click.option("--backend", type=click.Choice(backend_names()), default="openai", show_default=True,
-              help="openai: any OpenAI-compatible endpoint; vllm: offline vLLM; local: a GGUF on this CPU.")
-@click.option("--base-url", help="Endpoint of the openai backend, e.g. http://127.0.0.1:8000/v1 (key: OPENAI_API_KEY).")
-@click.option("--model-args", help="Backend options k=v,... (vllm: anything vllm.LLM takes; local: threads, context).")
+@backend_options
 @click.option("--gen-kwargs", help="Sampling k=v,...: temperature (0.6), top_p (0.95), max_tokens (1024), stop.")
 @click.option("--samples", type=click.IntRange(min=1), default=32, show_default=True,
               help="Trajectories per problem.")
@@ -111,12 +106,8 @@ def ingest_cot(ctx, files: tuple[Path, ...], dataset: str, source: str, as_json:
               help="Few-shot gold trajectories per prompt.")
 @click.option("--shots-from", help="Run holding the gold trajectories (default: cot:gold:DATASET).")
 @click.option("--limit", type=click.IntRange(min=1), help="Only the first N problems.")
-@click.option("--concurrency", type=click.IntRange(min=1), default=8, show_default=True,
-              help="Requests in flight (openai backend).")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path),
               help="Also write the report's tables and figures to this folder.")
-@click.option("--resume/--new-run", default=True, show_default=True,
-              help="Resume the run with this configuration; --new-run allows a changed configuration.")
 @json_option
 @click.pass_context
 def evaluate_dagmath(ctx, dataset, model, backend, base_url, model_args, gen_kwargs, samples, seed, shots,
@@ -135,32 +126,14 @@ def evaluate_dagmath(ctx, dataset, model, backend, base_url, model_args, gen_kwa
       kstp evaluate dagmath --dataset aime25 --shots-from cot:gold:omni --model Qwen/Qwen3-8B \\
           --backend openai --base-url http://127.0.0.1:8000/v1 --samples 32 --out results/
     """
-    generation = parse_kwargs(gen_kwargs, "--gen-kwargs")
-    unknown = set(generation) - _GEN_KEYS
-    if unknown:
-        raise click.BadParameter(f"unknown key {sorted(unknown)[0]!r}; use {', '.join(sorted(_GEN_KEYS))}",
-                                 param_hint="--gen-kwargs")
-    if "stop" in generation:
-        generation["stop"] = tuple(str(generation["stop"]).split("|"))
-    sampling = Sampling(n=samples, seed=seed, **generation)
-    options = parse_kwargs(model_args, "--model-args")
-    if backend == "openai":
-        options.update(base_url=base_url, concurrency=concurrency)
-    elif base_url:
-        raise click.BadParameter("--base-url goes with --backend openai", param_hint="--base-url")
-    if backend == "vllm":
-        options.setdefault("seed", seed)
+    sampling = parse_sampling(gen_kwargs, n=samples, seed=seed)
     store = get_store(ctx)
     shots_run = shots_from or cot_loader.ingest_run_id(cot_loader.GOLD, dataset)
-    with status(f"starting the {backend} backend for {model}"):
-        engine = get_backend(backend, model, **options)
+    engine = start_backend(backend, model, model_args, base_url, concurrency, seed)
     try:
-        with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                      console=err_console, transient=True) as bar:
-            task = bar.add_task(f"{model} on {dataset}", total=None)
-            result = dagmath_evaluator.evaluate(
-                store, engine, dataset, sampling, shots_run if shots else None, shots, limit, new_run=not resume,
-                progress=lambda done, total: bar.update(task, completed=done, total=total))
+        with progress_bar(f"{model} on {dataset}") as progress:
+            result = dagmath_evaluator.evaluate(store, engine, dataset, sampling, shots_run if shots else None, shots,
+                                                limit, new_run=not resume, progress=progress)
     finally:
         engine.close()
     summary = result.summary()

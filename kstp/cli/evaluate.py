@@ -6,15 +6,14 @@ from pathlib import Path
 
 import click
 import pandas as pd
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from kstp.cli.output import dumps, emit, err_console, get_store, json_option, message, print_table, status
+from kstp.cli.models import backend_options, parse_sampling, progress_bar, start_backend, write_run_files
+from kstp.cli.output import dumps, emit, get_store, json_option, message, print_table, status
 from kstp.evaluators import answers as answers_evaluator
 from kstp.evaluators import psr as psr_evaluator
-from kstp.platform.inference import Sampling, backend_names, get_backend
 from kstp.platform.plots import grouped_bars
 
-__all__ = ["evaluate", "parse_kwargs"]
+__all__ = ["evaluate"]
 
 _TABLE_COLUMNS = ["dataset", "learner", "learners", "accuracy", "psrMicro", "psrMacro",
                   *(f"psr {b}" for b in psr_evaluator.BUCKETS)]
@@ -77,51 +76,19 @@ def psr(ctx, datasets: tuple[str, ...], out: Path, min_prerequisites: int, as_js
         message(f"wrote {out}/psr_summary.csv, psr_summary.json, psr_distribution.png and per-learner CSVs")
 
 
-def parse_kwargs(text: str | None, option: str) -> dict:
-    """``k=v,k2=v2`` into a dict; values become int, float, bool or str.
-
-    >>> parse_kwargs("temperature=0.2,max_tokens=512,stop=###", "--gen-kwargs")
-    {'temperature': 0.2, 'max_tokens': 512, 'stop': '###'}
-    """
-    out: dict = {}
-    for part in filter(None, (text or "").split(",")):
-        if "=" not in part:
-            raise click.BadParameter(f"{part!r} must read key=value", param_hint=option)
-        key, value = (x.strip() for x in part.split("=", 1))
-        for cast in (int, float):
-            try:
-                out[key] = cast(value)
-                break
-            except ValueError:
-                continue
-        else:
-            out[key] = {"true": True, "false": False}.get(value.lower(), value)
-    return out
-
-
-_GEN_KEYS = {"temperature", "top_p", "max_tokens", "stop"}
-
-
 @evaluate.command()
 @click.option("--dataset", required=True, help="Dataset whose questions the model answers (text and gold answer).")
 @click.option("--model", required=True, help="Model name (as the server knows it), a vLLM model path, or, for "
               "--backend local, smollm2 or a GGUF path.")
-@click.option("--backend", type=click.Choice(backend_names()), default="openai", show_default=True,
-              help="openai: any OpenAI-compatible endpoint; vllm: offline vLLM; local: a GGUF on this CPU.")
-@click.option("--base-url", help="Endpoint of the openai backend, e.g. http://127.0.0.1:8000/v1 (key: OPENAI_API_KEY).")
-@click.option("--model-args", help="Backend options k=v,... (vllm: anything vllm.LLM takes; local: threads, context).")
+@backend_options
 @click.option("--gen-kwargs", help="Sampling k=v,...: temperature (0.6), top_p (0.95), max_tokens (1024), stop.")
 @click.option("--limit", type=click.IntRange(min=1), help="Only the first N questions.")
 @click.option("--samples", type=click.IntRange(min=1), default=1, show_default=True,
               help="Samples per question; sample 0 is the primary answer.")
 @click.option("--seed", type=int, default=42, show_default=True, help="Seed of sample 0; sample i uses seed + i.")
-@click.option("--concurrency", type=click.IntRange(min=1), default=8, show_default=True,
-              help="Requests in flight (openai backend).")
 @click.option("--output-path", type=click.Path(file_okay=False, path_type=Path),
               help="Folder for the run summary (JSON) and, with --log-samples, every sample as JSONL.")
 @click.option("--log-samples", is_flag=True, help="Also write each sample's prompt hash, text, answer and grade.")
-@click.option("--resume/--new-run", default=True, show_default=True,
-              help="Resume the run with this configuration; --new-run allows a changed configuration.")
 @json_option
 @click.pass_context
 def answers(ctx, dataset, model, backend, base_url, model_args, gen_kwargs, limit, samples, seed, concurrency,
@@ -139,42 +106,19 @@ def answers(ctx, dataset, model, backend, base_url, model_args, gen_kwargs, limi
       kstp evaluate answers --dataset frcsub --model Qwen/Qwen2.5-7B-Instruct \\
           --backend openai --base-url http://127.0.0.1:8000/v1 --samples 4 --log-samples --output-path out/
     """
-    generation = parse_kwargs(gen_kwargs, "--gen-kwargs")
-    unknown = set(generation) - _GEN_KEYS
-    if unknown:
-        raise click.BadParameter(f"unknown key {sorted(unknown)[0]!r}; use {', '.join(sorted(_GEN_KEYS))}",
-                                 param_hint="--gen-kwargs")
-    if "stop" in generation:
-        generation["stop"] = tuple(str(generation["stop"]).split("|"))
-    sampling = Sampling(n=samples, seed=seed, **generation)
-    options = parse_kwargs(model_args, "--model-args")
-    if backend == "openai":
-        options.update(base_url=base_url, concurrency=concurrency)
-    elif base_url:
-        raise click.BadParameter("--base-url goes with --backend openai", param_hint="--base-url")
-    if backend == "vllm":
-        options.setdefault("seed", seed)
+    sampling = parse_sampling(gen_kwargs, n=samples, seed=seed)
     store = get_store(ctx)
-    with status(f"starting the {backend} backend for {model}"):
-        engine = get_backend(backend, model, **options)
+    engine = start_backend(backend, model, model_args, base_url, concurrency, seed)
     try:
-        with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                      console=err_console, transient=True) as bar:
-            task = bar.add_task(f"{model} on {dataset}", total=None)
-            result = answers_evaluator.evaluate(
-                store, engine, dataset, sampling, limit, new_run=not resume,
-                progress=lambda done, total: bar.update(task, completed=done, total=total))
+        with progress_bar(f"{model} on {dataset}") as progress:
+            result = answers_evaluator.evaluate(store, engine, dataset, sampling, limit, new_run=not resume,
+                                                progress=progress)
     finally:
         engine.close()
     summary = result.summary()
     if output_path:
-        output_path.mkdir(parents=True, exist_ok=True)
-        stem = result.run_id.replace(":", "_").replace("/", "_")
-        (output_path / f"{stem}.json").write_text(dumps(summary) + "\n")
-        if log_samples:
-            with open(output_path / f"{stem}.samples.jsonl", "w") as handle:
-                for row in result.responses.to_dict("records"):
-                    handle.write(dumps(row).replace("\n", " ") + "\n")
+        write_run_files(output_path, result.run_id, summary,
+                        result.responses.to_dict("records") if log_samples else None)
     if as_json:
         emit(summary)
     else:

@@ -6,13 +6,11 @@ from pathlib import Path
 
 import click
 import pandas as pd
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from kstp.cli.evaluate import parse_kwargs
-from kstp.cli.output import dumps, emit, err_console, get_store, json_option, message, print_table, status
+from kstp.cli.models import backend_options, parse_sampling, progress_bar, start_backend, write_run_files
+from kstp.cli.output import dumps, emit, get_store, json_option, message, print_table, status
 from kstp.evaluators import nextstep as benchmark
 from kstp.loaders import catalogues as catalogue_files
-from kstp.platform.inference import Sampling, backend_names, get_backend
 from kstp.platform.plots import condition_bars, heatmap
 
 __all__ = ["nextstep_evaluate", "nextstep_report", "catalogue"]
@@ -36,21 +34,14 @@ def _conditions(ctx, param, value: str) -> list[str]:
               help="Permuted presentations per catalogue (SHA-256 seeded, shared by every model).")
 @click.option("--model", help="Model name (as the server knows it), a vLLM path, smollm2 or a GGUF for --backend "
               "local; optional for --backend fringe-oracle.")
-@click.option("--backend", type=click.Choice(backend_names()), default="openai", show_default=True,
-              help="openai, vllm, local, or fringe-oracle (the deterministic recommender).")
-@click.option("--base-url", help="Endpoint of the openai backend, e.g. http://127.0.0.1:8000/v1 (key: OPENAI_API_KEY).")
-@click.option("--model-args", help="Backend options k=v,... (vllm: anything vllm.LLM takes; local: threads, context).")
+@backend_options
 @click.option("--gen-kwargs", help="Sampling k=v,...: temperature (0), top_p (0.95), max_tokens (1024), stop.")
 @click.option("--seed", type=int, default=42, show_default=True, help="Sampling seed.")
-@click.option("--concurrency", type=click.IntRange(min=1), default=8, show_default=True,
-              help="Requests in flight (openai backend).")
 @click.option("--retries", type=click.IntRange(min=0), default=2, show_default=True,
               help="Extra rounds for cells whose answer is technically missing (transport failure).")
 @click.option("--output-path", type=click.Path(file_okay=False, path_type=Path),
               help="Folder for the run summary (JSON) and, with --log-samples, every scored cell as JSONL.")
 @click.option("--log-samples", is_flag=True, help="Also write each cell's validity, prediction and scores.")
-@click.option("--resume/--new-run", default=True, show_default=True,
-              help="Resume the run with this configuration; --new-run allows a changed configuration.")
 @json_option
 @click.pass_context
 def nextstep_evaluate(ctx, names, conditions, orders, model, backend, base_url, model_args, gen_kwargs, seed,
@@ -72,48 +63,26 @@ def nextstep_evaluate(ctx, names, conditions, orders, model, backend, base_url, 
           --backend openai --base-url http://127.0.0.1:8000/v1 --output-path out/ --log-samples
     """
     catalogues = [catalogue_files.resolve_catalogue(n) for n in names]
-    generation = {"temperature": 0.0, **parse_kwargs(gen_kwargs, "--gen-kwargs")}
-    if "stop" in generation:
-        generation["stop"] = tuple(str(generation["stop"]).split("|"))
-    try:
-        sampling = Sampling(seed=seed, **generation)
-    except TypeError as exc:
-        raise click.BadParameter(str(exc), param_hint="--gen-kwargs") from None
-    options = parse_kwargs(model_args, "--model-args")
-    if backend == "openai":
-        options.update(base_url=base_url, concurrency=concurrency)
-    elif base_url:
-        raise click.BadParameter("--base-url goes with --backend openai", param_hint="--base-url")
+    sampling = parse_sampling(gen_kwargs, {"temperature": 0.0}, seed=seed)
+    extra = {}
     if backend == "fringe-oracle":
-        options["catalogues"] = catalogues
+        extra["catalogues"] = catalogues
         model = model or "fringe-oracle"
     elif not model:
         raise click.BadParameter("name the model", param_hint="--model")
-    if backend == "vllm":
-        options.setdefault("seed", seed)
     store = get_store(ctx)
-    with status(f"starting the {backend} backend for {model}"):
-        engine = get_backend(backend, model, **options)
+    engine = start_backend(backend, model, model_args, base_url, concurrency, seed, **extra)
     try:
-        with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                      console=err_console, transient=True) as bar:
-            task = bar.add_task(f"{model}: next steps", total=None)
+        with progress_bar(f"{model}: next steps") as progress:
             result = benchmark.evaluate(store, engine, catalogues, conditions, orders, sampling, new_run=not resume,
-                                        retries=retries,
-                                        progress=lambda done, total: bar.update(task, completed=done, total=total))
+                                        retries=retries, progress=progress)
     finally:
         engine.close()
     summary = result.summary()
     if output_path:
-        output_path.mkdir(parents=True, exist_ok=True)
-        stem = result.run_id.replace(":", "_").replace("/", "_")
-        (output_path / f"{stem}.json").write_text(dumps(summary) + "\n")
-        if log_samples:
-            cells = result.scored.assign(predicted=result.scored["predicted"].map(
-                lambda p: None if p is None else sorted(p)))
-            with open(output_path / f"{stem}.samples.jsonl", "w") as handle:
-                for row in cells.to_dict("records"):
-                    handle.write(dumps(row).replace("\n", " ") + "\n")
+        cells = result.scored.assign(predicted=result.scored["predicted"].map(
+            lambda p: None if p is None else sorted(p)))
+        write_run_files(output_path, result.run_id, summary, cells.to_dict("records") if log_samples else None)
     if as_json:
         emit(summary)
     else:

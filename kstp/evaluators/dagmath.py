@@ -52,8 +52,8 @@ from kstp.loaders.cot import (
 )
 from kstp.platform.answers import Verdict
 from kstp.platform.errors import UnknownIdError
-from kstp.platform.inference import Backend, Completion, Message, Sampling, cache_key, prompt_hash
-from kstp.platform.runs import RunSpec, finish_run, now, open_run, pending, write_responses
+from kstp.platform.inference import Backend, Completion, Message, Sampling
+from kstp.platform.runs import RunSpec, finish_run, generate_and_store, model_learner_id, open_run
 from kstp.platform.store import GraphStore
 
 __all__ = ["NAME", "VERSION", "HIGHER_IS_BETTER", "SYSTEM_PROMPT", "JSON_SCHEMA", "CLASSES", "STATISTICS",
@@ -390,50 +390,31 @@ def evaluate(store: GraphStore, backend: Backend, dataset: str, sampling: Sampli
                    {"questions": questions["questionId"].tolist() if limit is not None else "all",
                     "shots": [rid for rid, _, _ in examples]})
     run_id, resumed = open_run(store, spec, new_run)
-    learner = f"model:{backend.model}"
+    learner = model_learner_id(backend.model)
     store.write_nodes("Learner", pd.DataFrame([{"id": learner, "kind": "model", "localId": backend.model}]))
     pairs = [(text, trajectory) for _, text, trajectory in examples]
     prompts = {q: build_prompt(t, pairs) for q, t in zip(questions["questionId"], questions["text"], strict=True)}
-    hashes = {q: prompt_hash(p) for q, p in prompts.items()}
-    keys = {(q, i): cache_key(backend.model, hashes[q], sampling, i) for q in prompts for i in range(sampling.n)}
-    todo = pending(store, list(keys.values()))
-    wanted: dict[str, list[int]] = {}
-    for (q, i), key in keys.items():
-        if key in todo:
-            wanted.setdefault(q, []).append(i)
     gold = dict(zip(questions["questionId"], questions["answer"], strict=True))
-    total, done = sum(map(len, wanted.values())), 0
-    status = "interrupted"
+
+    def check_chunk(rows: pd.DataFrame, completions: list[Completion]) -> None:
+        scores = [score_item(c, gold[q]) for q, c in zip(rows["question"], completions, strict=True)]
+        store.write_nodes("Response", pd.DataFrame({
+            "id": rows["id"], "cotValid": [s.trajectory is not None for s in scores],
+            "cotError": [s.error for s in scores], "extracted": [s.verdict.extracted for s in scores],
+            "extractionMethod": [s.verdict.method for s in scores],
+            "correct": [s.verdict.correct for s in scores], "verdict": [s.verdict.reason for s in scores]}))
+        write_steps(store, {rid: s.trajectory for rid, s in zip(rows["id"], scores, strict=True)
+                            if s.trajectory is not None})
+
+    status, requested, done = "interrupted", len(prompts) * sampling.n, 0
     try:
-        items = list(wanted.items())
-        for start in range(0, len(items), chunk):
-            part = items[start:start + chunk]
-            results = backend.generate([prompts[q] for q, _ in part], sampling, [s for _, s in part],
-                                       progress=(lambda d, base=done: progress(base + d, total)) if progress else None)
-            rows, scores = [], []
-            for (q, _), completions in zip(part, results, strict=True):
-                for c in completions:
-                    rows.append({"id": keys[(q, c.sample_index)], "question": q, "model": backend.model,
-                                 "promptHash": hashes[q], "sampleIndex": c.sample_index, "seed": c.seed,
-                                 "text": c.text, "finishReason": c.finish_reason, "error": c.error,
-                                 "tokensIn": c.tokens_in, "tokensOut": c.tokens_out, "latencyS": c.latency_s,
-                                 "createdAt": now()})
-                    scores.append(score_item(c, gold[q]))
-            frame = pd.DataFrame(rows)
-            write_responses(store, run_id, learner, frame)  # stored before it is checked
-            store.write_nodes("Response", pd.DataFrame({
-                "id": frame["id"], "cotValid": [s.trajectory is not None for s in scores],
-                "cotError": [s.error for s in scores], "extracted": [s.verdict.extracted for s in scores],
-                "extractionMethod": [s.verdict.method for s in scores],
-                "correct": [s.verdict.correct for s in scores], "verdict": [s.verdict.reason for s in scores]}))
-            write_steps(store, {rid: s.trajectory for rid, s in zip(frame["id"], scores, strict=True)
-                                if s.trajectory is not None})
-            done += len(frame)
+        requested, done = generate_and_store(store, backend, run_id, learner, prompts, sampling, check_chunk,
+                                             chunk=chunk, progress=progress)
         status = "finished"
     finally:
         metrics = score_run(store, run_id)
         responses = store.frame("run_responses", {"runId": run_id})
-        finish_run(store, run_id, status, requested=len(keys), completed=int(responses["error"].isna().sum()),
+        finish_run(store, run_id, status, requested=requested, completed=int(responses["error"].isna().sum()),
                    failed=int(responses["error"].notna().sum()), correct=int(metrics["correct"].sum()))
-    return DagMathResult(run_id, resumed, len(keys), done, [rid for rid, _, _ in examples], metrics)
+    return DagMathResult(run_id, resumed, requested, done, [rid for rid, _, _ in examples], metrics)
 

@@ -71,7 +71,7 @@ from kstp.platform.inference import (
     register_backend,
 )
 from kstp.platform.kst import state_id_of, store_states
-from kstp.platform.runs import RunSpec, finish_run, now, open_run, write_responses
+from kstp.platform.runs import RunSpec, finish_run, model_learner_id, now, open_run, write_responses
 from kstp.platform.store import GraphStore
 
 __all__ = ["NAME", "VERSION", "CONDITIONS", "METRICS", "HIGHER_IS_BETTER", "INVALID_KINDS", "presentation",
@@ -536,7 +536,7 @@ def evaluate(store: GraphStore, backend: Backend, catalogues: Sequence[Catalogue
                      else f"nextstep:sample={coverage.size}:seed={coverage.seed}")
         store.write_nodes("KnowledgeState", pd.DataFrame({"id": [state_id_of(catalogue.id, m) for m in members],
                                                           "weight": [w for _, w in states]}))
-    learner = f"model:{backend.model}"
+    learner = model_learner_id(backend.model)
     store.write_nodes("Learner", pd.DataFrame([{"id": learner, "kind": "model", "localId": backend.model}]))
     cells = design(catalogues, conditions, orders, backend.model)
     views = {(c.id, k): presentation(c, k) for c in catalogues for k in range(orders)}

@@ -59,12 +59,11 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from kstp.evaluators.answers import model_learner_id
 from kstp.evaluators.answers import score_item as grade_completion
 from kstp.platform.answers import Verdict, grade
 from kstp.platform.errors import ConfigError, InputError, UnknownIdError
-from kstp.platform.inference import Backend, Completion, Message, Sampling, cache_key, prompt_hash
-from kstp.platform.runs import RunSpec, finish_run, now, open_run, pending, write_responses
+from kstp.platform.inference import Backend, Completion, Message, Sampling
+from kstp.platform.runs import RunSpec, finish_run, generate_and_store, model_learner_id, open_run
 from kstp.platform.similarity import BertScore, NliBackend
 from kstp.platform.store import GraphStore
 
@@ -597,43 +596,17 @@ def _generate(store, backend, run_id, learner, requests, sampling, progress, chu
     ``requests`` maps a question id to ``(messages, gold, answer type, sample indices)``;
     returns (completions requested, completions generated now).
     """
-    keys, hashes = {}, {}
-    for qid, (messages, _, _, samples) in requests.items():
-        hashes[qid] = prompt_hash(messages)
-        for i in samples:
-            keys[(qid, i)] = cache_key(backend.model, hashes[qid], sampling, i)
-    todo = pending(store, list(keys.values()))
-    stored = [(key, qid) for (qid, _), key in keys.items() if key not in todo]
-    if stored:  # completions another run already holds (same request, same key) join this run too
-        write_responses(store, run_id, learner, pd.DataFrame(stored, columns=["id", "question"]))
-    wanted: dict[str, list[int]] = {}
-    for (qid, i), key in keys.items():
-        if key in todo:
-            wanted.setdefault(qid, []).append(i)
-    total, done = sum(map(len, wanted.values())), 0
-    items = list(wanted.items())
-    for start in range(0, len(items), chunk):
-        part = items[start:start + chunk]
-        results = backend.generate([requests[q][0] for q, _ in part], sampling, [s for _, s in part],
-                                   progress=(lambda d, base=done: progress(base + d, total)) if progress else None)
-        rows, verdicts = [], []
-        for (qid, _), completions in zip(part, results, strict=True):
-            _, gold, kind, _ = requests[qid]
-            for c in completions:
-                rows.append({"id": keys[(qid, c.sample_index)], "question": qid, "model": backend.model,
-                             "promptHash": hashes[qid], "sampleIndex": c.sample_index, "seed": c.seed,
-                             "text": c.text, "finishReason": c.finish_reason, "error": c.error,
-                             "tokensIn": c.tokens_in, "tokensOut": c.tokens_out, "latencyS": c.latency_s,
-                             "createdAt": now()})
-                verdicts.append(score_item(c, gold, kind))
-        frame = pd.DataFrame(rows)
-        write_responses(store, run_id, learner, frame)  # stored before it is graded
+    def grade_chunk(rows: pd.DataFrame, completions: list[Completion]) -> None:
+        verdicts = [score_item(c, requests[q][1], requests[q][2])
+                    for q, c in zip(rows["question"], completions, strict=True)]
         store.write_nodes("Response", pd.DataFrame({
-            "id": frame["id"], "extracted": [v.extracted for v in verdicts],
+            "id": rows["id"], "extracted": [v.extracted for v in verdicts],
             "extractionMethod": [v.method for v in verdicts], "correct": [v.correct for v in verdicts],
             "verdict": [v.reason for v in verdicts]}))
-        done += len(frame)
-    return len(keys), done
+
+    return generate_and_store(store, backend, run_id, learner, {q: r[0] for q, r in requests.items()}, sampling,
+                              grade_chunk, samples={q: r[3] for q, r in requests.items()}, chunk=chunk,
+                              progress=progress)
 
 
 def _score_coherence(store, responses: pd.DataFrame, originals: list[str], nli: NliBackend) -> int:

@@ -18,6 +18,7 @@ from __future__ import annotations
 import hashlib
 import json
 import subprocess
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -26,10 +27,11 @@ import pandas as pd
 
 from kstp import __version__
 from kstp.platform.errors import KstpError
-from kstp.platform.inference import TRANSPORT_ERROR, Sampling
+from kstp.platform.inference import TRANSPORT_ERROR, Backend, Completion, Message, Sampling, cache_key, prompt_hash
 from kstp.platform.store import GraphStore
 
-__all__ = ["RunSpec", "ConfigChangedError", "open_run", "pending", "write_responses", "finish_run", "now"]
+__all__ = ["RunSpec", "ConfigChangedError", "model_learner_id", "open_run", "pending", "write_responses",
+           "generate_and_store", "finish_run", "now"]
 
 
 class ConfigChangedError(KstpError):
@@ -119,6 +121,11 @@ def open_run(store: GraphStore, spec: RunSpec, new_run: bool = False) -> tuple[s
     return spec.run_id(), False
 
 
+def model_learner_id(model: str) -> str:
+    """The Learner id of a model: ``model:<name>``."""
+    return f"model:{model}"
+
+
 def pending(store: GraphStore, keys: list[str]) -> set[str]:
     """The cache keys among ``keys`` that still need a completion (absent or transport-failed)."""
     stored = store.frame("responses_by_id", {"ids": keys})
@@ -139,6 +146,68 @@ def write_responses(store: GraphStore, run_id: str, learner_id: str, rows: pd.Da
         store.write_relationships("TO", "Response", "Question",
                                   pd.DataFrame({"from_id": ids, "to_id": rows["question"]}))
     store.write_relationships("IN_RUN", "Response", "Run", pd.DataFrame({"from_id": ids, "to_id": run_id}))
+
+
+def generate_and_store(store: GraphStore, backend: Backend, run_id: str, learner_id: str,
+                       prompts: Mapping[str, list[Message]], sampling: Sampling,
+                       score: Callable[[pd.DataFrame, list[Completion]], None],
+                       samples: Mapping[str, Sequence[int]] | None = None, chunk: int = 64,
+                       progress: Callable[[int, int], None] | None = None) -> tuple[int, int]:
+    """Complete every (question, sample) not stored yet, storing each chunk before it is scored.
+
+    Parameters
+    ----------
+    prompts : mapping of str to messages
+        Question id -> its prompt.
+    score : callable
+        ``score(rows, completions)`` per chunk, after the chunk is stored: ``rows`` are
+        the Response rows written (``id``, ``question``, ``sampleIndex``, ``text`` ...),
+        ``completions`` the matching :class:`Completion` objects, in the same order.
+    samples : mapping of str to sequence of int, optional
+        Sample indices per question (default: ``range(sampling.n)`` for each).
+    chunk : int
+        Questions per ``generate`` call.
+    progress : callable, optional
+        ``progress(done, total)`` as completions arrive.
+
+    Returns
+    -------
+    (int, int)
+        Completions this run asks for in all, and those generated now. Completions
+        already stored under the same cache key (by this or another run) are linked
+        into this run, not asked again.
+    """
+    hashes = {q: prompt_hash(p) for q, p in prompts.items()}
+    keys = {(q, i): cache_key(backend.model, hashes[q], sampling, i)
+            for q in prompts for i in (samples[q] if samples is not None else range(sampling.n))}
+    todo = pending(store, list(keys.values()))
+    stored = [(key, q) for (q, _), key in keys.items() if key not in todo]
+    if stored:
+        write_responses(store, run_id, learner_id, pd.DataFrame(stored, columns=["id", "question"]))
+    wanted: dict[str, list[int]] = {}
+    for (q, i), key in keys.items():
+        if key in todo:
+            wanted.setdefault(q, []).append(i)
+    total, done = sum(map(len, wanted.values())), 0
+    items = list(wanted.items())
+    for start in range(0, len(items), chunk):
+        part = items[start:start + chunk]
+        results = backend.generate([prompts[q] for q, _ in part], sampling, [s for _, s in part],
+                                   progress=(lambda d, base=done: progress(base + d, total)) if progress else None)
+        rows, completions = [], []
+        for (q, _), answered in zip(part, results, strict=True):
+            for c in answered:
+                rows.append({"id": keys[(q, c.sample_index)], "question": q, "model": backend.model,
+                             "promptHash": hashes[q], "sampleIndex": c.sample_index, "seed": c.seed,
+                             "text": c.text, "finishReason": c.finish_reason, "error": c.error,
+                             "tokensIn": c.tokens_in, "tokensOut": c.tokens_out, "latencyS": c.latency_s,
+                             "createdAt": now()})
+                completions.append(c)
+        frame = pd.DataFrame(rows)
+        write_responses(store, run_id, learner_id, frame)  # stored before it is scored
+        score(frame, completions)
+        done += len(frame)
+    return len(keys), done
 
 
 def finish_run(store: GraphStore, run_id: str, status: str, **figures) -> None:

@@ -1,0 +1,133 @@
+"""What every command that drives a model shares: backend options, sampling from
+``--gen-kwargs``, starting the backend, a progress bar and the run files."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import click
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from kstp.cli.output import dumps, err_console, status
+from kstp.platform.errors import ConfigError
+from kstp.platform.inference import Backend, Sampling, backend_names, get_backend
+
+__all__ = ["GEN_KEYS", "backend_options", "parse_kwargs", "parse_sampling", "start_backend", "progress_bar",
+           "write_run_files"]
+
+#: Keys --gen-kwargs accepts (the rest of Sampling is set by options or by the method).
+GEN_KEYS = ("temperature", "top_p", "max_tokens", "stop")
+
+
+def backend_options(command: Callable) -> Callable:
+    """Add --backend, --base-url, --model-args, --concurrency and --resume/--new-run."""
+    for option in reversed((
+        click.option("--backend", type=click.Choice(backend_names()), default="openai", show_default=True,
+                     help="openai: any OpenAI-compatible endpoint; vllm: offline vLLM; local: a GGUF on this "
+                     "CPU; fringe-oracle: the deterministic next-step recommender (evaluate nextstep)."),
+        click.option("--base-url", help="Endpoint of the openai backend, e.g. http://127.0.0.1:8000/v1 "
+                     "(key: OPENAI_API_KEY)."),
+        click.option("--model-args", help="Backend options k=v,... (vllm: anything vllm.LLM takes; local: "
+                     "threads, context)."),
+        click.option("--concurrency", type=click.IntRange(min=1), default=8, show_default=True,
+                     help="Requests in flight (openai backend)."),
+        click.option("--resume/--new-run", default=True, show_default=True,
+                     help="Resume the run with this configuration; --new-run allows a changed configuration."),
+    )):
+        command = option(command)
+    return command
+
+
+def parse_kwargs(text: str | None, option: str) -> dict:
+    """``k=v,k2=v2`` into a dict; values become int, float, bool or str.
+
+    Raises
+    ------
+    click.BadParameter
+        When a part does not read ``key=value``.
+
+    >>> parse_kwargs("temperature=0.2,max_tokens=512,stop=###", "--gen-kwargs")
+    {'temperature': 0.2, 'max_tokens': 512, 'stop': '###'}
+    """
+    out: dict = {}
+    for part in filter(None, (text or "").split(",")):
+        if "=" not in part:
+            raise click.BadParameter(f"{part!r} must read key=value", param_hint=option)
+        key, value = (x.strip() for x in part.split("=", 1))
+        for cast in (int, float):
+            try:
+                out[key] = cast(value)
+                break
+            except ValueError:
+                continue
+        else:
+            out[key] = {"true": True, "false": False}.get(value.lower(), value)
+    return out
+
+
+def parse_sampling(gen_kwargs: str | None, defaults: dict | None = None, **fixed) -> Sampling:
+    """Sampling from ``--gen-kwargs`` over the method's ``defaults``; ``fixed`` (n, seed) set by options.
+
+    ``stop`` takes several strings separated by ``|``.
+
+    Raises
+    ------
+    click.BadParameter
+        For a key outside :data:`GEN_KEYS` or a value Sampling refuses.
+
+    >>> parse_sampling("max_tokens=64,stop=a|b", {"temperature": 0.7}, seed=3)
+    Sampling(n=1, temperature=0.7, top_p=0.95, max_tokens=64, seed=3, stop=('a', 'b'), json_schema=None)
+    """
+    generation = {**(defaults or {}), **parse_kwargs(gen_kwargs, "--gen-kwargs")}
+    unknown = sorted(set(generation) - set(GEN_KEYS))
+    if unknown:
+        raise click.BadParameter(f"unknown key {unknown[0]!r}; use {', '.join(GEN_KEYS)}", param_hint="--gen-kwargs")
+    if "stop" in generation:
+        generation["stop"] = tuple(str(generation["stop"]).split("|"))
+    try:
+        return Sampling(**generation, **fixed)
+    except (TypeError, ConfigError) as exc:
+        raise click.BadParameter(str(exc), param_hint="--gen-kwargs") from None
+
+
+def start_backend(backend: str, model: str, model_args: str | None, base_url: str | None, concurrency: int,
+                  seed: int, **extra) -> Backend:
+    """Start the named backend for ``model`` with ``--model-args`` (and the options that belong to it).
+
+    Raises
+    ------
+    click.BadParameter
+        When --base-url is given to a backend other than openai.
+    """
+    options = {**parse_kwargs(model_args, "--model-args"), **extra}
+    if backend == "openai":
+        options.update(base_url=base_url, concurrency=concurrency)
+    elif base_url:
+        raise click.BadParameter("--base-url goes with --backend openai", param_hint="--base-url")
+    if backend == "vllm":
+        options.setdefault("seed", seed)
+    with status(f"starting the {backend} backend for {model}"):
+        return get_backend(backend, model, **options)
+
+
+@contextmanager
+def progress_bar(description: str) -> Iterator[Callable[[int, int], None]]:
+    """A transient progress bar on stderr; yields ``update(done, total)``."""
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  console=err_console, transient=True) as bar:
+        task = bar.add_task(description, total=None)
+        yield lambda done, total: bar.update(task, completed=done, total=total)
+
+
+def write_run_files(folder: Path, run_id: str, summary: dict, samples: list[dict] | None = None) -> Path:
+    """``<run>.json`` with the summary and, when ``samples`` is given, ``<run>.samples.jsonl``."""
+    folder.mkdir(parents=True, exist_ok=True)
+    stem = run_id.replace(":", "_").replace("/", "_")
+    (folder / f"{stem}.json").write_text(dumps(summary) + "\n")
+    if samples is not None:
+        with open(folder / f"{stem}.samples.jsonl", "w") as handle:
+            for row in samples:
+                handle.write(dumps(row).replace("\n", " ") + "\n")
+    return folder / f"{stem}.json"
