@@ -218,3 +218,26 @@ def rqeval_items(questions: dict[str, tuple], variants: dict[str, tuple[str, str
         mine = sorted((vid, vtext) for vid, (orig, vtext) in variants.items() if orig == qid) or [(None, None)]
         rows += [(qid, text, answer, kind, vid, vtext, position) for vid, vtext in mine]
     return sorted(rows, key=lambda r: (r[6], r[0], r[4] or ""))
+
+
+# ---- paper 1 NB2 and §3.2: scaffolding exemplars, concept annotation ------------------------
+def framework_outline(raw: dict, framework: str) -> set[tuple]:
+    """(clusterId, clusterName, domainName, grade, conceptId, code) of every standard of a
+    Coherence Map JSON whose cluster is in the file; the domain part None where the domain is not."""
+    out = set()
+    for sid, s in raw["standards"].items():
+        cluster = raw["clusters"].get(str(s["ccmathcluster_id"]))
+        if cluster is None:
+            continue
+        domain = raw["domains"].get(str(cluster["ccmathdomain_id"]))
+        out.add((f"{framework}:{cluster['id']}", cluster.get("name"), domain.get("name") if domain else None,
+                 domain.get("grade") if domain else None, f"{framework}:{s.get('id', sid)}", s.get("code")))
+    return out
+
+
+def concept_examples(raw: dict, framework: str) -> set[tuple[str, str]]:
+    """(conceptId, code) of every standard whose example problem has text beyond HTML tags."""
+    import re
+
+    return {(f"{framework}:{s.get('id', sid)}", s.get("code")) for sid, s in raw["standards"].items()
+            if re.sub(r"<[^>]+>|&nbsp;|\s", "", s.get("example_problem") or "")}

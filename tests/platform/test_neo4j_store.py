@@ -346,9 +346,11 @@ PARITY_CASES = [
     ("cot_trajectories", {"runId": "t:run"}),
     ("rqeval_items", {"dataset": "ds"}), ("rqeval_responses", {"runId": "run1"}),
     ("rqeval_scores", {"evaluator": "rqeval"}),
+    ("exemplar_pool", {"dataset": "ds"}), ("framework_outline", {"framework": "t"}),
+    ("concept_examples", {"framework": "t"}), ("concept_links", {"dataset": "ds"}),
 ]
 #: Need a run in the graph; their Ladybug parity is in tests/parity/test_parity.py.
-RUN_QUERIES = {"runs_of", "responses_by_id", "run_responses"}
+RUN_QUERIES = {"runs_of", "responses_by_id", "run_responses", "scaffolding_responses"}
 
 
 def test_parity_cases_cover_every_registered_query():
