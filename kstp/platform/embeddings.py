@@ -120,7 +120,9 @@ class SentenceTransformerModel:
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         if not texts:
-            return np.zeros((0, self._model.get_sentence_embedding_dimension()))
+            dimension = getattr(self._model, "get_embedding_dimension",
+                                self._model.get_sentence_embedding_dimension)()
+            return np.zeros((0, dimension))
         vectors = self._model.encode(list(texts), batch_size=self.batch_size, normalize_embeddings=True,
                                      convert_to_numpy=True, show_progress_bar=False)
         return np.asarray(vectors, dtype=np.float64)
