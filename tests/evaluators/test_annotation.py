@@ -8,8 +8,8 @@ The hand-made framework ``an``: cluster ``add`` {A1 adding, A2 carrying}, cluste
 from __future__ import annotations
 
 import json
-from dataclasses import replace
 from collections.abc import Sequence
+from dataclasses import replace
 
 import pandas as pd
 import pytest
