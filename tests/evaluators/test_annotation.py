@@ -97,7 +97,8 @@ def test_annotate_retries_drops_and_writes_links(an):
         ("17 + 25", "concepts", 0): json.dumps(["an:A1", "an:A2", "an:G1"]),  # G1 is not offered here
         ("triangle", "clusters", 0): "[]",                          # empty: valid, no second stage
         ("four equal", "clusters", 0): json.dumps([geo]),
-        ("four equal", "concepts", 0): "oops", ("four equal", "concepts", 1): "still not", ("four equal", "concepts", 2): "no",
+        ("four equal", "concepts", 0): "oops", ("four equal", "concepts", 1): "still not",
+        ("four equal", "concepts", 2): "no",
     }
     model = ScriptedModel(replies)
     result = annotation.annotate(an, model, "ds", "an", retries=2)
@@ -132,7 +133,8 @@ def test_annotate_keeps_links_of_other_sources(an):
     an.write_relationships("ASSESSES", "Question", "Concept", pd.DataFrame(
         {"from_id": ["ds:x1"], "to_id": ["an:A1"], "source": ["qmatrix"]}))
     add = cluster_id(an, "add")
-    replies = {("17 + 25", "clusters", 0): json.dumps([add]), ("17 + 25", "concepts", 0): json.dumps(["an:A1", "an:A2"])}
+    replies = {("17 + 25", "clusters", 0): json.dumps([add]),
+               ("17 + 25", "concepts", 0): json.dumps(["an:A1", "an:A2"])}
     result = annotation.annotate(an, ScriptedModel(replies), "ds", "an", limit=1)
     assert result.links == {"linksKeptFromOtherSources": 1, "staleLinksRemoved": 0}
     assert an.frame("concept_links", {"dataset": "ds"})[["conceptId", "source"]].values.tolist() == [
