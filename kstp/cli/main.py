@@ -9,6 +9,7 @@ from __future__ import annotations
 import click
 
 from kstp import __version__
+from kstp.cli.annotate import annotate
 from kstp.cli.dagmath import evaluate_dagmath, ingest_cot, report_dagmath
 from kstp.cli.db import db
 from kstp.cli.demo import demo
@@ -22,6 +23,7 @@ from kstp.cli.output import KstpGroup
 from kstp.cli.query import query
 from kstp.cli.report import report
 from kstp.cli.rqeval import evaluate_rqeval, report_rqeval, rqeval
+from kstp.cli.scaffolding import scaffolding
 from kstp.cli.validate import validate
 from kstp.platform.errors import KstpError
 from kstp.platform.settings import graph_target
@@ -70,3 +72,5 @@ report.add_command(report_dagmath, "dagmath")
 cli.add_command(rqeval)
 evaluate.add_command(evaluate_rqeval, "rqeval")
 report.add_command(report_rqeval, "rqeval")
+cli.add_command(annotate)
+evaluate.add_command(scaffolding, "scaffolding")

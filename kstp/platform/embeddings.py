@@ -107,7 +107,9 @@ class SentenceTransformerModel:
 
     def __init__(self, name: str, batch_size: int = 32, device: str | None = None):
         from sentence_transformers import SentenceTransformer
+        from transformers.utils import logging as transformers_logging
 
+        transformers_logging.disable_progress_bar()  # no "Loading weights" bar on the CLI's stderr
         self.name = name
         self.batch_size = batch_size
         location = resolve_model(name)

@@ -13,7 +13,9 @@ from dataclasses import replace
 
 import pandas as pd
 import pytest
+from click.testing import CliRunner
 
+from kstp.cli.main import cli
 from kstp.evaluators import annotation
 from kstp.loaders import items
 from kstp.loaders.standards import load_standards
@@ -174,3 +176,25 @@ def test_annotate_and_evaluate_with_local_model(an):
     assert set(links["source"]) <= {"llm:smollm2"} and set(links["runId"]) <= {result.run_id}
     score = annotation.score_annotations(gold, result.items)
     assert score["pairs"] == 2 and score["correct"] + score["incorrect"] + score["unannotated"] == 2
+
+
+def test_cli_annotate_concepts_and_evaluate(tmp_path):
+    graph = ["--graph", f"ladybug:{tmp_path / 'graph'}"]
+    (tmp_path / "an.csv").write_text(CONCEPTS)
+    (tmp_path / "an.jsonl").write_text("\n".join(ITEMS) + "\n")
+
+    def kstp(*args):
+        return CliRunner().invoke(cli, [*graph, *map(str, args)])
+
+    assert kstp("ingest", "standards", tmp_path / "an.csv", "--framework", "an").exit_code == 0
+    assert kstp("ingest", "items", tmp_path / "an.jsonl", "--dataset", "ds").exit_code == 0
+    args = ["annotate", "concepts", "--items", "ds", "--framework", "an", "--model", "smollm2", "--backend", "local",
+            "--limit", "1", "--retries", "0", "--gen-kwargs", "max_tokens=24", "--out", tmp_path / "ann.csv"]
+    result = kstp(*args, "--json")
+    assert result.exit_code == 0, result.output
+    summary = json.loads(result.stdout)
+    assert summary["questions"] == 1 and summary["annotated"] + summary["empty"] + summary["failed"] == 1
+    assert pd.read_csv(tmp_path / "ann.csv")["questionId"].tolist() == ["ds:x1"]
+    assert json.loads(kstp(*args, "--json").stdout)["generatedNow"] == 0
+    missing = kstp("annotate", "evaluate", "--framework", "an", "--model", "smollm2", "--backend", "local")
+    assert missing.exit_code == 1 and "no concept of framework 'an' has an example problem" in missing.stderr

@@ -17,7 +17,9 @@ import json
 import numpy as np
 import pandas as pd
 import pytest
+from click.testing import CliRunner
 
+from kstp.cli.main import cli
 from kstp.evaluators import scaffolding
 from kstp.loaders import items
 from kstp.loaders.standards import load_standards
@@ -156,3 +158,31 @@ def test_evaluate_end_to_end_with_local_model(sc):
     for s in scaffolding.STRATEGIES[1:]:
         assert table.loc[s, "scaffoldingGain"] == pytest.approx((len(correct[s]) - len(correct["none"])) / 2)
     assert table["questions"].tolist() == [2] * 5
+
+
+def test_cli_evaluate_scaffolding_on_real_data(tmp_path, data_root):
+    """frcsub, prerequisite exemplars only: table, JSON, CSV and the Figure 3 chart; a re-run resumes."""
+    graph = ["--graph", f"ladybug:{tmp_path / 'graph'}"]
+    folder = data_root / "responses/frcsub"
+
+    def kstp(*args):
+        return CliRunner().invoke(cli, [*graph, *map(str, args)])
+
+    assert kstp("ingest", "items", folder / "items.csv", "--dataset", "frcsub", "--qmatrix",
+                folder / "qmatrix.csv").exit_code == 0
+    assert kstp("derive", "question-prerequisites", "--dataset", "frcsub", "--rule", "reflexive").exit_code == 0
+    args = ["evaluate", "scaffolding", "--dataset", "frcsub", "--model", "smollm2", "--backend", "local",
+            "--strategy", "prerequisite", "--limit", "2", "--gen-kwargs", "max_tokens=8", "--out", tmp_path / "out"]
+    result = kstp(*args, "--json")
+    assert result.exit_code == 0, result.output
+    summary = json.loads(result.stdout)
+    assert (summary["questions"], summary["generatedNow"]) == (2, 4)
+    assert [row["strategy"] for row in summary["strategies"]] == ["none", "prerequisite"]
+    table = pd.read_csv(tmp_path / "out/scaffolding_frcsub.csv", index_col="strategy")
+    assert table.loc["prerequisite", "scaffoldingGain"] == pytest.approx(
+        (table.loc["prerequisite", "correct"] - table.loc["none", "correct"]) / 2)
+    assert (tmp_path / "out/scaffolding_gain_frcsub.png").stat().st_size > 0
+    again = kstp(*args)
+    assert again.exit_code == 0 and "prerequisite" in again.stdout
+    bad = kstp("evaluate", "scaffolding", "--dataset", "frcsub", "--model", "m", "--gen-kwargs", "temp=1")
+    assert bad.exit_code == 2 and "unknown key 'temp'" in bad.stderr
