@@ -223,14 +223,19 @@ def rqeval_items(questions: dict[str, tuple], variants: dict[str, tuple[str, str
 # ---- paper 1 NB2 and §3.2: scaffolding exemplars, concept annotation ------------------------
 def framework_outline(raw: dict, framework: str) -> set[tuple]:
     """(clusterId, clusterName, domainName, grade, conceptId, code) of every standard of a
-    Coherence Map JSON whose cluster is in the file; the domain part None where the domain is not."""
+    Coherence Map JSON whose cluster is in the file; the domain part None where the domain is not;
+    cluster names as plain text (tags dropped, entities decoded)."""
+    import html
+    import re
+
     out = set()
     for sid, s in raw["standards"].items():
         cluster = raw["clusters"].get(str(s["ccmathcluster_id"]))
         if cluster is None:
             continue
         domain = raw["domains"].get(str(cluster["ccmathdomain_id"]))
-        out.add((f"{framework}:{cluster['id']}", cluster.get("name"), domain.get("name") if domain else None,
+        name = " ".join(html.unescape(re.sub(r"<[^>]+>", " ", cluster.get("name") or "")).split()) or None
+        out.add((f"{framework}:{cluster['id']}", name, domain.get("name") if domain else None,
                  domain.get("grade") if domain else None, f"{framework}:{s.get('id', sid)}", s.get("code")))
     return out
 

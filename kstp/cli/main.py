@@ -23,7 +23,7 @@ from kstp.cli.output import KstpGroup
 from kstp.cli.query import query
 from kstp.cli.report import report
 from kstp.cli.rqeval import evaluate_rqeval, report_rqeval, rqeval
-from kstp.cli.scaffolding import scaffolding
+from kstp.cli.scaffolding import scaffolding, scaffolding_report
 from kstp.cli.validate import validate
 from kstp.platform.errors import KstpError
 from kstp.platform.settings import graph_target
@@ -74,3 +74,4 @@ evaluate.add_command(evaluate_rqeval, "rqeval")
 report.add_command(report_rqeval, "rqeval")
 cli.add_command(annotate)
 evaluate.add_command(scaffolding, "scaffolding")
+report.add_command(scaffolding_report, "scaffolding")

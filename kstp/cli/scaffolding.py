@@ -10,6 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import click
+import pandas as pd
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from kstp.cli.evaluate import parse_kwargs
@@ -19,7 +20,7 @@ from kstp.platform.embeddings import ALIASES, DEFAULT_MODEL, get_embedding_model
 from kstp.platform.inference import Backend, Sampling, backend_names, get_backend
 from kstp.platform.plots import grouped_bars
 
-__all__ = ["scaffolding", "sampling_from", "start_backend", "progress_bar", "backend_options"]
+__all__ = ["scaffolding", "scaffolding_report", "sampling_from", "start_backend", "progress_bar", "backend_options"]
 
 _GEN_KEYS = {"temperature", "top_p", "max_tokens", "stop"}
 
@@ -138,10 +139,7 @@ def scaffolding(ctx, dataset, model, backend, base_url, model_args, gen_kwargs, 
                "questions": len(result.questions), "generatedNow": result.generated,
                "strategies": table.reset_index().to_dict("records")}
     (out / f"scaffolding_{dataset}.json").write_text(dumps(summary) + "\n")
-    gains = table.drop(index="none")[["scaffoldingGain"]].rename(columns={"scaffoldingGain": model})
-    if len(gains):
-        grouped_bars(gains, out / f"scaffolding_gain_{dataset}.png", f"Scaffolding gain on {dataset} (k = {k})",
-                     "SG = (|K+| - |K|) / |Q|")
+    _figure({model: table}, dataset, out)
     if as_json:
         emit(summary)
     else:
@@ -151,3 +149,48 @@ def scaffolding(ctx, dataset, model, backend, base_url, model_args, gen_kwargs, 
             message(f"{failed} completions failed (recorded, counted as incorrect); re-run to retry transport failures")
         message(f"wrote {out}/scaffolding_{dataset}.csv, .json and scaffolding_gain_{dataset}.png")
 
+
+
+def _figure(tables: dict[str, pd.DataFrame], dataset: str, out: Path) -> Path | None:
+    """Figure 3 layout: one bar group per model, one bar per strategy (SG)."""
+    gains = pd.DataFrame({model: table["scaffoldingGain"].drop(index="none", errors="ignore")
+                          for model, table in tables.items()})
+    if gains.empty:
+        return None
+    return grouped_bars(gains, out / f"scaffolding_gain_{dataset}.png", f"Scaffolding gain on {dataset}",
+                        "SG = (|K+| - |K|) / |Q|")
+
+
+@click.command("scaffolding")
+@click.option("--dataset", required=True, help="Dataset of the scaffolding runs.")
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=Path("results"), show_default=True,
+              help="Folder for scaffolding_report_<dataset>.csv and scaffolding_gain_<dataset>.png.")
+@json_option
+@click.pass_context
+def scaffolding_report(ctx, dataset: str, out: Path, as_json: bool) -> None:
+    """Recompute the scaffolding table and Figure 3 of every model from stored responses.
+
+    Takes each model's latest scaffolding run on the dataset; no inference.
+
+    \b
+    Examples:
+      kstp report scaffolding --dataset xes --out results/
+    """
+    store = get_store(ctx)
+    runs = store.frame("evaluator_runs", {"evaluator": scaffolding_evaluator.NAME, "dataset": dataset})
+    if runs.empty:
+        message(f"no scaffolding run on {dataset!r}; run kstp evaluate scaffolding first")
+        ctx.exit(1)
+    latest = runs.drop_duplicates("model")
+    tables = {r.model: scaffolding_evaluator.aggregate(store.frame("scaffolding_responses", {"runId": r.runId}))
+              for r in latest.itertuples()}
+    rows = pd.concat({m: t for m, t in tables.items()}, names=["model"]).reset_index()
+    rows = rows.merge(latest[["model", "runId", "status"]], on="model")
+    out.mkdir(parents=True, exist_ok=True)
+    rows.to_csv(out / f"scaffolding_report_{dataset}.csv", index=False)
+    figure = _figure(tables, dataset, out)
+    if as_json:
+        emit(rows)
+    else:
+        print_table(rows, f"Scaffolding gain on {dataset} (paper 1, Figure 3)")
+        message(f"wrote {out}/scaffolding_report_{dataset}.csv" + (f" and {figure.name}" if figure else ""))

@@ -71,6 +71,7 @@ CONCEPT_TEMPLATE = ("Problem:\n{text}\n\nCurriculum standards (id: code: descrip
 TEMPLATE_HASH = hashlib.sha256("\x00".join((SYSTEM_PROMPT, CLUSTER_TEMPLATE, CONCEPT_TEMPLATE)).encode()).hexdigest()
 STAGES = ("clusters", "concepts")
 CHUNK = 32
+_GRADES = ["K", *map(str, range(1, 9)), "HS"]
 _FENCE_RE = re.compile(r"^\s*```(?:json)?\s*(.*?)\s*```\s*$", re.DOTALL)
 
 
@@ -130,9 +131,12 @@ def _chat(template: str, text: str, menu: list[str], example: str) -> list[Messa
 def cluster_prompt(text: str, outline: pd.DataFrame) -> tuple[list[Message], list[str]]:
     """Stage 1: the chat offering every cluster of ``outline``, and the offered ids.
 
-    ``outline`` has the ``framework_outline`` columns.
+    ``outline`` has the ``framework_outline`` columns; clusters are listed by grade
+    (K, 1-8, HS, then others), then domain.
     """
     clusters = outline.drop_duplicates("clusterId")
+    rank = clusters["grade"].map(lambda g: _GRADES.index(g) if g in _GRADES else len(_GRADES))
+    clusters = clusters.assign(rank=rank).sort_values(["rank", "domainName", "clusterId"], kind="stable")
     menu = [f"{r.clusterId}: grade {r.grade or '?'}, {r.domainName or 'no domain'}: {r.clusterName}"
             for r in clusters.itertuples()]
     ids = clusters["clusterId"].tolist()

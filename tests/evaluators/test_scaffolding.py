@@ -184,5 +184,12 @@ def test_cli_evaluate_scaffolding_on_real_data(tmp_path, data_root):
     assert (tmp_path / "out/scaffolding_gain_frcsub.png").stat().st_size > 0
     again = kstp(*args)
     assert again.exit_code == 0 and "prerequisite" in again.stdout
+    report = kstp("report", "scaffolding", "--dataset", "frcsub", "--out", tmp_path / "report", "--json")
+    assert report.exit_code == 0, report.output
+    rows = json.loads(report.stdout)
+    assert [(r["model"], r["strategy"]) for r in rows] == [("smollm2", "none"), ("smollm2", "prerequisite")]
+    assert [r["correct"] for r in rows] == table["correct"].tolist()
+    assert (tmp_path / "report/scaffolding_gain_frcsub.png").exists()
+    assert kstp("report", "scaffolding", "--dataset", "nothing").exit_code == 1
     bad = kstp("evaluate", "scaffolding", "--dataset", "frcsub", "--model", "m", "--gen-kwargs", "temp=1")
     assert bad.exit_code == 2 and "unknown key 'temp'" in bad.stderr

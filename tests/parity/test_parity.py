@@ -388,7 +388,7 @@ def test_parity_rqeval_queries(store, tmp_path):
 # ---- paper 1 NB2 and §3.2 queries ------------------------------------------------------------
 #: Checked by the two tests below, not by check_all.
 RUN_QUERIES.update({"exemplar_pool", "scaffolding_responses", "framework_outline", "concept_examples",
-                    "concept_links"})
+                    "concept_links", "evaluator_runs"})
 
 
 def test_parity_scaffolding_and_annotation_queries(store):
@@ -429,6 +429,11 @@ def test_parity_scaffolding_and_annotation_queries(store):
     assert got["responseId"].tolist() == ["k1", "k2", "k3"]  # question, then strategy order
     assert [list(e) for e in got["exemplars"]] == [[], questions[2:5], questions[5:8]]
     assert got["strategy"].tolist() == ["none", "prerequisite", "random"]
+    other, _ = open_run(store, RunSpec("scaffolding", "1.0", "big", "openai", DATASET, Sampling(), "t" * 64))
+    open_run(store, RunSpec("answers", "1.0", "big", "openai", DATASET, Sampling(), "t" * 64))
+    runs = store.frame("evaluator_runs", {"evaluator": "scaffolding", "dataset": DATASET})
+    assert runs[["runId", "model", "status"]].values.tolist() == [[other, "big", "running"],
+                                                                  [run_id, "tiny", "running"]]
 
 
 def test_parity_real_coherence_map_outline_and_examples(store, data_root):

@@ -350,7 +350,7 @@ PARITY_CASES = [
     ("concept_examples", {"framework": "t"}), ("concept_links", {"dataset": "ds"}),
 ]
 #: Need a run in the graph; their Ladybug parity is in tests/parity/test_parity.py.
-RUN_QUERIES = {"runs_of", "responses_by_id", "run_responses", "scaffolding_responses"}
+RUN_QUERIES = {"runs_of", "responses_by_id", "run_responses", "scaffolding_responses", "evaluator_runs"}
 
 
 def test_parity_cases_cover_every_registered_query():
