@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import hashlib
 import random
+from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -118,16 +119,23 @@ def build_prompt(text: str, exemplars: Sequence[Exemplar] = ()) -> list[Message]
 
 def _same_skill(concepts: Mapping[str, set[str]], pool: Sequence[str]) -> dict[str, list[str]]:
     """For each question of ``pool``, the other pool questions sharing a concept with it (pool order)."""
-    return {q: [p for p in pool if p != q and concepts.get(q, set()) & concepts.get(p, set())] for q in pool}
+    order = {q: i for i, q in enumerate(pool)}
+    by_concept: dict[str, set[str]] = defaultdict(set)
+    for q in pool:
+        for c in concepts.get(q, ()):
+            by_concept[c].add(q)
+    return {q: sorted(set().union(*(by_concept[c] for c in concepts.get(q, ()))) - {q}, key=order.__getitem__)
+            for q in pool}
 
 
 def _prerequisites(edges: Sequence[tuple[str, str]], pool: Sequence[str]) -> dict[str, list[str]]:
     """Pre(q) within ``pool`` for each pool question, in pool order."""
-    members, pre = set(pool), {q: set() for q in pool}
+    order = {q: i for i, q in enumerate(pool)}
+    pre: dict[str, set[str]] = {q: set() for q in pool}
     for p, q in edges:
-        if p in members and q in members and p != q:
+        if p in order and q in order and p != q:
             pre[q].add(p)
-    return {q: [p for p in pool if p in pre[q]] for q in pool}
+    return {q: sorted(ps, key=order.__getitem__) for q, ps in pre.items()}
 
 
 def common_subset(pool: Sequence[str], concepts: Mapping[str, set[str]], edges: Sequence[tuple[str, str]],
@@ -319,7 +327,10 @@ def _candidates(pool: pd.DataFrame, targets: list[str], concepts, edges, strateg
     ids = pool["questionId"].tolist()
     out: dict[str, dict[str, list[str]]] = {"none": dict.fromkeys(targets, [])}
     types = dict(zip(ids, pool["answerType"].fillna(""), strict=True))
-    out["random"] = {q: [p for p in ids if p != q and types[p] == types[q]] for q in targets}
+    by_type: dict[str, list[str]] = defaultdict(list)
+    for q in ids:
+        by_type[types[q]].append(q)
+    out["random"] = {q: [p for p in by_type[types[q]] if p != q] for q in targets}
     same = _same_skill(concepts, ids)
     out["same-skill"] = {q: same[q] for q in targets}
     pre = _prerequisites(edges, ids)
