@@ -39,7 +39,7 @@ import hashlib
 import json
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import pandas as pd
 
@@ -260,8 +260,7 @@ def annotate(store: GraphStore, backend: Backend, dataset: str, framework: str, 
     if outline.empty:
         raise UnknownIdError(f"framework {framework!r} has no concept inside a cluster; ingest it first "
                              "(kstp ingest standards)")
-    sampling = Sampling(n=1, temperature=sampling.temperature, top_p=sampling.top_p, max_tokens=sampling.max_tokens,
-                        seed=sampling.seed, stop=sampling.stop, json_schema=sampling.json_schema)
+    sampling = replace(sampling, n=1)
     spec = RunSpec(NAME, VERSION, backend.model, backend.name, dataset, sampling, TEMPLATE_HASH,
                    {"framework": framework, "retries": retries,
                     "questions": questions["questionId"].tolist() if limit is not None else "all"})
