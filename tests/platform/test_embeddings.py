@@ -43,3 +43,20 @@ def test_resolve_and_missing_model(tmp_path, monkeypatch):
         get_embedding_model("bge-m3")
     with pytest.raises(ConfigError, match="empty embedding model name"):
         get_embedding_model("")
+
+
+def test_vectors_and_id_lists_are_stored_idempotently(store):
+    """List properties (Question.embedding, Response.exemplars) diff like scalars on re-write."""
+    import pandas as pd
+
+    from kstp.platform.store import WriteReport
+
+    rows = pd.DataFrame({"id": ["a", "b"], "embedding": [[0.5, 0.25], None], "embeddingModel": ["m", None]})
+    assert store.write_nodes("Question", rows) == WriteReport(created=2)
+    assert store.write_nodes("Question", rows) == WriteReport(unchanged=2)
+    rows.at[1, "embedding"] = [1.0, 0.0]
+    assert store.write_nodes("Question", rows) == WriteReport(updated=1, unchanged=1)
+    exemplars = pd.DataFrame({"id": ["r"], "exemplars": [["a", "b"]]})
+    assert store.write_nodes("Response", exemplars) == WriteReport(created=1)
+    assert store.write_nodes("Response", exemplars) == WriteReport(unchanged=1)
+    assert store.write_nodes("Response", exemplars.assign(exemplars=[["b", "a"]])) == WriteReport(updated=1)
