@@ -214,8 +214,8 @@ def _ask(store: GraphStore, backend: Backend, run_id: str, learner: str, stage: 
             parsed = parse_ids(None if pd.notna(row["error"]) else row["text"], requests[q][1])
             outcome[q] = _Outcome(parsed.ids, outcome[q].dropped + parsed.dropped, attempt + 1, parsed.valid)
             verdicts.append({"id": keys[q], "extracted": json.dumps(list(parsed.ids)) if parsed.valid else None,
-                             "verdict": "valid" if parsed.valid else
-                             (row["error"] if pd.notna(row["error"]) else "invalid JSON")})
+                             "verdict": "valid" if parsed.valid else row["error"] if pd.notna(row["error"])
+                             else "invalid JSON (truncated)" if row["finishReason"] == "length" else "invalid JSON"})
         store.write_nodes("Response", pd.DataFrame(verdicts))
         open_ = [q for q in open_ if not outcome[q].valid]
     return outcome, generated
