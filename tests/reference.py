@@ -231,3 +231,31 @@ def nextstep_attempts(rows) -> list[list]:
     kept = sorted((r for r in rows.to_dict("records") if isinstance(r["cellKey"], str)),
                   key=lambda r: (r["cellKey"], r["attempt"]))
     return [[r["id"], r["cellKey"], r["attempt"], r["condition"], r["verdict"]] for r in kept]
+
+
+# ---- paper 1 NB2 and §3.2: scaffolding exemplars, concept annotation ------------------------
+def framework_outline(raw: dict, framework: str) -> set[tuple]:
+    """(clusterId, clusterName, domainName, grade, conceptId, code) of every standard of a
+    Coherence Map JSON whose cluster is in the file; the domain part None where the domain is not;
+    cluster names as plain text (tags dropped, entities decoded)."""
+    import html
+    import re
+
+    out = set()
+    for sid, s in raw["standards"].items():
+        cluster = raw["clusters"].get(str(s["ccmathcluster_id"]))
+        if cluster is None:
+            continue
+        domain = raw["domains"].get(str(cluster["ccmathdomain_id"]))
+        name = " ".join(html.unescape(re.sub(r"<[^>]+>", " ", cluster.get("name") or "")).split()) or None
+        out.add((f"{framework}:{cluster['id']}", name, domain.get("name") if domain else None,
+                 domain.get("grade") if domain else None, f"{framework}:{s.get('id', sid)}", s.get("code")))
+    return out
+
+
+def concept_examples(raw: dict, framework: str) -> set[tuple[str, str]]:
+    """(conceptId, code) of every standard whose example problem has text beyond HTML tags."""
+    import re
+
+    return {(f"{framework}:{s.get('id', sid)}", s.get("code")) for sid, s in raw["standards"].items()
+            if re.sub(r"<[^>]+>|&nbsp;|\s", "", s.get("example_problem") or "")}

@@ -9,6 +9,7 @@ from __future__ import annotations
 import click
 
 from kstp import __version__
+from kstp.cli.annotate import annotate
 from kstp.cli.dagmath import evaluate_dagmath, ingest_cot, report_dagmath
 from kstp.cli.db import db
 from kstp.cli.demo import demo
@@ -23,6 +24,7 @@ from kstp.cli.output import KstpGroup
 from kstp.cli.query import query
 from kstp.cli.report import report
 from kstp.cli.rqeval import evaluate_rqeval, report_rqeval, rqeval
+from kstp.cli.scaffolding import scaffolding, scaffolding_report
 from kstp.cli.validate import validate
 from kstp.platform.errors import KstpError
 from kstp.platform.settings import graph_target
@@ -74,3 +76,6 @@ report.add_command(report_rqeval, "rqeval")
 evaluate.add_command(nextstep_evaluate, "nextstep")
 report.add_command(nextstep_report, "nextstep")
 cli.add_command(catalogue)
+cli.add_command(annotate)
+evaluate.add_command(scaffolding, "scaffolding")
+report.add_command(scaffolding_report, "scaffolding")

@@ -14,8 +14,8 @@ from kstp.cli.output import dumps, err_console, status
 from kstp.platform.errors import ConfigError
 from kstp.platform.inference import Backend, Sampling, backend_names, get_backend
 
-__all__ = ["GEN_KEYS", "backend_options", "parse_kwargs", "parse_sampling", "start_backend", "progress_bar",
-           "write_run_files"]
+__all__ = ["GEN_KEYS", "backend_options", "model_options", "parse_kwargs", "parse_sampling", "start_backend",
+           "progress_bar", "write_run_files"]
 
 #: Keys --gen-kwargs accepts (the rest of Sampling is set by options or by the method).
 GEN_KEYS = ("temperature", "top_p", "max_tokens", "stop")
@@ -38,6 +38,18 @@ def backend_options(command: Callable) -> Callable:
     )):
         command = option(command)
     return command
+
+
+def model_options(command: Callable) -> Callable:
+    """Add --model, --gen-kwargs and --seed, then :func:`backend_options`."""
+    for option in reversed((
+        click.option("--model", required=True, help="Model name (as the server knows it), a vLLM model path, or, "
+                     "for --backend local, smollm2 or a GGUF path."),
+        click.option("--gen-kwargs", help="Sampling k=v,...: temperature, top_p, max_tokens, stop."),
+        click.option("--seed", type=int, default=42, show_default=True, help="Sampling seed (and selection seed)."),
+    )):
+        command = option(command)
+    return backend_options(command)
 
 
 def parse_kwargs(text: str | None, option: str) -> dict:

@@ -239,7 +239,7 @@ def read_concept_map(path: str | Path, dataset: str, framework: str, known: set[
 
 
 def read_items_jsonl(path: str | Path, dataset: str, framework: str | None, known: set[str]) -> ItemSet:
-    """Read items as JSON lines: ``{"id", "text", "answer", "type", "concepts": [...]}``.
+    """Read items as JSON lines: ``{"id", "text", "answer", "type", "solution", "concepts": [...]}``.
 
     ``concepts`` (optional) are local ids of ``framework``, which must be in the graph.
 
@@ -252,7 +252,7 @@ def read_items_jsonl(path: str | Path, dataset: str, framework: str | None, know
     """
     path = require_file(path)
     seen: dict[str, int] = {}
-    questions, links = [], []
+    questions, links, solutions = [], [], []
     for number, line in enumerate(path.read_text().splitlines(), 1):
         if not line.strip():
             continue
@@ -274,9 +274,13 @@ def read_items_jsonl(path: str | Path, dataset: str, framework: str | None, know
         questions.append({"localId": qid, "text": item.get("text"),
                           "answer": None if answer is None else str(answer),
                           "answerType": item.get("type"), "position": len(questions) + 1})
+        solutions.append(item.get("solution"))
         links += [(scoped(dataset, qid), scoped(framework, c)) for c in dict.fromkeys(concepts)]
     assesses = pd.DataFrame(links, columns=["from_id", "to_id"]).assign(source=path.name)
-    return ItemSet(dataset, path.name, _questions(dataset, questions), assesses)
+    frame = _questions(dataset, questions)
+    if any(solutions):  # worked solutions, shown with in-context exemplars (paper 1 NB2)
+        frame["solution"] = solutions
+    return ItemSet(dataset, path.name, frame, assesses)
 
 
 def write_items(store: GraphStore, items: ItemSet) -> LoadReport:

@@ -118,7 +118,7 @@ def read_coherence_map(path: str | Path, framework: str = "ccss",
     rows = []
     for c in clusters.values():
         domain = domains.get(c["ccmathdomain_id"])
-        rows.append({"id": scoped(framework, c["id"]), "code": c.get("ordinal"), "name": c.get("name"),
+        rows.append({"id": scoped(framework, c["id"]), "code": c.get("ordinal"), "name": _text(c.get("name")),
                      "domain": scoped(framework, c["ccmathdomain_id"]) if domain else None,
                      "grade": domain.get("grade") if domain else None})
     cluster_rows = pd.DataFrame(rows)

@@ -24,7 +24,8 @@ __all__ = ["LadybugStore", "MAX_PATH_LENGTH"]
 #: Longest variable-length path Ladybug follows. Its default, 30, silently truncates
 #: ``*1..`` closures on deeper prerequisite chains; acyclic graphs need at most n - 1.
 MAX_PATH_LENGTH = 100_000
-_ARROW = {"STRING": pa.string(), "DOUBLE": pa.float64(), "INT64": pa.int64(), "BOOLEAN": pa.bool_()}
+_ARROW = {"STRING": pa.string(), "DOUBLE": pa.float64(), "INT64": pa.int64(), "BOOLEAN": pa.bool_(),
+          "STRING[]": pa.list_(pa.string()), "DOUBLE[]": pa.list_(pa.float64())}
 
 
 def _arrow(rows: pd.DataFrame, properties) -> pa.Table:

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from importlib import resources
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from kstp.platform import schema
@@ -37,7 +38,16 @@ class WriteReport:
 
 
 def _same(a: pd.Series, b: pd.Series) -> pd.Series:
+    if a.dtype == object or b.dtype == object:  # list properties arrive as lists or arrays
+        a, b = a.map(_plain), b.map(_plain)
     return (a == b) | (a.isna() & b.isna())
+
+
+def _plain(value):
+    """A list-like value as a tuple (comparable with ``==``); anything else unchanged."""
+    if isinstance(value, np.ndarray):
+        return tuple(value.tolist())
+    return tuple(value) if isinstance(value, list) else value
 
 
 class GraphStore:

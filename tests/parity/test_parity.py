@@ -411,3 +411,69 @@ def test_parity_nextstep_run_queries(store):
     got = store.frame("nextstep_responses", {"runId": run_id})
     assert got[["responseId", "cellKey", "attempt", "condition", "verdict"]].values.tolist() == \
         ref.nextstep_attempts(rows)
+
+
+# ---- paper 1 NB2 and §3.2 queries ------------------------------------------------------------
+#: Checked by the two tests below, not by check_all.
+RUN_QUERIES.update({"exemplar_pool", "scaffolding_responses", "framework_outline", "concept_examples",
+                    "concept_links", "evaluator_runs"})
+
+
+def test_parity_scaffolding_and_annotation_queries(store):
+    """Exemplar pool, scaffolding responses and concept links read back exactly what was written."""
+    from kstp.platform.inference import Sampling
+    from kstp.platform.runs import RunSpec, open_run, write_responses
+
+    edges, qc, answers = generated(7, questions=12)
+    build(store, edges, qc, answers)
+    rng = random.Random(7)
+    questions = sorted(qc)
+    written = pd.DataFrame({"id": questions, "text": [f"text {q}" for q in questions],
+                            "answer": [str(rng.randint(0, 9)) for _ in questions],
+                            "answerType": [rng.choice(["number", "choice", None]) for _ in questions],
+                            "solution": [rng.choice([None, f"because {q}"]) for q in questions],
+                            "embedding": [[rng.random() for _ in range(4)] if i % 3 else None
+                                          for i, _ in enumerate(questions)],
+                            "embeddingModel": [("m" if i % 3 else None) for i, _ in enumerate(questions)]})
+    store.write_nodes("Question", written)
+    pool = store.frame("exemplar_pool", {"dataset": DATASET})
+    assert pool["questionId"].tolist() == questions  # position order
+    for column in ("text", "answer", "answerType", "solution", "embeddingModel"):
+        assert [None if pd.isna(v) else v for v in pool[column]] == [None if pd.isna(v) else v
+                                                                     for v in written[column]]
+    assert [None if v is None else list(v) for v in pool["embedding"]] == written["embedding"].tolist()
+    links = [(q, c) for q, cs in qc.items() for c in sorted(cs)]
+    relabelled = pd.DataFrame(links[::2], columns=["from_id", "to_id"]).assign(source="llm:m", runId="r1")
+    store.write_relationships("ASSESSES", "Question", "Concept", relabelled)
+    got = store.frame("concept_links", {"dataset": DATASET})
+    want = {(q, c, "llm:m" if k % 2 == 0 else None, "r1" if k % 2 == 0 else None) for k, (q, c) in enumerate(links)}
+    assert {tuple(None if pd.isna(v) else v for v in row) for row in got.itertuples(index=False)} == want
+    run_id, _ = open_run(store, RunSpec("scaffolding", "1.0", "tiny", "local", DATASET, Sampling(), "t" * 64))
+    rows = pd.DataFrame({"id": ["k1", "k2", "k3"], "question": [questions[0], questions[0], questions[1]],
+                         "sampleIndex": [0, 0, 0], "strategy": ["none", "prerequisite", "random"],
+                         "exemplars": [[], questions[2:5], questions[5:8]], "correct": [True, False, None]})
+    write_responses(store, run_id, "l00", rows)
+    got = store.frame("scaffolding_responses", {"runId": run_id})
+    assert got["responseId"].tolist() == ["k1", "k2", "k3"]  # question, then strategy order
+    assert [list(e) for e in got["exemplars"]] == [[], questions[2:5], questions[5:8]]
+    assert got["strategy"].tolist() == ["none", "prerequisite", "random"]
+    other, _ = open_run(store, RunSpec("scaffolding", "1.0", "big", "openai", DATASET, Sampling(), "t" * 64))
+    open_run(store, RunSpec("answers", "1.0", "big", "openai", DATASET, Sampling(), "t" * 64))
+    runs = store.frame("evaluator_runs", {"evaluator": "scaffolding", "dataset": DATASET})
+    assert runs[["runId", "model", "status"]].values.tolist() == [[other, "big", "running"],
+                                                                  [run_id, "tiny", "running"]]
+
+
+def test_parity_real_coherence_map_outline_and_examples(store, data_root):
+    from kstp.loaders.standards import load_standards
+
+    path = data_root / "standards/nys_concepts.json"
+    load_standards(store, path)
+    raw = json.loads(path.read_text())
+    outline = store.frame("framework_outline", {"framework": "ccss"})
+    assert as_set(outline, "clusterId", "clusterName", "domainName", "grade", "conceptId", "code") == \
+        ref.framework_outline(raw, "ccss")
+    assert len(outline) == 480 and outline["description"].notna().all()
+    examples = store.frame("concept_examples", {"framework": "ccss"})
+    assert as_set(examples, "conceptId", "code") == ref.concept_examples(raw, "ccss")
+    assert len(examples) == 326

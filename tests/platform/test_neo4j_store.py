@@ -347,9 +347,12 @@ PARITY_CASES = [
     ("rqeval_items", {"dataset": "ds"}), ("rqeval_responses", {"runId": "run1"}),
     ("rqeval_scores", {"evaluator": "rqeval"}),
     ("concept_descriptions", {"framework": "t"}),
+    ("exemplar_pool", {"dataset": "ds"}), ("framework_outline", {"framework": "t"}),
+    ("concept_examples", {"framework": "t"}), ("concept_links", {"dataset": "ds"}),
 ]
 #: Need a run in the graph; their Ladybug parity is in tests/parity/test_parity.py.
-RUN_QUERIES = {"runs_of", "responses_by_id", "run_responses", "run_by_id", "nextstep_responses"}
+RUN_QUERIES = {"runs_of", "responses_by_id", "run_responses", "run_by_id", "nextstep_responses",
+               "scaffolding_responses", "evaluator_runs"}
 
 
 def test_parity_cases_cover_every_registered_query():

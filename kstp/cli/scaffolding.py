@@ -1,0 +1,124 @@
+"""``kstp evaluate scaffolding``: scaffolding gain of in-context exemplars (paper 1, NB2)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+import pandas as pd
+
+from kstp.cli.models import model_options, parse_sampling, progress_bar, start_backend
+from kstp.cli.output import dumps, emit, get_store, json_option, message, print_table, status
+from kstp.evaluators import scaffolding as scaffolding_evaluator
+from kstp.platform.embeddings import ALIASES, DEFAULT_MODEL, get_embedding_model
+from kstp.platform.plots import grouped_bars
+
+__all__ = ["scaffolding", "scaffolding_report"]
+
+@click.command()
+@click.option("--dataset", required=True, help="Dataset with questions, concepts and derived question prerequisites.")
+@model_options
+@click.option("--strategy", "strategies", multiple=True, type=click.Choice(scaffolding_evaluator.STRATEGIES),
+              help="Exemplar strategy (repeatable; default: all five; 'none' is always included).")
+@click.option("--k", "k", type=click.IntRange(min=1), default=scaffolding_evaluator.K, show_default=True,
+              help="Exemplars per prompt.")
+@click.option("--embedding-model", default=DEFAULT_MODEL, show_default=True,
+              help=f"Sentence-embedding model of the similarity strategy: {', '.join(ALIASES)} or a local folder.")
+@click.option("--limit", type=click.IntRange(min=1), help="Only the first N questions of the common subset.")
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=Path("results"), show_default=True,
+              help="Folder for scaffolding_<dataset>.csv/.json and scaffolding_gain_<dataset>.png.")
+@json_option
+@click.pass_context
+def scaffolding(ctx, dataset, model, backend, base_url, model_args, gen_kwargs, seed, concurrency, resume,
+                strategies, k, embedding_model, limit, out, as_json) -> None:
+    """Measure the scaffolding gain of five exemplar strategies (paper 1, NB2, Eq. 5).
+
+    Each target of the common subset (at least k prerequisites and k same-skill
+    questions) is answered with no context and with k worked exemplars chosen at
+    random (same item type), by shared concept, by embedding similarity and from
+    its prerequisites. SG = (|K+| - |K|) / |Q| per strategy. Every completion is a
+    Response with its strategy and exemplar ids; re-running resumes.
+
+    \b
+    Examples:
+      kstp evaluate scaffolding --dataset probability_pks --model smollm2 --backend local \\
+          --embedding-model minilm --limit 5 --gen-kwargs max_tokens=64
+      kstp evaluate scaffolding --dataset xes --model Qwen/Qwen2.5-7B-Instruct \\
+          --base-url http://127.0.0.1:8000/v1 --out results/
+    """
+    sampling = parse_sampling(gen_kwargs, seed=seed)
+    chosen = tuple(dict.fromkeys(("none", *strategies))) if strategies else scaffolding_evaluator.STRATEGIES
+    store = get_store(ctx)
+    embedder = None
+    if "similarity" in chosen:
+        with status(f"loading the embedding model {embedding_model}"):
+            embedder = get_embedding_model(embedding_model)
+    engine = start_backend(backend, model, model_args, base_url, concurrency, seed)
+    try:
+        with progress_bar(f"{model} on {dataset}") as progress:
+            result = scaffolding_evaluator.evaluate(store, engine, dataset, sampling, embedder, chosen, k, seed, limit,
+                                                    new_run=not resume, progress=progress)
+    finally:
+        engine.close()
+    table = result.table()
+    out.mkdir(parents=True, exist_ok=True)
+    table.to_csv(out / f"scaffolding_{dataset}.csv")
+    summary = {"runId": result.run_id, "resumed": result.resumed, "model": model, "dataset": dataset,
+               "questions": len(result.questions), "generatedNow": result.generated,
+               "strategies": table.reset_index().to_dict("records")}
+    (out / f"scaffolding_{dataset}.json").write_text(dumps(summary) + "\n")
+    _figure({model: table}, dataset, out)
+    if as_json:
+        emit(summary)
+    else:
+        print_table(table.reset_index(), f"Scaffolding gain of {model} on {dataset} (paper 1, Figure 3 shape)")
+        failed = int(result.responses["error"].notna().sum())
+        if failed:
+            message(f"{failed} completions failed (recorded, counted as incorrect); re-run to retry transport failures")
+        message(f"wrote {out}/scaffolding_{dataset}.csv, .json and scaffolding_gain_{dataset}.png")
+
+
+
+def _figure(tables: dict[str, pd.DataFrame], dataset: str, out: Path) -> Path | None:
+    """Figure 3 layout: one bar group per model, one bar per strategy (SG)."""
+    gains = pd.DataFrame({model: table["scaffoldingGain"].drop(index="none", errors="ignore")
+                          for model, table in tables.items()})
+    if gains.empty:
+        return None
+    return grouped_bars(gains, out / f"scaffolding_gain_{dataset}.png", f"Scaffolding gain on {dataset}",
+                        "SG = (|K+| - |K|) / |Q|")
+
+
+@click.command("scaffolding")
+@click.option("--dataset", required=True, help="Dataset of the scaffolding runs.")
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=Path("results"), show_default=True,
+              help="Folder for scaffolding_report_<dataset>.csv and scaffolding_gain_<dataset>.png.")
+@json_option
+@click.pass_context
+def scaffolding_report(ctx, dataset: str, out: Path, as_json: bool) -> None:
+    """Recompute the scaffolding table and Figure 3 of every model from stored responses.
+
+    Takes each model's latest scaffolding run on the dataset; no inference.
+
+    \b
+    Examples:
+      kstp report scaffolding --dataset xes --out results/
+    """
+    store = get_store(ctx)
+    runs = store.frame("evaluator_runs", {"evaluator": scaffolding_evaluator.NAME, "dataset": dataset})
+    if runs.empty:
+        message(f"no scaffolding run on {dataset!r}; run kstp evaluate scaffolding first")
+        ctx.exit(1)
+    latest = runs.drop_duplicates("model")
+    tables = {r.model: scaffolding_evaluator.aggregate(store.frame("scaffolding_responses", {"runId": r.runId}))
+              for r in latest.itertuples()}
+    rows = pd.concat({m: t for m, t in tables.items()}, names=["model"]).reset_index()
+    rows = rows.merge(latest[["model", "runId", "status"]], on="model")
+    out.mkdir(parents=True, exist_ok=True)
+    rows.to_csv(out / f"scaffolding_report_{dataset}.csv", index=False)
+    figure = _figure(tables, dataset, out)
+    if as_json:
+        emit(rows)
+    else:
+        print_table(rows, f"Scaffolding gain on {dataset} (paper 1, Figure 3)")
+        message(f"wrote {out}/scaffolding_report_{dataset}.csv" + (f" and {figure.name}" if figure else ""))

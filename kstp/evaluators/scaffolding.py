@@ -1,0 +1,465 @@
+"""Paper 1, NB2: scaffolding gain, i.e. what in-context exemplars add to a model's knowledge state.
+
+For each target question q the model answers with k = 3 worked exemplars chosen by
+one of five strategies:
+
+- ``none``: no exemplar (the baseline knowledge state K);
+- ``random``: k questions drawn at random among those of the same item type
+  (``Question.answerType``);
+- ``same-skill``: k drawn among the questions that share at least one concept with q;
+- ``similarity``: the k questions nearest to q by cosine similarity of sentence
+  embeddings (stored as ``Question.embedding``, model configurable, BGE-M3 by default);
+- ``prerequisite``: k drawn from Pre(q), q's direct question prerequisites
+  (``PREREQUISITE_OF``; derive them first).
+
+All strategies are evaluated on one common subset Q: the targets for which both the
+prerequisite and the same-skill selection find at least k exemplars. An exemplar is
+never the target. Each exemplar shows its problem (options included, for multiple
+choice), its solution where the dataset has one, and its answer in ``\\boxed{}``;
+then comes the target in the prompt of the answer evaluation
+(:mod:`kstp.evaluators.answers`). Selection is seeded per (seed, strategy, question),
+so a target's exemplars do not depend on which other targets are asked.
+
+The scaffolding gain of strategy s (Eq. 5) is
+
+    SG(s) = (|K+_s| - |K|) / |Q|,
+
+K+_s the targets answered correctly (primary sample) with strategy s, K those answered
+correctly without context; higher is better, and it is negative when exemplars hurt.
+
+Every completion is stored as a Response with its ``strategy`` and the ids of its
+``exemplars`` before it is graded; a completion is keyed by (model, prompt, sampling,
+sample, strategy), so two strategies that happen to build the same prompt keep
+separate Responses. Scaffolded answers are not the model's ANSWERED edges: those
+belong to the answer evaluation without context.
+
+References
+----------
+Cui, Do, Sachan 2026, "Do LLMs Exhibit Coherent Knowledge Structures in Mathematical
+Reasoning?", §3.3.1 Eq. 5, §4, §5.2 and Figure 3 (arXiv 2609.05245).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+from collections import defaultdict
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from kstp.evaluators.answers import SYSTEM_PROMPT, USER_TEMPLATE, score_item
+from kstp.platform.embeddings import EmbeddingModel, top_k_cosine
+from kstp.platform.errors import ConfigError, UnknownIdError
+from kstp.platform.inference import Backend, Message, Sampling, cache_key, prompt_hash
+from kstp.platform.runs import RunSpec, finish_run, model_learner_id, now, open_run, pending, write_responses
+from kstp.platform.store import GraphStore
+
+__all__ = ["NAME", "VERSION", "STRATEGIES", "HIGHER_IS_BETTER", "K", "Exemplar", "build_prompt", "common_subset",
+           "select_exemplars", "scaffolding_gain", "aggregate", "embed_questions", "ScaffoldingResult", "evaluate"]
+
+NAME = "scaffolding"
+VERSION = "1.0"
+#: The five exemplar strategies, baseline first (the order of the table and Figure 3).
+STRATEGIES = ("none", "random", "same-skill", "similarity", "prerequisite")
+HIGHER_IS_BETTER = {"accuracy": True, "scaffoldingGain": True}
+#: Exemplars per prompt (paper 1 §4).
+K = 3
+EXEMPLAR_TEMPLATE = "Example {number}:\nProblem:\n{text}\n{solution}Answer: \\boxed{{{answer}}}"
+INTRO = "Here are worked examples of related problems.\n\n"
+OUTRO = "\n\nNow solve the following problem.\n"
+#: Hash of the prompt templates, stored on the Run so a template change is a new configuration.
+TEMPLATE_HASH = hashlib.sha256("\x00".join((SYSTEM_PROMPT, USER_TEMPLATE, EXEMPLAR_TEMPLATE, INTRO, OUTRO))
+                               .encode()).hexdigest()
+#: Prompts per generate call: a killed run loses at most one such chunk of work.
+CHUNK = 32
+
+
+@dataclass(frozen=True)
+class Exemplar:
+    """What an in-context exemplar shows: its problem, solution (optional) and answer."""
+
+    question_id: str
+    text: str
+    answer: str
+    solution: str | None = None
+
+
+def build_prompt(text: str, exemplars: Sequence[Exemplar] = ()) -> list[Message]:
+    """The chat for one target: worked exemplars (if any), then the target problem.
+
+    Without exemplars it is exactly the prompt of the answer evaluation.
+
+    Examples
+    --------
+    >>> chat = build_prompt("2 + 5?", [Exemplar("d:q1", "1 + 1?", "2", "One and one make two.")])
+    >>> print(chat[1]["content"])
+    Here are worked examples of related problems.
+    <BLANKLINE>
+    Example 1:
+    Problem:
+    1 + 1?
+    Solution: One and one make two.
+    Answer: \\boxed{2}
+    <BLANKLINE>
+    Now solve the following problem.
+    Problem:
+    2 + 5?
+    """
+    target = USER_TEMPLATE.format(text=text)
+    if exemplars:
+        shown = "\n\n".join(EXEMPLAR_TEMPLATE.format(number=i, text=e.text, answer=e.answer,
+                                                     solution=f"Solution: {e.solution}\n" if e.solution else "")
+                            for i, e in enumerate(exemplars, 1))
+        target = INTRO + shown + OUTRO + target
+    return [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": target}]
+
+
+def _same_skill(concepts: Mapping[str, set[str]], pool: Sequence[str]) -> dict[str, list[str]]:
+    """For each question of ``pool``, the other pool questions sharing a concept with it (pool order)."""
+    order = {q: i for i, q in enumerate(pool)}
+    by_concept: dict[str, set[str]] = defaultdict(set)
+    for q in pool:
+        for c in concepts.get(q, ()):
+            by_concept[c].add(q)
+    return {q: sorted(set().union(*(by_concept[c] for c in concepts.get(q, ()))) - {q}, key=order.__getitem__)
+            for q in pool}
+
+
+def _prerequisites(edges: Sequence[tuple[str, str]], pool: Sequence[str]) -> dict[str, list[str]]:
+    """Pre(q) within ``pool`` for each pool question, in pool order."""
+    order = {q: i for i, q in enumerate(pool)}
+    pre: dict[str, set[str]] = {q: set() for q in pool}
+    for p, q in edges:
+        if p in order and q in order and p != q:
+            pre[q].add(p)
+    return {q: sorted(ps, key=order.__getitem__) for q, ps in pre.items()}
+
+
+def common_subset(pool: Sequence[str], concepts: Mapping[str, set[str]], edges: Sequence[tuple[str, str]],
+                  k: int = K) -> list[str]:
+    """The targets on which every strategy is evaluated.
+
+    Parameters
+    ----------
+    pool : sequence of str
+        Question ids that can be targets and exemplars (with text and a gold answer).
+    concepts : mapping of str to set of str
+        Each question's concepts (``ASSESSES``).
+    edges : sequence of (str, str)
+        Question prerequisite pairs ``(p, q)``: p is a prerequisite of q.
+    k : int
+        Exemplars per prompt.
+
+    Returns
+    -------
+    list of str
+        The pool questions (pool order) with at least ``k`` prerequisites and at least
+        ``k`` same-skill questions in the pool, the target itself not counted.
+
+    Examples
+    --------
+    >>> concepts = {"a": {"x"}, "b": {"x"}, "c": {"x", "y"}, "d": {"y"}}
+    >>> edges = [("a", "c"), ("b", "c"), ("d", "c"), ("a", "d")]
+    >>> common_subset(["a", "b", "c", "d"], concepts, edges, k=2)
+    ['c']
+    """
+    same, pre = _same_skill(concepts, pool), _prerequisites(edges, pool)
+    return [q for q in pool if len(same[q]) >= k and len(pre[q]) >= k]
+
+
+def _rng(seed: int, strategy: str, question: str) -> random.Random:
+    return random.Random(f"{seed}:{strategy}:{question}")
+
+
+def select_exemplars(strategy: str, target: str, candidates: Sequence[str], k: int = K,
+                     seed: int = 42) -> list[str]:
+    """Pick the exemplars of ``target`` from its strategy's candidates.
+
+    Parameters
+    ----------
+    strategy : str
+        One of :data:`STRATEGIES`.
+    candidates : sequence of str
+        The strategy's candidates for this target, target excluded: same item type
+        (``random``), shared concept (``same-skill``), Pre(q) (``prerequisite``), or the
+        pool ordered by decreasing similarity (``similarity``, of which the first ``k``
+        are taken). Ignored for ``none``.
+    seed : int
+        Seeds a generator per (seed, strategy, target).
+
+    Returns
+    -------
+    list of str
+        ``min(k, len(candidates))`` ids, in the order they are shown.
+
+    Raises
+    ------
+    ConfigError
+        On an unknown strategy.
+
+    Examples
+    --------
+    >>> select_exemplars("similarity", "q", ["b", "a", "c", "d"], k=3)
+    ['b', 'a', 'c']
+    >>> select_exemplars("none", "q", ["a", "b"])
+    []
+    >>> pool = ["a", "b", "c", "d"]
+    >>> select_exemplars("random", "q", pool, seed=1) == select_exemplars("random", "q", pool, seed=1)
+    True
+    """
+    if strategy not in STRATEGIES:
+        raise ConfigError(f"unknown exemplar strategy {strategy!r}; use one of {', '.join(STRATEGIES)}")
+    if strategy == "none":
+        return []
+    if strategy == "similarity":
+        return list(candidates[:k])
+    return _rng(seed, strategy, target).sample(list(candidates), min(k, len(candidates)))
+
+
+def scaffolding_gain(correct: Mapping[str, set[str]], questions: Sequence[str]) -> dict[str, float]:
+    """Eq. 5: SG(s) = (|K+_s| - |K|) / |Q| for every strategy s but ``none``.
+
+    Parameters
+    ----------
+    correct : mapping of str to set of str
+        Per strategy, the targets answered correctly (must include ``none``: K).
+    questions : sequence of str
+        The common subset Q.
+
+    Returns
+    -------
+    dict of str to float
+        SG per strategy, in [-1, 1]; NaN for an empty Q.
+
+    Raises
+    ------
+    ConfigError
+        When ``correct`` has no ``none`` entry.
+
+    Examples
+    --------
+    >>> q = ["q1", "q2", "q3", "q4"]
+    >>> scaffolding_gain({"none": {"q1"}, "prerequisite": {"q1", "q2", "q3"}, "random": set()}, q)
+    {'prerequisite': 0.5, 'random': -0.25}
+    """
+    if "none" not in correct:
+        raise ConfigError("scaffolding gain needs the no-context strategy 'none' as its baseline")
+    members = set(questions)
+    base = len(correct["none"] & members)
+    return {s: (len(k & members) - base) / len(members) if members else float("nan")
+            for s, k in correct.items() if s != "none"}
+
+
+def aggregate(responses: pd.DataFrame) -> pd.DataFrame:
+    """Per strategy: questions, correct answers (primary samples), accuracy and SG.
+
+    Parameters
+    ----------
+    responses : pandas.DataFrame
+        Columns ``questionId``, ``strategy``, ``sampleIndex``, ``correct`` (one row per
+        sample; a failed sample counts as incorrect).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Indexed by strategy in :data:`STRATEGIES` order (those present), columns
+        ``questions``, ``correct``, ``accuracy``, ``scaffoldingGain`` (NaN for ``none``).
+        Q is the set of targets answered under every strategy present.
+    """
+    primary = responses[responses["sampleIndex"] == 0]
+    present = [s for s in STRATEGIES if s in set(primary["strategy"])]
+    asked = [set(primary.loc[primary["strategy"] == s, "questionId"]) for s in present]
+    questions = sorted(set.intersection(*asked)) if asked else []
+    right = primary[primary["correct"].fillna(False).astype(bool) & primary["questionId"].isin(questions)]
+    correct = {s: set(right.loc[right["strategy"] == s, "questionId"]) for s in present}
+    gain = scaffolding_gain(correct, questions) if "none" in correct else {}
+    n = len(questions)
+    return pd.DataFrame({"questions": n, "correct": [len(correct[s]) for s in present],
+                         "accuracy": [len(correct[s]) / n if n else float("nan") for s in present],
+                         "scaffoldingGain": [gain.get(s, float("nan")) for s in present]},
+                        index=pd.Index(present, name="strategy"))
+
+
+def embed_questions(store: GraphStore, dataset: str, model: EmbeddingModel) -> pd.DataFrame:
+    """Embed the dataset's questions that lack a ``model`` vector; store them on the Question nodes.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The dataset's questions with text (``exemplar_pool`` rows), every ``embedding``
+        now from ``model``.
+    """
+    pool = store.frame("exemplar_pool", {"dataset": dataset})
+    pool = pool[pool["text"].notna()].reset_index(drop=True)
+    missing = pool["embeddingModel"] != model.name
+    if missing.any():
+        vectors = model.encode(pool.loc[missing, "text"].tolist())
+        rows = pd.DataFrame({"id": pool.loc[missing, "questionId"], "embedding": list(map(list, vectors)),
+                             "embeddingModel": model.name})
+        store.write_nodes("Question", rows)
+        pool.loc[missing, "embedding"] = pd.Series(list(map(list, vectors)), index=pool.index[missing])
+        pool.loc[missing, "embeddingModel"] = model.name
+    return pool
+
+
+@dataclass
+class ScaffoldingResult:
+    """Outcome of one scaffolding run."""
+
+    run_id: str
+    resumed: bool
+    questions: list[str]
+    requested: int
+    generated: int
+    responses: pd.DataFrame
+
+    def table(self) -> pd.DataFrame:
+        """The per-strategy table (:func:`aggregate`)."""
+        return aggregate(self.responses)
+
+
+def _candidates(pool: pd.DataFrame, targets: list[str], concepts, edges, strategies,
+                model: EmbeddingModel | None, k: int) -> dict[str, dict[str, list[str]]]:
+    """For each strategy and target, the candidates :func:`select_exemplars` draws from."""
+    ids = pool["questionId"].tolist()
+    out: dict[str, dict[str, list[str]]] = {"none": dict.fromkeys(targets, [])}
+    types = dict(zip(ids, pool["answerType"].fillna(""), strict=True))
+    by_type: dict[str, list[str]] = defaultdict(list)
+    for q in ids:
+        by_type[types[q]].append(q)
+    out["random"] = {q: [p for p in by_type[types[q]] if p != q] for q in targets}
+    same = _same_skill(concepts, ids)
+    out["same-skill"] = {q: same[q] for q in targets}
+    pre = _prerequisites(edges, ids)
+    out["prerequisite"] = {q: pre[q] for q in targets}
+    if "similarity" in strategies:
+        if model is None:
+            raise ConfigError("the similarity strategy needs an embedding model (--embedding-model)")
+        matrix = np.vstack(pool["embedding"].map(lambda v: np.asarray(v, float)).tolist())
+        index = {q: i for i, q in enumerate(ids)}
+        rows = np.array([index[q] for q in targets])
+        nearest = top_k_cosine(matrix[rows], matrix, k, exclude=rows)
+        out["similarity"] = {q: [ids[j] for j in nearest[i]] for i, q in enumerate(targets)}
+    return {s: out[s] for s in strategies}
+
+
+def evaluate(store: GraphStore, backend: Backend, dataset: str, sampling: Sampling,
+             embedding_model: EmbeddingModel | None = None, strategies: Sequence[str] = STRATEGIES, k: int = K,
+             seed: int = 42, limit: int | None = None, new_run: bool = False,
+             progress: Callable[[int, int], None] | None = None, chunk: int = CHUNK) -> ScaffoldingResult:
+    """Run (or resume) the scaffolding evaluation of ``backend``'s model on ``dataset``.
+
+    Parameters
+    ----------
+    embedding_model : EmbeddingModel, optional
+        Needed for the ``similarity`` strategy; questions without a vector of this
+        model are embedded first and their vectors stored.
+    strategies : sequence of str
+        A subset of :data:`STRATEGIES`; must contain ``none`` (the baseline of SG).
+    k : int
+        Exemplars per prompt (>= 1).
+    seed : int
+        Seed of the exemplar selection (sampling has its own).
+    limit : int, optional
+        Only the first ``limit`` questions of the common subset (by position).
+    new_run : bool
+        Allow a configuration that differs from the latest run's.
+    progress : callable, optional
+        ``progress(done, total)`` as completions arrive.
+
+    Raises
+    ------
+    ConfigError
+        On an unknown strategy, no ``none``, k < 1, or ``similarity`` without a model.
+    UnknownIdError
+        When no question of the dataset has k prerequisites and k same-skill questions
+        (derive question prerequisites first).
+    ConfigChangedError
+        When the configuration changed and ``new_run`` is false.
+    """
+    unknown = [s for s in strategies if s not in STRATEGIES]
+    if unknown or "none" not in strategies or k < 1:
+        raise ConfigError(f"strategies {list(strategies)} with k = {k}: need k >= 1, 'none' among them and only "
+                          f"{', '.join(STRATEGIES)}")
+    strategies = [s for s in STRATEGIES if s in strategies]
+    if "similarity" in strategies and embedding_model is not None:
+        pool = embed_questions(store, dataset, embedding_model)
+    else:
+        pool = store.frame("exemplar_pool", {"dataset": dataset})
+    pool = pool[pool["text"].notna() & pool["answer"].notna()].reset_index(drop=True)
+    concepts: dict[str, set[str]] = {}
+    for q, c in store.frame("question_concepts", {"dataset": dataset}).itertuples(index=False):
+        concepts.setdefault(q, set()).add(c)
+    edges = list(store.frame("question_prerequisite_edges", {"dataset": dataset})[["fromId", "toId"]]
+                 .itertuples(index=False, name=None))
+    targets = common_subset(pool["questionId"].tolist(), concepts, edges, k)
+    if limit is not None:
+        targets = targets[:limit]
+    if not targets:
+        raise UnknownIdError(f"no question of dataset {dataset!r} has {k} prerequisites and {k} same-skill "
+                             "questions with text and answer; derive question prerequisites first "
+                             "(kstp derive question-prerequisites)")
+    candidates = _candidates(pool, targets, concepts, edges, strategies, embedding_model, k)
+    spec = RunSpec(NAME, VERSION, backend.model, backend.name, dataset, sampling, TEMPLATE_HASH,
+                   {"k": k, "selectionSeed": seed, "strategies": strategies,
+                    "embeddingModel": embedding_model.name if "similarity" in strategies else None,
+                    "questions": targets if limit is not None else "all"})
+    run_id, resumed = open_run(store, spec, new_run)
+    learner = model_learner_id(backend.model)
+    store.write_nodes("Learner", pd.DataFrame([{"id": learner, "kind": "model", "localId": backend.model}]))
+    info = pool.set_index("questionId")
+    shown = {q: Exemplar(q, info.at[q, "text"], info.at[q, "answer"],
+                         None if pd.isna(info.at[q, "solution"]) else info.at[q, "solution"]) for q in info.index}
+    requests = {}  # (question, strategy) -> (messages, exemplar ids)
+    for s in strategies:
+        for q in targets:
+            chosen = select_exemplars(s, q, candidates[s][q], k, seed)
+            requests[(q, s)] = (build_prompt(info.at[q, "text"], [shown[p] for p in chosen]), chosen)
+    hashes = {key: prompt_hash(messages) for key, (messages, _) in requests.items()}
+    keys = {(q, s, i): cache_key(backend.model, prompt_hash([{"role": "strategy", "content": s}, *requests[(q, s)][0]]),
+                                 sampling, i)
+            for (q, s) in requests for i in range(sampling.n)}
+    todo = pending(store, list(keys.values()))
+    wanted: dict[tuple[str, str], list[int]] = {}
+    for (q, s, i), key in keys.items():
+        if key in todo:
+            wanted.setdefault((q, s), []).append(i)
+    total, done = sum(map(len, wanted.values())), 0
+    status = "interrupted"
+    try:
+        items = list(wanted.items())
+        for start in range(0, len(items), chunk):
+            part = items[start:start + chunk]
+            results = backend.generate([requests[r][0] for r, _ in part], sampling, [i for _, i in part],
+                                       progress=(lambda d, base=done: progress(base + d, total)) if progress else None)
+            rows = []
+            for ((q, s), _), completions in zip(part, results, strict=True):
+                for c in completions:
+                    rows.append({"id": keys[(q, s, c.sample_index)], "question": q, "model": backend.model,
+                                 "promptHash": hashes[(q, s)], "sampleIndex": c.sample_index, "seed": c.seed,
+                                 "text": c.text, "finishReason": c.finish_reason, "error": c.error,
+                                 "tokensIn": c.tokens_in, "tokensOut": c.tokens_out, "latencyS": c.latency_s,
+                                 "createdAt": now(), "strategy": s, "exemplars": requests[(q, s)][1], "_c": c})
+            frame = pd.DataFrame(rows)
+            write_responses(store, run_id, learner, frame.drop(columns=["_c"]))  # stored before it is graded
+            verdicts = [score_item(c, info.at[q, "answer"]) for q, c in zip(frame["question"], frame["_c"],
+                                                                            strict=True)]
+            store.write_nodes("Response", pd.DataFrame({
+                "id": frame["id"], "extracted": [v.extracted for v in verdicts],
+                "extractionMethod": [v.method for v in verdicts], "correct": [v.correct for v in verdicts],
+                "verdict": [v.reason for v in verdicts]}))
+            done += len(frame)
+        status = "finished"
+    finally:
+        responses = _responses(store, run_id)
+        finish_run(store, run_id, status, requested=len(keys), completed=int(responses["error"].isna().sum()),
+                   failed=int(responses["error"].notna().sum()))
+    return ScaffoldingResult(run_id, resumed, targets, len(keys), done, responses)
+
+
+def _responses(store: GraphStore, run_id: str) -> pd.DataFrame:
+    """The run's responses with their strategy and exemplar ids."""
+    return store.frame("scaffolding_responses", {"runId": run_id})

@@ -1,0 +1,195 @@
+"""Scaffolding gain (paper 1, NB2) end to end with the tiny local model and the bundled
+MiniLM; the common subset, exemplar selection and SG arithmetic by hand.
+
+The hand-made dataset ``sc`` (concepts A -> B, C alone; strict Eq. 1 prerequisites):
+
+    p1, p2, p3 {A}   t1 {A, B}   t2 {B}   t3 {A, B}   c1 {C} (multiple choice)
+
+    Pre(t1) = Pre(t2) = Pre(t3) = {p1, p2, p3}; no other question has a prerequisite.
+    same-skill: t1 -> p1 p2 p3 t2 t3 (5), t2 -> t1 t3 (2), t3 -> p1 p2 p3 t1 t2 (5)
+    common subset (k = 3): t1, t3   (t2 has only 2 same-skill questions)
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+from click.testing import CliRunner
+
+from kstp.cli.main import cli
+from kstp.evaluators import scaffolding
+from kstp.loaders import items
+from kstp.loaders.standards import load_standards
+from kstp.platform.embeddings import get_embedding_model
+from kstp.platform.errors import ConfigError, UnknownIdError
+from kstp.platform.inference import Sampling, get_backend, prompt_hash
+from kstp.platform.kst import derive_question_prerequisites
+
+ITEMS = [
+    {"id": "p1", "text": "What is 2 + 2?", "answer": "4", "type": "number", "concepts": ["A"],
+     "solution": "Two and two make four."},
+    {"id": "p2", "text": "What is 3 + 1?", "answer": "4", "type": "number", "concepts": ["A"]},
+    {"id": "p3", "text": "What is 5 + 2?", "answer": "7", "type": "number", "concepts": ["A"]},
+    {"id": "t1", "text": "What is 3 times 4?", "answer": "12", "type": "number", "concepts": ["A", "B"]},
+    {"id": "t2", "text": "What is 6 times 2?", "answer": "12", "type": "number", "concepts": ["B"]},
+    {"id": "t3", "text": "What is 2 times 5?", "answer": "10", "type": "number", "concepts": ["A", "B"]},
+    {"id": "c1", "text": "Which is a square? (A) circle (B) square", "answer": "B", "type": "choice",
+     "concepts": ["C"]},
+]
+
+
+@pytest.fixture
+def sc(store, tmp_path):
+    (tmp_path / "sc.csv").write_text("id,code,description\nA,A,adding\nB,B,multiplying\nC,C,shapes\n")
+    (tmp_path / "sc_edges.csv").write_text("from_id,to_id\nA,B\n")
+    (tmp_path / "sc.jsonl").write_text("\n".join(json.dumps(i) for i in ITEMS) + "\n")
+    load_standards(store, tmp_path / "sc.csv", tmp_path / "sc_edges.csv", "sc")
+    items.write_items(store, items.read_items_jsonl(tmp_path / "sc.jsonl", "sc", "sc",
+                                                    items.framework_concepts(store, "sc")))
+    derive_question_prerequisites(store, "sc", "strict")
+    return store
+
+
+def ids(*names):
+    return [f"sc:{n}" for n in names]
+
+
+def test_common_subset_by_hand(sc):
+    pool = sc.frame("exemplar_pool", {"dataset": "sc"})["questionId"].tolist()
+    concepts = {}
+    for q, c in sc.frame("question_concepts", {"dataset": "sc"}).itertuples(index=False):
+        concepts.setdefault(q, set()).add(c)
+    edges = list(sc.frame("question_prerequisite_edges", {"dataset": "sc"})[["fromId", "toId"]]
+                 .itertuples(index=False, name=None))
+    assert sorted(edges) == sorted((p, t) for p in ids("p1", "p2", "p3") for t in ids("t1", "t2", "t3"))
+    assert scaffolding.common_subset(pool, concepts, edges, 3) == ids("t1", "t3")
+    assert scaffolding.common_subset(pool, concepts, edges, 2) == ids("t1", "t2", "t3")
+    assert scaffolding.common_subset(pool, concepts, edges, 4) == []
+
+
+def test_scaffolding_gain_hand_made_numbers():
+    # 5 targets; none right on q1 q2; prerequisite on q1 q2 q3 q4; random on q1 only; similarity on q1 q2.
+    questions = ["q1", "q2", "q3", "q4", "q5"]
+    right = {"none": {"q1", "q2"}, "prerequisite": {"q1", "q2", "q3", "q4"}, "random": {"q1"},
+             "similarity": {"q1", "q2"}}
+    assert scaffolding.scaffolding_gain(right, questions) == {"prerequisite": 0.4, "random": -0.2,
+                                                              "similarity": 0.0}
+    rows = [(q, s, 0, q in right[s]) for s in right for q in questions]
+    rows += [("q5", "prerequisite", 1, True)]  # a second sample never counts
+    table = scaffolding.aggregate(pd.DataFrame(rows, columns=["questionId", "strategy", "sampleIndex", "correct"]))
+    assert table.index.tolist() == ["none", "random", "similarity", "prerequisite"]
+    assert table["correct"].tolist() == [2, 1, 2, 4]
+    assert table["accuracy"].tolist() == [0.4, 0.2, 0.4, 0.8]
+    assert table["scaffoldingGain"].tolist()[1:] == [-0.2, 0.0, 0.4]
+    assert np.isnan(table.loc["none", "scaffoldingGain"])
+    with pytest.raises(ConfigError, match="baseline"):
+        scaffolding.scaffolding_gain({"random": set()}, questions)
+
+
+def test_select_exemplars_is_seeded_and_never_the_target():
+    pool = [f"q{i}" for i in range(10)]
+    first = scaffolding.select_exemplars("same-skill", "t", pool, 3, seed=7)
+    assert first == scaffolding.select_exemplars("same-skill", "t", pool, 3, seed=7)
+    assert len(set(first)) == 3 and set(first) <= set(pool)
+    assert scaffolding.select_exemplars("prerequisite", "t", ["a", "b"], 3) in (["a", "b"], ["b", "a"])
+    with pytest.raises(ConfigError, match="unknown exemplar strategy 'prereq'"):
+        scaffolding.select_exemplars("prereq", "t", pool)
+
+
+def test_evaluate_refuses_without_prerequisites(store, tmp_path):
+    (tmp_path / "x.jsonl").write_text('{"id": "a", "text": "1+1?", "answer": "2"}\n')
+    items.write_items(store, items.read_items_jsonl(tmp_path / "x.jsonl", "x", None, set()))
+    with pytest.raises(UnknownIdError, match="derive question prerequisites first"):
+        scaffolding.evaluate(store, None, "x", Sampling(), strategies=("none", "prerequisite"))
+
+
+def test_evaluate_end_to_end_with_local_model(sc):
+    minilm = get_embedding_model("minilm")
+    sampling = Sampling(max_tokens=12, seed=42)
+    backend = get_backend("local", "smollm2", threads=1, context=1024)
+    try:
+        result = scaffolding.evaluate(sc, backend, "sc", sampling, embedding_model=minilm, seed=5)
+        again = scaffolding.evaluate(sc, backend, "sc", sampling, embedding_model=minilm, seed=5)
+    finally:
+        backend.close()
+    assert result.questions == ids("t1", "t3")
+    assert (result.requested, result.generated, result.resumed) == (10, 10, False)
+    assert (again.generated, again.resumed, again.run_id) == (0, True, result.run_id)
+    rows = sc.frame("scaffolding_responses", {"runId": result.run_id})
+    assert len(rows) == 10 and rows["text"].notna().all()
+    shown = {(q, s): list(e) if e is not None else [] for q, s, e in
+             zip(rows["questionId"], rows["strategy"], rows["exemplars"], strict=True)}
+    # the stored exemplar ids are those the seeded selection picks from each strategy's candidates
+    same_skill = {"sc:t1": ids("p1", "p2", "p3", "t2", "t3"), "sc:t3": ids("p1", "p2", "p3", "t1", "t2")}
+    number_type = ids("p1", "p2", "p3", "t1", "t2", "t3")
+    for t in ids("t1", "t3"):
+        assert shown[(t, "none")] == []
+        assert sorted(shown[(t, "prerequisite")]) == ids("p1", "p2", "p3")
+        assert shown[(t, "prerequisite")] == scaffolding.select_exemplars("prerequisite", t, ids("p1", "p2", "p3"),
+                                                                          3, 5)
+        assert shown[(t, "same-skill")] == scaffolding.select_exemplars("same-skill", t, same_skill[t], 3, 5)
+        assert shown[(t, "random")] == scaffolding.select_exemplars(
+            "random", t, [q for q in number_type if q != t], 3, 5)
+    # similarity: the 3 nearest by MiniLM cosine, computed here from the texts
+    texts = {f"sc:{i['id']}": i["text"] for i in ITEMS}
+    order = list(texts)
+    vectors = minilm.encode([texts[q] for q in order])
+    for t in ids("t1", "t3"):
+        sims = {q: float(vectors[order.index(t)] @ vectors[order.index(q)]) for q in order if q != t}
+        assert shown[(t, "similarity")] == sorted(sims, key=lambda q: -sims[q])[:3]
+    pool = sc.frame("exemplar_pool", {"dataset": "sc"})
+    assert set(pool["embeddingModel"]) == {"minilm"} and {len(v) for v in pool["embedding"]} == {384}
+    # the prompt shows problem, solution and answer of each exemplar, then the target
+    one = rows[(rows["questionId"] == "sc:t1") & (rows["strategy"] == "prerequisite")].iloc[0]
+    hashes = sc.frame("run_responses", {"runId": result.run_id}).set_index("responseId")["promptHash"]
+    solutions = {"sc:p1": "Two and two make four."}
+    answers = {f"sc:{i['id']}": i["answer"] for i in ITEMS}
+    chat = scaffolding.build_prompt(texts["sc:t1"], [scaffolding.Exemplar(q, texts[q], answers[q], solutions.get(q))
+                                                     for q in one["exemplars"]])
+    assert "Solution: Two and two make four.\nAnswer: \\boxed{4}" in chat[1]["content"]
+    assert hashes[one["responseId"]] == prompt_hash(chat)
+    # SG from the stored grades, by hand
+    correct = {s: {q for q, ok in zip(g["questionId"], g["correct"], strict=True) if ok}
+               for s, g in rows.groupby("strategy")}
+    table = result.table()
+    for s in scaffolding.STRATEGIES[1:]:
+        assert table.loc[s, "scaffoldingGain"] == pytest.approx((len(correct[s]) - len(correct["none"])) / 2)
+    assert table["questions"].tolist() == [2] * 5
+
+
+def test_cli_evaluate_scaffolding_on_real_data(tmp_path, data_root):
+    """frcsub, prerequisite exemplars only: table, JSON, CSV and the Figure 3 chart; a re-run resumes."""
+    graph = ["--graph", f"ladybug:{tmp_path / 'graph'}"]
+    folder = data_root / "responses/frcsub"
+
+    def kstp(*args):
+        return CliRunner().invoke(cli, [*graph, *map(str, args)])
+
+    assert kstp("ingest", "items", folder / "items.csv", "--dataset", "frcsub", "--qmatrix",
+                folder / "qmatrix.csv").exit_code == 0
+    assert kstp("derive", "question-prerequisites", "--dataset", "frcsub", "--rule", "reflexive").exit_code == 0
+    args = ["evaluate", "scaffolding", "--dataset", "frcsub", "--model", "smollm2", "--backend", "local",
+            "--strategy", "prerequisite", "--limit", "2", "--gen-kwargs", "max_tokens=8", "--out", tmp_path / "out"]
+    result = kstp(*args, "--json")
+    assert result.exit_code == 0, result.output
+    summary = json.loads(result.stdout)
+    assert (summary["questions"], summary["generatedNow"]) == (2, 4)
+    assert [row["strategy"] for row in summary["strategies"]] == ["none", "prerequisite"]
+    table = pd.read_csv(tmp_path / "out/scaffolding_frcsub.csv", index_col="strategy")
+    assert table.loc["prerequisite", "scaffoldingGain"] == pytest.approx(
+        (table.loc["prerequisite", "correct"] - table.loc["none", "correct"]) / 2)
+    assert (tmp_path / "out/scaffolding_gain_frcsub.png").stat().st_size > 0
+    again = kstp(*args)
+    assert again.exit_code == 0 and "prerequisite" in again.stdout
+    report = kstp("report", "scaffolding", "--dataset", "frcsub", "--out", tmp_path / "report", "--json")
+    assert report.exit_code == 0, report.output
+    rows = json.loads(report.stdout)
+    assert [(r["model"], r["strategy"]) for r in rows] == [("smollm2", "none"), ("smollm2", "prerequisite")]
+    assert [r["correct"] for r in rows] == table["correct"].tolist()
+    assert (tmp_path / "report/scaffolding_gain_frcsub.png").exists()
+    assert kstp("report", "scaffolding", "--dataset", "nothing").exit_code == 1
+    bad = kstp("evaluate", "scaffolding", "--dataset", "frcsub", "--model", "m", "--gen-kwargs", "temp=1")
+    assert bad.exit_code == 2 and "unknown key 'temp'" in bad.stderr
