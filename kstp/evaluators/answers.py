@@ -25,8 +25,8 @@ from dataclasses import dataclass
 import pandas as pd
 
 from kstp.platform.answers import Verdict, grade
-from kstp.platform.errors import UnknownIdError
 from kstp.platform.inference import Backend, Completion, Message, Sampling
+from kstp.platform.kst import answerable_questions
 from kstp.platform.runs import RunSpec, finish_run, generate_and_store, model_learner_id, open_run
 from kstp.platform.store import GraphStore
 
@@ -126,12 +126,7 @@ def evaluate(store: GraphStore, backend: Backend, dataset: str, sampling: Sampli
     ConfigChangedError
         When the configuration changed and ``new_run`` is false.
     """
-    questions = store.frame("dataset_questions", {"dataset": dataset})
-    questions = questions[questions["text"].notna() & questions["answer"].notna()]
-    if limit is not None:
-        questions = questions.head(limit)
-    if questions.empty:
-        raise UnknownIdError(f"dataset {dataset!r} has no question with text and a gold answer in the graph")
+    questions = answerable_questions(store, dataset, limit)
     spec = RunSpec(NAME, VERSION, backend.model, backend.name, dataset, sampling, TEMPLATE_HASH,
                    {"questions": questions["questionId"].tolist() if limit is not None else "all"})
     run_id, resumed = open_run(store, spec, new_run)

@@ -53,6 +53,7 @@ from kstp.loaders.cot import (
 from kstp.platform.answers import Verdict
 from kstp.platform.errors import UnknownIdError
 from kstp.platform.inference import Backend, Completion, Message, Sampling
+from kstp.platform.kst import answerable_questions
 from kstp.platform.runs import RunSpec, finish_run, generate_and_store, model_learner_id, open_run
 from kstp.platform.store import GraphStore
 
@@ -375,12 +376,7 @@ def evaluate(store: GraphStore, backend: Backend, dataset: str, sampling: Sampli
     ConfigChangedError
         When the configuration changed and ``new_run`` is false.
     """
-    questions = store.frame("dataset_questions", {"dataset": dataset})
-    questions = questions[questions["text"].notna() & questions["answer"].notna()]
-    if limit is not None:
-        questions = questions.head(limit)
-    if questions.empty:
-        raise UnknownIdError(f"dataset {dataset!r} has no question with text and a gold answer in the graph")
+    questions = answerable_questions(store, dataset, limit)
     examples = choose_shots(store, shots_run, shots, set(questions["questionId"])) if shots_run else []
     if shots and not examples:
         raise UnknownIdError(f"no perfect gold trajectory of another problem in run {shots_run!r} to use as a "

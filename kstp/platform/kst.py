@@ -22,8 +22,8 @@ from kstp.platform.spaces import KnowledgeSpace
 from kstp.platform.store import GraphStore
 
 __all__ = ["RULES", "question_prerequisite_pairs", "derive_question_prerequisites", "DerivationReport",
-           "dataset_questions", "knowledge_state", "check_state", "inner_fringe", "outer_fringe", "dataset_space",
-           "store_states", "state_id_of"]
+           "dataset_questions", "answerable_questions", "knowledge_state", "check_state", "inner_fringe",
+           "outer_fringe", "dataset_space", "store_states", "state_id_of"]
 
 #: Eq. 1 variants: ``strict`` needs a proper (transitive) concept prerequisite,
 #: ``reflexive`` also accepts the same concept (for skill maps this is
@@ -169,6 +169,23 @@ def dataset_questions(store: GraphStore, dataset: str) -> pd.DataFrame:
     if questions.empty:
         known = ", ".join(r["datasetId"] for r in store.run("datasets")) or "none"
         raise UnknownIdError(f"unknown dataset {dataset!r}; datasets in the graph: {known}")
+    return questions
+
+
+def answerable_questions(store: GraphStore, dataset: str, limit: int | None = None) -> pd.DataFrame:
+    """The questions of ``dataset`` with a text and a gold answer (the first ``limit``), to ask a model.
+
+    Raises
+    ------
+    UnknownIdError
+        When there is none.
+    """
+    questions = store.frame("dataset_questions", {"dataset": dataset})
+    questions = questions[questions["text"].notna() & questions["answer"].notna()]
+    if limit is not None:
+        questions = questions.head(limit)
+    if questions.empty:
+        raise UnknownIdError(f"dataset {dataset!r} has no question with text and a gold answer in the graph")
     return questions
 
 

@@ -31,8 +31,6 @@ def grouped_bars(frame: pd.DataFrame, path: str | Path, title: str, ylabel: str)
     pathlib.Path
         ``path``.
     """
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
     groups = np.arange(len(frame.columns))
     width = 0.8 / max(len(frame), 1)
     fig, ax = plt.subplots(figsize=(max(6, 1.2 * len(groups)), 4), dpi=120)
@@ -43,10 +41,7 @@ def grouped_bars(frame: pd.DataFrame, path: str | Path, title: str, ylabel: str)
     ax.set_title(title)
     ax.legend(frameon=False)
     ax.spines[["top", "right"]].set_visible(False)
-    fig.tight_layout()
-    fig.savefig(path)
-    plt.close(fig)
-    return path
+    return _save(fig, path)
 
 
 def heatmap(frame: pd.DataFrame, path: str | Path, title: str, blocks: list[int] | None = None,
@@ -76,8 +71,6 @@ def heatmap(frame: pd.DataFrame, path: str | Path, title: str, blocks: list[int]
     pathlib.Path
         ``path``.
     """
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
     values = frame.to_numpy(float)
     n_rows, n_cols = values.shape
     side = max(4.0, 0.55 * max(n_rows, n_cols) + 2.5)
@@ -106,10 +99,7 @@ def heatmap(frame: pd.DataFrame, path: str | Path, title: str, blocks: list[int]
     ax.set_yticks(range(n_rows), [str(r) for r in frame.index])
     ax.set_title(title)
     fig.colorbar(image, ax=ax, fraction=0.046, pad=0.04, label=label)
-    fig.tight_layout()
-    fig.savefig(path)
-    plt.close(fig)
-    return path
+    return _save(fig, path)
 
 
 def curves(series: dict[str, pd.DataFrame], path: str | Path, title: str, xlabel: str, ylabel: str,
@@ -128,8 +118,6 @@ def curves(series: dict[str, pd.DataFrame], path: str | Path, title: str, xlabel
     pathlib.Path
         ``path``.
     """
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
     fig, ax = plt.subplots(figsize=(6, 4), dpi=120)
     for label, frame in series.items():
         ax.plot(frame[x].to_numpy(float), frame[y].to_numpy(float), drawstyle="steps-post", label=str(label))
@@ -139,10 +127,7 @@ def curves(series: dict[str, pd.DataFrame], path: str | Path, title: str, xlabel
     ax.set_title(title)
     ax.legend(frameon=False)
     ax.spines[["top", "right"]].set_visible(False)
-    fig.tight_layout()
-    fig.savefig(path)
-    plt.close(fig)
-    return path
+    return _save(fig, path)
 
 
 def box_groups(frame: pd.DataFrame, columns: list[str], by: str, path: str | Path, title: str) -> Path:
@@ -161,8 +146,6 @@ def box_groups(frame: pd.DataFrame, columns: list[str], by: str, path: str | Pat
     pathlib.Path
         ``path``.
     """
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
     groups = list(dict.fromkeys(frame[by]))
     fig, axes = plt.subplots(1, len(columns), figsize=(3 * len(columns), 3.6), dpi=120, squeeze=False)
     for ax, column in zip(axes[0], columns, strict=True):
@@ -172,10 +155,7 @@ def box_groups(frame: pd.DataFrame, columns: list[str], by: str, path: str | Pat
         ax.tick_params(axis="x", labelrotation=45)
         ax.spines[["top", "right"]].set_visible(False)
     fig.suptitle(title)
-    fig.tight_layout()
-    fig.savefig(path)
-    plt.close(fig)
-    return path
+    return _save(fig, path)
 
 
 def radar(frame: pd.DataFrame, path: str | Path, title: str) -> Path:
@@ -194,8 +174,6 @@ def radar(frame: pd.DataFrame, path: str | Path, title: str) -> Path:
     pathlib.Path
         ``path``.
     """
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
     angles = np.linspace(0, 2 * np.pi, len(frame.columns), endpoint=False)
     closed = np.append(angles, angles[0])
     fig, ax = plt.subplots(figsize=(6, 6), dpi=120, subplot_kw={"polar": True})
@@ -207,10 +185,7 @@ def radar(frame: pd.DataFrame, path: str | Path, title: str) -> Path:
     ax.set_ylim(0, 1)
     ax.set_title(title)
     ax.legend(frameon=False, loc="upper right", bbox_to_anchor=(1.3, 1.1))
-    fig.tight_layout()
-    fig.savefig(path)
-    plt.close(fig)
-    return path
+    return _save(fig, path)
 
 
 def condition_bars(frame: pd.DataFrame, value: str, low: str, high: str, path: str | Path, title: str) -> Path:
@@ -221,8 +196,6 @@ def condition_bars(frame: pd.DataFrame, value: str, low: str, high: str, path: s
     pathlib.Path
         ``path``.
     """
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
     heights = frame[value].to_numpy(float)
     errors = np.vstack([heights - frame[low].to_numpy(float), frame[high].to_numpy(float) - heights])
     fig, ax = plt.subplots(figsize=(max(5, 1.1 * len(frame) + 1), 3.8), dpi=120)
@@ -232,6 +205,13 @@ def condition_bars(frame: pd.DataFrame, value: str, low: str, high: str, path: s
     ax.set_ylabel(value)
     ax.set_title(title)
     ax.spines[["top", "right"]].set_visible(False)
+    return _save(fig, path)
+
+
+def _save(fig, path: str | Path) -> Path:
+    """Lay out, write the PNG (creating its folder) and free the figure."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
     fig.tight_layout()
     fig.savefig(path)
     plt.close(fig)
