@@ -61,12 +61,19 @@ def violations(pairs, state: set[str]) -> set[tuple[str, str]]:
     return {(item, p) for item in state for p in pre[item] if p not in state}
 
 
+def equally_informative(pairs, item: str) -> set[str]:
+    """The item and those it is a mutual prerequisite with (its class)."""
+    return {item} | {p for p, q in pairs if q == item and (item, p) in pairs}
+
+
 def inner_fringe(pairs, state: set[str]) -> set[str]:
-    return {item for item in state if not violations(pairs, state - {item})}
+    pairs = set(pairs)
+    return {item for item in state if not violations(pairs, state - equally_informative(pairs, item))}
 
 
 def outer_fringe(pairs, state: set[str], domain: set[str]) -> set[str]:
-    return {item for item in domain - state if not violations(pairs, state | {item})}
+    pairs = set(pairs)
+    return {item for item in domain - state if not violations(pairs, state | equally_informative(pairs, item))}
 
 
 def psr(answers: dict[str, dict[str, bool]], pairs) -> dict[str, tuple[float, float, int, int]]:

@@ -11,6 +11,7 @@ from kstp.cli.models import backend_options, parse_sampling, progress_bar, start
 from kstp.cli.output import dumps, emit, get_store, json_option, message, print_table, status
 from kstp.evaluators import answers as answers_evaluator
 from kstp.evaluators import psr as psr_evaluator
+from kstp.platform.errors import InputError
 from kstp.platform.plots import grouped_bars
 
 __all__ = ["evaluate"]
@@ -56,11 +57,16 @@ def psr(ctx, datasets: tuple[str, ...], out: Path, min_prerequisites: int, as_js
     for dataset in datasets:
         with status(f"PSR of {dataset}"):
             result = psr_evaluator.evaluate_dataset(store, dataset, min_prerequisites)
+        if result.learners.empty:
+            message(f"{dataset}: no learner answered its questions; skipped")
+            continue
         if result.learners["psrMicro"].notna().sum() == 0:
             message(f"{dataset}: no learner has a scored question; "
                     "derive question prerequisites first (kstp derive question-prerequisites)")
         result.learners.to_csv(out / f"psr_learners_{dataset}.csv")
         summaries.extend(result.summary())
+    if not summaries:
+        raise InputError(f"no learner answers in {', '.join(datasets)}; ingest responses first (kstp ingest responses)")
     table = pd.DataFrame(summaries)
     table.to_csv(out / "psr_summary.csv", index=False)
     (out / "psr_summary.json").write_text(dumps(summaries) + "\n")

@@ -36,7 +36,7 @@ def fringe(ctx, dataset: str, state_ids: str, learner: str | None, as_json: bool
 
     \b
     Examples:
-      kstp kst fringe --dataset frcsub --state Item04,Item10
+      kstp kst fringe --dataset frcsub --state Item06,Item08
       kstp kst fringe --dataset probability_pks --learner probability_pks:l0001 --json
     """
     store = get_store(ctx)

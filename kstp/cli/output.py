@@ -15,13 +15,15 @@ import click
 import pandas as pd
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from kstp.platform.errors import KstpError
 from kstp.platform.store import GraphStore, open_store
 
 __all__ = ["KstpGroup", "json_option", "dumps", "emit", "print_table", "get_store", "message", "status", "err_console"]
 
-err_console = Console(stderr=True)
+# Ids are data: no emoji codes (':M:' in a run id) and no markup taken from them.
+err_console = Console(stderr=True, emoji=False, markup=False)
 
 
 class KstpGroup(click.Group):
@@ -84,15 +86,16 @@ def emit(data: Any) -> None:
 
 def print_table(frame: pd.DataFrame, title: str | None = None, digits: int = 3) -> None:
     """Print a DataFrame as a table on stdout; floats rounded to ``digits``."""
-    table = Table(title=title, show_lines=False)
+    table = Table(title=Text(title) if title else None, show_lines=False)
     for column in frame.columns:
-        table.add_column(str(column), justify="right" if pd.api.types.is_numeric_dtype(frame[column]) else "left")
+        table.add_column(Text(str(column)),
+                         justify="right" if pd.api.types.is_numeric_dtype(frame[column]) else "left")
     for row in frame.itertuples(index=False):
-        table.add_row(*("" if v is None or (isinstance(v, float) and math.isnan(v))
-                        else f"{v:.{digits}f}" if isinstance(v, float) else str(v) for v in row))
-    console = Console()
+        table.add_row(*(Text("" if v is None or (isinstance(v, float) and math.isnan(v))
+                             else f"{v:.{digits}f}" if isinstance(v, float) else str(v)) for v in row))
+    console = Console(emoji=False)
     if not console.is_terminal:  # piped or captured: do not squeeze to 80 columns
-        console = Console(width=240)
+        console = Console(width=240, emoji=False)
     console.print(table)
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import os
 from pathlib import Path
 
@@ -11,6 +12,7 @@ import pandas as pd
 from kstp.cli.models import backend_options, parse_sampling, progress_bar, start_backend
 from kstp.cli.output import emit, get_store, json_option, message, print_table, status
 from kstp.evaluators import rqeval as rq
+from kstp.loaders.common import read_text
 from kstp.loaders.rqeval import read_rqeval, write_rqeval
 from kstp.platform.errors import DataNotFoundError, InputError
 from kstp.platform.plots import grouped_bars, radar
@@ -174,17 +176,32 @@ def rqeval() -> None:
 
 def _read_scores(path: Path) -> pd.DataFrame:
     try:
-        frame = pd.read_csv(path)
-    except (OSError, pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
+        frame = pd.read_csv(io.StringIO(read_text(path)))
+    except (pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
         raise InputError(f"{path}: cannot read a CSV ({exc})") from None
-    frame.columns = [rq.LONG_NAMES.get(c.strip().lower(), c.strip().lower()) for c in frame.columns]
+    names = [c.strip().lower().replace(" ", "_") for c in frame.columns]
+    frame.columns = [rq.LONG_NAMES.get(c, c) for c in names]
+    repeated = sorted({c for c in frame.columns if list(frame.columns).count(c) > 1})
+    if repeated:
+        raise InputError(f"{path}:1: column {repeated[0]!r} appears more than once (names are read case-blind)")
+    for dim in (d for d in rq.DIMENSIONS if d in frame.columns):
+        values = pd.to_numeric(frame[dim], errors="coerce")
+        bad = frame[dim].notna() & (values.isna() | ~values.between(0, 1))
+        if bad.any():
+            row = int(bad.idxmax())
+            raise InputError(f"{path}:{row + 2}: {dim.upper()} = {frame.at[row, dim]!r}; scores are numbers in [0, 1]")
+        frame[dim] = values
+    incomplete = int(frame[[d for d in rq.DIMENSIONS if d in frame.columns]].isna().any(axis=1).sum())
+    if incomplete:
+        message(f"{path}: {incomplete} row(s) with an empty score left out")
     return frame
 
 
 @rqeval.command()
 @click.option("--scores", "path", required=True, type=click.Path(dir_okay=False, exists=True, path_type=Path),
               help="CSV, one row per (model, dataset), columns CQ, CS, RS, LS, ES, SS "
-                   "(any case, or the paper's names).")
+                   "(any case; or correctness, consistency, robustness, logical coherence, efficiency, "
+                   "stability).")
 @click.option("--control", type=click.Choice(rq.DIMENSIONS), default="cq", show_default=True,
               help="Dimension the partial correlations control for.")
 @click.option("--resamples", type=click.IntRange(min=100), default=10_000, show_default=True,

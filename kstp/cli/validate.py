@@ -57,8 +57,11 @@ def prerequisites(ctx, dataset: str, level: str, tolerance: float, alpha: float,
               "summary": result.summary(), "edges": worst})
         return
     if result.edges.empty:
-        message(f"{dataset}: no prerequisite edge to check; derive question prerequisites first "
-                "(kstp derive question-prerequisites) or ingest a curriculum with concept prerequisites")
+        hint = {"question": "derive question prerequisites first (kstp derive question-prerequisites)",
+                "concept": "no two concepts its questions assess have a prerequisite edge between them",
+                "both": "derive question prerequisites first (kstp derive question-prerequisites), or ingest a "
+                        "curriculum with prerequisite edges between the concepts its questions assess"}[level]
+        message(f"{dataset}: no {'' if level == 'both' else level + ' '}prerequisite edge to check; {hint}")
         return
     print_table(worst, f"Worst prerequisite edges of {dataset} (counterexample: q right, p wrong)")
     print_table(pd.DataFrame(result.summary()), "Summary")

@@ -47,7 +47,7 @@ import networkx as nx
 import pandas as pd
 import yaml
 
-from kstp.loaders.common import LoadReport, check_acyclic, check_namespace, require_file, scoped, unknown_id
+from kstp.loaders.common import LoadReport, check_acyclic, check_namespace, read_text, require_file, scoped, unknown_id
 from kstp.platform.errors import InputError, UnknownIdError
 from kstp.platform.spaces import KnowledgeSpace
 from kstp.platform.store import GraphStore
@@ -259,7 +259,7 @@ def read_catalogue(path: str | Path) -> Catalogue:
         As :func:`make_catalogue`, with the line of the offending pair.
     """
     path = require_file(path)
-    text = path.read_text(encoding="utf-8")
+    text = read_text(path)
     try:
         root = yaml.compose(text)
         data = yaml.safe_load(text)

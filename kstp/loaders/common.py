@@ -8,6 +8,7 @@ Ids are namespaced so that datasets and frameworks cannot collide: a concept is
 from __future__ import annotations
 
 import csv
+import io
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -17,7 +18,7 @@ import networkx as nx
 from kstp.platform.errors import CycleError, DataNotFoundError, InputError, UnknownIdError
 from kstp.platform.store import WriteReport
 
-__all__ = ["Row", "read_csv", "require_columns", "pick_column", "scoped", "LoadReport", "check_acyclic",
+__all__ = ["Row", "read_text", "read_csv", "require_columns", "pick_column", "scoped", "LoadReport", "check_acyclic",
            "collapse_edges", "require_file", "unknown_id", "check_namespace"]
 
 
@@ -37,6 +38,25 @@ def require_file(path: str | Path) -> Path:
     return path
 
 
+def read_text(path: str | Path) -> str:
+    """The text of a UTF-8 file (a byte-order mark is dropped).
+
+    Raises
+    ------
+    DataNotFoundError
+        When the file does not exist.
+    InputError
+        When it is not UTF-8 text; the message names the file and the byte.
+    """
+    path = require_file(path)
+    try:
+        return path.read_text(encoding="utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise InputError(f"{path}: not UTF-8 text (byte {exc.start}); save the file as UTF-8") from None
+    except IsADirectoryError:
+        raise InputError(f"{path} is a folder; expected a file") from None
+
+
 def read_csv(path: str | Path, delimiter: str = ",") -> tuple[list[str], list[Row]]:
     """Read a CSV file with a header into ``(columns, rows)``, cells stripped.
 
@@ -47,7 +67,7 @@ def read_csv(path: str | Path, delimiter: str = ",") -> tuple[list[str], list[Ro
         name repeats.
     """
     path = require_file(path)
-    with open(path, newline="", encoding="utf-8-sig") as handle:
+    with io.StringIO(read_text(path), newline="") as handle:
         reader = csv.reader(handle, delimiter=delimiter)
         header = next(reader, None)
         if not header:

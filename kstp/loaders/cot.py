@@ -34,7 +34,7 @@ from pathlib import Path
 import networkx as nx
 import pandas as pd
 
-from kstp.loaders.common import LoadReport, check_namespace, require_file, scoped
+from kstp.loaders.common import LoadReport, check_namespace, read_text, scoped
 from kstp.platform.answers import Verdict, extract_final, grade
 from kstp.platform.errors import InputError
 from kstp.platform.runs import write_responses
@@ -237,12 +237,16 @@ def write_steps(store: GraphStore, trajectories: dict[str, Trajectory]) -> LoadR
     return report
 
 
-def _remove_stale_steps(store: GraphStore, run_id: str, trajectories: dict[str, Trajectory]) -> int:
-    """Unlink stored steps and edges of ``run_id`` that the new input no longer has; return how many.
+def _remove_stale_steps(store: GraphStore, run_id: str, responses: set[str],
+                        trajectories: dict[str, Trajectory]) -> int:
+    """Unlink stored steps and edges of the ``responses`` of ``run_id`` that the new input no
+    longer has; return how many.
 
-    A re-ingested trajectory that changed (or became invalid) must not keep its old steps.
+    A re-ingested trajectory that changed (or became invalid) must not keep its old steps;
+    trajectories of the run that this input does not mention are left alone.
     """
     stored = store.frame("cot_trajectories", {"runId": run_id})
+    stored = stored[stored["responseId"].isin(responses)]
     if stored.empty:
         return 0
     _, has_step, supports = _step_rows(trajectories)
@@ -280,7 +284,7 @@ class CotSet:
 
 def _problems(path: Path):
     try:
-        data = json.loads(require_file(path).read_text())
+        data = json.loads(read_text(path))
     except json.JSONDecodeError as exc:
         raise InputError(f"{path}:{exc.lineno}: invalid JSON ({exc.msg})") from None
     if isinstance(data, dict):
@@ -406,7 +410,7 @@ def write_cot_set(store: GraphStore, cot: CotSet) -> LoadReport:
     report.add("Response", store.write_nodes("Response", frame.drop(columns=["question"])))
     write_responses(store, run_id, learner, frame)  # the nodes again (unchanged) and their links
     trajectories = {f"{run_id}:{r.problem}:{r.sample}": r.trajectory for r in cot.records if r.trajectory}
-    removed = _remove_stale_steps(store, run_id, trajectories)
+    removed = _remove_stale_steps(store, run_id, set(frame["id"]), trajectories)
     if removed:
         report.notes["stale step links removed"] = removed
     report.written.update(write_steps(store, trajectories).written)

@@ -24,6 +24,7 @@ from kstp.loaders.common import (
     check_namespace,
     pick_column,
     read_csv,
+    read_text,
     require_file,
     scoped,
     unknown_id,
@@ -155,7 +156,7 @@ def read_items_csv(items_path: str | Path, dataset: str, qmatrix: str | Path | N
 
 
 def _table(path: Path) -> list[list[str]]:
-    return [line.split("\t") for line in require_file(path).read_text().splitlines() if line.strip()]
+    return [line.split("\t") for line in read_text(path).splitlines() if line.strip()]
 
 
 def read_math2015(folder: str | Path, dataset: str) -> ItemSet:
@@ -222,7 +223,7 @@ def read_concept_map(path: str | Path, dataset: str, framework: str, known: set[
     """
     path = require_file(path)
     try:
-        mapping = json.loads(path.read_text())
+        mapping = json.loads(read_text(path))
     except json.JSONDecodeError as exc:
         raise InputError(f"{path}:{exc.lineno}: invalid JSON ({exc.msg})") from None
     if not isinstance(mapping, dict) or not all(isinstance(v, list) for v in mapping.values()):
@@ -253,7 +254,7 @@ def read_items_jsonl(path: str | Path, dataset: str, framework: str | None, know
     path = require_file(path)
     seen: dict[str, int] = {}
     questions, links, solutions = [], [], []
-    for number, line in enumerate(path.read_text().splitlines(), 1):
+    for number, line in enumerate(read_text(path).splitlines(), 1):
         if not line.strip():
             continue
         try:

@@ -32,7 +32,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from kstp.loaders.common import LoadReport, check_namespace, require_file, scoped
+from kstp.loaders.common import LoadReport, check_namespace, read_text, require_file, scoped
 from kstp.loaders.items import ItemSet, write_items
 from kstp.platform.answers import infer_kind
 from kstp.platform.errors import InputError
@@ -115,7 +115,7 @@ def read_rqeval(path: str | Path, dataset: str | None = None, answer_type: str |
     path = require_file(path)
     dataset = check_namespace(dataset or path.stem.removeprefix("dataset_"), "dataset")
     try:
-        rows = json.loads(path.read_text())
+        rows = json.loads(read_text(path))
     except json.JSONDecodeError as exc:
         raise InputError(f"{path}:{exc.lineno}: invalid JSON ({exc.msg})") from None
     if not isinstance(rows, list) or not all(isinstance(r, dict) for r in rows):

@@ -22,6 +22,7 @@ from kstp.loaders.common import (
     check_namespace,
     collapse_edges,
     read_csv,
+    read_text,
     require_columns,
     require_file,
     scoped,
@@ -103,7 +104,7 @@ def read_coherence_map(path: str | Path, framework: str = "ccss",
     """
     path = require_file(path)
     try:
-        data = json.loads(path.read_text())
+        data = json.loads(read_text(path))
         domains, clusters, standards = data["domains"], data["clusters"], data["standards"]
     except json.JSONDecodeError as exc:
         raise InputError(f"{path}:{exc.lineno}: invalid JSON ({exc.msg})") from None

@@ -237,7 +237,8 @@ def _fringe(store: GraphStore, query: str, dataset: str, question_ids: list[str]
 
 
 def inner_fringe(store: GraphStore, dataset: str, question_ids: list[str]) -> list[str]:
-    """Inner fringe of the knowledge state K: the items q of K with K \\ {q} a state, sorted.
+    """Inner fringe of the knowledge state K: the items q of K such that K minus q's class of
+    equally informative items (mutual prerequisites) is a state, sorted.
 
     Raises
     ------
@@ -254,7 +255,8 @@ def inner_fringe(store: GraphStore, dataset: str, question_ids: list[str]) -> li
 
 
 def outer_fringe(store: GraphStore, dataset: str, question_ids: list[str]) -> list[str]:
-    """Outer fringe of the knowledge state K: the items q outside K with K ∪ {q} a state, sorted.
+    """Outer fringe of the knowledge state K: the items q outside K such that K plus q's class of
+    equally informative items (mutual prerequisites) is a state, sorted.
 
     These are the items the learner is ready to learn next. Raises as :func:`inner_fringe`.
     """

@@ -55,7 +55,10 @@ class LadybugStore(GraphStore):
         if self.path.is_dir():
             raise ConfigError(f"ladybug:{self.path} is a folder; a Ladybug graph is a file path, "
                               f"e.g. ladybug:{self.path / 'graph'}")
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise ConfigError(f"cannot create the folder of the Ladybug graph {self.path}: {exc.strerror}") from None
         try:
             self._db = ladybug.Database(str(self.path))
         except RuntimeError as exc:

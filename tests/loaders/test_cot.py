@@ -110,6 +110,19 @@ def test_a_changed_trajectory_loses_its_old_steps(store, tmp_path):
         ("cot:gold:logs:log_count:0", 10, 8, False), ("cot:gold:logs:log_count:2", 11, 10, True)]
 
 
+def test_a_second_file_leaves_the_first_files_trajectories_alone(store, tmp_path):
+    records = json.loads(FIXTURE.read_text())
+    first, second = tmp_path / "first.json", tmp_path / "second.json"
+    first.write_text(json.dumps(records[:1]))
+    second.write_text(json.dumps([{**records[0], "problem_id": "other"}]))
+    cot.write_cot_set(store, cot.read_cot_files([first], "logs"))
+    report = cot.write_cot_set(store, cot.read_cot_files([second], "logs"))
+    assert "stale step links removed" not in report.notes
+    closeness = store.frame("cot_closeness", {"runId": "cot:gold:logs"})
+    assert [(r, int(n), bool(ok)) for r, n, ok in closeness[["responseId", "steps", "closed"]].values.tolist()] == [
+        ("cot:gold:logs:log_count:0", 11, True), ("cot:gold:logs:other:0", 11, True)]
+
+
 def test_file_errors_are_refused_with_their_location(tmp_path):
     bad = tmp_path / "bad.json"
     bad.write_text('[{"problem_id": 1,')

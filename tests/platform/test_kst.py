@@ -121,3 +121,20 @@ def test_question_prerequisite_pairs_strict_excludes_shared_concept():
     none = pd.DataFrame(columns=["fromId", "toId"])
     assert kst.question_prerequisite_pairs(qc, none, "strict").empty
     assert kst.question_prerequisite_pairs(qc, none, "reflexive").values.tolist() == [["a", "b"], ["b", "a"]]
+
+
+def test_graph_fringes_equal_the_space_fringes_on_real_data_with_equivalent_items(store, data_root):
+    # frcsub under the reflexive rule has equally informative items (Item06 and Item08 share
+    # their skills): the Cypher fringes must treat each class as one, as the space does.
+    from kstp.loaders.items import read_items_csv, write_items
+    from kstp.platform.kst import dataset_space, derive_question_prerequisites, inner_fringe, outer_fringe
+
+    folder = data_root / "responses/frcsub"
+    write_items(store, read_items_csv(folder / "items.csv", "frcsub", folder / "qmatrix.csv", folder / "skills.csv"))
+    derive_question_prerequisites(store, "frcsub", "reflexive")
+    space = dataset_space(store, "frcsub")
+    assert any(len(c) > 1 for c in space.classes)
+    for state in space.states():
+        ids = sorted(state)
+        assert outer_fringe(store, "frcsub", ids) == space.outer_fringe(state)
+        assert inner_fringe(store, "frcsub", ids) == space.inner_fringe(state)
