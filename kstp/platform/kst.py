@@ -190,12 +190,22 @@ def answerable_questions(store: GraphStore, dataset: str, limit: int | None = No
 
 
 def knowledge_state(store: GraphStore, dataset: str, learner_id: str) -> list[str]:
-    """The questions of ``dataset`` that ``learner_id`` answered correctly, sorted."""
-    return store.frame("knowledge_state", {"dataset": dataset, "learnerId": learner_id})["questionId"].tolist()
+    """The questions of ``dataset`` that ``learner_id`` answered correctly, sorted.
+
+    Raises
+    ------
+    UnknownIdError
+        When the learner answered no question of ``dataset``.
+    """
+    state = store.frame("knowledge_state", {"dataset": dataset, "learnerId": learner_id})["questionId"].tolist()
+    if not state and learner_id not in set(store.frame("dataset_learners", {"dataset": dataset})["learnerId"]):
+        raise UnknownIdError(f"learner {learner_id!r} answered no question of dataset {dataset!r}; "
+                             "learners are named <dataset>:<id>, e.g. frcsub:Subject001")
+    return state
 
 
 def _known_set(store: GraphStore, dataset: str, question_ids: list[str]) -> list[str]:
-    known = set(store.frame("dataset_questions", {"dataset": dataset})["questionId"])
+    known = set(dataset_questions(store, dataset)["questionId"])
     unknown = [q for q in question_ids if q not in known]
     if unknown:
         raise UnknownIdError(f"{', '.join(map(repr, unknown))} not a question of dataset {dataset!r}")

@@ -95,6 +95,8 @@ def test_state_with_unknown_id_is_refused(toy):
 def test_knowledge_state_of_learners(toy):
     assert kst.knowledge_state(toy, "toy", "toy:L1") == q("q1", "q2", "q5")
     assert kst.knowledge_state(toy, "toy", "toy:L3") == q("q1")
+    with pytest.raises(UnknownIdError, match="'toy:nobody' answered no question"):
+        kst.knowledge_state(toy, "toy", "toy:nobody")
 
 
 def test_probability_skill_map_is_the_subset_relation(store, data_root):
