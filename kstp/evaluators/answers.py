@@ -27,7 +27,7 @@ import pandas as pd
 from kstp.platform.answers import Verdict, grade
 from kstp.platform.inference import Backend, Completion, Message, Sampling
 from kstp.platform.kst import answerable_questions
-from kstp.platform.runs import RunSpec, finish_run, generate_and_store, model_learner_id, open_run
+from kstp.platform.runs import RunSpec, finish_run, generate_and_store, model_learner_id, open_run, write_verdicts
 from kstp.platform.store import GraphStore
 
 __all__ = ["NAME", "VERSION", "HIGHER_IS_BETTER", "SYSTEM_PROMPT", "build_prompt", "score_item", "aggregate",
@@ -137,10 +137,7 @@ def evaluate(store: GraphStore, backend: Backend, dataset: str, sampling: Sampli
 
     def grade_chunk(rows: pd.DataFrame, completions: list[Completion]) -> None:
         verdicts = [score_item(c, gold[q]) for q, c in zip(rows["question"], completions, strict=True)]
-        store.write_nodes("Response", pd.DataFrame({
-            "id": rows["id"], "extracted": [v.extracted for v in verdicts],
-            "extractionMethod": [v.method for v in verdicts], "correct": [v.correct for v in verdicts],
-            "verdict": [v.reason for v in verdicts]}))
+        write_verdicts(store, rows["id"], verdicts)
 
     status, requested, done = "interrupted", len(prompts) * sampling.n, 0
     try:

@@ -54,7 +54,7 @@ from kstp.platform.answers import Verdict
 from kstp.platform.errors import UnknownIdError
 from kstp.platform.inference import Backend, Completion, Message, Sampling
 from kstp.platform.kst import answerable_questions
-from kstp.platform.runs import RunSpec, finish_run, generate_and_store, model_learner_id, open_run
+from kstp.platform.runs import RunSpec, finish_run, generate_and_store, model_learner_id, open_run, write_verdicts
 from kstp.platform.store import GraphStore
 
 __all__ = ["NAME", "VERSION", "HIGHER_IS_BETTER", "SYSTEM_PROMPT", "JSON_SCHEMA", "CLASSES", "STATISTICS",
@@ -394,11 +394,8 @@ def evaluate(store: GraphStore, backend: Backend, dataset: str, sampling: Sampli
 
     def check_chunk(rows: pd.DataFrame, completions: list[Completion]) -> None:
         scores = [score_item(c, gold[q]) for q, c in zip(rows["question"], completions, strict=True)]
-        store.write_nodes("Response", pd.DataFrame({
-            "id": rows["id"], "cotValid": [s.trajectory is not None for s in scores],
-            "cotError": [s.error for s in scores], "extracted": [s.verdict.extracted for s in scores],
-            "extractionMethod": [s.verdict.method for s in scores],
-            "correct": [s.verdict.correct for s in scores], "verdict": [s.verdict.reason for s in scores]}))
+        write_verdicts(store, rows["id"], [s.verdict for s in scores],
+                       cotValid=[s.trajectory is not None for s in scores], cotError=[s.error for s in scores])
         write_steps(store, {rid: s.trajectory for rid, s in zip(rows["id"], scores, strict=True)
                             if s.trajectory is not None})
 

@@ -63,7 +63,7 @@ from kstp.evaluators.answers import score_item as grade_completion
 from kstp.platform.answers import Verdict, grade
 from kstp.platform.errors import ConfigError, InputError, UnknownIdError
 from kstp.platform.inference import Backend, Completion, Message, Sampling
-from kstp.platform.runs import RunSpec, finish_run, generate_and_store, model_learner_id, open_run
+from kstp.platform.runs import RunSpec, finish_run, generate_and_store, model_learner_id, open_run, write_verdicts
 from kstp.platform.similarity import BertScore, NliBackend
 from kstp.platform.store import GraphStore
 
@@ -599,10 +599,7 @@ def _generate(store, backend, run_id, learner, requests, sampling, progress, chu
     def grade_chunk(rows: pd.DataFrame, completions: list[Completion]) -> None:
         verdicts = [score_item(c, requests[q][1], requests[q][2])
                     for q, c in zip(rows["question"], completions, strict=True)]
-        store.write_nodes("Response", pd.DataFrame({
-            "id": rows["id"], "extracted": [v.extracted for v in verdicts],
-            "extractionMethod": [v.method for v in verdicts], "correct": [v.correct for v in verdicts],
-            "verdict": [v.reason for v in verdicts]}))
+        write_verdicts(store, rows["id"], verdicts)
 
     return generate_and_store(store, backend, run_id, learner, {q: r[0] for q, r in requests.items()}, sampling,
                               grade_chunk, samples={q: r[3] for q, r in requests.items()}, chunk=chunk,

@@ -54,7 +54,16 @@ from kstp.evaluators.answers import SYSTEM_PROMPT, USER_TEMPLATE, score_item
 from kstp.platform.embeddings import EmbeddingModel, top_k_cosine
 from kstp.platform.errors import ConfigError, UnknownIdError
 from kstp.platform.inference import Backend, Message, Sampling, cache_key, prompt_hash
-from kstp.platform.runs import RunSpec, finish_run, model_learner_id, now, open_run, pending, write_responses
+from kstp.platform.runs import (
+    RunSpec,
+    finish_run,
+    model_learner_id,
+    now,
+    open_run,
+    pending,
+    write_responses,
+    write_verdicts,
+)
 from kstp.platform.store import GraphStore
 
 __all__ = ["NAME", "VERSION", "STRATEGIES", "HIGHER_IS_BETTER", "K", "Exemplar", "build_prompt", "common_subset",
@@ -447,10 +456,7 @@ def evaluate(store: GraphStore, backend: Backend, dataset: str, sampling: Sampli
             write_responses(store, run_id, learner, frame.drop(columns=["_c"]))  # stored before it is graded
             verdicts = [score_item(c, info.at[q, "answer"]) for q, c in zip(frame["question"], frame["_c"],
                                                                             strict=True)]
-            store.write_nodes("Response", pd.DataFrame({
-                "id": frame["id"], "extracted": [v.extracted for v in verdicts],
-                "extractionMethod": [v.method for v in verdicts], "correct": [v.correct for v in verdicts],
-                "verdict": [v.reason for v in verdicts]}))
+            write_verdicts(store, frame["id"], verdicts)
             done += len(frame)
         status = "finished"
     finally:

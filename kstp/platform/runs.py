@@ -26,12 +26,13 @@ from pathlib import Path
 import pandas as pd
 
 from kstp import __version__
+from kstp.platform.answers import Verdict
 from kstp.platform.errors import KstpError
 from kstp.platform.inference import TRANSPORT_ERROR, Backend, Completion, Message, Sampling, cache_key, prompt_hash
 from kstp.platform.store import GraphStore
 
 __all__ = ["RunSpec", "ConfigChangedError", "model_learner_id", "open_run", "pending", "write_responses",
-           "generate_and_store", "finish_run", "now"]
+           "generate_and_store", "write_verdicts", "finish_run", "now"]
 
 
 class ConfigChangedError(KstpError):
@@ -208,6 +209,14 @@ def generate_and_store(store: GraphStore, backend: Backend, run_id: str, learner
         score(frame, completions)
         done += len(frame)
     return len(keys), done
+
+
+def write_verdicts(store: GraphStore, ids: Sequence[str], verdicts: Sequence[Verdict], **extra) -> None:
+    """Write each Response's grade: extracted answer, extraction method, correct, verdict (and ``extra`` columns)."""
+    store.write_nodes("Response", pd.DataFrame({
+        "id": list(ids), **extra, "extracted": [v.extracted for v in verdicts],
+        "extractionMethod": [v.method for v in verdicts], "correct": [v.correct for v in verdicts],
+        "verdict": [v.reason for v in verdicts]}))
 
 
 def finish_run(store: GraphStore, run_id: str, status: str, **figures) -> None:
