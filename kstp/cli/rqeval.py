@@ -15,7 +15,7 @@ from kstp.evaluators import rqeval as rq
 from kstp.loaders.common import read_text
 from kstp.loaders.rqeval import read_rqeval, write_rqeval
 from kstp.platform.errors import DataNotFoundError, InputError
-from kstp.platform.plots import grouped_bars, radar
+from kstp.platform.plots import grouped_bars, heatmap, radar
 from kstp.platform.similarity import BertScore, nli_backend
 
 __all__ = ["evaluate_rqeval", "report_rqeval", "rqeval"]
@@ -54,24 +54,62 @@ def _ensure_dataset(store, name: str, data: Path) -> str:
     return dataset
 
 
-def _tables(scores: pd.DataFrame, scenarios: dict, out: Path, as_json: bool, extra: dict | None = None) -> None:
-    """Per-dataset table (Table 7 shape), scenario rankings (Table 8 shape), CSVs and plots."""
+def _validity_figures(scores: pd.DataFrame, out: Path) -> pd.DataFrame | None:
+    """Table 9 (r, p, stars, category) and Figure 4 (the r heatmap) over the (model, dataset)
+    observations, when there are at least 4; else None."""
+    if len(scores[list(rq.DIMENSIONS)].dropna()) < 4:
+        return None
+    table = rq.discriminant_validity(scores)
+    table.to_csv(out / "rqeval_validity.csv", index=False)
+    names = [d.upper() for d in rq.DIMENSIONS]
+    r = pd.DataFrame(1.0, index=names, columns=names)
+    labels = pd.DataFrame("1", index=names, columns=names)
+    for row in table.itertuples():
+        a, b = row.a.upper(), row.b.upper()
+        r.loc[a, b] = r.loc[b, a] = row.r
+        labels.loc[a, b] = labels.loc[b, a] = "–" if pd.isna(row.r) else f"{row.r:.2f}{row.stars.replace('ns', '')}"
+    heatmap(r, out / "rqeval_validity.png", "Pearson r between dimensions (* p<.05, ** p<.01, *** p<.001)",
+            vmin=-1.0, vmax=1.0, cmap="RdBu_r", center=0.0, label="r", text=labels)
+    return table
+
+
+def _tables(scores: pd.DataFrame, frames: dict, scenarios: dict, overall: str, out: Path, as_json: bool,
+            extra: dict | None = None) -> None:
+    """Per-dataset table (Table 7 shape), overall scores and scenario rankings (Table 8 shape),
+    Table 9 and the figures."""
     out.mkdir(parents=True, exist_ok=True)
     per_dataset = scores.join(rq.scenario_scores(scores, scenarios))
-    ranked = rq.rankings(scores, scenarios)
+    ranked = rq.rankings(rq.overall_scores(frames, overall), scenarios)
     per_dataset.to_csv(out / "rqeval_scores.csv", index=False)
     ranked.to_csv(out / "rqeval_rankings.csv", index=False)
     by_model = ranked.set_index("model")
-    radar(by_model[list(rq.DIMENSIONS)].rename(columns=str.upper), out / "rqeval_radar.png",
-          "RQEval dimensions per model")
+    dims = by_model[list(rq.DIMENSIONS)].rename(columns=str.upper)
+    radar(dims, out / "rqeval_radar.png", "RQEval dimensions per model")
+    grouped_bars(dims, out / "rqeval_dimensions.png", f"Overall dimension scores per model ({overall})", "score")
     grouped_bars(by_model[list(scenarios)], out / "rqeval_scenarios.png", "Scenario scores per model", "Q_w")
+    ranks = by_model[[f"rank {name}" for name in scenarios]].set_axis(list(scenarios), axis=1)
+    heatmap(ranks, out / "rqeval_ranks.png", "Rank per deployment scenario (1 = best)", vmin=1.0,
+            vmax=float(max(len(ranks), 2)), cmap="viridis_r", label="rank", text=ranks.astype(str))
+    validity = _validity_figures(scores, out)
+    written = ["rqeval_scores.csv", "rqeval_rankings.csv", "rqeval_radar.png", "rqeval_dimensions.png",
+               "rqeval_scenarios.png", "rqeval_ranks.png"] + (["rqeval_validity.csv", "rqeval_validity.png"]
+                                                             if validity is not None else [])
     if as_json:
-        emit({"scores": per_dataset, "rankings": ranked, **(extra or {})})
+        emit({"scores": per_dataset, "rankings": ranked, "overall": overall,
+              **({"validity": validity} if validity is not None else {}), **(extra or {})})
         return
     print_table(per_dataset, "RQEval per (model, dataset) (paper 3, Table 7 shape)")
-    print_table(ranked[["model", *(c for name in scenarios for c in (name, f"rank {name}"))]],
-                "Scenario scores and ranks (paper 3, Table 8 shape)")
-    message(f"wrote {out}/rqeval_scores.csv, rqeval_rankings.csv, rqeval_radar.png, rqeval_scenarios.png")
+    print_table(ranked[["model", "items", *(c for name in scenarios for c in (name, f"rank {name}"))]],
+                f"Scenario scores and ranks over {overall} items (paper 3, Table 8 shape)")
+    if validity is not None:
+        print_table(validity[["a", "b", "r", "stars", "category", "p", "partialR"]],
+                    "Discriminant validity (paper 3, Table 9 shape)")
+    message(f"wrote {', '.join(f'{out}/{name}' for name in written)}")
+
+
+_overall_option = click.option(
+    "--overall", type=click.Choice(rq.OVERALL), default="pooled", show_default=True,
+    help="A model's overall scores: over its pooled items (paper §4, the release) or the equal mean of datasets.")
 
 
 @click.command("rqeval")
@@ -95,12 +133,17 @@ def _tables(scores: pd.DataFrame, scenarios: dict, out: Path, as_json: bool, ext
 @click.option("--num-layers", type=click.IntRange(min=1), help="BERTScore layer (default 6 for the bundled model).")
 @click.option("--scenario", "scenarios", multiple=True,
               help="Built-in scenario name or a YAML/JSON weights file (repeatable; default: all seven).")
+@click.option("--prompt", type=click.Choice(rq.PROMPTS), default="neutral", show_default=True,
+              help="neutral: the question alone (paper §3.4, the release); structured: one sentence per step and "
+                   "a 'Final Answer:' line.")
+@_overall_option
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=Path("results"), show_default=True,
-              help="Folder for rqeval_scores.csv, rqeval_rankings.csv and the radar and scenario plots.")
+              help="Folder for the tables (CSV) and figures (PNG).")
 @json_option
 @click.pass_context
 def evaluate_rqeval(ctx, datasets, data, model, backend, base_url, model_args, gen_kwargs, k, p, limit, seed,
-                    concurrency, nli, similarity_model, num_layers, scenarios, out, resume, as_json) -> None:
+                    concurrency, nli, similarity_model, num_layers, scenarios, prompt, overall, out, resume,
+                    as_json) -> None:
     """Score a model's reasoning on six dimensions (CQ, CS, RS, LS, ES, SS) and deployment scenarios (paper 3).
 
     Each item is answered K times and each of up to P perturbations once; every
@@ -128,20 +171,21 @@ def evaluate_rqeval(ctx, datasets, data, model, backend, base_url, model_args, g
     with status("loading the similarity model"):
         similarity = BertScore(similarity_model, num_layers)
     engine = start_backend(backend, model, model_args, base_url, concurrency, seed)
-    summaries = []
+    summaries, frames = [], {}
     try:
         judge = nli_backend(nli, engine)
         for dataset in ids:
             with progress_bar(f"{model} on {dataset}") as progress:
                 result = rq.evaluate(store, engine, dataset, sampling, p, judge, similarity, limit,
-                                     new_run=not resume, progress=progress)
+                                     new_run=not resume, progress=progress, prompt=prompt)
             summaries.append(result.summary())
+            frames[(result.model, dataset)] = result.items
             if result.nli_invalid:
                 message(f"{dataset}: {result.nli_invalid} step pairs got no NLI label (counted as not contradicting)")
     finally:
         engine.close()
     table = pd.DataFrame(summaries)
-    _tables(table[["model", "dataset", "runId", "items", *rq.DIMENSIONS]], chosen, out, as_json,
+    _tables(table[["model", "dataset", "runId", "items", *rq.DIMENSIONS]], frames, chosen, overall, out, as_json,
             {"runs": summaries})
 
 
@@ -150,12 +194,18 @@ def evaluate_rqeval(ctx, datasets, data, model, backend, base_url, model_args, g
               help="RQEval run id (repeatable; default: every scored model and dataset).")
 @click.option("--scenario", "scenarios", multiple=True,
               help="Built-in scenario name or a YAML/JSON weights file (repeatable; default: all seven).")
+@_overall_option
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=Path("results"), show_default=True,
               help="Folder for the tables (CSV) and plots (PNG).")
 @json_option
 @click.pass_context
-def report_rqeval(ctx, runs, scenarios, out, as_json) -> None:
+def report_rqeval(ctx, runs, scenarios, overall, out, as_json) -> None:
     """Recompute the RQEval tables, rankings and plots from stored responses (no inference).
+
+    Writes the per-dataset scores (Table 7 shape), the overall scores with scenario
+    ranks (Table 8 shape; pooled over a model's items by default), with at least four
+    (model, dataset) observations Table 9 (r, stars, category) and its heatmap, and
+    the radar, per-dimension, scenario and rank figures.
 
     \b
     Examples:
@@ -163,10 +213,10 @@ def report_rqeval(ctx, runs, scenarios, out, as_json) -> None:
       kstp report rqeval --run 'rqeval:smollm2:gsm8k:0123456789ab' --scenario weights.yaml --json
     """
     chosen = _scenarios(scenarios)
-    scores = rq.stored_scores(get_store(ctx), list(runs) or None)
-    if scores.empty:
+    frames = rq.stored_runs(get_store(ctx), list(runs) or None)
+    if not frames:
         raise InputError("no scored rqeval run in the graph; run kstp evaluate rqeval first")
-    _tables(scores, chosen, out, as_json)
+    _tables(rq.dataset_scores(frames), frames, chosen, overall, out, as_json)
 
 
 @click.group()

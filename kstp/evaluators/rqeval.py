@@ -19,7 +19,8 @@ them, for N items (all higher-is-better, each in [0, 1]):
 - **LS** logical coherence: ``LS = 1 - (1/N) Σ_i (1/(n_i - 1)) Σ_j ψ(s_j, s_{j+1})``,
   s the sentences (steps) of the primary trace, ψ = 1 when the NLI backend labels the
   pair contradiction; a trace of fewer than two steps contributes 0 contradictions
-  (scores 1).
+  (scores 1). N counts every item: a failed primary (no text) is a trace without
+  steps and scores 1, as in §3.2 and the release (it is not dropped).
 - **ES** efficiency: ``ES = (1/N) Σ_i H(c_i, 1 - T_i)``, H the harmonic mean (0 when
   both are 0), ``T_i = (t_i - t_min)/(t_max - t_min)`` the primary answer's output
   token count min-max normalised within the run (``T_i = 0`` when all are equal; an
@@ -30,6 +31,21 @@ them, for N items (all higher-is-better, each in [0, 1]):
 A scenario is a weight vector w over the six dimensions (non-negative, sum 1); its
 score is ``Q_w = Σ_d w_d D_d``. At temperature 0 the K samples coincide and CS and SS
 are trivially 1 (a warning says so).
+
+- **Prompt** (:data:`PROMPTS`): ``neutral`` (default) sends the item's question as the
+  only message, no system prompt and no format instruction: the neutral prompt of
+  §3.4, which the release also sends. ``structured`` is kstp's earlier prompt (one
+  sentence per step, a closing ``Final Answer:`` line, an answer-type hint).
+- **Overall scores** (:func:`overall_scores`): ``pooled`` (default; §4 and the
+  release) computes each dimension over the pooled items of a model's runs, the 975
+  items of the paper, with ES's token range taken over the pooled items; ``equal``
+  averages the per-dataset scores, each dataset weighing equally (kstp's earlier
+  reading). Rankings and scenario scores follow from the overall scores, so a
+  dataset's size moves them, as in the Edge-scenario inversions of Table 8.
+- **Table 9** (:func:`discriminant_validity`): significance stars from p (``***`` <
+  .001, ``**`` < .01, ``*`` < .05, ``ns``) and a category by |r|: ``independent``
+  below the paper's 0.50, ``moderate`` below 0.70, ``strong`` from 0.70 (the 0.70 cut
+  is a convention of kstp, not the paper's).
 
 Scores are written back: per Response (``extracted``, ``tokensOut``, and on primary
 Responses ``ls``, ``stepPairs``, ``contradictions``, ``nliBackend`` and the item's
@@ -67,15 +83,17 @@ from kstp.platform.runs import RunSpec, finish_run, generate_and_store, model_le
 from kstp.platform.similarity import BertScore, NliBackend
 from kstp.platform.store import GraphStore
 
-__all__ = ["NAME", "VERSION", "DIMENSIONS", "HIGHER_IS_BETTER", "SCENARIOS", "build_prompt", "score_item",
+__all__ = ["NAME", "VERSION", "DIMENSIONS", "HIGHER_IS_BETTER", "SCENARIOS", "PROMPTS", "OVERALL", "build_prompt",
+           "score_item", "overall_scores", "significance", "correlation_category",
            "canonical_answer",
            "split_steps", "correctness", "consistency", "robustness", "logical_coherence", "efficiency",
            "stability", "aggregate", "scenario_scores", "load_scenarios", "check_weights", "rankings",
            "discriminant_validity", "partial_correlation", "temperature_warning", "RqevalResult", "evaluate",
-           "item_frame", "run_scores", "run_items", "stored_scores"]
+           "item_frame", "run_scores", "run_items", "stored_runs", "stored_scores", "dataset_scores",
+           "template_hash"]
 
 NAME = "rqeval"
-VERSION = "1.0"
+VERSION = "1.1"
 DIMENSIONS = ("cq", "cs", "rs", "ls", "es", "ss")
 HIGHER_IS_BETTER = dict.fromkeys(DIMENSIONS, True)
 #: The paper's names of the dimensions, accepted as keys of a custom weight file.
@@ -103,16 +121,42 @@ SYSTEM_PROMPT = ("Solve the problem step by step. Write each reasoning step as o
 ANSWER_HINTS = {"number": "a number", "choice": "the option letter", "yesno": "yes or no",
                 "text": "a short phrase", "expression": "an expression"}
 USER_TEMPLATE = "{text}\n\nGive {hint} as the final answer."
-#: Hash of the prompt templates, stored on the Run so a template change is a new configuration.
-TEMPLATE_HASH = hashlib.sha256("\x00".join([SYSTEM_PROMPT, USER_TEMPLATE, json.dumps(ANSWER_HINTS, sort_keys=True)])
-                               .encode()).hexdigest()
+#: Prompt styles: ``neutral`` (§3.4 and the release, the default), ``structured`` (kstp's earlier prompt).
+PROMPTS = ("neutral", "structured")
+#: How a model's overall dimensions are formed: ``pooled`` (§4, the release, the default) or ``equal``.
+OVERALL = ("pooled", "equal")
+
+
+def template_hash(prompt: str = "neutral") -> str:
+    """Hash of the templates of a prompt style, stored on the Run so a change is a new configuration."""
+    parts = ["neutral"] if prompt == "neutral" else [SYSTEM_PROMPT, USER_TEMPLATE,
+                                                     json.dumps(ANSWER_HINTS, sort_keys=True)]
+    return hashlib.sha256("\x00".join(parts).encode()).hexdigest()
 #: Prompts per generate call: a killed run loses at most one such chunk of work.
 CHUNK = 32
 _STEP_RE = re.compile(r"(?<=[.!?])\s+(?=\S)|\n+")
 
 
-def build_prompt(text: str, answer_type: str | None) -> list[Message]:
-    """The chat for one question: reason in sentences, end with ``Final Answer: ...``."""
+def build_prompt(text: str, answer_type: str | None, prompt: str = "neutral") -> list[Message]:
+    """The chat for one question under a prompt style of :data:`PROMPTS`.
+
+    ``neutral``: the question alone (§3.4; the release's prompt). ``structured``:
+    reason in sentences and end with ``Final Answer: ...``, with an answer-type hint.
+
+    Raises
+    ------
+    ConfigError
+        On an unknown prompt style.
+
+    >>> build_prompt("Is 9 prime?", "yesno")
+    [{'role': 'user', 'content': 'Is 9 prime?'}]
+    >>> build_prompt("Is 9 prime?", "yesno", "structured")[1]["content"]
+    'Is 9 prime?\\n\\nGive yes or no as the final answer.'
+    """
+    if prompt not in PROMPTS:
+        raise ConfigError(f"unknown prompt style {prompt!r}; use {', '.join(PROMPTS)}")
+    if prompt == "neutral":
+        return [{"role": "user", "content": text}]
     hint = ANSWER_HINTS.get(answer_type or "", "the answer")
     return [{"role": "system", "content": SYSTEM_PROMPT},
             {"role": "user", "content": USER_TEMPLATE.format(text=text, hint=hint)}]
@@ -314,22 +358,77 @@ def scenario_scores(scores: pd.DataFrame, scenarios: Mapping[str, Mapping[str, f
                          for name, w in scenarios.items()}, index=scores.index)
 
 
-def rankings(scores: pd.DataFrame, scenarios: Mapping[str, Mapping[str, float]] | None = None) -> pd.DataFrame:
-    """Models ranked under each scenario (the shape of paper 3, Table 8).
+def overall_scores(frames: Mapping[tuple[str, str], pd.DataFrame], how: str = "pooled") -> pd.DataFrame:
+    """A model's overall dimensions from the item frames of its runs (one per dataset).
 
     Parameters
     ----------
-    scores : pandas.DataFrame
-        One row per (model, dataset): ``model``, ``cq`` ... ``ss``. A model's dimension
-        is its mean over its datasets (each dataset weighs equally).
+    frames : mapping of (model, dataset) to pandas.DataFrame
+        :func:`item_frame` of each run.
+    how : {"pooled", "equal"}
+        ``pooled`` (default; paper 3, §4, and the release): :func:`run_scores` over the
+        concatenated items of the model's runs, so a dataset weighs by its items and
+        ES's token range spans them all. ``equal``: the mean of the per-dataset
+        scores, each dataset weighing equally.
 
     Returns
     -------
     pandas.DataFrame
-        ``model``, the six dimensions, then per scenario its score and
-        ``rank <scenario>`` (1 = best; ties share the lower rank).
+        One row per model: ``model``, ``datasets``, ``items``, ``cq`` ... ``ss``.
+
+    Raises
+    ------
+    ConfigError
+        On an unknown ``how``.
+
+    Examples
+    --------
+    >>> def frame(correct):
+    ...     return pd.DataFrame({"correct": correct, "answers": [["1", "1"]] * len(correct),
+    ...                          "perturbed": [[]] * len(correct), "tokens": [10.0] * len(correct),
+    ...                          "ls": 1.0, "ss": 1.0})
+    >>> runs = {("m", "x"): frame([True]), ("m", "y"): frame([False, False, False])}
+    >>> overall_scores(runs)["cq"].item(), overall_scores(runs, "equal")["cq"].item()
+    (0.25, 0.5)
     """
-    by_model = scores.groupby("model")[list(DIMENSIONS)].mean()
+    if how not in OVERALL:
+        raise ConfigError(f"unknown overall scoring {how!r}; use {', '.join(OVERALL)}")
+    models: dict[str, list[tuple[str, pd.DataFrame]]] = {}
+    for (model, dataset), frame in frames.items():
+        models.setdefault(model, []).append((dataset, frame))
+    rows = []
+    for model, runs in models.items():
+        if how == "pooled":
+            scores = run_scores(pd.concat([f for _, f in runs]))
+        else:
+            per = pd.DataFrame([run_scores(f) for _, f in runs])
+            scores = {d: float(per[d].mean()) for d in DIMENSIONS}
+        rows.append({"model": model, "datasets": len(runs), "items": sum(len(f) for _, f in runs), **scores})
+    return pd.DataFrame(rows, columns=["model", "datasets", "items", *DIMENSIONS])
+
+
+def rankings(overall: pd.DataFrame, scenarios: Mapping[str, Mapping[str, float]] | None = None) -> pd.DataFrame:
+    """Models ranked under each scenario (the shape of paper 3, Table 8).
+
+    Parameters
+    ----------
+    overall : pandas.DataFrame
+        One row per model: ``model``, ``cq`` ... ``ss`` (:func:`overall_scores`).
+
+    Returns
+    -------
+    pandas.DataFrame
+        The columns of ``overall``, then per scenario its score and ``rank
+        <scenario>`` (1 = best; ties share the lower rank).
+
+    Examples
+    --------
+    >>> two = pd.DataFrame({"model": ["a", "b"], "cq": [0.9, 0.5], "cs": [0.1, 0.9], "rs": 0.5, "ls": 0.5,
+    ...                     "es": 0.5, "ss": 0.5})
+    >>> rankings(two, {"acc": {"cq": 1}, "cons": {"cs": 1}})[["model", "rank acc", "rank cons"]].values.tolist()
+    [['a', 1, 2], ['b', 2, 1]]
+    """
+    by_model = overall.set_index("model")
     q = scenario_scores(by_model, scenarios)
     out = by_model.join(q)
     for name in q.columns:
@@ -369,8 +468,32 @@ def partial_correlation(x: Sequence[float], y: Sequence[float], z: Sequence[floa
     return r, float(2 * stats.t.sf(abs(t), df))
 
 
+def significance(p: float) -> str:
+    """Table 9's stars of a p-value: ``***`` < .001, ``**`` < .01, ``*`` < .05, else ``ns`` (NaN: "").
+
+    >>> [significance(p) for p in (0.0004, 0.003, 0.049, 0.05, float("nan"))]
+    ['***', '**', '*', 'ns', '']
+    """
+    if p is None or np.isnan(p):
+        return ""
+    return "***" if p < 0.001 else "**" if p < 0.01 else "*" if p < 0.05 else "ns"
+
+
+def correlation_category(r: float, independent: float = 0.5, strong: float = 0.7) -> str:
+    """Table 9's category of a correlation by |r|: ``independent`` below ``independent``
+    (the paper's 0.50), ``moderate`` below ``strong`` (0.70, kstp's convention), else
+    ``strong``; ``undefined`` for NaN (a constant dimension).
+
+    >>> [correlation_category(r) for r in (-0.172, 0.5, -0.69, 0.71, float("nan"))]
+    ['independent', 'moderate', 'moderate', 'strong', 'undefined']
+    """
+    if r is None or np.isnan(r):
+        return "undefined"
+    return "independent" if abs(r) < independent else "moderate" if abs(r) < strong else "strong"
+
+
 def discriminant_validity(scores: pd.DataFrame, control: str = "cq", resamples: int = 10_000, seed: int = 42,
-                          level: float = 0.95, threshold: float = 0.5) -> pd.DataFrame:
+                          level: float = 0.95, threshold: float = 0.5, strong: float = 0.7) -> pd.DataFrame:
     """Pearson r of all 15 dimension pairs over (model, dataset) observations.
 
     Parameters
@@ -387,6 +510,8 @@ def discriminant_validity(scores: pd.DataFrame, control: str = "cq", resamples: 
         Confidence level of the interval.
     threshold : float
         |r| below it counts as independent (paper: 0.50).
+    strong : float
+        |r| from it is a ``strong`` correlation (kstp's convention, 0.70).
 
     Returns
     -------
@@ -396,7 +521,9 @@ def discriminant_validity(scores: pd.DataFrame, control: str = "cq", resamples: 
         distribution; resamples where r is undefined, e.g. one observation drawn n
         times, are left out), ``partialR``, ``partialP`` (controlling for
         ``control``; NaN for pairs that contain it), ``independent`` (|r| <
-        threshold; None when r is undefined because a dimension is constant).
+        threshold; None when r is undefined because a dimension is constant),
+        ``stars`` (:func:`significance` of p) and ``category``
+        (:func:`correlation_category`): the columns of paper 3, Table 9.
 
     Raises
     ------
@@ -428,7 +555,9 @@ def discriminant_validity(scores: pd.DataFrame, control: str = "cq", resamples: 
         r = float(result.statistic)
         rows.append({"a": a, "b": b, "n": len(x), "r": r, "p": float(result.pvalue),
                      "ciLow": float(low), "ciHigh": float(high), "partialR": pr, "partialP": pp,
-                     "independent": None if np.isnan(r) else bool(abs(r) < threshold)})
+                     "independent": None if np.isnan(r) else bool(abs(r) < threshold),
+                     "stars": significance(float(result.pvalue)),
+                     "category": correlation_category(r, threshold, strong)})
     return pd.DataFrame(rows)
 
 
@@ -472,6 +601,48 @@ def run_items(store: GraphStore, dataset: str, limit: int | None | list[str], pe
     return _select(items[items["questionId"].isin(order)], perturbations)
 
 
+def _stored_run(store: GraphStore, run_id: str) -> tuple[str, str, pd.DataFrame]:
+    """(model, dataset, :func:`item_frame`) of a stored RQEval run.
+
+    Raises
+    ------
+    UnknownIdError
+        When ``run_id`` is not an RQEval run in the graph.
+    """
+    parts = run_id.split(":")
+    model, dataset = ":".join(parts[1:-2]), parts[-2] if len(parts) >= 4 else ""
+    runs = store.frame("runs_of", {"evaluator": NAME, "model": model, "dataset": dataset}) \
+        if parts[0] == NAME and len(parts) >= 4 else pd.DataFrame(columns=["runId"])
+    runs = runs[runs["runId"] == run_id]
+    if runs.empty:
+        raise UnknownIdError(f"no rqeval run {run_id!r} in the graph; list runs with kstp query runs_of")
+    config = json.loads(runs.iloc[0]["config"])
+    questions = config["options"]["questions"]
+    items = run_items(store, dataset, None if questions == "all" else questions, config["options"]["perturbations"])
+    return model, dataset, item_frame(items, store.frame("rqeval_responses", {"runId": run_id}),
+                                      config["sampling"]["n"])
+
+
+def stored_runs(store: GraphStore, run_ids: Sequence[str] | None = None) -> dict[tuple[str, str], pd.DataFrame]:
+    """The :func:`item_frame` of each run, keyed by (model, dataset), recomputed from the graph.
+
+    ``run_ids``: RQEval run ids; default: the scored run of every (model, dataset)
+    (``SCORED_ON``).
+
+    Raises
+    ------
+    UnknownIdError
+        When a run id is not an RQEval run in the graph.
+    """
+    if run_ids is None:
+        run_ids = list(store.frame("rqeval_scores", {"evaluator": NAME})["runId"])
+    frames = {}
+    for run_id in run_ids:
+        model, dataset, frame = _stored_run(store, run_id)
+        frames[(model, dataset)] = frame.assign(runId=run_id)
+    return frames
+
+
 def stored_scores(store: GraphStore, run_ids: Sequence[str] | None = None) -> pd.DataFrame:
     """The six dimensions recomputed from stored responses, one row per run (no inference).
 
@@ -491,22 +662,15 @@ def stored_scores(store: GraphStore, run_ids: Sequence[str] | None = None) -> pd
     UnknownIdError
         When a run id is not an RQEval run in the graph.
     """
-    if run_ids is None:
-        run_ids = list(store.frame("rqeval_scores", {"evaluator": NAME})["runId"])
-    rows = []
-    for run_id in run_ids:
-        parts = run_id.split(":")
-        model, dataset = ":".join(parts[1:-2]), parts[-2] if len(parts) >= 4 else ""
-        runs = store.frame("runs_of", {"evaluator": NAME, "model": model, "dataset": dataset}) \
-            if parts[0] == NAME and len(parts) >= 4 else pd.DataFrame(columns=["runId"])
-        runs = runs[runs["runId"] == run_id]
-        if runs.empty:
-            raise UnknownIdError(f"no rqeval run {run_id!r} in the graph; list runs with kstp query runs_of")
-        config = json.loads(runs.iloc[0]["config"])
-        questions = config["options"]["questions"]
-        items = run_items(store, dataset, None if questions == "all" else questions, config["options"]["perturbations"])
-        frame = item_frame(items, store.frame("rqeval_responses", {"runId": run_id}), config["sampling"]["n"])
-        rows.append({"model": model, "dataset": dataset, "runId": run_id, "items": len(frame), **run_scores(frame)})
+    return dataset_scores(stored_runs(store, run_ids))
+
+
+def dataset_scores(frames: Mapping[tuple[str, str], pd.DataFrame]) -> pd.DataFrame:
+    """One row per run (Table 7 shape): ``model, dataset, runId, items, cq ... ss`` from
+    :func:`stored_runs` (``runId`` None where a frame has no such column)."""
+    rows = [{"model": model, "dataset": dataset,
+             "runId": frame["runId"].iloc[0] if "runId" in frame and len(frame) else None,
+             "items": len(frame), **run_scores(frame)} for (model, dataset), frame in frames.items()]
     return pd.DataFrame(rows, columns=["model", "dataset", "runId", "items", *DIMENSIONS])
 
 
@@ -535,7 +699,8 @@ def item_frame(items: pd.DataFrame, responses: pd.DataFrame, k: int) -> pd.DataF
     pandas.DataFrame
         Indexed by question id: ``correct`` (primary), ``answers`` (K canonical answers,
         None where missing), ``perturbed`` (correctness of each answered perturbation),
-        ``tokens`` (primary output tokens), ``ls`` (primary trace; NaN before NLI ran),
+        ``tokens`` (primary output tokens), ``ls`` (primary trace; NaN before NLI ran;
+        1 for a failed primary, a trace without steps, which §3.2 keeps in N),
         ``ss`` (NaN before it was computed), ``invalid`` (NLI pairs without a label).
     """
     by_id = responses.set_index(["questionId", "sampleIndex"])
@@ -551,7 +716,7 @@ def item_frame(items: pd.DataFrame, responses: pd.DataFrame, k: int) -> pd.DataF
                     "answers": answers,
                     "perturbed": [_true(by_id.loc[(v, 0), "correct"]) for v in variants],
                     "tokens": float(tokens) if tokens is not None and not pd.isna(tokens) else None,
-                    "ls": get(0, "ls"), "ss": get(0, "ss")})
+                    "ls": get(0, "ls") if _text(get(0, "text")).strip() else 1.0, "ss": get(0, "ss")})
     return pd.DataFrame(out).set_index("questionId")
 
 
@@ -654,7 +819,8 @@ def _score_stability(store, responses: pd.DataFrame, originals: list[str], simil
 
 def evaluate(store: GraphStore, backend: Backend, dataset: str, sampling: Sampling, perturbations: int,
              nli: NliBackend, similarity: BertScore, limit: int | None = None, new_run: bool = False,
-             progress: Callable[[int, int], None] | None = None, chunk: int = CHUNK) -> RqevalResult:
+             progress: Callable[[int, int], None] | None = None, chunk: int = CHUNK,
+             prompt: str = "neutral") -> RqevalResult:
     """Run (or resume) RQEval of ``backend``'s model on ``dataset`` and write the scores back.
 
     Parameters
@@ -674,6 +840,8 @@ def evaluate(store: GraphStore, backend: Backend, dataset: str, sampling: Sampli
         Allow a configuration that differs from the latest run's.
     progress : callable, optional
         ``progress(done, total)`` as completions arrive.
+    prompt : {"neutral", "structured"}
+        Prompt style (:func:`build_prompt`; default the paper's neutral prompt).
 
     Returns
     -------
@@ -688,21 +856,24 @@ def evaluate(store: GraphStore, backend: Backend, dataset: str, sampling: Sampli
     """
     if perturbations < 0:
         raise ConfigError(f"perturbations = {perturbations}; need P >= 0")
+    if prompt not in PROMPTS:
+        raise ConfigError(f"unknown prompt style {prompt!r}; use {', '.join(PROMPTS)}")
     if (message := temperature_warning(sampling)) is not None:
         warnings.warn(message, RuntimeWarning, stacklevel=2)
     items = run_items(store, dataset, limit, perturbations)
     order = list(dict.fromkeys(items["questionId"]))
-    spec = RunSpec(NAME, VERSION, backend.model, backend.name, dataset, sampling, TEMPLATE_HASH,
-                   {"perturbations": perturbations, "questions": order if limit is not None else "all"})
+    options = {"perturbations": perturbations, "questions": order if limit is not None else "all", "prompt": prompt}
+    spec = RunSpec(NAME, VERSION, backend.model, backend.name, dataset, sampling, template_hash(prompt), options)
     run_id, resumed = open_run(store, spec, new_run)
     learner = model_learner_id(backend.model)
     store.write_nodes("Learner", pd.DataFrame([{"id": learner, "kind": "model", "localId": backend.model}]))
     requests = {}
     for row in items.drop_duplicates("questionId").itertuples():
-        requests[row.questionId] = (build_prompt(row.text, row.answerType), row.answer, row.answerType,
+        requests[row.questionId] = (build_prompt(row.text, row.answerType, prompt), row.answer, row.answerType,
                                     list(range(sampling.n)))
     for row in items[items["variantId"].notna()].itertuples():
-        requests[row.variantId] = (build_prompt(row.variantText, row.answerType), row.answer, row.answerType, [0])
+        requests[row.variantId] = (build_prompt(row.variantText, row.answerType, prompt), row.answer,
+                                   row.answerType, [0])
     status, requested, generated = "interrupted", 0, 0
     try:
         requested, generated = _generate(store, backend, run_id, learner, requests, sampling, progress, chunk)

@@ -248,7 +248,9 @@ _YES, _NO = {"yes", "true"}, {"no", "false"}
 def _grade_yesno(text: str, gold: str) -> Verdict:
     gold_yes = gold.strip().lower() in _YES
     candidate, method = extract_final(text)
-    if candidate is None and (m := re.match(r"\s*[*_]*(yes|no|true|false)\b", text, re.IGNORECASE)):
+    # A leading "Yes and no." / "yes/no" keeps both words, so it stays ambiguous.
+    if candidate is None and (m := re.match(r"\s*[*_]*((?:yes|no|true|false)(?:\s*(?:,|/|and|or)\s*"
+                                            r"(?:yes|no|true|false))*)\b", text, re.IGNORECASE)):
         candidate, method = m.group(1), "leading"
     if candidate is None:
         return Verdict("yesno", None, None, False, "no answer found")

@@ -46,7 +46,7 @@ def grouped_bars(frame: pd.DataFrame, path: str | Path, title: str, ylabel: str)
 
 def heatmap(frame: pd.DataFrame, path: str | Path, title: str, blocks: list[int] | None = None,
             vmin: float | None = None, vmax: float | None = 1.0, cmap: str = "viridis",
-            center: float | None = None, label: str | None = None) -> Path:
+            center: float | None = None, label: str | None = None, text: pd.DataFrame | None = None) -> Path:
     """A matrix as an annotated heatmap, optionally split into blocks by lines.
 
     Parameters
@@ -65,6 +65,9 @@ def heatmap(frame: pd.DataFrame, path: str | Path, title: str, blocks: list[int]
         For a diverging ``cmap``: the value drawn in its middle colour (0 for KOC_norm).
     label : str, optional
         The colour bar's label.
+    text : pandas.DataFrame, optional
+        Cell labels of the same shape (e.g. ``"0.62**"``, or ranks); default: the values
+        to two decimals.
 
     Returns
     -------
@@ -88,7 +91,8 @@ def heatmap(frame: pd.DataFrame, path: str | Path, title: str, blocks: list[int]
         for j in range(n_cols):
             v = values[i, j]
             red, green, blue, _ = colours(scale(v)) if np.isfinite(v) else (1, 1, 1, 1)
-            ax.text(j, i, "–" if np.isnan(v) else f"{v:.2f}", ha="center", va="center", fontsize=8,
+            shown = str(text.iat[i, j]) if text is not None else "–" if np.isnan(v) else f"{v:.2f}"
+            ax.text(j, i, shown, ha="center", va="center", fontsize=8,
                     color="black" if 0.299 * red + 0.587 * green + 0.114 * blue > 0.5 else "white")
     edge = 0
     for size in (blocks or [])[:-1]:

@@ -114,14 +114,88 @@ def test_the_seven_scenarios_sum_to_one_and_reproduce_hand_aggregates():
     assert rq.aggregate(scores, rq.SCENARIOS["balanced"]) == pytest.approx(3.8 / 6)
 
 
-def test_rankings_follow_the_scenario(tmp_path):
-    scores = pd.DataFrame({"model": ["a", "a", "b"], "dataset": ["x", "y", "x"],
-                           "cq": [1.0, 0.8, 0.6], "cs": [0.2, 0.4, 0.9], "rs": [0.5, 0.5, 0.5],
-                           "ls": [0.3, 0.3, 1.0], "es": [0.9, 0.7, 0.1], "ss": [0.5, 0.5, 0.5]})
-    ranked = rq.rankings(scores, {"acc": {"cq": 1}, "legal": {"cs": 0.5, "ls": 0.5}}).set_index("model")
-    assert ranked.loc["a", "cq"] == pytest.approx(0.9) and ranked.loc["a", "acc"] == pytest.approx(0.9)
-    assert ranked.loc["b", "legal"] == pytest.approx(0.95) and ranked.loc["a", "legal"] == pytest.approx(0.3)
+def test_rankings_follow_the_scenario():
+    overall = pd.DataFrame({"model": ["a", "b"], "cq": [0.9, 0.6], "cs": [0.3, 0.9], "rs": [0.5, 0.5],
+                            "ls": [0.3, 1.0], "es": [0.8, 0.1], "ss": [0.5, 0.5]})
+    ranked = rq.rankings(overall, {"acc": {"cq": 1}, "legal": {"cs": 0.5, "ls": 0.5}}).set_index("model")
+    assert ranked.loc["a", "acc"] == pytest.approx(0.9) and ranked.loc["b", "legal"] == pytest.approx(0.95)
+    assert ranked.loc["a", "legal"] == pytest.approx(0.3)
     assert ranked["rank acc"].to_dict() == {"a": 1, "b": 2} and ranked["rank legal"].to_dict() == {"a": 2, "b": 1}
+
+
+def _items(correct, tokens):
+    """An item frame by hand: K = 2 agreeing answers, no perturbations, LS = SS = 1."""
+    return pd.DataFrame({"correct": correct, "answers": [["1", "1"]] * len(correct),
+                         "perturbed": [[]] * len(correct), "tokens": [float(t) for t in tokens],
+                         "ls": 1.0, "ss": 1.0})
+
+
+def test_overall_scores_pool_the_items_and_the_edge_ranking_can_invert():
+    # a: x = 1 item right, y = 3 items wrong; b: x = 1 item wrong, y = 2 of 3 right; all 10 tokens (T = 0).
+    runs = {("a", "x"): _items([True], [10]), ("a", "y"): _items([False] * 3, [10] * 3),
+            ("b", "x"): _items([False], [10]), ("b", "y"): _items([True, True, False], [10] * 3)}
+    pooled = rq.overall_scores(runs).set_index("model")
+    equal = rq.overall_scores(runs, "equal").set_index("model")
+    # pooled over 4 items: CQ a = 1/4, b = 2/4; ES = mean H(c, 1) = CQ
+    assert pooled.loc["a", ["cq", "es"]].tolist() == [0.25, 0.25]
+    assert pooled.loc["b", ["cq", "es"]].tolist() == [0.5, 0.5]
+    # equal mean of datasets: a = (1 + 0)/2, b = (0 + 2/3)/2
+    assert equal.loc["a", "cq"] == 0.5 and equal.loc["b", "cq"] == pytest.approx(1 / 3)
+    assert (pooled.loc["a", "items"], pooled.loc["a", "datasets"]) == (4, 2)
+    # Edge: .30 CQ + .03 CS + .10 RS + .05 LS + .50 ES + .02 SS, with CS = LS = SS = 1, RS = 0 -> .8 CQ + .10
+    edge = {"edge_device": rq.SCENARIOS["edge_device"]}
+    by_pool = rq.rankings(pooled.reset_index(), edge).set_index("model")
+    by_mean = rq.rankings(equal.reset_index(), edge).set_index("model")
+    assert by_pool["edge_device"].to_dict() == {"a": pytest.approx(0.3), "b": pytest.approx(0.5)}
+    assert by_mean["edge_device"].to_dict() == {"a": pytest.approx(0.5), "b": pytest.approx(0.8 / 3 + 0.1)}
+    assert by_pool["rank edge_device"].to_dict() == {"a": 2, "b": 1}
+    assert by_mean["rank edge_device"].to_dict() == {"a": 1, "b": 2}
+    with pytest.raises(ConfigError, match="unknown overall scoring 'mean'"):
+        rq.overall_scores(runs, "mean")
+
+
+def test_pooled_efficiency_takes_the_token_range_over_all_items():
+    # x: one correct item of 10 tokens; y: correct items of 20 and 30 tokens.
+    # per dataset: x T = 0 -> ES 1; y T = 0, 1 -> ES (1 + 0)/2; equal mean = 3/4.
+    # pooled: T = 0, .5, 1 -> H(1, 1) = 1, H(1, .5) = 2/3, H(1, 0) = 0 -> ES = (5/3)/3 = 5/9.
+    runs = {("m", "x"): _items([True], [10]), ("m", "y"): _items([True, True], [20, 30])}
+    assert rq.overall_scores(runs)["es"].item() == pytest.approx(5 / 9)
+    assert rq.overall_scores(runs, "equal")["es"].item() == pytest.approx(0.75)
+
+
+def test_logical_coherence_keeps_a_failed_primary_in_its_denominator():
+    # item a: 2 step pairs, 1 contradiction (stored ls 0.5); item b: the primary failed (no text).
+    # §3.2: LS = 1 - (1/N) sum of shares with N = 2 -> 1 - (0.5 + 0)/2 = 0.75 (not 0.5 over a alone).
+    items = pd.DataFrame({"questionId": ["d:a", "d:b"], "variantId": [None, None]})
+    responses = pd.DataFrame({
+        "questionId": ["d:a", "d:a", "d:b", "d:b"], "sampleIndex": [0, 1, 0, 1],
+        "text": ["One. Two. Three.", "One. Two.", None, "Four."], "extracted": ["3", "3", None, "4"],
+        "verdict": ["correct", "correct", "transport: down", "wrong answer"], "correct": [True, True, False, False],
+        "tokensOut": [9, 6, None, 2], "ls": [0.5, None, None, None], "ss": [1.0, None, 0.0, None]})
+    frame = rq.item_frame(items, responses, 2)
+    assert frame["ls"].tolist() == [0.5, 1.0]
+    assert rq.run_scores(frame)["ls"] == 0.75
+
+
+def test_the_neutral_prompt_is_the_question_alone_and_structured_is_an_option():
+    assert rq.build_prompt("What is 2 + 5?", "number") == [{"role": "user", "content": "What is 2 + 5?"}]
+    structured = rq.build_prompt("What is 2 + 5?", "number", "structured")
+    assert structured[0]["role"] == "system" and "Final Answer" in structured[0]["content"]
+    assert structured[1]["content"] == "What is 2 + 5?\n\nGive a number as the final answer."
+    assert rq.template_hash("neutral") != rq.template_hash("structured")
+    with pytest.raises(ConfigError, match="unknown prompt style 'cot'"):
+        rq.build_prompt("x", None, "cot")
+
+
+@pytest.mark.parametrize("text, extracted, reason", [
+    ("Yes and no.", None, "no answer found"),     # both words lead: ambiguous, not a yes
+    ("yes/no", None, "no answer found"),
+    ("Yes. Nine is odd, so no doubt.", "yes", "correct"),
+    ("No", "no", "wrong answer"),
+])
+def test_yes_and_no_is_not_an_unambiguous_yes(text, extracted, reason):
+    verdict = rq.score_item(Completion(0, 1, text=text, finish_reason="stop"), "yes", "yesno")
+    assert (rq.canonical_answer(verdict.extracted, verdict.reason), verdict.reason) == (extracted, reason)
 
 
 def test_custom_weights_from_yaml_and_json_are_validated(tmp_path):
@@ -182,6 +256,22 @@ def test_discriminant_validity_matches_scipy_and_the_partial_formula():
     assert (first["ciLow"], first["ciHigh"]) == (pytest.approx(ci.low), pytest.approx(ci.high))
     again = rq.discriminant_validity(data, resamples=2000, seed=11)
     assert again.equals(table)
+
+
+def test_table9_stars_and_categories_by_hand():
+    # CQ deviations (-1.5, -.5, .5, 1.5): CS = CQ -> r = 1 (p = 0); RS (1, 2, 2, 1) -> r = 0;
+    # LS (2, 1, 4, 3), deviations (-.5, -1.5, 1.5, .5): r = 3 / 5 = .6, t = .6 sqrt(2 / .64) = 1.06 on 2 df -> ns.
+    data = pd.DataFrame({"cq": [1, 2, 3, 4], "cs": [1, 2, 3, 4], "rs": [1, 2, 2, 1], "ls": [2, 1, 4, 3],
+                         "es": [4, 1, 3, 2], "ss": [1, 3, 2, 4]}, dtype=float)
+    table = rq.discriminant_validity(data, resamples=200).set_index(["a", "b"])
+    assert table.loc[("cq", "cs"), ["stars", "category"]].tolist() == ["***", "strong"]
+    assert table.loc[("cq", "rs"), ["stars", "category"]].tolist() == ["ns", "independent"]
+    assert table.loc[("cq", "ls"), "r"] == pytest.approx(0.6)
+    assert table.loc[("cq", "ls"), "p"] == pytest.approx(2 * stats.t.sf(0.6 * math.sqrt(2 / 0.64), 2))
+    assert table.loc[("cq", "ls"), ["stars", "category"]].tolist() == ["ns", "moderate"]
+    assert [rq.significance(p) for p in (0.0009, 0.009, 0.049, 0.05)] == ["***", "**", "*", "ns"]
+    assert [rq.correlation_category(r) for r in (0.49, -0.5, 0.69, -0.7)] == [
+        "independent", "moderate", "moderate", "strong"]
 
 
 def test_a_constant_dimension_has_no_correlation_and_small_samples_keep_an_interval():
@@ -329,8 +419,10 @@ def test_end_to_end_with_the_local_model_on_every_dataset(tmp_path, data_root, m
         assert r["similarityModel"].startswith("bert-score:") and r["similarityModel"].endswith("@6")
         assert all(0 <= r[d] <= 1 for d in ("cq", "cs", "rs", "ls", "es", "ss"))
         assert 4 <= r["requested"] <= 6
-    for name in ("rqeval_scores.csv", "rqeval_rankings.csv", "rqeval_radar.png", "rqeval_scenarios.png"):
+    for name in ("rqeval_scores.csv", "rqeval_rankings.csv", "rqeval_radar.png", "rqeval_scenarios.png",
+                 "rqeval_dimensions.png", "rqeval_ranks.png", "rqeval_validity.csv", "rqeval_validity.png"):
         assert (tmp_path / "out" / name).stat().st_size > 0
+    assert len(out["validity"]) == 15 and out["rankings"][0]["items"] == 8  # 4 observations; 2 items x 4 pooled
     again = json.loads(runner.invoke(cli, args).stdout)
     assert [r["generatedNow"] for r in again["runs"]] == [0, 0, 0, 0]
     report = runner.invoke(cli, ["--graph", graph, "report", "rqeval", "--out", str(tmp_path / "report"), "--json"])
@@ -404,6 +496,9 @@ def test_report_recomputes_tables_with_custom_scenarios_and_refuses_bad_weights(
     assert (row["model"], row["dataset"], row["exam"]) == ("scripted-model", "two", pytest.approx(0.375))
     assert row["edge_device"] == pytest.approx(rq.aggregate(result.scores, rq.SCENARIOS["edge_device"]))
     assert body["rankings"][0]["rank exam"] == 1 and "balanced" not in body["rankings"][0]
+    assert body["overall"] == "pooled" and body["rankings"][0]["items"] == 2 and "validity" not in body
+    for name in ("rqeval_dimensions.png", "rqeval_ranks.png", "rqeval_scenarios.png"):
+        assert (tmp_path / "out" / name).stat().st_size > 0
     weights.write_text("exam:\n  correctness: 0.75\n  robustness: 0.5\n")
     bad = runner.invoke(cli, [*where, "report", "rqeval", "--scenario", str(weights), "--out", str(tmp_path / "o")])
     assert bad.exit_code == 1 and "scenario 'exam': weights sum to 1.25, not 1; rescale them" in bad.output
