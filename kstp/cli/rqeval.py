@@ -90,10 +90,14 @@ def _tables(scores: pd.DataFrame, frames: dict, scenarios: dict, overall: str, o
     ranks = by_model[[f"rank {name}" for name in scenarios]].set_axis(list(scenarios), axis=1)
     heatmap(ranks, out / "rqeval_ranks.png", "Rank per deployment scenario (1 = best)", vmin=1.0,
             vmax=float(max(len(ranks), 2)), cmap="viridis_r", label="rank", text=ranks.astype(str))
+    balanced = scores.assign(q=rq.scenario_scores(scores, {"balanced": rq.SCENARIOS["balanced"]})["balanced"])
+    heatmap(balanced.pivot_table(index="model", columns="dataset", values="q"), out / "rqeval_datasets.png",
+            "Balanced score Q_bal per model and dataset", vmin=0.0, vmax=1.0, label="Q_bal")
     validity = _validity_figures(scores, out)
     written = ["rqeval_scores.csv", "rqeval_rankings.csv", "rqeval_radar.png", "rqeval_dimensions.png",
-               "rqeval_scenarios.png", "rqeval_ranks.png"] + (["rqeval_validity.csv", "rqeval_validity.png"]
-                                                             if validity is not None else [])
+               "rqeval_scenarios.png", "rqeval_ranks.png", "rqeval_datasets.png"]
+    if validity is not None:
+        written += ["rqeval_validity.csv", "rqeval_validity.png"]
     if as_json:
         emit({"scores": per_dataset, "rankings": ranked, "overall": overall,
               **({"validity": validity} if validity is not None else {}), **(extra or {})})

@@ -497,7 +497,7 @@ def test_report_recomputes_tables_with_custom_scenarios_and_refuses_bad_weights(
     assert row["edge_device"] == pytest.approx(rq.aggregate(result.scores, rq.SCENARIOS["edge_device"]))
     assert body["rankings"][0]["rank exam"] == 1 and "balanced" not in body["rankings"][0]
     assert body["overall"] == "pooled" and body["rankings"][0]["items"] == 2 and "validity" not in body
-    for name in ("rqeval_dimensions.png", "rqeval_ranks.png", "rqeval_scenarios.png"):
+    for name in ("rqeval_dimensions.png", "rqeval_ranks.png", "rqeval_scenarios.png", "rqeval_datasets.png"):
         assert (tmp_path / "out" / name).stat().st_size > 0
     weights.write_text("exam:\n  correctness: 0.75\n  robustness: 0.5\n")
     bad = runner.invoke(cli, [*where, "report", "rqeval", "--scenario", str(weights), "--out", str(tmp_path / "o")])
