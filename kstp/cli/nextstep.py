@@ -11,7 +11,7 @@ from kstp.cli.models import backend_options, parse_sampling, progress_bar, start
 from kstp.cli.output import dumps, emit, get_store, json_option, message, print_table, status
 from kstp.evaluators import nextstep as benchmark
 from kstp.loaders import catalogues as catalogue_files
-from kstp.platform.plots import condition_bars, heatmap
+from kstp.platform.plots import curves, heatmap, interval_bars
 
 __all__ = ["nextstep_evaluate", "nextstep_report", "catalogue"]
 
@@ -35,7 +35,10 @@ def _conditions(ctx, param, value: str) -> list[str]:
 @click.option("--model", help="Model name (as the server knows it), a vLLM path, smollm2 or a GGUF for --backend "
               "local; optional for --backend fringe-oracle.")
 @backend_options
-@click.option("--gen-kwargs", help="Sampling k=v,...: temperature (0), top_p (0.95), max_tokens (1024), stop.")
+@click.option("--sampling", "preset", type=click.Choice(list(benchmark.SAMPLING)), default="paper", show_default=True,
+              help="paper: the provider's default temperature and top-p, max_tokens 16000 (§3); deterministic: "
+                   "temperature 0, top_p 0.95, max_tokens 1024. --gen-kwargs overrides single values.")
+@click.option("--gen-kwargs", help="Sampling k=v,... over the --sampling preset: temperature, top_p, max_tokens, stop.")
 @click.option("--seed", type=int, default=42, show_default=True, help="Sampling seed.")
 @click.option("--retries", type=click.IntRange(min=0), default=2, show_default=True,
               help="Extra rounds for cells whose answer is technically missing (transport failure).")
@@ -44,7 +47,7 @@ def _conditions(ctx, param, value: str) -> list[str]:
 @click.option("--log-samples", is_flag=True, help="Also write each cell's validity, prediction and scores.")
 @json_option
 @click.pass_context
-def nextstep_evaluate(ctx, names, conditions, orders, model, backend, base_url, model_args, gen_kwargs, seed,
+def nextstep_evaluate(ctx, names, conditions, orders, model, backend, base_url, model_args, preset, gen_kwargs, seed,
                       concurrency, retries, output_path, log_samples, resume, as_json) -> None:
     """Ask a model for the next steps of every state of each catalogue; store and score each answer (paper 2).
 
@@ -58,12 +61,12 @@ def nextstep_evaluate(ctx, names, conditions, orders, model, backend, base_url, 
     Examples:
       kstp evaluate nextstep --catalogue cm_8f --backend fringe-oracle
       kstp evaluate nextstep --catalogue cm_8f --catalogue pks_cip --conditions P0,P2 --orders 2 \\
-          --model smollm2 --backend local --gen-kwargs max_tokens=256
+          --model smollm2 --backend local --sampling deterministic --gen-kwargs max_tokens=256
       kstp evaluate nextstep --catalogue my_domain.yaml --model Qwen/Qwen2.5-7B-Instruct \\
           --backend openai --base-url http://127.0.0.1:8000/v1 --output-path out/ --log-samples
     """
     catalogues = [catalogue_files.resolve_catalogue(n) for n in names]
-    sampling = parse_sampling(gen_kwargs, {"temperature": 0.0}, seed=seed)
+    sampling = parse_sampling(gen_kwargs, benchmark.SAMPLING[preset], seed=seed)
     extra = {}
     if backend == "fringe-oracle":
         extra["catalogues"] = catalogues
@@ -96,7 +99,7 @@ def nextstep_evaluate(ctx, names, conditions, orders, model, backend, base_url, 
 @click.command("nextstep")
 @click.option("--run", "runs", multiple=True, required=True, help="A nextstep run id (repeatable: one per model).")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=Path("results/nextstep"),
-              show_default=True, help="Folder for the CSV tables and the two PNG charts.")
+              show_default=True, help="Folder for the CSV tables and the PNG figures.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the bootstrap and sign-flip draws.")
 @click.option("--resamples", type=click.IntRange(min=100), default=10_000, show_default=True,
               help="Bootstrap resamples of states.")
@@ -108,10 +111,14 @@ def nextstep_report(ctx, runs, out, seed, resamples, flips, as_json) -> None:
     """Recompute the next-step tables, statistics and charts from stored answers (no inference).
 
     Re-parses and re-scores every stored answer against fringes recomputed from the
-    catalogues in the graph, then prints the condition table (paper 2, Table 3 shape)
-    with bootstrap intervals, the adjacent contrasts with sign-flip p values and Holm
-    adjustment, and the model x condition table with ranks (Table 4 shape); writes
-    CSVs, nextstep_domains.png (catalogue x condition) and nextstep_conditions.png.
+    catalogues in the graph, then prints the condition table with its overall row
+    (paper 2, Table 3 shape) and bootstrap intervals, the adjacent contrasts of
+    exact-set accuracy, recall and F1 with sign-flip p values and Holm adjustment,
+    the model x condition table with ranks (Table 4 shape), per-domain figures and
+    agreement between presentations (pooled too); writes every table as CSV,
+    nextstep_conditions.png (Figure 1: exact-set accuracy and macro F1 per
+    condition), nextstep_fringe.png (Figure 3: exact-set accuracy by fringe size)
+    and nextstep_domains.png (catalogue x condition).
 
     \b
     Examples:
@@ -124,26 +131,29 @@ def nextstep_report(ctx, runs, out, seed, resamples, flips, as_json) -> None:
     with status("bootstrap and sign-flip tests"):
         report = benchmark.aggregate(scored, seed, resamples, flips)
     out.mkdir(parents=True, exist_ok=True)
-    tables = {"conditions": report.conditions, "contrasts": report.contrasts, "models": report.models,
-              "domains": report.domains, "agreement": report.agreement, "invalid": report.invalid}
+    tables = report.tables()
     for name, table in tables.items():
         table.to_csv(out / f"nextstep_{name}.csv", index=False)
     scored.assign(predicted=scored["predicted"].map(lambda p: None if p is None else " ".join(sorted(p)))) \
         .to_csv(out / "nextstep_cells.csv", index=False)
     heatmap(report.domains.set_index("catalogue"), out / "nextstep_domains.png",
             "Exact-set accuracy by domain and condition", vmin=0.0, vmax=1.0, label="exact-set accuracy")
-    condition_bars(report.conditions.set_index("condition"), "exact", "exact low", "exact high",
-                   out / "nextstep_conditions.png",
-                   "Exact-set accuracy by condition\n(95% bootstrap interval over states)")
+    interval_bars(report.conditions.set_index("condition"),
+                  {"exact-set accuracy": ("exact", "exact low", "exact high"), "macro F1": ("f1", "f1 low", "f1 high")},
+                  out / "nextstep_conditions.png", "By condition (95% bootstrap interval over states)")
+    curves({c: g.rename(columns={"fringeSize": "threshold", "exact": "rate"}) for c, g in report.by_fringe.groupby(
+        "condition")}, out / "nextstep_fringe.png", "Exact-set accuracy by the size of the outer fringe",
+        "outer-fringe size |T|", "exact-set accuracy")
     (out / "nextstep_report.json").write_text(dumps(tables) + "\n")
     if as_json:
         emit(tables)
         return
-    print_table(report.conditions, "By condition (paper 2, Table 3 shape); states weigh equally")
-    print_table(report.contrasts, "Adjacent contrasts: paired over states, sign-flip p, Holm-adjusted")
+    print_table(report.conditions, "By condition and overall (paper 2, Table 3 shape); states weigh equally")
+    print_table(report.contrasts, "Adjacent contrasts: paired over states, sign-flip p, Holm-adjusted per measure")
     print_table(report.models, "Exact-set accuracy, model x condition, with ranks (Table 4 shape)")
-    print_table(report.agreement, "Agreement between presentations (both answers valid)")
-    message(f"wrote {out}/nextstep_*.csv, nextstep_domains.png, nextstep_conditions.png")
+    print_table(report.domain_summary, "Per domain, pooled over conditions and models")
+    print_table(report.agreement, "Agreement between presentations (both answers valid; 'all' pools)")
+    message(f"wrote {out}/nextstep_*.csv, nextstep_conditions.png, nextstep_fringe.png, nextstep_domains.png")
 
 
 @click.group()

@@ -10,7 +10,8 @@ and only these steps; its answer is compared with the fringe as an unordered set
   returns the direct prerequisite pairs it infers, then recommends. P2: the direct
   (cover) relations are supplied, with the statement that prerequisites are
   transitive. P3: every admissible state is supplied with the one-task extension
-  rule. The fringe itself never appears in a prompt.
+  rule (all states of the space, also when the coverage samples the states asked
+  about). The fringe itself never appears in a prompt.
 - **Presentation.** Tasks appear under temporary 1-based positions, never their ids.
   Per catalogue, ``orders`` permutations are derived from SHA-256 seeds
   (:func:`presentation`) and reused across states, conditions and models; mastered
@@ -23,7 +24,13 @@ and only these steps; its answer is compared with the fringe as an unordered set
   refusals and truncation are *invalid* and score as incorrect; a transport failure
   with no output is *technically missing*: retried, reported apart, never scored.
 - **Scoring** (:func:`score_item`): exact-set match, precision, recall, F1, Jaccard
-  and the symmetric-difference size, with the paper's empty-set conventions.
+  and the symmetric-difference size, with the paper's empty-set conventions. An
+  invalid answer is the worst answer in every measure: 0 in the five shares and the
+  largest symmetric difference, the number of tasks |Q| (the complement of the
+  fringe), so every measure keeps invalid answers in its denominator alike.
+- **Sampling** (:data:`SAMPLING`): ``paper`` (default) leaves temperature and top-p
+  at the provider's defaults and allows 16,000 output tokens (§3); ``deterministic``
+  is kstp's earlier setting (temperature 0, top-p 0.95, 1,024 tokens).
 - **Statistics** (:func:`aggregate`): states weigh equally (a sampled state by its
   draw count); within a state and condition the scores are averaged over models and
   presentations; condition contrasts are paired over states; 95% percentile
@@ -74,12 +81,12 @@ from kstp.platform.kst import state_id_of, store_states
 from kstp.platform.runs import RunSpec, finish_run, model_learner_id, now, open_run, write_responses
 from kstp.platform.store import GraphStore
 
-__all__ = ["NAME", "VERSION", "CONDITIONS", "METRICS", "HIGHER_IS_BETTER", "INVALID_KINDS", "presentation",
+__all__ = ["NAME", "VERSION", "CONDITIONS", "METRICS", "HIGHER_IS_BETTER", "INVALID_KINDS", "SAMPLING", "presentation",
            "build_prompt", "answer_schema", "Answer", "parse_answer", "score_item", "agreement", "design",
            "evaluate", "NextstepResult", "rescore", "aggregate", "NextstepReport", "FringeOracle"]
 
 NAME = "nextstep"
-VERSION = "1.0"
+VERSION = "1.1"
 CONDITIONS = ("P0", "P1", "P2", "P3")
 METRICS = ("exact", "precision", "recall", "f1", "jaccard", "symDiff")
 HIGHER_IS_BETTER = {"exact": True, "precision": True, "recall": True, "f1": True, "jaccard": True,
@@ -90,6 +97,10 @@ INVALID_KINDS = ("refusal", "empty output", "truncated", "malformed JSON", "extr
                  "no-recommendation reason mismatch")
 #: Prompts per generate call: a killed run loses at most one such chunk of work.
 CHUNK = 32
+#: Sampling presets (``--sampling``): ``paper`` (§3: the provider's default temperature and top-p, at most
+#: 16,000 output tokens; None is not sent) and ``deterministic`` (kstp's earlier default).
+SAMPLING = {"paper": {"temperature": None, "top_p": None, "max_tokens": 16_000},
+            "deterministic": {"temperature": 0.0, "top_p": 0.95, "max_tokens": 1024}}
 
 SYSTEM_PROMPT = (
     "You advise a learner on what to study next. You see a numbered list of learning tasks and the tasks the "
@@ -179,7 +190,7 @@ def build_prompt(catalogue: Catalogue, state, condition: str, order: tuple[str, 
         pairs = sorted([_positions(order, [p])[0], _positions(order, [q])[0]] for p, q in catalogue.prerequisites)
         extra = extra.format(pairs=", ".join(f"[{a}, {b}]" for a, b in pairs) or "none (the tasks are independent)")
     elif condition == "P3":
-        states = sorted((_positions(order, s) for s, _ in catalogue.states()), key=lambda s: (len(s), s))
+        states = sorted((_positions(order, s) for s in catalogue.admissible_states()), key=lambda s: (len(s), s))
         extra = extra.format(states=_listing(states))
     example = _EXAMPLE_P1 if condition == "P1" else _EXAMPLE
     user = "\n\n".join([_TASKS.format(n=len(order), tasks=tasks, mastered=mastered), _GOAL, extra,
@@ -293,12 +304,28 @@ def parse_answer(completion: Completion, tasks: int, condition: str) -> Answer:
     return Answer("valid", None, positions, pairs)
 
 
-def score_item(predicted, reference) -> dict:
+def score_item(predicted, reference, tasks: int | None = None) -> dict:
     """Set measures of prediction P against reference fringe T (an invalid answer: P is None).
 
     Both empty: every measure 1. Empty P, non-empty T: every measure 0. Non-empty P,
-    empty T: recall 1, the others 0. An invalid answer scores 0 everywhere and has
-    no symmetric difference (NaN).
+    empty T: recall 1, the others 0. An invalid answer is the worst answer in every
+    measure: 0 in the five shares and symmetric difference ``tasks`` = |Q|, the
+    largest there is (P the complement of T), so no measure drops it from its
+    denominator.
+
+    Parameters
+    ----------
+    predicted : set of str or None
+        The recommended tasks; None for an invalid answer.
+    reference : set of str
+        The outer fringe.
+    tasks : int, optional
+        |Q|, the catalogue's number of tasks; needed for an invalid answer.
+
+    Raises
+    ------
+    ConfigError
+        When ``predicted`` is None and ``tasks`` is not given.
 
     Returns
     -------
@@ -312,9 +339,13 @@ def score_item(predicted, reference) -> dict:
     {'exact': 0.0, 'precision': 0.5, 'recall': 0.5, 'f1': 0.5, 'jaccard': 0.3333333333333333, 'symDiff': 2}
     >>> score_item(set(), set())["jaccard"], score_item({"a"}, set())["recall"], score_item(set(), {"a"})["recall"]
     (1.0, 1.0, 0.0)
+    >>> score_item(None, {"b"}, tasks=4)["symDiff"]
+    4
     """
     if predicted is None:
-        return {"exact": 0.0, "precision": 0.0, "recall": 0.0, "f1": 0.0, "jaccard": 0.0, "symDiff": float("nan")}
+        if tasks is None:
+            raise ConfigError("an invalid answer's symmetric difference is |Q|; give the number of tasks")
+        return {"exact": 0.0, "precision": 0.0, "recall": 0.0, "f1": 0.0, "jaccard": 0.0, "symDiff": int(tasks)}
     p, t = set(predicted), set(reference)
     hit = len(p & t)
     if not p and not t:
@@ -463,7 +494,7 @@ def _score_cell(catalogue: Catalogue, state, condition: str, order: tuple[str, .
     answer = parse_answer(completion, len(order), condition)
     reference = catalogue.space().outer_fringe(state)
     predicted = frozenset(order[k - 1] for k in answer.positions) if answer.validity == "valid" else None
-    scores = (score_item(predicted, reference) if answer.validity != "missing"
+    scores = (score_item(predicted, reference, len(order)) if answer.validity != "missing"
               else dict.fromkeys(METRICS, float("nan")))
     return answer, predicted, reference, scores
 
@@ -614,9 +645,10 @@ def rescore(store: GraphStore, run_id: str, catalogues: Sequence[Catalogue] | No
     Returns
     -------
     pandas.DataFrame
-        One row per cell: ``model, catalogue, stateId, weight, size, condition,
-        presentation, attempts, validity, invalidKind, predicted`` (frozenset or
-        None) and the :data:`METRICS` (NaN when missing).
+        One row per cell: ``model, catalogue, stateId, weight, size`` (|K|),
+        ``fringeSize`` (|T|), ``condition, presentation, attempts, validity,
+        invalidKind, predicted`` (frozenset or None) and the :data:`METRICS` (NaN
+        when missing).
 
     Raises
     ------
@@ -656,13 +688,13 @@ def rescore(store: GraphStore, run_id: str, catalogues: Sequence[Catalogue] | No
         state, weight = states[last["stateId"]]
         order = presentation(catalogue, int(last["presentation"]))
         completion = Completion(0, 0, text=last["text"], finish_reason=last["finishReason"], error=last["error"])
-        answer, predicted, _, scores = _score_cell(catalogue, state, last["condition"], order, completion)
+        answer, predicted, reference, scores = _score_cell(catalogue, state, last["condition"], order, completion)
         rows.append({"model": run["model"], "catalogue": last["catalogue"], "stateId": last["stateId"],
-                     "weight": weight, "size": len(state), "condition": last["condition"],
+                     "weight": weight, "size": len(state), "fringeSize": len(reference), "condition": last["condition"],
                      "presentation": int(last["presentation"]), "attempts": len(attempts),
                      "validity": answer.validity, "invalidKind": answer.kind if answer.validity == "invalid" else None,
                      "predicted": predicted, **scores})
-    columns = ["model", "catalogue", "stateId", "weight", "size", "condition", "presentation", "attempts",
+    columns = ["model", "catalogue", "stateId", "weight", "size", "fringeSize", "condition", "presentation", "attempts",
                "validity", "invalidKind", "predicted", *METRICS]
     return pd.DataFrame(rows, columns=columns).sort_values(
         ["catalogue", "stateId", "condition", "presentation"], ignore_index=True)
@@ -677,8 +709,20 @@ class NextstepReport:
     contrasts: pd.DataFrame
     models: pd.DataFrame
     domains: pd.DataFrame
+    domain_summary: pd.DataFrame
     agreement: pd.DataFrame
+    by_fringe: pd.DataFrame
     invalid: pd.DataFrame
+
+    def tables(self) -> dict[str, pd.DataFrame]:
+        """Every table by its file stem (``nextstep_<name>.csv``)."""
+        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+
+
+#: Metrics whose adjacent contrasts are tested (each family Holm-adjusted on its own).
+CONTRAST_METRICS = ("exact", "recall", "f1")
+#: Metrics with a 95% bootstrap interval in the condition table (Figure 1: exact and macro F1).
+INTERVAL_METRICS = ("exact", "f1")
 
 
 def _expanded(frame: pd.DataFrame, column: str) -> np.ndarray:
@@ -711,6 +755,13 @@ def _state_means(scored: pd.DataFrame, by: list[str]) -> pd.DataFrame:
     return means.assign(weight=weights.to_numpy())
 
 
+def _pooled_states(cells: pd.DataFrame, by: list[str] | None = None) -> pd.DataFrame:
+    """Per state (within ``by``), the mean over its conditions of :func:`_state_means` rows."""
+    keys = [*(by or []), "catalogue", "stateId"]
+    grouped = cells.groupby(keys)
+    return grouped[list(METRICS)].mean().assign(weight=grouped["weight"].first()).reset_index()
+
+
 def _weighted(frame: pd.DataFrame, column: str) -> float:
     values = frame[column].to_numpy(float)
     weights = frame["weight"].to_numpy(float)
@@ -718,56 +769,89 @@ def _weighted(frame: pd.DataFrame, column: str) -> float:
     return float(np.average(values[keep], weights=weights[keep])) if keep.any() else float("nan")
 
 
+def _summary_row(part: pd.DataFrame, raw: pd.DataFrame, seed: int, resamples: int) -> dict:
+    """A row of the condition table: counts from ``raw`` cells, state-weighted measures of ``part``."""
+    answered = raw["validity"] != "missing"
+    row = {"states": len(part), "responses": int(answered.sum()),
+           "valid": float((raw.loc[answered, "validity"] == "valid").mean()) if answered.any() else float("nan"),
+           "invalid": int((raw["validity"] == "invalid").sum()), "missing": int((~answered).sum()),
+           **{metric: _weighted(part, metric) for metric in METRICS}}
+    for metric in INTERVAL_METRICS:
+        row[f"{metric} low"], row[f"{metric} high"] = _interval(_expanded(part, metric), seed, resamples)
+    return row
+
+
+def _agreement_rows(pairs: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
+    return pairs.groupby(keys).agg(pairs=("jaccard", "size"), **{"exact agreement": ("exact agreement", "mean")},
+                                   jaccard=("jaccard", "mean")).reset_index()
+
+
 def aggregate(scored: pd.DataFrame, seed: int = 0, resamples: int = 10_000, flips: int = 100_000) -> NextstepReport:
     """Tables of a scored design (one row per cell, as :func:`rescore` returns).
 
     Technically missing cells are left out and counted; invalid answers are in the
-    denominators with score 0. For each condition, every state's score is the mean
-    over models and presentations; the condition's figure is the weighted mean over
-    states with a 95% percentile bootstrap interval (``resamples`` resamples of
-    states). Adjacent contrasts P1-P0, P2-P1, P3-P2 (with a subset of conditions:
-    each present condition against the previous present one) are paired over
-    states, tested by two-sided sign flips (``flips`` random flips, or all 2^n when
-    fewer) and Holm-adjusted together. Every random statistic draws
-    from ``numpy.random.default_rng(seed)`` anew, so reports are reproducible.
+    denominators with the worst score of each measure. For each condition, every
+    state's score is the mean over models and presentations; the condition's figure
+    is the weighted mean over states with 95% percentile bootstrap intervals of
+    exact-set accuracy and macro F1 (``resamples`` resamples of states). The
+    ``all`` row pools the conditions: each state's mean over its conditions, then
+    the weighted mean over states. Adjacent contrasts P1-P0, P2-P1, P3-P2 (with a
+    subset of conditions: each present condition against the previous present one)
+    of exact-set accuracy, recall and F1 are paired over states, tested by
+    two-sided sign flips (``flips`` random flips, or all 2^n when fewer) and
+    Holm-adjusted within each measure. Every random statistic draws from
+    ``numpy.random.default_rng(seed)`` anew, so reports are reproducible.
 
     Returns
     -------
     NextstepReport
-        ``conditions`` (paper 2, Table 3 shape), ``contrasts``, ``models`` (Table 4
-        shape: model x condition exact-set accuracy with ranks; ties share a rank and
-        the next rank is skipped), ``domains`` (catalogue x condition), ``agreement``
-        (between presentations), ``invalid`` (counts by kind).
+        ``conditions`` (paper 2, Table 3 shape, with the ``all`` row),
+        ``contrasts`` (one row per measure and contrast), ``models`` (Table 4 shape:
+        model x condition exact-set accuracy with ranks; ties share a rank and the
+        next rank is skipped), ``domains`` (catalogue x condition exact-set accuracy
+        and ``all``), ``domain_summary`` (per catalogue, every measure pooled over
+        conditions and models), ``agreement`` (between presentations of a cell
+        whose answers are both valid: per model and condition, pooled over models
+        per condition, and over everything, model and condition ``all``),
+        ``by_fringe`` (exact-set accuracy by condition and outer-fringe size, the
+        data of Figure 3), ``invalid`` (counts by kind).
+
+    Examples
+    --------
+    >>> cells = pd.DataFrame({"model": "m", "catalogue": "c", "stateId": ["s0", "s1", "s0", "s1"], "weight": 1,
+    ...                       "fringeSize": 1, "condition": ["P0", "P0", "P1", "P1"], "presentation": 0,
+    ...                       "validity": "valid", "predicted": [frozenset()] * 4, "invalidKind": None,
+    ...                       "exact": [0.0, 1.0, 1.0, 1.0], "precision": 1.0, "recall": 1.0, "f1": 1.0,
+    ...                       "jaccard": 1.0, "symDiff": 0})
+    >>> aggregate(cells, resamples=100, flips=100).conditions[["condition", "exact"]].values.tolist()
+    [['P0', 0.5], ['P1', 1.0], ['all', 0.75]]
     """
     answered = scored[scored["validity"] != "missing"]
     cells = _state_means(answered, [])
     conditions = [c for c in CONDITIONS if c in set(cells["condition"])]
-    rows = []
-    for condition in conditions:
-        part = cells[cells["condition"] == condition]
-        raw = scored[scored["condition"] == condition]
-        row = {"condition": condition, "states": len(part), "responses": int((raw["validity"] != "missing").sum()),
-               "valid": float((raw.loc[raw["validity"] != "missing", "validity"] == "valid").mean()),
-               "invalid": int((raw["validity"] == "invalid").sum()), "missing": int((raw["validity"] == "missing")
-                                                                                    .sum())}
-        for metric in METRICS:
-            row[metric] = _weighted(part, metric)
-        low, high = _interval(_expanded(part, "exact"), seed, resamples)
-        rows.append({**row, "exact low": low, "exact high": high})
+    rows = [{"condition": c, **_summary_row(cells[cells["condition"] == c], scored[scored["condition"] == c],
+                                            seed, resamples)} for c in conditions]
+    if len(conditions) > 1:
+        rows.append({"condition": "all", **_summary_row(_pooled_states(cells), scored, seed, resamples)})
     by_condition = pd.DataFrame(rows)
     contrasts = []
-    for first, second in itertools.pairwise(conditions):
-        a = cells[cells["condition"] == first].set_index(["catalogue", "stateId"])
-        b = cells[cells["condition"] == second].set_index(["catalogue", "stateId"])
-        both = a.index.intersection(b.index)
-        paired = pd.DataFrame({"exact": b.loc[both, "exact"] - a.loc[both, "exact"], "weight": a.loc[both, "weight"]})
-        diff = _expanded(paired, "exact")
-        low, high = _interval(diff, seed, resamples)
-        contrasts.append({"contrast": f"{second}-{first}", "states": len(both),
-                          "difference": float(diff.mean()) if len(diff) else float("nan"),
-                          "low": low, "high": high, "p": _sign_flip(diff, seed, flips)})
-    contrasts = pd.DataFrame(contrasts, columns=["contrast", "states", "difference", "low", "high", "p"])
-    contrasts["pHolm"] = multipletests(contrasts["p"], method="holm")[1] if len(contrasts) else []
+    for metric in CONTRAST_METRICS:
+        family = []
+        for first, second in itertools.pairwise(conditions):
+            a = cells[cells["condition"] == first].set_index(["catalogue", "stateId"])
+            b = cells[cells["condition"] == second].set_index(["catalogue", "stateId"])
+            both = a.index.intersection(b.index)
+            paired = pd.DataFrame({metric: b.loc[both, metric] - a.loc[both, metric], "weight": a.loc[both, "weight"]})
+            diff = _expanded(paired, metric)
+            low, high = _interval(diff, seed, resamples)
+            family.append({"metric": metric, "contrast": f"{second}-{first}", "states": len(both),
+                           "difference": float(diff.mean()) if len(diff) else float("nan"),
+                           "low": low, "high": high, "p": _sign_flip(diff, seed, flips)})
+        if family:
+            adjusted = multipletests([row["p"] for row in family], method="holm")[1]
+            contrasts += [{**row, "pHolm": float(q)} for row, q in zip(family, adjusted, strict=True)]
+    contrasts = pd.DataFrame(contrasts, columns=["metric", "contrast", "states", "difference", "low", "high", "p",
+                                                 "pHolm"])
     per_model = _state_means(answered, ["model"])
     table4 = per_model.groupby(["model", "condition"]).apply(lambda g: _weighted(g, "exact"), include_groups=False)
     models = table4.unstack("condition").reindex(columns=conditions)
@@ -776,17 +860,36 @@ def aggregate(scored: pd.DataFrame, seed: int = 0, resamples: int = 10_000, flip
         models[f"rank {column}"] = models[column].rank(method="min", ascending=False).astype("Int64")
     models = models.reset_index()
     domains = cells.groupby(["catalogue", "condition"]).apply(lambda g: _weighted(g, "exact"), include_groups=False) \
-        .unstack("condition").reindex(columns=conditions).reset_index()
+        .unstack("condition").reindex(columns=conditions)
+    pooled = _pooled_states(cells)
+    domains["all"] = pooled.groupby("catalogue").apply(lambda g: _weighted(g, "exact"), include_groups=False)
+    domains = domains.reset_index()
+    domain_summary = pd.DataFrame([{"catalogue": catalogue, "states": len(group),
+                                    **{metric: _weighted(group, metric) for metric in METRICS}}
+                                   for catalogue, group in pooled.groupby("catalogue")],
+                                  columns=["catalogue", "states", *METRICS])
     pairs = []
     for (model, _, _, condition), group in answered.groupby(["model", "catalogue", "stateId", "condition"]):
         valid = group[group["validity"] == "valid"].sort_values("presentation")
         for (_, x), (_, y) in itertools.combinations(valid.iterrows(), 2):
             exact, jaccard = agreement(x["predicted"], y["predicted"])
             pairs.append({"model": model, "condition": condition, "exact agreement": exact, "jaccard": jaccard})
-    agreement_table = (pd.DataFrame(pairs).groupby(["model", "condition"]).agg(
-        pairs=("jaccard", "size"), **{"exact agreement": ("exact agreement", "mean")}, jaccard=("jaccard", "mean"))
-        .reset_index() if pairs else pd.DataFrame(columns=["model", "condition", "pairs", "exact agreement",
-                                                           "jaccard"]))
+    columns = ["model", "condition", "pairs", "exact agreement", "jaccard"]
+    if pairs:
+        pairs = pd.DataFrame(pairs)
+        agreement_table = pd.concat([_agreement_rows(pairs, ["model", "condition"]),
+                                     _agreement_rows(pairs.assign(model="all"), ["model", "condition"]),
+                                     _agreement_rows(pairs.assign(model="all", condition="all"),
+                                                     ["model", "condition"])], ignore_index=True)[columns]
+    else:
+        agreement_table = pd.DataFrame(columns=columns)
+    sizes = answered.groupby(["catalogue", "stateId"])["fringeSize"].first()
+    sized = cells.join(sizes, on=["catalogue", "stateId"])
+    by_fringe = pd.DataFrame([{"condition": condition, "fringeSize": int(size), "states": len(group),
+                               "exact": _weighted(group, "exact"), "f1": _weighted(group, "f1")}
+                              for (condition, size), group in sized.groupby(["condition", "fringeSize"])],
+                             columns=["condition", "fringeSize", "states", "exact", "f1"])
     invalid = scored[scored["validity"] == "invalid"].groupby(["condition", "invalidKind"]).size() \
         .rename("responses").reset_index()
-    return NextstepReport(by_condition, contrasts, models, domains, agreement_table, invalid)
+    return NextstepReport(by_condition, contrasts, models, domains, domain_summary, agreement_table, by_fringe,
+                          invalid)

@@ -128,6 +128,25 @@ class Catalogue:
         draws = Counter(space.sample(self.coverage.size, self.coverage.seed))
         return sorted(draws.items(), key=lambda sw: (len(sw[0]), sorted(sw[0])))
 
+    def admissible_states(self, limit: int = 4096) -> list[frozenset[str]]:
+        """Every knowledge state of the space, smallest first, whatever the coverage.
+
+        What condition P3 lists: a sampled coverage chooses which states are asked
+        about, not which states the model is shown (paper 2, §3).
+
+        Raises
+        ------
+        TooManyStatesError
+            When the space has more than ``limit`` states (too many to list in a prompt).
+
+        Examples
+        --------
+        >>> c = make_catalogue("v", "V", [("a", "x"), ("b", "y")], [], coverage=Coverage("sample", 1, 0))
+        >>> len(c.states()), [sorted(s) for s in c.admissible_states()]
+        (1, [[], ['a'], ['b'], ['a', 'b']])
+        """
+        return self.space().states(limit)
+
     def digest(self) -> str:
         """SHA-256 of what defines the benchmark: id, tasks, pairs and coverage (not provenance)."""
         spec = {"id": self.id, "tasks": [[t.id, t.description] for t in self.tasks],

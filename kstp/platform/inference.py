@@ -39,7 +39,8 @@ class Sampling:
     ----------
     n : int
         Samples per prompt (>= 1).
-    temperature, top_p : float
+    temperature, top_p : float or None
+        None: the provider's default (the field is not sent).
     max_tokens : int
         Upper bound on generated tokens per sample.
     seed : int
@@ -51,15 +52,16 @@ class Sampling:
     """
 
     n: int = 1
-    temperature: float = 0.6
-    top_p: float = 0.95
+    temperature: float | None = 0.6
+    top_p: float | None = 0.95
     max_tokens: int = 1024
     seed: int = 42
     stop: tuple[str, ...] = ()
     json_schema: dict | None = None
 
     def __post_init__(self):
-        if self.n < 1 or self.max_tokens < 1 or not 0 < self.top_p <= 1 or self.temperature < 0:
+        if self.n < 1 or self.max_tokens < 1 or (self.top_p is not None and not 0 < self.top_p <= 1) or (
+                self.temperature is not None and self.temperature < 0):
             raise ConfigError(f"invalid sampling {self}: need n >= 1, max_tokens >= 1, 0 < top_p <= 1, "
                               "temperature >= 0")
 

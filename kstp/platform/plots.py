@@ -12,7 +12,7 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 from matplotlib.colors import Normalize, TwoSlopeNorm  # noqa: E402
 
-__all__ = ["grouped_bars", "heatmap", "curves", "box_groups", "radar", "condition_bars"]
+__all__ = ["grouped_bars", "heatmap", "curves", "box_groups", "radar", "interval_bars"]
 
 
 def grouped_bars(frame: pd.DataFrame, path: str | Path, title: str, ylabel: str) -> Path:
@@ -192,22 +192,37 @@ def radar(frame: pd.DataFrame, path: str | Path, title: str) -> Path:
     return _save(fig, path)
 
 
-def condition_bars(frame: pd.DataFrame, value: str, low: str, high: str, path: str | Path, title: str) -> Path:
-    """One bar per row of ``frame`` (labelled by index) at column ``value``, error bars ``low``..``high``.
+def interval_bars(frame: pd.DataFrame, series: dict[str, tuple[str, str, str]], path: str | Path, title: str,
+                  ylabel: str = "score") -> Path:
+    """Bar groups with error bars: one group per row of ``frame`` (labelled by index), one bar per series.
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        Rows are the groups (e.g. prompt conditions).
+    series : dict of str to (str, str, str)
+        Legend label -> the columns of the bar height and of the interval's low and
+        high ends (e.g. ``{"exact-set accuracy": ("exact", "exact low", "exact high")}``).
+    path : path
+        Where to write the PNG (its folder is created).
 
     Returns
     -------
     pathlib.Path
         ``path``.
     """
-    heights = frame[value].to_numpy(float)
-    errors = np.vstack([heights - frame[low].to_numpy(float), frame[high].to_numpy(float) - heights])
-    fig, ax = plt.subplots(figsize=(max(5, 1.1 * len(frame) + 1), 3.8), dpi=120)
-    ax.bar(range(len(frame)), heights, 0.6, yerr=errors, capsize=4, color="tab:blue")
-    ax.set_xticks(range(len(frame)), [str(i) for i in frame.index])
+    groups = np.arange(len(frame))
+    width = 0.8 / max(len(series), 1)
+    fig, ax = plt.subplots(figsize=(max(5, 1.3 * len(frame) + 1), 3.8), dpi=120)
+    for k, (label, (value, low, high)) in enumerate(series.items()):
+        heights = frame[value].to_numpy(float)
+        errors = np.vstack([heights - frame[low].to_numpy(float), frame[high].to_numpy(float) - heights])
+        ax.bar(groups + (k - (len(series) - 1) / 2) * width, heights, width, yerr=errors, capsize=3, label=label)
+    ax.set_xticks(groups, [str(i) for i in frame.index])
     ax.set_ylim(0, 1.05)
-    ax.set_ylabel(value)
+    ax.set_ylabel(ylabel)
     ax.set_title(title)
+    ax.legend(frameon=False)
     ax.spines[["top", "right"]].set_visible(False)
     return _save(fig, path)
 

@@ -15,7 +15,7 @@ from statsmodels.stats.multitest import multipletests
 
 from kstp.cli.main import cli
 from kstp.evaluators import nextstep as ns
-from kstp.loaders.catalogues import make_catalogue, resolve_catalogue, shipped_catalogues
+from kstp.loaders.catalogues import Coverage, make_catalogue, resolve_catalogue, shipped_catalogues
 from kstp.platform.inference import Completion, Sampling, get_backend
 from kstp.platform.runs import ConfigChangedError
 
@@ -38,9 +38,34 @@ def test_score_item_empty_set_conventions_and_a_partial_hit(predicted, reference
     assert ns.score_item(predicted, reference) == pytest.approx(expected)
 
 
-def test_invalid_answer_scores_zero_without_a_symmetric_difference():
-    scores = ns.score_item(None, {"a"})
-    assert [scores[m] for m in ns.METRICS[:-1]] == [0.0] * 5 and np.isnan(scores["symDiff"])
+def test_invalid_answer_is_the_worst_answer_in_every_measure():
+    # Four tasks, fringe {b}: the worst prediction is the complement {a, c, d}, |P xor T| = 4 = |Q|.
+    scores = ns.score_item(None, {"b"}, tasks=4)
+    assert [scores[m] for m in ns.METRICS[:-1]] == [0.0] * 5 and scores["symDiff"] == 4
+    assert ns.score_item({"a", "c", "d"}, {"b"})["symDiff"] == 4  # the same as the worst valid answer
+    # An empty fringe: an invalid answer still differs on every task, unlike the (correct) empty answer.
+    assert ns.score_item(None, set(), tasks=4)["symDiff"] == 4 and ns.score_item(set(), set())["symDiff"] == 0
+    with pytest.raises(ns.ConfigError, match="give the number of tasks"):
+        ns.score_item(None, {"b"})
+
+
+def test_p3_lists_every_admissible_state_when_the_coverage_is_sampled():
+    # V: a and b independent, c needs both. Space: {}, {a}, {b}, {a, b}, {a, b, c}; a sample of 2 draws asks
+    # about at most 2 of them, yet P3 shows all 5 (in the identity order positions are a=1, b=2, c=3).
+    v = make_catalogue("v", "V", [("a", "add"), ("b", "borrow"), ("c", "carry")], [("a", "c"), ("b", "c")],
+                       coverage=Coverage("sample", 2, 0))
+    assert len(v.states()) <= 2
+    text = ns.build_prompt(v, set(), "P3", ("a", "b", "c"))[1]["content"]
+    assert "each respecting every prerequisite:\n{}; {1}; {2}; {1, 2}; {1, 2, 3}\n" in text
+
+
+def test_sampling_presets_paper_and_deterministic():
+    assert ns.SAMPLING["paper"] == {"temperature": None, "top_p": None, "max_tokens": 16_000}
+    assert ns.SAMPLING["deterministic"] == {"temperature": 0.0, "top_p": 0.95, "max_tokens": 1024}
+    from kstp.platform.backends.openai_compat import OpenAIBackend
+
+    request = OpenAIBackend("m", "http://127.0.0.1:1/v1")._request([], Sampling(**ns.SAMPLING["paper"]))
+    assert "temperature" not in request and "top_p" not in request and request["max_tokens"] == 16_000
 
 
 def test_agreement_of_two_presentations():
@@ -159,6 +184,7 @@ def scored_frame(exact_by_condition: dict[str, list[float]], models=("m",)) -> p
         for condition, values in exact_by_condition.items():
             for k, value in enumerate(values):
                 rows.append({"model": model, "catalogue": "c", "stateId": f"s{k}", "weight": 1, "size": 0,
+                             "fringeSize": k % 2,
                              "condition": condition, "presentation": 0, "attempts": 1, "validity": "valid",
                              "invalidKind": None, "predicted": frozenset(), "exact": value, "precision": value,
                              "recall": value, "f1": value, "jaccard": value, "symDiff": 1 - value})
@@ -171,8 +197,13 @@ EXACT = {"P0": [0, 0, 1, 0, 0, 1], "P1": [1, 0, 1, 1, 0, 1], "P2": [1, 1, 1, 1, 
 def test_condition_table_bootstrap_equals_scipy_on_the_same_numbers():
     report = ns.aggregate(scored_frame(EXACT), seed=7, resamples=2000, flips=1000)
     table = report.conditions.set_index("condition")
-    assert table["exact"].tolist() == pytest.approx([2 / 6, 4 / 6, 5 / 6, 1.0])
-    assert table["states"].tolist() == [6] * 4
+    # The overall row: each state's mean over P0-P3, (.75, .5, 1, .75, .25, 1), then their mean = 17/24.
+    assert table["exact"].tolist() == pytest.approx([2 / 6, 4 / 6, 5 / 6, 1.0, 17 / 24])
+    assert table["states"].tolist() == [6] * 5 and table.loc["all", "responses"] == 24
+    pooled = stats.bootstrap((np.array([0.75, 0.5, 1, 0.75, 0.25, 1]),), np.mean, n_resamples=2000,
+                             method="percentile", confidence_level=0.95, rng=np.random.default_rng(7))
+    assert (table.loc["all", "exact low"], table.loc["all", "exact high"]) == pytest.approx(
+        (pooled.confidence_interval.low, pooled.confidence_interval.high))
     direct = stats.bootstrap((np.array(EXACT["P1"], float),), np.mean, n_resamples=2000, method="percentile",
                              confidence_level=0.95, rng=np.random.default_rng(7)).confidence_interval
     assert (table.loc["P1", "exact low"], table.loc["P1", "exact high"]) == pytest.approx((direct.low, direct.high))
@@ -181,7 +212,7 @@ def test_condition_table_bootstrap_equals_scipy_on_the_same_numbers():
 
 def test_sign_flip_equals_exact_enumeration_and_holm_equals_statsmodels():
     report = ns.aggregate(scored_frame(EXACT), seed=1, resamples=500, flips=100_000)
-    contrasts = report.contrasts.set_index("contrast")
+    contrasts = report.contrasts[report.contrasts["metric"] == "exact"].set_index("contrast")
     assert contrasts.index.tolist() == ["P1-P0", "P2-P1", "P3-P2"]
     # P1-P0 differences: [1, 0, 0, 1, 0, 0]; all 2^6 sign flips: |mean| >= 1/3 for the 2 x 2 sign pairs
     # of the two nonzero ones where both keep one sign: 2 of 4 patterns (times the 16 of the zeros) -> p = 0.5.
@@ -203,6 +234,7 @@ def test_holm_by_hand_on_distinct_p_values():
     # Separated contrasts over 12 states: exact enumeration is 4,096 flips.
     exact = {"P0": [0] * 12, "P1": [1] * 6 + [0] * 6, "P2": [1] * 12, "P3": [1] * 12}
     contrasts = ns.aggregate(scored_frame(exact), seed=0, resamples=200, flips=100_000).contrasts
+    contrasts = contrasts[contrasts["metric"] == "exact"]
     p = contrasts["p"].to_numpy()
     assert p[0] == pytest.approx(2 / 64) and p[1] == pytest.approx(2 / 64) and p[2] == 1.0
     assert contrasts["pHolm"].tolist() == pytest.approx([3 * 2 / 64, 3 * 2 / 64, 1.0])
@@ -210,7 +242,56 @@ def test_holm_by_hand_on_distinct_p_values():
 
 def test_a_subset_of_conditions_contrasts_neighbours_present():
     contrasts = ns.aggregate(scored_frame({"P2": EXACT["P2"], "P0": EXACT["P0"]}), resamples=200, flips=200).contrasts
-    assert contrasts["contrast"].tolist() == ["P2-P0"] and contrasts["difference"].iloc[0] == pytest.approx(3 / 6)
+    assert contrasts["contrast"].tolist() == ["P2-P0"] * 3 and contrasts["difference"].iloc[0] == pytest.approx(3 / 6)
+
+
+def cells(rows) -> pd.DataFrame:
+    """Scored cells from (model, catalogue, state, fringe size, condition, presentation, predicted, exact, recall,
+    f1); precision and Jaccard copy exact, symDiff is 1 - exact."""
+    return pd.DataFrame([{"model": m, "catalogue": c, "stateId": st, "weight": 1, "size": 0, "fringeSize": fs,
+                          "condition": cond, "presentation": pr, "attempts": 1, "validity": "valid",
+                          "invalidKind": None, "predicted": frozenset(pred), "exact": ex, "precision": ex,
+                          "recall": rc, "f1": f1, "jaccard": ex, "symDiff": 1 - ex}
+                         for m, c, st, fs, cond, pr, pred, ex, rc, f1 in rows])
+
+
+def test_recall_and_f1_contrasts_by_hand():
+    # s0: recall .5 -> 1, F1 .4 -> 1; s1: recall 0 -> .5, F1 0 -> 2/3. Differences: recall (.5, .5), F1 (.6, 2/3).
+    # Sign flips of two positive differences: |mean| reaches the observed one for ++ and -- only: p = 2/4.
+    frame = cells([("m", "c", "s0", 1, "P0", 0, "a", 0.0, 0.5, 0.4), ("m", "c", "s0", 1, "P1", 0, "a", 1.0, 1.0, 1.0),
+                   ("m", "c", "s1", 2, "P0", 0, "", 0.0, 0.0, 0.0), ("m", "c", "s1", 2, "P1", 0, "a", 0.0, 0.5, 2 / 3)])
+    contrasts = ns.aggregate(frame, resamples=200, flips=200).contrasts.set_index("metric")
+    assert contrasts.loc["recall", "difference"] == pytest.approx(0.5)
+    assert contrasts.loc["f1", "difference"] == pytest.approx((0.6 + 2 / 3) / 2)
+    assert contrasts.loc["exact", "difference"] == pytest.approx(0.5)
+    assert contrasts.loc["f1", ["p", "pHolm"]].tolist() == pytest.approx([0.5, 0.5])
+    assert contrasts.loc["recall", ["p", "pHolm"]].tolist() == pytest.approx([0.5, 0.5])  # +- and -+ give 0
+
+
+def test_pooled_agreement_domains_and_fringe_sizes_by_hand():
+    frame = cells([
+        # agreement: m1 P0 {a} = {a}; m2 P0 {a} vs {a, b} (Jaccard 1/2); m1 P1 {b} vs {c} (0)
+        ("m1", "c", "s0", 1, "P0", 0, "a", 1.0, 1.0, 1.0), ("m1", "c", "s0", 1, "P0", 1, "a", 1.0, 1.0, 1.0),
+        ("m2", "c", "s0", 1, "P0", 0, "a", 1.0, 1.0, 1.0), ("m2", "c", "s0", 1, "P0", 1, "ab", 1.0, 1.0, 1.0),
+        ("m1", "c", "s0", 1, "P1", 0, "b", 1.0, 1.0, 1.0), ("m1", "c", "s0", 1, "P1", 1, "c", 1.0, 1.0, 1.0),
+        # domain c, state s1 (fringe 2): P0 wrong, P1 right; domain d, state t0 (fringe 1): wrong in both
+        ("m1", "c", "s1", 2, "P0", 0, "", 0.0, 0.0, 0.0), ("m1", "c", "s1", 2, "P1", 0, "ab", 1.0, 1.0, 1.0),
+        ("m1", "d", "t0", 1, "P0", 0, "", 0.0, 0.0, 0.0), ("m1", "d", "t0", 1, "P1", 0, "", 0.0, 0.0, 0.0)])
+    report = ns.aggregate(frame, resamples=200, flips=200)
+    agreement = report.agreement.set_index(["model", "condition"])
+    assert agreement.loc[("m2", "P0"), ["pairs", "exact agreement", "jaccard"]].tolist() == [1, 0.0, 0.5]
+    assert agreement.loc[("all", "P0"), ["pairs", "exact agreement", "jaccard"]].tolist() == [2, 0.5, 0.75]
+    assert agreement.loc[("all", "P1"), ["pairs", "exact agreement", "jaccard"]].tolist() == [1, 0.0, 0.0]
+    assert agreement.loc[("all", "all"), "pairs"] == 3
+    assert agreement.loc[("all", "all"), ["exact agreement", "jaccard"]].tolist() == pytest.approx([1 / 3, 0.5])
+    # per domain, pooled over conditions: c = mean(s0 1, s1 (0 + 1)/2) = .75; d = 0
+    summary = report.domain_summary.set_index("catalogue")
+    assert summary["exact"].to_dict() == {"c": 0.75, "d": 0.0} and summary["states"].to_dict() == {"c": 2, "d": 1}
+    assert report.domains.set_index("catalogue")["all"].to_dict() == {"c": 0.75, "d": 0.0}
+    # by fringe size: P0 |T| = 1 -> s0, t0 = (1 + 0)/2; |T| = 2 -> s1 = 0; P1: (1 + 0)/2 and 1
+    by = report.by_fringe.set_index(["condition", "fringeSize"])
+    assert by["exact"].to_dict() == {("P0", 1): 0.5, ("P0", 2): 0.0, ("P1", 1): 0.5, ("P1", 2): 1.0}
+    assert by["states"].to_dict() == {("P0", 1): 2, ("P0", 2): 1, ("P1", 1): 2, ("P1", 2): 1}
 
 
 def test_model_ranks_share_ties_and_skip():
@@ -246,7 +327,7 @@ def test_fringe_oracle_scores_100_percent_on_every_shipped_catalogue(store):
     stored = store.frame("nextstep_responses", {"runId": result.run_id})
     assert stored["correct"].all() and set(stored["verdict"]) == {"valid"}
     report = ns.aggregate(result.scored, resamples=500, flips=500)
-    assert report.conditions["exact"].tolist() == [1.0] * 4 and report.agreement["exact agreement"].eq(1.0).all()
+    assert report.conditions["exact"].tolist() == [1.0] * 5 and report.agreement["exact agreement"].eq(1.0).all()
 
 
 def test_design_is_crossed_and_shuffled_per_model():
@@ -311,9 +392,13 @@ def test_cli_evaluate_and_report_with_the_oracle(tmp_path):
                                  "--resamples", "200", "--flips", "200", "--json"])
     assert report.exit_code == 0, report.output
     tables = json.loads(report.stdout)
-    assert [row["exact"] for row in tables["conditions"]] == [1.0] * 4
-    assert [row["contrast"] for row in tables["contrasts"]] == ["P1-P0", "P2-P1", "P3-P2"]
-    assert (out / "nextstep_domains.png").stat().st_size > 0 and (out / "nextstep_conditions.png").stat().st_size > 0
+    assert [row["exact"] for row in tables["conditions"]] == [1.0] * 5
+    assert [row["contrast"] for row in tables["contrasts"]] == ["P1-P0", "P2-P1", "P3-P2"] * 3
+    assert [row["metric"] for row in tables["contrasts"]] == ["exact"] * 3 + ["recall"] * 3 + ["f1"] * 3
+    assert tables["conditions"][-1]["condition"] == "all" and tables["domain_summary"][0]["f1"] == 1.0
+    for name in ("nextstep_domains.png", "nextstep_conditions.png", "nextstep_fringe.png", "nextstep_by_fringe.csv",
+                 "nextstep_domain_summary.csv"):
+        assert (out / name).stat().st_size > 0
     bad = runner.invoke(cli, ["--graph", graph, "evaluate", "nextstep", "--catalogue", "cm_8f", "--conditions", "P5",
                               "--backend", "fringe-oracle"])
     assert bad.exit_code == 2 and "P5" in bad.output

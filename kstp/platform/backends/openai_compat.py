@@ -64,6 +64,7 @@ class OpenAIBackend:
     def _request(self, messages: list[Message], sampling: Sampling) -> dict:
         request = {"model": self.model, "messages": messages, "temperature": sampling.temperature,
                    "top_p": sampling.top_p, "max_tokens": sampling.max_tokens, "seed": sampling.seed, "n": 1}
+        request = {k: v for k, v in request.items() if v is not None}  # None: the provider's default
         if sampling.stop:
             request["stop"] = list(sampling.stop)
         if sampling.json_schema is not None:

@@ -34,8 +34,8 @@ def sampling_params(sampling: Sampling, index: int):
             from vllm.sampling_params import GuidedDecodingParams
 
             extra["guided_decoding"] = GuidedDecodingParams(json=one.json_schema)
-    return vllm.SamplingParams(n=1, temperature=one.temperature, top_p=one.top_p, max_tokens=one.max_tokens,
-                               seed=one.seed, stop=list(one.stop) or None, **extra)
+    extra.update({k: v for k, v in (("temperature", one.temperature), ("top_p", one.top_p)) if v is not None})
+    return vllm.SamplingParams(n=1, max_tokens=one.max_tokens, seed=one.seed, stop=list(one.stop) or None, **extra)
 
 
 @register_backend("vllm")
