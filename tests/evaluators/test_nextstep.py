@@ -208,6 +208,8 @@ def test_condition_table_bootstrap_equals_scipy_on_the_same_numbers():
                              confidence_level=0.95, rng=np.random.default_rng(7)).confidence_interval
     assert (table.loc["P1", "exact low"], table.loc["P1", "exact high"]) == pytest.approx((direct.low, direct.high))
     assert (table.loc["P3", "exact low"], table.loc["P3", "exact high"]) == (1.0, 1.0)  # no spread, no resampling
+    # macro F1 (here equal to exact, cell by cell) gets the same interval from the same draws (Figure 1)
+    assert table[["f1 low", "f1 high"]].values.tolist() == table[["exact low", "exact high"]].values.tolist()
 
 
 def test_sign_flip_equals_exact_enumeration_and_holm_equals_statsmodels():
