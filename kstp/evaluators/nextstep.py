@@ -33,10 +33,14 @@ and only these steps; its answer is compared with the fringe as an unordered set
   is kstp's earlier setting (temperature 0, top-p 0.95, 1,024 tokens).
 - **Statistics** (:func:`aggregate`): states weigh equally (a sampled state by its
   draw count); within a state and condition the scores are averaged over models and
-  presentations; condition contrasts are paired over states; 95% percentile
-  intervals from ``scipy.stats.bootstrap`` over states, two-sided sign-flip tests
+  presentations (macro F1 is this state-weighted mean of per-answer F1); the overall
+  row averages each state over its conditions; condition contrasts of exact-set
+  accuracy, recall and F1 are paired over states; 95% percentile intervals from
+  ``scipy.stats.bootstrap`` over states, two-sided sign-flip tests
   (``scipy.stats.permutation_test``, ``permutation_type='samples'``), Holm adjustment
-  over the adjacent contrasts (``statsmodels``).
+  over the adjacent contrasts of each measure (``statsmodels``). Agreement between
+  presentations and the per-domain figures are also pooled over models and
+  conditions.
 
 The deterministic recommender :class:`FringeOracle` (backend ``fringe-oracle``) reads
 a prompt like any model, computes the fringe from the catalogue and answers in the
