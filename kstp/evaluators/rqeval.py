@@ -774,8 +774,9 @@ def _generate(store, backend, run_id, learner, requests, sampling, progress, chu
 def _score_coherence(store, responses: pd.DataFrame, originals: list[str], nli: NliBackend) -> int:
     """NLI over the consecutive steps of every primary trace not yet judged by ``nli``.
 
-    A primary completion without text (a failure) gets no LS. Returns the pairs the
-    judge left without a label (counted as not contradicting).
+    A primary completion without text (a failure) has no pairs to judge and gets no
+    stored LS; :func:`item_frame` scores it 1 (§3.2 keeps it in N). Returns the pairs
+    the judge left without a label (counted as not contradicting).
     """
     primary = responses[(responses["sampleIndex"] == 0) & responses["questionId"].isin(originals)
                         & responses["text"].notna()]
