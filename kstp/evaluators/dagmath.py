@@ -69,7 +69,7 @@ __all__ = ["NAME", "VERSION", "HIGHER_IS_BETTER", "SHOTS", "SYSTEM_PROMPT", "JSO
            "evaluate"]
 
 NAME = "dagmath"
-VERSION = "1.0"
+VERSION = "1.1"  # 1.1: PASS@1 counts a malformed DAG's right boxed answer
 HIGHER_IS_BETTER = {"passAt1": True, "perfectReasoningRate": True, "reasoningGap": False, "closenessAuc": True}
 CLASSES = ("All", "Incorrect", "Correct", "Perfect")
 STATISTICS = ("nodes", "edges", "density", "maxInDegree", "maxOutDegree")
