@@ -234,9 +234,9 @@ def run_metrics(store: GraphStore, run_id: str) -> pd.DataFrame:
                                                                   "closedShare", "closed"]]
     statistics = store.frame("cot_statistics", {"runId": run_id})
     out = responses.merge(closeness, on="responseId", how="left").merge(statistics, on="responseId", how="left")
-    out["cotValid"] = out["cotValid"].fillna(False).astype(bool)
-    out["correct"] = out["correct"].fillna(False).astype(bool)  # answer accuracy, whatever the DAG's form
-    out["closed"] = out["closed"].fillna(False).astype(bool) & out["cotValid"]
+    out["cotValid"] = out["cotValid"].eq(True)  # missing (never checked) is not valid
+    out["correct"] = out["correct"].eq(True)  # answer accuracy, whatever the DAG's form
+    out["closed"] = out["closed"].eq(True) & out["cotValid"]
     out["perfect"] = out["closed"] & out["correct"]
     out["failure"] = [failure_kind(e) if not ok else None for e, ok in zip(out["cotError"], out["cotValid"],
                                                                            strict=True)]
