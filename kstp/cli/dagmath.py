@@ -23,7 +23,7 @@ _TABLE2 = ["runId", "problems", "trajectories", "invalidFormat", "passAt1", "per
 def _print_summary(summary: dict, title: str) -> None:
     """Table 2's shape: the run's row, then its Std row (standard deviation over problems)."""
     std = {"runId": "Std", **{f: summary[f"{f}Std"] for f in dagmath_evaluator.FIGURES}}
-    print_table(pd.DataFrame([{k: summary[k] for k in _TABLE2}, std], columns=_TABLE2), title)
+    print_table(pd.DataFrame([{k: summary[k] for k in _TABLE2}, std], columns=_TABLE2, dtype=object), title)
     if summary["failures"]:
         message("format failures (stored with their reason, counted as failures): "
                 + ", ".join(f"{k} {v}" for k, v in summary["failures"].items()))
