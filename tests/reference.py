@@ -114,13 +114,16 @@ def accuracy(answers) -> dict[str, tuple[int, int, float]]:
     return {learner: (len(r), sum(r.values()), sum(r.values()) / len(r)) for learner, r in answers.items()}
 
 
-def knowledge_overlap(answers, learners) -> dict[tuple[str, str], tuple[int, int, int, int]]:
-    """(a, b), a < b, sharing a question -> (shared, |K_a on shared|, |K_b on shared|, |K_a ∩ K_b|)."""
+def knowledge_overlap(answers, learners, questions=None) -> dict[tuple[str, str], tuple[int, int, int, int]]:
+    """(a, b), a < b, sharing a question -> (shared, |K_a on shared|, |K_b on shared|, |K_a ∩ K_b|);
+    only ``questions`` count when given."""
     out = {}
     for a in sorted(learners):
         for b in sorted(learners):
             if a < b and a in answers and b in answers:
                 shared = set(answers[a]) & set(answers[b])
+                if questions is not None:
+                    shared &= set(questions)
                 if shared:
                     ka = {q for q in shared if answers[a][q]}
                     kb = {q for q in shared if answers[b][q]}
@@ -128,11 +131,13 @@ def knowledge_overlap(answers, learners) -> dict[tuple[str, str], tuple[int, int
     return out
 
 
-def group_answers(answers, members) -> dict[str, tuple[int, int]]:
-    """Question -> (members who answered it, members who answered it correctly)."""
+def group_answers(answers, members, questions=None) -> dict[str, tuple[int, int]]:
+    """Question (among ``questions`` when given) -> (members who answered it, members who answered it correctly)."""
     out: dict[str, list[int]] = defaultdict(lambda: [0, 0])
     for member in members:
         for question, correct in answers.get(member, {}).items():
+            if questions is not None and question not in questions:
+                continue
             out[question][0] += 1
             out[question][1] += int(correct)
     return {q: tuple(v) for q, v in out.items()}

@@ -22,7 +22,7 @@ def annotate() -> None:
 
 
 def _run(ctx, dataset, framework, model, backend, base_url, model_args, gen_kwargs, seed, concurrency, resume,
-         retries, limit):
+         retries, limit, prompt):
     sampling = parse_sampling(gen_kwargs, {"temperature": _DEFAULTS.temperature, "top_p": _DEFAULTS.top_p,
                                            "max_tokens": _DEFAULTS.max_tokens},
                               json_schema=_DEFAULTS.json_schema, seed=seed)
@@ -32,12 +32,16 @@ def _run(ctx, dataset, framework, model, backend, base_url, model_args, gen_kwar
         with progress_bar(f"{model} annotating {dataset}") as progress:
             return store, annotation_evaluator.annotate(
                 store, engine, dataset, framework, sampling, retries, limit, new_run=not resume,
-                progress=lambda done: progress(done, None))
+                progress=lambda done: progress(done, None), prompt=prompt)
     finally:
         engine.close()
 
 
 def _annotation_options(func):
+    func = click.option("--prompt", type=click.Choice(list(annotation_evaluator.PROMPTS)),
+                        default=annotation_evaluator.DEFAULT_PROMPT, show_default=True,
+                        help="Prompt set: kstp's, or what the authors' release shows (the problem with its "
+                             "solution, id: name menus).")(func)
     func = click.option("--limit", type=click.IntRange(min=1), help="Only the first N questions.")(func)
     func = click.option("--retries", type=click.IntRange(min=0), default=2, show_default=True,
                         help="Further attempts after a reply that is not a JSON array.")(func)
@@ -53,7 +57,7 @@ def _annotation_options(func):
 @json_option
 @click.pass_context
 def concepts(ctx, dataset, framework, model, backend, base_url, model_args, gen_kwargs, seed, concurrency, resume,
-             retries, limit, out, as_json) -> None:
+             retries, limit, prompt, out, as_json) -> None:
     """Annotate a dataset's questions with concepts in two stages (clusters, then concepts).
 
     Writes ASSESSES {source: "llm:<model>", runId} for every concept chosen;
@@ -67,7 +71,7 @@ def concepts(ctx, dataset, framework, model, backend, base_url, model_args, gen_
           --base-url http://127.0.0.1:8000/v1 --out annotations.csv
     """
     _, result = _run(ctx, dataset, framework, model, backend, base_url, model_args, gen_kwargs, seed, concurrency,
-                     resume, retries, limit)
+                     resume, retries, limit, prompt)
     if out:
         out.parent.mkdir(parents=True, exist_ok=True)
         result.items.assign(clusters=result.items["clusters"].map(" ".join),
@@ -89,7 +93,7 @@ def concepts(ctx, dataset, framework, model, backend, base_url, model_args, gen_
 @json_option
 @click.pass_context
 def evaluate(ctx, framework, model, backend, base_url, model_args, gen_kwargs, seed, concurrency, resume, retries,
-             limit, out, as_json) -> None:
+             limit, prompt, out, as_json) -> None:
     """Judge an LLM annotator on the framework's own example problems (paper 1, Appendix B).
 
     Each concept with an example problem gives a gold (problem, concept) pair; the
@@ -104,7 +108,7 @@ def evaluate(ctx, framework, model, backend, base_url, model_args, gen_kwargs, s
     store = get_store(ctx)
     gold = annotation_evaluator.load_examples(store, framework)
     _, result = _run(ctx, annotation_evaluator.examples_dataset(framework), framework, model, backend, base_url,
-                     model_args, gen_kwargs, seed, concurrency, resume, retries, limit)
+                     model_args, gen_kwargs, seed, concurrency, resume, retries, limit, prompt)
     score = {"model": model, "framework": framework, **annotation_evaluator.score_annotations(gold, result.items),
              "droppedIds": int(result.items["dropped"].sum()), "runId": result.run_id}
     if out:

@@ -21,7 +21,9 @@ _TABLE2 = ["runId", "problems", "trajectories", "invalidFormat", "passAt1", "per
 
 
 def _print_summary(summary: dict, title: str) -> None:
-    print_table(pd.DataFrame([{k: summary[k] for k in _TABLE2}]), title)
+    """Table 2's shape: the run's row, then its Std row (standard deviation over problems)."""
+    std = {"runId": "Std", **{f: summary[f"{f}Std"] for f in dagmath_evaluator.FIGURES}}
+    print_table(pd.DataFrame([{k: summary[k] for k in _TABLE2}, std], columns=_TABLE2, dtype=object), title)
     if summary["failures"]:
         message("format failures (stored with their reason, counted as failures): "
                 + ", ".join(f"{k} {v}" for k, v in summary["failures"].items()))
@@ -50,10 +52,12 @@ def _write_report(store, run_id: str, out: Path | None) -> dict:
         if len(stacked):
             box_groups(stacked, list(dagmath_evaluator.STATISTICS), "cls", out / f"{stem}_statistics.png",
                        "Graph statistics by class")
-        graded = metrics[metrics["cotValid"] & metrics["difficulty"].notna()].sort_values("difficulty")
+        graded = metrics[metrics["cotValid"] & metrics["difficulty"].notna()]
         if len(graded):
-            box_groups(graded, list(dagmath_evaluator.STATISTICS), "difficulty", out / f"{stem}_difficulty.png",
-                       "Graph statistics by difficulty")
+            binned = dagmath_evaluator.difficulty_bin(graded["difficulty"])
+            graded = graded.assign(bin=[f"({k - 1}, {k}]" for k in binned], order=binned).sort_values("order")
+            box_groups(graded, list(dagmath_evaluator.STATISTICS), "bin", out / f"{stem}_difficulty.png",
+                       "Graph statistics by difficulty bin (k-1, k]")
         message(f"wrote {out}/{stem}.json, _table1.csv, _difficulty.csv, _auc.csv, _trajectories.csv and PNGs")
     return report
 
@@ -102,8 +106,8 @@ def ingest_cot(ctx, files: tuple[Path, ...], dataset: str, source: str, as_json:
 @click.option("--samples", type=click.IntRange(min=1), default=32, show_default=True,
               help="Trajectories per problem.")
 @click.option("--seed", type=int, default=42, show_default=True, help="Seed of sample 0; sample i uses seed + i.")
-@click.option("--shots", type=click.IntRange(min=0), default=2, show_default=True,
-              help="Few-shot gold trajectories per prompt.")
+@click.option("--shots", type=click.IntRange(min=0), default=dagmath_evaluator.SHOTS, show_default=True,
+              help="Few-shot gold trajectories per prompt (the paper: 4).")
 @click.option("--shots-from", help="Run holding the gold trajectories (default: cot:gold:DATASET).")
 @click.option("--limit", type=click.IntRange(min=1), help="Only the first N problems.")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path),
@@ -116,8 +120,9 @@ def evaluate_dagmath(ctx, dataset, model, backend, base_url, model_args, gen_kwa
 
     Each completion is stored before it is checked; a format failure is stored
     with its reason and counts as a failure. Re-running the same command resumes.
-    Prints PASS@1, the perfect reasoning rate R-hat, their gap and the closeness
-    AUC (the shape of paper 4, Table 2).
+    Prints PASS@1 (answer accuracy, whatever the DAG's form), the perfect
+    reasoning rate R-hat, their gap and the closeness AUC with their Std row over
+    problems (the shape of paper 4, Table 2).
 
     \b
     Examples:
@@ -173,4 +178,4 @@ def report_dagmath(ctx, run_id: str, out: Path, as_json: bool) -> None:
     _print_summary(report["summary"], f"{run_id} (paper 4, Table 2 shape)")
     print_table(report["table1"], "Graph statistics by class (paper 4, Table 1 shape)")
     if len(report["byDifficulty"]):
-        print_table(report["byDifficulty"], "Graph statistics by difficulty (paper 4, Figure 3)")
+        print_table(report["byDifficulty"], "Graph statistics by difficulty bin (k-1, k] (paper 4, Figure 3)")

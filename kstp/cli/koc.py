@@ -36,20 +36,23 @@ def _short(learner_id: str, dataset: str) -> str:
 @click.option("--threshold", type=click.FloatRange(0, 1, max_open=True), default=0.5, show_default=True,
               help="A question is in a group's state when the group's mean accuracy on it exceeds this.")
 @click.option("--no-groups", is_flag=True, help="Compare only the --learner ids / models, without human groups.")
+@click.option("--questions", type=click.Choice(koc_evaluator.QUESTION_SETS), default="annotated", show_default=True,
+              help="Questions counted: those with a concept (paper 1, Appendix B) or all of the dataset.")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=Path("results"), show_default=True,
               help="Folder for koc_<dataset>.csv/.json, koc_norm_<dataset>.csv and the two heatmap PNGs.")
 @json_option
 @click.pass_context
 def koc(ctx, dataset: str, learners: tuple[str, ...], cuts: str, group_names: str, threshold: float,
-        no_groups: bool, out: Path, as_json: bool) -> None:
+        no_groups: bool, questions: str, out: Path, as_json: bool) -> None:
     """Compute the knowledge overlap (KOC, KOC_norm) of every pair of learners (paper 1, Eq. 6-7).
 
     Groups the dataset's human learners by accuracy rank (stored as Learner nodes of
     kind group, with ANSWERED edges), then compares their knowledge states with the
-    models' (or --learner ids) on the questions each pair shares. Writes both matrices
-    as CSV and JSON and as heatmaps in the layout of paper 1, Figure 4 (humans, then
-    models, each weaker to stronger). Undefined cells (an empty state, p_max = 1) are
-    empty / null.
+    models' (or --learner ids) on the questions each pair shares. Questions without
+    a concept are left out of every count unless --questions all (Appendix B). Writes
+    both matrices as CSV and JSON and as heatmaps in the layout of paper 1, Figures 4
+    and 5 (models upper left, humans lower right, each weaker to stronger). Undefined
+    cells (an empty state, p_max = 1) are empty / null.
 
     \b
     Examples:
@@ -62,7 +65,7 @@ def koc(ctx, dataset: str, learners: tuple[str, ...], cuts: str, group_names: st
     store = get_store(ctx)
     with status(f"knowledge overlap on {dataset}"):
         result = koc_evaluator.evaluate(store, dataset, list(learners) or None, groups=not no_groups,
-                                        cuts=cut_points, names=names, threshold=threshold)
+                                        cuts=cut_points, names=names, threshold=threshold, questions=questions)
     labels = [_short(i, dataset) for i in result.learners.index]
     raw = result.koc.set_axis(labels, axis=0).set_axis(labels, axis=1)
     norm = result.koc_norm.set_axis(labels, axis=0).set_axis(labels, axis=1)
@@ -72,13 +75,15 @@ def koc(ctx, dataset: str, learners: tuple[str, ...], cuts: str, group_names: st
     learner_rows = result.learners.reset_index()[["learnerId", "kind", "block", "answered", "correct", "accuracy",
                                                   "rankBy"]]
     payload = {"dataset": dataset, "evaluator": "koc", "version": koc_evaluator.VERSION,
-               "threshold": threshold, "cuts": list(cut_points), "learners": learner_rows,
+               "threshold": threshold, "cuts": list(cut_points), "questions": questions,
+               "questionsCounted": result.counted, "learners": learner_rows,
                "groups": result.groups, "koc": result.koc.to_dict("index"), "kocNorm": result.koc_norm.to_dict("index"),
                "pairs": result.pairs}
     (out / f"koc_{dataset}.json").write_text(dumps(payload) + "\n")
-    heatmap(raw, out / f"koc_{dataset}.png", f"KOC on {dataset}", result.blocks, vmin=0.0)
-    heatmap(norm, out / f"koc_norm_{dataset}.png", f"KOC_norm on {dataset}", result.blocks, vmin=None,
-            cmap="RdBu_r", center=0.0)
+    heatmap(raw, out / f"koc_{dataset}.png", f"KOC on {dataset} (paper 1, Figure 4)", result.blocks, vmin=0.0,
+            label="KOC")
+    heatmap(norm, out / f"koc_norm_{dataset}.png", f"KOC_norm on {dataset} (paper 1, Figure 5)", result.blocks,
+            vmin=None, cmap="RdBu_r", center=0.0, label="KOC_norm")
     if as_json:
         emit(payload)
         return

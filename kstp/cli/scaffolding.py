@@ -11,7 +11,7 @@ from kstp.cli.models import model_options, parse_sampling, progress_bar, start_b
 from kstp.cli.output import dumps, emit, get_store, json_option, message, print_table, status
 from kstp.evaluators import scaffolding as scaffolding_evaluator
 from kstp.platform.embeddings import ALIASES, DEFAULT_MODEL, get_embedding_model
-from kstp.platform.plots import grouped_bars
+from kstp.platform.plots import bars_with_baseline, grouped_bars
 
 __all__ = ["scaffolding", "scaffolding_report"]
 
@@ -26,7 +26,8 @@ __all__ = ["scaffolding", "scaffolding_report"]
               help=f"Sentence-embedding model of the similarity strategy: {', '.join(ALIASES)} or a local folder.")
 @click.option("--limit", type=click.IntRange(min=1), help="Only the first N questions of the common subset.")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=Path("results"), show_default=True,
-              help="Folder for scaffolding_<dataset>.csv/.json and scaffolding_gain_<dataset>.png.")
+              help="Folder for scaffolding_<dataset>.csv/.json, scaffolding_accuracy_<dataset>.png (Figure 3) "
+                   "and scaffolding_gain_<dataset>.png.")
 @json_option
 @click.pass_context
 def scaffolding(ctx, dataset, model, backend, base_url, model_args, gen_kwargs, seed, concurrency, resume,
@@ -75,16 +76,20 @@ def scaffolding(ctx, dataset, model, backend, base_url, model_args, gen_kwargs, 
         failed = int(result.responses["error"].notna().sum())
         if failed:
             message(f"{failed} completions failed (recorded, counted as incorrect); re-run to retry transport failures")
-        message(f"wrote {out}/scaffolding_{dataset}.csv, .json and scaffolding_gain_{dataset}.png")
+        message(f"wrote {out}/scaffolding_{dataset}.csv, .json, scaffolding_accuracy_{dataset}.png (Figure 3) "
+                f"and scaffolding_gain_{dataset}.png")
 
 
 
 def _figure(tables: dict[str, pd.DataFrame], dataset: str, out: Path) -> Path | None:
-    """Figure 3 layout: one bar group per model, one bar per strategy (SG)."""
+    """Figure 3 as the paper draws it (accuracy per strategy, the no-context line), and the SG bars."""
     gains = pd.DataFrame({model: table["scaffoldingGain"].drop(index="none", errors="ignore")
                           for model, table in tables.items()})
     if gains.empty:
         return None
+    bars, baseline = scaffolding_evaluator.figure3(tables)
+    bars_with_baseline(bars, baseline, out / f"scaffolding_accuracy_{dataset}.png",
+                       f"Accuracy with exemplars on {dataset} (paper 1, Figure 3)", "accuracy")
     return grouped_bars(gains, out / f"scaffolding_gain_{dataset}.png", f"Scaffolding gain on {dataset}",
                         "SG = (|K+| - |K|) / |Q|")
 
@@ -121,4 +126,5 @@ def scaffolding_report(ctx, dataset: str, out: Path, as_json: bool) -> None:
         emit(rows)
     else:
         print_table(rows, f"Scaffolding gain on {dataset} (paper 1, Figure 3)")
-        message(f"wrote {out}/scaffolding_report_{dataset}.csv" + (f" and {figure.name}" if figure else ""))
+        message(f"wrote {out}/scaffolding_report_{dataset}.csv"
+                + (f", scaffolding_accuracy_{dataset}.png and {figure.name}" if figure else ""))

@@ -8,6 +8,18 @@ structured output by :attr:`Sampling.json_schema` where the backend has it):
 2. **concepts**: it sees the concepts (code and description) of the chosen clusters
    only and picks the concepts.
 
+Prompt sets (``prompt``, part of the run's configuration hash):
+
+- ``kstp`` (default): the problem alone; clusters listed as ``id: grade, domain:
+  cluster``, concepts as ``id: code: description``.
+- ``release``: what the authors' released annotation script (``src/eval/ann_skills.py``
+  of pengcuix/LLM-KST) shows the model: the problem **and its solution** (where the
+  dataset has one), clusters as ``id: name`` and concepts as ``id: description``; the
+  release does not publish its instruction sentences, so those are kstp's.
+
+The paper's own Appendix A wording was not available to this project, so no ``paper``
+set is offered yet; ``kstp`` stays the default because it is what earlier runs used.
+
 Ids outside the offered list are dropped and counted. A reply that is not a JSON
 array is asked again (the next sample index, so seed + 1) up to ``retries`` times,
 then the question is recorded as failed. An empty array is a valid answer: the
@@ -43,17 +55,17 @@ from dataclasses import dataclass, field, replace
 
 import pandas as pd
 
-from kstp.platform.errors import UnknownIdError
+from kstp.platform.errors import ConfigError, UnknownIdError
 from kstp.platform.inference import Backend, Message, Sampling, cache_key, prompt_hash
 from kstp.platform.runs import RunSpec, finish_run, model_learner_id, now, open_run, pending, write_responses
 from kstp.platform.store import GraphStore
 
-__all__ = ["NAME", "VERSION", "HIGHER_IS_BETTER", "SAMPLING", "ID_LIST_SCHEMA", "Parsed", "parse_ids",
-           "cluster_prompt", "concept_prompt", "AnnotationResult", "annotate", "examples_dataset",
-           "load_examples", "score_annotations"]
+__all__ = ["NAME", "VERSION", "HIGHER_IS_BETTER", "SAMPLING", "ID_LIST_SCHEMA", "PromptSet", "PROMPTS",
+           "DEFAULT_PROMPT", "Parsed", "parse_ids", "cluster_prompt", "concept_prompt", "AnnotationResult", "annotate",
+           "examples_dataset", "load_examples", "score_annotations"]
 
 NAME = "annotation"
-VERSION = "1.0"
+VERSION = "1.1"
 HIGHER_IS_BETTER = {"accuracy": True, "correct": True, "incorrect": False, "unannotated": False}
 #: The answer format of both stages: a JSON array of ids.
 ID_LIST_SCHEMA = {"type": "array", "items": {"type": "string"}}
@@ -67,8 +79,42 @@ CLUSTER_TEMPLATE = ("Problem:\n{text}\n\nCurriculum clusters (id: grade, domain:
 CONCEPT_TEMPLATE = ("Problem:\n{text}\n\nCurriculum standards (id: code: description):\n{menu}\n\n"
                     "Which standards does solving this problem require? Answer with a JSON array of their ids, "
                     "for example [\"{example}\"]; answer [] if none fits.")
-TEMPLATE_HASH = hashlib.sha256("\x00".join((SYSTEM_PROMPT, CLUSTER_TEMPLATE, CONCEPT_TEMPLATE)).encode()).hexdigest()
 STAGES = ("clusters", "concepts")
+
+
+@dataclass(frozen=True)
+class PromptSet:
+    """The texts of one annotation prompt set.
+
+    ``cluster_line`` and ``concept_line`` format one menu line from a
+    ``framework_outline`` row (its fields by name); ``solution`` says whether the
+    problem's solution is shown after it.
+    """
+
+    system: str
+    cluster: str
+    concept: str
+    cluster_line: str
+    concept_line: str
+    solution: bool
+
+    @property
+    def template_hash(self) -> str:
+        """Hash of every text of the set, stored on the Run: a change is a new configuration."""
+        return hashlib.sha256("\x00".join((self.system, self.cluster, self.concept, self.cluster_line,
+                                           self.concept_line, str(self.solution))).encode()).hexdigest()
+
+
+#: The prompt sets by name; see the module notes for their sources.
+PROMPTS = {
+    "kstp": PromptSet(SYSTEM_PROMPT, CLUSTER_TEMPLATE, CONCEPT_TEMPLATE,
+                      "{clusterId}: grade {grade}, {domainName}: {clusterName}", "{conceptId}: {code}: {description}",
+                      solution=False),
+    "release": PromptSet(SYSTEM_PROMPT, CLUSTER_TEMPLATE.replace("(id: grade, domain: cluster)", "(id: name)"),
+                         CONCEPT_TEMPLATE.replace("(id: code: description)", "(id: description)"),
+                         "{clusterId}: {clusterName}", "{conceptId}: {description}", solution=True),
+}
+DEFAULT_PROMPT = "kstp"
 CHUNK = 32
 _GRADES = ["K", *map(str, range(1, 9)), "HS"]
 _FENCE_RE = re.compile(r"^\s*```(?:json)?\s*(.*?)\s*```\s*$", re.DOTALL)
@@ -122,32 +168,66 @@ def parse_ids(text: str | None, offered: Sequence[str]) -> Parsed:
     return Parsed(tuple(dict.fromkeys(v for v in named if v in allowed)), sum(v not in allowed for v in named), True)
 
 
-def _chat(template: str, text: str, menu: list[str], example: str) -> list[Message]:
-    content = template.format(text=text, menu="\n".join(menu), example=example)
-    return [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": content}]
+_MISSING = {"grade": "?", "domainName": "no domain"}
 
 
-def cluster_prompt(text: str, outline: pd.DataFrame) -> tuple[list[Message], list[str]]:
+def _chat(prompts: PromptSet, template: str, text: str, solution: str | None, menu: list[str],
+          example: str) -> list[Message]:
+    shown = f"{text}\n\nSolution:\n{solution}" if prompts.solution and solution else text
+    content = template.format(text=shown, menu="\n".join(menu), example=example)
+    return [{"role": "system", "content": prompts.system}, {"role": "user", "content": content}]
+
+
+def _line(template: str, row: pd.Series) -> str:
+    return template.format(**{k: (v if isinstance(v, str) and v else _MISSING.get(k, "")) for k, v in row.items()})
+
+
+def cluster_prompt(text: str, outline: pd.DataFrame, prompt: str = DEFAULT_PROMPT,
+                   solution: str | None = None) -> tuple[list[Message], list[str]]:
     """Stage 1: the chat offering every cluster of ``outline``, and the offered ids.
 
     ``outline`` has the ``framework_outline`` columns; clusters are listed by grade
-    (K, 1-8, HS, then others), then domain.
+    (K, 1-8, HS, then others), then domain. ``prompt`` names a set of :data:`PROMPTS`;
+    ``solution`` is shown after the problem when that set shows solutions.
+
+    Examples
+    --------
+    >>> outline = pd.DataFrame({"clusterId": ["k1"], "clusterName": ["Add within 10"], "domainName": ["OA"],
+    ...                         "grade": ["1"], "conceptId": ["c1"], "code": ["1.OA.1"], "description": ["add"]})
+    >>> chat, offered = cluster_prompt("2 + 3?", outline, "release", "Count on.")
+    >>> print(chat[1]["content"].split("\\n\\nWhich")[0])
+    Problem:
+    2 + 3?
+    <BLANKLINE>
+    Solution:
+    Count on.
+    <BLANKLINE>
+    Curriculum clusters (id: name):
+    k1: Add within 10
+    >>> print(cluster_prompt("2 + 3?", outline, "kstp", "Count on.")[0][1]["content"].split("\\n\\nWhich")[0])
+    Problem:
+    2 + 3?
+    <BLANKLINE>
+    Curriculum clusters (id: grade, domain: cluster):
+    k1: grade 1, OA: Add within 10
     """
+    prompts = PROMPTS[prompt]
     clusters = outline.drop_duplicates("clusterId")
     rank = clusters["grade"].map(lambda g: _GRADES.index(g) if g in _GRADES else len(_GRADES))
     clusters = clusters.assign(rank=rank).sort_values(["rank", "domainName", "clusterId"], kind="stable")
-    menu = [f"{r.clusterId}: grade {r.grade or '?'}, {r.domainName or 'no domain'}: {r.clusterName}"
-            for r in clusters.itertuples()]
+    menu = [_line(prompts.cluster_line, r) for _, r in clusters.iterrows()]
     ids = clusters["clusterId"].tolist()
-    return _chat(CLUSTER_TEMPLATE, text, menu, ids[0]), ids
+    return _chat(prompts, prompts.cluster, text, solution, menu, ids[0]), ids
 
 
-def concept_prompt(text: str, outline: pd.DataFrame, clusters: Sequence[str]) -> tuple[list[Message], list[str]]:
+def concept_prompt(text: str, outline: pd.DataFrame, clusters: Sequence[str], prompt: str = DEFAULT_PROMPT,
+                   solution: str | None = None) -> tuple[list[Message], list[str]]:
     """Stage 2: the chat offering the concepts of the chosen ``clusters``, and the offered ids."""
+    prompts = PROMPTS[prompt]
     concepts = outline[outline["clusterId"].isin(list(clusters))].drop_duplicates("conceptId")
-    menu = [f"{r.conceptId}: {r.code or ''}: {r.description or ''}" for r in concepts.itertuples()]
+    menu = [_line(prompts.concept_line, r) for _, r in concepts.iterrows()]
     ids = concepts["conceptId"].tolist()
-    return _chat(CONCEPT_TEMPLATE, text, menu, ids[0]), ids
+    return _chat(prompts, prompts.concept, text, solution, menu, ids[0]), ids
 
 
 @dataclass
@@ -222,7 +302,7 @@ def _ask(store: GraphStore, backend: Backend, run_id: str, learner: str, stage: 
 
 def annotate(store: GraphStore, backend: Backend, dataset: str, framework: str, sampling: Sampling = SAMPLING,
              retries: int = 2, limit: int | None = None, new_run: bool = False,
-             progress: Callable[[int], None] | None = None) -> AnnotationResult:
+             progress: Callable[[int], None] | None = None, prompt: str = DEFAULT_PROMPT) -> AnnotationResult:
     """Annotate the questions of ``dataset`` with concepts of ``framework`` (two stages).
 
     Parameters
@@ -236,6 +316,8 @@ def annotate(store: GraphStore, backend: Backend, dataset: str, framework: str, 
         Only the first ``limit`` questions (by position) that have text.
     progress : callable, optional
         ``progress(replies so far)``.
+    prompt : str
+        The prompt set, a key of :data:`PROMPTS` (see the module notes).
 
     Returns
     -------
@@ -243,13 +325,17 @@ def annotate(store: GraphStore, backend: Backend, dataset: str, framework: str, 
 
     Raises
     ------
+    ConfigError
+        On an unknown prompt set.
     UnknownIdError
         When the dataset has no question with text, or the framework no concept inside
         a cluster.
     ConfigChangedError
         When the configuration changed since the latest run and ``new_run`` is false.
     """
-    questions = store.frame("dataset_questions", {"dataset": dataset})
+    if prompt not in PROMPTS:
+        raise ConfigError(f"unknown annotation prompt set {prompt!r}; use one of {', '.join(PROMPTS)}")
+    questions = store.frame("exemplar_pool", {"dataset": dataset})  # text and solution
     questions = questions[questions["text"].notna()]
     if limit is not None:
         questions = questions.head(limit)
@@ -260,22 +346,25 @@ def annotate(store: GraphStore, backend: Backend, dataset: str, framework: str, 
         raise UnknownIdError(f"framework {framework!r} has no concept inside a cluster; ingest it first "
                              "(kstp ingest standards)")
     sampling = replace(sampling, n=1)
-    spec = RunSpec(NAME, VERSION, backend.model, backend.name, dataset, sampling, TEMPLATE_HASH,
-                   {"framework": framework, "retries": retries,
+    spec = RunSpec(NAME, VERSION, backend.model, backend.name, dataset, sampling, PROMPTS[prompt].template_hash,
+                   {"framework": framework, "retries": retries, "prompt": prompt,
                     "questions": questions["questionId"].tolist() if limit is not None else "all"})
     run_id, resumed = open_run(store, spec, new_run)
     learner = model_learner_id(backend.model)
     store.write_nodes("Learner", pd.DataFrame([{"id": learner, "kind": "model", "localId": backend.model}]))
     texts = dict(zip(questions["questionId"], questions["text"], strict=True))
+    solutions = {q: v for q, v in zip(questions["questionId"], questions["solution"], strict=True) if pd.notna(v)}
     status = "interrupted"
     generated = 0
     try:
         first, generated = _ask(store, backend, run_id, learner, "clusters",
-                                {q: cluster_prompt(t, outline) for q, t in texts.items()}, sampling, retries + 1,
+                                {q: cluster_prompt(t, outline, prompt, solutions.get(q)) for q, t in texts.items()},
+                                sampling, retries + 1,
                                 progress)
         chosen = {q: o.ids for q, o in first.items() if o.valid and o.ids}
         second, more = _ask(store, backend, run_id, learner, "concepts",
-                            {q: concept_prompt(texts[q], outline, ids) for q, ids in chosen.items()}, sampling,
+                            {q: concept_prompt(texts[q], outline, ids, prompt, solutions.get(q))
+                             for q, ids in chosen.items()}, sampling,
                             retries + 1, (lambda d: progress(generated + d)) if progress else None)
         generated += more
         rows = []

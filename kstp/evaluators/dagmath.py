@@ -7,8 +7,11 @@ graph and constrained by a JSON schema where the backend supports structured out
 Every completion is stored as a Response before it is checked; a valid one gets its
 steps as ``(:CotStep)`` nodes joined by ``SUPPORTS`` (parent -> child). A completion
 that breaks the format (no output, truncated, invalid JSON, a duplicate or unknown
-step id, a cycle, a forward reference, no boxed answer) is stored with its reason,
-counted, and scored as a failure: it is never dropped from a denominator.
+step id, a cycle, a forward reference, no boxed answer) is stored with its reason and
+counted; it is never dropped from a denominator. PASS@1 is answer accuracy, as in the
+paper: a malformed reply whose last ``\\boxed{}`` holds the right answer counts as
+correct; it can never be closed or perfect, so the form of the DAG matters only for
+closeness, PRR and the AUC.
 
 Metrics (computed in Cypher where they are graph questions, then written back):
 
@@ -18,12 +21,14 @@ Metrics (computed in Cypher where they are graph questions, then written back):
   (:func:`kstp.platform.answers.grade`); PRR per problem is the mean over its N
   trajectories, R-hat the mean over problems (higher is better); PASS@1 the mean
   final-answer correctness (higher is better); the gap PASS@1 - R-hat (lower is better);
+  Table 2's **Std** row: the standard deviation over problems of each per-problem figure
+  (sample standard deviation, ddof = 1; undefined for one problem);
 - **AUC** (§5, Figure 4): the rate of trajectories that are correct with
   ``closedShare >= t``, swept over t in [0, 1] (t = 0 gives PASS@1, t = 1 gives R-hat);
   its area equals the mean of ``correct * closedShare`` exactly (higher is better);
 - **graph statistics** (Table 1): nodes, edges, density 2E / (N (N - 1)), max in- and
   out-degree per trajectory, averaged per class All / Incorrect / Correct / Perfect
-  and per problem difficulty (Figure 3).
+  and per difficulty bin (k - 1, k] (Figure 3: difficulty 2.5 is in bin 3, 3.0 too).
 
 References
 ----------
@@ -50,20 +55,21 @@ from kstp.loaders.cot import (
     trajectory_json,
     write_steps,
 )
-from kstp.platform.answers import Verdict
+from kstp.platform.answers import Verdict, extract_final, grade
 from kstp.platform.errors import UnknownIdError
 from kstp.platform.inference import Backend, Completion, Message, Sampling
 from kstp.platform.kst import answerable_questions
 from kstp.platform.runs import RunSpec, finish_run, generate_and_store, model_learner_id, open_run, write_verdicts
 from kstp.platform.store import GraphStore
 
-__all__ = ["NAME", "VERSION", "HIGHER_IS_BETTER", "SYSTEM_PROMPT", "JSON_SCHEMA", "CLASSES", "STATISTICS",
+__all__ = ["NAME", "VERSION", "HIGHER_IS_BETTER", "SHOTS", "SYSTEM_PROMPT", "JSON_SCHEMA", "CLASSES", "STATISTICS",
            "build_prompt", "choose_shots", "class_members", "score_item", "ItemScore", "failure_kind", "run_metrics",
-           "score_run", "aggregate", "auc_curve", "statistics_by_class", "statistics_by_difficulty", "DagMathResult",
+           "score_run", "FIGURES", "aggregate", "auc_curve", "statistics_by_class", "difficulty_bin",
+           "statistics_by_difficulty", "DagMathResult",
            "evaluate"]
 
 NAME = "dagmath"
-VERSION = "1.0"
+VERSION = "1.1"  # 1.1: PASS@1 counts a malformed DAG's right boxed answer
 HIGHER_IS_BETTER = {"passAt1": True, "perfectReasoningRate": True, "reasoningGap": False, "closenessAuc": True}
 CLASSES = ("All", "Incorrect", "Correct", "Perfect")
 STATISTICS = ("nodes", "edges", "density", "maxInDegree", "maxOutDegree")
@@ -88,6 +94,8 @@ TEMPLATE_HASH = hashlib.sha256((SYSTEM_PROMPT + "\x00" + USER_TEMPLATE + "\x00"
                                 + json.dumps(JSON_SCHEMA, sort_keys=True)).encode()).hexdigest()
 #: Prompts per generate call: a killed run loses at most one such chunk of work.
 CHUNK = 16
+#: Few-shot gold trajectories per prompt (paper 4, §5: 4-shot).
+SHOTS = 4
 _FAILURE_KINDS = (("transport", "transport"), ("empty output", "empty output"), ("truncated", "truncated"),
                   ("invalid JSON", "invalid JSON"), ("no steps", "malformed"), ("step ", "malformed"),
                   ("duplicate step id", "duplicate step id"), ("cycle", "cycle"),
@@ -165,7 +173,11 @@ def score_item(completion: Completion, gold: str) -> ItemScore:
 
     A transport failure keeps its error; empty output, a truncated reply
     (``finish_reason == "length"``) and every format violation are invalid with their
-    reason and graded incorrect.
+    reason. PASS@1 is answer accuracy (paper 4, §5): a malformed DAG whose reply still
+    boxes the right final answer (its last ``\\boxed{}``) is graded correct, with the
+    reason ``"<grade> (invalid format: <why>)"``; closeness and perfect reasoning need a
+    valid DAG, so it is never closed nor perfect. Transport failures, empty and
+    truncated replies have no final answer and are incorrect.
 
     Examples
     --------
@@ -175,6 +187,11 @@ def score_item(completion: Completion, gold: str) -> ItemScore:
     True
     >>> score_item(Completion(0, 42, text='{"steps": [', finish_reason="length"), "6").error
     'truncated'
+    >>> cyclic = ('{"steps": [{"step_id": 1, "thinking": "t", "direct_dependent_steps": [1], '
+    ...           '"text": "\\\\boxed{6}"}]}')
+    >>> bad = score_item(Completion(0, 42, text=cyclic, finish_reason="stop"), "6")
+    >>> bad.error, bad.verdict.correct, bad.verdict.reason
+    ('cycle 1 -> 1', True, 'correct (invalid format: cycle 1 -> 1)')
     """
     try:
         if completion.text is None and completion.error:
@@ -183,8 +200,18 @@ def score_item(completion: Completion, gold: str) -> ItemScore:
             raise InvalidTrajectoryError("truncated")
         trajectory = parse_text(completion.text)
     except InvalidTrajectoryError as exc:
-        return ItemScore(None, str(exc), Verdict("none", None, None, False, f"invalid format: {exc}"))
+        return ItemScore(None, str(exc), _grade_malformed(completion, gold, str(exc)))
     return ItemScore(trajectory, None, grade_final(trajectory, gold))
+
+
+def _grade_malformed(completion: Completion, gold: str, why: str) -> Verdict:
+    """The answer grade of a reply whose DAG is invalid: its last boxed answer, if it has one."""
+    unanswered = Verdict("none", None, None, False, f"invalid format: {why}")
+    text = completion.text
+    if not text or completion.finish_reason == "length" or extract_final(text)[1] != "boxed":
+        return unanswered
+    verdict = grade(text, gold)
+    return replace(verdict, reason=f"{verdict.reason} (invalid format: {why})")
 
 
 def _int(series: pd.Series) -> list:
@@ -207,9 +234,9 @@ def run_metrics(store: GraphStore, run_id: str) -> pd.DataFrame:
                                                                   "closedShare", "closed"]]
     statistics = store.frame("cot_statistics", {"runId": run_id})
     out = responses.merge(closeness, on="responseId", how="left").merge(statistics, on="responseId", how="left")
-    out["cotValid"] = out["cotValid"].fillna(False).astype(bool)
-    out["correct"] = out["correct"].fillna(False).astype(bool) & out["cotValid"]
-    out["closed"] = out["closed"].fillna(False).astype(bool) & out["cotValid"]
+    out["cotValid"] = out["cotValid"].eq(True)  # missing (never checked) is not valid
+    out["correct"] = out["correct"].eq(True)  # answer accuracy, whatever the DAG's form
+    out["closed"] = out["closed"].eq(True) & out["cotValid"]
     out["perfect"] = out["closed"] & out["correct"]
     out["failure"] = [failure_kind(e) if not ok else None for e, ok in zip(out["cotError"], out["cotValid"],
                                                                            strict=True)]
@@ -220,11 +247,18 @@ def run_metrics(store: GraphStore, run_id: str) -> pd.DataFrame:
     return out
 
 
-def aggregate(metrics: pd.DataFrame) -> dict:
-    """PASS@1, R-hat, gap, AUC and counts (paper 4, Table 2 shape).
+#: The Table 2 figures that are means over problems (each has a ``<name>Std`` partner).
+FIGURES = ("passAt1", "perfectReasoningRate", "reasoningGap", "closenessAuc")
 
-    Per problem: PASS@1 and PRR are means over its trajectories; the run figures are
-    means over problems. Invalid trajectories count as incorrect and not closed.
+
+def aggregate(metrics: pd.DataFrame) -> dict:
+    """PASS@1, R-hat, gap, AUC, their Std row and counts (paper 4, Table 2 shape).
+
+    Per problem: PASS@1 and PRR are means over its trajectories, the gap their
+    difference and the AUC the mean of ``correct * closedShare``; the run figures are
+    means over problems and ``<figure>Std`` their standard deviation over problems
+    (ddof = 1, NaN for a single problem). Invalid trajectories are never closed (their
+    ``closedShare`` counts as 0); their boxed answer still counts for PASS@1.
 
     Examples
     --------
@@ -234,20 +268,23 @@ def aggregate(metrics: pd.DataFrame) -> dict:
     >>> f = aggregate(m)
     >>> f["passAt1"], f["perfectReasoningRate"], f["reasoningGap"], f["closenessAuc"], f["invalidFormat"]
     (0.5, 0.25, 0.25, 0.375, 1)
+    >>> round(f["passAt1Std"], 6), round(f["perfectReasoningRateStd"], 6)  # per problem: (1, 0) and (.5, 0)
+    (0.707107, 0.353553)
     """
     if metrics.empty:
-        return {"problems": 0, "trajectories": 0, "invalidFormat": 0, "passAt1": float("nan"),
-                "perfectReasoningRate": float("nan"), "reasoningGap": float("nan"), "closenessAuc": float("nan"),
-                "failures": {}}
+        return {"problems": 0, "trajectories": 0, "invalidFormat": 0,
+                **{k: float("nan") for f in FIGURES for k in (f, f"{f}Std")}, "failures": {}}
     area = metrics["correct"].astype(float) * metrics["closedShare"].astype(float).fillna(0.0)
     per_problem = pd.DataFrame({"questionId": metrics["questionId"], "correct": metrics["correct"].astype(float),
                                 "perfect": metrics["perfect"].astype(float), "area": area}) \
         .groupby("questionId").mean()
-    pass1, prr = float(per_problem["correct"].mean()), float(per_problem["perfect"].mean())
+    per_problem = pd.DataFrame({"passAt1": per_problem["correct"], "perfectReasoningRate": per_problem["perfect"],
+                                "reasoningGap": per_problem["correct"] - per_problem["perfect"],
+                                "closenessAuc": per_problem["area"]})
+    spread = per_problem.std(ddof=1)
     return {"problems": len(per_problem), "trajectories": len(metrics),
-            "invalidFormat": int((~metrics["cotValid"].astype(bool)).sum()), "passAt1": pass1,
-            "perfectReasoningRate": prr, "reasoningGap": pass1 - prr,
-            "closenessAuc": float(per_problem["area"].mean()),
+            "invalidFormat": int((~metrics["cotValid"].astype(bool)).sum()),
+            **{f: float(per_problem[f].mean()) for f in FIGURES}, **{f"{f}Std": float(spread[f]) for f in FIGURES},
             "failures": {k: int(v) for k, v in metrics["failure"].dropna().value_counts().sort_index().items()}}
 
 
@@ -259,10 +296,10 @@ def auc_curve(metrics: pd.DataFrame, points: int = 101) -> pd.DataFrame:
     -------
     pandas.DataFrame
         ``threshold`` (``points`` values from 0 to 1) and ``rate``; ``rate`` at 0 is
-        PASS@1 and at 1 is R-hat.
+        PASS@1 (malformed but correct trajectories included) and at 1 is R-hat.
     """
     thresholds = np.linspace(0.0, 1.0, points)
-    share = metrics["closedShare"].astype(float).fillna(-1.0).to_numpy()
+    share = metrics["closedShare"].astype(float).fillna(0.0).to_numpy()  # a malformed DAG: nothing closed
     correct = metrics["correct"].astype(bool).to_numpy()
     rates = []
     for t in thresholds:
@@ -294,14 +331,32 @@ def statistics_by_class(metrics: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows).set_index("class")
 
 
+def difficulty_bin(difficulty: pd.Series) -> pd.Series:
+    """The Figure 3 bin of each difficulty: k for difficulty in (k - 1, k], i.e. its ceiling.
+
+    >>> difficulty_bin(pd.Series([2.5, 3.0, 3.01, 0.5])).tolist()
+    [3, 3, 4, 1]
+    """
+    return np.ceil(difficulty.astype(float) - 1e-9).astype(int)
+
+
 def statistics_by_difficulty(metrics: pd.DataFrame) -> pd.DataFrame:
-    """Mean graph statistics of valid trajectories per problem difficulty (paper 4, Figure 3)."""
+    """Mean graph statistics of valid trajectories per difficulty bin (paper 4, Figure 3).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per non-empty bin in increasing order: ``difficulty`` (the bin's upper
+        end k), ``bin`` (its label ``"(k-1, k]"``), ``trajectories`` and the
+        :data:`STATISTICS` means.
+    """
     valid = metrics[metrics["cotValid"].astype(bool) & metrics["difficulty"].notna()]
     if valid.empty:
-        return pd.DataFrame(columns=["difficulty", "trajectories", *STATISTICS])
-    grouped = valid.groupby("difficulty")
+        return pd.DataFrame(columns=["difficulty", "bin", "trajectories", *STATISTICS])
+    grouped = valid.assign(difficulty=difficulty_bin(valid["difficulty"])).groupby("difficulty")
     out = grouped[list(STATISTICS)].agg(lambda s: float(s.astype(float).mean()))
     out.insert(0, "trajectories", grouped.size())
+    out.insert(0, "bin", [f"({k - 1}, {k}]" for k in out.index])
     return out.reset_index()
 
 
@@ -349,7 +404,7 @@ class DagMathResult:
 
 
 def evaluate(store: GraphStore, backend: Backend, dataset: str, sampling: Sampling, shots_run: str | None = None,
-             shots: int = 2, limit: int | None = None, new_run: bool = False,
+             shots: int = SHOTS, limit: int | None = None, new_run: bool = False,
              progress: Callable[[int, int], None] | None = None, chunk: int = CHUNK) -> DagMathResult:
     """Run (or resume) DAG-MATH generation and scoring of ``backend``'s model on ``dataset``.
 
@@ -362,7 +417,7 @@ def evaluate(store: GraphStore, backend: Backend, dataset: str, sampling: Sampli
         The run whose perfect trajectories serve as few-shot examples (an ingested gold
         run, ``cot:gold:<dataset>``); required when ``shots`` > 0.
     shots : int
-        Few-shot examples per prompt (>= 0).
+        Few-shot examples per prompt (>= 0); 4 by default, as in the paper (§5).
     limit : int, optional
         Only the first ``limit`` problems (by position) with text and a gold answer.
     new_run : bool

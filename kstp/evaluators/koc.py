@@ -28,10 +28,19 @@ the questions whose mean accuracy within the group exceeds 0.5. Groups are store
 queried and compared like any other learner. Higher KOC means more shared knowledge
 structure; neither figure is better or worse in itself.
 
+Which questions count (``questions``): ``"annotated"`` (default, paper 1 Appendix B)
+leaves out the questions that assess no concept (no ``ASSESSES`` link) from every
+count: the learners' accuracy that ranks them into groups, the group states, the
+shared sets and the diagonal; ``"all"`` keeps every question of the dataset (what
+kstp did before). The release has no KOC code to compare with.
+
+Matrix order (Figures 4 and 5 of the paper): the model block first (upper left), then
+the human block (lower right), each from weaker to stronger.
+
 References
 ----------
 Cui, Do, Sachan 2026, "Do LLMs Exhibit Coherent Knowledge Structures in Mathematical
-Reasoning?", §3.3.2 Eq. 6-7, §5.3 and Figure 4 (arXiv 2609.05245).
+Reasoning?", §3.3.2 Eq. 6-7, §5.3, Figures 4-5 and Appendix B (arXiv 2609.05245).
 """
 
 from __future__ import annotations
@@ -46,10 +55,11 @@ from kstp.platform.errors import KstpError, UnknownIdError
 from kstp.platform.kst import dataset_questions
 from kstp.platform.store import GraphStore
 
-__all__ = ["VERSION", "HIGHER_IS_BETTER", "GROUP_CUTS", "GROUP_NAMES", "STATE_THRESHOLD", "score_pair",
-           "ability_groups", "group_states", "store_groups", "aggregate", "KocResult", "evaluate"]
+__all__ = ["VERSION", "HIGHER_IS_BETTER", "GROUP_CUTS", "GROUP_NAMES", "STATE_THRESHOLD", "QUESTION_SETS",
+           "score_pair", "counted_questions", "learner_counts", "ability_groups", "group_states", "store_groups",
+           "aggregate", "KocResult", "evaluate"]
 
-VERSION = "1.0"
+VERSION = "1.1"
 #: Overlap describes agreement between learners; more overlap is "more shared structure".
 HIGHER_IS_BETTER = {"koc": True, "kocNorm": True}
 #: Rank shares that bound the ability groups (paper 1, §5.3): [0, .3), [.3, .6), [.6, .9).
@@ -57,6 +67,58 @@ GROUP_CUTS = (0.0, 0.3, 0.6, 0.9)
 GROUP_NAMES = ("low", "medium", "high")
 #: A question is in a group's knowledge state when the group's mean accuracy on it exceeds this.
 STATE_THRESHOLD = 0.5
+#: Which questions count: those with a concept (paper 1, Appendix B; the default) or all.
+QUESTION_SETS = ("annotated", "all")
+
+
+def counted_questions(store: GraphStore, dataset: str, questions: str = "annotated") -> list[str]:
+    """The question ids of ``dataset`` that KOC counts.
+
+    Parameters
+    ----------
+    questions : {"annotated", "all"}
+        ``annotated``: only questions with at least one ``ASSESSES`` concept (paper 1,
+        Appendix B); ``all``: every question of the dataset.
+
+    Returns
+    -------
+    list of str
+        Sorted question ids.
+
+    Raises
+    ------
+    UnknownIdError
+        When the dataset is not in the graph.
+    KstpError
+        On an unknown ``questions`` value, or ``annotated`` when no question has a concept.
+    """
+    if questions not in QUESTION_SETS:
+        raise KstpError(f"questions={questions!r} is not one of {', '.join(QUESTION_SETS)}")
+    every = dataset_questions(store, dataset)["questionId"]
+    if questions == "all":
+        return sorted(every)
+    annotated = sorted(set(store.frame("question_concepts", {"dataset": dataset})["questionId"]))
+    if not annotated:
+        raise KstpError(f"no question of dataset {dataset!r} assesses a concept, so Appendix B leaves none to "
+                        "compare; annotate them (kstp annotate concepts) or count every question (--questions all)")
+    return annotated
+
+
+def learner_counts(store: GraphStore, dataset: str, question_ids: list[str]) -> pd.DataFrame:
+    """Per learner of ``dataset``: questions answered and answered correctly among ``question_ids``.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Indexed by learner id: ``answered``, ``correct`` (int) and ``accuracy`` in [0, 1]
+        (NaN for a learner who answered none of them).
+    """
+    answers = store.frame("answers", {"dataset": dataset})
+    answers = answers[answers["questionId"].isin(set(question_ids))]
+    counts = answers.assign(correct=answers["correct"].fillna(False).astype(bool)).groupby("learnerId")["correct"] \
+        .agg(answered="size", correct="sum").astype(np.int64)
+    counts["accuracy"] = counts["correct"] / counts["answered"]
+    return counts
 
 
 def score_pair(shared: int, size_a: int, size_b: int, overlap: int) -> tuple[float, float, float]:
@@ -152,13 +214,13 @@ def ability_groups(accuracy: pd.Series, cuts: tuple[float, ...] = GROUP_CUTS,
 
 
 def group_states(store: GraphStore, dataset: str, cuts: tuple[float, ...] = GROUP_CUTS,
-                 names: tuple[str, ...] = GROUP_NAMES, threshold: float = STATE_THRESHOLD
-                 ) -> tuple[pd.DataFrame, pd.DataFrame]:
+                 names: tuple[str, ...] = GROUP_NAMES, threshold: float = STATE_THRESHOLD,
+                 questions: str = "annotated") -> tuple[pd.DataFrame, pd.DataFrame]:
     """The human ability groups of a dataset and their knowledge states (not yet stored).
 
     Human learners (``kind = "human"``) are grouped by :func:`ability_groups` on their
-    accuracy over the questions they answered (``learner_accuracy``); each group's
-    answers are counted per question with ``group_answers``.
+    accuracy over the counted questions they answered (:func:`counted_questions`,
+    ``questions``); each group's answers are counted per question with ``group_answers``.
 
     Returns
     -------
@@ -178,9 +240,9 @@ def group_states(store: GraphStore, dataset: str, cuts: tuple[float, ...] = GROU
     KstpError
         When the dataset has no human learners, or on bad cuts.
     """
-    dataset_questions(store, dataset)
+    ids = counted_questions(store, dataset, questions)
     kinds = store.frame("dataset_learners", {"dataset": dataset}).set_index("learnerId")["kind"]
-    accuracy = store.frame("learner_accuracy", {"dataset": dataset}).set_index("learnerId")["accuracy"]
+    accuracy = learner_counts(store, dataset, ids)["accuracy"]
     accuracy = accuracy[accuracy.index.isin(kinds.index[kinds == "human"])].astype(float)
     if accuracy.empty:
         raise KstpError(f"dataset {dataset!r} has no human learners to group; ingest responses first")
@@ -189,7 +251,8 @@ def group_states(store: GraphStore, dataset: str, cuts: tuple[float, ...] = GROU
     for k, name in enumerate(names):
         members = sorted(membership.index[membership == name])
         group_id = f"{dataset}:group:{name}"
-        rows = store.frame("group_answers", {"dataset": dataset, "learnerIds": members}) if members else \
+        rows = store.frame("group_answers", {"dataset": dataset, "learnerIds": members, "questionIds": ids}) \
+            if members else \
             pd.DataFrame(columns=["questionId", "attempts", "correct"])
         rows = rows.rename(columns={"correct": "correctCount"}).astype({"attempts": np.int64,
                                                                          "correctCount": np.int64})
@@ -274,11 +337,12 @@ def aggregate(learners: pd.DataFrame, pairs: pd.DataFrame) -> tuple[pd.DataFrame
 class KocResult:
     """Everything ``evaluate`` computes for one dataset.
 
-    ``learners``: the matrix order (weaker to stronger within each block, humans first)
-    with ``kind``, ``block``, ``accuracy``, ``answered``, ``correct`` and ``rankBy`` (the
-    accuracy that orders it: a group's member accuracy, else ``accuracy``); ``groups``: see
-    :func:`group_states` (empty without groups); ``pairs``, ``koc``, ``koc_norm``: see
-    :func:`aggregate`.
+    ``learners``: the matrix order (weaker to stronger within each block, models first)
+    with ``kind``, ``block``, ``accuracy``, ``answered``, ``correct`` (on the counted
+    questions) and ``rankBy`` (the accuracy that orders it: a group's member accuracy,
+    else ``accuracy``); ``groups``: see :func:`group_states` (empty without groups);
+    ``pairs``, ``koc``, ``koc_norm``: see :func:`aggregate`; ``questions``: which
+    questions counted (:data:`QUESTION_SETS`) and ``counted`` how many.
     """
 
     dataset: str
@@ -288,36 +352,41 @@ class KocResult:
     koc: pd.DataFrame
     koc_norm: pd.DataFrame
     threshold: float
+    questions: str = "annotated"
+    counted: int = 0
 
     @property
     def blocks(self) -> list[int]:
-        """Sizes of the human and model blocks, in matrix order (empty blocks left out)."""
-        return [int(n) for n in self.learners["block"].value_counts(sort=False).reindex(["human", "model"])
+        """Sizes of the model and human blocks, in matrix order (empty blocks left out)."""
+        return [int(n) for n in self.learners["block"].value_counts(sort=False).reindex(["model", "human"])
                 .dropna()]
 
 
 def evaluate(store: GraphStore, dataset: str, learner_ids: list[str] | None = None, groups: bool = True,
              cuts: tuple[float, ...] = GROUP_CUTS, names: tuple[str, ...] = GROUP_NAMES,
-             threshold: float = STATE_THRESHOLD) -> KocResult:
+             threshold: float = STATE_THRESHOLD, questions: str = "annotated") -> KocResult:
     """KOC and KOC_norm between every pair of chosen learners of ``dataset``.
 
     Builds and stores the human ability groups (:func:`group_states`,
     :func:`store_groups`) unless ``groups`` is false, then compares them with
     ``learner_ids`` (default: every model that answered a question of the dataset)
     using the ``knowledge_overlap`` query (a group without members is reported in
-    ``groups`` but not compared). Learners are ordered as in Figure 4 of paper
-    1: a human block (groups and individual humans) before a model block, each from
-    weaker to stronger (a group by the mean accuracy of its members, anyone else by
-    accuracy over the questions it answered).
+    ``groups`` but not compared). Only the counted questions enter any figure
+    (``questions``, :func:`counted_questions`: by default those with a concept, paper 1
+    Appendix B). Learners are ordered as in Figures 4 and 5 of paper 1: a model block
+    (upper left) before a human block (groups and individual humans, lower right), each
+    from weaker to stronger (a group by the mean accuracy of its members, anyone else
+    by accuracy over the counted questions it answered).
 
     Raises
     ------
     UnknownIdError
         When the dataset, or a learner id, has no answers in the dataset.
     KstpError
-        When fewer than two learners are to be compared, or on bad cuts.
+        When fewer than two learners are to be compared, on bad cuts, or when no
+        question is counted.
     """
-    dataset_questions(store, dataset)
+    ids = counted_questions(store, dataset, questions)
     kinds = store.frame("dataset_learners", {"dataset": dataset}).set_index("learnerId")["kind"]
     if learner_ids:
         unknown = [learner for learner in learner_ids if learner not in kinds.index]
@@ -330,26 +399,27 @@ def evaluate(store: GraphStore, dataset: str, learner_ids: list[str] | None = No
     group_table = pd.DataFrame(columns=["learnerId", "group", "members", "memberAccuracy", "rankFrom", "rankTo",
                                         "stateSize"])
     if groups:
-        group_table, group_answers = group_states(store, dataset, cuts, names, threshold)
+        group_table, group_answers = group_states(store, dataset, cuts, names, threshold, questions)
         store_groups(store, dataset, group_table, group_answers)
         populated = group_table.loc[group_table["members"] > 0, "learnerId"]
         chosen = [g for g in populated if g not in chosen] + chosen
     if len(chosen) < 2:
         raise KstpError(f"KOC compares learners, but only {len(chosen)} of dataset {dataset!r} were chosen; "
                         "run a model on it (kstp evaluate answers) or name learners with --learner")
-    counts = store.frame("learner_accuracy", {"dataset": dataset}).set_index("learnerId").loc[chosen]
+    counts = learner_counts(store, dataset, ids).reindex(chosen)
     learners = pd.DataFrame({"kind": [("group" if g in set(group_table["learnerId"]) else kinds.get(g, "human"))
                                       for g in chosen],
-                             "answered": counts["answered"].astype(np.int64).to_numpy(),
-                             "correct": counts["correct"].astype(np.int64).to_numpy(),
+                             "answered": counts["answered"].fillna(0).astype(np.int64).to_numpy(),
+                             "correct": counts["correct"].fillna(0).astype(np.int64).to_numpy(),
                              "accuracy": counts["accuracy"].astype(float).to_numpy()}, index=chosen)
     member_accuracy = group_table.set_index("learnerId")["memberAccuracy"].astype(float)
     learners["rankBy"] = member_accuracy.reindex(learners.index).fillna(learners["accuracy"])
     learners["block"] = np.where(learners["kind"] == "model", "model", "human")
-    learners["order"] = (learners["block"] == "model").astype(int)
+    learners["order"] = (learners["block"] == "human").astype(int)  # models upper left, humans lower right
     learners = learners.rename_axis("learnerId").reset_index() \
         .sort_values(["order", "rankBy", "learnerId"], kind="stable").set_index("learnerId") \
         .drop(columns="order")
-    pairs = store.frame("knowledge_overlap", {"dataset": dataset, "learnerIds": list(learners.index)})
+    pairs = store.frame("knowledge_overlap", {"dataset": dataset, "learnerIds": list(learners.index),
+                                              "questionIds": ids})
     long, koc, koc_norm = aggregate(learners, pairs)
-    return KocResult(dataset, learners, group_table, long, koc, koc_norm, threshold)
+    return KocResult(dataset, learners, group_table, long, koc, koc_norm, threshold, questions, len(ids))

@@ -14,11 +14,13 @@ one of five strategies:
 
 All strategies are evaluated on one common subset Q: the targets for which both the
 prerequisite and the same-skill selection find at least k exemplars. An exemplar is
-never the target. Each exemplar shows its problem (options included, for multiple
-choice), its solution where the dataset has one, and its answer in ``\\boxed{}``;
-then comes the target in the prompt of the answer evaluation
-(:mod:`kstp.evaluators.answers`). Selection is seeded per (seed, strategy, question),
-so a target's exemplars do not depend on which other targets are asked.
+never the target, and never a question without a concept: paper 1 (Appendix B)
+leaves those out of every computation, so they are neither targets nor exemplars.
+Each exemplar shows its problem (options included, for multiple choice), its
+solution where the dataset has one, and its answer in ``\\boxed{}``; then comes the
+target in the prompt of the answer evaluation (:mod:`kstp.evaluators.answers`).
+Selection is seeded per (seed, strategy, question), so a target's exemplars do not
+depend on which other targets are asked.
 
 The scaffolding gain of strategy s (Eq. 5) is
 
@@ -33,10 +35,13 @@ sample, strategy), so two strategies that happen to build the same prompt keep
 separate Responses. Scaffolded answers are not the model's ANSWERED edges: those
 belong to the answer evaluation without context.
 
+Figure 3 (:func:`figure3`) draws, per model, the accuracy under each exemplar strategy
+as bars and the no-context accuracy as a line across them.
+
 References
 ----------
 Cui, Do, Sachan 2026, "Do LLMs Exhibit Coherent Knowledge Structures in Mathematical
-Reasoning?", §3.3.1 Eq. 5, §4, §5.2 and Figure 3 (arXiv 2609.05245).
+Reasoning?", §3.3.1 Eq. 5, §4, §5.2, Figure 3 and Appendix B (arXiv 2609.05245).
 """
 
 from __future__ import annotations
@@ -67,10 +72,11 @@ from kstp.platform.runs import (
 from kstp.platform.store import GraphStore
 
 __all__ = ["NAME", "VERSION", "STRATEGIES", "HIGHER_IS_BETTER", "K", "Exemplar", "build_prompt", "common_subset",
-           "select_exemplars", "scaffolding_gain", "aggregate", "embed_questions", "ScaffoldingResult", "evaluate"]
+           "select_exemplars", "scaffolding_gain", "aggregate", "figure3", "embed_questions", "ScaffoldingResult",
+           "evaluate"]
 
 NAME = "scaffolding"
-VERSION = "1.0"
+VERSION = "1.1"
 #: The five exemplar strategies, baseline first (the order of the table and Figure 3).
 STRATEGIES = ("none", "random", "same-skill", "similarity", "prerequisite")
 HIGHER_IS_BETTER = {"accuracy": True, "scaffoldingGain": True}
@@ -292,6 +298,35 @@ def aggregate(responses: pd.DataFrame) -> pd.DataFrame:
                         index=pd.Index(present, name="strategy"))
 
 
+def figure3(tables: Mapping[str, pd.DataFrame]) -> tuple[pd.DataFrame, pd.Series]:
+    """The data of Figure 3: accuracy per model and exemplar strategy, and the no-context line.
+
+    Parameters
+    ----------
+    tables : mapping of str to pandas.DataFrame
+        Per model, its :func:`aggregate` table.
+
+    Returns
+    -------
+    bars : pandas.DataFrame
+        Models (rows, in the given order) x strategies other than ``none`` (columns, in
+        :data:`STRATEGIES` order, those present): accuracy in [0, 1].
+    baseline : pandas.Series
+        Per model, the accuracy without context (``none``; NaN when not run).
+
+    Examples
+    --------
+    >>> t = pd.DataFrame({"accuracy": [0.25, 0.5, 0.75]}, index=["none", "random", "prerequisite"])
+    >>> bars, line = figure3({"m": t})
+    >>> bars.loc["m"].to_dict(), line.to_dict()
+    ({'random': 0.5, 'prerequisite': 0.75}, {'m': 0.25})
+    """
+    accuracy = pd.DataFrame({model: table["accuracy"] for model, table in tables.items()}).T
+    present = [s for s in STRATEGIES[1:] if s in accuracy.columns]
+    baseline = accuracy["none"] if "none" in accuracy.columns else pd.Series(np.nan, index=accuracy.index)
+    return accuracy[present].astype(float), baseline.astype(float).rename("none")
+
+
 def embed_questions(store: GraphStore, dataset: str, model: EmbeddingModel) -> pd.DataFrame:
     """Embed the dataset's questions that lack a ``model`` vector; store them on the Question nodes.
 
@@ -398,10 +433,12 @@ def evaluate(store: GraphStore, backend: Backend, dataset: str, sampling: Sampli
         pool = embed_questions(store, dataset, embedding_model)
     else:
         pool = store.frame("exemplar_pool", {"dataset": dataset})
-    pool = pool[pool["text"].notna() & pool["answer"].notna()].reset_index(drop=True)
     concepts: dict[str, set[str]] = {}
     for q, c in store.frame("question_concepts", {"dataset": dataset}).itertuples(index=False):
         concepts.setdefault(q, set()).add(c)
+    # Appendix B: a question without a concept is neither a target nor an exemplar
+    pool = pool[pool["text"].notna() & pool["answer"].notna() & pool["questionId"].isin(set(concepts))] \
+        .reset_index(drop=True)
     edges = list(store.frame("question_prerequisite_edges", {"dataset": dataset})[["fromId", "toId"]]
                  .itertuples(index=False, name=None))
     targets = common_subset(pool["questionId"].tolist(), concepts, edges, k)

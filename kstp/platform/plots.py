@@ -12,7 +12,7 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 from matplotlib.colors import Normalize, TwoSlopeNorm  # noqa: E402
 
-__all__ = ["grouped_bars", "heatmap", "curves", "box_groups", "radar", "interval_bars"]
+__all__ = ["grouped_bars", "bars_with_baseline", "heatmap", "curves", "box_groups", "radar", "interval_bars"]
 
 
 def grouped_bars(frame: pd.DataFrame, path: str | Path, title: str, ylabel: str) -> Path:
@@ -37,6 +37,46 @@ def grouped_bars(frame: pd.DataFrame, path: str | Path, title: str, ylabel: str)
     for k, (label, row) in enumerate(frame.iterrows()):
         ax.bar(groups + (k - (len(frame) - 1) / 2) * width, row.to_numpy(float), width, label=str(label))
     ax.set_xticks(groups, [str(c) for c in frame.columns])
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    ax.legend(frameon=False)
+    ax.spines[["top", "right"]].set_visible(False)
+    return _save(fig, path)
+
+
+def bars_with_baseline(frame: pd.DataFrame, baseline: pd.Series, path: str | Path, title: str, ylabel: str,
+                       baseline_label: str = "no context") -> Path:
+    """Bar groups, one per row of ``frame`` (one bar per column), each with a dashed baseline across it.
+
+    The layout of Figure 3 of Cui, Do, Sachan 2026: per model, the accuracy under each
+    exemplar strategy, and its accuracy without context as a line.
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        Rows are the groups (e.g. models), columns the bars (e.g. strategies); values
+        are bar heights.
+    baseline : pandas.Series
+        Per row of ``frame`` (same index), the height of its dashed line; NaN draws none.
+    path : path
+        Where to write the PNG (its folder is created).
+
+    Returns
+    -------
+    pathlib.Path
+        ``path``.
+    """
+    groups = np.arange(len(frame))
+    width = 0.8 / max(len(frame.columns), 1)
+    fig, ax = plt.subplots(figsize=(max(6, 1.6 * len(groups) + 2), 4), dpi=120)
+    for k, column in enumerate(frame.columns):
+        ax.bar(groups + (k - (len(frame.columns) - 1) / 2) * width, frame[column].to_numpy(float), width,
+               label=str(column))
+    for g, value in zip(groups, baseline.reindex(frame.index).to_numpy(float), strict=True):
+        if np.isfinite(value):
+            ax.hlines(value, g - 0.45, g + 0.45, colors="black", linestyles="dashed",
+                      label=baseline_label if g == groups[0] else None)
+    ax.set_xticks(groups, [str(i) for i in frame.index])
     ax.set_ylabel(ylabel)
     ax.set_title(title)
     ax.legend(frameon=False)

@@ -13,9 +13,10 @@ from tests.cli.test_cli import ingest_toy, kstp, toy_files  # noqa: F401 (fixtur
 def test_koc_writes_matrices_heatmaps_and_json(kstp, toy_files, tmp_path):  # noqa: F811
     ingest_toy(kstp, toy_files)
     out = tmp_path / "out"
-    result = kstp("evaluate", "koc", "--dataset", "toy", "--out", out, "--json")
+    result = kstp("evaluate", "koc", "--dataset", "toy", "--out", out, "--questions", "all", "--json")
     assert result.exit_code == 0, result.output
     payload = json.loads(result.stdout)
+    assert (payload["questions"], payload["questionsCounted"]) == ("all", 8)
     ids = ["toy:group:low", "toy:group:medium", "toy:group:high"]
     assert [r["learnerId"] for r in payload["learners"]] == ids
     assert [g["members"] for g in payload["groups"]] == [1, 1, 1]
@@ -30,6 +31,12 @@ def test_koc_writes_matrices_heatmaps_and_json(kstp, toy_files, tmp_path):  # no
     assert json.loads((out / "koc_toy.json").read_text())["pairs"][0]["learnerA"] == "toy:group:low"
     table = kstp("evaluate", "koc", "--dataset", "toy", "--out", out)
     assert table.exit_code == 0 and "KOC_norm" in table.stdout and "group:medium" in table.stdout
+    # Appendix B by default: without q8, L3 (1/1) is the high group and L1 (3/4) the low one; low and
+    # high share {q1}, both right: KOC 1, p_max 1 -> KOC_norm null.
+    default = json.loads(kstp("evaluate", "koc", "--dataset", "toy", "--out", out, "--json").stdout)
+    assert (default["questions"], default["questionsCounted"]) == ("annotated", 7)
+    assert default["koc"]["toy:group:low"]["toy:group:high"] == 1.0
+    assert default["kocNorm"]["toy:group:low"]["toy:group:high"] is None
 
 
 @pytest.mark.parametrize(("args", "code", "text"), [

@@ -19,7 +19,7 @@ from kstp.cli.main import cli
 from kstp.evaluators import annotation
 from kstp.loaders import items
 from kstp.loaders.standards import load_standards
-from kstp.platform.errors import UnknownIdError
+from kstp.platform.errors import ConfigError, UnknownIdError
 from kstp.platform.inference import Completion, Sampling, get_backend
 
 CONCEPTS = ("id,code,description,cluster\nA1,A.1,add two numbers,add\nA2,A.2,add with carrying,add\n"
@@ -129,6 +129,48 @@ def test_annotate_retries_drops_and_writes_links(an):
     assert redo.links["staleLinksRemoved"] == 1
     assert an.frame("concept_links", {"dataset": "ds"})[["questionId", "conceptId", "runId"]].values.tolist() == [
         ["ds:x1", "an:A2", redo.run_id]]
+
+
+def test_release_prompt_shows_the_solution_and_is_another_configuration(an, tmp_path):
+    """The release prompt set: problem, then its solution, clusters as "id: name", concepts as
+    "id: description"; switching prompt sets is a configuration change of the run."""
+    from kstp.platform.inference import prompt_hash
+    from kstp.platform.runs import ConfigChangedError
+
+    (tmp_path / "sol.jsonl").write_text(json.dumps({"id": "s1", "text": "What is 17 + 25?", "answer": "42",
+                                                    "solution": "Add the tens, then the ones."}) + "\n")
+    items.write_items(an, items.read_items_jsonl(tmp_path / "sol.jsonl", "sol", None, set()))
+    add, geo = cluster_id(an, "add"), cluster_id(an, "geo")
+    outline = an.frame("framework_outline", {"framework": "an"})
+    chat, offered = annotation.cluster_prompt("What is 17 + 25?", outline, "release", "Add the tens, then the ones.")
+    assert chat[1]["content"] == (
+        "Problem:\nWhat is 17 + 25?\n\nSolution:\nAdd the tens, then the ones.\n\n"
+        f"Curriculum clusters (id: name):\n{add}: add\n{geo}: geo\n\n"
+        "Which clusters does solving this problem require? Answer with a JSON array of their ids, "
+        f'for example ["{add}"]; answer [] if none fits.')
+    assert offered == [add, geo]
+    second, _ = annotation.concept_prompt("What is 17 + 25?", outline, [add], "release", "Add the tens, then the ones.")
+    assert "Curriculum standards (id: description):\nan:A1: add two numbers\nan:A2: add with carrying\n" \
+        in second[1]["content"]
+    kstp_chat, _ = annotation.cluster_prompt("What is 17 + 25?", outline, "kstp", "Add the tens, then the ones.")
+    assert "Solution" not in kstp_chat[1]["content"]  # kstp's set shows the problem alone
+
+    class Stages(ScriptedModel):
+        def generate(self, prompts, sampling, samples=None, progress=None):
+            self.asked += [chat[1]["content"] for chat in prompts]
+            return [[Completion(i, 1, text=json.dumps([add]) if "clusters (" in chat[1]["content"] else '["an:A1"]',
+                                finish_reason="stop") for i in wanted] for chat, wanted in zip(prompts, samples,
+                                                                                                 strict=True)]
+
+    annotation.annotate(an, Stages({}), "sol", "an")
+    with pytest.raises(ConfigChangedError):
+        annotation.annotate(an, Stages({}), "sol", "an", prompt="release")
+    result = annotation.annotate(an, Stages({}), "sol", "an", prompt="release", new_run=True)
+    assert result.items["concepts"].tolist() == [["an:A1"]]
+    hashes = set(an.frame("run_responses", {"runId": result.run_id})["promptHash"])
+    assert prompt_hash(chat) in hashes and prompt_hash(second) in hashes
+    with pytest.raises(ConfigError, match="unknown annotation prompt set 'paper'"):
+        annotation.annotate(an, Stages({}), "sol", "an", prompt="paper")
 
 
 def test_annotate_keeps_links_of_other_sources(an):

@@ -67,7 +67,7 @@ def test_run_figures_and_table_shapes_by_hand(gold):
     assert table.loc["Correct", "density"] == pytest.approx(31 / 110)
     assert table.loc["Perfect", "maxInDegree"] == 3 and table.loc["Correct", "maxInDegree"] == 2.5
     by = dagmath.statistics_by_difficulty(m)
-    assert by[["difficulty", "trajectories"]].values.tolist() == [[2.5, 3]]
+    assert by[["difficulty", "bin", "trajectories"]].values.tolist() == [[3, "(2, 3]", 3]]  # 2.5 is in (2, 3]
     run = gold.frame("runs_of", {"evaluator": "cot", "model": "gold", "dataset": "logs"})
     assert run["runId"].tolist() == [GOLD_RUN]
 
@@ -97,8 +97,55 @@ def test_score_item_failures_are_recorded_with_their_reason():
     bad = dagmath.score_item(Completion(0, 1, text='{"steps": [{"step_id": 1, "thinking": "t", '
                                         '"direct_dependent_steps": [1], "text": "\\\\boxed{6}"}]}',
                                         finish_reason="stop"), "6")
+    # PASS@1 is answer accuracy: the cyclic DAG still boxes the right answer
     assert (bad.error, bad.verdict.correct, bad.verdict.reason) == (
-        "cycle 1 -> 1", False, "invalid format: cycle 1 -> 1")
+        "cycle 1 -> 1", True, "correct (invalid format: cycle 1 -> 1)")
+    wrong = dagmath.score_item(Completion(0, 1, text='{"steps": [{"step_id": 1, "thinking": "t", '
+                                          '"direct_dependent_steps": [1], "text": "\\\\boxed{7}"}]}',
+                                          finish_reason="stop"), "6")
+    assert (wrong.verdict.correct, wrong.verdict.reason) == (False, "wrong answer (invalid format: cycle 1 -> 1)")
+    unboxed = dagmath.score_item(Completion(0, 1, text="the answer is 6", finish_reason="stop"), "6")
+    # no boxed answer: nothing to grade
+    assert unboxed.verdict.correct is False and unboxed.verdict.reason.startswith("invalid format: invalid JSON")
+    cut = dagmath.score_item(Completion(0, 1, text='{"steps": [{"text": "\\\\boxed{6}"',
+                                        finish_reason="length"), "6")
+    assert (cut.error, cut.verdict.correct) == ("truncated", False)  # a cut reply never reached its answer
+
+
+def test_statistics_by_difficulty_groups_in_bins_k_minus_one_to_k():
+    """Figure 3: difficulties 1.0 | 1.5, 2.0 | 2.5 fall in bins (0, 1], (1, 2], (2, 3]; invalid and
+    unrated trajectories are left out. Nodes by hand: bin 1: 4; bin 2: (6 + 10) / 2; bin 3: 3."""
+    import pandas as pd
+
+    m = pd.DataFrame({"difficulty": [1.0, 1.5, 2.0, 2.5, 2.5, None],
+                      "cotValid": [True, True, True, True, False, True],
+                      **{s: [4, 6, 10, 3, None, 7] for s in dagmath.STATISTICS}})
+    by = dagmath.statistics_by_difficulty(m)
+    assert by["bin"].tolist() == ["(0, 1]", "(1, 2]", "(2, 3]"]
+    assert by["trajectories"].tolist() == [1, 2, 1]
+    assert by["nodes"].tolist() == [4.0, 8.0, 3.0]
+
+
+def test_evaluate_is_four_shot_by_default(store, tmp_path):
+    """Five gold problems with a perfect one-step trajectory each: the default prompt shows
+    the first four (problem id order), each as a user/assistant exchange."""
+    gold_file = tmp_path / "gold.json"
+    gold_file.write_text(json.dumps([
+        {"problem_id": f"g{k}", "domain": ["Algebra"], "difficulty": 1.0, "problem_text": f"{k} + 0?",
+         "sample_id": 0, "final_answer": str(k),
+         "steps": [{"step_id": 1, "edge": "given", "direct_dependent_steps": None, "node": f"\\boxed{{{k}}}"}]}
+        for k in range(1, 6)]))
+    cot.write_cot_set(store, cot.read_cot_files([gold_file], "five"))
+    load_toy(store, tmp_path)
+    model = ScriptedModel(lambda problem, i: Completion(i, 42, text=_steps((1, None, "\\boxed{3}")),
+                                                        finish_reason="stop"))
+    result = dagmath.evaluate(store, model, "toy", Sampling(n=1), "cot:gold:five", limit=1)
+    prompts, _ = model.calls[0]
+    assert dagmath.SHOTS == 4 and len(result.shots) == 4
+    assert [m["content"] for m in prompts[0][1::2]] == ["Problem:\n1 + 0?", "Problem:\n2 + 0?", "Problem:\n3 + 0?",
+                                                         "Problem:\n4 + 0?", prompts[0][-1]["content"]]
+    shots = next(p for p in cli.commands["evaluate"].commands["dagmath"].params if p.name == "shots")
+    assert shots.default == 4
 
 
 @pytest.mark.parametrize("length", [1, 2, 3, 5])
@@ -193,23 +240,33 @@ def test_generated_trajectories_are_stored_scored_and_resumed_exactly(gold, tmp_
     assert [m["role"] for m in prompts[0]] == ["system", "user", "assistant", "user"]
     assert json.loads(prompts[0][2]["content"])["steps"][10]["text"] == "The answer is \\boxed{300}."
     summary = first.summary()
-    assert (summary["passAt1"], summary["perfectReasoningRate"], summary["reasoningGap"]) == (0.5, 0.25, 0.25)
-    assert summary["closenessAuc"] == pytest.approx((1.0 + 0.5) / 2 / 2)
+    # per problem: q1 correct 2/2, perfect 1/2, area (1 + .5)/2; q2 the cycle boxes 5 (correct, never closed),
+    # the transport failure is wrong: correct 1/2, perfect 0, area 0
+    assert (summary["passAt1"], summary["perfectReasoningRate"], summary["reasoningGap"]) == (0.75, 0.25, 0.5)
+    assert summary["closenessAuc"] == pytest.approx((0.75 + 0.0) / 2)
+    # Table 2's Std row: sample standard deviation over the two problems, sqrt((a - b)^2 / 2)
+    assert summary["passAt1Std"] == pytest.approx(0.5 / math.sqrt(2))
+    assert summary["perfectReasoningRateStd"] == pytest.approx(0.5 / math.sqrt(2))
+    assert summary["reasoningGapStd"] == 0.0
+    assert summary["closenessAucStd"] == pytest.approx(0.75 / math.sqrt(2))
     assert (summary["invalidFormat"], summary["failures"]) == (2, {"cycle": 1, "transport": 1})
     m = first.metrics.set_index(["questionId", "sampleIndex"])
     assert m.loc[("toy:q1", 1), ["closedShare", "closed", "correct"]].tolist() == [0.5, False, True]
     assert m.loc[("toy:q2", 0), "cotError"] == "cycle 1 -> 2 -> 1"
+    assert m.loc[("toy:q2", 0), ["correct", "closed", "perfect"]].tolist() == [True, False, False]
+    curve = dagmath.auc_curve(first.metrics)
+    assert curve["rate"].iloc[0] == pytest.approx(summary["passAt1"])  # t = 0: the malformed correct one counts
     down["on"] = False
     again = dagmath.evaluate(gold, model, "toy", Sampling(n=2), GOLD_RUN, shots=1, limit=2)
     assert (again.run_id, again.generated) == (first.run_id, 1)  # only the transport failure is asked again
     summary = again.summary()
-    assert (summary["passAt1"], summary["perfectReasoningRate"], summary["failures"]) == (0.5, 0.25, {"cycle": 1})
+    assert (summary["passAt1"], summary["perfectReasoningRate"], summary["failures"]) == (0.75, 0.25, {"cycle": 1})
     m = again.metrics.set_index(["questionId", "sampleIndex"])
     assert m.loc[("toy:q2", 1), ["cotValid", "closed", "correct", "nodes", "edges"]].tolist() == \
         [True, True, False, 2, 1]
     run = gold._execute("MATCH (r:Run {id: $id}) RETURN r.passAt1 AS p, r.invalidFormat AS bad, r.status AS s",
                         {"id": first.run_id}, "test").iloc[0]
-    assert (run["p"], run["bad"], run["s"]) == (0.5, 1, "finished")
+    assert (run["p"], run["bad"], run["s"]) == (0.75, 1, "finished")
 
 
 def test_generation_with_the_local_model_stores_and_counts_every_failure(gold, tmp_path):
@@ -232,8 +289,10 @@ def test_generation_with_the_local_model_stores_and_counts_every_failure(gold, t
     assert summary["invalidFormat"] == invalid == sum(summary["failures"].values())
     assert m.loc[~m["cotValid"], "cotError"].notna().all()
     assert "other" not in summary["failures"]  # every reason is one of the named kinds
-    assert (m.loc[~m["cotValid"], "verdict"] == "invalid format: " + m.loc[~m["cotValid"], "cotError"]).all()
-    assert not m.loc[~m["cotValid"], ["correct", "closed", "perfect"]].to_numpy().any()
+    bad = m[~m["cotValid"]]
+    assert all(v.endswith(f"invalid format: {e}") or v == f"invalid format: {e}"
+               for v, e in zip(bad["verdict"], bad["cotError"], strict=True))
+    assert not bad[["closed", "perfect"]].to_numpy().any()  # a malformed DAG is never closed
     stored = gold.frame("run_responses", {"runId": result.run_id})
     assert len(stored) == 4 and stored["text"].notna().all()
     assert summary["passAt1"] == pytest.approx(m.groupby("questionId")["correct"].mean().mean())

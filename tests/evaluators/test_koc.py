@@ -62,15 +62,17 @@ def with_models(toy):
 
 
 def test_koc_matrix_by_hand_on_toy_groups_and_models(with_models):
-    """Three toy learners fall one per group: L3 (.5) low, L1 (.75) medium, L2 (.8) high.
+    """Every question counted (``questions="all"``, q8 included): three toy learners fall one per
+    group: L3 (.5) low, L1 (.75) medium, L2 (.8) high.
 
     low = {q1} on {q1, q8}; medium = {q1, q2, q5} on {q1, q2, q3, q5};
     high = {q2, q4, q6, q7} on {q1, q2, q4, q6, q7}; M1 = {q1..q4}, M2 = {q2, q5, q6} on all 8.
+    Figures 4-5 order: models upper left (M2 3/8 before M1 4/8), humans lower right.
     """
-    result = koc.evaluate(with_models, "toy")
-    ids = ["toy:group:low", "toy:group:medium", "toy:group:high", "toy:M2", "toy:M1"]
+    result = koc.evaluate(with_models, "toy", questions="all")
+    ids = ["toy:M2", "toy:M1", "toy:group:low", "toy:group:medium", "toy:group:high"]
     assert list(result.learners.index) == ids
-    assert result.blocks == [3, 2]
+    assert result.blocks == [2, 3] and result.counted == 8
     raw, norm = result.koc, result.koc_norm
     # M1-M2: 8 shared, |K| 4 and 3, overlap {q2}: 1/3; p_max 1/2 -> -1/3.
     assert (raw.loc["toy:M1", "toy:M2"], norm.loc["toy:M1", "toy:M2"]) == pytest.approx((1 / 3, -1 / 3))
@@ -94,8 +96,44 @@ def test_koc_matrix_by_hand_on_toy_groups_and_models(with_models):
     assert np.allclose(norm.to_numpy(), norm.to_numpy().T, equal_nan=True)
 
 
+def test_koc_leaves_out_questions_without_a_concept_by_default(with_models):
+    """Appendix B: q8 (no concept) leaves every count. On q1-q7: L1 3/4, L2 4/5, L3 1/1, so
+    L1 is low, L2 medium, L3 high; M1 = {q1..q4} 4/7, M2 = {q2, q5, q6} 3/7.
+
+    M1-M2: 7 shared, |K| 4 and 3, overlap {q2}: KOC 1/3, p_max 4/7, KOC_norm (1/3 - 4/7) / (3/7) = -5/9
+    (with q8 counted p_max was 1/2 and KOC_norm -1/3). low(L1)-M2: shared {q1, q2, q3, q5}, low
+    {q1, q2, q5}, M2 {q2, q5} inside it: KOC 1, p_max 3/4, KOC_norm 1. high(L3)-M1: shared {q1},
+    both know it: KOC 1, p_max 1, KOC_norm undefined.
+    """
+    result = koc.evaluate(with_models, "toy")
+    assert (result.questions, result.counted) == ("annotated", 7)
+    assert list(result.learners.index) == ["toy:M2", "toy:M1", "toy:group:low", "toy:group:medium",
+                                           "toy:group:high"]
+    groups = result.groups.set_index("group")
+    assert groups["memberAccuracy"].tolist() == pytest.approx([3 / 4, 4 / 5, 1.0])
+    assert result.learners.loc["toy:M1", ["answered", "correct"]].tolist() == [7, 4]
+    raw, norm = result.koc, result.koc_norm
+    assert (raw.loc["toy:M1", "toy:M2"], norm.loc["toy:M1", "toy:M2"]) == pytest.approx((1 / 3, -5 / 9))
+    assert (raw.loc["toy:group:low", "toy:M2"], norm.loc["toy:group:low", "toy:M2"]) == pytest.approx((1, 1))
+    assert raw.loc["toy:group:high", "toy:M1"] == 1.0 and math.isnan(norm.loc["toy:group:high", "toy:M1"])
+    pairs = result.pairs.set_index(["learnerA", "learnerB"])
+    assert pairs.loc[("toy:M1", "toy:M2"), ["shared", "sizeA", "sizeB", "overlap"]].tolist() == [7, 4, 3, 1]
+    edges = with_models._execute("MATCH (l:Learner)-[a:ANSWERED]->(q:Question) WHERE l.kind = 'group' "
+                                 "RETURN q.id AS question ORDER BY question", {})
+    assert "toy:q8" not in set(edges["question"])  # the group states hold no unannotated question
+
+
+def test_koc_with_no_annotated_question_says_so(toy):
+    toy._execute("MATCH (:Question)-[a:ASSESSES]->(:Concept) DELETE a", {})
+    with pytest.raises(KstpError, match="--questions all"):
+        koc.evaluate(toy, "toy")
+    assert koc.evaluate(toy, "toy", questions="all").counted == 8
+    with pytest.raises(KstpError, match="questions='some'"):
+        koc.counted_questions(toy, "toy", "some")
+
+
 def test_groups_are_stored_as_learners_with_answers(with_models):
-    koc.evaluate(with_models, "toy")
+    koc.evaluate(with_models, "toy", questions="all")
     learners = with_models._execute(
         "MATCH (l:Learner) WHERE l.kind = 'group' RETURN l.id AS id, l.members AS members, "
         "l.memberAccuracy AS acc ORDER BY id", {})
@@ -107,7 +145,7 @@ def test_groups_are_stored_as_learners_with_answers(with_models):
         "RETURN q.id AS question, a.correct AS correct, a.meanCorrect AS mean ORDER BY question", {})
     assert edges.values.tolist() == [["toy:q1", True, 1.0], ["toy:q2", True, 1.0], ["toy:q3", False, 0.0],
                                      ["toy:q5", True, 1.0]]
-    again = koc.evaluate(with_models, "toy")  # idempotent: same groups, same matrix
+    again = koc.evaluate(with_models, "toy", questions="all")  # idempotent: same groups, same matrix
     assert again.koc.loc["toy:M1", "toy:M2"] == pytest.approx(1 / 3)
     count = "MATCH (l:Learner)-[a:ANSWERED]->(:Question) WHERE l.kind = 'group' RETURN count(a) AS n"
     assert with_models._execute(count, {})["n"].tolist() == [2 + 4 + 5]
@@ -115,12 +153,12 @@ def test_groups_are_stored_as_learners_with_answers(with_models):
 
 def test_group_state_threshold_on_a_shared_question(toy):
     """Cuts that put L1 and L3 in one group: q1 is right for both (1.0), q3 wrong (0.0)."""
-    groups, answers = koc.group_states(toy, "toy", (0.0, 2 / 3), ("weak",))
+    groups, answers = koc.group_states(toy, "toy", (0.0, 2 / 3), ("weak",), questions="all")
     assert groups[["members", "stateSize"]].values.tolist() == [[2, 3]]
     assert groups["memberAccuracy"].iloc[0] == pytest.approx((0.75 + 0.5) / 2)
     shares = dict(zip(answers["questionId"], answers["meanCorrect"], strict=True))
     assert shares == {"toy:q1": 1.0, "toy:q2": 1.0, "toy:q3": 0.0, "toy:q5": 1.0, "toy:q8": 0.0}
-    _, strict = koc.group_states(toy, "toy", (0.0, 2 / 3), ("weak",), threshold=0.99)
+    _, strict = koc.group_states(toy, "toy", (0.0, 2 / 3), ("weak",), threshold=0.99, questions="all")
     assert strict["correct"].sum() == 3
 
 
@@ -189,8 +227,8 @@ def test_groups_are_not_counted_again_as_human_learners_in_psr(with_models):
 
 
 def test_a_group_without_members_is_reported_not_compared(with_models):
-    """Rank shares 0, 1/3, 2/3: [0, .1) holds L3, [.1, .2) nobody, [.2, 1) L1 and L2."""
+    """Rank shares 0, 1/3, 2/3 (on q1-q7): [0, .1) holds L1, [.1, .2) nobody, [.2, 1) L2 and L3."""
     result = koc.evaluate(with_models, "toy", cuts=(0.0, 0.1, 0.2, 1.0), names=("a", "b", "c"))
     assert result.groups[["group", "members"]].values.tolist() == [["a", 1], ["b", 0], ["c", 2]]
-    assert list(result.learners.index) == ["toy:group:a", "toy:group:c", "toy:M2", "toy:M1"]
+    assert list(result.learners.index) == ["toy:M2", "toy:M1", "toy:group:a", "toy:group:c"]
     assert "toy:group:b" not in set(with_models.frame("dataset_learners", {"dataset": "toy"})["learnerId"])

@@ -89,6 +89,61 @@ def test_scaffolding_gain_hand_made_numbers():
         scaffolding.scaffolding_gain({"random": set()}, questions)
 
 
+def test_figure3_bars_and_no_context_line_by_hand(tmp_path):
+    """Two models on 4 targets: m1 right on 1 without context, 3 with prerequisites, 2 at random;
+    m2 right on 2 without context and 1 with prerequisites (no random run)."""
+    from kstp.platform.plots import bars_with_baseline
+
+    def table(right):
+        rows = [(q, s, 0, q in right[s]) for s in right for q in ("q1", "q2", "q3", "q4")]
+        return scaffolding.aggregate(pd.DataFrame(rows, columns=["questionId", "strategy", "sampleIndex", "correct"]))
+
+    tables = {"m1": table({"none": {"q1"}, "random": {"q1", "q2"}, "prerequisite": {"q1", "q2", "q3"}}),
+              "m2": table({"none": {"q1", "q2"}, "prerequisite": {"q4"}})}
+    bars, line = scaffolding.figure3(tables)
+    assert bars.columns.tolist() == ["random", "prerequisite"]  # STRATEGIES order, 'none' is the line
+    assert bars.loc["m1"].tolist() == [0.5, 0.75]
+    assert bars.loc["m2", "prerequisite"] == 0.25 and np.isnan(bars.loc["m2", "random"])
+    assert line.to_dict() == {"m1": 0.25, "m2": 0.5}
+    png = bars_with_baseline(bars, line, tmp_path / "f3.png", "Figure 3", "accuracy")
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_questions_without_a_concept_are_never_exemplars(store, tmp_path):
+    """Appendix B: u1 (a number question without a concept) is left out of the random pool,
+    so t1's random exemplars are drawn from the five other annotated number questions."""
+    from kstp.platform.inference import Completion
+
+    unannotated = {"id": "u1", "text": "What is 9 - 1?", "answer": "8", "type": "number"}
+    (tmp_path / "sc.csv").write_text("id,code,description\nA,A,adding\nB,B,multiplying\nC,C,shapes\n")
+    (tmp_path / "sc_edges.csv").write_text("from_id,to_id\nA,B\n")
+    (tmp_path / "sc.jsonl").write_text("\n".join(json.dumps(i) for i in [*ITEMS, unannotated]) + "\n")
+    load_standards(store, tmp_path / "sc.csv", tmp_path / "sc_edges.csv", "sc")
+    items.write_items(store, items.read_items_jsonl(tmp_path / "sc.jsonl", "sc", "sc",
+                                                    items.framework_concepts(store, "sc")))
+    derive_question_prerequisites(store, "sc", "strict")
+
+    class Echo:
+        name, model = "echo", "echo"
+
+        def generate(self, prompts, sampling, samples=None, progress=None):
+            return [[Completion(i, 42, text="\\boxed{0}", finish_reason="stop") for i in wanted]
+                    for wanted in samples]
+
+        def close(self):
+            pass
+
+    result = scaffolding.evaluate(store, Echo(), "sc", Sampling(), strategies=("none", "random"), seed=1)
+    rows = result.responses
+    shown = {q: list(e) for q, s, e in zip(rows["questionId"], rows["strategy"], rows["exemplars"], strict=True)
+             if s == "random"}
+    annotated = [q for q in ids("p1", "p2", "p3", "t2", "t3")]
+    assert shown["sc:t1"] == scaffolding.select_exemplars("random", "sc:t1", annotated, 3, 1)
+    assert shown["sc:t1"] != scaffolding.select_exemplars("random", "sc:t1", [*annotated, "sc:u1"], 3, 1)
+    assert not any("sc:u1" in e for e in shown.values())
+    assert "sc:u1" not in result.questions
+
+
 def test_select_exemplars_is_seeded_and_never_the_target():
     pool = [f"q{i}" for i in range(10)]
     first = scaffolding.select_exemplars("same-skill", "t", pool, 3, seed=7)
@@ -182,6 +237,7 @@ def test_cli_evaluate_scaffolding_on_real_data(tmp_path, data_root):
     assert table.loc["prerequisite", "scaffoldingGain"] == pytest.approx(
         (table.loc["prerequisite", "correct"] - table.loc["none", "correct"]) / 2)
     assert (tmp_path / "out/scaffolding_gain_frcsub.png").stat().st_size > 0
+    assert (tmp_path / "out/scaffolding_accuracy_frcsub.png").stat().st_size > 0  # Figure 3
     again = kstp(*args)
     assert again.exit_code == 0 and "prerequisite" in again.stdout
     report = kstp("report", "scaffolding", "--dataset", "frcsub", "--out", tmp_path / "report", "--json")

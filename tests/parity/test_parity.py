@@ -262,12 +262,15 @@ def test_parity_run_queries(store):
 def check_overlap_and_counterexamples(store, edges, qc, answers, question_edges):
     """KOC counts, group answers and counterexample counts against their references."""
     learners = sorted(answers)
-    got = store.frame("knowledge_overlap", {"dataset": DATASET, "learnerIds": learners})
-    assert {(r.learnerA, r.learnerB): (r.shared, r.sizeA, r.sizeB, r.overlap) for r in got.itertuples()} == \
-        ref.knowledge_overlap(answers, learners)
-    members = learners[::3]
-    got = store.frame("group_answers", {"dataset": DATASET, "learnerIds": members})
-    assert {r.questionId: (r.attempts, r.correct) for r in got.itertuples()} == ref.group_answers(answers, members)
+    annotated = sorted(q for q, cs in qc.items() if cs)  # Appendix B: the questions KOC counts by default
+    for questions in (annotated, sorted(qc)):
+        got = store.frame("knowledge_overlap", {"dataset": DATASET, "learnerIds": learners, "questionIds": questions})
+        assert {(r.learnerA, r.learnerB): (r.shared, r.sizeA, r.sizeB, r.overlap) for r in got.itertuples()} == \
+            ref.knowledge_overlap(answers, learners, questions)
+        members = learners[::3]
+        got = store.frame("group_answers", {"dataset": DATASET, "learnerIds": members, "questionIds": questions})
+        assert {r.questionId: (r.attempts, r.correct) for r in got.itertuples()} == \
+            ref.group_answers(answers, members, questions)
     got = store.frame("question_prerequisite_counterexamples", {"dataset": DATASET})
     assert {(r.fromId, r.toId): (r.attemptedBoth, r.counterexamples) for r in got.itertuples()} == \
         ref.question_counterexamples(answers, question_edges)
