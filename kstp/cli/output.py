@@ -1,7 +1,8 @@
 """What every command shares: the store in the context, ``--json``, tables, messages.
 
-Data goes to stdout, messages to stderr. A :class:`KstpError` becomes a one-line
-``Error: ...`` and exit status 1; click's usage errors exit with 2.
+Data goes to stdout, messages to stderr. Exit status: 0 ok; 1 bad input or data (a
+:class:`KstpError` becomes a one-line ``Error: ...``); 2 usage (click); 130 interrupted
+by Ctrl-C or SIGTERM, after what had arrived is stored.
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ from __future__ import annotations
 import functools
 import json
 import math
+import signal
 from typing import Any
 
 import click
@@ -26,15 +28,26 @@ __all__ = ["KstpGroup", "json_option", "dumps", "emit", "print_table", "get_stor
 err_console = Console(stderr=True, emoji=False, markup=False)
 
 
+def _terminate(signum, frame) -> None:
+    raise KeyboardInterrupt  # SIGTERM is handled as Ctrl-C: store what arrived, exit 130
+
+
 class KstpGroup(click.Group):
-    """A click group that reports :class:`KstpError` as ``Error: ...`` with exit status 1."""
+    """A click group: :class:`KstpError` -> ``Error: ...``, exit 1; Ctrl-C or SIGTERM -> exit 130."""
 
     def invoke(self, ctx: click.Context) -> Any:
+        previous = signal.signal(signal.SIGTERM, _terminate)
         try:
             return super().invoke(ctx)
         except KstpError as exc:
             click.echo(f"Error: {exc}", err=True)
             ctx.exit(1)
+        except KeyboardInterrupt:
+            click.echo("Interrupted: every completion that had arrived is stored; run the same command again "
+                       "to resume.", err=True)
+            ctx.exit(130)
+        finally:
+            signal.signal(signal.SIGTERM, previous)
 
 
 def get_store(ctx: click.Context) -> GraphStore:

@@ -44,7 +44,7 @@ from dataclasses import dataclass, field, replace
 import pandas as pd
 
 from kstp.platform.errors import UnknownIdError
-from kstp.platform.inference import Backend, Message, Sampling, cache_key, prompt_hash
+from kstp.platform.inference import Backend, Message, Sampling, cache_key, endpoint_of, prompt_hash
 from kstp.platform.runs import RunSpec, finish_run, model_learner_id, now, open_run, pending, write_responses
 from kstp.platform.store import GraphStore
 
@@ -191,7 +191,8 @@ def _ask(store: GraphStore, backend: Backend, run_id: str, learner: str, stage: 
     for attempt in range(attempts):
         if not open_:
             break
-        keys = {q: cache_key(backend.model, hashes[q], sampling, attempt) for q in open_}
+        keys = {q: cache_key(backend.model, hashes[q], sampling, attempt, endpoint_of(backend), TEMPLATE_HASH)
+                for q in open_}
         todo = pending(store, list(keys.values()))
         ask = [q for q in open_ if keys[q] in todo]
         for start in range(0, len(ask), CHUNK):
@@ -260,7 +261,7 @@ def annotate(store: GraphStore, backend: Backend, dataset: str, framework: str, 
         raise UnknownIdError(f"framework {framework!r} has no concept inside a cluster; ingest it first "
                              "(kstp ingest standards)")
     sampling = replace(sampling, n=1)
-    spec = RunSpec(NAME, VERSION, backend.model, backend.name, dataset, sampling, TEMPLATE_HASH,
+    spec = RunSpec.of(backend, NAME, VERSION, dataset, sampling, TEMPLATE_HASH,
                    {"framework": framework, "retries": retries,
                     "questions": questions["questionId"].tolist() if limit is not None else "all"})
     run_id, resumed = open_run(store, spec, new_run)

@@ -692,7 +692,7 @@ def evaluate(store: GraphStore, backend: Backend, dataset: str, sampling: Sampli
         warnings.warn(message, RuntimeWarning, stacklevel=2)
     items = run_items(store, dataset, limit, perturbations)
     order = list(dict.fromkeys(items["questionId"]))
-    spec = RunSpec(NAME, VERSION, backend.model, backend.name, dataset, sampling, TEMPLATE_HASH,
+    spec = RunSpec.of(backend, NAME, VERSION, dataset, sampling, TEMPLATE_HASH,
                    {"perturbations": perturbations, "questions": order if limit is not None else "all"})
     run_id, resumed = open_run(store, spec, new_run)
     learner = model_learner_id(backend.model)
