@@ -125,8 +125,13 @@ def _differences(old: dict, new: dict, prefix: str = "") -> list[str]:
         if isinstance(a, dict) and isinstance(b, dict):
             out += _differences(a, b, f"{prefix}{key}.")
         elif a != b:
-            out.append(f"{prefix}{key}: {a!r} -> {b!r}")
+            out.append(f"{prefix}{key}: {_shown(a)} -> {_shown(b)}")
     return out
+
+
+def _shown(value) -> str:
+    """A value for a message: a long list as a few items and a count."""
+    return f"[{few_ids(value)}] ({len(value)})" if isinstance(value, list) and len(value) > 3 else repr(value)
 
 
 def _only_adds_work(old: dict, new: dict) -> bool:

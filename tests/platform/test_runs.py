@@ -142,6 +142,15 @@ def test_open_run_raising_the_limit_extends_the_run(store):
         open_run(store, _spec(backend, ["q1"]))  # fewer questions is another configuration
 
 
+def test_config_change_message_lists_a_few_ids_then_a_count(store):
+    backend = _backend("http://127.0.0.1:8000/v1")
+    open_run(store, _spec(backend, [f"q{i}" for i in range(500)]))
+    with pytest.raises(ConfigChangedError) as caught:
+        open_run(store, _spec(backend, [f"r{i}" for i in range(400)]))
+    assert "options.questions: [q0, q1, q2 and 497 more] (500) -> [r0, r1, r2 and 397 more] (400)" in str(caught.value)
+    assert len(str(caught.value)) < 300
+
+
 def _generate(store, backend, questions, progress=None):
     spec = _spec(backend)
     run_id, _ = open_run(store, spec, new_run=True)
