@@ -19,7 +19,8 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from kstp.platform.errors import KstpError
+from kstp.platform.errors import KstpError, UnknownIdError
+from kstp.platform.settings import graph_target
 from kstp.platform.store import GraphStore, open_store
 
 __all__ = ["KstpGroup", "json_option", "dumps", "emit", "print_table", "get_store", "message", "status", "err_console"]
@@ -40,7 +41,7 @@ class KstpGroup(click.Group):
         try:
             return super().invoke(ctx)
         except KstpError as exc:
-            click.echo(f"Error: {exc}", err=True)
+            click.echo(f"Error: {exc}{_graph_named(ctx, exc)}", err=True)
             ctx.exit(1)
         except KeyboardInterrupt:
             click.echo("Interrupted: every completion that had arrived is stored; run the same command again "
@@ -50,12 +51,40 @@ class KstpGroup(click.Group):
             signal.signal(signal.SIGTERM, previous)
 
 
+def _graph_named(ctx: click.Context, exc: KstpError) -> str:
+    """`` (graph: ladybug:/abs/path)`` after an error that found nothing, if the message lacks it."""
+    obj = ctx.find_root().obj or {}
+    if "store" not in obj or not (isinstance(exc, UnknownIdError) or "the graph" in str(exc)):
+        return ""
+    where = graph_target(obj.get("graph")).describe()
+    return "" if where in str(exc) else f" (graph: {where})"
+
+
+#: Commands that only read the graph: they open an embedded graph read-only, so they
+#: work on a read-only disk and while another process writes (``kst space`` unless --store).
+READ_ONLY = ("db stats", "query", "report", "kst fringe", "kst check", "kst space")
+
+
+def _command(ctx: click.Context) -> str:
+    names = []
+    while ctx.parent is not None:
+        names.append(ctx.info_name)
+        ctx = ctx.parent
+    return " ".join(reversed(names))
+
+
 def get_store(ctx: click.Context) -> GraphStore:
-    """The graph of this invocation, opened once (``--graph`` or ``$KSTP_GRAPH``) and closed at exit."""
+    """The graph of this invocation, opened once (``--graph`` or ``$KSTP_GRAPH``) and closed at exit.
+
+    Read-only for the commands in :data:`READ_ONLY`.
+    """
     root = ctx.find_root()
     root.ensure_object(dict)
     if "store" not in root.obj:
-        store = open_store(root.obj.get("graph"))
+        command = _command(ctx)
+        read_only = any(command == c or command.startswith(c + " ") for c in READ_ONLY) \
+            and not ctx.params.get("store")
+        store = open_store(root.obj.get("graph"), read_only=read_only)
         root.obj["store"] = store
         root.call_on_close(store.close)
     return root.obj["store"]
