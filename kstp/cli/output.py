@@ -11,6 +11,7 @@ import functools
 import json
 import math
 import signal
+import threading
 from typing import Any
 
 import click
@@ -37,7 +38,8 @@ class KstpGroup(click.Group):
     """A click group: :class:`KstpError` -> ``Error: ...``, exit 1; Ctrl-C or SIGTERM -> exit 130."""
 
     def invoke(self, ctx: click.Context) -> Any:
-        previous = signal.signal(signal.SIGTERM, _terminate)
+        main = threading.current_thread() is threading.main_thread()  # signals go to the main thread only
+        previous = signal.signal(signal.SIGTERM, _terminate) if main else None
         try:
             return super().invoke(ctx)
         except KstpError as exc:
@@ -48,7 +50,8 @@ class KstpGroup(click.Group):
                        "to resume.", err=True)
             ctx.exit(130)
         finally:
-            signal.signal(signal.SIGTERM, previous)
+            if main:
+                signal.signal(signal.SIGTERM, previous)
 
 
 def _graph_named(ctx: click.Context, exc: KstpError) -> str:
