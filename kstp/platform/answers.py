@@ -6,9 +6,8 @@ else the last GSM8K-style ``#### ...`` final-answer delimiter, else the last "th
 is ..." / "Final Answer: ..." phrase (markdown emphasis, code spans and a heading line
 such as ``**Final Answer**`` read through; of a phrase the first number counts: "the
 answer is 40, in all, so 25 and 15" is 40), else (numbers only) the last number in the
-text. So a wrong
-value inside the reasoning followed by a correct boxed answer is correct, and the
-reverse is wrong. Comparison is by answer type:
+text. So a wrong value inside the reasoning followed by a correct boxed answer is
+correct, and the reverse is wrong. Comparison is by answer type:
 
 - **number**: parsed exactly as a fraction: thousands separators (``8,000``,
   ``9{,}500``, ``45,\\!000``, ``10\\,000``, ``10 000``), currency signs, U+2212 minus,
