@@ -60,10 +60,11 @@ def stats(ctx: click.Context, as_json: bool) -> None:
     Example:
       kstp db stats --json
     """
-    result = graph_stats(get_store(ctx))
+    result = {"graph": graph_target(ctx.find_root().obj.get("graph")).describe(), **graph_stats(get_store(ctx))}
     if as_json:
         emit(result)
         return
+    click.echo(f"Graph: {result['graph']}")
     print_table(pd.DataFrame(list(result["nodes"].items()), columns=["label", "nodes"]), "Nodes")
     print_table(pd.DataFrame(list(result["relationships"].items()), columns=["type", "relationships"]),
                 "Relationships")

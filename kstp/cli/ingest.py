@@ -6,7 +6,7 @@ leaves the graph as it was. Re-running an ingest reports every row unchanged.
 
 from __future__ import annotations
 
-import csv
+import functools
 from pathlib import Path
 
 import click
@@ -15,7 +15,7 @@ import pandas as pd
 from kstp.cli.output import emit, get_store, json_option, message, print_table, status
 from kstp.loaders import items as items_loader
 from kstp.loaders import responses as responses_loader
-from kstp.loaders.common import LoadReport
+from kstp.loaders.common import LoadReport, read_header
 from kstp.loaders.standards import load_standards
 from kstp.platform.errors import InputError
 
@@ -129,8 +129,7 @@ def items(ctx, path: Path, dataset: str, fmt: str, qmatrix, skills, framework, i
 def _response_format(path: Path, chosen: str) -> str:
     if chosen != "auto":
         return chosen
-    with open(path, newline="", encoding="utf-8-sig") as handle:
-        columns = next(csv.reader(handle), [])
+    columns = read_header(path)
     if {"uid", "questions", "responses"} <= set(columns):
         return "pykt"
     if {"correct", "response", "score"} & set(columns):
@@ -144,9 +143,12 @@ def _response_format(path: Path, chosen: str) -> str:
 @click.option("--format", "fmt", type=click.Choice(("auto", *responses_loader.FORMATS)), default="auto",
               show_default=True, help="auto: uid/questions/responses columns mean pykt, a correct column "
               "means long, else a wide person x item matrix.")
+@click.option("--missing", type=click.Choice(responses_loader.MISSING), default="refuse", show_default=True,
+              help="A blank cell of a wide matrix: refuse the file (with its line), or read it as not attempted "
+              "(counted in the report).")
 @json_option
 @click.pass_context
-def responses(ctx, path: Path, dataset: str, fmt: str, as_json: bool) -> None:
+def responses(ctx, path: Path, dataset: str, fmt: str, missing: str, as_json: bool) -> None:
     """Load learner answers: a wide 0/1 matrix, a long CSV, or a pyKT sequence CSV.
 
     Learners become Learner {kind: human} nodes with ids DATASET:id; each answer an
@@ -162,10 +164,12 @@ def responses(ctx, path: Path, dataset: str, fmt: str, as_json: bool) -> None:
     if not known:
         raise InputError(f"dataset {dataset!r} has no questions in the graph; ingest its items first")
     fmt = _response_format(path, fmt)
-    reader = {"wide": responses_loader.read_wide, "long": responses_loader.read_long,
-              "pykt": responses_loader.read_pykt}[fmt]
+    reader = {"wide": functools.partial(responses_loader.read_wide, missing=missing),
+              "long": responses_loader.read_long, "pykt": responses_loader.read_pykt}[fmt]
     with status(f"reading {path.name} ({fmt})"):
         answers = reader(path, known)
     with status(f"writing {len(answers)} answers"):
         report = responses_loader.write_answers(store, dataset, answers, path.name)
+    if fmt == "wide" and missing == "blank":
+        report.notes["blank cells read as not attempted"] = answers.attrs["notAttempted"]
     _report(report, as_json)

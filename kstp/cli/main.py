@@ -79,3 +79,7 @@ cli.add_command(catalogue)
 cli.add_command(annotate)
 evaluate.add_command(scaffolding, "scaffolding")
 report.add_command(scaffolding_report, "scaffolding")
+
+
+if __name__ == "__main__":
+    cli()

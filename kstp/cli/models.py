@@ -12,21 +12,34 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from kstp.cli.output import dumps, err_console, status
 from kstp.platform.errors import ConfigError
-from kstp.platform.inference import Backend, Sampling, backend_names, get_backend
+from kstp.platform.inference import Backend, Sampling, get_backend
 
-__all__ = ["GEN_KEYS", "backend_options", "model_options", "parse_kwargs", "parse_sampling", "start_backend",
+__all__ = ["GEN_KEYS", "MODEL_BACKENDS", "backend_options", "backend_options_with", "model_options",
+           "parse_kwargs", "parse_sampling", "start_backend",
            "progress_bar", "write_run_files"]
 
 #: Keys --gen-kwargs accepts (the rest of Sampling is set by options or by the method).
 GEN_KEYS = ("temperature", "top_p", "max_tokens", "stop")
+#: Backends that drive a language model; every model command offers these.
+MODEL_BACKENDS = ("openai", "vllm", "local")
+_HELP = {"openai": "any OpenAI-compatible endpoint", "vllm": "offline vLLM", "local": "a GGUF on this CPU",
+         "fringe-oracle": "the deterministic next-step recommender"}
+
+
+def backend_options_with(*extra: str) -> Callable[[Callable], Callable]:
+    """:func:`backend_options` whose --backend also offers the method-specific backends ``extra``."""
+    return lambda command: _backend_options(command, MODEL_BACKENDS + extra)
 
 
 def backend_options(command: Callable) -> Callable:
-    """Add --backend, --base-url, --model-args, --concurrency and --resume/--new-run."""
+    """Add --backend (openai, vllm, local), --base-url, --model-args, --concurrency and --resume/--new-run."""
+    return _backend_options(command, MODEL_BACKENDS)
+
+
+def _backend_options(command: Callable, names: tuple[str, ...]) -> Callable:
     for option in reversed((
-        click.option("--backend", type=click.Choice(backend_names()), default="openai", show_default=True,
-                     help="openai: any OpenAI-compatible endpoint; vllm: offline vLLM; local: a GGUF on this "
-                     "CPU; fringe-oracle: the deterministic next-step recommender (evaluate nextstep)."),
+        click.option("--backend", type=click.Choice(names), default="openai", show_default=True,
+                     help="; ".join(f"{n}: {_HELP.get(n, n)}" for n in names) + "."),
         click.option("--base-url", help="Endpoint of the openai backend, e.g. http://127.0.0.1:8000/v1 "
                      "(key: OPENAI_API_KEY)."),
         click.option("--model-args", help="Backend options k=v,... (vllm: anything vllm.LLM takes; local: "

@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 import pandas as pd
 
-from kstp.cli.models import backend_options, parse_sampling, progress_bar, start_backend, write_run_files
+from kstp.cli.models import backend_options_with, parse_sampling, progress_bar, start_backend, write_run_files
 from kstp.cli.output import dumps, emit, get_store, json_option, message, print_table, status
 from kstp.evaluators import nextstep as benchmark
 from kstp.loaders import catalogues as catalogue_files
@@ -34,7 +34,7 @@ def _conditions(ctx, param, value: str) -> list[str]:
               help="Permuted presentations per catalogue (SHA-256 seeded, shared by every model).")
 @click.option("--model", help="Model name (as the server knows it), a vLLM path, smollm2 or a GGUF for --backend "
               "local; optional for --backend fringe-oracle.")
-@backend_options
+@backend_options_with("fringe-oracle")
 @click.option("--sampling", "preset", type=click.Choice(list(benchmark.SAMPLING)), default="paper", show_default=True,
               help="paper: the provider's default temperature and top-p, max_tokens 16000 (§3); deterministic: "
                    "temperature 0, top_p 0.95, max_tokens 1024. --gen-kwargs overrides single values.")

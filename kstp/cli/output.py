@@ -1,7 +1,8 @@
 """What every command shares: the store in the context, ``--json``, tables, messages.
 
-Data goes to stdout, messages to stderr. A :class:`KstpError` becomes a one-line
-``Error: ...`` and exit status 1; click's usage errors exit with 2.
+Data goes to stdout, messages to stderr. Exit status: 0 ok; 1 bad input or data (a
+:class:`KstpError` becomes a one-line ``Error: ...``); 2 usage (click); 130 interrupted
+by Ctrl-C or SIGTERM, after what had arrived is stored.
 """
 
 from __future__ import annotations
@@ -9,6 +10,8 @@ from __future__ import annotations
 import functools
 import json
 import math
+import signal
+import threading
 from typing import Any
 
 import click
@@ -17,7 +20,8 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from kstp.platform.errors import KstpError
+from kstp.platform.errors import KstpError, UnknownIdError
+from kstp.platform.settings import graph_target
 from kstp.platform.store import GraphStore, open_store
 
 __all__ = ["KstpGroup", "json_option", "dumps", "emit", "print_table", "get_store", "message", "status", "err_console"]
@@ -26,23 +30,64 @@ __all__ = ["KstpGroup", "json_option", "dumps", "emit", "print_table", "get_stor
 err_console = Console(stderr=True, emoji=False, markup=False)
 
 
+def _terminate(signum, frame) -> None:
+    raise KeyboardInterrupt  # SIGTERM is handled as Ctrl-C: store what arrived, exit 130
+
+
 class KstpGroup(click.Group):
-    """A click group that reports :class:`KstpError` as ``Error: ...`` with exit status 1."""
+    """A click group: :class:`KstpError` -> ``Error: ...``, exit 1; Ctrl-C or SIGTERM -> exit 130."""
 
     def invoke(self, ctx: click.Context) -> Any:
+        main = threading.current_thread() is threading.main_thread()  # signals go to the main thread only
+        previous = signal.signal(signal.SIGTERM, _terminate) if main else None
         try:
             return super().invoke(ctx)
         except KstpError as exc:
-            click.echo(f"Error: {exc}", err=True)
+            click.echo(f"Error: {exc}{_graph_named(ctx, exc)}", err=True)
             ctx.exit(1)
+        except KeyboardInterrupt:
+            click.echo("Interrupted: every completion that had arrived is stored; run the same command again "
+                       "to resume.", err=True)
+            ctx.exit(130)
+        finally:
+            if main:
+                signal.signal(signal.SIGTERM, previous)
+
+
+def _graph_named(ctx: click.Context, exc: KstpError) -> str:
+    """`` (graph: ladybug:/abs/path)`` after an error that found nothing, if the message lacks it."""
+    obj = ctx.find_root().obj or {}
+    if "store" not in obj or not (isinstance(exc, UnknownIdError) or "the graph" in str(exc)):
+        return ""
+    where = graph_target(obj.get("graph")).describe()
+    return "" if where in str(exc) else f" (graph: {where})"
+
+
+#: Commands that only read the graph: they open an embedded graph read-only, so they
+#: work on a read-only disk and while another process writes (``kst space`` unless --store).
+READ_ONLY = ("db stats", "query", "report", "kst fringe", "kst check", "kst space")
+
+
+def _command(ctx: click.Context) -> str:
+    names = []
+    while ctx.parent is not None:
+        names.append(ctx.info_name)
+        ctx = ctx.parent
+    return " ".join(reversed(names))
 
 
 def get_store(ctx: click.Context) -> GraphStore:
-    """The graph of this invocation, opened once (``--graph`` or ``$KSTP_GRAPH``) and closed at exit."""
+    """The graph of this invocation, opened once (``--graph`` or ``$KSTP_GRAPH``) and closed at exit.
+
+    Read-only for the commands in :data:`READ_ONLY`.
+    """
     root = ctx.find_root()
     root.ensure_object(dict)
     if "store" not in root.obj:
-        store = open_store(root.obj.get("graph"))
+        command = _command(ctx)
+        read_only = any(command == c or command.startswith(c + " ") for c in READ_ONLY) \
+            and not ctx.params.get("store")
+        store = open_store(root.obj.get("graph"), read_only=read_only)
         root.obj["store"] = store
         root.call_on_close(store.close)
     return root.obj["store"]

@@ -10,6 +10,7 @@ import pandas as pd
 from kstp.cli.output import emit, get_store, print_table
 from kstp.platform.errors import QueryError
 from kstp.platform.queries import get_query, registry
+from kstp.platform.settings import graph_target
 
 __all__ = ["query", "parse_param"]
 
@@ -86,6 +87,9 @@ def query(ctx, name: str | None, params: tuple[str, ...], fmt: str, list_queries
     except QueryError as exc:
         raise click.UsageError(str(exc)) from None
     frame = get_store(ctx).frame(name, values)
+    if frame.empty:
+        where = graph_target(ctx.find_root().obj.get("graph")).describe()
+        click.echo(f"{name}: no rows in the graph {where}", err=True)
     if fmt == "json":
         emit(frame)
     elif fmt == "csv":

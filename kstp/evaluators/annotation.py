@@ -56,7 +56,7 @@ from dataclasses import dataclass, field, replace
 import pandas as pd
 
 from kstp.platform.errors import ConfigError, UnknownIdError
-from kstp.platform.inference import Backend, Message, Sampling, cache_key, prompt_hash
+from kstp.platform.inference import Backend, Message, Sampling, cache_key, endpoint_of, prompt_hash
 from kstp.platform.runs import RunSpec, finish_run, model_learner_id, now, open_run, pending, write_responses
 from kstp.platform.store import GraphStore
 
@@ -263,7 +263,7 @@ class AnnotationResult:
 
 def _ask(store: GraphStore, backend: Backend, run_id: str, learner: str, stage: str,
          requests: Mapping[str, tuple[list[Message], list[str]]], sampling: Sampling, attempts: int,
-         progress: Callable[[int], None] | None) -> tuple[dict[str, _Outcome], int]:
+         template: str, progress: Callable[[int], None] | None) -> tuple[dict[str, _Outcome], int]:
     """Ask each request until a valid id list comes back or ``attempts`` replies were asked."""
     hashes = {q: prompt_hash(m) for q, (m, _) in requests.items()}
     outcome = {q: _Outcome() for q in requests}
@@ -271,7 +271,8 @@ def _ask(store: GraphStore, backend: Backend, run_id: str, learner: str, stage: 
     for attempt in range(attempts):
         if not open_:
             break
-        keys = {q: cache_key(backend.model, hashes[q], sampling, attempt) for q in open_}
+        keys = {q: cache_key(backend.model, hashes[q], sampling, attempt, endpoint_of(backend), template)
+                for q in open_}
         todo = pending(store, list(keys.values()))
         ask = [q for q in open_ if keys[q] in todo]
         for start in range(0, len(ask), CHUNK):
@@ -346,8 +347,8 @@ def annotate(store: GraphStore, backend: Backend, dataset: str, framework: str, 
         raise UnknownIdError(f"framework {framework!r} has no concept inside a cluster; ingest it first "
                              "(kstp ingest standards)")
     sampling = replace(sampling, n=1)
-    spec = RunSpec(NAME, VERSION, backend.model, backend.name, dataset, sampling, PROMPTS[prompt].template_hash,
-                   {"framework": framework, "retries": retries, "prompt": prompt,
+    spec = RunSpec.of(backend, NAME, VERSION, dataset, sampling, PROMPTS[prompt].template_hash,
+                      {"framework": framework, "retries": retries, "prompt": prompt,
                     "questions": questions["questionId"].tolist() if limit is not None else "all"})
     run_id, resumed = open_run(store, spec, new_run)
     learner = model_learner_id(backend.model)
@@ -359,13 +360,13 @@ def annotate(store: GraphStore, backend: Backend, dataset: str, framework: str, 
     try:
         first, generated = _ask(store, backend, run_id, learner, "clusters",
                                 {q: cluster_prompt(t, outline, prompt, solutions.get(q)) for q, t in texts.items()},
-                                sampling, retries + 1,
+                                sampling, retries + 1, PROMPTS[prompt].template_hash,
                                 progress)
         chosen = {q: o.ids for q, o in first.items() if o.valid and o.ids}
         second, more = _ask(store, backend, run_id, learner, "concepts",
                             {q: concept_prompt(texts[q], outline, ids, prompt, solutions.get(q))
-                             for q, ids in chosen.items()}, sampling,
-                            retries + 1, (lambda d: progress(generated + d)) if progress else None)
+                             for q, ids in chosen.items()}, sampling, retries + 1, PROMPTS[prompt].template_hash,
+                            (lambda d: progress(generated + d)) if progress else None)
         generated += more
         rows = []
         for q in texts:

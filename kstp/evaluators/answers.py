@@ -127,7 +127,7 @@ def evaluate(store: GraphStore, backend: Backend, dataset: str, sampling: Sampli
         When the configuration changed and ``new_run`` is false.
     """
     questions = answerable_questions(store, dataset, limit)
-    spec = RunSpec(NAME, VERSION, backend.model, backend.name, dataset, sampling, TEMPLATE_HASH,
+    spec = RunSpec.of(backend, NAME, VERSION, dataset, sampling, TEMPLATE_HASH,
                    {"questions": questions["questionId"].tolist() if limit is not None else "all"})
     run_id, resumed = open_run(store, spec, new_run)
     learner = model_learner_id(backend.model)

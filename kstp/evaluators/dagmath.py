@@ -437,7 +437,7 @@ def evaluate(store: GraphStore, backend: Backend, dataset: str, sampling: Sampli
         raise UnknownIdError(f"no perfect gold trajectory of another problem in run {shots_run!r} to use as a "
                              "few-shot example; ingest gold trajectories (kstp ingest cot) or pass --shots 0")
     sampling = replace(sampling, json_schema=JSON_SCHEMA)
-    spec = RunSpec(NAME, VERSION, backend.model, backend.name, dataset, sampling, TEMPLATE_HASH,
+    spec = RunSpec.of(backend, NAME, VERSION, dataset, sampling, TEMPLATE_HASH,
                    {"questions": questions["questionId"].tolist() if limit is not None else "all",
                     "shots": [rid for rid, _, _ in examples]})
     run_id, resumed = open_run(store, spec, new_run)

@@ -78,6 +78,7 @@ from kstp.platform.inference import (
     Message,
     Sampling,
     cache_key,
+    endpoint_of,
     prompt_hash,
     register_backend,
 )
@@ -555,7 +556,7 @@ def evaluate(store: GraphStore, backend: Backend, catalogues: Sequence[Catalogue
     if len(set(ids)) != len(ids) or not ids:
         raise ConfigError(f"give one or more catalogues, each once; got {ids}")
     by_id = {c.id: c for c in catalogues}
-    spec = RunSpec(NAME, VERSION, backend.model, backend.name, "+".join(sorted(ids)), _sampling_for(sampling, None),
+    spec = RunSpec.of(backend, NAME, VERSION, "+".join(sorted(ids)), _sampling_for(sampling, None),
                    TEMPLATE_HASH, {"conditions": list(conditions), "orders": orders,
                                    "answerSchema": hashlib.sha256(json.dumps(answer_schema(2, "P1"), sort_keys=True)
                                                                   .encode()).hexdigest()[:16],
@@ -582,7 +583,8 @@ def evaluate(store: GraphStore, backend: Backend, catalogues: Sequence[Catalogue
         cell_sampling = _sampling_for(sampling, answer_schema(len(catalogue.tasks), cell.condition))
         prompts.append(messages)
         samplings.append(cell_sampling)
-        keys.append(cache_key(backend.model, prompt_hash(messages), cell_sampling, 0))
+        keys.append(cache_key(backend.model, prompt_hash(messages), cell_sampling, 0, endpoint_of(backend),
+                              TEMPLATE_HASH))
     cells = cells.assign(cellKey=keys)
     asked = 0
     total = len(cells)

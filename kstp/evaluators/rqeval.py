@@ -864,7 +864,7 @@ def evaluate(store: GraphStore, backend: Backend, dataset: str, sampling: Sampli
     items = run_items(store, dataset, limit, perturbations)
     order = list(dict.fromkeys(items["questionId"]))
     options = {"perturbations": perturbations, "questions": order if limit is not None else "all", "prompt": prompt}
-    spec = RunSpec(NAME, VERSION, backend.model, backend.name, dataset, sampling, template_hash(prompt), options)
+    spec = RunSpec.of(backend, NAME, VERSION, dataset, sampling, template_hash(prompt), options)
     run_id, resumed = open_run(store, spec, new_run)
     learner = model_learner_id(backend.model)
     store.write_nodes("Learner", pd.DataFrame([{"id": learner, "kind": "model", "localId": backend.model}]))

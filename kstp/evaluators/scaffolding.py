@@ -58,7 +58,7 @@ import pandas as pd
 from kstp.evaluators.answers import SYSTEM_PROMPT, USER_TEMPLATE, score_item
 from kstp.platform.embeddings import EmbeddingModel, top_k_cosine
 from kstp.platform.errors import ConfigError, UnknownIdError
-from kstp.platform.inference import Backend, Message, Sampling, cache_key, prompt_hash
+from kstp.platform.inference import Backend, Message, Sampling, cache_key, endpoint_of, prompt_hash
 from kstp.platform.runs import (
     RunSpec,
     finish_run,
@@ -449,7 +449,7 @@ def evaluate(store: GraphStore, backend: Backend, dataset: str, sampling: Sampli
                              "questions with text and answer; derive question prerequisites first "
                              "(kstp derive question-prerequisites)")
     candidates = _candidates(pool, targets, concepts, edges, strategies, embedding_model, k)
-    spec = RunSpec(NAME, VERSION, backend.model, backend.name, dataset, sampling, TEMPLATE_HASH,
+    spec = RunSpec.of(backend, NAME, VERSION, dataset, sampling, TEMPLATE_HASH,
                    {"k": k, "selectionSeed": seed, "strategies": strategies,
                     "embeddingModel": embedding_model.name if "similarity" in strategies else None,
                     "questions": targets if limit is not None else "all"})
@@ -466,7 +466,7 @@ def evaluate(store: GraphStore, backend: Backend, dataset: str, sampling: Sampli
             requests[(q, s)] = (build_prompt(info.at[q, "text"], [shown[p] for p in chosen]), chosen)
     hashes = {key: prompt_hash(messages) for key, (messages, _) in requests.items()}
     keys = {(q, s, i): cache_key(backend.model, prompt_hash([{"role": "strategy", "content": s}, *requests[(q, s)][0]]),
-                                 sampling, i)
+                                 sampling, i, endpoint_of(backend), TEMPLATE_HASH)
             for (q, s) in requests for i in range(sampling.n)}
     todo = pending(store, list(keys.values()))
     wanted: dict[tuple[str, str], list[int]] = {}

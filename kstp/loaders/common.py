@@ -2,13 +2,15 @@
 
 Ids are namespaced so that datasets and frameworks cannot collide: a concept is
 ``<framework>:<local id>``, a question ``<dataset>:<local id>``, a human learner
-``<dataset>:<local id>``.
+``<dataset>:<local id>``. Every id read from a file is Unicode-normalised (NFC) and
+stripped, so ``é`` typed as one code point and as ``e`` + combining accent is one id.
 """
 
 from __future__ import annotations
 
 import csv
 import io
+import unicodedata
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -18,16 +20,27 @@ import networkx as nx
 from kstp.platform.errors import CycleError, DataNotFoundError, InputError, UnknownIdError
 from kstp.platform.store import WriteReport
 
-__all__ = ["Row", "read_text", "read_csv", "require_columns", "pick_column", "scoped", "LoadReport", "check_acyclic",
-           "collapse_edges", "require_file", "unknown_id", "check_namespace"]
+__all__ = ["Row", "read_text", "read_header", "read_csv", "normalise_id", "require_columns", "pick_column",
+           "scoped", "LoadReport", "check_acyclic", "collapse_edges", "require_file", "unknown_id",
+           "check_namespace"]
 
 
 @dataclass(frozen=True)
 class Row:
-    """One CSV record: its 1-based starting line in the file and its values by column."""
+    """One CSV record: its 1-based starting line, its values by column, and how many cells it had."""
 
     line: int
     values: dict[str, str]
+    cells: int = -1
+
+
+def normalise_id(value: str) -> str:
+    """An id as it becomes a key: NFC-normalised, surrounding space stripped.
+
+    >>> normalise_id("caf" + "e\u0301 ") == "caf\u00e9"
+    True
+    """
+    return unicodedata.normalize("NFC", value).strip()
 
 
 def require_file(path: str | Path) -> Path:
@@ -52,19 +65,47 @@ def read_text(path: str | Path) -> str:
     try:
         return path.read_text(encoding="utf-8-sig")
     except UnicodeDecodeError as exc:
-        raise InputError(f"{path}: not UTF-8 text (byte {exc.start}); save the file as UTF-8") from None
+        raise _not_utf8(path, exc) from None
     except IsADirectoryError:
         raise InputError(f"{path} is a folder; expected a file") from None
 
 
-def read_csv(path: str | Path, delimiter: str = ",") -> tuple[list[str], list[Row]]:
-    """Read a CSV file with a header into ``(columns, rows)``, cells stripped.
+def _not_utf8(path: Path, exc: UnicodeDecodeError) -> InputError:
+    return InputError(f"{path}: not UTF-8 text (byte {exc.start}); save the file as UTF-8")
+
+
+def read_header(path: str | Path) -> list[str]:
+    """The header cells of a CSV file (the first record only; for choosing a reader).
+
+    Raises
+    ------
+    DataNotFoundError
+        When the file does not exist.
+    InputError
+        When its first line is not UTF-8 text.
+    """
+    path = require_file(path)
+    try:
+        with open(path, newline="", encoding="utf-8-sig") as handle:
+            return [c.strip() for c in next(csv.reader(handle), [])]
+    except UnicodeDecodeError as exc:
+        raise _not_utf8(path, exc) from None
+
+
+def read_csv(path: str | Path, delimiter: str = ",", short_rows: str = "pad") -> tuple[list[str], list[Row]]:
+    """Read a CSV file with a header into ``(columns, rows)``, cells stripped and NFC-normalised.
+
+    Parameters
+    ----------
+    short_rows : {"pad", "refuse"}
+        A row with fewer cells than the header: padded with empty cells (``Row.cells``
+        says how many it had), or refused with its line.
 
     Raises
     ------
     InputError
-        When the file is empty, a row has more cells than the header, or a column
-        name repeats.
+        When the file is empty, a row has more cells than the header (or fewer, with
+        ``short_rows="refuse"``), or a column name repeats.
     """
     path = require_file(path)
     with io.StringIO(read_text(path), newline="") as handle:
@@ -72,7 +113,7 @@ def read_csv(path: str | Path, delimiter: str = ",") -> tuple[list[str], list[Ro
         header = next(reader, None)
         if not header:
             raise InputError(f"{path}:1: empty file, expected a header row")
-        columns = [c.strip() for c in header]
+        columns = [normalise_id(c) for c in header]
         if len(set(columns)) != len(columns):
             dup = next(c for c in columns if columns.count(c) > 1)
             raise InputError(f"{path}:1: column {dup!r} appears twice in the header")
@@ -80,10 +121,12 @@ def read_csv(path: str | Path, delimiter: str = ",") -> tuple[list[str], list[Ro
         start = reader.line_num + 1
         for cells in reader:
             if any(c.strip() for c in cells):
-                if len(cells) > len(columns):
-                    raise InputError(f"{path}:{start}: {len(cells)} cells but the header has {len(columns)}")
-                cells = [c.strip() for c in cells] + [""] * (len(columns) - len(cells))
-                rows.append(Row(start, dict(zip(columns, cells, strict=True))))
+                if len(cells) > len(columns) or (len(cells) < len(columns) and short_rows == "refuse"):
+                    raise InputError(f"{path}:{start}: {len(cells)} cells but the header has {len(columns)}; "
+                                     "give every row one cell per column")
+                width = len(cells)
+                cells = [normalise_id(c) for c in cells] + [""] * (len(columns) - len(cells))
+                rows.append(Row(start, dict(zip(columns, cells, strict=True)), width))
             start = reader.line_num + 1
     return columns, rows
 
@@ -117,12 +160,14 @@ def pick_column(path: str | Path, columns: list[str], candidates: tuple[str, ...
 
 
 def scoped(namespace: str, local_id: str) -> str:
-    """The graph id of ``local_id`` inside ``namespace``.
+    """The graph id of ``local_id`` inside ``namespace`` (the local id NFC-normalised).
 
     >>> scoped("frcsub", "Item01")
     'frcsub:Item01'
+    >>> scoped("fr", "e\u0301t\u00e9") == scoped("fr", "\u00e9t\u00e9")
+    True
     """
-    return f"{namespace}:{local_id}"
+    return f"{namespace}:{normalise_id(local_id)}"
 
 
 def check_namespace(value: str, what: str) -> str:

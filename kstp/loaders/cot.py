@@ -37,7 +37,7 @@ import pandas as pd
 from kstp.loaders.common import LoadReport, check_namespace, read_text, scoped
 from kstp.platform.answers import Verdict, extract_final, grade
 from kstp.platform.errors import InputError
-from kstp.platform.runs import write_responses
+from kstp.platform.runs import few_ids, write_responses
 from kstp.platform.store import GraphStore
 
 __all__ = ["Step", "Trajectory", "InvalidTrajectoryError", "parse_trajectory", "parse_text", "grade_final",
@@ -290,7 +290,16 @@ def _problems(path: Path):
     if isinstance(data, dict):
         data = [data]
     if not isinstance(data, list) or not all(isinstance(p, dict) for p in data):
-        raise InputError(f"{path}: expected a problem object or a list of them, each with 'problem_id' and 'steps'")
+        found = type(data).__name__ if not isinstance(data, list) else \
+            f"a list holding {type(next(p for p in data if not isinstance(p, dict))).__name__}"
+        raise InputError(f"{path}: expected a problem object or a list of them, each with 'problem_id' and "
+                         f"'steps'; found {found}")
+    if not data:
+        raise InputError(f"{path}: an empty list; expected problem objects, each with 'problem_id' and 'steps'")
+    lacking = [k for k, p in enumerate(data, 1) if "steps" not in p]
+    if lacking:
+        raise InputError(f"{path}: problem {few_ids(lacking)} ({len(lacking)} of {len(data)}) without 'steps'; "
+                         "each problem needs its list of steps")
     return data
 
 
@@ -323,7 +332,8 @@ def read_cot_files(paths: list[str | Path], dataset: str, source: str = GOLD) ->
     Raises
     ------
     InputError
-        On unreadable JSON, a record without ``problem_id``, a problem whose text or final
+        On unreadable JSON, an empty list, a value that is not a problem object or a
+        list of them, a record without ``steps`` or without ``problem_id``, a problem whose text or final
         answer disagree between records, a repeated (problem, sample) pair.
     """
     check_namespace(dataset, "dataset")

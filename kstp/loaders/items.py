@@ -22,6 +22,7 @@ import pandas as pd
 from kstp.loaders.common import (
     LoadReport,
     check_namespace,
+    normalise_id,
     pick_column,
     read_csv,
     read_text,
@@ -60,6 +61,7 @@ class ItemSet:
 def _questions(dataset: str, rows: list[dict]) -> pd.DataFrame:
     check_namespace(dataset, "dataset")
     frame = pd.DataFrame(rows, columns=["localId", "text", "answer", "answerType", "position"])
+    frame["localId"] = frame["localId"].map(normalise_id)
     frame.insert(0, "id", [scoped(dataset, q) for q in frame["localId"]])
     frame.insert(1, "dataset", dataset)
     frame["position"] = frame["position"].astype("Int64")
@@ -104,7 +106,7 @@ def read_items_csv(items_path: str | Path, dataset: str, qmatrix: str | Path | N
         skills file (file and line).
     """
     items_path = Path(items_path)
-    columns, rows = read_csv(items_path)
+    columns, rows = read_csv(items_path, short_rows="refuse")
     id_col = pick_column(items_path, columns, _ID_COLUMNS, id_column)
     text_col = pick_column(items_path, columns, _TEXT_COLUMNS, text_column, required=False)
     answer_col = pick_column(items_path, columns, _ANSWER_COLUMNS, answer_column, required=False)
@@ -126,7 +128,7 @@ def read_items_csv(items_path: str | Path, dataset: str, qmatrix: str | Path | N
     if qmatrix is None:
         return out
     qmatrix = Path(qmatrix)
-    qcolumns, qrows = read_csv(qmatrix)
+    qcolumns, qrows = read_csv(qmatrix, short_rows="refuse")
     skill_names = qcolumns[1:]
     described: dict[str, str | None] = dict.fromkeys(skill_names)
     if skills is not None:

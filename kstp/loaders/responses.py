@@ -3,7 +3,9 @@
 Three layouts:
 
 - **wide**: one row per person, first column the person id, then one 0/1 column per
-  item (an empty cell means not attempted);
+  item. A blank cell or a short row is refused with its line, unless the caller says
+  blanks mean "not attempted" (``missing="blank"``, ``--missing blank``); their count
+  is then reported (``answers.attrs["notAttempted"]``);
 - **long**: ``learner, item, correct[, timestamp]`` rows (column names found as for
   items: learner/learner_id/user_id/person_id, item/item_id/question_id);
 - **pykt**: the pyKT question-level sequence CSV that XES3G5M ships in (``uid,
@@ -26,9 +28,11 @@ from kstp.loaders.common import LoadReport, check_namespace, pick_column, read_c
 from kstp.platform.errors import InputError
 from kstp.platform.store import GraphStore
 
-__all__ = ["read_wide", "read_long", "read_pykt", "write_answers", "FORMATS"]
+__all__ = ["read_wide", "read_long", "read_pykt", "write_answers", "FORMATS", "MISSING"]
 
 FORMATS = ("wide", "long", "pykt")
+#: How a blank cell of a wide matrix is read: refused, or "not attempted".
+MISSING = ("refuse", "blank")
 
 
 def _correct(value: str, where: str) -> bool:
@@ -48,18 +52,28 @@ def _require_item(item: str, known: set[str], where: str) -> None:
         raise unknown_id("item", item, where, "it is not a question of this dataset (ingest the items first)")
 
 
-def read_wide(path: str | Path, known_items: set[str]) -> pd.DataFrame:
+def read_wide(path: str | Path, known_items: set[str], missing: str = "refuse") -> pd.DataFrame:
     """Read a person x item 0/1 matrix into answers ``(learner, item, correct, timestamp)``.
+
+    Parameters
+    ----------
+    missing : {"refuse", "blank"}
+        A blank cell (or the cells a short row lacks): refused, or read as not
+        attempted and counted in ``answers.attrs["notAttempted"]``.
 
     Raises
     ------
     InputError
-        On a repeated person id or a cell other than 0, 1 or empty (with line and column).
+        On a repeated person id, a cell other than 0 or 1 (or blank, with
+        ``missing="blank"``), or, by default, a blank cell or a short row (with line
+        and column).
     UnknownIdError
         When a column names an item that is not a question of the dataset.
     """
     path = Path(path)
-    columns, rows = read_csv(path)
+    if missing not in MISSING:
+        raise InputError(f"missing={missing!r}: use one of {', '.join(MISSING)}")
+    columns, rows = read_csv(path, short_rows="refuse" if missing == "refuse" else "pad")
     if len(columns) == 1 and any(sep in columns[0] for sep in ";\t|"):
         raise InputError(f"{path}:1: the header has one column {columns[0]!r}; kstp reads comma-separated files")
     items = columns[1:]
@@ -67,6 +81,7 @@ def read_wide(path: str | Path, known_items: set[str]) -> pd.DataFrame:
         _require_item(item, known_items, f"{path}:1 (column {number})")
     learners, answered, correct = [], [], []
     seen: dict[str, int] = {}
+    blank = 0
     for row in rows:
         person = row.values[columns[0]]
         if not person:
@@ -76,11 +91,18 @@ def read_wide(path: str | Path, known_items: set[str]) -> pd.DataFrame:
         seen[person] = row.line
         for item in items:
             value = row.values[item]
-            if value != "":
-                learners.append(person)
-                answered.append(item)
-                correct.append(_correct(value, f"{path}:{row.line} column {item!r}"))
-    return _answers(learners, answered, correct)
+            if value == "":
+                if missing == "refuse":
+                    raise InputError(f"{path}:{row.line} column {item!r}: blank cell (learner {person!r}); write 0 "
+                                     "or 1, or pass --missing blank to read blanks as not attempted")
+                blank += 1
+                continue
+            learners.append(person)
+            answered.append(item)
+            correct.append(_correct(value, f"{path}:{row.line} column {item!r}"))
+    answers = _answers(learners, answered, correct)
+    answers.attrs["notAttempted"] = blank
+    return answers
 
 
 def read_long(path: str | Path, known_items: set[str]) -> pd.DataFrame:

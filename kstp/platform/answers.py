@@ -1,23 +1,34 @@
 """Answer checking: extract a model's final answer and compare it with the gold answer.
 
 Extraction looks for the final answer where a reasoning trace states it, latest first:
-the last ``\\boxed{...}`` (nested braces allowed), else the last GSM8K-style ``#### ...``
-final-answer delimiter, else the last "the answer is ..." / "Final Answer: ..." phrase,
-else (numbers only) the last number in the text. So a wrong
-value inside the reasoning followed by a correct boxed answer is correct, and the
-reverse is wrong. Comparison is by answer type:
+the last ``\\boxed{...}`` (nested braces allowed; the bare word ``\\boxed`` is not a box),
+else the last GSM8K-style ``#### ...`` final-answer delimiter, else the last "the answer
+is ..." / "Final Answer: ..." phrase (markdown emphasis, code spans and a heading line
+such as ``**Final Answer**`` read through; of a phrase the first number counts: "the
+answer is 40, in all, so 25 and 15" is 40), else (numbers only) the last number in the
+text. So a wrong value inside the reasoning followed by a correct boxed answer is
+correct, and the reverse is wrong. Comparison is by answer type:
 
 - **number**: parsed exactly as a fraction: thousands separators (``8,000``,
-  ``9{,}500``), currency signs, U+2212 minus, decimals, ``1e3``, ``3/4``,
-  ``\\frac{1}{2}``, mixed numbers (``3 1/2`` = 7/2) and percentages by the percent
-  policy; equal when exactly equal or within a relative 1e-6 (rounded decimals). A
-  number never matches inside a longer one: gold ``5`` does not match ``25``.
+  ``9{,}500``, ``45,\\!000``, ``10\\,000``, ``10 000``), currency signs, U+2212 minus,
+  decimals, scientific notation (``1e3``, ``4 \\times 10^{6}``, ``4\\cdot10^6``),
+  ``3/4``, ``\\frac{1}{2}`` and ``\\tfrac78``, mixed numbers (``3 1/2`` and
+  ``1\\frac{7}{8}`` = 15/8) and percentages by the percent policy. Equal when
+  ``|answer - gold| <= 1e-6 * |gold|`` (a *relative* tolerance, for rounded decimals;
+  a gold of 0 needs exactly 0). A number never matches inside a longer one: gold ``5``
+  does not match ``25``. A number with a symbol attached (``\\pm 3``, ``3\\sqrt{2}``,
+  ``3\\pi``, ``5!``, ``2^{10}``) is that value, computed exactly with sympy, never the
+  bare number.
 - **choice**: an option letter only where it is anchored ("answer is C", "Answer:
   (C)", ``\\boxed{C}``, or a reply that starts with the letter), so gold ``D`` is never
   found inside a word such as "drastic".
 - **yesno**: yes/no (true/false) only from an unambiguous signal: the final-answer
   phrase or box, or a reply that opens with it; both words there is no answer.
-- **expression**: symbolic equivalence with math-verify (sympy underneath).
+- **expression**: symbolic equivalence with math-verify (sympy underneath), checked
+  again where math-verify is known to be loose: two exact constants (factorials,
+  powers, radicals inside fractions) must agree to 40 significant digits, and a
+  formula math-verify read only in part is compared as written (see ``tests``
+  for the upstream Math-Verify issues).
 - **text**: a short worded gold ("impossible"): its words, case and punctuation
   aside, must appear in order and whole in the stated final answer.
 
@@ -46,13 +57,26 @@ _CHOICES = "ABCDEFGHIJ"
 _PHRASE_RE = re.compile(
     r"(?:final answer|the answer|answer)\s*(?:is|:|=)?\s*[:=]?\s*(.+?)(?:\n|$|(?<=[^\d\s])\.(?=\s|$))",
     re.IGNORECASE)
+_SCI = r"(?:\s*(?:\\times|\\cdot|×|·|\*)\s*10\s*\^\s*\{?\s*(?P<exp2>[-+−]?\d+)\s*\}?)"
 _NUMBER_RE = re.compile(
-    r"(?<![\w.])(?P<sign>[-−–])?\s?\\?\$?\s?(?:(?P<whole>\d+)\s+(?P<mnum>\d+)/(?P<mden>\d+)"
+    r"(?<![\w.^])(?P<sign>[-−–])?\s?\\?\$?\s?(?:(?P<whole>\d+)\s+(?P<mnum>\d+)/(?P<mden>\d+)"
     r"|(?P<num>\d+)\s*/\s*(?P<den>\d+)"
-    r"|(?P<int>\d{1,3}(?:(?:,|\{,\})\d{3})+|\d+)(?P<dec>\.\d+)?(?:[eE](?P<exp>[-+]?\d+))?)"
+    r"|(?P<int>\d{1,3}(?:(?:,|\{,\})\d{3})+|\d+)(?P<dec>\.\d+)?(?:[eE](?P<exp>[-+]?\d+)|" + _SCI + r")?)"
     r"(?P<pct>\s?\\?%)?(?![\w])")
 _DELIMITER_RE = re.compile(r"^[ \t]*####[ \t]*(\S.*?)[ \t]*$", re.MULTILINE)
-_FRAC_RE = re.compile(r"\\[dt]?frac\s*\{\s*([-−]?\d+)\s*\}\s*\{\s*(\d+)\s*\}")
+_FRAC_RE = re.compile(r"\\[dt]?frac\s*(?:\{\s*([-−]?\d+)\s*\}|(\d))\s*(?:\{\s*(\d+)\s*\}|(\d))")
+_BOX_RE = re.compile(r"\\(?:boxed|fbox)\s*\{")
+# LaTeX spacing between digit groups: 45,\!000  10\,000  10{,}000  10 000 (a thin or plain space)
+_GROUP_SPACING_RE = re.compile(r"(?<=\d)(?:,\\!|\{,\}|\\[,;:! ]|[  \u2009\u202f])(?=\d{3}(?!\d))")
+_MARKDOWN_RE = re.compile(r"\*\*|__|`+")
+_WRAPPERS_RE = re.compile(r"\\(?:text|textbf|mathrm|mathbf|textnormal|mbox)\s*\{([^{}]*)\}")
+_INERT_RE = re.compile(r"\\left|\\right|\\displaystyle|\\[,;:! ]|\^\s*\{?\s*\\circ\s*\}?|°|\$|\\\(|\\\)")
+# what may surround a number and still leave it that number: words (units), spacing, punctuation
+_UNIT_RE = re.compile(r"(?<!\\)\b[A-Za-z]{2,}(?:\s*\^\s*\{?\d\}?)?|[\s.,;:]")
+# a symbol that makes a number another value (\pm 3, 3\pi, 5!, 2^{10}, 3\sqrt{2}, 2i)
+_SYMBOL_RE = re.compile(r"\\[A-Za-z]+|[!^√π±∓∞+*/()\[\]{}=<>_×·-]|(?<=\d)[a-zA-Z]\b")
+_PHRASE_END_RE = re.compile(r",\s|;\s|\s(?:so|since|because|which|as|and|or|for|in)\s", re.IGNORECASE)
+_TOLERANCE = Fraction(1, 10**6)
 
 
 @dataclass(frozen=True)
@@ -84,18 +108,17 @@ class Verdict:
 
 
 def _last_boxed(text: str) -> str | None:
-    start = max(text.rfind("\\boxed"), text.rfind("\\fbox"))
-    if start < 0:
-        return None
-    open_at = text.find("{", start)
-    if open_at < 0:
-        return None
-    depth = 0
-    for i in range(open_at, len(text)):
-        depth += {"{": 1, "}": -1}.get(text[i], 0)
-        if depth == 0:
-            return text[open_at + 1:i].strip()
+    for m in reversed(list(_BOX_RE.finditer(text))):
+        depth = 0
+        for i in range(m.end() - 1, len(text)):
+            depth += {"{": 1, "}": -1}.get(text[i], 0)
+            if depth == 0:
+                return text[m.end():i].strip()
     return None
+
+
+def _is_heading(line: str) -> bool:
+    return re.fullmatch(r"\s*(?:final\s+)?answers?\s*:?\s*", line, re.IGNORECASE) is not None
 
 
 def extract_final(text: str) -> tuple[str | None, str | None]:
@@ -106,7 +129,8 @@ def extract_final(text: str) -> tuple[str | None, str | None]:
     (str or None, str or None)
         The last ``\\boxed{}`` content (``"boxed"``), else the text after the last
         ``####`` delimiter at the start of a line (``"delimiter"``), else the last answer
-        phrase (``"phrase"``), else ``(None, None)``.
+        phrase (``"phrase"``), else ``(None, None)``. Markdown emphasis and code spans
+        are read through.
 
     Examples
     --------
@@ -114,42 +138,56 @@ def extract_final(text: str) -> tuple[str | None, str | None]:
     ('\\\\frac{1}{2}', 'boxed')
     >>> extract_final("Final Answer: **73**")
     ('73', 'phrase')
+    >>> extract_final("**Final Answer**\\n\\n`42`")
+    ('42', 'phrase')
     >>> extract_final("so 40 + 12 = 52 answers\\n#### 52")
     ('52', 'delimiter')
     """
     boxed = _last_boxed(text)
     if boxed is not None:
         return boxed, "boxed"
-    delimited = _DELIMITER_RE.findall(text)
+    plain = _MARKDOWN_RE.sub("", text)
+    delimited = [d for d in _DELIMITER_RE.findall(plain) if not _is_heading(d)]
     if delimited:
         return delimited[-1], "delimiter"
-    phrases = _PHRASE_RE.findall(text)
+    phrases = [p.strip().strip("*_#: ").strip() for p in _PHRASE_RE.findall(plain)]
+    phrases = [p for p in phrases if p]
     if phrases:
-        return phrases[-1].strip().strip("*_ ").strip(), "phrase"
+        return phrases[-1], "phrase"
     return None, None
 
 
-def _numbers(text: str, percent: str) -> list[list[Fraction]]:
+def _normalise(text: str, grouped: bool = False) -> str:
+    r"""LaTeX fractions as ``a/b`` (a digit before one makes a mixed number), digit-group spacing removed."""
+    text = _FRAC_RE.sub(lambda m: f" {m.group(1) or m.group(2)}/{m.group(3) or m.group(4)}", text)
+    return _GROUP_SPACING_RE.sub(lambda m: "," if "," in m.group(0) else "", text) if grouped else text
+
+
+def _value(m: re.Match) -> Fraction | None:
+    sign = -1 if m.group("sign") else 1
+    if m.group("whole"):
+        return sign * (int(m.group("whole")) + Fraction(int(m.group("mnum")), int(m.group("mden"))))
+    if m.group("num"):
+        den = int(m.group("den"))
+        return sign * Fraction(int(m.group("num")), den) if den else None
+    digits = m.group("int").replace("{,}", "").replace(",", "") + (m.group("dec") or "")
+    exp = int((m.group("exp") or m.group("exp2") or "0").replace("−", "-"))
+    return sign * Fraction(digits) * Fraction(10) ** exp
+
+
+def _admissible(m: re.Match, value: Fraction, percent: str) -> list[Fraction]:
+    if not m.group("pct"):
+        return [value]
+    return {"either": [value / 100, value], "fraction": [value / 100], "as-written": [value]}[percent]
+
+
+def _matches(text: str) -> list[re.Match]:
+    return [m for m in _NUMBER_RE.finditer(text) if _value(m) is not None]
+
+
+def _numbers(text: str, percent: str, grouped: bool = False) -> list[list[Fraction]]:
     """Every number in ``text``, each as its admissible values under the percent policy."""
-    text = _FRAC_RE.sub(lambda m: f"{m.group(1)}/{m.group(2)}", text)
-    out = []
-    for m in _NUMBER_RE.finditer(text):
-        sign = -1 if m.group("sign") else 1
-        if m.group("whole"):
-            value = int(m.group("whole")) + Fraction(int(m.group("mnum")), int(m.group("mden")))
-        elif m.group("num"):
-            if int(m.group("den")) == 0:
-                continue
-            value = Fraction(int(m.group("num")), int(m.group("den")))
-        else:
-            digits = m.group("int").replace("{,}", "").replace(",", "") + (m.group("dec") or "")
-            value = Fraction(digits) * Fraction(10) ** int(m.group("exp") or 0)
-        value *= sign
-        if m.group("pct"):
-            out.append({"either": [value / 100, value], "fraction": [value / 100], "as-written": [value]}[percent])
-        else:
-            out.append([value])
-    return out
+    return [_admissible(m, _value(m), percent) for m in _matches(_normalise(text, grouped))]
 
 
 def parse_number(text: str, percent: str = "either") -> list[Fraction] | None:
@@ -161,17 +199,24 @@ def parse_number(text: str, percent: str = "either") -> list[Fraction] | None:
     [Fraction(9500, 1)]
     >>> parse_number("3 1/2")
     [Fraction(7, 2)]
+    >>> parse_number("1\\\\frac{7}{8}")
+    [Fraction(15, 8)]
+    >>> parse_number("45,\\\\!000")
+    [Fraction(45000, 1)]
+    >>> parse_number("4 \\\\times 10^{6}")
+    [Fraction(4000000, 1)]
     >>> parse_number("50%")
     [Fraction(1, 2), Fraction(50, 1)]
     >>> parse_number("twelve") is None
     True
     """
-    numbers = _numbers(text, percent)
+    numbers = _numbers(text, percent, grouped=True)
     return numbers[-1] if len(numbers) == 1 else None
 
 
-def _close(a: Fraction, b: Fraction) -> bool:
-    return a == b or abs(a - b) <= Fraction(1, 10**6) * max(1, abs(b))
+def _close(a: Fraction, gold: Fraction) -> bool:
+    """Equal within the relative tolerance: ``|a - gold| <= 1e-6 * |gold|``."""
+    return abs(a - gold) <= _TOLERANCE * abs(gold)
 
 
 def infer_kind(gold: str) -> str:
@@ -180,15 +225,15 @@ def infer_kind(gold: str) -> str:
     A gold note that states a number (``"0.12, lab: 0.28"``) is a number: its first one.
     Words only, one of them at least three letters long (``"impossible"``), is text.
 
-    >>> [infer_kind(g) for g in ("C", "yes", "0.40", "x^2+1", "0.12, lab: 0.28", "impossible")]
-    ['choice', 'yesno', 'number', 'expression', 'number', 'text']
+    >>> [infer_kind(g) for g in ("C", "yes", "0.40", "x^2+1", "0.12, lab: 0.28", "impossible", "4e6")]
+    ['choice', 'yesno', 'number', 'expression', 'number', 'text', 'number']
     """
     gold = gold.strip()
     if len(gold) == 1 and gold.upper() in _CHOICES:
         return "choice"
     if gold.lower() in ("yes", "no", "true", "false"):
         return "yesno"
-    if parse_number(gold, "as-written") is not None and not re.search(r"[a-zA-Z]", gold.replace("frac", "")):
+    if parse_number(gold, "as-written") is not None and _bare(_normalise(gold, grouped=True)):
         return "number"
     if _numbers(gold, "as-written") and re.search(r"(?<!\\)\b[a-zA-Z]{3,}\b", gold):
         return "number"  # a gold note such as "0.12, lab: 0.28": its first number is the answer
@@ -197,24 +242,84 @@ def infer_kind(gold: str) -> str:
     return "expression"
 
 
+def _residue(text: str, matches: list[re.Match]) -> str:
+    """``text`` without its numbers, units and spacing: what could change a number's value."""
+    for m in reversed(matches):
+        text = text[:m.start()] + " " + text[m.end():]
+    return _UNIT_RE.sub("", text)
+
+
+def _bare(text: str) -> bool:
+    """Whether ``text`` is one number and nothing that changes it (units and spacing aside)."""
+    matches = _matches(text)
+    return len(matches) == 1 and not _SYMBOL_RE.search(_residue(text, matches))
+
+
+def _exact_value(text: str) -> Fraction | None:
+    """The value of a LaTeX constant (``3\\pi``, ``5!``) to 40 digits; ``None`` if not one real number."""
+    parsed, whole = _expression(text)
+    parsed = [p for p in parsed if not isinstance(p, str)]
+    if not whole or not parsed or not getattr(parsed[0], "is_number", False) or parsed[0].free_symbols:
+        return None
+    value = parsed[0].evalf(40)
+    if not value.is_real:
+        return None
+    return Fraction(str(value))
+
+
+def _clean(candidate: str) -> str:
+    text = _WRAPPERS_RE.sub(lambda m: f" {m.group(1)} ", candidate)
+    text = _GROUP_SPACING_RE.sub(lambda m: "," if "," in m.group(0) else "", text)
+    text = _INERT_RE.sub(" ", _MARKDOWN_RE.sub("", text))
+    return text.rsplit("=", 1)[-1] if "=" in text else text
+
+
+def _candidate_values(candidate: str, method: str, percent: str) -> tuple[list[Fraction] | None, str]:
+    """The admissible values a stated answer gives, and how it reads (``None``: unparseable)."""
+    text = _clean(candidate)
+    if method == "phrase":
+        text = _PHRASE_END_RE.split(text, 1)[0]
+    text = _normalise(text, grouped=True)
+    matches = _matches(text)
+    if not matches:
+        return None, candidate
+    chosen = matches[0] if method == "phrase" else matches[-1]
+    if _SYMBOL_RE.search(_residue(text, matches)):
+        exact = _exact_value(text.strip())
+        return ([exact] if exact is not None else []), candidate.strip()
+    values = _admissible(chosen, _value(chosen), percent)
+    return values, str(values[-1] if len(values) == 1 else values[0])
+
+
+def _attached(text: str, m: re.Match) -> bool:
+    """Whether a symbol is attached to the number ``m`` (``3\\pi``, ``\\pm 3``, ``5!``, ``2^{10}``)."""
+    before, after = text[max(0, m.start() - 6):m.start()], text[m.end():m.end() + 6]
+    return bool(re.search(r"(?:\\pm|\\mp|±|∓|\\sqrt\s*\{?|√|\^\s*\{?)\s*$", before)
+                or re.match(r"\s*(?:\\pi|π|!|\\sqrt|√|\^|\\cdot\s*\\?[a-zA-Z]|i\b)", after))
+
+
 def _grade_number(text: str, gold: str, percent: str) -> Verdict:
-    numbers = _numbers(gold, "as-written")
+    numbers = _numbers(gold, "as-written", grouped=True)
     if not numbers:
         raise ValueError(f"gold answer {gold!r} is not a number")
-    gold_values = numbers[0]
+    gold_value = numbers[0][0]
     candidate, method = extract_final(text)
     if candidate is None:
-        numbers = _numbers(text, percent)
-        if not numbers:
+        normalised = _normalise(text)
+        matches = _matches(normalised)
+        if not matches:
             return Verdict("number", None, None, False, "no answer found")
-        values, method, shown = numbers[-1], "last-number", None
+        last, method = matches[-1], "last-number"
+        if _attached(normalised, last):  # "so we get 3\pi": not the bare number
+            shown = normalised[max(0, last.start() - 4):last.end() + 4].strip()
+            return Verdict("number", shown, method, False, "wrong answer")
+        values = _admissible(last, _value(last), percent)
+        shown = str(values[-1] if len(values) == 1 else values[0])
     else:
-        found = _numbers(candidate, percent)
-        if not found:
+        values, shown = _candidate_values(candidate, method, percent)
+        if values is None:
             return Verdict("number", candidate, method, False, "unparseable answer")
-        values, shown = found[-1], None
-    shown = str(values[-1] if len(values) == 1 else values[0])
-    ok = any(_close(v, gold_values[0]) for v in values)
+    ok = any(_close(v, gold_value) for v in values)
     return Verdict("number", shown, method, ok, "correct" if ok else "wrong answer")
 
 
@@ -262,16 +367,52 @@ def _grade_yesno(text: str, gold: str) -> Verdict:
     return Verdict("yesno", "yes" if says_yes else "no", method, ok, "correct" if ok else "wrong answer")
 
 
+def _expression(text: str) -> tuple[list, bool]:
+    """math-verify's reading of ``text`` and whether it covered all of it."""
+    from math_verify import parse
+
+    text = re.sub(r"\\sqrt\s*\(([^()]*)\)", r"\\sqrt{\1}", text)  # \sqrt(2): Math-Verify #41
+    parsed = parse(f"${text}$")
+    read = next((p for p in parsed if isinstance(p, str)), "")
+    squash = lambda s: re.sub(r"\s+", "", s)  # noqa: E731
+    whole = not squash(text).startswith(squash(read)) or squash(read) == squash(text)
+    return parsed, whole
+
+
+def _exactly_equal(a, b) -> bool:
+    """Two exact sympy constants agree to 40 significant digits (relative)."""
+    import sympy
+
+    if a.is_Rational and b.is_Rational:
+        return bool(a == b)
+    x, y = sympy.N(a, 50), sympy.N(b, 50)
+    return bool(x == y or abs(x - y) <= sympy.Float(10, 50) ** -40 * max(abs(x), abs(y)))
+
+
+def _constant(expr) -> bool:
+    import sympy
+
+    return (isinstance(expr, sympy.Expr) and expr.is_number and not expr.free_symbols
+            and not expr.has(sympy.Float))
+
+
 def _grade_expression(text: str, gold: str) -> Verdict:
-    from math_verify import parse, verify
+    from math_verify import verify
 
     candidate, method = extract_final(text)
     if candidate is None:
         return Verdict("expression", None, None, False, "no answer found")
-    target = parse(f"${candidate}$")
+    target, target_whole = _expression(candidate)
     if not target:
         return Verdict("expression", candidate, method, False, "unparseable answer")
-    ok = bool(verify(parse(f"${gold}$"), target))
+    wanted, gold_whole = _expression(gold)
+    if not (target_whole and gold_whole):
+        # math-verify read a prefix only (1 - \frac{1}{\mathrm{e}} as 1): compare as written
+        ok = re.sub(r"\s+", "", candidate) == re.sub(r"\s+", "", gold)
+    else:
+        ok = bool(verify(wanted, target))
+        if ok and wanted and _constant(wanted[0]) and _constant(target[0]):
+            ok = _exactly_equal(wanted[0], target[0])  # math-verify compares tiny constants loosely
     return Verdict("expression", candidate, method, ok, "correct" if ok else "wrong answer")
 
 

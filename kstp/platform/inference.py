@@ -4,7 +4,12 @@ A prompt is a chat (a list of ``{"role", "content"}`` messages). A backend retur
 every prompt, ``sampling.n`` :class:`Completion` objects, one per sample index. Sample
 ``i`` of a prompt is drawn with seed ``sampling.seed + i`` on every backend, so each
 sample is reproducible on its own and a resumed run can ask for exactly the samples it
-lacks (the cache key of a completion is model, prompt, sampling, seed and sample index).
+lacks. The cache key of a completion is everything that changes its output: the model,
+the backend and its endpoint (base URL) and model options (:func:`endpoint_of`), the
+prompt template version, the prompt, sampling, seed and sample index.
+
+A backend interrupted (Ctrl-C, SIGTERM) raises :class:`Interrupted` carrying the
+completions that had arrived, so the caller stores them before it exits.
 
 Backends are registered by name (:func:`get_backend`); their modules import their
 heavy dependencies only when used.
@@ -21,14 +26,26 @@ from typing import Protocol
 
 from kstp.platform.errors import ConfigError
 
-__all__ = ["Message", "Sampling", "Completion", "Backend", "register_backend", "get_backend", "backend_names",
-           "prompt_hash", "cache_key", "TRANSPORT_ERROR"]
+__all__ = ["Message", "Sampling", "Completion", "Backend", "Interrupted", "register_backend", "get_backend",
+           "backend_names", "endpoint_of", "prompt_hash", "cache_key", "TRANSPORT_ERROR"]
 
 Message = dict[str, str]
 
-#: ``Completion.error`` prefix for a failure with no model output (connection, timeout,
-#: 5xx after retries): such a completion is retried by a resumed run.
+#: ``Completion.error`` prefix for a failure with no model output (connection reset,
+#: timeout, HTTP 408/409/425/429/5xx after retries): never stored as the model's answer;
+#: a resumed run asks for it again.
 TRANSPORT_ERROR = "transport"
+
+
+class Interrupted(KeyboardInterrupt):
+    """Ctrl-C (or SIGTERM) during ``generate``; ``partial`` holds the completions that arrived.
+
+    ``partial[k]`` lists prompt ``k``'s finished completions (possibly none).
+    """
+
+    def __init__(self, partial: list[list[Completion]]):
+        super().__init__("interrupted")
+        self.partial = partial
 
 
 @dataclass(frozen=True)
@@ -95,10 +112,15 @@ class Completion:
 
 
 class Backend(Protocol):
-    """What every inference backend provides."""
+    """What every inference backend provides.
+
+    ``endpoint`` holds what besides the model name decides the output: the base URL,
+    the model options (``--model-args``); never a port chosen at random or a secret.
+    """
 
     name: str
     model: str
+    endpoint: dict
 
     def generate(self, prompts: Sequence[list[Message]], sampling: Sampling,
                  samples: Sequence[Sequence[int]] | None = None,
@@ -150,6 +172,17 @@ def get_backend(name: str, model: str, **options) -> Backend:
     return _BACKENDS[name](model=model, **options)
 
 
+def endpoint_of(backend: Backend) -> dict:
+    """The backend's name and its :attr:`Backend.endpoint`, as they enter run and cache identity.
+
+    >>> class Server:
+    ...     name, model, endpoint = "openai", "m", {"baseUrl": "http://a:8000/v1"}
+    >>> endpoint_of(Server())
+    {'backend': 'openai', 'baseUrl': 'http://a:8000/v1'}
+    """
+    return {"backend": backend.name, **getattr(backend, "endpoint", {})}
+
+
 def prompt_hash(messages: list[Message]) -> str:
     """SHA-256 of a chat, stable across runs (canonical JSON).
 
@@ -159,11 +192,14 @@ def prompt_hash(messages: list[Message]) -> str:
     return hashlib.sha256(json.dumps(messages, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
 
 
-def cache_key(model: str, messages_hash: str, sampling: Sampling, sample_index: int) -> str:
-    """The identity of one completion: model, prompt, sampling (seed included), sample index.
+def cache_key(model: str, messages_hash: str, sampling: Sampling, sample_index: int,
+              endpoint: dict | None = None, template: str | None = None) -> str:
+    """The identity of one completion: model, endpoint, template, prompt, sampling (seed included), sample index.
 
-    K samples of one prompt are K keys; the same request in another run is the same key.
+    K samples of one prompt are K keys; the same request in another run is the same key;
+    the same model name on another server (``endpoint``, see :func:`endpoint_of`) or
+    under another prompt template version (``template``) is another key.
     """
     spec = {"model": model, "prompt": messages_hash, "sampling": {**sampling.as_dict(), "n": None},
-            "sample": sample_index}
+            "sample": sample_index, "endpoint": endpoint or {}, "template": template}
     return hashlib.sha256(json.dumps(spec, sort_keys=True).encode()).hexdigest()

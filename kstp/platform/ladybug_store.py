@@ -3,11 +3,15 @@
 New rows go in through ``COPY FROM`` an Arrow table, changed rows through
 ``UNWIND $rows ... SET``. Measured at XES3G5M scale (5.4 M answers), the whole write
 path is 12-17x faster per edge than batched UNWIND/CREATE or MERGE (``make bench``).
-Assumes a single writer process: Ladybug locks its folder.
+Assumes a single writer process: Ladybug locks the graph file. A store opened
+``read_only`` writes nothing (it works on a read-only disk and next to the writer); a
+second writer is told which process holds the lock and what to do. An engine error
+in a query becomes a one-line :class:`~kstp.platform.errors.QueryError` naming it.
 """
 
 from __future__ import annotations
 
+import re
 import shutil
 from pathlib import Path
 
@@ -16,7 +20,7 @@ import pandas as pd
 import pyarrow as pa
 
 from kstp.platform import schema
-from kstp.platform.errors import ConfigError, UnknownIdError
+from kstp.platform.errors import ConfigError, DataNotFoundError, QueryError, UnknownIdError
 from kstp.platform.store import GraphStore, records
 
 __all__ = ["LadybugStore", "MAX_PATH_LENGTH"]
@@ -42,27 +46,52 @@ def _sets(var: str, columns: list[str], properties) -> str:
                      for c in columns)
 
 
+def _locked(path: Path, exc: RuntimeError) -> ConfigError | None:
+    """The message for a graph whose write lock another process holds (``None``: another error)."""
+    if "lock" not in str(exc).lower():
+        return None
+    pid = re.search(r"held by PID (\d+)", str(exc))
+    holder = f"process {pid.group(1)}" if pid else "another process"
+    return ConfigError(f"the graph at {path.resolve()} is open for writing in {holder}; wait for it to finish "
+                       "(read-only commands such as kstp db stats, query, report and kst work meanwhile), or use "
+                       "Neo4j for concurrent writers (KSTP_GRAPH=neo4j://...)")
+
+
 class LadybugStore(GraphStore):
-    """A LadybugDB graph in the folder ``path`` (created when missing)."""
+    """A LadybugDB graph in the file ``path`` (created when missing, unless ``read_only``).
+
+    Raises
+    ------
+    ConfigError
+        When ``path`` is a folder, cannot be created, or another process writes the graph.
+    DataNotFoundError
+        When ``read_only`` and there is no graph at ``path``.
+    """
 
     engine = "ladybug"
 
-    def __init__(self, path: str | Path):
+    def __init__(self, path: str | Path, read_only: bool = False):
         self.path = Path(path)
+        self.read_only = read_only
         self._open()
 
     def _open(self) -> None:
         if self.path.is_dir():
             raise ConfigError(f"ladybug:{self.path} is a folder; a Ladybug graph is a file path, "
                               f"e.g. ladybug:{self.path / 'graph'}")
+        if self.read_only and not self.path.exists():
+            raise DataNotFoundError(f"no graph at {self.path.resolve()}: nothing was ingested there yet; ingest "
+                                    "into it first, or point KSTP_GRAPH (or --graph) at the graph you mean")
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+            if not self.read_only:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise ConfigError(f"cannot create the folder of the Ladybug graph {self.path}: {exc.strerror}") from None
         try:
-            self._db = ladybug.Database(str(self.path))
+            self._db = ladybug.Database(str(self.path), read_only=self.read_only)
         except RuntimeError as exc:
-            raise ConfigError(f"cannot open the Ladybug graph at {self.path}: {exc}") from None
+            raise _locked(self.path, exc) or ConfigError(
+                f"cannot open the Ladybug graph at {self.path}: {' '.join(str(exc).split())}") from None
         self._conn = ladybug.Connection(self._db)
         self._conn.execute(f"CALL var_length_extend_max_depth={MAX_PATH_LENGTH}")
 
@@ -78,6 +107,8 @@ class LadybugStore(GraphStore):
         self.ensure_schema()
 
     def ensure_schema(self) -> None:
+        if self.read_only:
+            return  # a read-only graph is read as it is
         for statement in self._ddl_statements():
             self._conn.execute(statement)
         self._add_missing_columns()
@@ -103,7 +134,11 @@ class LadybugStore(GraphStore):
         self._db.close()
 
     def _execute(self, text: str, params: dict, name: str = "") -> pd.DataFrame:
-        result = self._conn.execute(text, params)
+        try:
+            result = self._conn.execute(text, params)
+        except RuntimeError as exc:
+            first = " ".join(str(exc).split())[:300]
+            raise QueryError(f"query {name or 'statement'} failed on Ladybug ({self.path}): {first}") from None
         if not result.get_column_names():  # a pure write returns no columns
             return pd.DataFrame()
         return result.get_as_arrow().to_pandas()

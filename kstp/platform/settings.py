@@ -1,7 +1,8 @@
 """Where the graph and the data live, read from the environment.
 
-``KSTP_GRAPH`` selects the graph store: ``ladybug:PATH`` (the default,
-``ladybug:.kstp/graph``) or a Neo4j URI (``neo4j://``, ``neo4j+s://``, ``bolt://``,
+``KSTP_GRAPH`` (or ``--graph``) selects the graph store: ``ladybug:PATH`` (the default,
+``ladybug:.kstp/graph``, relative to the current folder, so each project folder has its
+own graph) or a Neo4j URI (``neo4j://``, ``neo4j+s://``, ``bolt://``,
 ``bolt+s://``...) with credentials in ``NEO4J_USER`` / ``NEO4J_PASSWORD``.
 ``KSTP_DATA`` points at the shared data folder (default ``../shared/data``).
 """
@@ -34,8 +35,14 @@ class GraphTarget:
     password: str | None = field(default=None, repr=False)
 
     def describe(self) -> str:
-        """A printable description without credentials."""
-        return f"{self.engine} at {self.location}"
+        """A printable description without credentials; a Ladybug path made absolute.
+
+        >>> GraphTarget("ladybug", "/data/g").describe()
+        'ladybug:/data/g'
+        """
+        if self.engine == "ladybug":
+            return f"ladybug:{Path(self.location).resolve()}"
+        return self.location
 
 
 def graph_target(value: str | None = None) -> GraphTarget:

@@ -264,20 +264,26 @@ def records(rows: pd.DataFrame) -> list[dict[str, Any]]:
     return rows.astype(object).where(rows.notna(), None).to_dict("records")
 
 
-def open_store(target: GraphTarget | str | None = None) -> GraphStore:
+def open_store(target: GraphTarget | str | None = None, read_only: bool = False) -> GraphStore:
     """Open the graph named by ``target`` (default ``$KSTP_GRAPH``) and ensure its schema.
+
+    ``read_only`` opens an embedded graph without writing anything (its schema is taken
+    as it is); a Neo4j graph is opened as usual.
 
     Raises
     ------
     ConfigError
-        When the location cannot be parsed or the Neo4j credentials are missing.
+        When the location cannot be parsed or the Neo4j credentials are missing, or
+        another process writes the embedded graph.
+    DataNotFoundError
+        When ``read_only`` and there is no embedded graph at the location.
     """
     if not isinstance(target, GraphTarget):
         target = graph_target(target)
     if target.engine == "ladybug":
         from kstp.platform.ladybug_store import LadybugStore
 
-        store: GraphStore = LadybugStore(target.location)
+        store: GraphStore = LadybugStore(target.location, read_only=read_only)
     else:
         from kstp.platform.neo4j_store import Neo4jStore
 

@@ -61,10 +61,12 @@ def test_evaluate_stores_grades_resumes_and_feeds_psr(probability):
 
 
 def test_killed_server_loses_nothing_and_resume_completes(probability):
-    """The server dies after the first completion: the rest are recorded as transport
-    failures; a resumed run asks for exactly those again and duplicates nothing."""
+    """The server dies after the first completion: the rest are transport failures, not
+    the model's answers, so nothing is stored for them; the server back on the same
+    address, a resumed run asks for exactly those and duplicates nothing."""
     first = LocalServer("smollm2")
     backend = OpenAIBackend("smollm2", base_url=first.base_url, concurrency=1, retries=1, max_wait=0.1)
+    port = first.port
 
     def stop_server(done, total):
         if done == 1:
@@ -72,15 +74,13 @@ def test_killed_server_loses_nothing_and_resume_completes(probability):
 
     broken = answers.evaluate(probability, backend, "probability_pks", SAMPLING, limit=2, progress=stop_server,
                               chunk=1)
-    failed = broken.responses["error"].notna()
-    assert broken.requested == 4 and len(broken.responses) == 4
-    assert failed.sum() >= 2 and broken.responses[failed]["error"].str.startswith("transport").all()
-    assert not broken.responses[failed]["correct"].any()
-    survivors = set(broken.responses.loc[~failed, "responseId"])
-    with LocalServer("smollm2") as second:
+    assert broken.requested == 4 and 1 <= len(broken.responses) <= 2
+    assert broken.responses["error"].isna().all()
+    survivors = set(broken.responses["responseId"])
+    with LocalServer("smollm2", port=port) as second:
         backend = OpenAIBackend("smollm2", base_url=second.base_url, concurrency=1)
         resumed = answers.evaluate(probability, backend, "probability_pks", SAMPLING, limit=2)
-    assert resumed.run_id == broken.run_id and resumed.generated == int(failed.sum())
+    assert resumed.run_id == broken.run_id and resumed.generated == 4 - len(survivors)
     assert len(resumed.responses) == 4 and resumed.responses["error"].isna().all()
     kept = resumed.responses.set_index("responseId").loc[sorted(survivors), "text"]
     assert kept.to_dict() == broken.responses.set_index("responseId").loc[sorted(survivors), "text"].to_dict()

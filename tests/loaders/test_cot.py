@@ -137,3 +137,18 @@ def test_file_errors_are_refused_with_their_location(tmp_path):
     nameless.write_text(json.dumps([{"steps": []}]))
     with pytest.raises(InputError, match="missing 'problem_id'"):
         cot.read_cot_files([nameless], "d")
+
+
+@pytest.mark.parametrize("content, message", [
+    ("[]", "an empty list; expected problem objects"),
+    ('[{"problem_id": 1, "problem_text": "p"}, {"problem_id": 2, "steps": []}]',
+     r"problem 1 \(1 of 2\) without 'steps'"),
+    ('"hello"', "expected a problem object or a list of them.*; found str"),
+    ("[1, 2]", "found a list holding int"),
+])
+def test_ingest_cot_refuses_files_without_problems(store, tmp_path, content, message):
+    path = tmp_path / "c.json"
+    path.write_text(content)
+    with pytest.raises(InputError, match=message):
+        cot.write_cot_set(store, cot.read_cot_files([path], "d"))
+    assert store.frame("node_counts", {})["count"].sum() == 0

