@@ -67,11 +67,25 @@ def equally_informative(pairs, item: str) -> set[str]:
 
 
 def inner_fringe(pairs, state: set[str]) -> set[str]:
+    """Items q of the state with state - {q} still a state (Doignon & Falmagne, Def. 4.1.6)."""
+    pairs = set(pairs)
+    return {item for item in state if not violations(pairs, state - {item})}
+
+
+def outer_fringe(pairs, state: set[str], domain: set[str]) -> set[str]:
+    """Items q outside the state with state + {q} a state (Doignon & Falmagne, Def. 4.1.6)."""
+    pairs = set(pairs)
+    return {item for item in domain - state if not violations(pairs, state | {item})}
+
+
+def inner_fringe_notions(pairs, state: set[str]) -> set[str]:
+    """Items q of the state with state minus q's class of equally informative items a state."""
     pairs = set(pairs)
     return {item for item in state if not violations(pairs, state - equally_informative(pairs, item))}
 
 
-def outer_fringe(pairs, state: set[str], domain: set[str]) -> set[str]:
+def outer_fringe_notions(pairs, state: set[str], domain: set[str]) -> set[str]:
+    """Items q outside the state with state plus q's class of equally informative items a state."""
     pairs = set(pairs)
     return {item for item in domain - state if not violations(pairs, state | equally_informative(pairs, item))}
 

@@ -46,7 +46,7 @@ import numpy as np
 
 from kstp.platform.errors import KstpError, NotAKnowledgeStateError, UnknownIdError
 
-__all__ = ["KnowledgeSpace", "TooManyStatesError", "FRINGES"]
+__all__ = ["KnowledgeSpace", "TooManyStatesError", "FRINGES", "check_fringe"]
 
 #: Readings of the inner and outer fringe: ``standard`` (on the items, the default) and
 #: ``notions`` (on the classes of equally informative items: the discriminative reduction).
@@ -62,11 +62,20 @@ class TooManyStatesError(KstpError):
     """The space has more states than the caller allowed to enumerate; sample instead."""
 
 
-def _check_fringe(fringe: str) -> bool:
-    """Whether ``fringe`` is the notions reading; refuses an unknown one."""
+def check_fringe(fringe: str) -> str:
+    """``fringe`` if it is one of :data:`FRINGES`.
+
+    Raises
+    ------
+    KstpError
+        On any other value.
+
+    >>> check_fringe("notions")
+    'notions'
+    """
     if fringe not in FRINGES:
         raise KstpError(f"unknown fringe reading {fringe!r}; use one of {', '.join(FRINGES)}")
-    return fringe == "notions"
+    return fringe
 
 
 @dataclass(frozen=True)
@@ -408,7 +417,7 @@ class KnowledgeSpace:
         return mask
 
     def _eligible(self, fringe: str) -> list[int]:
-        notions = _check_fringe(fringe)
+        notions = check_fringe(fringe) == "notions"
         return [k for k in range(len(self.classes)) if notions or len(self.classes[k]) == 1]
 
     def outer_fringe(self, state, fringe: str = "standard") -> list[str]:

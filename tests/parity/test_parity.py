@@ -114,6 +114,10 @@ def check_all(store, edges, qc, answers, rule):
             ref.inner_fringe(expected, state)
         assert set(run("outer_fringe", dataset=DATASET, questionIds=ids)["questionId"]) == \
             ref.outer_fringe(expected, state, domain)
+        assert set(run("inner_fringe_notions", dataset=DATASET, questionIds=ids)["questionId"]) == \
+            ref.inner_fringe_notions(expected, state)
+        assert set(run("outer_fringe_notions", dataset=DATASET, questionIds=ids)["questionId"]) == \
+            ref.outer_fringe_notions(expected, state, domain)
     assert as_set(run("dataset_learners", dataset=DATASET), "learnerId", "kind") == {
         (learner, "human") for learner, r in answers.items() if r}
     from kstp.platform.kst import store_states

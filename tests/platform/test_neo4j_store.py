@@ -333,6 +333,8 @@ PARITY_CASES = [
     ("outer_fringe", {"dataset": "ds", "questionIds": ["t:q1"]}),
     ("outer_fringe", {"dataset": "ds", "questionIds": []}),
     ("inner_fringe", {"dataset": "ds", "questionIds": K}),
+    ("outer_fringe_notions", {"dataset": "ds", "questionIds": ["t:q1"]}),
+    ("inner_fringe_notions", {"dataset": "ds", "questionIds": K}),
     ("state_violations", {"dataset": "ds", "questionIds": ["t:q2", "t:q3"]}),
     ("learner_accuracy", {"dataset": "ds"}), ("psr_by_learner", {"dataset": "ds"}),
     ("psr_distribution", {"dataset": "ds", "minPrerequisites": 1}), ("dataset_learners", {"dataset": "ds"}),
