@@ -18,7 +18,7 @@ import pandas as pd
 from scipy import sparse
 
 from kstp.platform.errors import KstpError, NotAKnowledgeStateError, UnknownIdError
-from kstp.platform.spaces import KnowledgeSpace, check_fringe
+from kstp.platform.spaces import KnowledgeSpace, TooManyStatesError, check_fringe
 from kstp.platform.store import GraphStore
 
 __all__ = ["RULES", "question_prerequisite_pairs", "derive_question_prerequisites", "DerivationReport",
@@ -287,17 +287,35 @@ def outer_fringe(store: GraphStore, dataset: str, question_ids: list[str], fring
     return _fringe(store, "outer_fringe", dataset, question_ids, fringe)
 
 
-def dataset_space(store: GraphStore, dataset: str) -> KnowledgeSpace:
+def dataset_space(store: GraphStore, dataset: str, limit: int | None = None) -> KnowledgeSpace:
     """The knowledge space of a dataset: its questions under the derived prerequisites.
+
+    Parameters
+    ----------
+    limit : int or None
+        Refuse, before building the space, one with more states than this by a bound
+        read off the edges: the questions without prerequisites are pairwise
+        incomparable, as are those no question needs, so there are at least 2 to the
+        larger of the two numbers.
 
     Raises
     ------
     UnknownIdError
         When the dataset has no questions in the graph.
+    TooManyStatesError
+        When the bound passes ``limit``.
     """
-    questions = dataset_questions(store, dataset)["questionId"].tolist()
+    questions = dataset_questions(store, dataset)["questionId"]
     edges = store.frame("question_prerequisite_edges", {"dataset": dataset})
-    return KnowledgeSpace.build(questions, zip(edges["fromId"], edges["toId"], strict=True))
+    if limit is not None:
+        without_prerequisites = int((~questions.isin(edges["toId"])).sum())
+        needed_by_none = int((~questions.isin(edges["fromId"])).sum())
+        width = max(without_prerequisites, needed_by_none)
+        if 2**width > limit:
+            kind = "questions without prerequisites" if width == without_prerequisites else \
+                "questions no other question needs"
+            raise TooManyStatesError.at_least(width, kind, limit)
+    return KnowledgeSpace.build(questions.tolist(), zip(edges["fromId"].tolist(), edges["toId"].tolist(), strict=True))
 
 
 def state_id_of(dataset: str, question_ids) -> str:

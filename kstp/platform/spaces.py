@@ -40,9 +40,11 @@ from __future__ import annotations
 
 import heapq
 from dataclasses import dataclass
+from itertools import chain
 
-import networkx as nx
 import numpy as np
+from scipy import sparse
+from scipy.sparse import csgraph
 
 from kstp.platform.errors import KstpError, NotAKnowledgeStateError, UnknownIdError
 
@@ -60,6 +62,12 @@ _SAMPLE_CHUNK = 1 << 16  # random draws generated at a time by the sampler (boun
 
 class TooManyStatesError(KstpError):
     """The space has more states than the caller allowed to enumerate; sample instead."""
+
+    @classmethod
+    def at_least(cls, width: int, antichain: str, limit: int) -> TooManyStatesError:
+        """The error for a space with at least 2^width states (from an antichain of ``width`` items)."""
+        return cls(f"the space has at least 2^{width} = {_big(2**width)} states ({width} {antichain}), more than "
+                   f"the limit of {limit:,}; draw a sample instead (kstp kst space --sample N)")
 
 
 def check_fringe(fringe: str) -> str:
@@ -117,39 +125,39 @@ class KnowledgeSpace:
     classes: tuple[tuple[str, ...], ...]  # equally informative items, in a topological order
     below: tuple[int, ...]  # per class, the bit mask of its direct and indirect prerequisite classes
     above: tuple[int, ...]  # per class, the bit mask of the classes it is a direct or indirect prerequisite of
+    cover: tuple[int, ...]  # per class, the classes directly below it (its prerequisites not below another)
+    level: tuple[int, ...]  # per class, the length of the longest chain of classes below it
 
     @classmethod
     def build(cls, items, prerequisites) -> KnowledgeSpace:
         items = tuple(dict.fromkeys(items))
-        index = {item: i for i, item in enumerate(items)}
-        edges = set()
-        for p, q in prerequisites:
-            for end in (p, q):
-                if end not in index:
-                    raise UnknownIdError(f"prerequisite pair ({p!r}, {q!r}) names {end!r}, which is not an item")
-            if p != q:
-                edges.add((index[p], index[q]))
-        members, direct, order = _condense(items, edges)
-        position = {c: k for k, c in enumerate(order)}
-        prerequisites_of = [[position[d] for d in direct[c]] for c in order]
-        below: list[int] = []
-        for needs in prerequisites_of:  # prerequisites come earlier in the order, so their masks are final
-            mask = 0
-            for d in needs:
-                mask |= below[d] | 1 << d
-            below.append(mask)
-        dependants: list[list[int]] = [[] for _ in order]
-        for k, needs in enumerate(prerequisites_of):
-            for d in needs:
-                dependants[d].append(k)
-        above = [0] * len(order)
-        for k in reversed(range(len(order))):  # dependants come later, so their masks are final
-            mask = 0
-            for e in dependants[k]:
-                mask |= above[e] | 1 << e
-            above[k] = mask
+        src, dst = _pair_indices(items, prerequisites)
+        n = len(items)
+        label = np.arange(n)  # each item its own class, unless a cycle says otherwise
+        while True:
+            members: list[list[int]] = [[] for _ in range(int(label.max()) + 1 if n else 0)]
+            for i, c in enumerate(label.tolist()):
+                members[c].append(i)
+            m = len(members)
+            links = _unique(label[src] * m + label[dst])
+            before, after = links // max(m, 1), links % max(m, 1)
+            keep = before != after
+            before, after = before[keep], after[keep]
+            order = _topological_order([min(items[i] for i in group) for group in members], before, after)
+            if len(order) == m:
+                break
+            # A cycle stopped the order: the strongly connected items are the classes of mutual prerequisites.
+            graph = sparse.csr_matrix((np.ones(len(src), np.int8), (src, dst)), shape=(n, n))
+            label = np.asarray(csgraph.connected_components(graph, directed=True, connection="strong")[1], np.int64)
+        position = np.empty(len(order), np.int64)
+        position[order] = np.arange(len(order))
+        below, cover, level = _closure(m, position[before], position[after])
+        above, _, _ = _closure(m, m - 1 - position[after], m - 1 - position[before])
+        above_masks = [0] * m
+        for k, mask in enumerate(above):  # reversed positions: reflect the bits back
+            above_masks[m - 1 - k] = _reflect(mask, m)
         classes = tuple(tuple(sorted(items[i] for i in members[c])) for c in order)
-        return cls(items, classes, tuple(below), tuple(above))
+        return cls(items, classes, tuple(below), tuple(above_masks), tuple(cover), tuple(level))
 
     # ---- sets <-> masks ------------------------------------------------------------------
     def _class_of(self) -> dict[str, int]:
@@ -204,9 +212,7 @@ class KnowledgeSpace:
         ``count``, None where not counted) to have more than ``limit`` states."""
         low, width = self.lower_bound()
         if low > limit:
-            raise TooManyStatesError(
-                f"the space has at least 2^{width} = {_big(low)} states ({width} items no one of which needs "
-                f"another), more than the limit of {limit:,}; draw a sample instead (kstp kst space --sample N)")
+            raise TooManyStatesError.at_least(width, "items no one of which needs another", limit)
         if count is not None and count > limit:  # not counted: the enumeration itself stops at the limit
             raise TooManyStatesError(f"the space has {_big(count)} states, more than the limit of {limit:,}; "
                                      "draw a sample instead (kstp kst space --sample N) or raise the limit")
@@ -221,19 +227,8 @@ class KnowledgeSpace:
         >>> KnowledgeSpace.build(["a", "b", "c"], [("a", "c")]).lower_bound()
         (4, 2)
         """
-        depth: list[int] = []
-        for k in range(len(self.classes)):
-            cover = self._cover(k)
-            depth.append(1 + max((depth[j] for j in _bits(cover)), default=-1))
-        width = max(np.bincount(depth), default=0) if depth else 0
-        return 2 ** int(width), int(width)
-
-    def _cover(self, k: int) -> int:
-        """The classes directly below class k (its prerequisites not below another of them)."""
-        implied = 0
-        for j in _bits(self.below[k]):
-            implied |= self.below[j]
-        return self.below[k] & ~implied
+        width = int(np.bincount(self.level).max()) if self.level else 0
+        return 2**width, width
 
     def count(self, limit: int | None = 10**8) -> int:
         """Number of knowledge states (the empty set and Q included).
@@ -269,7 +264,7 @@ class KnowledgeSpace:
     def _count_frontier(self) -> int | None:
         """The exact count by the frontier programme, or None past :data:`_COUNT_WORK`."""
         m = len(self.classes)
-        covers = [self._cover(k) for k in range(m)]
+        covers = self.cover
         last_use = [-1] * m
         for k, cover in enumerate(covers):
             for j in _bits(cover):
@@ -502,41 +497,82 @@ def _big(number: int) -> str:
         f"about 10^{len(str(number)) - 1}"
 
 
-def _condense(items: tuple[str, ...], edges: set[tuple[int, int]]):
-    """Classes of mutual prerequisites (lists of item indices), each class's direct
-    prerequisite classes, and a topological order of the classes."""
-    members = [[i] for i in range(len(items))]
-    while True:
-        class_of = {i: c for c, group in enumerate(members) for i in group}
-        direct: list[set[int]] = [set() for _ in members]
-        for p, q in edges:
-            if class_of[p] != class_of[q]:
-                direct[class_of[q]].add(class_of[p])
-        order = _topological_order([min(items[i] for i in group) for group in members], direct)
-        if len(order) == len(members):
-            return members, direct, order
-        # A cycle stopped the order: merge the strongly connected items and order again.
-        graph = nx.DiGraph(list(edges))
-        graph.add_nodes_from(range(len(items)))
-        members = [sorted(group) for group in nx.strongly_connected_components(graph)]
+def _pair_indices(items: tuple[str, ...], prerequisites) -> tuple[np.ndarray, np.ndarray]:
+    """Item indices of the prerequisite pairs (p, q), self pairs dropped; unknown items raise."""
+    pairs = prerequisites if isinstance(prerequisites, list) else list(prerequisites)
+    index = {item: i for i, item in enumerate(items)}
+    try:
+        ends = np.fromiter(map(index.__getitem__, chain.from_iterable(pairs)), np.int64, 2 * len(pairs))
+    except (KeyError, ValueError):  # an unknown item, or a pair that is not two items: find the first
+        for pair in pairs:
+            p, q = pair
+            for end in (p, q):
+                if end not in index:
+                    raise UnknownIdError(f"prerequisite pair ({p!r}, {q!r}) names {end!r}, which is not an item") \
+                        from None
+        raise
+    ends = ends.reshape(-1, 2)
+    ends = ends[ends[:, 0] != ends[:, 1]]
+    return ends[:, 0].astype(np.int64), ends[:, 1].astype(np.int64)
 
 
-def _topological_order(names: list[str], direct: list[set[int]]) -> list[int]:
-    """Classes in a topological order of ``direct`` (class -> its prerequisite classes),
-    the smallest name first among those ready, so the order does not depend on input order."""
-    waiting = [len(d) for d in direct]
-    dependants: list[list[int]] = [[] for _ in direct]
-    for c, prerequisites in enumerate(direct):
-        for d in prerequisites:
-            dependants[d].append(c)
-    ready = [(names[c], c) for c, w in enumerate(waiting) if w == 0]
+def _unique(values: np.ndarray) -> np.ndarray:
+    """The distinct values, sorted (a sort and a comparison: faster than np.unique's hash here)."""
+    values = np.sort(values)
+    return values[np.concatenate(([True], values[1:] != values[:-1]))] if len(values) else values
+
+
+def _topological_order(names: list[str], before: np.ndarray, after: np.ndarray) -> list[int]:
+    """Classes in a topological order of the pairs (before[i] -> after[i]), the smallest name
+    first among those ready, so the order does not depend on input order."""
+    m = len(names)
+    sort = np.argsort(before, kind="stable")
+    dependants, start = after[sort], np.searchsorted(before[sort], np.arange(m + 1))
+    waiting = np.bincount(after, minlength=m)
+    ready = [(names[c], c) for c in np.flatnonzero(waiting == 0).tolist()]
     heapq.heapify(ready)
     order = []
     while ready:
         _, c = heapq.heappop(ready)
         order.append(c)
-        for e in dependants[c]:
-            waiting[e] -= 1
-            if not waiting[e]:
+        following = dependants[start[c]:start[c + 1]]
+        if len(following):
+            waiting[following] -= 1
+            for e in following[waiting[following] == 0].tolist():
                 heapq.heappush(ready, (names[e], e))
     return order
+
+
+def _closure(m: int, before: np.ndarray, after: np.ndarray) -> tuple[list[int], list[int], list[int]]:
+    """For classes 0..m-1 in a topological order of the pairs (before < after): per class the
+    mask of all classes below it, of those directly below it, and its level; on packed
+    64-bit rows, one vectorised step per class."""
+    words = (m + 63) // 64
+    rows = np.zeros((m, max(words, 1)), np.uint64)
+    sort = np.argsort(after, kind="stable")
+    prerequisites, start = before[sort], np.searchsorted(after[sort], np.arange(m + 1))
+    level = np.zeros(m, np.int64)
+    one = np.uint64(1)
+    below, cover = [], []
+    for k in range(m):
+        direct = prerequisites[start[k]:start[k + 1]]
+        if len(direct):
+            implied = np.bitwise_or.reduce(rows[direct], axis=0)
+            own = np.zeros_like(implied)
+            np.bitwise_or.at(own, direct >> 6, one << (direct & 63).astype(np.uint64))
+            rows[k] = implied | own
+            cover.append(_as_int(own & ~implied))
+            level[k] = level[direct].max() + 1
+        else:
+            cover.append(0)
+        below.append(_as_int(rows[k]))
+    return below, cover, level.tolist()
+
+
+def _as_int(row: np.ndarray) -> int:
+    return int.from_bytes(row.astype("<u8").tobytes(), "little")
+
+
+def _reflect(mask: int, m: int) -> int:
+    """The mask with bit k moved to bit m - 1 - k."""
+    return int(format(mask, f"0{m}b")[::-1], 2) if m else 0
