@@ -55,8 +55,10 @@ __all__ = ["KnowledgeSpace", "TooManyStatesError", "FRINGES", "check_fringe"]
 FRINGES = ("standard", "notions")
 
 _NUMPY_FROM = 2048  # states from which enumeration switches to numpy masks
+_NUMPY_PAIRS = 20_000  # prerequisite pairs from which the closure runs on numpy rows
 _SLICE = 8  # classes per lookup table when turning masks into item sets (2^8 entries each)
 _COUNT_WORK = 300_000  # frontier patterns the exact count may visit in all (~0.2 s) before it enumerates
+_FRINGE_CHUNK = 1 << 16  # states per block when computing all fringes (cache-sized)
 _SAMPLE_CHUNK = 1 << 16  # random draws generated at a time by the sampler (bounded memory)
 
 
@@ -292,6 +294,10 @@ class KnowledgeSpace:
 
     def _sorted_masks(self, limit: int | None) -> np.ndarray | list[int]:
         masks = self._masks(limit)
+        if isinstance(masks, np.ndarray) and len(self.classes) <= 58:  # one sort of (size << 58 | mask)
+            keys = np.bitwise_count(masks).astype(np.uint64) << np.uint64(58) | masks
+            keys.sort()
+            return keys & np.uint64((1 << 58) - 1)
         if isinstance(masks, np.ndarray):
             return masks[np.lexsort((masks, np.bitwise_count(masks)))]
         return sorted(masks, key=lambda m: (m.bit_count(), m))
@@ -353,7 +359,7 @@ class KnowledgeSpace:
 
         Returns
         -------
-        states, inner, outer : numpy.ndarray of uint64, or lists of int (above 64 classes)
+        states, inner, outer : numpy.ndarray of uint64 (lists of int above 64 classes)
             Aligned, in the order of :meth:`states`; turn any of them into item sets with
             :meth:`item_sets`. For a quasi-ordinal space, class k is in the outer fringe
             of K iff k is not in K and every class below k is, and in the inner fringe
@@ -378,15 +384,24 @@ class KnowledgeSpace:
         """
         eligible = self._eligible(fringe)
         states = self._sorted_masks(limit)
+        if isinstance(states, list) and len(self.classes) <= 64:
+            states = np.array(states, dtype=np.uint64)  # vectorised even for a few states
         if isinstance(states, np.ndarray):
-            inner, outer = np.zeros_like(states), np.zeros_like(states)
-            for k in eligible:
-                bit, need, up = np.uint64(1 << k), np.uint64(self.below[k]), np.uint64(self.above[k])
-                absent = (states & bit) == 0
-                outer |= (absent & ((states & need) == need)).astype(np.uint64) << np.uint64(k)
-                inner |= (~absent & ((states & up) == 0)).astype(np.uint64) << np.uint64(k)
-            return states, inner, outer
+            return (states, *self._fringe_masks(states, eligible))
         return states, [self._inner(s, eligible) for s in states], [self._outer(s, eligible) for s in states]
+
+    def _fringe_masks(self, states: np.ndarray, eligible: list[int]) -> tuple[np.ndarray, np.ndarray]:
+        """Inner and outer fringe masks of numpy states (at most 64 classes), in cache-sized chunks
+        of states: per class one AND and one comparison give its bit in every state of the chunk."""
+        inner, outer = np.zeros_like(states), np.zeros_like(states)
+        # outer: k out and all below in; inner: k in and none above in
+        tests = [(outer, np.uint64(self.below[k] | 1 << k), np.uint64(self.below[k]), np.uint64(k)) for k in eligible]
+        tests += [(inner, np.uint64(self.above[k] | 1 << k), np.uint64(1 << k), np.uint64(k)) for k in eligible]
+        for start in range(0, len(states), _FRINGE_CHUNK):
+            chunk, end = states[start:start + _FRINGE_CHUNK], start + _FRINGE_CHUNK
+            for target, look, want, k in tests:
+                target[start:end] |= np.equal(chunk & look, want).astype(np.uint64) << k
+        return inner, outer
 
     def _outer(self, mask: int, eligible) -> int:
         return sum(1 << k for k in eligible if not mask >> k & 1 and mask & self.below[k] == self.below[k])
@@ -525,32 +540,33 @@ def _unique(values: np.ndarray) -> np.ndarray:
 def _topological_order(names: list[str], before: np.ndarray, after: np.ndarray) -> list[int]:
     """Classes in a topological order of the pairs (before[i] -> after[i]), the smallest name
     first among those ready, so the order does not depend on input order."""
-    m = len(names)
-    sort = np.argsort(before, kind="stable")
-    dependants, start = after[sort], np.searchsorted(before[sort], np.arange(m + 1))
-    waiting = np.bincount(after, minlength=m)
-    ready = [(names[c], c) for c in np.flatnonzero(waiting == 0).tolist()]
+    waiting = np.bincount(after, minlength=len(names)).tolist()
+    dependants: list[list[int]] = [[] for _ in names]
+    for b, a in zip(before.tolist(), after.tolist(), strict=True):
+        dependants[b].append(a)
+    ready = [(names[c], c) for c, w in enumerate(waiting) if w == 0]
     heapq.heapify(ready)
     order = []
     while ready:
         _, c = heapq.heappop(ready)
         order.append(c)
-        following = dependants[start[c]:start[c + 1]]
-        if len(following):
-            waiting[following] -= 1
-            for e in following[waiting[following] == 0].tolist():
+        for e in dependants[c]:
+            waiting[e] -= 1
+            if not waiting[e]:
                 heapq.heappush(ready, (names[e], e))
     return order
 
 
 def _closure(m: int, before: np.ndarray, after: np.ndarray) -> tuple[list[int], list[int], list[int]]:
     """For classes 0..m-1 in a topological order of the pairs (before < after): per class the
-    mask of all classes below it, of those directly below it, and its level; on packed
-    64-bit rows, one vectorised step per class."""
-    words = (m + 63) // 64
-    rows = np.zeros((m, max(words, 1)), np.uint64)
+    mask of all classes below it, of those directly below it, and its level. Python integers
+    while the relation is small; packed 64-bit numpy rows, one vectorised step per class, once
+    it is large (Eq. 1 on a real map: a million pairs)."""
     sort = np.argsort(after, kind="stable")
     prerequisites, start = before[sort], np.searchsorted(after[sort], np.arange(m + 1))
+    if len(before) <= _NUMPY_PAIRS:
+        return _closure_small(m, prerequisites.tolist(), start.tolist())
+    rows = np.zeros((m, (m + 63) // 64), np.uint64)
     level = np.zeros(m, np.int64)
     one = np.uint64(1)
     below, cover = [], []
@@ -567,6 +583,20 @@ def _closure(m: int, before: np.ndarray, after: np.ndarray) -> tuple[list[int], 
             cover.append(0)
         below.append(_as_int(rows[k]))
     return below, cover, level.tolist()
+
+
+def _closure_small(m: int, prerequisites: list[int], start: list[int]) -> tuple[list[int], list[int], list[int]]:
+    below, cover, level = [], [], []
+    for k in range(m):
+        implied = own = depth = 0
+        for d in prerequisites[start[k]:start[k + 1]]:
+            implied |= below[d]
+            own |= 1 << d
+            depth = max(depth, level[d] + 1)
+        below.append(implied | own)
+        cover.append(own & ~implied)
+        level.append(depth)
+    return below, cover, level
 
 
 def _as_int(row: np.ndarray) -> int:
