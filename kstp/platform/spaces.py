@@ -214,7 +214,7 @@ class KnowledgeSpace:
         ``count``, None where not counted) to have more than ``limit`` states."""
         low, width = self.lower_bound()
         if low > limit:
-            raise TooManyStatesError.at_least(width, "items no one of which needs another", limit)
+            raise TooManyStatesError.at_least(width, "item classes none of which needs another", limit)
         if count is not None and count > limit:  # not counted: the enumeration itself stops at the limit
             raise TooManyStatesError(f"the space has {_big(count)} states, more than the limit of {limit:,}; "
                                      "draw a sample instead (kstp kst space --sample N) or raise the limit")
