@@ -149,7 +149,7 @@ class KnowledgeSpace:
             if len(order) == m:
                 break
             # A cycle stopped the order: the strongly connected items are the classes of mutual prerequisites.
-            graph = sparse.csr_matrix((np.ones(len(src), np.int8), (src, dst)), shape=(n, n))
+            graph = sparse.csr_matrix((np.ones(len(src), np.int32), (src, dst)), shape=(n, n))
             label = np.asarray(csgraph.connected_components(graph, directed=True, connection="strong")[1], np.int64)
         position = np.empty(len(order), np.int64)
         position[order] = np.arange(len(order))
@@ -359,7 +359,7 @@ class KnowledgeSpace:
 
         Returns
         -------
-        states, inner, outer : numpy.ndarray of uint64 (lists of int above 64 classes)
+        states, inner, outer : numpy.ndarray of uint64, or lists of int (few states, or above 64 classes)
             Aligned, in the order of :meth:`states`; turn any of them into item sets with
             :meth:`item_sets`. For a quasi-ordinal space, class k is in the outer fringe
             of K iff k is not in K and every class below k is, and in the inner fringe
@@ -384,8 +384,8 @@ class KnowledgeSpace:
         """
         eligible = self._eligible(fringe)
         states = self._sorted_masks(limit)
-        if isinstance(states, list) and len(self.classes) <= 64:
-            states = np.array(states, dtype=np.uint64)  # vectorised even for a few states
+        if isinstance(states, list) and len(self.classes) <= 64 and len(states) * len(eligible) >= _NUMPY_FROM:
+            states = np.array(states, dtype=np.uint64)  # vectorised once the work outgrows numpy's call cost
         if isinstance(states, np.ndarray):
             return (states, *self._fringe_masks(states, eligible))
         return states, [self._inner(s, eligible) for s in states], [self._outer(s, eligible) for s in states]
