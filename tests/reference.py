@@ -90,6 +90,11 @@ def outer_fringe_notions(pairs, state: set[str], domain: set[str]) -> set[str]:
     return {item for item in domain - state if not violations(pairs, state | equally_informative(pairs, item))}
 
 
+def space_lower_bound(pairs, domain: set[str]) -> tuple[int, int, int]:
+    """(questions, how many have no prerequisite, how many no question needs)."""
+    return len(domain), len(domain - {b for _, b in pairs}), len(domain - {a for a, _ in pairs})
+
+
 def psr(answers: dict[str, dict[str, bool]], pairs) -> dict[str, tuple[float, float, int, int]]:
     """Per learner (micro, macro, questions scored, pairs): the authors' dictionary loop."""
     pre = prerequisites_of(pairs)

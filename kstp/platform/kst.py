@@ -293,10 +293,10 @@ def dataset_space(store: GraphStore, dataset: str, limit: int | None = None) -> 
     Parameters
     ----------
     limit : int or None
-        Refuse, before building the space, one with more states than this by a bound
-        read off the edges: the questions without prerequisites are pairwise
-        incomparable, as are those no question needs, so there are at least 2 to the
-        larger of the two numbers.
+        Refuse, before the edges are read or the space built, one with more states than
+        this by a bound the ``space_lower_bound`` query counts in the graph: the questions
+        without prerequisites are pairwise incomparable, as are those no question needs,
+        so there are at least 2 to the larger of the two numbers.
 
     Raises
     ------
@@ -306,15 +306,13 @@ def dataset_space(store: GraphStore, dataset: str, limit: int | None = None) -> 
         When the bound passes ``limit``.
     """
     questions = dataset_questions(store, dataset)["questionId"]
-    edges = store.frame("question_prerequisite_edges", {"dataset": dataset})
     if limit is not None:
-        without_prerequisites = int((~questions.isin(edges["toId"])).sum())
-        needed_by_none = int((~questions.isin(edges["fromId"])).sum())
-        width = max(without_prerequisites, needed_by_none)
-        if 2**width > limit:
-            kind = "questions without prerequisites" if width == without_prerequisites else \
-                "questions no other question needs"
-            raise TooManyStatesError.at_least(width, kind, limit)
+        bound = store.run("space_lower_bound", {"dataset": dataset})[0]
+        free, unneeded = int(bound["withoutPrerequisites"]), int(bound["neededByNone"])
+        if 2 ** max(free, unneeded) > limit:
+            raise TooManyStatesError.at_least(max(free, unneeded), "questions without prerequisites" if free >= unneeded
+                                              else "questions no other question needs", limit)
+    edges = store.frame("question_prerequisite_edges", {"dataset": dataset})
     return KnowledgeSpace.build(questions.tolist(), zip(edges["fromId"].tolist(), edges["toId"].tolist(), strict=True))
 
 

@@ -97,6 +97,9 @@ def check_all(store, edges, qc, answers, rule):
     assert set(stored["rule"]) <= {rule}
     domain = set(qc)
     assert set(run("dataset_questions", dataset=DATASET)["questionId"]) == domain
+    bound = run("space_lower_bound", dataset=DATASET).iloc[0]
+    assert tuple(int(bound[c]) for c in ("questions", "withoutPrerequisites", "neededByNone")) == \
+        ref.space_lower_bound(expected, domain)
     rng = random.Random(len(expected))
     for learner in sorted(answers)[:5]:
         state = {q for q, ok in answers[learner].items() if ok}

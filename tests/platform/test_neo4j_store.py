@@ -335,6 +335,7 @@ PARITY_CASES = [
     ("inner_fringe", {"dataset": "ds", "questionIds": K}),
     ("outer_fringe_notions", {"dataset": "ds", "questionIds": ["t:q1"]}),
     ("inner_fringe_notions", {"dataset": "ds", "questionIds": K}),
+    ("space_lower_bound", {"dataset": "ds"}),
     ("state_violations", {"dataset": "ds", "questionIds": ["t:q2", "t:q3"]}),
     ("learner_accuracy", {"dataset": "ds"}), ("psr_by_learner", {"dataset": "ds"}),
     ("psr_distribution", {"dataset": "ds", "minPrerequisites": 1}), ("dataset_learners", {"dataset": "ds"}),
