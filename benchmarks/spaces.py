@@ -14,7 +14,24 @@ the families are checked EQUAL as sets of frozensets of the same item names.
 
 kstpy's ``constr`` does about (items x states) set unions, so it is skipped where that
 product passes :data:`KSTPY_BUDGET` (over a minute). Antichains of n items have 2^n states,
-so they stop at 20 items. A second table shows kstp alone on spaces of 10^6 states or more.
+so they stop at 20 items. A third table shows kstp alone on spaces of 10^6 states or more.
+
+The second table (issue 14, item 5) times enumeration *with* the inner and outer fringe of
+every state, each tool with its own fringe functions, all under the standard definition
+(Doignon & Falmagne 1999, Def. 4.1.6), and checks the three families of (state, inner,
+outer) EQUAL:
+
+- kstp: ``KnowledgeSpace.build(items, pairs).fringes(limit=None)``: bit masks over the item
+  classes (a state's outer fringe: the classes outside it whose prerequisites are all in
+  it; inner: those in it that no class in it needs), vectorised over all states; the
+  "kstp sets" column adds turning every mask into a frozenset of items;
+- kstpy: ``fringe(state, structure)`` for every state of ``constr(sr2basis(sr))`` (each
+  call scans the whole structure, so it is run where states^2 <= :data:`KSTPY_FRINGE_BUDGET`);
+- knowledgespaces: ``inner_fringe(state)`` and ``outer_fringe(state)`` of
+  ``space_from_prerequisites(items, pairs)`` for every state.
+
+The target: at least 10^6 states per second with fringes on an antichain of 20 or more
+items (kstp's figure, masks), and at least 100x both packages where they run.
 The two packages are benchmark-only (``make bench`` installs them); kstp does not use them.
 """
 
@@ -30,10 +47,15 @@ import numpy as np
 
 from benchmarks.common import banner, fmt_int, fmt_ratio, fmt_s, print_table
 
-__all__ = ["main", "summary", "KSTPY_BUDGET"]
+__all__ = ["main", "summary", "KSTPY_BUDGET", "KSTPY_FRINGE_BUDGET"]
 
 #: kstpy is run where items x states (kstp's count) is at most this (up to about 30 s of set unions).
 KSTPY_BUDGET = 20_000_000
+#: kstpy's fringes are timed where states^2 is at most this (each call scans every state: up to ~20 s).
+KSTPY_FRINGE_BUDGET = 30_000_000
+#: Inputs of the fringe table, with the kstp-alone antichain of the states/s target.
+FRINGE_SIZES = (10, 15, 20)
+FRINGE_ANTICHAIN = 22
 SIZES = (10, 15, 20, 25, 30, 34, 40)
 QUICK_SIZES = (10, 15)
 ANTICHAIN_MAX = 20
@@ -105,6 +127,51 @@ def run_knowledgespaces(items, pairs) -> set[frozenset[str]] | None:
             return set(space_from_prerequisites(items, pairs).states)
         except DomainTooLargeError:
             return None
+
+
+Fringes = dict[frozenset[str], tuple[frozenset[str], frozenset[str]]]  # state -> (inner, outer)
+
+
+def fringes_kstp(items, pairs):
+    """kstp's (space, (states, inner, outer) masks): what the states/s figure times."""
+    from kstp.platform.spaces import KnowledgeSpace
+
+    space = KnowledgeSpace.build(items, pairs)
+    return space, space.fringes(limit=None)
+
+
+def fringes_kstp_sets(items, pairs) -> Fringes:
+    space, masks = fringes_kstp(items, pairs)
+    states, inner, outer = (space.item_sets(m) for m in masks)
+    return dict(zip(states, zip(inner, outer, strict=True), strict=True))
+
+
+def fringes_kstpy(items, pairs) -> Fringes:
+    from kstpy.basics import constr, fringe, sr2basis
+
+    graph = nx.DiGraph()
+    graph.add_nodes_from(items)
+    graph.add_edges_from(pairs)
+    sr = {(a, b) for b in items for a in nx.ancestors(graph, b)} | {(q, q) for q in items}
+    structure = constr(sr2basis(sr))
+    out = {}
+    for state in structure:
+        f = fringe(state, structure)
+        out[frozenset(state)] = (frozenset().union(*f["inner"]), frozenset().union(*f["outer"]))
+    return out
+
+
+def fringes_knowledgespaces(items, pairs) -> Fringes | None:
+    from knowledgespaces import space_from_prerequisites
+    from knowledgespaces._limits import DomainTooLargeError
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        try:
+            ks = space_from_prerequisites(items, pairs)
+        except DomainTooLargeError:
+            return None
+    return {s: (ks.inner_fringe(s), ks.outer_fringe(s)) for s in ks.states}
 
 
 def _time(fn: Callable, *args):
@@ -217,6 +284,8 @@ def main(quick: bool = False) -> dict:
           f"transitive closure it needs as input. kstpy skipped where items x states > {KSTPY_BUDGET:,}; "
           "knowledgespaces refuses 25 items or more (it filters the power set).")
 
+    fringe_records = _fringe_table(quick, versions, problems)
+
     large_rows, large = [], []
     for label, (items, pairs) in _large(quick):
         count, count_s = _time(count_kstp, items, pairs)
@@ -228,8 +297,68 @@ def main(quick: bool = False) -> dict:
           "(the kstp s column above). Above 64 item classes the masks are Python integers, not numpy words.")
     for problem in problems:
         print("PROBLEM:", problem)
-    return {"versions": versions, "records": records, "large": large, "problems": problems,
-            "agree": not problems}
+    return {"versions": versions, "records": records, "fringes": fringe_records, "large": large,
+            "problems": problems, "agree": not problems}
+
+
+def _fringe_inputs(quick: bool) -> list[tuple[str, list[str], list[tuple[str, str]]]]:
+    sizes = QUICK_SIZES if quick else FRINGE_SIZES
+    out = [(f"chain {n}", *chain(n)) for n in sizes]
+    out += [(f"antichain {n}", *antichain(n)) for n in sizes]
+    out += [(f"random DAG {n}", *random_dag(n, DAG_DEGREE / n, DAG_SEED)) for n in sizes]
+    out.append(("digraph, cycles 15", *random_digraph(15, 0.08, DAG_SEED)))
+    out.append((f"antichain {FRINGE_ANTICHAIN}", *antichain(FRINGE_ANTICHAIN)))  # kstp alone: the target
+    return out
+
+
+def _fringe_table(quick: bool, versions: dict, problems: list[str]) -> list[dict]:
+    """Enumeration with the inner and outer fringe of every state: kstp against both packages."""
+    tools = {"kstpy": fringes_kstpy if versions["kstpy"] else None,
+             "knowledgespaces": fringes_knowledgespaces if versions["knowledgespaces"] else None}
+    rows, records = [], []
+    for label, items, pairs in _fringe_inputs(quick):
+        (_space, masks), kstp_s = _time(fringes_kstp, items, pairs)
+        states = len(masks[0])
+        record = {"input": label, "items": len(items), "states": states, "kstp_s": kstp_s,
+                  "kstp_states_per_s": states / kstp_s}
+        alone = label == f"antichain {FRINGE_ANTICHAIN}"
+        want, sets_s = (None, None) if alone else _time(fringes_kstp_sets, items, pairs)
+        cells, agree = {}, True
+        for name, fn in tools.items():
+            if fn is None or alone:
+                cells[name] = "not installed" if fn is None else "-"
+                continue
+            if name == "kstpy" and states**2 > KSTPY_FRINGE_BUDGET:
+                cells[name] = "skipped"
+                continue
+            got, seconds = _time(fn, items, pairs)
+            if got is None:
+                cells[name] = "refused"
+                continue
+            if got != want:
+                agree = False
+                wrong = sum(got.get(k) != v for k, v in want.items()) + len(set(got) - set(want))
+                problems.append(f"fringes, {label}: {name} differs from kstp on {wrong:,} of {len(want):,} states")
+            cells[name] = seconds
+            record[f"{name}_s"], record[f"{name}_ratio"] = seconds, seconds / kstp_s
+        record["agree"], record["compared"] = agree, any(f"{n}_s" in record for n in tools)
+        records.append(record)
+        row = [label, fmt_int(states), fmt_s(kstp_s), fmt_int(round(states / kstp_s)),
+               fmt_s(sets_s) if sets_s is not None else "-"]
+        row += [fmt_s(c) if isinstance(c, float) else c for c in cells.values()]
+        row += ["yes" if record["compared"] and agree else "NO" if not agree else "-"]
+        row += [fmt_ratio(c / kstp_s) if isinstance(c, float) else "-" for c in cells.values()]
+        rows.append(row)
+        print(f"  fringes {label}: {states:,} states", flush=True)
+    print()
+    print_table(["enumeration + fringes", "states", "kstp s", "kstp states/s", "kstp sets s", "kstpy s",
+                 "knowledgespaces s", "equal", "kstpy/kstp", "knowledgespaces/kstp"], rows)
+    print("kstp s: build + fringes(): every state with its inner and outer fringe as bit masks; kstp sets s adds "
+          "one frozenset per state and fringe. kstpy: fringe(state, structure) per state (skipped where "
+          f"states^2 > {KSTPY_FRINGE_BUDGET:,}); knowledgespaces: inner_fringe + outer_fringe per state (it refuses "
+          "25 items or more). Both include building their structure. Ratio: the package's seconds over kstp s. "
+          f"Target: >= 1,000,000 states/s on the antichain of {FRINGE_ANTICHAIN} (and of 20), >= 100x both packages.")
+    return records
 
 
 def _ratio_range(records: list[dict], name: str) -> str:
@@ -244,10 +373,17 @@ def summary(r: dict) -> str:
     big = max(r["large"], key=lambda e: e["states"])
     compared = sum(rec["compared"] for rec in r["records"])
     equal = "NO" if not r["agree"] else "yes" if compared else "not compared"
+    fringes = r["fringes"]
+    target = [f for f in fringes if f["input"].startswith("antichain") and f["items"] >= 20]
+    rate = min(f["kstp_states_per_s"] for f in target) if target else 0
+    fringe_line = (f"; with fringes: kstp {fmt_int(round(rate))} states/s on antichains of 20+ items "
+                   "(target 1,000,000), "
+                   f"kstpy/kstp {_ratio_range(fringes, 'kstpy')}, knowledgespaces/kstp "
+                   f"{_ratio_range(fringes, 'knowledgespaces')}")
     return (f"spaces: {len(r['records'])} inputs ({compared} compared), state families equal: {equal}; "
             f"kstpy/kstp {_ratio_range(r['records'], 'kstpy')}; knowledgespaces/kstp "
             f"{_ratio_range(r['records'], 'knowledgespaces')}; kstp counts {big['states']:,} states in "
-            f"{fmt_s(big['count_s'])} s")
+            f"{fmt_s(big['count_s'])} s{fringe_line}")
 
 
 if __name__ == "__main__":

@@ -67,13 +67,32 @@ def equally_informative(pairs, item: str) -> set[str]:
 
 
 def inner_fringe(pairs, state: set[str]) -> set[str]:
+    """Items q of the state with state - {q} still a state (Doignon & Falmagne, Def. 4.1.6)."""
+    pairs = set(pairs)
+    return {item for item in state if not violations(pairs, state - {item})}
+
+
+def outer_fringe(pairs, state: set[str], domain: set[str]) -> set[str]:
+    """Items q outside the state with state + {q} a state (Doignon & Falmagne, Def. 4.1.6)."""
+    pairs = set(pairs)
+    return {item for item in domain - state if not violations(pairs, state | {item})}
+
+
+def inner_fringe_notions(pairs, state: set[str]) -> set[str]:
+    """Items q of the state with state minus q's class of equally informative items a state."""
     pairs = set(pairs)
     return {item for item in state if not violations(pairs, state - equally_informative(pairs, item))}
 
 
-def outer_fringe(pairs, state: set[str], domain: set[str]) -> set[str]:
+def outer_fringe_notions(pairs, state: set[str], domain: set[str]) -> set[str]:
+    """Items q outside the state with state plus q's class of equally informative items a state."""
     pairs = set(pairs)
     return {item for item in domain - state if not violations(pairs, state | equally_informative(pairs, item))}
+
+
+def space_lower_bound(pairs, domain: set[str]) -> tuple[int, int, int]:
+    """(questions, how many have no prerequisite, how many no question needs)."""
+    return len(domain), len(domain - {b for _, b in pairs}), len(domain - {a for a, _ in pairs})
 
 
 def psr(answers: dict[str, dict[str, bool]], pairs) -> dict[str, tuple[float, float, int, int]]:

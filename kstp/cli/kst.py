@@ -6,8 +6,20 @@ import click
 
 from kstp.cli.output import emit, get_store, json_option
 from kstp.platform import kst as structures
+from kstp.platform.spaces import FRINGES
 
 __all__ = ["kst"]
+
+#: States that counting may enumerate where the space cannot be counted without listing (8 bytes each).
+COUNT_LIMIT = 10**7
+
+
+def _fringe_option(command):
+    return click.option("--fringe", type=click.Choice(FRINGES), default="standard", show_default=True,
+                        help="standard: the items q with K + {q} (outer) or K - {q} (inner) a state, as R's pks; an "
+                        "item with an equally informative partner is in neither. notions: the fringes of the "
+                        "classes of equally informative items (the discriminative reduction), each class listed "
+                        "whole.")(command)
 
 
 def _ids(dataset: str, text: str) -> list[str]:
@@ -25,9 +37,10 @@ def kst() -> None:
 @click.option("--state", "state_ids", default="", help="Comma-separated question ids (with or without the "
               "dataset prefix); empty for the empty state.")
 @click.option("--learner", help="Use this learner's knowledge state (the questions it answered correctly).")
+@_fringe_option
 @json_option
 @click.pass_context
-def fringe(ctx, dataset: str, state_ids: str, learner: str | None, as_json: bool) -> None:
+def fringe(ctx, dataset: str, state_ids: str, learner: str | None, fringe: str, as_json: bool) -> None:
     """Print the inner and outer fringe of a knowledge state; refuse a set that is not one.
 
     The outer fringe holds what the learner is ready to learn next; the inner fringe
@@ -37,14 +50,16 @@ def fringe(ctx, dataset: str, state_ids: str, learner: str | None, as_json: bool
     \b
     Examples:
       kstp kst fringe --dataset frcsub --state Item06,Item08
+      kstp kst fringe --dataset frcsub --state Item09 --fringe notions
       kstp kst fringe --dataset probability_pks --learner probability_pks:l0001 --json
     """
     store = get_store(ctx)
     if learner and state_ids:
         raise click.UsageError("give --state or --learner, not both")
     ids = structures.knowledge_state(store, dataset, learner) if learner else _ids(dataset, state_ids)
-    result = {"dataset": dataset, "state": sorted(ids), "innerFringe": structures.inner_fringe(store, dataset, ids),
-              "outerFringe": structures.outer_fringe(store, dataset, ids)}
+    result = {"dataset": dataset, "state": sorted(ids), "fringe": fringe,
+              "innerFringe": structures.inner_fringe(store, dataset, ids, fringe),
+              "outerFringe": structures.outer_fringe(store, dataset, ids, fringe)}
     if as_json:
         emit(result)
     else:
@@ -85,17 +100,19 @@ def check(ctx, dataset: str, state_ids: str, as_json: bool) -> None:
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of --sample.")
 @click.option("--limit", type=click.IntRange(min=1), default=100_000, show_default=True,
               help="Refuse to enumerate more states than this.")
+@_fringe_option
 @click.option("--store", is_flag=True, help="Store the listed or sampled states as KnowledgeState nodes.")
 @json_option
 @click.pass_context
-def space(ctx, dataset: str, mode: str, sample: int | None, seed: int, limit: int, store: bool,
+def space(ctx, dataset: str, mode: str, sample: int | None, seed: int, limit: int, fringe: str, store: bool,
           as_json: bool) -> None:
     """Count, enumerate or sample the knowledge states of a dataset (its knowledge space).
 
     States are the question sets closed under the derived prerequisites; equally
-    informative questions (mutual prerequisites) move together. Enumeration takes
-    time proportional to the number of states; a space larger than --limit is
-    refused with a hint to count or sample.
+    informative questions (mutual prerequisites) move together. A space too large to
+    count (more than 10^7 states that cannot be counted without listing them) or to
+    list (more than --limit) is refused at once, before it is built, with its count
+    or a lower bound and a hint to sample; sampling holds only the drawn states.
 
     \b
     Examples:
@@ -104,22 +121,29 @@ def space(ctx, dataset: str, mode: str, sample: int | None, seed: int, limit: in
       kstp kst space --dataset xes3g5m --sample 100 --seed 1 --store
     """
     graph = get_store(ctx)
-    knowledge_space = structures.dataset_space(graph, dataset)
-    summary = {"dataset": dataset, "items": len(knowledge_space.items), "classes": len(knowledge_space.classes)}
     if sample is not None:
+        knowledge_space = structures.dataset_space(graph, dataset)
         states, source = knowledge_space.sample(sample, seed), f"sample:seed={seed}"
+        rows = [{"state": sorted(s), "size": len(s), "innerFringe": knowledge_space.inner_fringe(s, fringe),
+                 "outerFringe": knowledge_space.outer_fringe(s, fringe)} for s in states]
     elif mode == "enumerate":
-        states, source = knowledge_space.states(limit), "enumeration"
+        knowledge_space = structures.dataset_space(graph, dataset, limit)
+        masks, inner, outer = knowledge_space.fringes(fringe, limit)
+        states, source = knowledge_space.item_sets(masks), "enumeration"
+        rows = [{"state": sorted(s), "size": len(s), "innerFringe": sorted(i), "outerFringe": sorted(o)}
+                for s, i, o in zip(states, knowledge_space.item_sets(inner), knowledge_space.item_sets(outer),
+                                   strict=True)]
     else:
-        summary["states"] = knowledge_space.count()
+        knowledge_space = structures.dataset_space(graph, dataset, COUNT_LIMIT)
+        summary = _summary(dataset, knowledge_space)
+        summary["states"] = knowledge_space.count(COUNT_LIMIT)
         if as_json:
             emit(summary)
         else:
             click.echo(f"{summary['states']:,} knowledge states over {summary['items']} questions "
                        f"({summary['classes']} classes of equally informative questions)")
         return
-    rows = [{"state": sorted(s), "size": len(s), "innerFringe": knowledge_space.inner_fringe(s),
-             "outerFringe": knowledge_space.outer_fringe(s)} for s in states]
+    summary = {**_summary(dataset, knowledge_space), "fringe": fringe}
     if store:
         summary["stored"] = structures.store_states(graph, dataset, states, source)
     if as_json:
@@ -128,3 +152,7 @@ def space(ctx, dataset: str, mode: str, sample: int | None, seed: int, limit: in
     for row in rows:
         click.echo(f"{{{', '.join(row['state'])}}}  outer fringe: {', '.join(row['outerFringe']) or '-'}")
     click.echo(f"{len(rows):,} states listed ({source})", err=True)
+
+
+def _summary(dataset: str, knowledge_space) -> dict:
+    return {"dataset": dataset, "items": len(knowledge_space.items), "classes": len(knowledge_space.classes)}

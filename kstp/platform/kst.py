@@ -18,7 +18,7 @@ import pandas as pd
 from scipy import sparse
 
 from kstp.platform.errors import KstpError, NotAKnowledgeStateError, UnknownIdError
-from kstp.platform.spaces import KnowledgeSpace
+from kstp.platform.spaces import KnowledgeSpace, TooManyStatesError, check_fringe
 from kstp.platform.store import GraphStore
 
 __all__ = ["RULES", "question_prerequisite_pairs", "derive_question_prerequisites", "DerivationReport",
@@ -241,14 +241,22 @@ def _require_state(store: GraphStore, dataset: str, question_ids: list[str]) -> 
     return sorted(set(question_ids))
 
 
-def _fringe(store: GraphStore, query: str, dataset: str, question_ids: list[str]) -> list[str]:
+def _fringe(store: GraphStore, query: str, dataset: str, question_ids: list[str], fringe: str) -> list[str]:
+    name = query if check_fringe(fringe) == "standard" else f"{query}_notions"
     ids = _require_state(store, dataset, question_ids)
-    return store.frame(query, {"dataset": dataset, "questionIds": ids})["questionId"].tolist()
+    return store.frame(name, {"dataset": dataset, "questionIds": ids})["questionId"].tolist()
 
 
-def inner_fringe(store: GraphStore, dataset: str, question_ids: list[str]) -> list[str]:
-    """Inner fringe of the knowledge state K: the items q of K such that K minus q's class of
-    equally informative items (mutual prerequisites) is a state, sorted.
+def inner_fringe(store: GraphStore, dataset: str, question_ids: list[str], fringe: str = "standard") -> list[str]:
+    """Inner fringe of the knowledge state K: the items q of K such that K minus q is a state, sorted.
+
+    Parameters
+    ----------
+    fringe : {"standard", "notions"}
+        ``standard`` (default): the definition on the items, as R's ``pks::getKFringe``;
+        an item with an equally informative partner (a mutual prerequisite) is never in
+        it. ``notions``: the fringe on the classes of equally informative items (the
+        discriminative reduction), each class listed with all its items.
 
     Raises
     ------
@@ -256,34 +264,56 @@ def inner_fringe(store: GraphStore, dataset: str, question_ids: list[str]) -> li
         When K is not a knowledge state; the message names the items that break closure.
     UnknownIdError
         When an id is not a question of ``dataset``.
+    KstpError
+        On an unknown reading.
 
     References
     ----------
     Doignon & Falmagne 1999, *Knowledge Spaces*, Def. 4.1.6.
     """
-    return _fringe(store, "inner_fringe", dataset, question_ids)
+    return _fringe(store, "inner_fringe", dataset, question_ids, fringe)
 
 
-def outer_fringe(store: GraphStore, dataset: str, question_ids: list[str]) -> list[str]:
-    """Outer fringe of the knowledge state K: the items q outside K such that K plus q's class of
-    equally informative items (mutual prerequisites) is a state, sorted.
+def outer_fringe(store: GraphStore, dataset: str, question_ids: list[str], fringe: str = "standard") -> list[str]:
+    """Outer fringe of the knowledge state K: the items q outside K such that K plus q is a state, sorted.
 
-    These are the items the learner is ready to learn next. Raises as :func:`inner_fringe`.
+    These are the items the learner is ready to learn next. ``fringe`` and the
+    exceptions as :func:`inner_fringe`.
+
+    References
+    ----------
+    Doignon & Falmagne 1999, *Knowledge Spaces*, Def. 4.1.6; Steiner & Hochweber 2026, Eq. 2.
     """
-    return _fringe(store, "outer_fringe", dataset, question_ids)
+    return _fringe(store, "outer_fringe", dataset, question_ids, fringe)
 
 
-def dataset_space(store: GraphStore, dataset: str) -> KnowledgeSpace:
+def dataset_space(store: GraphStore, dataset: str, limit: int | None = None) -> KnowledgeSpace:
     """The knowledge space of a dataset: its questions under the derived prerequisites.
+
+    Parameters
+    ----------
+    limit : int or None
+        Refuse, before the edges are read or the space built, one with more states than
+        this by a bound the ``space_lower_bound`` query counts in the graph: the questions
+        without prerequisites are pairwise incomparable, as are those no question needs,
+        so there are at least 2 to the larger of the two numbers.
 
     Raises
     ------
     UnknownIdError
         When the dataset has no questions in the graph.
+    TooManyStatesError
+        When the bound passes ``limit``.
     """
-    questions = dataset_questions(store, dataset)["questionId"].tolist()
+    questions = dataset_questions(store, dataset)["questionId"]
+    if limit is not None:
+        bound = store.run("space_lower_bound", {"dataset": dataset})[0]
+        free, unneeded = int(bound["withoutPrerequisites"]), int(bound["neededByNone"])
+        if 2 ** max(free, unneeded) > limit:
+            raise TooManyStatesError.at_least(max(free, unneeded), "questions without prerequisites" if free >= unneeded
+                                              else "questions no other question needs", limit)
     edges = store.frame("question_prerequisite_edges", {"dataset": dataset})
-    return KnowledgeSpace.build(questions, zip(edges["fromId"], edges["toId"], strict=True))
+    return KnowledgeSpace.build(questions.tolist(), zip(edges["fromId"].tolist(), edges["toId"].tolist(), strict=True))
 
 
 def state_id_of(dataset: str, question_ids) -> str:

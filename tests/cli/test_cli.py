@@ -195,8 +195,9 @@ def test_kst_fringe_and_check_validate_the_set(kstp, toy_files):
     ingest_toy(kstp, toy_files)
     kstp("derive", "question-prerequisites", "--dataset", "toy")
     result = kstp("kst", "fringe", "--dataset", "toy", "--state", "q1,toy:q2", "--json")
-    assert json.loads(result.stdout) == {"dataset": "toy", "state": ["toy:q1", "toy:q2"], "innerFringe": ["toy:q2"],
-                                         "outerFringe": ["toy:q3", "toy:q4", "toy:q7", "toy:q8"]}
+    assert json.loads(result.stdout) == {"dataset": "toy", "state": ["toy:q1", "toy:q2"], "fringe": "standard",
+                                         "innerFringe": ["toy:q2"], "outerFringe": ["toy:q3", "toy:q4", "toy:q7",
+                                                                                    "toy:q8"]}
     refused = kstp("kst", "fringe", "--dataset", "toy", "--state", "q5")
     assert refused.exit_code == 1 and "toy:q5 lacks toy:q1, toy:q2, toy:q3, toy:q4" in refused.stderr
     unknown = kstp("kst", "fringe", "--dataset", "toy", "--state", "zzz")
@@ -271,9 +272,44 @@ def test_kst_space_count_enumerate_sample_store(kstp, toy_files):
     assert len(listed["states"]) == 44 and listed["states"][0] == {
         "state": [], "size": 0, "innerFringe": [], "outerFringe": ["toy:q1", "toy:q7", "toy:q8"]}
     refused = kstp("kst", "space", "--dataset", "toy", "--enumerate", "--limit", "10")
-    assert refused.exit_code == 1 and "draw a sample instead" in refused.stderr
+    assert refused.exit_code == 1 and "has 44 states, more than the limit of 10; draw a sample" in refused.stderr
     drawn = json.loads(kstp("kst", "space", "--dataset", "toy", "--sample", "5", "--seed", "2", "--store",
                             "--json").stdout)
     assert len(drawn["states"]) == 5 and 1 <= drawn["stored"] <= 5
     again = json.loads(kstp("kst", "space", "--dataset", "toy", "--sample", "5", "--seed", "2", "--json").stdout)
     assert again["states"] == drawn["states"]
+
+
+def test_kst_space_too_large_is_refused_before_it_is_built_and_sampling_works(kstp, toy_files, tmp_path):
+    # 300 questions without concepts: no prerequisites, 2^300 states; listing or counting them by
+    # enumeration would never end, so a prompt refusal shows nothing was enumerated
+    ingest_toy(kstp, toy_files)
+    big = tmp_path / "big.jsonl"
+    big.write_text("\n".join(json.dumps({"id": f"b{k:03d}", "text": "t", "answer": "1"}) for k in range(300)))
+    assert kstp("ingest", "items", big, "--dataset", "big", "--framework", "toy").exit_code == 0
+    assert kstp("derive", "question-prerequisites", "--dataset", "big").exit_code == 0
+    for args in ([], ["--enumerate"], ["--enumerate", "--limit", "1000000"]):
+        refused = kstp("kst", "space", "--dataset", "big", *args)
+        assert refused.exit_code == 1, refused.output
+        assert "at least 2^300 = 2.04e+90 states (300 questions without prerequisites)" in refused.stderr
+        assert "draw a sample instead (kstp kst space --sample N)" in refused.stderr
+    drawn = json.loads(kstp("kst", "space", "--dataset", "big", "--sample", "2", "--json").stdout)
+    assert len(drawn["states"]) == 2 and all(row["innerFringe"] == row["state"] for row in drawn["states"])
+
+
+def test_kst_fringe_readings_on_equally_informative_questions(kstp, data_root):
+    # probability under the reflexive rule: b105 and b106 need the same skills (cp, pb), as b101 (pb)
+    # and b102 (cp) together; neither can be added alone, the notions reading adds the pair
+    folder = data_root / "responses" / "probability_pks"
+    ingested = kstp("ingest", "items", folder / "items.csv", "--dataset", "p", "--qmatrix", folder / "qmatrix.csv")
+    assert ingested.exit_code == 0
+    assert kstp("derive", "question-prerequisites", "--dataset", "p", "--rule", "reflexive").exit_code == 0
+    standard = json.loads(kstp("kst", "fringe", "--dataset", "p", "--state", "b101,b102", "--json").stdout)
+    notions = json.loads(kstp("kst", "fringe", "--dataset", "p", "--state", "b101,b102", "--fringe", "notions",
+                              "--json").stdout)
+    assert standard["fringe"] == "standard" and notions["fringe"] == "notions"
+    assert set(notions["outerFringe"]) - set(standard["outerFringe"]) == {"p:b105", "p:b106"}
+    listed = json.loads(kstp("kst", "space", "--dataset", "p", "--enumerate", "--json").stdout)
+    assert len(listed["states"]) == 58 and not any("p:b105" in r["outerFringe"] for r in listed["states"])
+    bad = kstp("kst", "fringe", "--dataset", "p", "--fringe", "classes")
+    assert bad.exit_code == 2 and "'classes' is not one of 'standard', 'notions'" in bad.stderr

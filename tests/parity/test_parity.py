@@ -97,6 +97,9 @@ def check_all(store, edges, qc, answers, rule):
     assert set(stored["rule"]) <= {rule}
     domain = set(qc)
     assert set(run("dataset_questions", dataset=DATASET)["questionId"]) == domain
+    bound = run("space_lower_bound", dataset=DATASET).iloc[0]
+    assert tuple(int(bound[c]) for c in ("questions", "withoutPrerequisites", "neededByNone")) == \
+        ref.space_lower_bound(expected, domain)
     rng = random.Random(len(expected))
     for learner in sorted(answers)[:5]:
         state = {q for q, ok in answers[learner].items() if ok}
@@ -114,6 +117,10 @@ def check_all(store, edges, qc, answers, rule):
             ref.inner_fringe(expected, state)
         assert set(run("outer_fringe", dataset=DATASET, questionIds=ids)["questionId"]) == \
             ref.outer_fringe(expected, state, domain)
+        assert set(run("inner_fringe_notions", dataset=DATASET, questionIds=ids)["questionId"]) == \
+            ref.inner_fringe_notions(expected, state)
+        assert set(run("outer_fringe_notions", dataset=DATASET, questionIds=ids)["questionId"]) == \
+            ref.outer_fringe_notions(expected, state, domain)
     assert as_set(run("dataset_learners", dataset=DATASET), "learnerId", "kind") == {
         (learner, "human") for learner, r in answers.items() if r}
     from kstp.platform.kst import store_states

@@ -125,18 +125,47 @@ def test_question_prerequisite_pairs_strict_excludes_shared_concept():
     assert kst.question_prerequisite_pairs(qc, none, "reflexive").values.tolist() == [["a", "b"], ["b", "a"]]
 
 
-def test_graph_fringes_equal_the_space_fringes_on_real_data_with_equivalent_items(store, data_root):
-    # frcsub under the reflexive rule has equally informative items (Item06 and Item08 share
-    # their skills): the Cypher fringes must treat each class as one, as the space does.
+@pytest.mark.parametrize("dataset", ["probability_pks", "frcsub"])
+def test_graph_fringes_equal_pks_on_every_state_of_real_data_with_equivalent_items(store, data_root, dataset):
+    # Under the reflexive rule both skill maps have equally informative items (b105/b106,
+    # Item06/Item08, ...): the standard Cypher fringes equal pks's getKFringe on every state
+    # (tests/fixtures/pks_fringes), and the fringes of the notions equal the space's.
     from kstp.loaders.items import read_items_csv, write_items
-    from kstp.platform.kst import dataset_space, derive_question_prerequisites, inner_fringe, outer_fringe
+    from tests.platform.test_spaces import pks_fringes
 
-    folder = data_root / "responses/frcsub"
-    write_items(store, read_items_csv(folder / "items.csv", "frcsub", folder / "qmatrix.csv", folder / "skills.csv"))
-    derive_question_prerequisites(store, "frcsub", "reflexive")
-    space = dataset_space(store, "frcsub")
+    folder = data_root / "responses" / dataset
+    write_items(store, read_items_csv(folder / "items.csv", dataset, folder / "qmatrix.csv", folder / "skills.csv"))
+    kst.derive_question_prerequisites(store, dataset, "reflexive")
+    space = kst.dataset_space(store, dataset)
     assert any(len(c) > 1 for c in space.classes)
-    for state in space.states():
+    def ids_of(local):
+        return {f"{dataset}:{i}" for i in local}
+
+    want = {frozenset(ids_of(s)): (ids_of(inner), ids_of(outer)) for s, (inner, outer) in pks_fringes(dataset).items()}
+    assert set(space.states()) == set(want)
+    for state, (inner, outer) in want.items():
         ids = sorted(state)
-        assert outer_fringe(store, "frcsub", ids) == space.outer_fringe(state)
-        assert inner_fringe(store, "frcsub", ids) == space.inner_fringe(state)
+        assert set(kst.inner_fringe(store, dataset, ids)) == inner
+        assert set(kst.outer_fringe(store, dataset, ids)) == outer
+        assert kst.outer_fringe(store, dataset, ids, "notions") == space.outer_fringe(state, "notions")
+        assert kst.inner_fringe(store, dataset, ids, "notions") == space.inner_fringe(state, "notions")
+
+
+def test_fringes_of_equally_informative_questions_by_hand(store, data_root):
+    """Probability under the reflexive rule: b101 (pb) is below b105 and b106 (cp, pb), which are
+    equally informative; b102 (cp) too. From K = {b101, b102}, adding b105 alone leaves b106 out,
+    so neither is in the standard outer fringe; the notions reading offers the pair."""
+    from kstp.loaders import items
+
+    folder = data_root / "responses" / "probability_pks"
+    items.write_items(store, items.read_items_csv(folder / "items.csv", "probability_pks", folder / "qmatrix.csv"))
+    kst.derive_question_prerequisites(store, "probability_pks", "reflexive")
+    p = [f"probability_pks:{i}" for i in ("b101", "b102")]
+    with_pair = p + ["probability_pks:b105", "probability_pks:b106"]
+    assert "probability_pks:b105" not in kst.outer_fringe(store, "probability_pks", p)
+    assert {"probability_pks:b105", "probability_pks:b106"} <= set(kst.outer_fringe(store, "probability_pks", p,
+                                                                                    "notions"))
+    assert kst.inner_fringe(store, "probability_pks", with_pair) == []
+    assert kst.inner_fringe(store, "probability_pks", with_pair, "notions") == with_pair[2:]
+    with pytest.raises(KstpError, match="unknown fringe reading 'class'"):
+        kst.outer_fringe(store, "probability_pks", p, "class")
