@@ -9,10 +9,8 @@ import pandas as pd
 
 from kstp.cli.models import backend_options, parse_sampling, progress_bar, start_backend
 from kstp.cli.output import dumps, emit, get_store, json_option, message, print_table, status
-from kstp.evaluators import dagmath as dagmath_evaluator
 from kstp.loaders import cot as cot_loader
 from kstp.platform.errors import UnknownIdError
-from kstp.platform.plots import box_groups, curves
 
 __all__ = ["ingest_cot", "evaluate_dagmath", "report_dagmath"]
 
@@ -29,6 +27,8 @@ def _print_summary(summary: dict, title: str) -> None:
 
 def _write_report(store, run_id: str, out: Path | None) -> dict:
     """Recompute a run's metrics (written back), and with ``out`` write tables and figures there."""
+    from kstp.evaluators import dagmath as dagmath_evaluator
+    from kstp.platform.plots import box_groups, curves
     metrics = dagmath_evaluator.score_run(store, run_id)
     summary = {"runId": run_id, **dagmath_evaluator.aggregate(metrics)}
     table1 = dagmath_evaluator.statistics_by_class(metrics)
@@ -79,6 +79,7 @@ def ingest_cot(ctx, files: tuple[Path, ...], dataset: str, source: str, as_json:
       kstp ingest cot gold/*.json --dataset omni
       kstp ingest cot samples.json --dataset aime25 --source qwen3-8b --json
     """
+    from kstp.evaluators import dagmath as dagmath_evaluator
     store = get_store(ctx)
     with status(f"ingesting {len(files)} file(s)"):
         cot = cot_loader.read_cot_files(list(files), dataset, source)
@@ -126,6 +127,7 @@ def evaluate_dagmath(ctx, dataset, model, backend, base_url, model_args, gen_kwa
       kstp evaluate dagmath --dataset aime25 --shots-from cot:gold:omni --model Qwen/Qwen3-8B \\
           --backend openai --base-url http://127.0.0.1:8000/v1 --samples 32 --out results/
     """
+    from kstp.evaluators import dagmath as dagmath_evaluator
     sampling = parse_sampling(gen_kwargs, n=samples, seed=seed)
     store = get_store(ctx)
     shots_run = shots_from or cot_loader.ingest_run_id(cot_loader.GOLD, dataset)

@@ -8,13 +8,7 @@ from pathlib import Path
 import click
 import pandas as pd
 
-from kstp.cli.db import graph_stats
-from kstp.cli.evaluate import psr
 from kstp.cli.output import get_store, message, print_table, status
-from kstp.loaders import items as items_loader
-from kstp.loaders import responses as responses_loader
-from kstp.loaders.standards import load_standards
-from kstp.platform.kst import derive_question_prerequisites
 from kstp.platform.settings import data_dir
 
 __all__ = ["demo"]
@@ -56,6 +50,12 @@ def demo(ctx: click.Context, data: Path | None, out: Path) -> None:
     Example:
       KSTP_DATA=../shared/data kstp demo --out results/
     """
+    from kstp.cli.db import graph_stats
+    from kstp.cli.evaluate import psr
+    from kstp.loaders import items as items_loader
+    from kstp.loaders import responses as responses_loader
+    from kstp.loaders.standards import load_standards
+    from kstp.platform.kst import derive_question_prerequisites
     root = data_dir(data)
     store = get_store(ctx)
     done = [0]

@@ -7,8 +7,6 @@ from pathlib import Path
 import click
 
 from kstp.cli.output import dumps, emit, get_store, json_option, message, print_table, status
-from kstp.evaluators import koc as koc_evaluator
-from kstp.platform.plots import heatmap
 
 __all__ = ["koc"]
 
@@ -57,6 +55,8 @@ def koc(ctx, dataset: str, learners: tuple[str, ...], cuts: str, group_names: st
       kstp evaluate koc --dataset xes --cuts 0,0.25,0.5,0.75 --groups q1,q2,q3 --json
       kstp evaluate koc --dataset frcsub --no-groups --learner frcsub:Subject001 --learner frcsub:Subject002
     """
+    from kstp.evaluators import koc as koc_evaluator
+    from kstp.platform.plots import heatmap
     cut_points = _floats(cuts, "--cuts")
     names = tuple(n.strip() for n in group_names.split(",") if n.strip())
     store = get_store(ctx)

@@ -47,7 +47,6 @@ Reasoning?", §3.3.1, Eq. 2-4, Appendix B (arXiv 2609.05245).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import dataclass
 
 import numpy as np
@@ -394,22 +393,17 @@ def summarize(result: PsrResult) -> list[dict]:
     return rows
 
 
-def _batches(ids: list[str], size: int) -> Iterable[tuple[str, str]]:
-    for start in range(0, len(ids), size):
-        yield ids[start], ids[min(start + size, len(ids)) - 1]
-
-
 def evaluate_dataset(store: GraphStore, dataset: str, min_prerequisites: int = 5, write_back: bool = True,
                      denominator: str = "release", exclude_unannotated: bool = True,
                      batch: int = BATCH) -> PsrResult:
     """Compute PSR and accuracy for every learner of ``dataset``; write them on the Learners.
 
     Reads the question prerequisites once (``question_prerequisite_edges``), then the
-    answers in batches of ``batch`` learners (``answers_in_range`` over the id ranges
-    of ``dataset_learners``), scores each batch with :class:`PrerequisiteBitsets` and
-    keeps one row per learner. Sets ``accuracy``, ``psrMicro``, ``psrMacro`` and
-    ``nAnswered`` on each Learner node (for a model evaluated on several datasets,
-    the last dataset evaluated).
+    answers in batches of ``batch`` learners (``answers_in_range`` over the id
+    ranges of ``dataset_learners``, :meth:`GraphStore.frame_batches`), scores each
+    batch with :class:`PrerequisiteBitsets` and keeps one row per learner. Sets
+    ``accuracy``, ``psrMicro``, ``psrMacro`` and ``nAnswered`` on each Learner node
+    (for a model evaluated on several datasets, the last dataset evaluated).
 
     Parameters
     ----------
@@ -436,8 +430,7 @@ def evaluate_dataset(store: GraphStore, dataset: str, min_prerequisites: int = 5
         counted[questions.get_indexer(store.frame("question_concepts", {"dataset": dataset})["questionId"])] = True
     roster = store.frame("dataset_learners", {"dataset": dataset})
     parts = []
-    for lo, hi in _batches(roster["learnerId"].tolist(), batch):
-        answers = store.frame("answers_in_range", {"dataset": dataset, "lo": lo, "hi": hi})
+    for answers in store.frame_batches("answers_in_range", {"dataset": dataset}, roster["learnerId"].tolist(), batch):
         learner, learners, question, correct = _codes(answers, questions)
         keep = counted[question]
         learner, question, correct = learner[keep], question[keep], correct[keep]

@@ -9,6 +9,7 @@ checked against :mod:`kstp.platform.schema` before they reach any query text.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 from importlib import resources
 from typing import Any
@@ -86,6 +87,28 @@ class GraphStore:
         if df.empty and len(df.columns) == 0:
             df = pd.DataFrame(columns=list(query.returns))
         return df
+
+    def frame_batches(self, name: str, params: dict[str, Any], keys: list[str], size: int) -> Iterator[pd.DataFrame]:
+        """Run the registered query ``name`` once per run of ``size`` consecutive ``keys``.
+
+        The query takes ``$lo`` and ``$hi`` besides ``params`` and returns the rows
+        whose key lies in [lo, hi] (e.g. ``WHERE l.id >= $lo AND l.id <= $hi``, an
+        index range on both engines). ``keys`` must be sorted as the engine sorts them
+        (take them from an ``ORDER BY`` of the same store) so the ranges are disjoint
+        and cover every key; memory then follows the batch, not the graph.
+
+        Examples
+        --------
+        >>> list(GraphStore._ranges(["a", "b", "c", "d", "e"], 2))
+        [('a', 'b'), ('c', 'd'), ('e', 'e')]
+        """
+        for lo, hi in self._ranges(keys, size):
+            yield self.frame(name, {**params, "lo": lo, "hi": hi})
+
+    @staticmethod
+    def _ranges(keys: list[str], size: int) -> Iterator[tuple[str, str]]:
+        for start in range(0, len(keys), size):
+            yield keys[start], keys[min(start + size, len(keys)) - 1]
 
     # ---- writing -------------------------------------------------------------
     def write_nodes(self, label: str, rows: pd.DataFrame) -> WriteReport:
