@@ -137,12 +137,20 @@ def test_demo_on_real_data(kstp, data_root, tmp_path):
     summary = {r["dataset"]: r for r in json.loads((tmp_path / "results/psr_summary.json").read_text())}
     assert (summary["probability_pks"]["learners"], summary["frcsub"]["learners"]) == (504, 536)
     assert round(summary["frcsub"]["accuracy"], 3) == 0.534
+    graph = sorted(p for p in tmp_path.iterdir() if p.name.startswith("graph"))
+    before = {p.name: p.read_bytes() for p in graph}
+    again = kstp("demo", "--data", data_root, "--out", tmp_path / "results")
+    assert again.exit_code == 0 and "nothing changed since the last demo" in again.stderr
+    assert {p.name: p.read_bytes() for p in graph} == before  # no write reached the graph
+    assert json.loads((tmp_path / "results/psr_summary.json").read_text())[0] == summary["probability_pks"]
     stats = json.loads(kstp("db", "stats", "--json").stdout)
     xes = next(d for d in stats["datasets"] if d["datasetId"] == "xes3g5m")
     assert xes["questionPrerequisites"] == 1_234_207
-    again = kstp("demo", "--data", data_root, "--out", tmp_path / "results")
-    assert again.exit_code == 0 and json.loads((tmp_path / "results/psr_summary.json").read_text())[0] == \
-        summary["probability_pks"]
+    (data := tmp_path / "data").mkdir()  # another data folder: the demo runs again
+    for folder in ("standards", "llm_kst", "responses"):
+        (data / folder).symlink_to(data_root / folder)
+    third = kstp("demo", "--data", data, "--out", tmp_path / "results")
+    assert third.exit_code == 0 and "nothing changed" not in third.stderr and "[9/9]" in third.stderr
 
 
 def test_demo_without_data_says_what_to_set(kstp, tmp_path):
