@@ -29,9 +29,16 @@ _ARROW = {"STRING": pa.string(), "DOUBLE": pa.float64(), "INT64": pa.int64(), "B
 
 
 def _arrow(rows: pd.DataFrame, properties) -> pa.Table:
-    return pa.table({name: pa.array(rows[name].astype(object).where(rows[name].notna(), None).tolist(),
-                                    _ARROW[kind])
-                     for name, kind in properties})
+    return pa.table({name: _column(rows[name], _ARROW[kind]) for name, kind in properties})
+
+
+def _column(values: pd.Series, kind: pa.DataType) -> pa.Array:
+    """One column as Arrow: missing values (None, NaN) become nulls; a categorical is decoded in Arrow."""
+    if isinstance(values.dtype, pd.CategoricalDtype):
+        return pa.Array.from_pandas(values).dictionary_decode().cast(kind)
+    if pa.types.is_list(kind):
+        return pa.array(values.astype(object).where(values.notna(), None).tolist(), kind)
+    return pa.Array.from_pandas(values.astype(object) if values.dtype == object else values, type=kind)
 
 
 def _sets(var: str, columns: list[str], properties) -> str:
