@@ -106,8 +106,8 @@ class PrerequisiteBitsets:
     def __init__(self, questions, prerequisites: pd.DataFrame):
         self.questions = pd.Index(questions)
         n = len(self.questions)
-        source = self.questions.get_indexer(prerequisites["fromId"]) if len(prerequisites) else np.zeros(0, np.int64)
-        target = self.questions.get_indexer(prerequisites["toId"]) if len(prerequisites) else np.zeros(0, np.int64)
+        source = _positions(self.questions, prerequisites["fromId"])
+        target = _positions(self.questions, prerequisites["toId"])
         if (source < 0).any() or (target < 0).any():
             bad = prerequisites.iloc[int(np.flatnonzero((source < 0) | (target < 0))[0])]
             raise ValueError(f"prerequisite pair {bad['fromId']!r} -> {bad['toId']!r} names a question "
@@ -216,15 +216,19 @@ def _learner_table(n: int, learner: np.ndarray, correct: np.ndarray, pairs, deno
     return table
 
 
+def _positions(index: pd.Index, ids: pd.Series) -> np.ndarray:
+    """Positions of ``ids`` in ``index`` (-1 where absent); a categorical is looked up once per category."""
+    if isinstance(ids.dtype, pd.CategoricalDtype):
+        codes = ids.cat.codes.to_numpy()
+        return np.where(codes >= 0, index.get_indexer(ids.cat.categories)[codes], -1)
+    return index.get_indexer(ids) if len(ids) else np.zeros(0, np.int64)
+
+
 def _codes(answers: pd.DataFrame, questions: pd.Index) -> tuple[np.ndarray, pd.Index, np.ndarray, np.ndarray]:
     """Learner codes and learner ids, question positions and correctness, last answer per pair kept."""
     learner, learners = pd.factorize(answers["learnerId"])
-    question_col = answers["questionId"]
-    if isinstance(question_col.dtype, pd.CategoricalDtype):
-        lookup = questions.get_indexer(question_col.cat.categories)
-        question = lookup[question_col.cat.codes.to_numpy()]
-    else:
-        question = questions.get_indexer(question_col)
+    learners = pd.Index(np.asarray(learners, dtype=object))
+    question = _positions(questions, answers["questionId"])
     correct = answers["correct"].to_numpy(bool)
     known = question >= 0  # an answer to a question outside the dataset is not its data
     learner, question, correct = learner[known], question[known], correct[known]
@@ -233,7 +237,7 @@ def _codes(answers: pd.DataFrame, questions: pd.Index) -> tuple[np.ndarray, pd.I
     if seen.sum() != len(learner):  # a repeated answer: the last one wins
         keep = ~pd.Series(learner.astype(np.int64) * len(questions) + question).duplicated(keep="last").to_numpy()
         learner, question, correct = learner[keep], question[keep], correct[keep]
-    return learner, pd.Index(learners), question, correct
+    return learner, learners, question, correct
 
 
 def score_pairs(answers: pd.DataFrame, prerequisites: pd.DataFrame) -> pd.DataFrame:
@@ -423,7 +427,8 @@ def evaluate_dataset(store: GraphStore, dataset: str, min_prerequisites: int = 5
     """
     _checked_denominator(denominator)
     questions = pd.Index(dataset_questions(store, dataset)["questionId"])  # raises on an unknown dataset
-    bits = PrerequisiteBitsets(questions, store.frame("question_prerequisite_edges", {"dataset": dataset}))
+    bits = PrerequisiteBitsets(questions, store.frame("question_prerequisite_edges", {"dataset": dataset},
+                                                      categorical=True))
     counted = np.ones(len(questions), bool)
     if exclude_unannotated:
         counted[:] = False

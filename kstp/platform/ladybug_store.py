@@ -14,6 +14,7 @@ from pathlib import Path
 import ladybug
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from kstp.platform import schema
 from kstp.platform.errors import ConfigError, UnknownIdError
@@ -114,6 +115,14 @@ class LadybugStore(GraphStore):
         if not result.get_column_names():  # a pure write returns no columns
             return pd.DataFrame()
         return result.get_as_arrow().to_pandas()
+
+    def _execute_categorical(self, text, params, name=""):
+        result = self._conn.execute(text, params)
+        if not result.get_column_names():
+            return pd.DataFrame()
+        table = result.get_as_arrow()
+        return pa.table({name: pc.dictionary_encode(column) if pa.types.is_string(column.type) else column
+                         for name, column in zip(table.column_names, table.columns, strict=True)}).to_pandas()
 
     def _execute_rows(self, text, rows, name=""):
         result = self._execute(text, {"rows": records(rows)}, name)
