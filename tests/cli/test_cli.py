@@ -285,3 +285,25 @@ def test_kst_space_count_enumerate_sample_store(kstp, toy_files):
     assert len(drawn["states"]) == 5 and 1 <= drawn["stored"] <= 5
     again = json.loads(kstp("kst", "space", "--dataset", "toy", "--sample", "5", "--seed", "2", "--json").stdout)
     assert again["states"] == drawn["states"]
+
+
+def test_psr_out_keeps_earlier_datasets_rows(kstp, toy_files, tmp_path):
+    """A summary written for another dataset stays; the evaluated dataset's rows are replaced, not repeated."""
+    ingest_toy(kstp, toy_files)
+    kstp("derive", "question-prerequisites", "--dataset", "toy")
+    out = tmp_path / "o"
+    out.mkdir()
+    earlier = {"dataset": "frcsub", "learner": "human learners", "learners": 536, "psrMicro": 0.721}
+    (out / "psr_summary.json").write_text(json.dumps([earlier, {"dataset": "toy", "learner": "stale"}]))
+    for _ in range(2):
+        result = kstp("evaluate", "psr", "--dataset", "toy", "--out", out, "--min-prerequisites", "3")
+        assert result.exit_code == 0, result.output
+    rows = json.loads((out / "psr_summary.json").read_text())
+    assert [(r["dataset"], r["learner"]) for r in rows] == [("frcsub", "human learners"), ("toy", "human learners")]
+    assert rows[0]["psrMicro"] == 0.721 and rows[1]["psrMicro"] == pytest.approx(0.575)
+    assert "distribution over pairs with >= 3 attempted prerequisites" in result.stdout.replace("\n", " ")
+    csv_rows = (out / "psr_summary.csv").read_text().splitlines()
+    assert len(csv_rows) == 3 and csv_rows[1].startswith("frcsub,human learners")
+    paper = kstp("evaluate", "psr", "--dataset", "toy", "--out", out, "--denominator", "paper", "--json")
+    assert json.loads(paper.stdout)[0]["denominator"] == "paper"
+    assert json.loads(paper.stdout)[0]["psrMicro"] == pytest.approx((3 / 5 + 2 / 7) / 2)
