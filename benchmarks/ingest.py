@@ -38,6 +38,8 @@ from benchmarks.common import (
 __all__ = ["main", "summary"]
 
 BATCH = 1_000
+RATE_TARGET = 1_000_000  # ANSWERED edges per second through write_answers
+RSS_TARGET = 1.5 * 2**30
 # Two MATCH clauses, not one comma-separated pattern: on Ladybug 0.22 the comma form
 # "MATCH (a {id: row.from_id}), (b {id: row.to_id})" plans a cross product and runs about
 # 25x slower at this scale, which would flatter kstp's ratio.
@@ -183,6 +185,9 @@ def main(quick: bool = False) -> dict:
     print("peak RSS: per step, the high-water mark reset at the step's start (it includes what the process already "
           "held); the combined row is the whole isolated process. Baseline rows: whole isolated process.")
     print("note: the UNWIND baseline writes into a nearly empty ANSWERED table, which favours the baseline.")
+    print(f"targets (issue 14; before: 0.5 M edges/s, 2.3 GB): write_answers >= {RATE_TARGET:,} edges/s: "
+          f"{fmt_int(write_rate)}, {'met' if write_rate >= RATE_TARGET else 'MISSED'}; read + write peak <= 1.5 GiB: "
+          f"{fmt_bytes(kstp['peak_rss'])}, {'met' if kstp['peak_rss'] <= RSS_TARGET else 'MISSED'}")
     print(f"then on the ingested graph: derive_question_prerequisites (strict) {fmt_s(pipe['derive_s'])} s, "
           f"{pipe['pairs']:,} pairs written, peak RSS {fmt_bytes(pipe['derive_peak'])}; evaluate_dataset with "
           f"write-back {fmt_s(pipe['psr_s'])} s, peak RSS {fmt_bytes(pipe['psr_peak'])}; {pipe['learners']:,} "

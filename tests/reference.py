@@ -129,6 +129,37 @@ def psr_buckets(answers, pairs, min_prerequisites: int) -> dict[int, int]:
     return dict(counts)
 
 
+def psr_paper(answers: dict[str, dict[str, bool]], pairs) -> dict[str, tuple[float, float, int, int]]:
+    """Per learner (micro, macro, questions scored, pairs) with Eq. 2's denominator |Pre(q)|:
+    every prerequisite counts, attempted or not; a correct question with no prerequisite takes no part."""
+    pre = prerequisites_of(pairs)
+    out = {}
+    for learner, responses in answers.items():
+        ratios, satisfied_total, required_total = [], 0, 0
+        for question, correct in responses.items():
+            if not correct or not pre[question]:
+                continue
+            satisfied = sum(1 for p in pre[question] if responses.get(p))
+            ratios.append(satisfied / len(pre[question]))
+            satisfied_total += satisfied
+            required_total += len(pre[question])
+        if ratios:
+            out[learner] = (satisfied_total / required_total, sum(ratios) / len(ratios), len(ratios), required_total)
+    return out
+
+
+def psr_paper_buckets(answers, pairs, min_prerequisites: int) -> dict[int, int]:
+    """Counts per bucket 0..5 of (learner, correct question) with |Pre(q)| >= min, share over |Pre(q)|."""
+    pre = prerequisites_of(pairs)
+    counts: dict[int, int] = defaultdict(int)
+    for responses in answers.values():
+        for question, correct in responses.items():
+            if correct and pre[question] and len(pre[question]) >= min_prerequisites:
+                share = sum(1 for p in pre[question] if responses.get(p)) / len(pre[question])
+                counts[5 if share == 1 else int(share * 5 + 1e-9)] += 1
+    return dict(counts)
+
+
 def accuracy(answers) -> dict[str, tuple[int, int, float]]:
     return {learner: (len(r), sum(r.values()), sum(r.values()) / len(r)) for learner, r in answers.items()}
 

@@ -9,10 +9,8 @@ import pandas as pd
 
 from kstp.cli.models import backend_options, parse_sampling, progress_bar, start_backend
 from kstp.cli.output import dumps, emit, get_store, json_option, message, print_table, status
-from kstp.evaluators import dagmath as dagmath_evaluator
 from kstp.loaders import cot as cot_loader
 from kstp.platform.errors import UnknownIdError
-from kstp.platform.plots import box_groups, curves
 
 __all__ = ["ingest_cot", "evaluate_dagmath", "report_dagmath"]
 
@@ -22,6 +20,7 @@ _TABLE2 = ["runId", "problems", "trajectories", "invalidFormat", "passAt1", "per
 
 def _print_summary(summary: dict, title: str) -> None:
     """Table 2's shape: the run's row, then its Std row (standard deviation over problems)."""
+    from kstp.evaluators import dagmath as dagmath_evaluator
     std = {"runId": "Std", **{f: summary[f"{f}Std"] for f in dagmath_evaluator.FIGURES}}
     print_table(pd.DataFrame([{k: summary[k] for k in _TABLE2}, std], columns=_TABLE2, dtype=object), title)
     if summary["failures"]:
@@ -31,6 +30,8 @@ def _print_summary(summary: dict, title: str) -> None:
 
 def _write_report(store, run_id: str, out: Path | None) -> dict:
     """Recompute a run's metrics (written back), and with ``out`` write tables and figures there."""
+    from kstp.evaluators import dagmath as dagmath_evaluator
+    from kstp.platform.plots import box_groups, curves
     metrics = dagmath_evaluator.score_run(store, run_id)
     summary = {"runId": run_id, **dagmath_evaluator.aggregate(metrics)}
     table1 = dagmath_evaluator.statistics_by_class(metrics)
@@ -83,6 +84,7 @@ def ingest_cot(ctx, files: tuple[Path, ...], dataset: str, source: str, as_json:
       kstp ingest cot gold/*.json --dataset omni
       kstp ingest cot samples.json --dataset aime25 --source qwen3-8b --json
     """
+    from kstp.evaluators import dagmath as dagmath_evaluator
     store = get_store(ctx)
     with status(f"ingesting {len(files)} file(s)"):
         cot = cot_loader.read_cot_files(list(files), dataset, source)
@@ -106,7 +108,8 @@ def ingest_cot(ctx, files: tuple[Path, ...], dataset: str, source: str, as_json:
 @click.option("--samples", type=click.IntRange(min=1), default=32, show_default=True,
               help="Trajectories per problem.")
 @click.option("--seed", type=int, default=42, show_default=True, help="Seed of sample 0; sample i uses seed + i.")
-@click.option("--shots", type=click.IntRange(min=0), default=dagmath_evaluator.SHOTS, show_default=True,
+# dagmath.SHOTS, written out: importing the evaluator here would slow every `kstp --help`
+@click.option("--shots", type=click.IntRange(min=0), default=4, show_default=True,
               help="Few-shot gold trajectories per prompt (the paper: 4).")
 @click.option("--shots-from", help="Run holding the gold trajectories (default: cot:gold:DATASET).")
 @click.option("--limit", type=click.IntRange(min=1), help="Only the first N problems.")
@@ -131,6 +134,7 @@ def evaluate_dagmath(ctx, dataset, model, backend, base_url, model_args, gen_kwa
       kstp evaluate dagmath --dataset aime25 --shots-from cot:gold:omni --model Qwen/Qwen3-8B \\
           --backend openai --base-url http://127.0.0.1:8000/v1 --samples 32 --out results/
     """
+    from kstp.evaluators import dagmath as dagmath_evaluator
     sampling = parse_sampling(gen_kwargs, n=samples, seed=seed)
     store = get_store(ctx)
     shots_run = shots_from or cot_loader.ingest_run_id(cot_loader.GOLD, dataset)

@@ -2,20 +2,16 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 from contextlib import contextmanager
 from pathlib import Path
 
 import click
-import pandas as pd
 
-from kstp.cli.db import graph_stats
-from kstp.cli.evaluate import psr
+from kstp import __version__
 from kstp.cli.output import get_store, message, print_table, status
-from kstp.loaders import items as items_loader
-from kstp.loaders import responses as responses_loader
-from kstp.loaders.standards import load_standards
-from kstp.platform.kst import derive_question_prerequisites
-from kstp.platform.settings import data_dir
+from kstp.platform.settings import data_dir, graph_target
 
 __all__ = ["demo"]
 
@@ -26,6 +22,9 @@ SKILL_MAP_DATASETS = {
     "frcsub": ("items.csv", "qmatrix.csv", "skills.csv", "responses.csv"),
 }
 _STEPS = 3 + 3 * len(SKILL_MAP_DATASETS)
+#: Written in --out after a demo: what it read and the graph it left, byte for byte.
+FINGERPRINT = "demo_fingerprint.json"
+_OUTPUTS = ("psr_summary.csv", "psr_summary.json", "psr_distribution.png")
 
 
 @contextmanager
@@ -34,6 +33,46 @@ def _step(counter: list[int], title: str):
     with status(f"[{counter[0]}/{_STEPS}] {title}"):
         yield
     message(f"[{counter[0]}/{_STEPS}] {title}: done")
+
+
+def _inputs(root: Path) -> list[Path]:
+    files = [root / "standards/nys_concepts.json", root / "llm_kst/xes_skills_nys.json"]
+    return files + [root / "responses" / d / f for d, names in SKILL_MAP_DATASETS.items() for f in names]
+
+
+def _digest(paths: list[Path]) -> str:
+    """SHA-256 over the paths and their bytes (a missing file counts as absent)."""
+    total = hashlib.sha256(f"kstp {__version__} {sorted(SKILL_MAP_DATASETS.items())}".encode())
+    for path in paths:
+        total.update(str(path).encode())
+        if path.is_file():
+            with open(path, "rb") as handle:
+                for block in iter(lambda: handle.read(1 << 22), b""):
+                    total.update(block)
+    return total.hexdigest()
+
+
+def _graph_files(ctx: click.Context) -> list[Path] | None:
+    """The embedded graph's files (data and write-ahead log), or None for a server graph."""
+    target = graph_target((ctx.find_root().obj or {}).get("graph"))
+    if target.engine != "ladybug":
+        return None
+    path = Path(target.location).resolve()
+    return [path, path.with_name(path.name + ".wal")]
+
+
+def _fingerprint(root: Path, out: Path, graph: list[Path]) -> dict:
+    return {"inputs": _digest(_inputs(root)), "graph": _digest(graph), "out": str(out.resolve())}
+
+
+def _unchanged(root: Path, out: Path, graph: list[Path] | None) -> bool:
+    """Whether the last demo into ``out`` read these inputs and left this graph as it is now."""
+    try:
+        stored = json.loads((out / FINGERPRINT).read_text())
+    except (OSError, ValueError):
+        return False
+    return (graph is not None and all((out / name).is_file() for name in _OUTPUTS)
+            and stored == _fingerprint(root, out, graph))
 
 
 @click.command()
@@ -50,13 +89,33 @@ def demo(ctx: click.Context, data: Path | None, out: Path) -> None:
     word problems (12 items, 504 learners) and the fraction-subtraction test (20
     items, 536 learners), both skill maps with the reflexive rule; derives question
     prerequisites and reports accuracy and PSR per dataset. Safe to re-run: finished
-    steps change nothing.
+    steps change nothing, and when the data files, the (embedded) graph and the
+    results are exactly as the last demo left them, it says "nothing changed" and
+    does not open the graph at all.
 
     \b
     Example:
       KSTP_DATA=../shared/data kstp demo --out results/
     """
+    import pandas as pd
+
+    from kstp.cli.db import graph_stats
+    from kstp.cli.evaluate import psr
+    from kstp.loaders import items as items_loader
+    from kstp.loaders import responses as responses_loader
+    from kstp.loaders.standards import load_standards
+    from kstp.platform.kst import derive_question_prerequisites
+
     root = data_dir(data)
+    graph = _graph_files(ctx)
+    if _unchanged(root, out, graph):
+        message(f"nothing changed since the last demo (same data, graph and kstp {__version__}); "
+                f"the results in {out} are current")
+        return
+    finished = []
+    if graph is not None:  # runs after the store has closed (callbacks run last-registered first)
+        ctx.find_root().call_on_close(lambda: finished and (out / FINGERPRINT).write_text(
+            json.dumps(_fingerprint(root, out, graph), indent=2) + "\n"))
     store = get_store(ctx)
     done = [0]
     with _step(done, "Coherence Map"):
@@ -83,3 +142,4 @@ def demo(ctx: click.Context, data: Path | None, out: Path) -> None:
                 digits=2)
     print_table(pd.DataFrame(stats["datasets"]).drop(columns=["name"]), "Datasets", digits=2)
     ctx.invoke(psr, datasets=tuple(SKILL_MAP_DATASETS), out=out, min_prerequisites=5, as_json=False)
+    finished.append(True)

@@ -5,19 +5,15 @@ from __future__ import annotations
 from pathlib import Path
 
 import click
-import pandas as pd
 
 from kstp.cli.models import backend_options, parse_sampling, progress_bar, start_backend, write_run_files
 from kstp.cli.output import dumps, emit, get_store, json_option, message, print_table, status
-from kstp.evaluators import answers as answers_evaluator
-from kstp.evaluators import psr as psr_evaluator
 from kstp.platform.errors import InputError
-from kstp.platform.plots import grouped_bars
 
 __all__ = ["evaluate"]
 
-_TABLE_COLUMNS = ["dataset", "learner", "learners", "accuracy", "psrMicro", "psrMacro",
-                  *(f"psr {b}" for b in psr_evaluator.BUCKETS)]
+#: The PSR denominators (kstp.evaluators.psr.DENOMINATORS; named here so --help imports no evaluator).
+_DENOMINATORS = ("release", "paper")
 
 
 @click.group()
@@ -29,12 +25,20 @@ def evaluate() -> None:
 @click.option("--dataset", "datasets", multiple=True,
               help="Dataset to evaluate (repeatable; default: every dataset with answers).")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=Path("results"), show_default=True,
-              help="Folder for psr_summary.csv/.json, psr_learners_<dataset>.csv and psr_distribution.png.")
+              help="Folder for psr_summary.csv/.json, psr_learners_<dataset>.csv and psr_distribution.png; "
+              "rows of datasets not evaluated now are kept.")
+@click.option("--denominator", type=click.Choice(_DENOMINATORS), default="release", show_default=True,
+              help="release: only attempted prerequisites count (the authors' code, Table 2); "
+              "paper: all of Pre(q), as Eq. 2 is printed.")
 @click.option("--min-prerequisites", type=click.IntRange(min=1), default=5, show_default=True,
-              help="Attempted prerequisites a (learner, question) pair needs to enter the distribution.")
+              help="Denominator a (learner, question) pair needs to enter the distribution (5: the release's "
+              "filter; the paper's text has none: 1).")
+@click.option("--unannotated", type=click.Choice(("exclude", "include")), default="exclude", show_default=True,
+              help="Questions without a concept: left out of accuracy and PSR (Appendix B), or counted.")
 @json_option
 @click.pass_context
-def psr(ctx, datasets: tuple[str, ...], out: Path, min_prerequisites: int, as_json: bool) -> None:
+def psr(ctx, datasets: tuple[str, ...], out: Path, denominator: str, min_prerequisites: int, unannotated: str,
+        as_json: bool) -> None:
     """Compute accuracy and PSR (micro, macro, distribution) of every learner (paper 1, Eq. 2-4).
 
     Needs the dataset's question prerequisites (kstp derive question-prerequisites).
@@ -45,8 +49,13 @@ def psr(ctx, datasets: tuple[str, ...], out: Path, min_prerequisites: int, as_js
     \b
     Examples:
       kstp evaluate psr --dataset frcsub --out results/
-      kstp evaluate psr --json
+      kstp evaluate psr --denominator paper --min-prerequisites 1 --json
     """
+    import pandas as pd
+
+    from kstp.evaluators import psr as psr_evaluator
+    from kstp.platform.plots import grouped_bars
+
     store = get_store(ctx)
     datasets = datasets or tuple(r["datasetId"] for r in store.run("datasets") if r["answers"])
     if not datasets:
@@ -56,7 +65,8 @@ def psr(ctx, datasets: tuple[str, ...], out: Path, min_prerequisites: int, as_js
     summaries = []
     for dataset in datasets:
         with status(f"PSR of {dataset}"):
-            result = psr_evaluator.evaluate_dataset(store, dataset, min_prerequisites)
+            result = psr_evaluator.evaluate_dataset(store, dataset, min_prerequisites, denominator=denominator,
+                                                    exclude_unannotated=unannotated == "exclude")
         if result.learners.empty:
             message(f"{dataset}: no learner answered its questions; skipped")
             continue
@@ -67,19 +77,42 @@ def psr(ctx, datasets: tuple[str, ...], out: Path, min_prerequisites: int, as_js
         summaries.extend(result.summary())
     if not summaries:
         raise InputError(f"no learner answers in {', '.join(datasets)}; ingest responses first (kstp ingest responses)")
-    table = pd.DataFrame(summaries)
+    table = _merged_summary(out / "psr_summary.json", summaries)
     table.to_csv(out / "psr_summary.csv", index=False)
-    (out / "psr_summary.json").write_text(dumps(summaries) + "\n")
+    (out / "psr_summary.json").write_text(dumps(table) + "\n")
+    buckets = [f"psr {b}" for b in psr_evaluator.BUCKETS]
     labels = table["dataset"] + (" / " + table["learner"]).where(table["learner"] != "human learners", "")
-    buckets = table.set_index(labels)[[f"psr {b}" for b in psr_evaluator.BUCKETS]]
-    buckets.columns = list(psr_evaluator.BUCKETS)
-    grouped_bars(buckets, out / "psr_distribution.png", "Question-level PSR distribution",
+    shares = table.set_index(labels)[buckets]
+    shares.columns = list(psr_evaluator.BUCKETS)
+    grouped_bars(shares, out / "psr_distribution.png", "Question-level PSR distribution",
                  "share of (learner, question) pairs")
     if as_json:
         emit(summaries)
     else:
-        print_table(table[_TABLE_COLUMNS], "Accuracy and PSR (paper 1, Table 2 shape)")
+        now = pd.DataFrame(summaries)
+        filtered = "attempted prerequisites" if denominator == "release" else "prerequisites"
+        print_table(now[["dataset", "learner", "learners", "accuracy", "psrMicro", "psrMacro", *buckets]],
+                    f"Accuracy and PSR (paper 1, Table 2 shape); denominator: {denominator}; distribution over "
+                    f"pairs with >= {min_prerequisites} {filtered}"
+                    f"{' (the release filter)' if min_prerequisites == 5 else ''}")
         message(f"wrote {out}/psr_summary.csv, psr_summary.json, psr_distribution.png and per-learner CSVs")
+
+
+def _merged_summary(path: Path, rows: list[dict]):
+    """The summary rows of this run, after the earlier rows at ``path`` of datasets not evaluated now."""
+    import json
+
+    import pandas as pd
+
+    now = pd.DataFrame(rows)
+    try:
+        earlier = pd.DataFrame(json.loads(path.read_text())) if path.exists() else pd.DataFrame()
+    except (ValueError, OSError) as exc:
+        raise InputError(f"{path}: not a kstp PSR summary ({exc}); move it away or choose another --out") from None
+    if earlier.empty or "dataset" not in earlier:
+        return now
+    kept = earlier[~earlier["dataset"].isin(now["dataset"])]
+    return pd.concat([kept, now], ignore_index=True) if len(kept) else now
 
 
 @evaluate.command()
@@ -112,6 +145,10 @@ def answers(ctx, dataset, model, backend, base_url, model_args, gen_kwargs, limi
       kstp evaluate answers --dataset frcsub --model Qwen/Qwen2.5-7B-Instruct \\
           --backend openai --base-url http://127.0.0.1:8000/v1 --samples 4 --log-samples --output-path out/
     """
+    import pandas as pd
+
+    from kstp.evaluators import answers as answers_evaluator
+
     sampling = parse_sampling(gen_kwargs, n=samples, seed=seed)
     store = get_store(ctx)
     engine = start_backend(backend, model, model_args, base_url, concurrency, seed)

@@ -7,8 +7,7 @@ from pathlib import Path
 import click
 
 from kstp.cli.output import dumps, emit, get_store, json_option, message, print_table, status
-from kstp.evaluators import koc as koc_evaluator
-from kstp.platform.plots import heatmap
+from kstp.evaluators.koc import QUESTION_SETS
 
 __all__ = ["koc"]
 
@@ -36,7 +35,7 @@ def _short(learner_id: str, dataset: str) -> str:
 @click.option("--threshold", type=click.FloatRange(0, 1, max_open=True), default=0.5, show_default=True,
               help="A question is in a group's state when the group's mean accuracy on it exceeds this.")
 @click.option("--no-groups", is_flag=True, help="Compare only the --learner ids / models, without human groups.")
-@click.option("--questions", type=click.Choice(koc_evaluator.QUESTION_SETS), default="annotated", show_default=True,
+@click.option("--questions", type=click.Choice(QUESTION_SETS), default="annotated", show_default=True,
               help="Questions counted: those with a concept (paper 1, Appendix B) or all of the dataset.")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=Path("results"), show_default=True,
               help="Folder for koc_<dataset>.csv/.json, koc_norm_<dataset>.csv and the two heatmap PNGs.")
@@ -60,6 +59,8 @@ def koc(ctx, dataset: str, learners: tuple[str, ...], cuts: str, group_names: st
       kstp evaluate koc --dataset xes --cuts 0,0.25,0.5,0.75 --groups q1,q2,q3 --json
       kstp evaluate koc --dataset frcsub --no-groups --learner frcsub:Subject001 --learner frcsub:Subject002
     """
+    from kstp.evaluators import koc as koc_evaluator
+    from kstp.platform.plots import heatmap
     cut_points = _floats(cuts, "--cuts")
     names = tuple(n.strip() for n in group_names.split(",") if n.strip())
     store = get_store(ctx)

@@ -10,8 +10,6 @@ import pandas as pd
 from kstp.cli.models import backend_options_with, parse_sampling, progress_bar, start_backend, write_run_files
 from kstp.cli.output import dumps, emit, get_store, json_option, message, print_table, status
 from kstp.evaluators import nextstep as benchmark
-from kstp.loaders import catalogues as catalogue_files
-from kstp.platform.plots import curves, heatmap, interval_bars
 
 __all__ = ["nextstep_evaluate", "nextstep_report", "catalogue"]
 
@@ -65,6 +63,7 @@ def nextstep_evaluate(ctx, names, conditions, orders, model, backend, base_url, 
       kstp evaluate nextstep --catalogue my_domain.yaml --model Qwen/Qwen2.5-7B-Instruct \\
           --backend openai --base-url http://127.0.0.1:8000/v1 --output-path out/ --log-samples
     """
+    from kstp.loaders import catalogues as catalogue_files
     catalogues = [catalogue_files.resolve_catalogue(n) for n in names]
     sampling = parse_sampling(gen_kwargs, benchmark.SAMPLING[preset], seed=seed)
     extra = {}
@@ -125,6 +124,7 @@ def nextstep_report(ctx, runs, out, seed, resamples, flips, as_json) -> None:
       kstp report nextstep --run nextstep:fringe-oracle:cm_8f:0123456789ab
       kstp report nextstep --run RUN_A --run RUN_B --out results/nextstep --json
     """
+    from kstp.platform.plots import curves, heatmap, interval_bars
     store = get_store(ctx)
     with status("re-scoring stored answers"):
         scored = pd.concat([benchmark.rescore(store, run) for run in runs], ignore_index=True)
@@ -170,6 +170,7 @@ def list_catalogues(as_json: bool) -> None:
     Example:
       kstp catalogue list
     """
+    from kstp.loaders import catalogues as catalogue_files
     rows = []
     for name, path in catalogue_files.shipped_catalogues().items():
         c = catalogue_files.read_catalogue(path)
@@ -192,6 +193,7 @@ def check(name: str, as_json: bool) -> None:
       kstp catalogue check kstp/catalogues/cm_8f.yaml
       kstp catalogue check pks_cip --json
     """
+    from kstp.loaders import catalogues as catalogue_files
     c = catalogue_files.resolve_catalogue(name)
     space = c.space()
     states = [{"state": sorted(s), "weight": w, "outerFringe": space.outer_fringe(s)} for s, w in c.states()]
@@ -225,6 +227,7 @@ def concepts(ctx, framework, code_prefix, cluster, catalogue_id, name, out) -> N
       kstp catalogue build concepts --framework ccss --code-prefix 8.F --id cm_8f \\
           --name "Grade 8 Functions" --out cm_8f.yaml
     """
+    from kstp.loaders import catalogues as catalogue_files
     c = catalogue_files.concepts_catalogue(get_store(ctx), framework, catalogue_id, name, code_prefix, cluster)
     catalogue_files.write_catalogue_file(c, out)
     message(f"wrote {out}: {len(c.tasks)} tasks, {len(c.prerequisites)} direct pairs, {len(c.states())} states")
@@ -247,6 +250,7 @@ def items(ctx, dataset, items, describe, catalogue_id, name, out) -> None:
       kstp catalogue build items --dataset probability_pks --items b101,b102,b104,b105 \\
           --id pks_small --name "Probability" --out pks_small.yaml
     """
+    from kstp.loaders import catalogues as catalogue_files
     chosen = [i.strip() for i in items.split(",") if i.strip()] if items else None
     c = catalogue_files.items_catalogue(get_store(ctx), dataset, catalogue_id, name, chosen, describe)
     catalogue_files.write_catalogue_file(c, out)

@@ -12,11 +12,7 @@ import pandas as pd
 from kstp.cli.models import backend_options, parse_sampling, progress_bar, start_backend
 from kstp.cli.output import emit, get_store, json_option, message, print_table, status
 from kstp.evaluators import rqeval as rq
-from kstp.loaders.common import read_text
-from kstp.loaders.rqeval import read_rqeval, write_rqeval
 from kstp.platform.errors import DataNotFoundError, InputError
-from kstp.platform.plots import grouped_bars, heatmap, radar
-from kstp.platform.similarity import BertScore, nli_backend
 
 __all__ = ["evaluate_rqeval", "report_rqeval", "rqeval"]
 
@@ -44,6 +40,7 @@ def _scenarios(values: tuple[str, ...]) -> dict[str, dict[str, float]]:
 
 def _ensure_dataset(store, name: str, data: Path) -> str:
     """The dataset id of ``name``, loading ``data/dataset_<name>.json`` (or the JSON file ``name``) if needed."""
+    from kstp.loaders.rqeval import read_rqeval, write_rqeval
     path = Path(name) if name.endswith(".json") else data / f"dataset_{name}.json"
     dataset = path.stem.removeprefix("dataset_")
     if store.frame("rqeval_items", {"dataset": dataset}).empty:
@@ -60,6 +57,7 @@ def _validity_figures(scores: pd.DataFrame, out: Path) -> pd.DataFrame | None:
     observations, when there are at least 4; else None."""
     if len(scores[list(rq.DIMENSIONS)].dropna()) < 4:
         return None
+    from kstp.platform.plots import heatmap
     table = rq.discriminant_validity(scores)
     table.to_csv(out / "rqeval_validity.csv", index=False)
     names = [d.upper() for d in rq.DIMENSIONS]
@@ -78,6 +76,7 @@ def _tables(scores: pd.DataFrame, frames: dict, scenarios: dict, overall: str, o
             extra: dict | None = None) -> None:
     """Per-dataset table (Table 7 shape), overall scores and scenario rankings (Table 8 shape),
     Table 9 and the figures."""
+    from kstp.platform.plots import grouped_bars, heatmap, radar
     out.mkdir(parents=True, exist_ok=True)
     per_dataset = scores.join(rq.scenario_scores(scores, scenarios))
     ranked = rq.rankings(rq.overall_scores(frames, overall), scenarios)
@@ -164,6 +163,7 @@ def evaluate_rqeval(ctx, datasets, data, model, backend, base_url, model_args, g
       kstp evaluate rqeval --dataset gsm8k --model Qwen/Qwen2.5-1.5B-Instruct --backend openai \\
           --base-url http://127.0.0.1:8000/v1 --nli cross-encoder:/models/nli-deberta-v3-small
     """
+    from kstp.platform.similarity import BertScore, nli_backend
     sampling = parse_sampling(gen_kwargs, {"temperature": 0.7, "max_tokens": 256}, n=k, seed=seed)
     chosen = _scenarios(scenarios)
     if (warning := rq.temperature_warning(sampling)) is not None:
@@ -232,6 +232,7 @@ def rqeval() -> None:
 
 
 def _read_scores(path: Path) -> pd.DataFrame:
+    from kstp.loaders.common import read_text
     try:
         frame = pd.read_csv(io.StringIO(read_text(path)))
     except (pd.errors.ParserError, pd.errors.EmptyDataError) as exc:

@@ -11,7 +11,6 @@ from kstp.cli.models import model_options, parse_sampling, progress_bar, start_b
 from kstp.cli.output import dumps, emit, get_store, json_option, message, print_table, status
 from kstp.evaluators import scaffolding as scaffolding_evaluator
 from kstp.platform.embeddings import ALIASES, DEFAULT_MODEL, get_embedding_model
-from kstp.platform.plots import bars_with_baseline, grouped_bars
 
 __all__ = ["scaffolding", "scaffolding_report"]
 
@@ -86,6 +85,7 @@ def scaffolding(ctx, dataset, model, backend, base_url, model_args, gen_kwargs, 
 
 def _figure(tables: dict[str, pd.DataFrame], dataset: str, out: Path) -> Path | None:
     """Figure 3 as the paper draws it (accuracy per strategy, the no-context line), and the SG bars."""
+    from kstp.platform.plots import bars_with_baseline, grouped_bars
     gains = pd.DataFrame({model: table["scaffoldingGain"].drop(index="none", errors="ignore")
                           for model, table in tables.items()})
     if gains.empty:

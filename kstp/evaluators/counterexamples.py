@@ -43,7 +43,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from statsmodels.stats.proportion import proportion_confint
 
 from kstp.platform.errors import KstpError
 from kstp.platform.kst import dataset_questions
@@ -95,6 +94,7 @@ def score_edges(counts: pd.DataFrame, tolerance: float = TOLERANCE, alpha: float
     >>> out["contradicted"].tolist()
     [True, False]
     """
+    from statsmodels.stats.proportion import proportion_confint
     if not 0 <= tolerance < 1 or not 0 < alpha < 1:
         raise KstpError(f"tolerance {tolerance} must lie in [0, 1) and alpha {alpha} in (0, 1)")
     out = counts.copy()

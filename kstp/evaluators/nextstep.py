@@ -66,8 +66,6 @@ from dataclasses import dataclass
 import jsonschema
 import numpy as np
 import pandas as pd
-from scipy import stats
-from statsmodels.stats.multitest import multipletests
 
 from kstp.loaders.catalogues import Catalogue, Coverage, stored_catalogue, write_catalogue
 from kstp.platform.errors import ConfigError, KstpError, UnknownIdError
@@ -737,6 +735,7 @@ def _expanded(frame: pd.DataFrame, column: str) -> np.ndarray:
 
 
 def _interval(values: np.ndarray, seed: int, resamples: int) -> tuple[float, float]:
+    from scipy import stats
     if len(values) < 2 or np.all(values == values[0]):
         value = float(values.mean()) if len(values) else float("nan")
         return value, value
@@ -746,6 +745,7 @@ def _interval(values: np.ndarray, seed: int, resamples: int) -> tuple[float, flo
 
 
 def _sign_flip(differences: np.ndarray, seed: int, flips: int) -> float:
+    from scipy import stats
     if not len(differences) or np.all(differences == 0):
         return 1.0
     result = stats.permutation_test((differences,), np.mean, permutation_type="samples", n_resamples=flips,
@@ -832,6 +832,7 @@ def aggregate(scored: pd.DataFrame, seed: int = 0, resamples: int = 10_000, flip
     >>> aggregate(cells, resamples=100, flips=100).conditions[["condition", "exact"]].values.tolist()
     [['P0', 0.5], ['P1', 1.0], ['all', 0.75]]
     """
+    from statsmodels.stats.multitest import multipletests
     answered = scored[scored["validity"] != "missing"]
     cells = _state_means(answered, [])
     conditions = [c for c in CONDITIONS if c in set(cells["condition"])]

@@ -3,23 +3,46 @@ question prerequisite relation.
 
 PSR asks whether success on a question rests on its prerequisites: for a learner l and
 a question q that l answered correctly, PSR(q, K_l) is the share of q's prerequisites
-that l also answered correctly, counting only prerequisites l attempted (as the
-authors' released evaluation does). Per learner, **micro** PSR pools all (q, p) pairs,
-**macro** PSR averages the per-question ratio; questions with no attempted prerequisite
-take no part, and a learner with none has no PSR. Headline figures are unweighted
-means over learners. Higher is better for every metric here.
+that l also answered correctly. Per learner, **micro** PSR pools all (q, p) pairs,
+**macro** PSR averages the per-question ratio; a learner with no scored question has
+no PSR. Headline figures are unweighted means over learners. Higher is better for
+every metric here.
 
-Computed with sparse matrix products over learner batches. Measured on a 2-core
-machine at XES3G5M scale (18,066 learners, 5.4 M answers, 1.2 M prerequisite pairs,
-67 M learner-question-prerequisite triples): about 25-35 s and 1 GB peak for the
-scoring, against 8-9 minutes for the authors' per-learner dictionary loop (see
-``make bench``); ``kst/psr_by_learner.cypher`` is the same definition as one Cypher
-aggregation, and the tests hold the two equal.
+Two denominators, named after their source (:data:`DENOMINATORS`):
+
+- ``"release"`` (the default): only the prerequisites the learner attempted count, and
+  a question none of whose prerequisites was attempted takes no part. This is what the
+  authors' released evaluation computes, so it reproduces their Table 2; and in
+  sparse logs (an XES3G5M learner sees about 7 % of the questions) it measures
+  coherence on the evidence there is, where the paper's denominator would mostly
+  count prerequisites the learner was never shown.
+- ``"paper"``: Eq. 2 as printed, |Pre(q) ∩ K| / |Pre(q)|: every prerequisite counts,
+  attempted or not; a question with no prerequisite takes no part.
+
+The six-bucket question-level distribution counts the (learner, question) pairs whose
+denominator is at least ``min_prerequisites`` (5 by default: the release's filter; the
+paper's text has none, which is ``min_prerequisites=1``).
+
+Questions without a concept (no ASSESSES edge) are left out of accuracy and PSR, as
+Appendix B does (``exclude_unannotated``); Eq. 1 gives them no prerequisites anyway.
+
+How it is computed: per learner, packed bitsets of the attempted and the solved
+questions over the questions that are somebody's prerequisite; per question, its
+prerequisite bitset, stored as its non-zero 64-bit words only (prerequisite questions
+are numbered by how many questions they are prerequisite of, so each question's set
+falls into few words). Every scored (learner, question) pair is then a few ANDs and
+popcounts (``np.bitwise_count``). :func:`evaluate_dataset` reads the graph in batches
+of learners, so memory stays bounded by the batch, the prerequisite bitsets and one
+row per learner. At XES3G5M scale (18,066 learners, 5.4 M answers, 1.2 M
+prerequisite pairs) the scoring takes well under a second on one core; ``make
+bench`` measures it against the authors' dictionary loop and a dense numpy
+formulation, and checks the results equal. ``kst/psr_by_learner.cypher`` is the
+release definition as one Cypher aggregation; the parity tests hold them equal.
 
 References
 ----------
 Cui, Do, Sachan 2026, "Do LLMs Exhibit Coherent Knowledge Structures in Mathematical
-Reasoning?", §3.3.1, Eq. 2-4 (arXiv 2609.05245).
+Reasoning?", §3.3.1, Eq. 2-4, Appendix B (arXiv 2609.05245).
 """
 
 from __future__ import annotations
@@ -28,19 +51,28 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from scipy import sparse
 
 from kstp.platform.kst import dataset_questions
 from kstp.platform.store import GraphStore
 
-__all__ = ["VERSION", "HIGHER_IS_BETTER", "BUCKETS", "PsrResult", "last_answers", "score_pairs", "aggregate",
-           "distribution",
-           "summarize", "evaluate_dataset"]
+__all__ = ["VERSION", "HIGHER_IS_BETTER", "BUCKETS", "DENOMINATORS", "PrerequisiteBitsets", "PsrResult",
+           "last_answers", "score_pairs", "aggregate", "distribution", "summarize", "evaluate_dataset"]
 
-VERSION = "1.0"
+VERSION = "2.0"
 HIGHER_IS_BETTER = {"accuracy": True, "psrMicro": True, "psrMacro": True}
 #: The six buckets of the question-level distribution, as labels.
 BUCKETS = ("[0,.2)", "[.2,.4)", "[.4,.6)", "[.6,.8)", "[.8,1)", "1.0")
+#: PSR denominators: attempted prerequisites (the authors' release) or all of Pre(q) (Eq. 2).
+DENOMINATORS = ("release", "paper")
+#: Learners per graph read in :func:`evaluate_dataset`.
+BATCH = 4096
+_COUNTS = [f"pairs {b}" for b in BUCKETS]  # per-learner bucket counts
+
+
+def _checked_denominator(denominator: str) -> str:
+    if denominator not in DENOMINATORS:
+        raise ValueError(f"unknown PSR denominator {denominator!r}; choose from {', '.join(DENOMINATORS)}")
+    return denominator
 
 
 def last_answers(answers: pd.DataFrame) -> pd.DataFrame:
@@ -53,8 +85,163 @@ def last_answers(answers: pd.DataFrame) -> pd.DataFrame:
     return answers.drop_duplicates(subset=["learnerId", "questionId"], keep="last")
 
 
-def score_pairs(answers: pd.DataFrame, prerequisites: pd.DataFrame, batch: int = 2048) -> pd.DataFrame:
-    """Score every (learner, correctly answered question) that has an attempted prerequisite.
+class PrerequisiteBitsets:
+    """The question prerequisite relation of a dataset as packed bitsets, ready to score learners.
+
+    Parameters
+    ----------
+    questions : sequence of str
+        The question ids that answers may name (positions 0..n-1).
+    prerequisites : pandas.DataFrame
+        Columns ``fromId, toId``: from is a prerequisite of to; both in ``questions``.
+        A repeated pair counts once.
+
+    Examples
+    --------
+    >>> pre = PrerequisiteBitsets(["a", "b", "c"], pd.DataFrame({"fromId": ["a", "b"], "toId": ["c", "c"]}))
+    >>> pre.required.tolist()
+    [0, 0, 2]
+    """
+
+    def __init__(self, questions, prerequisites: pd.DataFrame):
+        self.questions = pd.Index(questions)
+        n = len(self.questions)
+        source = _positions(self.questions, prerequisites["fromId"])
+        target = _positions(self.questions, prerequisites["toId"])
+        if (source < 0).any() or (target < 0).any():
+            bad = prerequisites.iloc[int(np.flatnonzero((source < 0) | (target < 0))[0])]
+            raise ValueError(f"prerequisite pair {bad['fromId']!r} -> {bad['toId']!r} names a question "
+                             "outside the dataset")
+        pair = np.sort(target.astype(np.int64) * n + source)
+        pair = pair[np.r_[True, pair[1:] != pair[:-1]]] if len(pair) else pair  # a repeated pair counts once
+        target, source = pair // n, pair % n
+        # Bit positions: prerequisite questions only, the most widely required first.
+        dependants = np.bincount(source, minlength=n)
+        order = np.argsort(-dependants, kind="stable")[: int((dependants > 0).sum())]
+        self.bit = np.full(n, -1, np.int64)
+        self.bit[order] = np.arange(len(order))
+        self.words = max(1, -(-len(order) // 64))
+        self.required = np.bincount(target, minlength=n).astype(np.int64)  # |Pre(q)|
+        # Non-zero words of each question's prerequisite set (CSR over questions): the
+        # pairs sorted by (target, word); distinct bits of one word sum to their OR.
+        key = target * self.words + self.bit[source] // 64
+        order = np.argsort(key, kind="stable")
+        key = key[order]
+        value = np.left_shift(np.uint64(1), (self.bit[source[order]] % 64).astype(np.uint64))
+        firsts = np.flatnonzero(np.r_[True, key[1:] != key[:-1]]) if len(key) else np.zeros(0, np.int64)
+        start = np.searchsorted(key[firsts] // self.words, np.arange(n + 1))
+        #: Per question: its number of non-zero words, their indices and values (padded
+        #: with word 0 and value 0 up to the longest).
+        self.word_count = np.diff(start)
+        width = max(1, int(self.word_count.max())) if n else 1
+        slot = np.arange(len(firsts)) - np.repeat(start[:-1], self.word_count)
+        row = np.repeat(np.arange(n), self.word_count)
+        self.word_index = np.zeros((n, width), np.int64)
+        self.word_value = np.zeros((n, width), np.uint64)
+        self.word_index[row, slot] = key[firsts] % self.words
+        self.word_value[row, slot] = np.add.reduceat(value, firsts) if len(key) else np.zeros(0, np.uint64)
+
+    def learner_bits(self, learner: np.ndarray, question: np.ndarray, n_learners: int) -> np.ndarray:
+        """Packed bitsets, shape (n_learners, words) uint64, of the prerequisite questions answered."""
+        bit = self.bit[question]
+        keep = bit >= 0
+        dense = np.zeros((n_learners, self.words * 64), bool)
+        dense[learner[keep], bit[keep]] = True
+        return np.packbits(dense, axis=1, bitorder="little").view(np.uint64)
+
+    def score(self, learner: np.ndarray, question: np.ndarray, correct: np.ndarray, n_learners: int) -> dict:
+        """Score every (learner, correctly answered question with a prerequisite).
+
+        Parameters
+        ----------
+        learner, question : numpy.ndarray of int
+            Learner codes in 0..n_learners-1 and question positions, one per answer;
+            at most one answer per (learner, question).
+        correct : numpy.ndarray of bool
+
+        Returns
+        -------
+        dict of numpy.ndarray
+            ``learner``, ``question`` (codes), ``required`` (|Pre(q)|), ``observed``
+            (attempted prerequisites) and ``satisfied`` (correctly answered ones), one
+            entry per pair, in answer order.
+        """
+        solved = correct & (self.required[question] > 0)
+        pl, pq = learner[solved], question[solved]
+        attempted = self.learner_bits(learner, question, n_learners).ravel()  # learner * words + word
+        right = self.learner_bits(learner[correct], question[correct], n_learners).ravel()
+        observed, satisfied = np.zeros(len(pl), np.int64), np.zeros(len(pl), np.int64)
+        count = self.word_count[pq]
+        # Pairs grouped by how many words their question's prerequisite set spans: each
+        # group is one rectangular gather, AND, popcount and row sum.
+        for k in np.unique(count):
+            chosen = np.flatnonzero(count == k)
+            q = pq[chosen]
+            rows = (pl[chosen] * self.words)[:, None] + self.word_index[q, :k]
+            mask = self.word_value[q, :k]
+            observed[chosen] = np.bitwise_count(attempted[rows] & mask).sum(axis=1, dtype=np.int64)
+            satisfied[chosen] = np.bitwise_count(right[rows] & mask).sum(axis=1, dtype=np.int64)
+        return {"learner": pl, "question": pq, "required": self.required[pq],
+                "observed": observed, "satisfied": satisfied}
+
+
+def _denominator(pairs, denominator: str) -> np.ndarray:
+    return np.asarray(pairs["observed" if _checked_denominator(denominator) == "release" else "required"])
+
+
+def _buckets(satisfied: np.ndarray, denominator: np.ndarray) -> np.ndarray:
+    # Integer comparison, 5 * s < k * d, avoids floating-point bucket edges.
+    return np.where(satisfied == denominator, 5, np.minimum((5 * satisfied) // np.maximum(denominator, 1), 4))
+
+
+def _learner_table(n: int, learner: np.ndarray, correct: np.ndarray, pairs, denominator: str,
+                   min_prerequisites: int) -> dict[str, np.ndarray]:
+    """Per learner code 0..n-1: answered, correct, accuracy, micro, macro, scored, pairs, bucket counts."""
+    answered = np.bincount(learner, minlength=n)
+    right = np.bincount(learner, weights=correct, minlength=n).astype(np.int64)
+    den = _denominator(pairs, denominator)
+    scored = den > 0
+    pl, sat, den = np.asarray(pairs["learner"])[scored], np.asarray(pairs["satisfied"])[scored], den[scored]
+    n_scored = np.bincount(pl, minlength=n)
+    den_sum = np.bincount(pl, weights=den, minlength=n)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        table = {"answered": answered, "correct": right, "accuracy": right / answered,
+                 "psrMicro": np.bincount(pl, weights=sat, minlength=n) / den_sum,
+                 "psrMacro": np.bincount(pl, weights=sat / den, minlength=n) / n_scored,
+                 "questionsScored": n_scored, "pairs": den_sum.astype(np.int64)}
+    chosen = den >= min_prerequisites
+    counts = np.bincount(pl[chosen] * len(BUCKETS) + _buckets(sat[chosen], den[chosen]),
+                         minlength=n * len(BUCKETS)).reshape(n, len(BUCKETS))
+    table.update({column: counts[:, k] for k, column in enumerate(_COUNTS)})
+    return table
+
+
+def _positions(index: pd.Index, ids: pd.Series) -> np.ndarray:
+    """Positions of ``ids`` in ``index`` (-1 where absent); a categorical is looked up once per category."""
+    if isinstance(ids.dtype, pd.CategoricalDtype):
+        codes = ids.cat.codes.to_numpy()
+        return np.where(codes >= 0, index.get_indexer(ids.cat.categories)[codes], -1)
+    return index.get_indexer(ids) if len(ids) else np.zeros(0, np.int64)
+
+
+def _codes(answers: pd.DataFrame, questions: pd.Index) -> tuple[np.ndarray, pd.Index, np.ndarray, np.ndarray]:
+    """Learner codes and learner ids, question positions and correctness, last answer per pair kept."""
+    learner, learners = pd.factorize(answers["learnerId"])
+    learners = pd.Index(np.asarray(learners, dtype=object))
+    question = _positions(questions, answers["questionId"])
+    correct = answers["correct"].to_numpy(bool)
+    known = question >= 0  # an answer to a question outside the dataset is not its data
+    learner, question, correct = learner[known], question[known], correct[known]
+    seen = np.zeros((len(learners), len(questions)), bool)
+    seen[learner, question] = True
+    if seen.sum() != len(learner):  # a repeated answer: the last one wins
+        keep = ~pd.Series(learner.astype(np.int64) * len(questions) + question).duplicated(keep="last").to_numpy()
+        learner, question, correct = learner[keep], question[keep], correct[keep]
+    return learner, learners, question, correct
+
+
+def score_pairs(answers: pd.DataFrame, prerequisites: pd.DataFrame) -> pd.DataFrame:
+    """Score every (learner, correctly answered question) that has a prerequisite.
 
     Parameters
     ----------
@@ -63,14 +250,14 @@ def score_pairs(answers: pd.DataFrame, prerequisites: pd.DataFrame, batch: int =
         question) keeps its last row (:func:`last_answers`).
     prerequisites : pandas.DataFrame
         Columns ``fromId, toId``: from is a prerequisite of to.
-    batch : int
-        Learners per sparse product; bounds peak memory to about batch x questions.
 
     Returns
     -------
     pandas.DataFrame
-        Columns ``learnerId, questionId, observed, satisfied`` (ints): attempted
-        prerequisites of the question and how many of them were answered correctly.
+        Columns ``learnerId, questionId, required, observed, satisfied`` (ints):
+        |Pre(q)|, the prerequisites the learner attempted, and how many of them were
+        answered correctly. A pair with ``observed == 0`` is scored only by the
+        paper's denominator.
 
     Examples
     --------
@@ -79,48 +266,20 @@ def score_pairs(answers: pd.DataFrame, prerequisites: pd.DataFrame, batch: int =
     >>> ans = pd.DataFrame({"learnerId": "l", "questionId": ["a", "b", "c"], "correct": [True, False, True]})
     >>> pre = pd.DataFrame({"fromId": ["a", "b"], "toId": ["c", "c"]})
     >>> score_pairs(ans, pre).values.tolist()
-    [['l', 'c', 2, 1]]
+    [['l', 'c', 2, 2, 1]]
     """
-    columns = ["learnerId", "questionId", "observed", "satisfied"]
-    if answers.empty or prerequisites.empty:
-        return pd.DataFrame(columns=columns)
-    answers = last_answers(answers)
     questions = pd.Index(pd.unique(pd.concat([answers["questionId"], prerequisites["fromId"],
                                               prerequisites["toId"]])))
-    learner_codes, learners = pd.factorize(answers["learnerId"])
-    q = questions.get_indexer(answers["questionId"])
-    ends = (questions.get_indexer(prerequisites["fromId"]), questions.get_indexer(prerequisites["toId"]))
-    p = sparse.csr_matrix((np.ones(len(prerequisites), np.int32), ends), shape=(len(questions),) * 2)
-    p.data[:] = 1  # a repeated pair counts once
-    correct = answers["correct"].to_numpy(bool)
-    shape = (len(learners), len(questions))
-    attempted = sparse.csr_matrix((np.ones(len(q), np.int32), (learner_codes, q)), shape=shape)
-    solved = sparse.csr_matrix((np.ones(int(correct.sum()), np.int32), (learner_codes[correct], q[correct])),
-                               shape=shape)
-    attempted.data[:] = 1
-    solved.data[:] = 1
-    parts = []
-    for start in range(0, len(learners), batch):
-        rows = slice(start, start + batch)
-        right = solved[rows]
-        observed = (attempted[rows] @ p).multiply(right).tocsr()
-        observed.eliminate_zeros()
-        # Correct prerequisites are attempted ones, so their pattern lies inside the
-        # observed pattern: adding 1 on that pattern aligns the two data arrays.
-        marker = observed.copy()
-        marker.data[:] = 1
-        satisfied = ((right @ p).multiply(right) + marker).tocsr()
-        observed.sort_indices()
-        satisfied.sort_indices()
-        coords = observed.tocoo()
-        parts.append(pd.DataFrame({"learnerId": learners[coords.row + start], "questionId": questions[coords.col],
-                                   "observed": coords.data.astype(np.int64),
-                                   "satisfied": (satisfied.data - 1).astype(np.int64)}))
-    return pd.concat(parts, ignore_index=True)
+    learner, learners, question, correct = _codes(answers, questions)
+    pairs = PrerequisiteBitsets(questions, prerequisites).score(learner, question, correct, len(learners))
+    return pd.DataFrame({"learnerId": learners[pairs["learner"]], "questionId": questions[pairs["question"]],
+                         "required": pairs["required"], "observed": pairs["observed"],
+                         "satisfied": pairs["satisfied"]})
 
 
-def aggregate(answers: pd.DataFrame, pairs: pd.DataFrame) -> pd.DataFrame:
-    """Per-learner accuracy, micro and macro PSR (Eq. 3-4).
+def aggregate(answers: pd.DataFrame, pairs: pd.DataFrame, denominator: str = "release",
+              min_prerequisites: int = 5) -> pd.DataFrame:
+    """Per-learner accuracy, micro and macro PSR (Eq. 3-4) and bucket counts.
 
     Parameters
     ----------
@@ -128,42 +287,51 @@ def aggregate(answers: pd.DataFrame, pairs: pd.DataFrame) -> pd.DataFrame:
         As for :func:`score_pairs`.
     pairs : pandas.DataFrame
         The output of :func:`score_pairs`.
+    denominator : {"release", "paper"}
+        Attempted prerequisites only, or all of Pre(q) (Eq. 2); see the module notes.
+    min_prerequisites : int
+        Denominator a pair needs to be counted in the ``pairs [..)`` bucket columns.
 
     Returns
     -------
     pandas.DataFrame
         Indexed by ``learnerId``: ``answered``, ``correct``, ``accuracy`` in [0, 1],
         ``psrMicro`` and ``psrMacro`` in [0, 1] (NaN for a learner with no scored
-        question), ``questionsScored``, ``pairs`` (attempted prerequisite pairs).
+        question), ``questionsScored``, ``pairs`` (the summed denominators), and the
+        six ``pairs [..)`` counts of the distribution.
+
+    Raises
+    ------
+    ValueError
+        On an unknown denominator.
 
     Examples
     --------
     >>> ans = pd.DataFrame({"learnerId": "l", "questionId": ["a", "b", "c"], "correct": [True, False, True]})
-    >>> pairs = pd.DataFrame({"learnerId": ["l"], "questionId": ["c"], "observed": [2], "satisfied": [1]})
+    >>> pairs = pd.DataFrame({"learnerId": ["l"], "questionId": ["c"], "required": [3], "observed": [2],
+    ...                       "satisfied": [1]})
     >>> aggregate(ans, pairs).loc["l", ["accuracy", "psrMicro", "psrMacro"]].round(3).tolist()
     [0.667, 0.5, 0.5]
+    >>> aggregate(ans, pairs, "paper").loc["l", ["psrMicro", "pairs"]].round(3).tolist()
+    [0.333, 3.0]
     """
-    per = last_answers(answers).groupby("learnerId").agg(answered=("correct", "size"), correct=("correct", "sum"))
-    per["accuracy"] = per["correct"] / per["answered"]
-    if len(pairs):
-        ratio = pairs["satisfied"] / pairs["observed"]
-        grouped = pairs.assign(ratio=ratio).groupby("learnerId")
-        psr = pd.DataFrame({"psrMicro": grouped["satisfied"].sum() / grouped["observed"].sum(),
-                            "psrMacro": grouped["ratio"].mean(), "questionsScored": grouped.size(),
-                            "pairs": grouped["observed"].sum()})
-    else:
-        psr = pd.DataFrame(columns=["psrMicro", "psrMacro", "questionsScored", "pairs"], dtype=float)
-    out = per.join(psr, how="left")
-    out[["questionsScored", "pairs"]] = out[["questionsScored", "pairs"]].fillna(0).astype(np.int64)
-    return out
+    answers = last_answers(answers)
+    learner, learners = pd.factorize(answers["learnerId"])
+    coded = {"learner": pd.Index(learners).get_indexer(pairs["learnerId"]),
+             **{c: pairs[c].to_numpy(np.int64) for c in ("required", "observed", "satisfied")}}
+    table = _learner_table(len(learners), learner, answers["correct"].to_numpy(bool), coded, denominator,
+                           min_prerequisites)
+    return pd.DataFrame(table, index=pd.Index(learners, name="learnerId"))
 
 
-def distribution(pairs: pd.DataFrame, min_prerequisites: int = 5) -> pd.Series:
+def distribution(pairs: pd.DataFrame, min_prerequisites: int = 5, denominator: str = "release") -> pd.Series:
     """Question-level PSR distribution over the six buckets, as fractions.
 
-    Counts the (learner, question) pairs with at least ``min_prerequisites`` attempted
-    prerequisites; bucket k holds psr in [k/5, (k+1)/5) for k < 5, and exactly 1.0 is
-    its own bucket. All NaN when no pair qualifies (the shares are undefined).
+    Counts the scored (learner, question) pairs whose denominator is at least
+    ``min_prerequisites``; bucket k holds psr in [k/5, (k+1)/5) for k < 5, and exactly
+    1.0 is its own bucket. All NaN when no pair qualifies (the shares are undefined).
+    ``pairs`` needs ``satisfied`` and the denominator's column (``observed`` or
+    ``required``).
 
     Examples
     --------
@@ -171,14 +339,15 @@ def distribution(pairs: pd.DataFrame, min_prerequisites: int = 5) -> pd.Series:
     >>> distribution(pairs).tolist()
     [0.3333333333333333, 0.0, 0.0, 0.0, 0.3333333333333333, 0.3333333333333333]
     """
-    chosen = pairs[pairs["observed"] >= min_prerequisites] if len(pairs) else pairs
-    counts = np.full(len(BUCKETS), np.nan)
-    if len(chosen):
-        satisfied, observed = chosen["satisfied"].to_numpy(), chosen["observed"].to_numpy()
-        # Integer comparison, 5 * s < k * o, avoids floating-point bucket edges.
-        bucket = np.where(satisfied == observed, 5, np.minimum((5 * satisfied) // observed, 4))
-        counts = np.bincount(bucket, minlength=len(BUCKETS)).astype(float) / len(chosen)
-    return pd.Series(counts, index=list(BUCKETS))
+    den = _denominator(pairs, denominator) if len(pairs) else np.zeros(0, np.int64)
+    chosen = den >= max(min_prerequisites, 1)
+    return _shares(np.bincount(_buckets(np.asarray(pairs["satisfied"])[chosen], den[chosen]) if chosen.any()
+                               else np.zeros(0, np.int64), minlength=len(BUCKETS)))
+
+
+def _shares(counts: np.ndarray) -> pd.Series:
+    total = counts.sum()
+    return pd.Series(counts / total if total else np.full(len(BUCKETS), np.nan), index=list(BUCKETS))
 
 
 @dataclass
@@ -186,28 +355,28 @@ class PsrResult:
     """Everything PSR computes for one dataset.
 
     ``learners`` is :func:`aggregate`'s table plus a ``kind`` column (human, model,
-    group); ``pairs`` is :func:`score_pairs`' table.
+    group); its ``pairs [..)`` columns hold each learner's distribution counts.
     """
 
     dataset: str
     learners: pd.DataFrame
-    pairs: pd.DataFrame
     min_prerequisites: int
+    denominator: str = "release"
 
     def summary(self) -> list[dict]:
         """Rows in the shape of paper 1 Table 2: all human learners as one row, each model as its own."""
         return summarize(self)
 
 
-def _row(dataset: str, label: str, learners: pd.DataFrame, pairs: pd.DataFrame, min_prerequisites: int) -> dict:
-    shares = distribution(pairs, min_prerequisites)
-    row = {"dataset": dataset, "learner": label, "learners": len(learners),
+def _row(result: PsrResult, label: str, learners: pd.DataFrame) -> dict:
+    counts = learners[_COUNTS].to_numpy(np.int64).sum(axis=0)
+    row = {"dataset": result.dataset, "learner": label, "learners": len(learners),
            "learnersWithPsr": int(learners["psrMicro"].notna().sum()),
            "accuracy": float(learners["accuracy"].mean()) if len(learners) else float("nan"),
            "psrMicro": float(learners["psrMicro"].mean()), "psrMacro": float(learners["psrMacro"].mean()),
-           "pairsInDistribution": int((pairs["observed"] >= min_prerequisites).sum()) if len(pairs) else 0,
-           "minPrerequisites": min_prerequisites}
-    row.update({f"psr {b}": float(v) for b, v in shares.items()})
+           "pairsInDistribution": int(counts.sum()), "minPrerequisites": result.min_prerequisites,
+           "denominator": result.denominator}
+    row.update({f"psr {b}": float(v) for b, v in _shares(counts).items()})
     return row
 
 
@@ -218,43 +387,68 @@ def summarize(result: PsrResult) -> list[dict]:
     learner (label: its id). Learners without a PSR (no scored question) count in
     accuracy only; the number with a PSR is reported beside it.
     """
-    learners, pairs = result.learners, result.pairs
+    learners = result.learners
     rows = []
     humans = learners[~learners["kind"].isin(["model", "group"])]  # ability groups summarise humans: not again
     if len(humans):
-        rows.append(_row(result.dataset, "human learners", humans, pairs[pairs["learnerId"].isin(humans.index)]
-                         if len(pairs) else pairs, result.min_prerequisites))
+        rows.append(_row(result, "human learners", humans))
     for model in learners.index[learners["kind"] == "model"]:
-        rows.append(_row(result.dataset, model, learners.loc[[model]],
-                         pairs[pairs["learnerId"] == model] if len(pairs) else pairs, result.min_prerequisites))
+        rows.append(_row(result, model, learners.loc[[model]]))
     return rows
 
 
-def evaluate_dataset(store: GraphStore, dataset: str, min_prerequisites: int = 5,
-                     write_back: bool = True) -> PsrResult:
+def evaluate_dataset(store: GraphStore, dataset: str, min_prerequisites: int = 5, write_back: bool = True,
+                     denominator: str = "release", exclude_unannotated: bool = True,
+                     batch: int = BATCH) -> PsrResult:
     """Compute PSR and accuracy for every learner of ``dataset``; write them on the Learners.
 
-    Reads answers and question prerequisites with Cypher (``answers``,
-    ``question_prerequisite_edges``, ``dataset_learners``), scores them
-    (:func:`score_pairs`, :func:`aggregate`), and sets ``accuracy``, ``psrMicro``,
-    ``psrMacro`` and ``nAnswered`` on each Learner node (for a model evaluated on
-    several datasets, the last dataset evaluated).
+    Reads the question prerequisites once (``question_prerequisite_edges``), then the
+    answers in batches of ``batch`` learners (``answers_in_range`` over the id
+    ranges of ``dataset_learners``, :meth:`GraphStore.frame_batches`), scores each
+    batch with :class:`PrerequisiteBitsets` and keeps one row per learner. Sets
+    ``accuracy``, ``psrMicro``, ``psrMacro`` and ``nAnswered`` on each Learner node
+    (for a model evaluated on several datasets, the last dataset evaluated).
+
+    Parameters
+    ----------
+    denominator : {"release", "paper"}
+        See the module notes; ``release`` by default.
+    exclude_unannotated : bool
+        Leave questions without a concept out of accuracy and PSR (Appendix B).
+    batch : int
+        Learners per graph read; bounds memory to about batch x questions / 4 bytes.
 
     Raises
     ------
     UnknownIdError
         When the dataset is not in the graph.
+    ValueError
+        On an unknown denominator.
     """
-    dataset_questions(store, dataset)  # raises on an unknown dataset
-    answers = store.frame("answers", {"dataset": dataset})
-    prerequisites = store.frame("question_prerequisite_edges", {"dataset": dataset})
-    pairs = score_pairs(answers, prerequisites)
-    learners = aggregate(answers, pairs)
-    kinds = store.frame("dataset_learners", {"dataset": dataset}).set_index("learnerId")["kind"]
-    learners["kind"] = kinds.reindex(learners.index).fillna("human").to_numpy()
+    _checked_denominator(denominator)
+    questions = pd.Index(dataset_questions(store, dataset)["questionId"])  # raises on an unknown dataset
+    bits = PrerequisiteBitsets(questions, store.frame("question_prerequisite_edges", {"dataset": dataset},
+                                                      categorical=True))
+    counted = np.ones(len(questions), bool)
+    if exclude_unannotated:
+        counted[:] = False
+        counted[questions.get_indexer(store.frame("question_concepts", {"dataset": dataset})["questionId"])] = True
+    roster = store.frame("dataset_learners", {"dataset": dataset})
+    parts = []
+    for answers in store.frame_batches("answers_in_range", {"dataset": dataset}, roster["learnerId"].tolist(), batch):
+        learner, learners, question, correct = _codes(answers, questions)
+        keep = counted[question]
+        learner, question, correct = learner[keep], question[keep], correct[keep]
+        pairs = bits.score(learner, question, correct, len(learners))
+        table = pd.DataFrame(_learner_table(len(learners), learner, correct, pairs, denominator, min_prerequisites),
+                             index=pd.Index(learners, name="learnerId"))
+        parts.append(table[table["answered"] > 0])
+    columns = ["answered", "correct", "accuracy", "psrMicro", "psrMacro", "questionsScored", "pairs", *_COUNTS]
+    learners = pd.concat(parts) if parts else pd.DataFrame(columns=columns, index=pd.Index([], name="learnerId"))
+    learners["kind"] = roster.set_index("learnerId")["kind"].reindex(learners.index).fillna("human").to_numpy()
     if write_back and len(learners):
         store.write_nodes("Learner", pd.DataFrame({
-            "id": learners.index, "accuracy": learners["accuracy"].to_numpy(),
-            "psrMicro": learners["psrMicro"].to_numpy(), "psrMacro": learners["psrMacro"].to_numpy(),
+            "id": learners.index, "accuracy": learners["accuracy"].to_numpy(float),
+            "psrMicro": learners["psrMicro"].to_numpy(float), "psrMacro": learners["psrMacro"].to_numpy(float),
             "nAnswered": learners["answered"].to_numpy(np.int64)}))
-    return PsrResult(dataset, learners, pairs, min_prerequisites)
+    return PsrResult(dataset, learners, min_prerequisites, denominator)

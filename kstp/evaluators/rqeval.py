@@ -73,7 +73,6 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
 from kstp.evaluators.answers import score_item as grade_completion
 from kstp.platform.answers import Verdict, grade
@@ -456,6 +455,7 @@ def partial_correlation(x: Sequence[float], y: Sequence[float], z: Sequence[floa
     >>> round(r, 6)
     0.5
     """
+    from scipy import stats
     x, y, z = (np.asarray(v, float) for v in (x, y, z))
     design = np.column_stack([np.ones_like(z), z])
     rx = x - design @ np.linalg.lstsq(design, x, rcond=None)[0]
@@ -530,6 +530,7 @@ def discriminant_validity(scores: pd.DataFrame, control: str = "cq", resamples: 
     InputError
         When a dimension column is missing or there are fewer than 4 observations.
     """
+    from scipy import stats
     missing = [d for d in DIMENSIONS if d not in scores.columns]
     if missing:
         raise InputError(f"scores lack the column {missing[0]!r}; need {', '.join(DIMENSIONS)}")

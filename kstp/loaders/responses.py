@@ -190,21 +190,35 @@ def write_answers(store: GraphStore, dataset: str, answers: pd.DataFrame, source
     ----------
     answers : pandas.DataFrame
         Columns ``learner, item, correct, timestamp`` with local ids, in answer order.
+
+    Notes
+    -----
+    The edges reach the store with categorical id columns (one string per learner and
+    per item), so the store's de-duplication and bulk load never touch 5 M Python
+    strings; Ladybug loads them with ``COPY FROM`` an Arrow table.
     """
     check_namespace(dataset, "dataset")
     if answers.empty:
         raise InputError(f"{source}: no answers found (an empty file, or only a header?)")
     report = LoadReport(dataset)
-    answers = answers.reset_index(drop=True)
-    answers["position"] = answers.groupby("learner").cumcount() + 1
-    last = answers.drop_duplicates(subset=["learner", "item"], keep="last")
+    # Integer codes for learners and items: de-duplication and positions on 5 M answers
+    # hash ints, not strings, and the scoped ids are built once per distinct value.
+    learner, learners = pd.factorize(answers["learner"])
+    item, items = pd.factorize(answers["item"])
+    key = pd.Series(learner.astype(np.int64) * max(len(items), 1) + item)
+    last = ~key.duplicated(keep="last").to_numpy()
+    position = pd.Series(learner).groupby(learner).cumcount().to_numpy() + 1
     report.notes = {"answers read": len(answers),
-                    "repeated answers superseded by a later one": len(answers) - len(last)}
-    learners = last["learner"].unique()
+                    "repeated answers superseded by a later one": int(len(answers) - last.sum())}
+    prefix = scoped(dataset, "")
+    learner_ids = prefix + pd.Index(learners, dtype=object)
     report.add("Learner", store.write_nodes("Learner", pd.DataFrame(
-        {"id": [scoped(dataset, p) for p in learners], "kind": "human", "dataset": dataset, "localId": learners})))
-    edges = pd.DataFrame({"from_id": scoped(dataset, "") + last["learner"], "to_id": scoped(dataset, "") + last["item"],
-                          "correct": last["correct"].astype(bool), "timestamp": last["timestamp"],
-                          "position": last["position"].astype("int64")})
+        {"id": learner_ids, "kind": "human", "dataset": dataset, "localId": learners})))
+    edges = pd.DataFrame({
+        "from_id": pd.Categorical.from_codes(learner[last], learner_ids),
+        "to_id": pd.Categorical.from_codes(item[last], prefix + pd.Index(items, dtype=object)),
+        "correct": answers["correct"].to_numpy(bool)[last],
+        "timestamp": answers["timestamp"].to_numpy(object)[last],
+        "position": position[last].astype(np.int64)})
     report.add("ANSWERED", store.write_relationships("ANSWERED", "Learner", "Question", edges))
     return report

@@ -32,8 +32,9 @@ RULES = ("strict", "reflexive")
 
 
 def _index(values: pd.Series) -> tuple[np.ndarray, pd.Index]:
-    index = pd.Index(pd.unique(values))
-    return index.get_indexer(values), index
+    """Codes of ``values`` in their sorted distinct values (so code order is id order)."""
+    codes, index = pd.factorize(values, sort=True)
+    return codes, pd.Index(index)
 
 
 def question_prerequisite_pairs(question_concepts: pd.DataFrame, closure: pd.DataFrame,
@@ -103,9 +104,9 @@ def question_prerequisite_pairs(question_concepts: pd.DataFrame, closure: pd.Dat
         off_diagonal = i != j
         rows.append(i[off_diagonal])
         cols.append(j[off_diagonal])
+    # Row-major blocks in order over a sorted index: the pairs come out sorted by (from, to).
     i, j = np.concatenate(rows), np.concatenate(cols)
-    out = pd.DataFrame({"fromId": questions[i], "toId": questions[j]})
-    return out.sort_values(["fromId", "toId"], ignore_index=True)
+    return pd.DataFrame({"fromId": questions[i], "toId": questions[j]})
 
 
 @dataclass
@@ -149,12 +150,29 @@ def derive_question_prerequisites(store: GraphStore, dataset: str, rule: str = "
     stored = store.frame("question_prerequisite_edges", {"dataset": dataset}).rename(
         columns={"fromId": "from_id", "toId": "to_id"})
     report = DerivationReport(dataset, rule, len(questions), qc["questionId"].nunique(), len(pairs))
+    if _same_pairs(stored, pairs) and (stored["rule"] == rule).all():
+        return report  # already derived with this rule: nothing to read further, nothing to write
     # Only edges the new derivation drops are deleted, so a re-run deletes nothing.
     removed = store.delete_stale("PREREQUISITE_OF", "Question", "Question", stored, edges)
     if not removed and len(stored) == len(pairs) and (stored["rule"] == rule).all():
         return report  # already derived with this rule: nothing to write
     store.write_relationships("PREREQUISITE_OF", "Question", "Question", edges)
     return report
+
+
+def _same_pairs(stored: pd.DataFrame, pairs: pd.DataFrame) -> bool:
+    """Whether the stored ``from_id, to_id`` edges are exactly the derived ``fromId, toId`` pairs (any order)."""
+    if len(stored) != len(pairs):
+        return False
+    if stored.empty:
+        return True
+    ids = pd.Index(pd.unique(pd.concat([pairs["fromId"], pairs["toId"]])))
+    size = len(ids) + 1  # -1 (an id outside the derivation) becomes 0, never a derived key
+
+    def keys(a, b):
+        return np.sort((ids.get_indexer(a) + 1).astype(np.int64) * size + ids.get_indexer(b) + 1)
+
+    return bool(np.array_equal(keys(stored["from_id"], stored["to_id"]), keys(pairs["fromId"], pairs["toId"])))
 
 
 def dataset_questions(store: GraphStore, dataset: str) -> pd.DataFrame:

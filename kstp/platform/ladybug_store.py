@@ -18,6 +18,7 @@ from pathlib import Path
 import ladybug
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from kstp.platform import schema
 from kstp.platform.errors import ConfigError, DataNotFoundError, QueryError, UnknownIdError
@@ -33,9 +34,16 @@ _ARROW = {"STRING": pa.string(), "DOUBLE": pa.float64(), "INT64": pa.int64(), "B
 
 
 def _arrow(rows: pd.DataFrame, properties) -> pa.Table:
-    return pa.table({name: pa.array(rows[name].astype(object).where(rows[name].notna(), None).tolist(),
-                                    _ARROW[kind])
-                     for name, kind in properties})
+    return pa.table({name: _column(rows[name], _ARROW[kind]) for name, kind in properties})
+
+
+def _column(values: pd.Series, kind: pa.DataType) -> pa.Array:
+    """One column as Arrow: missing values (None, NaN) become nulls; a categorical is decoded in Arrow."""
+    if isinstance(values.dtype, pd.CategoricalDtype):
+        return pa.Array.from_pandas(values).dictionary_decode().cast(kind)
+    if pa.types.is_list(kind):
+        return pa.array(values.astype(object).where(values.notna(), None).tolist(), kind)
+    return pa.Array.from_pandas(values.astype(object) if values.dtype == object else values, type=kind)
 
 
 def _sets(var: str, columns: list[str], properties) -> str:
@@ -142,6 +150,14 @@ class LadybugStore(GraphStore):
         if not result.get_column_names():  # a pure write returns no columns
             return pd.DataFrame()
         return result.get_as_arrow().to_pandas()
+
+    def _execute_categorical(self, text, params, name=""):
+        result = self._conn.execute(text, params)
+        if not result.get_column_names():
+            return pd.DataFrame()
+        table = result.get_as_arrow()
+        return pa.table({name: pc.dictionary_encode(column) if pa.types.is_string(column.type) else column
+                         for name, column in zip(table.column_names, table.columns, strict=True)}).to_pandas()
 
     def _execute_rows(self, text, rows, name=""):
         result = self._execute(text, {"rows": records(rows)}, name)

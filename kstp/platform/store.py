@@ -9,6 +9,7 @@ checked against :mod:`kstp.platform.schema` before they reach any query text.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 from importlib import resources
 from typing import Any
@@ -77,15 +78,44 @@ class GraphStore:
         """
         return records(self.frame(name, params))
 
-    def frame(self, name: str, params: dict[str, Any] | None = None) -> pd.DataFrame:
-        """Run the registered query ``name``; rows as a DataFrame with its declared columns."""
+    def frame(self, name: str, params: dict[str, Any] | None = None, categorical: bool = False) -> pd.DataFrame:
+        """Run the registered query ``name``; rows as a DataFrame with its declared columns.
+
+        ``categorical``: string columns as pandas categoricals (for large results that
+        repeat few ids; no Python string per row on engines that can avoid it).
+        """
         query = get_query(name)
         params = params or {}
         query.check_params(params)
-        df = self._execute(query.text(self.engine), params, name)
+        run = self._execute_categorical if categorical else self._execute
+        df = run(query.text(self.engine), params, name)
         if df.empty and len(df.columns) == 0:
             df = pd.DataFrame(columns=list(query.returns))
         return df
+
+    def frame_batches(self, name: str, params: dict[str, Any], keys: list[str], size: int) -> Iterator[pd.DataFrame]:
+        """Run the registered query ``name`` once per run of ``size`` consecutive ``keys``.
+
+        The query takes ``$lo`` and ``$hi`` besides ``params`` and returns the rows
+        whose key lies in [lo, hi] (e.g. ``WHERE l.id >= $lo AND l.id <= $hi``, an
+        index range on both engines). ``keys`` must be sorted as the engine sorts them
+        (take them from an ``ORDER BY`` of the same store) so the ranges are disjoint
+        and cover every key; memory then follows the batch, not the graph. String
+        columns come as pandas categoricals: a batch of answers repeats few ids many
+        times, and no Python string is made per row.
+
+        Examples
+        --------
+        >>> list(GraphStore._ranges(["a", "b", "c", "d", "e"], 2))
+        [('a', 'b'), ('c', 'd'), ('e', 'e')]
+        """
+        for lo, hi in self._ranges(keys, size):
+            yield self.frame(name, {**params, "lo": lo, "hi": hi}, categorical=True)
+
+    @staticmethod
+    def _ranges(keys: list[str], size: int) -> Iterator[tuple[str, str]]:
+        for start in range(0, len(keys), size):
+            yield keys[start], keys[min(start + size, len(keys)) - 1]
 
     # ---- writing -------------------------------------------------------------
     def write_nodes(self, label: str, rows: pd.DataFrame) -> WriteReport:
@@ -201,6 +231,11 @@ class GraphStore:
     # ---- engine primitives ---------------------------------------------------
     def _execute(self, text: str, params: dict, name: str) -> pd.DataFrame:
         raise NotImplementedError
+
+    def _execute_categorical(self, text: str, params: dict, name: str) -> pd.DataFrame:
+        """:meth:`_execute` with string columns as categoricals (engines may do it without Python strings)."""
+        rows = self._execute(text, params, name)
+        return rows.astype({c: "category" for c in rows.columns if rows[c].dtype == object})
 
     def _execute_rows(self, text: str, rows: pd.DataFrame, name: str) -> int:
         """Run a write statement over ``$rows``; return the summed ``n`` column if it has one."""

@@ -137,12 +137,20 @@ def test_demo_on_real_data(kstp, data_root, tmp_path):
     summary = {r["dataset"]: r for r in json.loads((tmp_path / "results/psr_summary.json").read_text())}
     assert (summary["probability_pks"]["learners"], summary["frcsub"]["learners"]) == (504, 536)
     assert round(summary["frcsub"]["accuracy"], 3) == 0.534
+    graph = sorted(p for p in tmp_path.iterdir() if p.name.startswith("graph"))
+    before = {p.name: p.read_bytes() for p in graph}
+    again = kstp("demo", "--data", data_root, "--out", tmp_path / "results")
+    assert again.exit_code == 0 and "nothing changed since the last demo" in again.stderr
+    assert {p.name: p.read_bytes() for p in graph} == before  # no write reached the graph
+    assert json.loads((tmp_path / "results/psr_summary.json").read_text())[0] == summary["probability_pks"]
     stats = json.loads(kstp("db", "stats", "--json").stdout)
     xes = next(d for d in stats["datasets"] if d["datasetId"] == "xes3g5m")
     assert xes["questionPrerequisites"] == 1_234_207
-    again = kstp("demo", "--data", data_root, "--out", tmp_path / "results")
-    assert again.exit_code == 0 and json.loads((tmp_path / "results/psr_summary.json").read_text())[0] == \
-        summary["probability_pks"]
+    (data := tmp_path / "data").mkdir()  # another data folder: the demo runs again
+    for folder in ("standards", "llm_kst", "responses"):
+        (data / folder).symlink_to(data_root / folder)
+    third = kstp("demo", "--data", data, "--out", tmp_path / "results")
+    assert third.exit_code == 0 and "nothing changed" not in third.stderr and "[9/9]" in third.stderr
 
 
 def test_demo_without_data_says_what_to_set(kstp, tmp_path):
@@ -313,3 +321,25 @@ def test_kst_fringe_readings_on_equally_informative_questions(kstp, data_root):
     assert len(listed["states"]) == 58 and not any("p:b105" in r["outerFringe"] for r in listed["states"])
     bad = kstp("kst", "fringe", "--dataset", "p", "--fringe", "classes")
     assert bad.exit_code == 2 and "'classes' is not one of 'standard', 'notions'" in bad.stderr
+
+
+def test_psr_out_keeps_earlier_datasets_rows(kstp, toy_files, tmp_path):
+    """A summary written for another dataset stays; the evaluated dataset's rows are replaced, not repeated."""
+    ingest_toy(kstp, toy_files)
+    kstp("derive", "question-prerequisites", "--dataset", "toy")
+    out = tmp_path / "o"
+    out.mkdir()
+    earlier = {"dataset": "frcsub", "learner": "human learners", "learners": 536, "psrMicro": 0.721}
+    (out / "psr_summary.json").write_text(json.dumps([earlier, {"dataset": "toy", "learner": "stale"}]))
+    for _ in range(2):
+        result = kstp("evaluate", "psr", "--dataset", "toy", "--out", out, "--min-prerequisites", "3")
+        assert result.exit_code == 0, result.output
+    rows = json.loads((out / "psr_summary.json").read_text())
+    assert [(r["dataset"], r["learner"]) for r in rows] == [("frcsub", "human learners"), ("toy", "human learners")]
+    assert rows[0]["psrMicro"] == 0.721 and rows[1]["psrMicro"] == pytest.approx(0.575)
+    assert "distribution over pairs with >= 3 attempted prerequisites" in result.stdout.replace("\n", " ")
+    csv_rows = (out / "psr_summary.csv").read_text().splitlines()
+    assert len(csv_rows) == 3 and csv_rows[1].startswith("frcsub,human learners")
+    paper = kstp("evaluate", "psr", "--dataset", "toy", "--out", out, "--denominator", "paper", "--json")
+    assert json.loads(paper.stdout)[0]["denominator"] == "paper"
+    assert json.loads(paper.stdout)[0]["psrMicro"] == pytest.approx((3 / 5 + 2 / 7) / 2)

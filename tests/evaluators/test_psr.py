@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import random
 
 import pandas as pd
 import pytest
@@ -21,30 +22,81 @@ def scored(toy):
 def test_psr_hand_computed_per_learner(scored):
     """L1: q2 1/1, q5 2/3 (q4 unattempted) -> micro 3/4, macro 5/6.
     L2: q2 0/1, q4 0/1, q6 2/3 (q1 wrong, q3/q5 unattempted) -> micro 2/5, macro 2/9.
-    L3: q1 has no prerequisite -> no PSR."""
+    L3: q1 has no prerequisite -> no PSR; q8 has no concept, so it is not counted (Appendix B)."""
     _, result = scored
     rows = result.learners
     assert rows.loc["toy:L1", ["psrMicro", "psrMacro", "accuracy"]].tolist() == pytest.approx([3 / 4, 5 / 6, 3 / 4])
     assert rows.loc["toy:L2", ["psrMicro", "psrMacro", "accuracy"]].tolist() == pytest.approx([2 / 5, 2 / 9, 4 / 5])
     assert rows.loc["toy:L1", "questionsScored"] == 2 and rows.loc["toy:L2", "pairs"] == 5
-    assert math.isnan(rows.loc["toy:L3", "psrMicro"]) and rows.loc["toy:L3", "accuracy"] == 0.5
+    assert math.isnan(rows.loc["toy:L3", "psrMicro"])
+    assert rows.loc["toy:L3", ["answered", "accuracy"]].tolist() == [1, 1]
 
 
-def test_psr_summary_means_over_learners(scored):
-    _, result = scored
+def test_psr_paper_denominator_hand_computed(toy):
+    """Eq. 2 divides by |Pre(q)|: Pre(q5) = {q1..q4}, Pre(q6) = {q1..q5}.
+    L1: q2 1/1, q5 2/4 -> micro 3/5, macro 3/4. L2: q2 0/1, q4 0/1, q6 2/5 -> micro 2/7, macro 2/15.
+    Threshold 3: L1/q5 = .5 and L2/q6 = .4 (an exact edge), both in [.4,.6)."""
+    derive_question_prerequisites(toy, "toy", "strict")
+    result = psr.evaluate_dataset(toy, "toy", min_prerequisites=3, denominator="paper")
+    rows = result.learners
+    assert rows.loc["toy:L1", ["psrMicro", "psrMacro", "pairs"]].tolist() == pytest.approx([3 / 5, 3 / 4, 5])
+    assert rows.loc["toy:L2", ["psrMicro", "psrMacro", "pairs"]].tolist() == pytest.approx([2 / 7, 2 / 15, 7])
     [summary] = result.summary()
-    assert summary["psrMicro"] == pytest.approx((3 / 4 + 2 / 5) / 2)
-    assert summary["psrMacro"] == pytest.approx((5 / 6 + 2 / 9) / 2)
-    assert summary["accuracy"] == pytest.approx((3 / 4 + 4 / 5 + 1 / 2) / 3)
-    assert (summary["learner"], summary["learners"], summary["learnersWithPsr"]) == ("human learners", 3, 2)
-    # Threshold 3: L1/q5 and L2/q6, both 2/3 -> bucket [.6,.8).
-    assert summary["psr [.6,.8)"] == 1.0 and summary["pairsInDistribution"] == 2
+    assert summary["denominator"] == "paper" and summary["pairsInDistribution"] == 2
+    assert [summary[f"psr {b}"] for b in psr.BUCKETS] == [0, 0, 1, 0, 0, 0]
+
+
+def test_psr_denominators_differ_on_unattempted_prerequisites():
+    """c needs a and b; the learner answered only c, correctly: the release scores nothing, Eq. 2 gives 0/2."""
+    answers = pd.DataFrame({"learnerId": ["m", "m", "n"], "questionId": ["c", "x", "a"], "correct": [True, True, True]})
+    pre = pd.DataFrame({"fromId": ["a", "b"], "toId": ["c", "c"]})
+    pairs = psr.score_pairs(answers, pre)
+    assert pairs.values.tolist() == [["m", "c", 2, 0, 0]]
+    release, paper = psr.aggregate(answers, pairs), psr.aggregate(answers, pairs, "paper")
+    assert math.isnan(release.loc["m", "psrMicro"]) and release.loc["m", "questionsScored"] == 0
+    assert paper.loc["m", ["psrMicro", "psrMacro", "questionsScored", "pairs"]].tolist() == [0, 0, 1, 2]
+    assert psr.distribution(pairs, 1).isna().all() and psr.distribution(pairs, 1, "paper").tolist()[0] == 1.0
+    with pytest.raises(ValueError, match="unknown PSR denominator 'pape'; choose from release, paper"):
+        psr.aggregate(answers, pairs, "pape")
+
+
+def test_psr_include_unannotated_counts_them_in_accuracy(toy):
+    derive_question_prerequisites(toy, "toy", "strict")
+    rows = psr.evaluate_dataset(toy, "toy", exclude_unannotated=False, write_back=False).learners
+    assert rows.loc["toy:L3", ["answered", "accuracy"]].tolist() == [2, 0.5]
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+@pytest.mark.parametrize("denominator", psr.DENOMINATORS)
+def test_psr_equals_reference_on_generated_logs(seed, denominator):
+    """Random DAG-shaped prerequisites over 150 questions (more than two 64-bit words) and 60 learners."""
+    rng = random.Random(seed)
+    questions = [f"q{i:03d}" for i in range(150)]
+    edges = {(questions[a], questions[b]) for a in range(150) for b in range(a + 1, 150) if rng.random() < 0.1}
+    answers = {f"l{i}": {q: rng.random() < 0.6 for q in rng.sample(questions, rng.randint(1, 150))}
+               for i in range(60)}
+    frame = pd.DataFrame([(learner, q, ok) for learner, r in answers.items() for q, ok in r.items()],
+                         columns=["learnerId", "questionId", "correct"])
+    pairs = psr.score_pairs(frame, pd.DataFrame(sorted(edges), columns=["fromId", "toId"]))
+    got = psr.aggregate(frame, pairs, denominator)
+    want = (ref.psr if denominator == "release" else ref.psr_paper)(answers, edges)
+    assert set(got.dropna(subset=["psrMicro"]).index) == set(want)
+    for learner, (micro, macro, scored, total) in want.items():
+        assert got.loc[learner, ["psrMicro", "psrMacro"]].tolist() == pytest.approx([micro, macro], abs=1e-12)
+        assert got.loc[learner, ["questionsScored", "pairs"]].tolist() == [scored, total]
+    buckets = ref.psr_buckets if denominator == "release" else ref.psr_paper_buckets
+    for threshold in (1, 3, 5):
+        counts = buckets(answers, edges, threshold)
+        shares = psr.distribution(pairs, threshold, denominator)
+        assert shares.tolist() == pytest.approx([counts.get(k, 0) / sum(counts.values()) for k in range(6)])
+        assert got[[f"pairs {b}" for b in psr.BUCKETS]].sum().tolist() == [buckets(answers, edges, 5).get(k, 0)
+                                                                             for k in range(6)]
 
 
 def test_psr_written_back_on_learners(scored):
     store, _ = scored
     got = store._execute("MATCH (l:Learner) RETURN l.id AS id, l.psrMicro AS micro, l.nAnswered AS n ORDER BY id", {})
-    assert got["n"].tolist() == [4, 5, 2]
+    assert got["n"].tolist() == [4, 5, 1]  # L3: q8 has no concept (Appendix B)
     assert got["micro"].iloc[:2].tolist() == pytest.approx([0.75, 0.4])
     assert math.isnan(got["micro"].iloc[2])
 

@@ -131,6 +131,10 @@ def check_all(store, edges, qc, answers, rule):
     assert set(stored["questionId"]) == set(sorted(domain)[:2]) and set(stored["size"]) == {2}
     rows = {(learner, q, ok) for learner, r in answers.items() for q, ok in r.items()}
     assert as_set(run("answers", dataset=DATASET), "learnerId", "questionId", "correct") == rows
+    learners = sorted(answers)
+    lo, hi = learners[len(learners) // 4], learners[3 * len(learners) // 4]
+    assert as_set(run("answers_in_range", dataset=DATASET, lo=lo, hi=hi), "learnerId", "questionId", "correct") \
+        == {row for row in rows if lo <= row[0] <= hi}
     accuracy = run("learner_accuracy", dataset=DATASET).set_index("learnerId")
     for learner, (answered, correct, acc) in ref.accuracy(answers).items():
         assert (accuracy.loc[learner, "answered"], accuracy.loc[learner, "correct"]) == (answered, correct)

@@ -17,11 +17,12 @@ import asyncio
 import os
 import time
 from collections.abc import Callable, Sequence
-
-import openai
-from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt, wait_exponential
+from typing import TYPE_CHECKING
 
 from kstp.platform.inference import TRANSPORT_ERROR, Completion, Interrupted, Message, Sampling, register_backend
+
+if TYPE_CHECKING:
+    import openai
 
 __all__ = ["OpenAIBackend", "RETRYABLE_STATUS"]
 
@@ -31,6 +32,8 @@ RETRYABLE_STATUS = frozenset({408, 409, 425, 429})
 
 
 def _retryable(exc: BaseException) -> bool:
+    import openai  # here, not at the top: `kstp --help` must not pay for it
+
     if isinstance(exc, openai.APIStatusError):
         return exc.status_code in RETRYABLE_STATUS or exc.status_code >= 500
     return isinstance(exc, openai.APIConnectionError | openai.APITimeoutError)
@@ -92,6 +95,9 @@ class OpenAIBackend:
 
     async def _one(self, client: openai.AsyncOpenAI, gate: asyncio.Semaphore, messages: list[Message],
                    sampling: Sampling, index: int) -> Completion:
+        import openai
+        from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt, wait_exponential
+
         one = sampling.for_sample(index)
         start = time.perf_counter()
         try:
@@ -118,6 +124,8 @@ class OpenAIBackend:
                           error=None if choice else "empty: no choices in the reply")
 
     async def _all(self, prompts, sampling, samples, progress, arrived: list) -> None:
+        import openai
+
         gate = asyncio.Semaphore(self.concurrency)
         jobs = [(k, i) for k in range(len(prompts)) for i in samples[k]]
         done = 0
