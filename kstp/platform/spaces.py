@@ -320,8 +320,8 @@ class KnowledgeSpace:
     def item_sets(self, masks: np.ndarray | list[int]) -> list[frozenset[str]]:
         """The item sets of masks over :attr:`classes` (bit k: every item of class k).
 
-        >>> KnowledgeSpace.build(["a", "b"], [("a", "b")]).item_sets([0, 1, 3])
-        [frozenset(), frozenset({'a'}), frozenset({'a', 'b'})]
+        >>> [sorted(s) for s in KnowledgeSpace.build(["a", "b"], [("a", "b")]).item_sets([0, 1, 3])]
+        [[], ['a'], ['a', 'b']]
         """
         # Item sets of every value of each 8-class slice (one union each), then one
         # union per state over its slices: far fewer Python steps than one per class bit.
