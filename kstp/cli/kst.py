@@ -5,7 +5,6 @@ from __future__ import annotations
 import click
 
 from kstp.cli.output import emit, get_store, json_option
-from kstp.platform import kst as structures
 
 __all__ = ["kst"]
 
@@ -39,6 +38,7 @@ def fringe(ctx, dataset: str, state_ids: str, learner: str | None, as_json: bool
       kstp kst fringe --dataset frcsub --state Item06,Item08
       kstp kst fringe --dataset probability_pks --learner probability_pks:l0001 --json
     """
+    from kstp.platform import kst as structures
     store = get_store(ctx)
     if learner and state_ids:
         raise click.UsageError("give --state or --learner, not both")
@@ -66,6 +66,7 @@ def check(ctx, dataset: str, state_ids: str, as_json: bool) -> None:
     Example:
       kstp kst check --dataset frcsub --state Item04,Item10
     """
+    from kstp.platform import kst as structures
     violations = structures.check_state(get_store(ctx), dataset, _ids(dataset, state_ids))
     if as_json:
         emit({"isState": not violations, "missingPrerequisites": violations})
@@ -103,6 +104,7 @@ def space(ctx, dataset: str, mode: str, sample: int | None, seed: int, limit: in
       kstp kst space --dataset probability_pks --enumerate --json
       kstp kst space --dataset xes3g5m --sample 100 --seed 1 --store
     """
+    from kstp.platform import kst as structures
     graph = get_store(ctx)
     knowledge_space = structures.dataset_space(graph, dataset)
     summary = {"dataset": dataset, "items": len(knowledge_space.items), "classes": len(knowledge_space.classes)}
