@@ -22,7 +22,6 @@ from __future__ import annotations
 import heapq
 from dataclasses import dataclass
 
-import networkx as nx
 import numpy as np
 
 from kstp.platform.errors import KstpError, NotAKnowledgeStateError, UnknownIdError
@@ -280,6 +279,8 @@ def _condense(items: tuple[str, ...], edges: set[tuple[int, int]]):
         if len(order) == len(members):
             return members, direct, order
         # A cycle stopped the order: merge the strongly connected items and order again.
+        import networkx as nx  # here: rare, and `kstp --help` must not pay for it
+
         graph = nx.DiGraph(list(edges))
         graph.add_nodes_from(range(len(items)))
         members = [sorted(group) for group in nx.strongly_connected_components(graph)]
