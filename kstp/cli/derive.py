@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import click
-import pandas as pd
 
 from kstp.cli.output import emit, get_store, json_option, print_table, status
-from kstp.platform.kst import RULES, derive_question_prerequisites
 
 __all__ = ["derive"]
+
+#: Eq. 1's rules (kstp.platform.kst.RULES; named here so --help imports no numerics).
+_RULES = ("strict", "reflexive")
 
 
 @click.group()
@@ -19,7 +20,7 @@ def derive() -> None:
 @derive.command("question-prerequisites")
 @click.option("--dataset", "datasets", multiple=True,
               help="Dataset to derive for (repeatable; default: every dataset in the graph).")
-@click.option("--rule", type=click.Choice(RULES), default="strict", show_default=True,
+@click.option("--rule", type=click.Choice(_RULES), default="strict", show_default=True,
               help="strict: a proper, transitive concept prerequisite; reflexive: the same concept counts too "
               "(for a skill map: concepts(q_i) within concepts(q_j)).")
 @json_option
@@ -36,6 +37,10 @@ def question_prerequisites(ctx, datasets: tuple[str, ...], rule: str, as_json: b
       kstp derive question-prerequisites --dataset xes3g5m
       kstp derive question-prerequisites --dataset frcsub --rule reflexive --json
     """
+    import pandas as pd
+
+    from kstp.platform.kst import derive_question_prerequisites
+
     store = get_store(ctx)
     datasets = datasets or tuple(r["datasetId"] for r in store.run("datasets"))
     reports = []

@@ -5,8 +5,9 @@ from __future__ import annotations
 import click
 
 from kstp.cli.output import emit, get_store, json_option
-from kstp.platform import kst as structures
-from kstp.platform.spaces import FRINGES
+
+# spaces.FRINGES, written out: importing the spaces module here would slow every `kstp --help`
+_FRINGES = ("standard", "notions")
 
 __all__ = ["kst"]
 
@@ -15,7 +16,7 @@ COUNT_LIMIT = 10**7
 
 
 def _fringe_option(command):
-    return click.option("--fringe", type=click.Choice(FRINGES), default="standard", show_default=True,
+    return click.option("--fringe", type=click.Choice(_FRINGES), default="standard", show_default=True,
                         help="standard: the items q with K + {q} (outer) or K - {q} (inner) a state, as R's pks; an "
                         "item with an equally informative partner is in neither. notions: the fringes of the "
                         "classes of equally informative items (the discriminative reduction), each class listed "
@@ -53,6 +54,7 @@ def fringe(ctx, dataset: str, state_ids: str, learner: str | None, fringe: str, 
       kstp kst fringe --dataset frcsub --state Item09 --fringe notions
       kstp kst fringe --dataset probability_pks --learner probability_pks:l0001 --json
     """
+    from kstp.platform import kst as structures
     store = get_store(ctx)
     if learner and state_ids:
         raise click.UsageError("give --state or --learner, not both")
@@ -81,6 +83,7 @@ def check(ctx, dataset: str, state_ids: str, as_json: bool) -> None:
     Example:
       kstp kst check --dataset frcsub --state Item04,Item10
     """
+    from kstp.platform import kst as structures
     violations = structures.check_state(get_store(ctx), dataset, _ids(dataset, state_ids))
     if as_json:
         emit({"isState": not violations, "missingPrerequisites": violations})
@@ -120,6 +123,7 @@ def space(ctx, dataset: str, mode: str, sample: int | None, seed: int, limit: in
       kstp kst space --dataset probability_pks --enumerate --json
       kstp kst space --dataset xes3g5m --sample 100 --seed 1 --store
     """
+    from kstp.platform import kst as structures
     graph = get_store(ctx)
     if sample is not None:
         knowledge_space = structures.dataset_space(graph, dataset)

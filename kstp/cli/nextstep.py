@@ -9,31 +9,34 @@ import pandas as pd
 
 from kstp.cli.models import backend_options_with, parse_sampling, progress_bar, start_backend, write_run_files
 from kstp.cli.output import dumps, emit, get_store, json_option, message, print_table, status
-from kstp.evaluators import nextstep as benchmark
 
 __all__ = ["nextstep_evaluate", "nextstep_report", "catalogue"]
+
+#: Paper 2's prompt conditions (kstp.evaluators.nextstep.CONDITIONS; named here so --help imports no evaluator).
+_CONDITIONS = ("P0", "P1", "P2", "P3")
+_SAMPLINGS = ("paper", "deterministic")
 
 
 def _conditions(ctx, param, value: str) -> list[str]:
     chosen = [c.strip().upper() for c in value.split(",") if c.strip()]
-    bad = [c for c in chosen if c not in benchmark.CONDITIONS]
+    bad = [c for c in chosen if c not in _CONDITIONS]
     if bad or not chosen:
         raise click.BadParameter(f"{', '.join(bad) or 'nothing'}: use a comma-separated subset of "
-                                 f"{','.join(benchmark.CONDITIONS)}")
+                                 f"{','.join(_CONDITIONS)}")
     return list(dict.fromkeys(chosen))
 
 
 @click.command("nextstep")
 @click.option("--catalogue", "names", multiple=True, required=True,
               help="A catalogue file (YAML/JSON) or a shipped catalogue id (kstp catalogue list); repeatable.")
-@click.option("--conditions", default=",".join(benchmark.CONDITIONS), show_default=True, callback=_conditions,
+@click.option("--conditions", default=",".join(_CONDITIONS), show_default=True, callback=_conditions,
               help="Prompt conditions: P0 descriptions only, P1 infer pairs first, P2 pairs given, P3 states given.")
 @click.option("--orders", type=click.IntRange(min=1), default=2, show_default=True,
               help="Permuted presentations per catalogue (SHA-256 seeded, shared by every model).")
 @click.option("--model", help="Model name (as the server knows it), a vLLM path, smollm2 or a GGUF for --backend "
               "local; optional for --backend fringe-oracle.")
 @backend_options_with("fringe-oracle")
-@click.option("--sampling", "preset", type=click.Choice(list(benchmark.SAMPLING)), default="paper", show_default=True,
+@click.option("--sampling", "preset", type=click.Choice(_SAMPLINGS), default="paper", show_default=True,
               help="paper: the provider's default temperature and top-p, max_tokens 16000 (§3); deterministic: "
                    "temperature 0, top_p 0.95, max_tokens 1024. --gen-kwargs overrides single values.")
 @click.option("--gen-kwargs", help="Sampling k=v,... over the --sampling preset: temperature, top_p, max_tokens, stop.")
@@ -63,6 +66,7 @@ def nextstep_evaluate(ctx, names, conditions, orders, model, backend, base_url, 
       kstp evaluate nextstep --catalogue my_domain.yaml --model Qwen/Qwen2.5-7B-Instruct \\
           --backend openai --base-url http://127.0.0.1:8000/v1 --output-path out/ --log-samples
     """
+    from kstp.evaluators import nextstep as benchmark
     from kstp.loaders import catalogues as catalogue_files
     catalogues = [catalogue_files.resolve_catalogue(n) for n in names]
     sampling = parse_sampling(gen_kwargs, benchmark.SAMPLING[preset], seed=seed)
@@ -124,6 +128,7 @@ def nextstep_report(ctx, runs, out, seed, resamples, flips, as_json) -> None:
       kstp report nextstep --run nextstep:fringe-oracle:cm_8f:0123456789ab
       kstp report nextstep --run RUN_A --run RUN_B --out results/nextstep --json
     """
+    from kstp.evaluators import nextstep as benchmark
     from kstp.platform.plots import curves, heatmap, interval_bars
     store = get_store(ctx)
     with status("re-scoring stored answers"):

@@ -62,8 +62,8 @@ import math
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import jsonschema
 import numpy as np
 import pandas as pd
 
@@ -83,6 +83,9 @@ from kstp.platform.inference import (
 from kstp.platform.kst import state_id_of, store_states
 from kstp.platform.runs import RunSpec, finish_run, model_learner_id, now, open_run, write_responses
 from kstp.platform.store import GraphStore
+
+if TYPE_CHECKING:
+    import jsonschema
 
 __all__ = ["NAME", "VERSION", "CONDITIONS", "METRICS", "HIGHER_IS_BETTER", "INVALID_KINDS", "SAMPLING", "presentation",
            "build_prompt", "answer_schema", "Answer", "parse_answer", "score_item", "agreement", "design",
@@ -267,6 +270,7 @@ def parse_answer(completion: Completion, tasks: int, condition: str) -> Answer:
     >>> parse_answer(Completion(0, 1, text="Sure! " + ok.text, finish_reason="stop"), 3, "P0").kind
     'extra prose'
     """
+    import jsonschema
     text = completion.text
     if text is None or not text.strip():
         if (completion.error or "").startswith(TRANSPORT_ERROR):

@@ -42,15 +42,17 @@ from collections import Counter
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import networkx as nx
 import pandas as pd
-import yaml
 
 from kstp.loaders.common import LoadReport, check_acyclic, check_namespace, read_text, require_file, scoped, unknown_id
 from kstp.platform.errors import InputError, UnknownIdError
 from kstp.platform.spaces import KnowledgeSpace
 from kstp.platform.store import GraphStore
+
+if TYPE_CHECKING:
+    import networkx as nx
 
 __all__ = ["Task", "Coverage", "Catalogue", "make_catalogue", "read_catalogue", "write_catalogue_file",
            "shipped_catalogues", "resolve_catalogue", "concepts_catalogue", "items_catalogue",
@@ -167,6 +169,7 @@ def _where(source: str, line: int | None) -> str:
 
 def _implied_by(graph: nx.DiGraph, p: str, q: str) -> list[str] | None:
     """A path p -> ... -> q of length >= 2 in ``graph``, if there is one."""
+    import networkx as nx
     for middle in graph.successors(p):
         if middle != q and nx.has_path(graph, middle, q):
             return [p, *nx.shortest_path(graph, middle, q)]
@@ -205,6 +208,7 @@ def make_catalogue(catalogue_id: str, name: str, tasks, prerequisites, provenanc
     ...
     kstp.platform.errors.InputError: pair [a, c] at catalogue is implied by a -> b -> c; list direct ...
     """
+    import networkx as nx
     check_namespace(catalogue_id, "catalogue")
     tasks = [(str(i).strip(), " ".join(str(d or "").split())) for i, d in tasks]
     prerequisites = [(str(p).strip(), str(q).strip()) for p, q in prerequisites]
@@ -254,6 +258,7 @@ def make_catalogue(catalogue_id: str, name: str, tasks, prerequisites, provenanc
 
 # ---- files -----------------------------------------------------------------------------
 def _mapping_items(node) -> dict:
+    import yaml
     return {k.value: v for k, v in node.value} if isinstance(node, yaml.MappingNode) else {}
 
 
@@ -277,6 +282,7 @@ def read_catalogue(path: str | Path) -> Catalogue:
     UnknownIdError, CycleError
         As :func:`make_catalogue`, with the line of the offending pair.
     """
+    import yaml
     path = require_file(path)
     text = read_text(path)
     try:
@@ -317,6 +323,7 @@ def read_catalogue(path: str | Path) -> Catalogue:
 
 def write_catalogue_file(catalogue: Catalogue, path: str | Path, header: str = "") -> Path:
     """Write ``catalogue`` as YAML (``header`` lines become comments at the top)."""
+    import yaml
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     comments = "".join(f"# {line}\n" for line in header.splitlines())
@@ -355,6 +362,7 @@ def resolve_catalogue(name: str) -> Catalogue:
 # ---- from the graph --------------------------------------------------------------------
 def _cover(chosen: list[str], closure: pd.DataFrame, where: str) -> list[tuple[str, str]]:
     """The direct pairs of the closure restricted to ``chosen`` (its transitive reduction)."""
+    import networkx as nx
     keep = set(chosen)
     graph = nx.DiGraph()
     graph.add_nodes_from(chosen)
@@ -457,6 +465,7 @@ def write_catalogue(store: GraphStore, catalogue: Catalogue) -> LoadReport:
         When a dataset with this id holds other questions or derived prerequisites
         (a catalogue never overwrites a real dataset).
     """
+    import networkx as nx
     stored = store.frame("question_prerequisite_edges", {"dataset": catalogue.id}).rename(
         columns={"fromId": "from_id", "toId": "to_id"})
     foreign = set(store.frame("dataset_questions", {"dataset": catalogue.id})["localId"]) - set(catalogue.task_ids)

@@ -15,8 +15,6 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-import networkx as nx
-
 from kstp.platform.errors import CycleError, DataNotFoundError, InputError, UnknownIdError
 from kstp.platform.store import WriteReport
 
@@ -234,6 +232,7 @@ def check_acyclic(edges: list[tuple[str, str, str]], source: str) -> None:
     ...
     kstp.platform.errors.CycleError: prerequisite cycle a -> b -> a in edges.csv (line 2, line 3); remove one edge
     """
+    import networkx as nx
     where = {(a, b): w for a, b, w in edges}
     for a, b, w in edges:
         if a == b:

@@ -31,7 +31,6 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import networkx as nx
 import pandas as pd
 
 from kstp.loaders.common import LoadReport, check_namespace, read_text, scoped
@@ -140,6 +139,7 @@ def parse_trajectory(data) -> Trajectory:
     ...
     kstp.loaders.cot.InvalidTrajectoryError: cycle 1 -> 1
     """
+    import networkx as nx
     steps_raw = data.get("steps") if isinstance(data, dict) else data
     if not isinstance(steps_raw, list) or not steps_raw:
         raise InvalidTrajectoryError("no steps: expected a non-empty list of steps (or an object with 'steps')")

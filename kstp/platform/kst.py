@@ -15,7 +15,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from scipy import sparse
 
 from kstp.platform.errors import KstpError, NotAKnowledgeStateError, UnknownIdError
 from kstp.platform.spaces import KnowledgeSpace, TooManyStatesError, check_fringe
@@ -77,6 +76,7 @@ def question_prerequisite_pairs(question_concepts: pd.DataFrame, closure: pd.Dat
     Cui, Do, Sachan 2026, "Do LLMs Exhibit Coherent Knowledge Structures in
     Mathematical Reasoning?", §3.1, Eq. 1 (arXiv 2609.05245).
     """
+    from scipy import sparse
     if rule not in RULES:
         raise KstpError(f"unknown rule {rule!r}; use one of {', '.join(RULES)}")
     if question_concepts.empty:

@@ -37,3 +37,14 @@ def test_cli_help_of_every_command_pulls_no_heavy_library():
 def test_cli_import_check_sees_a_heavy_library_when_one_is_loaded():
     """The check can fail: the plots a command imports when it runs bring matplotlib in."""
     assert "matplotlib" in _loaded_after("import kstp.cli.main\nimport kstp.platform.plots")
+
+
+def test_cli_choices_named_for_start_up_equal_the_library_constants():
+    from kstp.cli import derive, evaluate, kst, nextstep
+    from kstp.evaluators.nextstep import CONDITIONS, SAMPLING
+    from kstp.evaluators.psr import DENOMINATORS
+    from kstp.platform.kst import RULES
+    from kstp.platform.spaces import FRINGES
+
+    assert (derive._RULES, evaluate._DENOMINATORS, nextstep._CONDITIONS, nextstep._SAMPLINGS, kst._FRINGES) == (
+        tuple(RULES), tuple(DENOMINATORS), tuple(CONDITIONS), tuple(SAMPLING), tuple(FRINGES))

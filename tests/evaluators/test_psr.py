@@ -155,3 +155,11 @@ def test_repeated_answer_last_one_wins_in_direct_use():
     pairs = psr.score_pairs(answers, pre)
     assert pairs[["observed", "satisfied"]].values.tolist() == [[1, 0]]
     assert psr.aggregate(answers, pairs).loc["l", ["answered", "correct"]].tolist() == [2, 1]
+
+
+@pytest.mark.parametrize("batch", [1, 2])
+def test_psr_learner_batches_give_the_same_result(scored, batch):
+    """Reading the answers one or two learners at a time changes nothing (ranges cover every learner once)."""
+    store, whole = scored
+    parts = psr.evaluate_dataset(store, "toy", min_prerequisites=3, write_back=False, batch=batch).learners
+    pd.testing.assert_frame_equal(parts.sort_index(), whole.learners.sort_index())
