@@ -94,8 +94,8 @@ def install() -> None:
             continue
         shutil.rmtree(folder, ignore_errors=True)
         print(f"neo4j: resolving the {profile} jars from Maven Central (once) ...", flush=True)
-        done = subprocess.run(["mvn", "-q", "-B", "-Dstyle.color=never", "-f", str(POM), "-P", profile, "dependency:copy-dependencies",
-                               f"-DoutputDirectory={folder}", "-DincludeScope=runtime"])
+        done = subprocess.run(["mvn", "-q", "-B", "-Dstyle.color=never", "-f", str(POM), "-P", profile,
+                               "dependency:copy-dependencies", f"-DoutputDirectory={folder}", "-DincludeScope=runtime"])
         if done.returncode:
             sys.exit(f"neo4j: mvn could not resolve the {profile} jars of {POM} (exit {done.returncode})")
         if profile == "plugins":  # the server's own jars win; a second copy would clash
