@@ -14,6 +14,11 @@ a command line, in a log or on the terminal); data, logs and the pid under ``.ks
     python tools/neo4j_server.py start     # install if needed, start, wait for Bolt
     python tools/neo4j_server.py stop      # clean shutdown (SIGTERM, wait)
     python tools/neo4j_server.py status
+    python tools/neo4j_server.py --home /tmp/x start   # a throw-away server of its own
+
+``--home DIR`` runs a second, independent server in ``DIR`` (its own ports, password, data,
+logs and ``DIR/neo4j.env``) on the jars of the project's install; tests that kill a server
+use one so the shared one is left alone.
 
 Memory: ``KSTP_NEO4J_HEAP`` (default ``1g``) and ``KSTP_NEO4J_PAGECACHE`` (default ``512m``).
 """
@@ -32,7 +37,8 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-HOME = ROOT / ".kstp" / "neo4j"
+JARS = ROOT / ".kstp" / "neo4j"  # lib/ and plugins/, shared by every home
+HOME = JARS  # the server's conf, data, logs and run folders (``--home``)
 ENV_FILE = ROOT / ".kstp" / "neo4j.env"
 POM = ROOT / "neo4j" / "pom.xml"
 USER = "neo4j"
@@ -88,7 +94,7 @@ def _jar_key(name: str) -> str:
 
 def install() -> None:
     """Resolve the jars from Maven Central into ``.kstp/neo4j`` once (skipped when present)."""
-    lib, plugins = HOME / "lib", HOME / "plugins"
+    lib, plugins = JARS / "lib", JARS / "plugins"
     for profile, folder in (("server", lib), ("plugins", plugins)):
         if (folder / ".complete").exists():
             continue
@@ -120,7 +126,7 @@ def _write_conf() -> None:
         "# Written by tools/neo4j_server.py; ports were free at install time.",
         f"server.directories.data={HOME / 'data'}",
         f"server.directories.logs={HOME / 'logs'}",
-        f"server.directories.plugins={HOME / 'plugins'}",
+        f"server.directories.plugins={JARS / 'plugins'}",
         f"server.directories.run={HOME / 'run'}",
         f"server.directories.import={HOME / 'import'}",
         "server.default_listen_address=127.0.0.1",
@@ -154,7 +160,7 @@ def _conf() -> dict[str, str]:
 
 def _classpath() -> str:
     # As Neo4j's own launcher does: the plugins' extensions are found on the classpath.
-    return f"{HOME / 'lib'}/*:{HOME / 'plugins'}/*"
+    return f"{JARS / 'lib'}/*:{JARS / 'plugins'}/*"
 
 
 def _env() -> dict[str, str]:
@@ -243,7 +249,7 @@ def start() -> float:
         time.sleep(0.5)
     took = time.monotonic() - began
     print(f"neo4j: started at {read_env()['KSTP_GRAPH']} (pid {process.pid}) in {took:.1f} s; "
-          f"credentials in {ENV_FILE.relative_to(ROOT)}")
+          f"credentials in {ENV_FILE.relative_to(ROOT) if ENV_FILE.is_relative_to(ROOT) else ENV_FILE}")
     return took
 
 
@@ -267,10 +273,21 @@ def stop() -> None:
     print(f"neo4j: stopped (pid {pid})")
 
 
+def use_home(home: Path) -> None:
+    """Point this process at the server in ``home`` (made if absent) and its ``home/neo4j.env``."""
+    global HOME, ENV_FILE
+    HOME = Path(home).resolve()
+    ENV_FILE = HOME / "neo4j.env"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("command", choices=["install", "start", "stop", "status"])
-    command = parser.parse_args().command
+    parser.add_argument("--home", type=Path, help="a server of its own in this folder (default .kstp/neo4j)")
+    args = parser.parse_args()
+    if args.home:
+        use_home(args.home)
+    command = args.command
     if command == "install":
         install()
     elif command == "start":
