@@ -254,16 +254,17 @@ def workdir(tag: str) -> Iterator[Path]:
         yield Path(tmp)
 
 
-def build_item_graph(path: Path, annotation: Path | None = None):
-    """A LadybugStore at ``path`` with the Coherence Map and the annotation map (kstp's loaders).
+def build_item_graph(path: Path | str, annotation: Path | None = None):
+    """A graph with the Coherence Map and the annotation map (kstp's loaders).
 
+    ``path``: a LadybugDB folder, or a graph location string (``ladybug:...``, ``neo4j://...``).
     Returns the open store; the caller closes it.
     """
     from kstp.loaders.items import framework_concepts, read_concept_map, write_items
     from kstp.loaders.standards import load_standards
     from kstp.platform.store import open_store
 
-    store = open_store(f"ladybug:{path}")
+    store = open_store(path if isinstance(path, str) and ":" in path else f"ladybug:{path}")
     load_standards(store, standards_path())
     known = framework_concepts(store, FRAMEWORK)
     write_items(store, read_concept_map(annotation or annotation_path(), DATASET, FRAMEWORK, known))
