@@ -135,15 +135,15 @@ class SyntheticLog:
 
 
 def synthetic_log(n_learners: int, min_answers: int = 200, max_answers: int = 400,
-                  seed: int = SEED) -> SyntheticLog:
-    """A deterministic log over the 4,118 questions of the real annotation map.
+                  seed: int = SEED, questions: list[str] | None = None) -> SyntheticLog:
+    """A deterministic log over the 4,118 questions of the real annotation map (or ``questions``).
 
     Each learner answers ``U{min_answers..max_answers}`` distinct questions (mean 300 at full
     scale: about 5.4 M answers for 18,066 learners), drawn with a per-question popularity;
     correctness follows a Rasch model (ability - difficulty) so that accuracy and PSR vary.
     """
     rng = np.random.default_rng(seed)
-    qids = np.array(sorted(int(q) for q in annotation_map()), dtype=np.int64)
+    qids = np.array(sorted(int(q) for q in (questions or annotation_map())), dtype=np.int64)
     nq = len(qids)
     lengths = rng.integers(min_answers, max_answers + 1, n_learners)
     popularity = rng.gamma(2.0, 1.0, nq)
