@@ -66,7 +66,8 @@ def _unreachable(uri: str, exc: ServiceUnavailable) -> str:
         socket.create_connection((host, port), timeout=CONNECT_TIMEOUT_S).close()
     except OSError as error:
         return (f"no Neo4j server answers at {uri}: nothing accepts connections at {host}:{port} "
-                f"({error.strerror or error}); is the server running and is the port right?")
+                f"({error.strerror or error}); is the server running (make neo4j, or docker compose up -d neo4j) "
+                "and is the port right?")
     if parts.scheme.endswith(("+s", "+ssc")):
         plain = parts.scheme.split("+", 1)[0]
         return (f"the server at {uri} did not complete a TLS handshake; if it runs without TLS "
@@ -93,6 +94,8 @@ class Neo4jStore(GraphStore):
     ConfigError
         When the URI is malformed or carries credentials, no server answers at it, or
         the server refuses the credentials.
+    GraphUnavailableError
+        From any query or write, when the server is lost and the driver's retries give up.
     """
 
     engine = "neo4j"
