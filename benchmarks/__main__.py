@@ -1,20 +1,23 @@
-"""``python -m benchmarks [ingest|eq1|psr ...] [--quick]``: run the benchmarks, print tables and ratios.
+"""``python -m benchmarks [ingest|eq1|psr ...] [--quick] [--scale F]``: run the benchmarks, print tables and ratios.
 
 No argument runs them all in order. ``--quick`` shrinks every size for a smoke run (its
-figures are not the ones to report).
+figures are not the ones to report). ``--scale F`` runs the benchmarks that take it
+(``neo4j``) at F times the XES3G5M size.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import inspect
 import platform
 import time
 
 from benchmarks.common import data_root, fmt_s
 
 BENCHMARKS = {"ingest": "benchmarks.ingest", "eq1": "benchmarks.eq1", "psr": "benchmarks.psr",
-              "inference": "benchmarks.inference", "spaces": "benchmarks.spaces", "cli": "benchmarks.cli"}
+              "inference": "benchmarks.inference", "spaces": "benchmarks.spaces", "cli": "benchmarks.cli",
+              "neo4j": "benchmarks.neo4j"}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -22,6 +25,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("names", nargs="*", metavar="NAME",
                         help=f"benchmarks to run ({', '.join(BENCHMARKS)}); default all")
     parser.add_argument("--quick", action="store_true", help="small sizes, for a smoke run")
+    parser.add_argument("--scale", type=float, help="fraction of the XES3G5M size (benchmarks that take it: neo4j)")
     args = parser.parse_args(argv)
     unknown = [n for n in args.names if n not in BENCHMARKS]
     if unknown:
@@ -34,7 +38,9 @@ def main(argv: list[str] | None = None) -> int:
           f"{platform.machine()}", flush=True)
     results, start = {}, time.perf_counter()
     for name in names:
-        results[name] = importlib.import_module(BENCHMARKS[name]).main(quick=args.quick)
+        run = importlib.import_module(BENCHMARKS[name]).main
+        scaled = {"scale": args.scale} if "scale" in inspect.signature(run).parameters else {}
+        results[name] = run(quick=args.quick, **scaled)
     print("\n== summary (ratios: baseline over kstp, same run) ==")
     for name, result in results.items():
         print(importlib.import_module(BENCHMARKS[name]).summary(result))

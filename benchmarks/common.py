@@ -135,15 +135,15 @@ class SyntheticLog:
 
 
 def synthetic_log(n_learners: int, min_answers: int = 200, max_answers: int = 400,
-                  seed: int = SEED) -> SyntheticLog:
-    """A deterministic log over the 4,118 questions of the real annotation map.
+                  seed: int = SEED, questions: list[str] | None = None) -> SyntheticLog:
+    """A deterministic log over the 4,118 questions of the real annotation map (or ``questions``).
 
     Each learner answers ``U{min_answers..max_answers}`` distinct questions (mean 300 at full
     scale: about 5.4 M answers for 18,066 learners), drawn with a per-question popularity;
     correctness follows a Rasch model (ability - difficulty) so that accuracy and PSR vary.
     """
     rng = np.random.default_rng(seed)
-    qids = np.array(sorted(int(q) for q in annotation_map()), dtype=np.int64)
+    qids = np.array(sorted(int(q) for q in (questions or annotation_map())), dtype=np.int64)
     nq = len(qids)
     lengths = rng.integers(min_answers, max_answers + 1, n_learners)
     popularity = rng.gamma(2.0, 1.0, nq)
@@ -254,16 +254,17 @@ def workdir(tag: str) -> Iterator[Path]:
         yield Path(tmp)
 
 
-def build_item_graph(path: Path, annotation: Path | None = None):
-    """A LadybugStore at ``path`` with the Coherence Map and the annotation map (kstp's loaders).
+def build_item_graph(path: Path | str, annotation: Path | None = None):
+    """A graph with the Coherence Map and the annotation map (kstp's loaders).
 
+    ``path``: a LadybugDB folder, or a graph location string (``ladybug:...``, ``neo4j://...``).
     Returns the open store; the caller closes it.
     """
     from kstp.loaders.items import framework_concepts, read_concept_map, write_items
     from kstp.loaders.standards import load_standards
     from kstp.platform.store import open_store
 
-    store = open_store(f"ladybug:{path}")
+    store = open_store(path if isinstance(path, str) and ":" in path else f"ladybug:{path}")
     load_standards(store, standards_path())
     known = framework_concepts(store, FRAMEWORK)
     write_items(store, read_concept_map(annotation or annotation_path(), DATASET, FRAMEWORK, known))

@@ -1,5 +1,11 @@
-"""Shared fixtures: a fresh Ladybug graph, the shared data folder, and the hand-made
+"""Shared fixtures: an empty graph on each engine, the shared data folder, and the hand-made
 curriculum every hand-computed test uses.
+
+Every test that takes ``store`` (or ``graph_location``, for the CLI) runs twice: on a fresh
+LadybugDB folder and on the local Neo4j 5 server of ``tools/neo4j_server.py`` (started when
+it is not running; ``$KSTP_TEST_NEO4J_URI`` with ``NEO4J_USER``/``NEO4J_PASSWORD`` names
+another server instead), emptied before the test with its schema kept. When no Neo4j
+server can be had the Neo4j half fails; it is never skipped.
 
 The hand-made curriculum (counted by hand in the tests that use it):
 
@@ -19,7 +25,13 @@ import pytest
 
 from kstp.loaders import items, responses
 from kstp.loaders.standards import load_standards
+from kstp.platform.errors import ConfigError
 from kstp.platform.ladybug_store import LadybugStore
+from kstp.platform.settings import GraphTarget
+from kstp.platform.store import GraphStore
+
+#: The engines every graph test runs on.
+ENGINES = ["ladybug", "neo4j"]
 
 DATA = Path(os.environ.get("KSTP_DATA", Path(__file__).resolve().parents[2] / "shared" / "data"))
 
@@ -47,13 +59,73 @@ def data_root() -> Path:
     return DATA
 
 
+@pytest.fixture(scope="session")
+def neo4j_server() -> GraphTarget:
+    """The Neo4j server of the test run, with the kstp schema; its ``repr`` holds no password.
+
+    The local server (``make neo4j``) is started here when it is not running; a server
+    that cannot be started or reached fails the test with the reason.
+    """
+    uri = os.environ.get("KSTP_TEST_NEO4J_URI")
+    if uri:
+        target = GraphTarget("neo4j", uri, os.environ.get("NEO4J_USER", "neo4j"), os.environ.get("NEO4J_PASSWORD"))
+    else:
+        from tools import neo4j_server as server
+
+        try:
+            server.start()
+        except SystemExit as exc:
+            pytest.fail(f"the local Neo4j server (tools/neo4j_server.py) cannot start: {exc}", pytrace=False)
+        env = server.read_env()
+        target = GraphTarget("neo4j", env["KSTP_GRAPH"], env["NEO4J_USER"], env["NEO4J_PASSWORD"])
+    with neo4j_store(target) as graph:
+        graph.ensure_schema()
+    return target
+
+
+def neo4j_store(target: GraphTarget) -> GraphStore:
+    """A connection to the test server ``target``; a refusal fails the test without a traceback."""
+    from kstp.platform.neo4j_store import Neo4jStore
+
+    try:
+        return Neo4jStore(target.location, target.user, target.password)
+    except ConfigError as exc:  # no traceback: its frames would list the password argument
+        pytest.fail(f"cannot use the Neo4j test server: {exc}", pytrace=False)
+
+
+@pytest.fixture(params=ENGINES)
+def engine(request) -> str:
+    """Each engine in turn: ``"ladybug"``, ``"neo4j"``."""
+    return request.param
+
+
 @pytest.fixture
-def store(tmp_path):
-    """An empty Ladybug graph with the kstp schema."""
-    graph = LadybugStore(tmp_path / "graph")
-    graph.ensure_schema()
+def store(engine, tmp_path, request):
+    """An empty graph with the kstp schema: a fresh Ladybug folder, or the emptied Neo4j database."""
+    if engine == "neo4j":
+        graph = neo4j_store(request.getfixturevalue("neo4j_server"))
+        graph.reset()
+    else:
+        graph = LadybugStore(tmp_path / "graph")
+        graph.ensure_schema()
     yield graph
     graph.close()
+
+
+@pytest.fixture
+def graph_location(engine, tmp_path, request, monkeypatch) -> str:
+    """A ``--graph`` value for CLI tests: a fresh Ladybug folder, or the emptied Neo4j database.
+
+    For Neo4j the credentials go into ``NEO4J_USER``/``NEO4J_PASSWORD`` for the test.
+    """
+    if engine == "ladybug":
+        return f"ladybug:{tmp_path / 'graph'}"
+    target = request.getfixturevalue("neo4j_server")
+    with neo4j_store(target) as graph:
+        graph.reset()
+    monkeypatch.setenv("NEO4J_USER", target.user)
+    monkeypatch.setenv("NEO4J_PASSWORD", target.password)
+    return target.location
 
 
 def write_toy_files(folder: Path) -> dict[str, Path]:

@@ -8,6 +8,7 @@ value and, where one exists, suggests the fix.
 __all__ = [
     "KstpError",
     "ConfigError",
+    "GraphUnavailableError",
     "DataNotFoundError",
     "InputError",
     "CycleError",
@@ -23,6 +24,14 @@ class KstpError(Exception):
 
 class ConfigError(KstpError):
     """A setting (environment variable, option) has a value kstp cannot use."""
+
+
+class GraphUnavailableError(KstpError):
+    """The graph server went away during a command (after the driver's own retries).
+
+    Writes are idempotent, so re-running the command once the server is back finishes
+    the work without doubling anything.
+    """
 
 
 class DataNotFoundError(KstpError):

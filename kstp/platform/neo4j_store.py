@@ -7,26 +7,47 @@ chained through the driver's bookmark manager. Every transaction carries
 ``SHOW TRANSACTIONS`` and the query log. Writes go in batches of
 ``UNWIND $rows AS row MERGE ...``: MERGE keeps a retried batch idempotent. Credentials
 are passed to the driver and never printed, logged or kept in ``repr``.
+
+Failures are one line each: a server that is down, a wrong port, a TLS URI
+(``neo4j+s://``, ``bolt+s://``) to a server without TLS and refused credentials are
+told apart when the store opens, within :data:`CONNECT_TIMEOUT_S`; a server lost during
+a command (after the driver's retries, :data:`RETRY_TIME_S`) is a
+:class:`~kstp.platform.errors.GraphUnavailableError` that says to re-run. The driver's
+own log records (routing warnings) go nowhere unless the application configures the
+``neo4j`` logger.
 """
 
 from __future__ import annotations
 
+import logging
+import socket
 from urllib.parse import urlsplit
 
 import neo4j
 import pandas as pd
-from neo4j.exceptions import AuthError, ConfigurationError, ServiceUnavailable
+from neo4j.exceptions import AuthError, ConfigurationError, ServiceUnavailable, SessionExpired
 
 from kstp import __version__
 from kstp.platform import schema
-from kstp.platform.errors import ConfigError, UnknownIdError
+from kstp.platform.errors import ConfigError, GraphUnavailableError, UnknownIdError
 from kstp.platform.store import GraphStore, records
 
-__all__ = ["Neo4jStore", "BATCH_SIZE"]
+__all__ = ["Neo4jStore", "BATCH_SIZE", "CONNECT_TIMEOUT_S", "RETRY_TIME_S"]
 
 #: Rows per UNWIND transaction: large enough to amortise round trips, small enough to
 #: keep a transaction's memory modest on a default server.
 BATCH_SIZE = 10_000
+
+#: Seconds to open a connection (TCP, TLS and Bolt handshake), or to get one from the
+#: driver's pool, before giving up.
+CONNECT_TIMEOUT_S = 10.0
+
+#: Seconds a managed transaction is retried on transient errors and lost connections.
+RETRY_TIME_S = 30.0
+
+# A library leaves its logger's records to the application; without a handler Python
+# would print the driver's routing warnings on stderr beside kstp's one-line error.
+logging.getLogger("neo4j").addHandler(logging.NullHandler())
 
 _READ, _WRITE = neo4j.RoutingControl.READ, neo4j.RoutingControl.WRITE
 
@@ -35,6 +56,23 @@ def _frame(result: neo4j.Result) -> pd.DataFrame:
     """Result transformer: every record as a DataFrame row, with the result's columns."""
     keys = result.keys()
     return pd.DataFrame([record.values() for record in result], columns=keys)
+
+
+def _unreachable(uri: str, exc: ServiceUnavailable) -> str:
+    """Why no Neo4j answers at ``uri``: nothing listening, or a TLS URI to a server without TLS."""
+    parts = urlsplit(uri)
+    host, port = parts.hostname or "localhost", parts.port or 7687
+    try:
+        socket.create_connection((host, port), timeout=CONNECT_TIMEOUT_S).close()
+    except OSError as error:
+        return (f"no Neo4j server answers at {uri}: nothing accepts connections at {host}:{port} "
+                f"({error.strerror or error}); is the server running (make neo4j, or docker compose up -d neo4j) "
+                "and is the port right?")
+    if parts.scheme.endswith(("+s", "+ssc")):
+        plain = parts.scheme.split("+", 1)[0]
+        return (f"the server at {uri} did not complete a TLS handshake; if it runs without TLS "
+                f"use {plain}://{parts.netloc}")
+    return f"the server at {uri} does not answer as Neo4j ({' '.join(str(exc).split())[:200]})"
 
 
 def _checked_uri(uri: str) -> str:
@@ -56,6 +94,8 @@ class Neo4jStore(GraphStore):
     ConfigError
         When the URI is malformed or carries credentials, no server answers at it, or
         the server refuses the credentials.
+    GraphUnavailableError
+        From any query or write, when the server is lost and the driver's retries give up.
     """
 
     engine = "neo4j"
@@ -64,7 +104,10 @@ class Neo4jStore(GraphStore):
         self.uri = _checked_uri(uri)
         self._database = database
         try:
-            self._driver = neo4j.GraphDatabase.driver(uri, auth=(user, password), user_agent=f"kstp/{__version__}")
+            self._driver = neo4j.GraphDatabase.driver(uri, auth=(user, password), user_agent=f"kstp/{__version__}",
+                                                      connection_timeout=CONNECT_TIMEOUT_S,
+                                                      connection_acquisition_timeout=CONNECT_TIMEOUT_S,
+                                                      max_transaction_retry_time=RETRY_TIME_S)
         except (ConfigurationError, ValueError) as exc:
             raise ConfigError(f"cannot use Neo4j URI {uri!r}: {exc}") from None
         try:
@@ -74,8 +117,7 @@ class Neo4jStore(GraphStore):
             raise ConfigError(f"Neo4j at {uri} refused NEO4J_USER/NEO4J_PASSWORD ({exc.message or exc})") from None
         except ServiceUnavailable as exc:
             self._driver.close()
-            raise ConfigError(f"no Neo4j server answers at {uri} ({' '.join(str(exc).split())}); is it running? "
-                              "(docker compose up -d neo4j)") from None
+            raise ConfigError(_unreachable(uri, exc)) from None
 
     def __repr__(self) -> str:
         return f"Neo4jStore({self.uri!r})"
@@ -98,8 +140,14 @@ class Neo4jStore(GraphStore):
     def _run(self, text: str, params: dict, name: str, routing: neo4j.RoutingControl = _WRITE) -> pd.DataFrame:
         """Run ``text`` in one managed transaction, tagged with ``name``; its rows as a DataFrame."""
         query = neo4j.Query(text, metadata={"app": f"kstp/{__version__}", "query": name})
-        return self._driver.execute_query(query, params, routing_=routing, database_=self._database,
-                                          result_transformer_=_frame)
+        try:
+            return self._driver.execute_query(query, params, routing_=routing, database_=self._database,
+                                              result_transformer_=_frame)
+        except (ServiceUnavailable, SessionExpired) as exc:
+            raise GraphUnavailableError(
+                f"lost the Neo4j server at {self.uri} during {name or 'a query'!r} and could not reconnect within "
+                f"{RETRY_TIME_S:.0f} s ({' '.join(str(exc).split())[:160]}); what was committed stays; re-run "
+                "the command when the server is back (it skips what is already written)") from None
 
     def _execute(self, text: str, params: dict, name: str = "") -> pd.DataFrame:
         return self._run(text, params, name)

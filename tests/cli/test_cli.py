@@ -12,8 +12,9 @@ from tests.conftest import write_toy_files
 
 
 @pytest.fixture
-def kstp(tmp_path):
-    graph = f"ladybug:{tmp_path / 'graph'}"
+def kstp(graph_location):
+    """Run kstp on the test's graph (each engine in turn)."""
+    graph = graph_location
 
     def run(*args, input=None):
         return CliRunner().invoke(cli, ["--graph", graph, *map(str, args)], input=input)

@@ -220,8 +220,8 @@ def test_annotate_and_evaluate_with_local_model(an):
     assert score["pairs"] == 2 and score["correct"] + score["incorrect"] + score["unannotated"] == 2
 
 
-def test_cli_annotate_concepts_and_evaluate(tmp_path):
-    graph = ["--graph", f"ladybug:{tmp_path / 'graph'}"]
+def test_cli_annotate_concepts_and_evaluate(tmp_path, graph_location):
+    graph = ["--graph", graph_location]
     (tmp_path / "an.csv").write_text(CONCEPTS)
     (tmp_path / "an.jsonl").write_text("\n".join(ITEMS) + "\n")
 

@@ -298,9 +298,9 @@ def test_generation_with_the_local_model_stores_and_counts_every_failure(gold, t
     assert summary["passAt1"] == pytest.approx(m.groupby("questionId")["correct"].mean().mean())
 
 
-def test_cli_ingest_report_and_unknown_run(tmp_path):
+def test_cli_ingest_report_and_unknown_run(tmp_path, graph_location):
     runner = CliRunner()
-    graph = ["--graph", f"ladybug:{tmp_path / 'g'}"]
+    graph = ["--graph", graph_location]
     done = runner.invoke(cli, [*graph, "ingest", "cot", str(FIXTURE), "--dataset", "logs", "--json"])
     assert done.exit_code == 0, done.output
     summary = json.loads(done.stdout)["summary"]

@@ -381,8 +381,8 @@ def test_rescore_refuses_a_catalogue_that_changed(store):
         ns.rescore(store, result.run_id)
 
 
-def test_cli_evaluate_and_report_with_the_oracle(tmp_path):
-    graph = f"ladybug:{tmp_path / 'graph'}"
+def test_cli_evaluate_and_report_with_the_oracle(tmp_path, graph_location):
+    graph = graph_location
     runner = CliRunner()
     result = runner.invoke(cli, ["--graph", graph, "evaluate", "nextstep", "--catalogue", "cm_8f", "--backend",
                                  "fringe-oracle", "--json"])

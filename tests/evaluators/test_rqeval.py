@@ -400,10 +400,10 @@ def test_nli_labels_from_a_generative_judge():
 
 # ---- end to end with the tiny local model -----------------------------------------------------
 
-def test_end_to_end_with_the_local_model_on_every_dataset(tmp_path, data_root, monkeypatch):
+def test_end_to_end_with_the_local_model_on_every_dataset(tmp_path, data_root, monkeypatch, graph_location):
     """A few items of each RQEval dataset, K = 2, P = 1, short replies, LLM-as-NLI; then the report."""
     monkeypatch.setenv("KSTP_DATA", str(data_root))
-    graph = f"ladybug:{tmp_path / 'graph'}"
+    graph = graph_location
     runner = CliRunner()
     args = ["--graph", graph, "evaluate", "rqeval", "--dataset", "gsm8k,mmlu,strategyqa,synthetic",
             "--model", "smollm2", "--backend", "local", "--model-args", "threads=1", "--limit", "2", "--k", "2",
@@ -469,16 +469,14 @@ def test_cross_encoder_nli_reads_labels_from_the_model_and_refuses_others(tmp_pa
         nli_backend("roberta")
 
 
-def test_report_recomputes_tables_with_custom_scenarios_and_refuses_bad_weights(tmp_path, minilm):
-    from kstp.platform.ladybug_store import LadybugStore
-
+def test_report_recomputes_tables_with_custom_scenarios_and_refuses_bad_weights(tmp_path, minilm, store,
+                                                                               graph_location):
     path = tmp_path / "dataset_two.json"
     path.write_text(json.dumps([{"id": "a", "question": "What is 3 + 3?", "answer": "6"},
                                 {"id": "b", "question": "What is 2 + 2?", "answer": "4"}]))
     replies = {("What is 3 + 3?", 0): ("Final Answer: 6", 10), ("What is 3 + 3?", 1): ("Final Answer: 6", 10),
                ("What is 2 + 2?", 0): ("Final Answer: 5", 30), ("What is 2 + 2?", 1): ("Final Answer: 4", 30)}
-    graph = LadybugStore(tmp_path / "graph")
-    graph.ensure_schema()
+    graph = store
     write_rqeval(graph, read_rqeval(path))
     model = Scripted(replies, {})
     result = rq.evaluate(graph, model, "two", Sampling(n=2), 0, LlmNli(model), minilm)
@@ -487,7 +485,7 @@ def test_report_recomputes_tables_with_custom_scenarios_and_refuses_bad_weights(
     assert [result.scores[d] for d in ("cq", "cs", "rs", "ls", "es")] == [0.5, 0.5, 0.0, 1.0, 0.5]
     weights = tmp_path / "weights.yaml"
     weights.write_text("exam:\n  correctness: 0.75\n  robustness: 0.25\n")
-    runner, where = CliRunner(), ["--graph", f"ladybug:{tmp_path / 'graph'}"]
+    runner, where = CliRunner(), ["--graph", graph_location]
     report = runner.invoke(cli, [*where, "report", "rqeval", "--scenario", str(weights), "--scenario", "edge_device",
                                  "--out", str(tmp_path / "out"), "--json"])
     assert report.exit_code == 0, report.output

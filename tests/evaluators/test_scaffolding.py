@@ -215,9 +215,9 @@ def test_evaluate_end_to_end_with_local_model(sc):
     assert table["questions"].tolist() == [2] * 5
 
 
-def test_cli_evaluate_scaffolding_on_real_data(tmp_path, data_root):
+def test_cli_evaluate_scaffolding_on_real_data(tmp_path, data_root, graph_location):
     """frcsub, prerequisite exemplars only: table, JSON, CSV and the Figure 3 chart; a re-run resumes."""
-    graph = ["--graph", f"ladybug:{tmp_path / 'graph'}"]
+    graph = ["--graph", graph_location]
     folder = data_root / "responses/frcsub"
 
     def kstp(*args):

@@ -179,12 +179,12 @@ def test_shipped_catalogues_are_what_the_documented_command_builds(tmp_path, dat
         assert (tmp_path / f"{name}.yaml").read_text() == path.read_text(), name
 
 
-def test_cli_build_check_and_list(tmp_path):
+def test_cli_build_check_and_list(tmp_path, graph_location):
     from click.testing import CliRunner
 
     from kstp.cli.main import cli
 
-    graph = ["--graph", f"ladybug:{tmp_path / 'graph'}"]
+    graph = ["--graph", graph_location]
     runner = CliRunner()
     concepts, edges = write(tmp_path, CURRICULUM, "c.csv"), write(tmp_path, EDGES, "e.csv")
     assert runner.invoke(cli, [*graph, "ingest", "standards", str(concepts), "--edges", str(edges),

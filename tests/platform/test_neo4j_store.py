@@ -1,20 +1,14 @@
-"""Neo4j integration tests: the Neo4j store against a real Neo4j 5 server.
+"""The Neo4j store against the real Neo4j 5 server of the test run (tests/conftest.py).
 
-The server is ``$KSTP_TEST_NEO4J_URI`` (credentials ``$NEO4J_USER`` / ``$NEO4J_PASSWORD``,
-default ``neo4j`` / ``password``) when that is set, else a throw-away ``neo4j:5-community``
-container started through testcontainers. Where neither is possible (no Docker engine
-answers) the tests marked ``neo4j`` are skipped with the reason. Every test empties the
-database first: never point ``KSTP_TEST_NEO4J_URI`` at a graph you want to keep.
-
-The write tests run on both engines with the same expectations (the Ladybug half needs no
-server); the parity test builds one small graph in each engine and compares the rows of
-every registered query.
+The write tests take ``store`` and so run on both engines with the same expectations; the
+Neo4j-only ones (schema DDL, reset, batching, credentials) test what only the Neo4j store
+has; the parity test builds one small graph in each engine and compares the rows of every
+registered query.
 """
 
 from __future__ import annotations
 
 import math
-import os
 import socket
 from decimal import Decimal
 from unittest import mock
@@ -27,89 +21,14 @@ from kstp.platform.neo4j_store import Neo4jStore
 from kstp.platform.queries import get_query
 from kstp.platform.settings import GraphTarget
 from kstp.platform.store import GraphStore, WriteReport, open_store
-
-NEO4J_IMAGE = "neo4j:5-community"
-CONTAINER_PASSWORD = "kstp-test-password"
-SKIP_REASON = ("Neo4j integration tests need a Neo4j 5 server: set KSTP_TEST_NEO4J_URI "
-               "(with NEO4J_USER/NEO4J_PASSWORD) or run a Docker engine for testcontainers")
-
-
-def _docker_problem() -> str | None:
-    """Why no Docker engine can start a container here, or ``None`` when one answers."""
-    try:
-        import docker
-    except ImportError:
-        return "the docker package is not installed (pip install -e '.[test]')"
-    try:
-        client = docker.from_env(timeout=3)
-        try:
-            client.ping()
-        finally:
-            client.close()
-    except Exception as exc:  # any failure means: no engine to use
-        return f"no Docker engine answers ({type(exc).__name__})"
-    return None
-
-
-@pytest.fixture(scope="module")
-def neo4j_server():
-    """The Neo4j 5 server to test against, or skip the test with the reason.
-
-    A :class:`GraphTarget`, whose ``repr`` (and so pytest's failure reports) holds no password.
-    """
-    uri = os.environ.get("KSTP_TEST_NEO4J_URI")
-    if uri:
-        yield GraphTarget("neo4j", uri, os.environ.get("NEO4J_USER", "neo4j"),
-                          os.environ.get("NEO4J_PASSWORD", "password"))
-        return
-    problem = _docker_problem()
-    if problem:
-        pytest.skip(f"{SKIP_REASON}; {problem}")
-    try:
-        from testcontainers.community.neo4j import Neo4jContainer
-    except ImportError:  # testcontainers < 4.14
-        from testcontainers.neo4j import Neo4jContainer
-    container = Neo4jContainer(NEO4J_IMAGE, username="neo4j", password=CONTAINER_PASSWORD)
-    try:
-        container.start()
-    except Exception as exc:  # e.g. the image cannot be pulled
-        pytest.skip(f"{SKIP_REASON}; the {NEO4J_IMAGE} container did not start ({type(exc).__name__}: {exc})")
-    try:
-        yield GraphTarget("neo4j", container.get_connection_url(), "neo4j", CONTAINER_PASSWORD)
-    finally:
-        container.stop()
-
-
-def _neo4j_store(server: GraphTarget) -> GraphStore:
-    try:
-        store = open_store(server)
-    except ConfigError as exc:  # no traceback: its frames would list the password argument
-        pytest.fail(f"cannot use the Neo4j test server: {exc}", pytrace=False)
-    store.reset()
-    return store
+from tests.conftest import neo4j_store as connect
 
 
 @pytest.fixture
 def neo4j_store(neo4j_server):
-    store = _neo4j_store(neo4j_server)
-    yield store
-    store.close()
-
-
-@pytest.fixture
-def ladybug_store(tmp_path):
-    store = open_store(GraphTarget("ladybug", str(tmp_path / "graph")))
-    yield store
-    store.close()
-
-
-@pytest.fixture(params=["ladybug", pytest.param("neo4j", marks=pytest.mark.neo4j)])
-def store(request, tmp_path):
-    """An empty graph on each engine; the Neo4j one is skipped where no server can be had."""
-    if request.param == "neo4j":
-        store = _neo4j_store(request.getfixturevalue("neo4j_server"))
-    else:
-        store = open_store(GraphTarget("ladybug", str(tmp_path / "graph")))
+    """The emptied Neo4j test database (Neo4j-only tests)."""
+    store = connect(neo4j_server)
+    store.reset()
     yield store
     store.close()
 
@@ -227,7 +146,6 @@ def test_statements_run_in_managed_transactions_with_metadata(monkeypatch):
 
 
 # ---- Neo4j only -----------------------------------------------------------------------------
-@pytest.mark.neo4j
 def test_ensure_schema_is_idempotent(neo4j_store):
     def constraints():
         return sorted(neo4j_store._execute("SHOW CONSTRAINTS YIELD name RETURN name", {}, "test")["name"])
@@ -239,7 +157,6 @@ def test_ensure_schema_is_idempotent(neo4j_store):
     assert {"framework_id", "concept_id", "question_id", "learner_id", "dataset_id"} <= set(first)
 
 
-@pytest.mark.neo4j
 def test_repr_and_errors_hold_no_password(neo4j_server, neo4j_store):
     password = neo4j_server.password
     assert password not in repr(neo4j_store)
@@ -249,7 +166,6 @@ def test_repr_and_errors_hold_no_password(neo4j_server, neo4j_store):
     assert password not in str(info.value)
 
 
-@pytest.mark.neo4j
 def test_reset_empties_the_graph_and_keeps_the_schema(neo4j_store):
     build_tiny_graph(neo4j_store)
     assert neo4j_store.run("node_counts")
@@ -260,7 +176,6 @@ def test_reset_empties_the_graph_and_keeps_the_schema(neo4j_store):
         neo4j_store._execute("CREATE (:Concept {id: 'x'}) CREATE (:Concept {id: 'x'})", {}, "test")
 
 
-@pytest.mark.neo4j
 def test_writes_are_batched(neo4j_store, monkeypatch):
     import kstp.platform.neo4j_store as module
 
@@ -378,7 +293,8 @@ def _comparable(rows: list[dict], ordered: bool) -> list[tuple]:
 def parity_graphs(neo4j_server, tmp_path_factory):
     """The tiny graph in Ladybug and in Neo4j, built once for all parity cases."""
     ladybug = open_store(GraphTarget("ladybug", str(tmp_path_factory.mktemp("parity") / "graph")))
-    neo4j = _neo4j_store(neo4j_server)
+    neo4j = connect(neo4j_server)
+    neo4j.reset()
     build_tiny_graph(ladybug)
     build_tiny_graph(neo4j)
     yield ladybug, neo4j
@@ -386,7 +302,6 @@ def parity_graphs(neo4j_server, tmp_path_factory):
     neo4j.close()
 
 
-@pytest.mark.neo4j
 @pytest.mark.parametrize(("name", "params"), PARITY_CASES,
                          ids=[f"{name}-{i}" for i, (name, _) in enumerate(PARITY_CASES)])
 def test_registered_queries_match_ladybug(parity_graphs, name, params):

@@ -1,0 +1,304 @@
+"""A local Neo4j 5 Community server for kstp, without Docker (``make neo4j``, ``make neo4j-stop``).
+
+The jars come from Maven Central through ``neo4j/pom.xml`` (Neo4j, APOC core, GDS) and are
+cached in ``.kstp/neo4j/lib`` and ``.kstp/neo4j/plugins``; the server runs from them with
+its own entry point (``org.neo4j.server.CommunityEntryPoint``) and a ``neo4j.conf`` written
+here: Bolt and HTTP on 127.0.0.1 only, on ports free at install time; authentication on,
+with a password generated per install and set before the first start (it never appears on
+a command line, in a log or on the terminal); data, logs and the pid under ``.kstp/neo4j/``;
+``gds.*`` and ``apoc.*`` allowed; a modest heap and page cache.
+
+``start`` writes ``.kstp/neo4j.env`` (mode 600) with ``KSTP_GRAPH``, ``NEO4J_USER`` and
+``NEO4J_PASSWORD``, so ``set -a; . .kstp/neo4j.env; set +a`` points a shell at the server.
+
+    python tools/neo4j_server.py start     # install if needed, start, wait for Bolt
+    python tools/neo4j_server.py stop      # clean shutdown (SIGTERM, wait)
+    python tools/neo4j_server.py status
+    python tools/neo4j_server.py --home /tmp/x start   # a throw-away server of its own
+
+``--home DIR`` runs a second, independent server in ``DIR`` (its own ports, password, data,
+logs and ``DIR/neo4j.env``) on the jars of the project's install; tests that kill a server
+use one so the shared one is left alone.
+
+Memory: ``KSTP_NEO4J_HEAP`` (default ``1g``) and ``KSTP_NEO4J_PAGECACHE`` (default ``512m``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import secrets
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+JARS = ROOT / ".kstp" / "neo4j"  # lib/ and plugins/, shared by every home
+HOME = JARS  # the server's conf, data, logs and run folders (``--home``)
+ENV_FILE = ROOT / ".kstp" / "neo4j.env"
+POM = ROOT / "neo4j" / "pom.xml"
+USER = "neo4j"
+START_TIMEOUT_S = 180
+
+# The JVM options of Neo4j's own launcher (neo4j.conf ``server.jvm.additional``), less
+# AlwaysPreTouch, which would commit the whole heap at once on a shared machine.
+JVM_OPTIONS = [
+    "-XX:+UseG1GC", "-XX:-OmitStackTraceInFastThrow", "-XX:+UnlockExperimentalVMOptions",
+    "-XX:+TrustFinalNonStaticFields", "-XX:+DisableExplicitGC", "-Djdk.nio.maxCachedBufferSize=1024",
+    "-Dio.netty.tryReflectionSetAccessible=true", "-Djdk.tls.ephemeralDHKeySize=2048",
+    "-Djdk.tls.rejectClientInitiatedRenegotiation=true", "-XX:+UnlockDiagnosticVMOptions",
+    "-XX:+DebugNonSafepoints", "--add-opens=java.base/java.nio=ALL-UNNAMED",
+    "--add-opens=java.base/java.io=ALL-UNNAMED", "--add-opens=java.base/sun.nio.ch=ALL-UNNAMED",
+    "--add-opens=java.base/java.lang=ALL-UNNAMED", "--enable-native-access=ALL-UNNAMED",
+    "-Dlog4j2.disable.jmx=true", "-Djdk.attach.allowAttachSelf=true",
+]
+
+# Sets the initial password from stdin, so it never appears in a process list.
+SET_PASSWORD_JAVA = """
+public class SetInitialPassword {
+    public static void main(String[] args) throws Exception {
+        String password = new java.io.BufferedReader(new java.io.InputStreamReader(System.in)).readLine();
+        org.neo4j.cli.AdminTool.main(new String[] {"dbms", "set-initial-password", password});
+    }
+}
+"""
+
+
+def java() -> str:
+    """The ``java`` to run Neo4j 5 with: ``$JAVA_HOME/bin/java``, else the one on PATH (17 or 21)."""
+    home = os.environ.get("JAVA_HOME")
+    exe = Path(home, "bin", "java") if home else shutil.which("java")
+    if not exe or not Path(exe).exists():
+        sys.exit("neo4j: no java found; Neo4j 5 needs Java 17 or 21 (set JAVA_HOME)")
+    return str(exe)
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _jar_key(name: str) -> str:
+    """``foo-bar-1.2.3.jar`` -> ``foo-bar`` (the artifact, without its version)."""
+    stem = name.removesuffix(".jar")
+    parts = stem.split("-")
+    while len(parts) > 1 and parts[-1][:1].isdigit():
+        parts.pop()
+    return "-".join(parts)
+
+
+def install() -> None:
+    """Resolve the jars from Maven Central into ``.kstp/neo4j`` once (skipped when present)."""
+    lib, plugins = JARS / "lib", JARS / "plugins"
+    for profile, folder in (("server", lib), ("plugins", plugins)):
+        if (folder / ".complete").exists():
+            continue
+        shutil.rmtree(folder, ignore_errors=True)
+        print(f"neo4j: resolving the {profile} jars from Maven Central (once) ...", flush=True)
+        done = subprocess.run(["mvn", "-q", "-B", "-Dstyle.color=never", "-f", str(POM), "-P", profile,
+                               "dependency:copy-dependencies", f"-DoutputDirectory={folder}", "-DincludeScope=runtime"])
+        if done.returncode:
+            sys.exit(f"neo4j: mvn could not resolve the {profile} jars of {POM} (exit {done.returncode})")
+        if profile == "plugins":  # the server's own jars win; a second copy would clash
+            server = {_jar_key(p.name) for p in lib.glob("*.jar")}
+            for jar in plugins.glob("*.jar"):
+                if _jar_key(jar.name) in server:
+                    jar.unlink()
+        (folder / ".complete").touch()
+    if not (HOME / "conf" / "neo4j.conf").exists():
+        _write_conf()
+    if not (HOME / "data" / "dbms" / "auth.ini").exists():
+        _set_password()
+
+
+def _write_conf() -> None:
+    conf = HOME / "conf"
+    conf.mkdir(parents=True, exist_ok=True)
+    bolt, http = _free_port(), _free_port()
+    heap = os.environ.get("KSTP_NEO4J_HEAP", "1g")
+    pagecache = os.environ.get("KSTP_NEO4J_PAGECACHE", "512m")
+    lines = [
+        "# Written by tools/neo4j_server.py; ports were free at install time.",
+        f"server.directories.data={HOME / 'data'}",
+        f"server.directories.logs={HOME / 'logs'}",
+        f"server.directories.plugins={JARS / 'plugins'}",
+        f"server.directories.run={HOME / 'run'}",
+        f"server.directories.import={HOME / 'import'}",
+        "server.default_listen_address=127.0.0.1",
+        "server.default_advertised_address=127.0.0.1",
+        "server.bolt.enabled=true",
+        f"server.bolt.listen_address=127.0.0.1:{bolt}",
+        "server.bolt.tls_level=DISABLED",
+        "server.http.enabled=true",
+        f"server.http.listen_address=127.0.0.1:{http}",
+        "server.https.enabled=false",
+        "dbms.security.auth_enabled=true",
+        "dbms.security.procedures.unrestricted=gds.*,apoc.*",
+        "dbms.security.procedures.allowlist=gds.*,apoc.*,db.*,dbms.*",
+        f"server.memory.heap.initial_size={heap}",
+        f"server.memory.heap.max_size={heap}",
+        f"server.memory.pagecache.size={pagecache}",
+        "db.memory.transaction.total.max=512m",
+        "dbms.usage_report.enabled=false",
+    ]
+    (conf / "neo4j.conf").write_text("\n".join(lines) + "\n")
+
+
+def _conf() -> dict[str, str]:
+    out = {}
+    for line in (HOME / "conf" / "neo4j.conf").read_text().splitlines():
+        if "=" in line and not line.startswith("#"):
+            key, value = line.split("=", 1)
+            out[key] = value
+    return out
+
+
+def _classpath() -> str:
+    # As Neo4j's own launcher does: the plugins' extensions are found on the classpath.
+    return f"{JARS / 'lib'}/*:{JARS / 'plugins'}/*"
+
+
+def _env() -> dict[str, str]:
+    return {**os.environ, "NEO4J_HOME": str(HOME), "NEO4J_CONF": str(HOME / "conf")}
+
+
+def _set_password() -> None:
+    """Generate the install's password, set it as the initial one, keep it in ``.kstp/neo4j.env``."""
+    password = secrets.token_urlsafe(24)
+    source = HOME / "run" / "SetInitialPassword.java"
+    source.parent.mkdir(parents=True, exist_ok=True)
+    source.write_text(SET_PASSWORD_JAVA)
+    done = subprocess.run([java(), "-cp", _classpath(), str(source)], input=password + "\n", text=True,
+                          env=_env(), cwd=HOME, capture_output=True)
+    if done.returncode or not (HOME / "data" / "dbms" / "auth.ini").exists():
+        sys.exit(f"neo4j: setting the initial password failed:\n{done.stderr.replace(password, '***')[-2000:]}")
+    _write_env(password)
+
+
+def _write_env(password: str) -> None:
+    bolt = _conf()["server.bolt.listen_address"]
+    ENV_FILE.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(ENV_FILE, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as out:
+        out.write(f"KSTP_GRAPH=neo4j://{bolt}\nNEO4J_USER={USER}\nNEO4J_PASSWORD={password}\n")
+    os.chmod(ENV_FILE, 0o600)
+
+
+def read_env() -> dict[str, str]:
+    """``KSTP_GRAPH``, ``NEO4J_USER`` and ``NEO4J_PASSWORD`` of the local server (``.kstp/neo4j.env``)."""
+    pairs = (line.split("=", 1) for line in ENV_FILE.read_text().splitlines() if "=" in line)
+    return {key: value for key, value in pairs}
+
+
+def _pid() -> int | None:
+    path = HOME / "run" / "neo4j.pid"
+    if not path.exists():
+        return None
+    pid = int(path.read_text().strip() or 0)
+    try:
+        os.kill(pid, 0)
+    except (ProcessLookupError, ValueError):
+        return None
+    return pid
+
+
+def _answers(timeout: float = 2.0) -> bool:
+    """Whether the server answers a Bolt login with this install's credentials."""
+    import neo4j
+
+    env = read_env()
+    uri = env["KSTP_GRAPH"].replace("neo4j://", "bolt://", 1)  # no routing-table warnings while it starts
+    try:
+        with neo4j.GraphDatabase.driver(uri, auth=(env["NEO4J_USER"], env["NEO4J_PASSWORD"]),
+                                        connection_timeout=timeout) as driver:
+            driver.verify_connectivity()
+        return True
+    except Exception:  # noqa: BLE001 - any failure means "not (yet) answering"
+        return False
+
+
+def start() -> float:
+    """Start the server in the background (or find it running); wait for Bolt; seconds taken."""
+    began = time.monotonic()
+    install()
+    if _pid() and _answers():
+        print(f"neo4j: already running at {read_env()['KSTP_GRAPH']} (pid {_pid()})")
+        return 0.0
+    heap = _conf()["server.memory.heap.max_size"]
+    (HOME / "logs").mkdir(parents=True, exist_ok=True)
+    log = open(HOME / "logs" / "console.log", "ab")  # noqa: SIM115 - handed to the server process
+    command = [java(), f"-Xms{heap}", f"-Xmx{heap}", *JVM_OPTIONS, "-cp", _classpath(),
+               "org.neo4j.server.CommunityEntryPoint", f"--home-dir={HOME}", f"--config-dir={HOME / 'conf'}"]
+    process = subprocess.Popen(command, cwd=HOME, env=_env(), stdout=log, stderr=subprocess.STDOUT,
+                               stdin=subprocess.DEVNULL, start_new_session=True)
+    (HOME / "run").mkdir(parents=True, exist_ok=True)
+    (HOME / "run" / "neo4j.pid").write_text(str(process.pid))
+    deadline = began + START_TIMEOUT_S
+    while not _answers():
+        if process.poll() is not None:
+            tail = (HOME / "logs" / "console.log").read_text(errors="replace")[-3000:]
+            sys.exit(f"neo4j: the server exited with {process.returncode} while starting; "
+                     f"{HOME / 'logs' / 'console.log'} ends with:\n{tail}")
+        if time.monotonic() > deadline:
+            sys.exit(f"neo4j: no Bolt answer within {START_TIMEOUT_S} s; see {HOME / 'logs'}")
+        time.sleep(0.5)
+    took = time.monotonic() - began
+    print(f"neo4j: started at {read_env()['KSTP_GRAPH']} (pid {process.pid}) in {took:.1f} s; "
+          f"credentials in {ENV_FILE.relative_to(ROOT) if ENV_FILE.is_relative_to(ROOT) else ENV_FILE}")
+    return took
+
+
+def stop() -> None:
+    """Stop the server cleanly: SIGTERM, then wait for it to checkpoint and exit."""
+    pid = _pid()
+    if pid is None:
+        print("neo4j: not running")
+        return
+    os.kill(pid, signal.SIGTERM)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            break
+        time.sleep(0.3)
+    else:
+        sys.exit(f"neo4j: pid {pid} did not stop within 120 s")
+    (HOME / "run" / "neo4j.pid").unlink(missing_ok=True)
+    print(f"neo4j: stopped (pid {pid})")
+
+
+def use_home(home: Path) -> None:
+    """Point this process at the server in ``home`` (made if absent) and its ``home/neo4j.env``."""
+    global HOME, ENV_FILE
+    HOME = Path(home).resolve()
+    ENV_FILE = HOME / "neo4j.env"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("command", choices=["install", "start", "stop", "status"])
+    parser.add_argument("--home", type=Path, help="a server of its own in this folder (default .kstp/neo4j)")
+    args = parser.parse_args()
+    if args.home:
+        use_home(args.home)
+    command = args.command
+    if command == "install":
+        install()
+    elif command == "start":
+        start()
+    elif command == "stop":
+        stop()
+    else:
+        running = _pid() is not None and ENV_FILE.exists() and _answers()
+        print(f"neo4j: {'running at ' + read_env()['KSTP_GRAPH'] if running else 'not running'}")
+        sys.exit(0 if running else 1)
+
+
+if __name__ == "__main__":
+    main()
