@@ -11,6 +11,7 @@ are passed to the driver and never printed, logged or kept in ``repr``.
 
 from __future__ import annotations
 
+import logging
 from urllib.parse import urlsplit
 
 import neo4j
@@ -29,6 +30,10 @@ __all__ = ["Neo4jStore", "BATCH_SIZE"]
 BATCH_SIZE = 10_000
 
 _READ, _WRITE = neo4j.RoutingControl.READ, neo4j.RoutingControl.WRITE
+
+# The driver logs its connection failures as warnings; kstp reports them once, as a
+# ConfigError, so they must not also reach stderr through logging's last-resort handler.
+logging.getLogger("neo4j").addHandler(logging.NullHandler())
 
 
 def _frame(result: neo4j.Result) -> pd.DataFrame:
@@ -74,8 +79,10 @@ class Neo4jStore(GraphStore):
             raise ConfigError(f"Neo4j at {uri} refused NEO4J_USER/NEO4J_PASSWORD ({exc.message or exc})") from None
         except ServiceUnavailable as exc:
             self._driver.close()
-            raise ConfigError(f"no Neo4j server answers at {uri} ({' '.join(str(exc).split())}); is it running? "
-                              "(docker compose up -d neo4j)") from None
+            tls = "+s" in urlsplit(uri).scheme
+            hint = ("; the URI asks for TLS (+s/+ssc): a server without TLS needs neo4j:// or bolt://" if tls
+                    else "; is it running? (make neo4j, or docker compose up -d neo4j)")
+            raise ConfigError(f"no Neo4j server answers at {uri} ({' '.join(str(exc).split())[:200]}){hint}") from None
 
     def __repr__(self) -> str:
         return f"Neo4jStore({self.uri!r})"
