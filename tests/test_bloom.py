@@ -95,6 +95,9 @@ def _demo_graph(store, data_root) -> None:
     from kstp.platform.kst import derive_question_prerequisites
 
     load_standards(store, data_root / "standards/nys_concepts.json")
+    known = items.framework_concepts(store, "ccss")
+    items.write_items(store, items.read_concept_map(data_root / "llm_kst/xes_skills_nys.json", "xes3g5m", "ccss",
+                                                    known))
     folder = data_root / "responses/frcsub"
     items.write_items(store, items.read_items_csv(folder / "items.csv", "frcsub", folder / "qmatrix.csv",
                                                   folder / "skills.csv"))
@@ -112,18 +115,22 @@ def _demo_graph(store, data_root) -> None:
                                                                            "to_id": "frcsub:Item01"}]))
 
 
-#: A sample value for each phrase parameter, present in the graph of _demo_graph.
-SAMPLES = {"$concept": "4.NF.A.1", "$question": "frcsub:Item08", "$learner": "frcsub:Subject001",
-           "$dataset": "frcsub", "$model": "model:m", "$run": "run:1"}
+#: A sample value for each phrase parameter, present in the graph of _demo_graph ($concept:
+#: the first code, in order, of a concept with prerequisites, successors and questions).
+SAMPLES = {"$question": "frcsub:Item08", "$learner": "frcsub:Subject001", "$dataset": "frcsub",
+           "$model": "model:m", "$run": "run:1"}
+_SAMPLE_CONCEPT = ("MATCH (:Concept)-[:PREREQUISITE_OF]->(c:Concept)-[:PREREQUISITE_OF]->(:Concept) "
+                   "WHERE EXISTS { MATCH (:Question)-[:ASSESSES]->(c) } RETURN DISTINCT c.code AS code "
+                   "ORDER BY code LIMIT 1")
 
 
 @pytest.mark.parametrize("path", PERSPECTIVES, ids=lambda p: p.name)
 def test_search_phrases_return_rows_on_the_demo_graph(path, neo4j_store, data_root):
     """Every search phrase runs on a real Neo4j server with a sample parameter and finds rows."""
     _demo_graph(neo4j_store, data_root)
-    assert neo4j_store.run("concept_descriptions", {"framework": "ccss"})  # the sample concept exists
+    samples = {**SAMPLES, "$concept": neo4j_store._execute(_SAMPLE_CONCEPT, {}, "test")["code"].iloc[0]}
     for template in _load(path)["templates"]:
-        params = {p["name"][1:]: SAMPLES[p["name"]] for p in template["params"]}
+        params = {p["name"][1:]: samples[p["name"]] for p in template["params"]}
         rows = neo4j_store._execute(template["cypher"], params, f"bloom: {template['text']}")
         assert len(rows) > 0, f"{template['text']!r} with {params} returned no rows"
 

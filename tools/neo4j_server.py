@@ -32,8 +32,9 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-HOME = ROOT / ".kstp" / "neo4j"
-ENV_FILE = ROOT / ".kstp" / "neo4j.env"
+#: The install: jars, conf, data, logs (``KSTP_NEO4J_HOME`` for a second one, e.g. a parallel CI job).
+HOME = Path(os.environ.get("KSTP_NEO4J_HOME") or ROOT / ".kstp" / "neo4j").resolve()
+ENV_FILE = HOME.parent / f"{HOME.name}.env"
 POM = ROOT / "neo4j" / "pom.xml"
 USER = "neo4j"
 START_TIMEOUT_S = 180
@@ -95,9 +96,11 @@ def install() -> None:
         shutil.rmtree(folder, ignore_errors=True)
         print(f"neo4j: resolving the {profile} jars from Maven Central (once) ...", flush=True)
         done = subprocess.run(["mvn", "-q", "-B", "-Dstyle.color=never", "-f", str(POM), "-P", profile,
-                               "dependency:copy-dependencies", f"-DoutputDirectory={folder}", "-DincludeScope=runtime"])
+                               "dependency:copy-dependencies", f"-DoutputDirectory={folder}", "-DincludeScope=runtime"],
+                              capture_output=True, text=True)
         if done.returncode:
-            sys.exit(f"neo4j: mvn could not resolve the {profile} jars of {POM} (exit {done.returncode})")
+            sys.exit(f"neo4j: mvn could not resolve the {profile} jars of {POM} (exit {done.returncode}):\n"
+                     f"{(done.stdout + done.stderr)[-3000:]}")
         if profile == "plugins":  # the server's own jars win; a second copy would clash
             server = {_jar_key(p.name) for p in lib.glob("*.jar")}
             for jar in plugins.glob("*.jar"):
@@ -243,7 +246,7 @@ def start() -> float:
         time.sleep(0.5)
     took = time.monotonic() - began
     print(f"neo4j: started at {read_env()['KSTP_GRAPH']} (pid {process.pid}) in {took:.1f} s; "
-          f"credentials in {ENV_FILE.relative_to(ROOT)}")
+          f"credentials in {ENV_FILE}")
     return took
 
 

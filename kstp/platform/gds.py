@@ -8,7 +8,8 @@
   (paper 1, Eq. 6) through GDS node similarity with the overlap metric, over the bipartite
   graph of correct answers restricted to the questions *all* compared learners answered.
 
-Every GDS projection is dropped after use, also on failure. A server without the GDS
+GDS runs as Cypher procedure calls on the store's driver. Every projection is dropped
+after use, also on failure. A server without the GDS
 plugin gets a :class:`~kstp.platform.errors.ConfigError` naming the procedure and plugin.
 """
 
@@ -31,15 +32,22 @@ _CONCEPT_EDGES = ("MATCH (c:Concept {framework: $framework}) "
                   "OPTIONAL MATCH (c)-[:PREREQUISITE_OF]->(d:Concept {framework: $framework}) ")
 
 
-def _client(store: GraphStore):
-    """A ``graphdatascience`` client on the store's own driver; a missing plugin is named."""
-    from graphdatascience import GraphDataScience
+class _Gds:
+    """GDS procedures through the store's own driver (managed transactions, kstp metadata).
 
-    try:
-        return GraphDataScience.from_neo4j_driver(store._driver, database=store._database, arrow=False)
-    except Exception as exc:  # noqa: BLE001 - the client raises plain exceptions when GDS is absent
-        raise ConfigError(f"Neo4j at {store.uri} has no Graph Data Science plugin (gds.version() failed: "
-                          f"{' '.join(str(exc).split())[:200]}); install GDS 2.13 (see README, Neo4j)") from None
+    The ``graphdatascience`` client is not used: it insists on ``gds.debug.arrow``, which
+    the packaged GDS plugin has but the Maven Central modules of ``neo4j/pom.xml`` lack.
+    """
+
+    def __init__(self, store: GraphStore):
+        self.store = store
+
+    def run_cypher(self, text: str, params: dict) -> pd.DataFrame:
+        return self.store._execute(text, params, "gds")
+
+
+def _client(store: GraphStore) -> _Gds:
+    return _Gds(store)
 
 
 @contextmanager
@@ -59,7 +67,7 @@ def _projection(gds, query: str, params: dict) -> Iterator[str]:
 
 def _named(exc: Exception, procedure: str) -> Exception:
     text = " ".join(str(exc).split())
-    if "no procedure" in text.lower() or "unknown function" in text.lower():
+    if any(words in text.lower() for words in ("no procedure", "unknown function", "not registered")):
         return ConfigError(f"{procedure} is not available on the Neo4j server: the Graph Data Science plugin "
                            f"is missing or not allowed (dbms.security.procedures.unrestricted=gds.*): {text[:200]}")
     return KstpError(f"{procedure} failed: {text[:300]}")

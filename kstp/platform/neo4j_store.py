@@ -69,7 +69,8 @@ class Neo4jStore(GraphStore):
         self.uri = _checked_uri(uri)
         self._database = database
         try:
-            self._driver = neo4j.GraphDatabase.driver(uri, auth=(user, password), user_agent=f"kstp/{__version__}")
+            self._driver = neo4j.GraphDatabase.driver(uri, auth=(user, password), user_agent=f"kstp/{__version__}",
+                                                      notifications_min_severity="OFF")
         except (ConfigurationError, ValueError) as exc:
             raise ConfigError(f"cannot use Neo4j URI {uri!r}: {exc}") from None
         try:
@@ -142,7 +143,7 @@ class Neo4jStore(GraphStore):
             found = set(self._existing_nodes(label, ids, [])["id"])
             missing = [i for i in ids if i not in found]
             if missing:
-                raise UnknownIdError(f"{rel}: {len(missing)} {label} ids in {column} are missing from the graph, "
+                raise UnknownIdError(f"{rel}: endpoint missing from the graph: {len(missing)} {label} ids in {column}, "
                                      f"e.g. {missing[0]!r}")
         self._write_rels(rel, from_label, to_label, rows)
 
