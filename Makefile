@@ -60,7 +60,7 @@ lint: $(STAMP)
 	$(BIN)/python tools/cypher_lint.py
 
 ## bench: speed runs that print ratios against baselines measured in the same run
-bench: $(STAMP)
+bench: $(STAMP) neo4j
 	$(BIN)/pip install --quiet kstpy==1.0.0 knowledgespaces==0.1.0
 	$(BIN)/python -m benchmarks
 

@@ -78,12 +78,12 @@ def neo4j_server() -> GraphTarget:
             pytest.fail(f"the local Neo4j server (tools/neo4j_server.py) cannot start: {exc}", pytrace=False)
         env = server.read_env()
         target = GraphTarget("neo4j", env["KSTP_GRAPH"], env["NEO4J_USER"], env["NEO4J_PASSWORD"])
-    with neo4j_store(target) as graph:
+    with connect_neo4j(target) as graph:
         graph.ensure_schema()
     return target
 
 
-def neo4j_store(target: GraphTarget) -> GraphStore:
+def connect_neo4j(target: GraphTarget) -> GraphStore:
     """A connection to the test server ``target``; a refusal fails the test without a traceback."""
     from kstp.platform.neo4j_store import Neo4jStore
 
@@ -91,6 +91,15 @@ def neo4j_store(target: GraphTarget) -> GraphStore:
         return Neo4jStore(target.location, target.user, target.password)
     except ConfigError as exc:  # no traceback: its frames would list the password argument
         pytest.fail(f"cannot use the Neo4j test server: {exc}", pytrace=False)
+
+
+@pytest.fixture
+def neo4j_store(neo4j_server):
+    """The emptied Neo4j test database, for Neo4j-only tests (each says why in its docstring)."""
+    graph = connect_neo4j(neo4j_server)
+    graph.reset()
+    yield graph
+    graph.close()
 
 
 @pytest.fixture(params=ENGINES)
@@ -103,7 +112,7 @@ def engine(request) -> str:
 def store(engine, tmp_path, request):
     """An empty graph with the kstp schema: a fresh Ladybug folder, or the emptied Neo4j database."""
     if engine == "neo4j":
-        graph = neo4j_store(request.getfixturevalue("neo4j_server"))
+        graph = connect_neo4j(request.getfixturevalue("neo4j_server"))
         graph.reset()
     else:
         graph = LadybugStore(tmp_path / "graph")
@@ -121,7 +130,7 @@ def graph_location(engine, tmp_path, request, monkeypatch) -> str:
     if engine == "ladybug":
         return f"ladybug:{tmp_path / 'graph'}"
     target = request.getfixturevalue("neo4j_server")
-    with neo4j_store(target) as graph:
+    with connect_neo4j(target) as graph:
         graph.reset()
     monkeypatch.setenv("NEO4J_USER", target.user)
     monkeypatch.setenv("NEO4J_PASSWORD", target.password)

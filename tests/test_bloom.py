@@ -81,3 +81,80 @@ def test_the_linter_catches_a_broken_phrase(tmp_path, capfd):
     tool = _lint_tool()
     status = tool.lint(tool.bloom_phrase_files(tmp_path, [broken]))
     assert status == 1 and "PREREQUISITES" in capfd.readouterr().out
+
+
+# ---- every phrase executed on the server (Neo4j only: Bloom is a Neo4j client) ----------------
+def _demo_graph(store, data_root) -> None:
+    """The demo's curriculum and fraction-subtraction learners, with what the phrases show:
+    Eq. 1 edges, ability groups, counterexample checks, and one model response in a run."""
+    import pandas as pd
+
+    from kstp.evaluators import counterexamples, koc
+    from kstp.loaders import items, responses
+    from kstp.loaders.standards import load_standards
+    from kstp.platform.kst import derive_question_prerequisites
+
+    load_standards(store, data_root / "standards/nys_concepts.json")
+    known = items.framework_concepts(store, "ccss")
+    items.write_items(store, items.read_concept_map(data_root / "llm_kst/xes_skills_nys.json", "xes3g5m", "ccss",
+                                                    known))
+    folder = data_root / "responses/frcsub"
+    items.write_items(store, items.read_items_csv(folder / "items.csv", "frcsub", folder / "qmatrix.csv",
+                                                  folder / "skills.csv"))
+    known = set(store.frame("dataset_questions", {"dataset": "frcsub"})["localId"])
+    responses.write_answers(store, "frcsub", responses.read_wide(folder / "responses.csv", known), "responses.csv")
+    derive_question_prerequisites(store, "frcsub", "reflexive")
+    koc.store_groups(store, "frcsub", *koc.group_states(store, "frcsub"))
+    counterexamples.check_prerequisites(store, "frcsub", levels=("question",))
+    store.write_nodes("Learner", pd.DataFrame([{"id": "model:m", "kind": "model"}]))
+    store.write_nodes("Run", pd.DataFrame([{"id": "run:1", "evaluator": "answers", "model": "m"}]))
+    store.write_nodes("Response", pd.DataFrame([{"id": "resp:1", "sampleIndex": 0, "correct": True}]))
+    store.write_relationships("GAVE", "Learner", "Response", pd.DataFrame([{"from_id": "model:m", "to_id": "resp:1"}]))
+    store.write_relationships("IN_RUN", "Response", "Run", pd.DataFrame([{"from_id": "resp:1", "to_id": "run:1"}]))
+    store.write_relationships("TO", "Response", "Question", pd.DataFrame([{"from_id": "resp:1",
+                                                                           "to_id": "frcsub:Item01"}]))
+
+
+#: A sample value for each phrase parameter, present in the graph of _demo_graph ($concept:
+#: the first code, in order, of a concept with prerequisites, successors and questions).
+SAMPLES = {"$question": "frcsub:Item08", "$learner": "frcsub:Subject001", "$dataset": "frcsub",
+           "$model": "model:m", "$run": "run:1"}
+_SAMPLE_CONCEPT = ("MATCH (:Concept)-[:PREREQUISITE_OF]->(c:Concept)-[:PREREQUISITE_OF]->(:Concept) "
+                   "WHERE EXISTS { MATCH (:Question)-[:ASSESSES]->(c) } RETURN DISTINCT c.code AS code "
+                   "ORDER BY code LIMIT 1")
+
+
+@pytest.mark.parametrize("path", PERSPECTIVES, ids=lambda p: p.name)
+def test_search_phrases_return_rows_on_the_demo_graph(path, neo4j_store, data_root):
+    """Every search phrase runs on a real Neo4j server with a sample parameter and finds rows."""
+    _demo_graph(neo4j_store, data_root)
+    samples = {**SAMPLES, "$concept": neo4j_store._execute(_SAMPLE_CONCEPT, {}, "test")["code"].iloc[0]}
+    for template in _load(path)["templates"]:
+        params = {p["name"][1:]: samples[p["name"]] for p in template["params"]}
+        rows = neo4j_store._execute(template["cypher"], params, f"bloom: {template['text']}")
+        assert len(rows) > 0, f"{template['text']!r} with {params} returned no rows"
+
+
+def test_readme_query_examples_run_on_both_engines(graph_location, data_root):
+    """The `kstp query` lines of the README's command list, on frcsub, on each engine."""
+    from click.testing import CliRunner
+
+    from kstp.cli.main import cli
+
+    readme = (ROOT / "README.md").read_text()
+    lines = [line.split("#")[0].split() for line in readme.splitlines() if line.startswith("kstp query ")]
+    assert len(lines) >= 2
+    runner = CliRunner()
+    folder = data_root / "responses/frcsub"
+    for args in (["ingest", "items", folder / "items.csv", "--dataset", "frcsub", "--qmatrix", folder / "qmatrix.csv",
+                  "--skills", folder / "skills.csv"],
+                 ["ingest", "responses", folder / "responses.csv", "--dataset", "frcsub"],
+                 ["derive", "question-prerequisites", "--dataset", "frcsub", "--rule", "reflexive"]):
+        done = runner.invoke(cli, ["--graph", graph_location, *map(str, args)])
+        assert done.exit_code == 0, done.output
+    for args in lines:
+        result = runner.invoke(cli, ["--graph", graph_location, *args[1:]])
+        assert result.exit_code == 0, (args, result.output)
+        assert result.stdout.strip(), args
+    fringe = json.loads(runner.invoke(cli, ["--graph", graph_location, *lines[1][1:]]).stdout)
+    assert fringe and all(row["questionId"].startswith("frcsub:") for row in fringe)

@@ -84,7 +84,10 @@ def _free_port() -> int:
 
 
 def _jar_key(name: str) -> str:
-    """``foo-bar-1.2.3.jar`` -> ``foo-bar`` (the artifact, without its version)."""
+    """``org.group.foo-bar-1.2.3.jar`` -> ``org.group.foo-bar`` (group and artifact, no version).
+
+    The group matters: GDS's ``annotations`` is not JetBrains' ``annotations``.
+    """
     stem = name.removesuffix(".jar")
     parts = stem.split("-")
     while len(parts) > 1 and parts[-1][:1].isdigit():
@@ -96,20 +99,24 @@ def install() -> None:
     """Resolve the jars from Maven Central into ``.kstp/neo4j`` once (skipped when present)."""
     lib, plugins = JARS / "lib", JARS / "plugins"
     for profile, folder in (("server", lib), ("plugins", plugins)):
-        if (folder / ".complete").exists():
+        done_with = folder / ".complete"  # holds the pom.xml it was resolved from
+        if done_with.exists() and done_with.read_text() == POM.read_text():
             continue
         shutil.rmtree(folder, ignore_errors=True)
         print(f"neo4j: resolving the {profile} jars from Maven Central (once) ...", flush=True)
         done = subprocess.run(["mvn", "-q", "-B", "-Dstyle.color=never", "-f", str(POM), "-P", profile,
-                               "dependency:copy-dependencies", f"-DoutputDirectory={folder}", "-DincludeScope=runtime"])
+                               "dependency:copy-dependencies", f"-DoutputDirectory={folder}", "-DincludeScope=runtime",
+                               "-Dmdep.prependGroupId=true"],
+                              capture_output=True, text=True)
         if done.returncode:
-            sys.exit(f"neo4j: mvn could not resolve the {profile} jars of {POM} (exit {done.returncode})")
+            sys.exit(f"neo4j: mvn could not resolve the {profile} jars of {POM} (exit {done.returncode}):\n"
+                     f"{(done.stdout + done.stderr)[-3000:]}")
         if profile == "plugins":  # the server's own jars win; a second copy would clash
             server = {_jar_key(p.name) for p in lib.glob("*.jar")}
             for jar in plugins.glob("*.jar"):
                 if _jar_key(jar.name) in server:
                     jar.unlink()
-        (folder / ".complete").touch()
+        (folder / ".complete").write_text(POM.read_text())  # a changed pom.xml resolves again
     if not (HOME / "conf" / "neo4j.conf").exists():
         _write_conf()
     if not (HOME / "data" / "dbms" / "auth.ini").exists():
@@ -225,10 +232,10 @@ def _answers(timeout: float = 2.0) -> bool:
 def start() -> float:
     """Start the server in the background (or find it running); wait for Bolt; seconds taken."""
     began = time.monotonic()
-    install()
-    if _pid() and _answers():
+    if ENV_FILE.exists() and _pid() and _answers():  # never re-resolve jars under a running server
         print(f"neo4j: already running at {read_env()['KSTP_GRAPH']} (pid {_pid()})")
         return 0.0
+    install()
     heap = _conf()["server.memory.heap.max_size"]
     (HOME / "logs").mkdir(parents=True, exist_ok=True)
     log = open(HOME / "logs" / "console.log", "ab")  # noqa: SIM115 - handed to the server process

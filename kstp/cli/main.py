@@ -13,6 +13,7 @@ from kstp.cli.annotate import annotate
 from kstp.cli.dagmath import evaluate_dagmath, ingest_cot, report_dagmath
 from kstp.cli.db import db
 from kstp.cli.demo import demo
+from kstp.cli.depth import depth
 from kstp.cli.derive import derive
 from kstp.cli.evaluate import evaluate
 from kstp.cli.grade import grade
@@ -79,6 +80,7 @@ cli.add_command(catalogue)
 cli.add_command(annotate)
 evaluate.add_command(scaffolding, "scaffolding")
 report.add_command(scaffolding_report, "scaffolding")
+kst.add_command(depth)
 
 
 if __name__ == "__main__":

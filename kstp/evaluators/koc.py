@@ -422,4 +422,9 @@ def evaluate(store: GraphStore, dataset: str, learner_ids: list[str] | None = No
     pairs = store.frame("knowledge_overlap", {"dataset": dataset, "learnerIds": list(learners.index),
                                               "questionIds": ids})
     long, koc, koc_norm = aggregate(learners, pairs)
+    if store.engine == "neo4j" and long["shared"].nunique() == 1:
+        # Everyone answered the same questions: GDS node similarity (overlap) gives KOC itself.
+        from kstp.platform.gds import koc_matrix
+
+        koc = koc_matrix(store, dataset, list(learners.index), ids)[0]
     return KocResult(dataset, learners, group_table, long, koc, koc_norm, threshold, questions, len(ids))

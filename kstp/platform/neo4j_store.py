@@ -107,7 +107,8 @@ class Neo4jStore(GraphStore):
             self._driver = neo4j.GraphDatabase.driver(uri, auth=(user, password), user_agent=f"kstp/{__version__}",
                                                       connection_timeout=CONNECT_TIMEOUT_S,
                                                       connection_acquisition_timeout=CONNECT_TIMEOUT_S,
-                                                      max_transaction_retry_time=RETRY_TIME_S)
+                                                      max_transaction_retry_time=RETRY_TIME_S,
+                                                      notifications_min_severity="OFF")
         except (ConfigurationError, ValueError) as exc:
             raise ConfigError(f"cannot use Neo4j URI {uri!r}: {exc}") from None
         try:
@@ -183,7 +184,7 @@ class Neo4jStore(GraphStore):
             found = set(self._existing_nodes(label, ids, [])["id"])
             missing = [i for i in ids if i not in found]
             if missing:
-                raise UnknownIdError(f"{rel}: {len(missing)} {label} ids in {column} are missing from the graph, "
+                raise UnknownIdError(f"{rel}: endpoint missing from the graph: {len(missing)} {label} ids in {column}, "
                                      f"e.g. {missing[0]!r}")
         self._write_rels(rel, from_label, to_label, rows)
 

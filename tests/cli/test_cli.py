@@ -130,28 +130,57 @@ def test_help_explains_every_command():
         assert result.exit_code == 0 and "Example" in result.output
 
 
-def test_demo_on_real_data(kstp, data_root, tmp_path):
-    """The README's main job: real curriculum, real students, Table-2-shaped output."""
-    result = kstp("demo", "--data", data_root, "--out", tmp_path / "results")
-    assert result.exit_code == 0, result.output
-    assert "[9/9] Eq. 1 on frcsub (reflexive): done" in result.stderr
-    summary = {r["dataset"]: r for r in json.loads((tmp_path / "results/psr_summary.json").read_text())}
-    assert (summary["probability_pks"]["learners"], summary["frcsub"]["learners"]) == (504, 536)
-    assert round(summary["frcsub"]["accuracy"], 3) == 0.534
-    graph = sorted(p for p in tmp_path.iterdir() if p.name.startswith("graph"))
-    before = {p.name: p.read_bytes() for p in graph}
-    again = kstp("demo", "--data", data_root, "--out", tmp_path / "results")
-    assert again.exit_code == 0 and "nothing changed since the last demo" in again.stderr
-    assert {p.name: p.read_bytes() for p in graph} == before  # no write reached the graph
-    assert json.loads((tmp_path / "results/psr_summary.json").read_text())[0] == summary["probability_pks"]
-    stats = json.loads(kstp("db", "stats", "--json").stdout)
-    xes = next(d for d in stats["datasets"] if d["datasetId"] == "xes3g5m")
-    assert xes["questionPrerequisites"] == 1_234_207
-    (data := tmp_path / "data").mkdir()  # another data folder: the demo runs again
-    for folder in ("standards", "llm_kst", "responses"):
-        (data / folder).symlink_to(data_root / folder)
-    third = kstp("demo", "--data", data, "--out", tmp_path / "results")
-    assert third.exit_code == 0 and "nothing changed" not in third.stderr and "[9/9]" in third.stderr
+def test_demo_on_real_data(data_root, tmp_path, neo4j_server, monkeypatch):
+    """The README's main job: real curriculum, real students, Table-2-shaped output. Run on
+    both engines in one test because it compares them: `kstp --graph neo4j://... demo`
+    prints exactly what the embedded demo prints, and its PSR files agree to 1e-12. A second
+    embedded demo is a no-op (the graph files stay byte-identical); on Neo4j, with no files to
+    fingerprint, it runs again and changes nothing."""
+    import pandas as pd
+
+    from tests.conftest import connect_neo4j
+
+    runs = {}
+    for engine, graph in (("ladybug", f"ladybug:{tmp_path / 'graph'}"), ("neo4j", neo4j_server.location)):
+        if engine == "neo4j":
+            with connect_neo4j(neo4j_server) as emptied:
+                emptied.reset()
+            monkeypatch.setenv("NEO4J_USER", neo4j_server.user)
+            monkeypatch.setenv("NEO4J_PASSWORD", neo4j_server.password)
+
+        def kstp(*args, graph=graph):
+            return CliRunner().invoke(cli, ["--graph", graph, *map(str, args)])
+
+        out = tmp_path / f"results-{engine}"
+        result = kstp("demo", "--data", data_root, "--out", out)
+        assert result.exit_code == 0, result.output
+        assert "[9/9] Eq. 1 on frcsub (reflexive): done" in result.stderr
+        summary = {r["dataset"]: r for r in json.loads((out / "psr_summary.json").read_text())}
+        assert (summary["probability_pks"]["learners"], summary["frcsub"]["learners"]) == (504, 536)
+        assert round(summary["frcsub"]["accuracy"], 3) == 0.534
+        stats = json.loads(kstp("db", "stats", "--json").stdout)
+        xes = next(d for d in stats["datasets"] if d["datasetId"] == "xes3g5m")
+        assert xes["questionPrerequisites"] == 1_234_207
+        files = sorted(p for p in tmp_path.iterdir() if p.name.startswith("graph"))
+        before = {p.name: p.read_bytes() for p in files}
+        again = kstp("demo", "--data", data_root, "--out", out)
+        assert again.exit_code == 0 and json.loads((out / "psr_summary.json").read_text())[0] == \
+            summary["probability_pks"]
+        if engine == "ladybug":
+            assert "nothing changed since the last demo" in again.stderr
+            assert {p.name: p.read_bytes() for p in files} == before  # no write reached the graph
+            (data := tmp_path / "data").mkdir()  # another data folder: the demo runs again
+            for folder in ("standards", "llm_kst", "responses"):
+                (data / folder).symlink_to(data_root / folder)
+            third = kstp("demo", "--data", data, "--out", out)
+            assert third.exit_code == 0 and "nothing changed" not in third.stderr and "[9/9]" in third.stderr
+        runs[engine] = (result.stdout, out)
+    assert runs["neo4j"][0] == runs["ladybug"][0]
+    names = sorted(p.name for p in runs["ladybug"][1].glob("*.csv"))
+    assert names == sorted(p.name for p in runs["neo4j"][1].glob("*.csv")) and len(names) >= 3
+    for name in names:
+        want, got = (pd.read_csv(runs[e][1] / name) for e in ("ladybug", "neo4j"))
+        pd.testing.assert_frame_equal(got, want, check_exact=False, rtol=0, atol=1e-12)
 
 
 def test_demo_without_data_says_what_to_set(kstp, tmp_path):

@@ -21,16 +21,7 @@ from kstp.platform.neo4j_store import Neo4jStore
 from kstp.platform.queries import get_query
 from kstp.platform.settings import GraphTarget
 from kstp.platform.store import GraphStore, WriteReport, open_store
-from tests.conftest import neo4j_store as connect
-
-
-@pytest.fixture
-def neo4j_store(neo4j_server):
-    """The emptied Neo4j test database (Neo4j-only tests)."""
-    store = connect(neo4j_server)
-    store.reset()
-    yield store
-    store.close()
+from tests.conftest import connect_neo4j as connect
 
 
 # ---- a tiny graph: 5 concepts (a diamond and a loner), 5 questions, 3 learners ----------
@@ -133,9 +124,9 @@ def test_statements_run_in_managed_transactions_with_metadata(monkeypatch):
     assert isinstance(query, neo4j.Query) and query.text.startswith("UNWIND $rows AS row MERGE (n:Concept")
     assert query.metadata == {"app": f"kstp/{__version__}", "query": "write Concept"}
     assert params == {"rows": [{"id": "t:c1", "framework": None, "localId": None, "code": "A", "description": None,
-                                "grade": None, "exampleProblem": None},
+                                "grade": None, "exampleProblem": None, "depth": None},
                                {"id": "t:c2", "framework": None, "localId": None, "code": "B", "description": None,
-                                "grade": None, "exampleProblem": None}]}
+                                "grade": None, "exampleProblem": None, "depth": None}]}
     assert kwargs["database_"] == "kstp" and kwargs["routing_"] == neo4j.RoutingControl.WRITE
     result = mock.MagicMock()
     result.keys.return_value = ["id", "code"]

@@ -77,6 +77,7 @@ def test_reset_empties_the_graph(store, tmp_path):
 
 
 def test_open_store_from_location_string(tmp_path):
+    """Ladybug only: a ladybug:PATH string; Neo4j URIs are opened by every Neo4j test."""
     with open_store(f"ladybug:{tmp_path / 'g'}") as graph:
         assert graph.engine == "ladybug"
         assert graph.run("node_counts") == []
@@ -91,6 +92,7 @@ def test_all_null_typed_update_is_accepted(store):
 
 
 def test_folder_as_graph_path_is_explained(tmp_path):
+    """Ladybug only: a graph there is a file path; Neo4j has no path."""
     from kstp.platform.errors import ConfigError
     from kstp.platform.ladybug_store import LadybugStore
 
@@ -99,6 +101,7 @@ def test_folder_as_graph_path_is_explained(tmp_path):
 
 
 def test_graph_from_older_model_gains_new_properties_and_pairs(tmp_path):
+    """Ladybug only: its tables are typed, so a newer model must alter them; Neo4j is schemaless."""
     import ladybug
 
     from kstp.platform.ladybug_store import LadybugStore

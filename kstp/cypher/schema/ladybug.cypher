@@ -4,7 +4,7 @@
 CREATE NODE TABLE IF NOT EXISTS Framework(id STRING, name STRING, source STRING, PRIMARY KEY(id));
 CREATE NODE TABLE IF NOT EXISTS Domain(id STRING, code STRING, name STRING, grade STRING, PRIMARY KEY(id));
 CREATE NODE TABLE IF NOT EXISTS Cluster(id STRING, code STRING, name STRING, PRIMARY KEY(id));
-CREATE NODE TABLE IF NOT EXISTS Concept(id STRING, framework STRING, localId STRING, code STRING, description STRING, grade STRING, exampleProblem STRING, PRIMARY KEY(id));
+CREATE NODE TABLE IF NOT EXISTS Concept(id STRING, framework STRING, localId STRING, code STRING, description STRING, grade STRING, exampleProblem STRING, depth INT64, PRIMARY KEY(id));
 CREATE NODE TABLE IF NOT EXISTS Dataset(id STRING, name STRING, source STRING, PRIMARY KEY(id));
 CREATE NODE TABLE IF NOT EXISTS Question(id STRING, dataset STRING, localId STRING, text STRING, answer STRING, answerType STRING, position INT64, difficulty DOUBLE, domain STRING, solution STRING, embedding DOUBLE[], embeddingModel STRING, PRIMARY KEY(id));
 CREATE NODE TABLE IF NOT EXISTS Learner(id STRING, kind STRING, dataset STRING, localId STRING, accuracy DOUBLE, psrMicro DOUBLE, psrMacro DOUBLE, nAnswered INT64, members INT64, memberAccuracy DOUBLE, PRIMARY KEY(id));
