@@ -29,7 +29,7 @@ from neo4j.exceptions import AuthError, ConfigurationError, ServiceUnavailable, 
 
 from kstp import __version__
 from kstp.platform import schema
-from kstp.platform.errors import ConfigError, GraphUnavailableError, UnknownIdError
+from kstp.platform.errors import ConfigError, GraphUnavailableError, QueryError, UnknownIdError
 from kstp.platform.store import GraphStore, records
 
 __all__ = ["Neo4jStore", "BATCH_SIZE", "CONNECT_TIMEOUT_S", "RETRY_TIME_S"]
@@ -149,6 +149,9 @@ class Neo4jStore(GraphStore):
                 f"lost the Neo4j server at {self.uri} during {name or 'a query'!r} and could not reconnect within "
                 f"{RETRY_TIME_S:.0f} s ({' '.join(str(exc).split())[:160]}); what was committed stays; re-run "
                 "the command when the server is back (it skips what is already written)") from None
+        except neo4j.exceptions.Neo4jError as exc:  # the server refused the query: one line, naming it
+            first = " ".join(f"{exc.code}: {exc.message}".split())[:300]
+            raise QueryError(f"query {name or 'statement'} failed on Neo4j ({self.uri}): {first}") from None
 
     def _execute(self, text: str, params: dict, name: str = "") -> pd.DataFrame:
         return self._run(text, params, name)

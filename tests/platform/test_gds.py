@@ -92,11 +92,17 @@ def _answers(store, dataset: str, answers: dict[str, dict[str, bool]]) -> None:
         columns=["from_id", "to_id", "correct"]))
 
 
-def _python_koc(store, dataset: str, ids: list[str]) -> pd.DataFrame:
-    counts = store.frame("learner_accuracy", {"dataset": dataset}).set_index("learnerId").loc[ids]
-    learners = pd.DataFrame({"answered": counts["answered"].astype(int), "correct": counts["correct"].astype(int)},
+def _python_koc(store, dataset: str, ids: list[str], questions: list[str] | None = None) -> pd.DataFrame:
+    """The per-pair Python KOC of the evaluator, counting only ``questions`` (default: all)."""
+    if questions is None:
+        questions = store.frame("dataset_questions", {"dataset": dataset})["questionId"].tolist()
+    answers = store.frame("answers", {"dataset": dataset})
+    answers = answers[answers["questionId"].isin(questions) & answers["learnerId"].isin(ids)]
+    counts = answers.groupby("learnerId")["correct"].agg(["size", "sum"]).reindex(ids, fill_value=0)
+    learners = pd.DataFrame({"answered": counts["size"].astype(int), "correct": counts["sum"].astype(int)},
                             index=ids)
-    return koc.aggregate(learners, store.frame("knowledge_overlap", {"dataset": dataset, "learnerIds": ids}))[1]
+    return koc.aggregate(learners, store.frame("knowledge_overlap", {"dataset": dataset, "learnerIds": ids,
+                                                                     "questionIds": questions}))[1]
 
 
 def test_koc_matrix_by_gds_on_hand_made_states(neo4j_store):
@@ -111,6 +117,12 @@ def test_koc_matrix_by_gds_on_hand_made_states(neo4j_store):
     want = np.array([[1, 1, 0, math.nan], [1, 1, 0, math.nan], [0, 0, 1, math.nan], [math.nan] * 4])
     np.testing.assert_array_equal(matrix.to_numpy(), want)
     np.testing.assert_array_equal(_python_koc(neo4j_store, "d", ids).to_numpy(), want)
+    # restricted to q1-q3 (as to the annotated questions of paper 1, Appendix B): L3's state is empty
+    matrix, common = gds.koc_matrix(neo4j_store, "d", ids, ["q1", "q2", "q3"])
+    assert common == 3
+    want[2, :2] = want[:2, 2] = want[2, 2] = math.nan
+    np.testing.assert_array_equal(matrix.to_numpy(), want)
+    np.testing.assert_array_equal(_python_koc(neo4j_store, "d", ids, ["q1", "q2", "q3"]).to_numpy(), want)
     assert neo4j_store._execute("CALL gds.graph.list() YIELD graphName RETURN graphName", {}, "test").empty
 
 

@@ -235,6 +235,7 @@ PARITY_CASES = [
     ("question_prerequisites", {"dataset": "ds", "reflexive": False}),
     ("question_prerequisites", {"dataset": "ds", "reflexive": True}),
     ("question_prerequisite_edges", {"dataset": "ds"}), ("answers", {"dataset": "ds"}),
+    ("answers_in_range", {"dataset": "ds", "lo": "t:l1", "hi": "t:l2"}),
     ("knowledge_state", {"dataset": "ds", "learnerId": "t:l1"}),
     ("outer_fringe", {"dataset": "ds", "questionIds": ["t:q1"]}),
     ("outer_fringe", {"dataset": "ds", "questionIds": []}),
