@@ -70,6 +70,7 @@ def child_engine(graph: str, csv: str) -> dict:
     except Exception as exc:  # noqa: BLE001 - e.g. Neo4j's transaction memory limit; reported, not fatal
         out["cypher_pairs"], out["eq1_cypher_s"], out["eq1_cypher_error"] = None, None, " ".join(str(exc).split())[:200]
     store.close()
+    print(f"{store.engine}: {out}", flush=True)  # the figures, also when the parent fails later
     return out
 
 
@@ -101,7 +102,7 @@ def main(quick: bool = False) -> dict:
     server_peak = _server_peak()
     lb, nj = runs["ladybug"], runs["neo4j"]
     for key in ("answers", "pairs", "cypher_pairs"):
-        if lb[key] != nj[key]:
+        if lb[key] != nj[key] and None not in (lb[key], nj[key]):
             print(f"PROBLEM: {key} differ: Ladybug {lb[key]:,}, Neo4j {nj[key]:,}")
     if abs(lb["psrMicro"] - nj["psrMicro"]) > 1e-12:
         print(f"PROBLEM: mean micro PSR differs: {lb['psrMicro']!r} vs {nj['psrMicro']!r}")
