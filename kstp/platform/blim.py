@@ -30,7 +30,7 @@ from kstp.platform.errors import KstpError
 
 __all__ = ["METHODS", "BlimError", "BlimFit", "fit_blim", "response_patterns", "delineate",
            "check_structure", "simulate_counts", "bootstrap_p", "posterior", "most_likely_states",
-           "residuals", "outer_fringe"]
+           "residuals", "outer_fringe", "covering_states"]
 
 #: Estimation methods, as pks::blim names them.
 METHODS = ("ML", "MD", "MDML")
@@ -577,3 +577,22 @@ def outer_fringe(states: np.ndarray, state: int) -> np.ndarray:
     grown = (states & ~k).sum(axis=1) == 1  # states holding K plus exactly one more item ...
     grown &= (states | ~k).all(axis=1)  # ... and all of K
     return states[grown].any(axis=0) & ~k
+
+
+def covering_states(states: np.ndarray, state: int) -> np.ndarray:
+    """Rows of the states that cover state K: proper supersets of K with no state strictly between.
+
+    Where the structure is not a space (a delineated one), the outer fringe can be
+    empty although K is not Q: the covering states then say what comes next.
+
+    >>> K = np.array([[0, 0, 0], [1, 0, 0], [1, 1, 1]])
+    >>> covering_states(K, 0).tolist(), covering_states(K, 1).tolist()
+    ([1], [2])
+    """
+    states = np.asarray(states, dtype=bool)
+    k = states[state]
+    above = np.flatnonzero((states | ~k).all(axis=1) & (states.sum(axis=1) > k.sum()))
+    sub = states[above]
+    # a covers K iff no other superset of K lies strictly inside a
+    inside = (sub[:, None, :] <= sub[None, :, :]).all(axis=2) & ~np.eye(len(above), dtype=bool)
+    return above[~inside.any(axis=0)]
