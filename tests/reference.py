@@ -266,3 +266,9 @@ def concept_examples(raw: dict, framework: str) -> set[tuple[str, str]]:
 
     return {(f"{framework}:{s.get('id', sid)}", s.get("code")) for sid, s in raw["standards"].items()
             if re.sub(r"<[^>]+>|&nbsp;|\s", "", s.get("example_problem") or "")}
+
+
+def item_outer_fringe(family: list[set[str]], state: set[str]) -> set[str]:
+    """Items q outside ``state`` with state | {q} in ``family`` (Doignon & Falmagne 1999, Def. 4.1.6)."""
+    members = {frozenset(s) for s in family}
+    return {q for s in members for q in s - state if s == frozenset(state | {q})}

@@ -148,7 +148,7 @@ def prerequisites(ctx, dataset: str, rule: str, variant: str, threshold: int | N
     learned_only = report.pairs[~report.pairs["inEq1"]]
     if as_json:
         emit({**report.summary(), "written": not no_write, "pairs": report.pairs,
-              "eq1Only": [{"fromId": a, "toId": b} for a, b in report.eq1_only]})
+              "eq1OnlyPairs": [{"fromId": a, "toId": b} for a, b in report.eq1_only]})
         return
     s = report.summary()
     click.echo(f"{s['learned']} learned pairs ({rule}), {s['eq1']} Eq. 1 pairs: {s['both']} in both, "

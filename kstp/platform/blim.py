@@ -208,14 +208,14 @@ def _pooled(eq: np.ndarray, numerator: np.ndarray, denominator: np.ndarray, free
 
 
 def _log_p_r_given_k(r: np.ndarray, k: np.ndarray, beta: np.ndarray, eta: np.ndarray,
-                     impossible: np.ndarray | None) -> np.ndarray:
-    """log P(R | K), (patterns, states), as one matrix product; -inf where a fixed zero rules it out.
-
-    ``r`` and ``k`` are the patterns and states as float arrays."""
+                     impossible: np.ndarray | None, log_prior: np.ndarray | float = 0.0) -> np.ndarray:
+    """log P(R | K) + ``log_prior``, (patterns, states), as one matrix product; -inf where a
+    fixed zero rules it out. ``r`` and ``k`` are the patterns and states as float arrays."""
     lb, l1b, le, l1e = np.log(np.maximum(np.stack([beta, 1 - beta, eta, 1 - eta]), 1e-300))
     slope = k * (l1b - lb) + (1 - k) * (le - l1e)  # (states, items): gain from a correct answer
-    base = k @ lb + (1 - k) @ l1e  # (states,): all answers wrong
-    out = r @ slope.T + base
+    base = k @ lb + (1 - k) @ l1e + log_prior  # (states,): all answers wrong
+    out = r @ slope.T
+    out += base
     if impossible is not None:
         out[impossible] = -np.inf
     return out
@@ -366,16 +366,18 @@ def fit_blim(states, patterns, counts, items=None, method: str = "ML", *, p_k=No
     with np.errstate(invalid="ignore", divide="ignore"):
         while max_diff > tol and iterations < max_iter and (em or iterations == 0):
             old = np.concatenate([p_k, beta, eta])
-            if em:
-                joint = np.exp(_log_p_r_given_k(r, k, beta, eta, impossible)) * p_k
-                weights = joint * admitted if md else joint
+            if em:  # in place: this (patterns, states) matrix is the whole cost of a step
+                m = _log_p_r_given_k(r, k, beta, eta, impossible, np.log(p_k))
+                np.exp(m, out=m)  # P(R | K) pi_K
+                if md:
+                    m *= admitted
             else:
-                weights = admitted.astype(np.float64)
-            m = weights * (counts / weights.sum(axis=1))[:, None]  # m(R, K) = N(R) P(K | R)
+                m = admitted.astype(np.float64)
+            m *= (counts / m.sum(axis=1))[:, None]  # m(R, K) = N(R) P(K | R)
             mass = m.sum(axis=0)  # N pi_K
             p_k = mass / n
             correct = r.T @ m  # (items, states): mass of correct answers to q in state K
-            correct_in = (correct * k.T).sum(axis=1)
+            correct_in = np.einsum("js,sj->j", correct, k)
             held = k.T @ mass  # mass on states holding q
             beta = _pooled(beta_eq, held - correct_in, held, free_beta, beta_fix)
             eta = _pooled(eta_eq, correct.sum(axis=1) - correct_in, n - held, free_eta, eta_fix)

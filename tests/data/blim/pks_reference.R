@@ -1,10 +1,12 @@
 ## Reference estimates from R's pks for kstp's BLIM, ITA and IITA tests.
 ## Run from the repository root:
-##   Rscript tests/data/blim/pks_reference.R ../shared/data/responses tests/data/blim
+##   Rscript tests/data/blim/pks_reference.R ../shared/data/responses tests/data/blim probability_pks 200
+##   Rscript tests/data/blim/pks_reference.R ../shared/data/responses tests/data/blim frcsub 0
+## (dataset, then the number of bootstrap samples); writes pks_<dataset>.json.
 ## Needs pks (0.6-0, from CRAN source), sets and jsonlite. DAKS (2.1-3) is sourced from
 ## its R files (its core needs only sets) from $DAKS_R (default /tmp/blim-daks/R).
 args <- commandArgs(trailingOnly = TRUE)
-data_dir <- args[1]; out_dir <- args[2]
+data_dir <- args[1]; out_dir <- args[2]; dataset <- args[3]; B <- as.integer(args[4])
 daks_dir <- Sys.getenv("DAKS_R", "/tmp/blim-daks/R")
 suppressMessages({library(pks); library(sets); library(jsonlite)})
 for (f in c("ob_counter.r", "ind_gen.r", "orig_iita.r", "corr_iita.r", "mini_iita.r", "iita.r"))
@@ -38,7 +40,8 @@ fit_record <- function(m, K, elapsed, ...) {
 }
 out <- list()
 set.seed(20260115)
-for (d in list(c("probability_pks", "responses_full.csv"), c("frcsub", "responses.csv"))) {
+files <- c(probability_pks = "responses_full.csv", frcsub = "responses.csv")
+for (d in list(c(dataset, files[[dataset]]))) {
   x <- read_data(d[1], d[2])
   R <- x$R; N.R <- as.pattern(R, freq = TRUE)
   for (sname in c("space", "delineated")) {
@@ -63,13 +66,17 @@ for (d in list(c("probability_pks", "responses_full.csv"), c("frcsub", "response
                              etafix = etafix))[["elapsed"]]
   out[[paste(d[1], "delineated", "ML-constrained", sep = "/")]] <- fit_record(m, K, t)
   ## Parametric bootstrap of G2 (ML, delineated): B refits to data simulated from the fit.
-  B <- if (d[1] == "frcsub") 100 else 200
-  m <- blim(K, N.R, method = "ML")
-  t <- system.time(g2 <- replicate(B, blim(K, simulate(m), method = "ML")$goodness.of.fit[["G2"]]))[["elapsed"]]
-  out[[paste(d[1], "delineated", "ML-bootstrap", sep = "/")]] <- list(
-    B = B, G2 = unname(m$goodness.of.fit["G2"]), p = mean(g2 >= m$goodness.of.fit["G2"]), seconds = t)
+  if (B > 0) {
+    m <- blim(K, N.R, method = "ML")
+    t <- system.time(g2 <- replicate(B, blim(K, simulate(m), method = "ML")$goodness.of.fit[["G2"]]))[["elapsed"]]
+    out[[paste(d[1], "delineated", "ML-bootstrap", sep = "/")]] <- list(
+      B = B, G2 = unname(m$goodness.of.fit["G2"]), p = mean(g2 >= m$goodness.of.fit["G2"]), G2_star = g2,
+      seconds = t)
+    cat("bootstrap", B, "s", t, "\n")
+  }
   ## Item tree analysis (local and global threshold search) and DAKS's three IITA variants.
-  for (search in c("local", "global")) {
+  ## Global search on frcsub visits spaces of up to 2^20 states (threshold 0): not run.
+  for (search in if (d[1] == "frcsub") "local" else c("local", "global")) {
     t <- system.time(i <- ita(R, search = search, makeK = TRUE))[["elapsed"]]
     out[[paste(d[1], "ita", search, sep = "/")]] <- list(
       L = i$L, transitiveL = i$transitiveL, counterexamples = unname(i$P), relation = unname(i$I) * 1L,
@@ -85,4 +92,4 @@ for (d in list(c("probability_pks", "responses_full.csv"), c("frcsub", "response
 }
 out$versions <- list(R = R.version.string, pks = as.character(packageVersion("pks")),
                      sets = as.character(packageVersion("sets")), DAKS = "2.1-3 (R files sourced)")
-writeLines(toJSON(out, auto_unbox = TRUE, digits = NA, pretty = FALSE), file.path(out_dir, "pks_reference.json"))
+writeLines(toJSON(out, auto_unbox = TRUE, digits = NA, pretty = FALSE), file.path(out_dir, paste0("pks_", dataset, ".json")))
