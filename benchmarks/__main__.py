@@ -14,7 +14,8 @@ import time
 from benchmarks.common import data_root, fmt_s
 
 BENCHMARKS = {"ingest": "benchmarks.ingest", "eq1": "benchmarks.eq1", "psr": "benchmarks.psr",
-              "inference": "benchmarks.inference", "spaces": "benchmarks.spaces"}
+              "inference": "benchmarks.inference", "spaces": "benchmarks.spaces",
+              "blim": "benchmarks.blim"}
 
 
 def main(argv: list[str] | None = None) -> int:
