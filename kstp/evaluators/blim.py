@@ -28,6 +28,7 @@ from kstp.platform import iita as learned
 from kstp.platform.errors import KstpError, UnknownIdError
 from kstp.platform.kst import dataset_questions, dataset_space, state_id_of
 from kstp.platform.runs import now
+from kstp.platform.spaces import TooManyStatesError
 from kstp.platform.store import GraphStore
 
 __all__ = ["VERSION", "STRUCTURES", "ResponseData", "response_data", "structure", "BlimReport", "fit_dataset",
@@ -95,7 +96,12 @@ def structure(store: GraphStore, dataset: str, kind: str, items: list[str], limi
     if kind not in STRUCTURES:
         raise KstpError(f"unknown structure {kind!r}; use one of {', '.join(STRUCTURES)}")
     if kind == "space":
-        states = dataset_space(store, dataset).states(limit)
+        try:
+            states = dataset_space(store, dataset).states(limit)
+        except TooManyStatesError:
+            raise TooManyStatesError(f"the knowledge space of {dataset!r} has more than {limit:,} states; a BLIM "
+                                     "needs every state: derive question prerequisites first, raise --limit or "
+                                     "fit --structure delineated") from None
         out = np.zeros((len(states), len(items)), dtype=np.uint8)
         column = {q: j for j, q in enumerate(items)}
         for row, state in enumerate(states):
