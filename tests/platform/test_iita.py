@@ -1,4 +1,8 @@
-"""ITA and IITA against hand-computed examples, pks::ita and R DAKS's iita (tests/data/blim/pks_<dataset>.json)."""
+"""ITA and IITA against hand-computed examples, pks::ita and R DAKS's iita.
+
+References: tests/data/blim/pks_<dataset>.json (pks_reference.R) and daks_<dataset>.json
+(daks_reference.R); see PROVENANCE.md there.
+"""
 
 from __future__ import annotations
 
@@ -20,8 +24,8 @@ HAND = np.array([[1, 1], [1, 0], [0, 0], [1, 0], [1, 1]])
 
 @pytest.fixture(scope="module")
 def reference():
-    return {key: value for dataset in DATASETS
-            for key, value in json.loads((REFERENCE / f"pks_{dataset}.json").read_text()).items()}
+    files = [REFERENCE / f"{source}_{dataset}.json" for dataset in DATASETS for source in ("pks", "daks")]
+    return {key: value for file in files if file.exists() for key, value in json.loads(file.read_text()).items()}
 
 
 def test_counterexamples_hand_example():

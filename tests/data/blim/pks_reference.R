@@ -3,14 +3,10 @@
 ##   Rscript tests/data/blim/pks_reference.R ../shared/data/responses tests/data/blim probability_pks 200
 ##   Rscript tests/data/blim/pks_reference.R ../shared/data/responses tests/data/blim frcsub 0
 ## (dataset, then the number of bootstrap samples); writes pks_<dataset>.json.
-## Needs pks (0.6-0, from CRAN source), sets and jsonlite. DAKS (2.1-3) is sourced from
-## its R files (its core needs only sets) from $DAKS_R (default /tmp/blim-daks/R).
+## Needs pks (0.6-0, from CRAN source), sets and jsonlite.
 args <- commandArgs(trailingOnly = TRUE)
 data_dir <- args[1]; out_dir <- args[2]; dataset <- args[3]; B <- as.integer(args[4])
-daks_dir <- Sys.getenv("DAKS_R", "/tmp/blim-daks/R")
 suppressMessages({library(pks); library(sets); library(jsonlite)})
-for (f in c("ob_counter.r", "ind_gen.r", "orig_iita.r", "corr_iita.r", "mini_iita.r", "iita.r"))
-  source(file.path(daks_dir, f))
 
 read_data <- function(name, file) {
   R <- as.matrix(read.csv(file.path(data_dir, name, file), row.names = 1))
@@ -74,7 +70,7 @@ for (d in list(c(dataset, files[[dataset]]))) {
       seconds = t)
     cat("bootstrap", B, "s", t, "\n")
   }
-  ## Item tree analysis (local and global threshold search) and DAKS's three IITA variants.
+  ## Item tree analysis (local and global threshold search); IITA: daks_reference.R.
   ## Global search on frcsub visits spaces of up to 2^20 states (threshold 0): not run.
   for (search in if (d[1] == "frcsub") "local" else c("local", "global")) {
     t <- system.time(i <- ita(R, search = search, makeK = TRUE))[["elapsed"]]
@@ -82,14 +78,7 @@ for (d in list(c(dataset, files[[dataset]]))) {
       L = i$L, transitiveL = i$transitiveL, counterexamples = unname(i$P), relation = unname(i$I) * 1L,
       states = unname(patterns(i$K)), discrepancy = unname(i$discrepancy), seconds = t)
   }
-  for (v in 1:3) {
-    t <- system.time(ii <- iita(R, v))[["elapsed"]]
-    imp <- t(sapply(as.list(ii$implications), function(p) as.integer(unlist(p))))
-    out[[paste(d[1], "iita", v, sep = "/")]] <- list(
-      diff = ii$diff, implications = imp, error_rate = unname(ii$error.rate),
-      selection = ii$selection.set.index, seconds = t)
-  }
 }
 out$versions <- list(R = R.version.string, pks = as.character(packageVersion("pks")),
-                     sets = as.character(packageVersion("sets")), DAKS = "2.1-3 (R files sourced)")
+                     sets = as.character(packageVersion("sets")))
 writeLines(toJSON(out, auto_unbox = TRUE, digits = NA, pretty = FALSE), file.path(out_dir, paste0("pks_", dataset, ".json")))
