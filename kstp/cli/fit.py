@@ -41,7 +41,7 @@ def fit() -> None:
 @click.option("--method", type=click.Choice(["ML", "MD", "MDML"]), default="ML", show_default=True,
               help="Maximum likelihood (EM), minimum discrepancy, or MD-restricted ML (pks::blim).")
 @click.option("--bootstrap", type=click.IntRange(min=0), default=0, show_default=True,
-              help="Parametric-bootstrap samples for the p value of G2.")
+              help="Parametric-bootstrap samples for the p value of G2 (and bootstrap standard errors).")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of --bootstrap.")
 @click.option("--careless-equal", is_flag=True, help="Hold every item's careless-error rate equal.")
 @click.option("--guess-equal", is_flag=True, help="Hold every item's lucky-guess rate equal.")

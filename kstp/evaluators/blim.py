@@ -131,6 +131,7 @@ class BlimReport:
     learner_posterior: np.ndarray  # (learners,)
     bootstrap_p: float | None
     bootstrap_samples: int
+    se_source: str  # how the standard errors of beta and eta were obtained
     config: dict
 
     def summary(self) -> dict:
@@ -142,6 +143,7 @@ class BlimReport:
                 "logLikelihood": f.log_likelihood, "G2": f.g2, "df": f.df, "pValue": f.p_value,
                 "nParameters": f.n_parameters, "AIC": f.aic, "BIC": f.bic, "discrepancy": f.discrepancy,
                 "bootstrapP": self.bootstrap_p, "bootstrapSamples": self.bootstrap_samples,
+                "standardErrors": self.se_source,
                 "errors": f.errors}
 
     def items_table(self) -> pd.DataFrame:
@@ -176,7 +178,9 @@ def fit_dataset(store: GraphStore, dataset: str, kind: str = "space", method: st
     kind : {"space", "delineated"}
     method : {"ML", "MD", "MDML"}
     bootstrap : int
-        Parametric-bootstrap samples for the p value of G^2 (0: none).
+        Parametric-bootstrap samples for the p value of G^2 (0: none); with them the
+        standard errors of beta and eta are the bootstrap ones (the spread of the refits),
+        else those of the observed information.
     careless_equal, guess_equal : bool
         Hold all items' careless (guess) rates equal.
     fix_careless, fix_guess : dict of question id (or ``"all"``) to rate
@@ -196,13 +200,20 @@ def fit_dataset(store: GraphStore, dataset: str, kind: str = "space", method: st
                          eta_fix=_item_index(data.items, fix_guess, "--fix-guess"),
                          beta_equal=every if careless_equal else None, eta_equal=every if guess_equal else None)
     best, post = model.most_likely_states(fit)
-    p = model.bootstrap_p(fit, bootstrap, seed)[0] if bootstrap else None
+    p, se_source = None, "observed information (outer product of scores)"
+    if bootstrap:
+        sample = model.bootstrap_p(fit, bootstrap, seed)
+        p, se_source = sample.p, f"parametric bootstrap ({bootstrap} samples)"
+        free_beta = np.isnan(fit.options["beta_fix"])
+        free_eta = np.isnan(fit.options["eta_fix"])
+        fit.beta_se = np.where(free_beta, sample.beta_sd, np.nan)
+        fit.eta_se = np.where(free_eta, sample.eta_sd, np.nan)
     config = {"evaluator": "blim", "evaluatorVersion": VERSION, "dataset": dataset, "structure": kind,
               "method": method, "bootstrap": bootstrap, "seed": seed, "carelessEqual": careless_equal,
               "guessEqual": guess_equal, "fixCareless": fix_careless or {}, "fixGuess": fix_guess or {}}
     digest = hashlib.sha256(json.dumps(config, sort_keys=True).encode()).hexdigest()
     return BlimReport(dataset, kind, f"blim:{dataset}:{kind}:{method}:{digest[:12]}", data, fit, best[inverse],
-                      post[inverse], p, bootstrap, {**config, "configHash": digest})
+                      post[inverse], p, bootstrap, se_source, {**config, "configHash": digest})
 
 
 def _members(items, row) -> list[str]:

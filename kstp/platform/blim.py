@@ -29,7 +29,7 @@ from scipy import stats
 from kstp.platform.errors import KstpError
 
 __all__ = ["METHODS", "BlimError", "BlimFit", "fit_blim", "response_patterns", "delineate",
-           "check_structure", "simulate_counts", "bootstrap_p", "posterior", "most_likely_states",
+           "check_structure", "simulate_counts", "Bootstrap", "bootstrap_p", "posterior", "most_likely_states",
            "residuals", "outer_fringe", "covering_states"]
 
 #: Estimation methods, as pks::blim names them.
@@ -491,28 +491,43 @@ def simulate_counts(fit: BlimFit, rng: np.random.Generator, n: int | None = None
     return patterns, counts
 
 
-def bootstrap_p(fit: BlimFit, n_samples: int, seed: int = 0) -> tuple[float, np.ndarray]:
-    """Parametric-bootstrap p value of G^2: the share of refits to simulated data with G^2* >= G^2.
+@dataclass
+class Bootstrap:
+    """A parametric bootstrap of a fit: the p value of G^2 and the spread of the refitted rates."""
+
+    p: float  # share of refits with G^2* >= G^2; Monte Carlo SE sqrt(p (1 - p) / samples)
+    g2: np.ndarray  # (samples,)
+    beta_sd: np.ndarray  # (items,): standard deviation of the refitted beta (bootstrap standard error)
+    eta_sd: np.ndarray  # (items,)
+
+
+def bootstrap_p(fit: BlimFit, n_samples: int, seed: int = 0) -> Bootstrap:
+    """Parametric bootstrap of ``fit``: p value of G^2 and bootstrap standard errors of beta and eta.
 
     Each sample draws as many learners as were fitted from the fitted model and refits
     it with the same structure, method, constraints and starting values (pks's
-    defaults). The Monte Carlo standard error of p is sqrt(p (1 - p) / n_samples).
+    defaults). p is the share of samples with G^2* >= G^2.
 
-    Returns
-    -------
-    p : float
-    g2 : ndarray of shape (n_samples,), the simulated statistics
+    Raises
+    ------
+    BlimError
+        When ``n_samples`` < 2.
     """
+    if n_samples < 2:
+        raise BlimError(f"a bootstrap needs at least 2 samples, got {n_samples}")
     rng = np.random.default_rng(seed)
     o = fit.options
     g2 = np.empty(n_samples)
+    rates = np.empty((n_samples, 2, len(fit.items)))
     for b in range(n_samples):
         patterns, counts = simulate_counts(fit, rng)
-        g2[b] = fit_blim(fit.states, patterns, counts, fit.items, fit.method, beta_fix=o["beta_fix"],
+        refit = fit_blim(fit.states, patterns, counts, fit.items, fit.method, beta_fix=o["beta_fix"],
                          eta_fix=o["eta_fix"], beta_equal=o["beta_equal"], eta_equal=o["eta_equal"],
                          inc_radius=o["inc_radius"], tol=o["tol"], max_iter=o["max_iter"], zeropad=o["zeropad"],
-                         standard_errors=False).g2
-    return float((g2 >= fit.g2).mean()), g2
+                         standard_errors=False)
+        g2[b], rates[b] = refit.g2, (refit.beta, refit.eta)
+    sd = rates.std(axis=0, ddof=1)
+    return Bootstrap(float((g2 >= fit.g2).mean()), g2, sd[0], sd[1])
 
 
 def _all_patterns(n_items: int) -> np.ndarray:

@@ -78,3 +78,14 @@ def test_learn_prerequisites_keeps_eq1_edges(store):
     assert sorted(zip(report.pairs["fromId"], report.pairs["toId"], strict=True)) == [
         ("q1", "q2"), ("q1", "q3"), ("q2", "q3")]
     assert report.eq1_only == [("q3", "q2")]
+
+
+def test_fit_with_bootstrap_reports_its_p_and_standard_errors(store):
+    _graph(store)
+    report = fit_dataset(store, DATASET, "space", "MD", bootstrap=6, seed=2)
+    summary = report.summary()
+    assert summary["standardErrors"] == "parametric bootstrap (6 samples)" and summary["bootstrapSamples"] == 6
+    assert summary["bootstrapP"] in {k / 6 for k in range(7)}
+    assert (report.fit.beta_se >= 0).all() and (report.fit.eta_se >= 0).all()
+    with pytest.raises(BlimError, match="at least 2 samples"):
+        fit_dataset(store, DATASET, "space", "MD", bootstrap=1)
