@@ -95,3 +95,13 @@ def test_iita_equals_daks(data_root, reference, dataset, variant):
     assert result.selected + 1 == ref["selection"]
     pairs = sorted((int(i) - 1, int(j) - 1) for i, j in ref["implications"])
     assert sorted(map(tuple, np.argwhere(result.relation).tolist())) == pairs
+
+
+@pytest.mark.parametrize("dataset", list(DATASETS))
+def test_iita_candidates_equal_a_literal_reading_of_daks(data_root, dataset):
+    from kstp.platform.iita import _candidates
+    from tests import reference as ref
+
+    b = counterexamples(_responses(data_root, dataset))
+    ours = [set(map(tuple, np.argwhere(c).tolist())) for c in _candidates(b)]
+    assert ours == ref.iita_candidates(b.tolist())
