@@ -73,8 +73,9 @@ def _responses(data_root, dataset):
     return pd.read_csv(data_root / "responses" / dataset / DATASETS[dataset], index_col=0).to_numpy()
 
 
-@pytest.mark.parametrize("dataset", list(DATASETS))
-@pytest.mark.parametrize("search", ["local", "global"])
+# Global search on frcsub passes spaces of up to 2^20 states (threshold 0): pks was not run there.
+@pytest.mark.parametrize(("dataset", "search"), [("probability_pks", "local"), ("probability_pks", "global"),
+                                                 ("frcsub", "local")])
 def test_ita_equals_pks(data_root, reference, dataset, search):
     ref = reference[f"{dataset}/ita/{search}"]
     result = ita(_responses(data_root, dataset), search=search)
