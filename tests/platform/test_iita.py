@@ -86,7 +86,9 @@ def test_ita_equals_pks(data_root, reference, dataset, search):
     assert [result.discrepancy[k] for k in ("fit", "complexity", "total")] == pytest.approx(ref["discrepancy"])
 
 
-@pytest.mark.parametrize("dataset", list(DATASETS))
+# DAKS's ind_gen took 25 minutes on the probability data here; on frcsub it did not finish in
+# time, where test_iita_candidates_equal_a_literal_reading_of_daks holds the candidates instead.
+@pytest.mark.parametrize("dataset", ["probability_pks"])
 @pytest.mark.parametrize("variant", [1, 2, 3])
 def test_iita_equals_daks(data_root, reference, dataset, variant):
     ref = reference[f"{dataset}/iita/{variant}"]
