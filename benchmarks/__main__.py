@@ -17,7 +17,7 @@ from benchmarks.common import data_root, fmt_s
 
 BENCHMARKS = {"ingest": "benchmarks.ingest", "eq1": "benchmarks.eq1", "psr": "benchmarks.psr",
               "inference": "benchmarks.inference", "spaces": "benchmarks.spaces", "cli": "benchmarks.cli",
-              "neo4j": "benchmarks.neo4j"}
+              "neo4j": "benchmarks.neo4j", "blim": "benchmarks.blim"}
 
 
 def main(argv: list[str] | None = None) -> int:

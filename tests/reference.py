@@ -321,3 +321,42 @@ def concept_examples(raw: dict, framework: str) -> set[tuple[str, str]]:
 
     return {(f"{framework}:{s.get('id', sid)}", s.get("code")) for sid, s in raw["standards"].items()
             if re.sub(r"<[^>]+>|&nbsp;|\s", "", s.get("example_problem") or "")}
+
+
+def item_outer_fringe(family: list[set[str]], state: set[str]) -> set[str]:
+    """Items q outside ``state`` with state | {q} in ``family`` (Doignon & Falmagne 1999, Def. 4.1.6)."""
+    members = {frozenset(s) for s in family}
+    return {q for s in members for q in s - state if s == frozenset(state | {q})}
+
+
+def iita_candidates(b) -> list[set[tuple[int, int]]]:
+    """DAKS's ``ind_gen`` read literally, on Python sets: the inductively built chain of relations.
+
+    ``b[i][j]`` counts counterexamples to "i is a prerequisite of j" (i unsolved, j solved).
+    Pairs enter by rising counterexample count; a new pair (i, j) is dropped again while some
+    h (not i, j) has (j, h) accepted but not (i, h), or (h, i) but not (h, j).
+    """
+    m = len(b)
+    low = min(min(row) for row in b)
+    accepted = {(i, j) for i in range(m) for j in range(m) if i != j and b[i][j] == low}
+    chain = [set(accepted)]
+    for level in sorted({v for row in b for v in row if v != 0}):
+        added = {(i, j) for i in range(m) for j in range(m) if i != j and b[i][j] <= level} - accepted
+        while True:
+            before = set(added)
+            for i, j in sorted(before):
+                for h in range(m):
+                    if h in (i, j):
+                        continue
+                    both = accepted | added
+                    if ((j, h) in both and (i, h) not in both) or ((h, i) in both and (h, j) not in both):
+                        added.discard((i, j))
+            if added == before:
+                break
+        accepted = accepted | added
+        chain.append(set(accepted))
+    out: list[set[tuple[int, int]]] = []
+    for relation in chain:
+        if relation and relation not in out:
+            out.append(relation)
+    return out

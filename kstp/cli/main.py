@@ -16,10 +16,12 @@ from kstp.cli.demo import demo
 from kstp.cli.depth import depth
 from kstp.cli.derive import derive
 from kstp.cli.evaluate import evaluate
+from kstp.cli.fit import fit
 from kstp.cli.grade import grade
 from kstp.cli.ingest import ingest
 from kstp.cli.koc import koc
 from kstp.cli.kst import kst
+from kstp.cli.next_steps import next_steps
 from kstp.cli.nextstep import catalogue, nextstep_evaluate, nextstep_report
 from kstp.cli.output import KstpGroup
 from kstp.cli.query import query
@@ -81,6 +83,8 @@ cli.add_command(annotate)
 evaluate.add_command(scaffolding, "scaffolding")
 report.add_command(scaffolding_report, "scaffolding")
 kst.add_command(depth)
+cli.add_command(fit)
+kst.add_command(next_steps, "next-steps")
 
 
 if __name__ == "__main__":

@@ -12,7 +12,8 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 from matplotlib.colors import Normalize, TwoSlopeNorm  # noqa: E402
 
-__all__ = ["grouped_bars", "bars_with_baseline", "heatmap", "curves", "box_groups", "radar", "interval_bars"]
+__all__ = ["grouped_bars", "bars_with_baseline", "heatmap", "curves", "box_groups", "radar", "interval_bars",
+           "residual_plot", "error_rates"]
 
 
 def grouped_bars(frame: pd.DataFrame, path: str | Path, title: str, ylabel: str) -> Path:
@@ -261,6 +262,52 @@ def interval_bars(frame: pd.DataFrame, series: dict[str, tuple[str, str, str]], 
     ax.set_xticks(groups, [str(i) for i in frame.index])
     ax.set_ylim(0, 1.05)
     ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    ax.legend(frameon=False)
+    ax.spines[["top", "right"]].set_visible(False)
+    return _save(fig, path)
+
+
+
+def residual_plot(fitted: np.ndarray, residual: np.ndarray, path: str | Path, title: str) -> Path:
+    """pks's diagnostic plot of a BLIM: residuals against predicted pattern probabilities.
+
+    Points, a dashed line at zero and a lowess smooth (frac 2/3, 3 robustifying
+    iterations: R's ``panel.smooth`` defaults), as ``plot.blim`` draws them.
+
+    Parameters
+    ----------
+    fitted : ndarray (patterns,)
+        Predicted response-pattern probabilities.
+    residual : ndarray (patterns,)
+        Deviance residuals of the same patterns.
+    """
+    from statsmodels.nonparametric.smoothers_lowess import lowess
+
+    fig, ax = plt.subplots(figsize=(6, 4), dpi=120)
+    ax.scatter(fitted, residual, s=10, facecolors="none", edgecolors="black", linewidths=0.6)
+    ax.axhline(0, linestyle="--", color="grey", linewidth=0.8)
+    smooth = lowess(residual, fitted, frac=2 / 3, it=3)
+    ax.plot(smooth[:, 0], smooth[:, 1], color="red", linewidth=1)
+    ax.set_xlabel("Predicted response probabilities")
+    ax.set_ylabel("Deviance residuals")
+    ax.set_title(title)
+    ax.spines[["top", "right"]].set_visible(False)
+    return _save(fig, path)
+
+
+def error_rates(items: list[str], careless, guess, path: str | Path, title: str,
+                careless_se=None, guess_se=None) -> Path:
+    """Careless-error (beta) and lucky-guess (eta) rates per item as paired bars with SE whiskers."""
+    x = np.arange(len(items))
+    fig, ax = plt.subplots(figsize=(max(6, 0.45 * len(items) + 2), 4), dpi=120)
+    for offset, values, se, label in ((-0.2, careless, careless_se, "careless error (beta)"),
+                                      (0.2, guess, guess_se, "lucky guess (eta)")):
+        err = None if se is None else np.nan_to_num(np.asarray(se, dtype=float))
+        ax.bar(x + offset, values, 0.4, yerr=err, capsize=2, label=label)
+    ax.set_xticks(x, items, rotation=90 if len(items) > 12 else 0)
+    ax.set_ylabel("rate")
+    ax.set_ylim(0, None)
     ax.set_title(title)
     ax.legend(frameon=False)
     ax.spines[["top", "right"]].set_visible(False)

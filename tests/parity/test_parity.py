@@ -507,3 +507,49 @@ def test_parity_question_prerequisites_on_a_dense_lattice(store):
     # reflexive adds qc05_1 <-> qmix
     assert len(ref.eq1(qc, edges, False)) == 16 * 78 + 28 + 20
     assert len(ref.eq1(qc, edges, True)) == 16 * 78 + 28 + 20 + 2
+
+
+# ---- BLIM (issue 15) ---------------------------------------------------------------------------
+#: Checked by test_parity_blim_queries, not by check_all.
+RUN_QUERIES.update({"blim_states", "blim_learners", "blim_item_parameters", "learned_prerequisites"})
+
+
+def test_parity_blim_queries(store):
+    """A BLIM fit and an IITA relation read back as written; next steps are the item-level outer fringe."""
+    from kstp.evaluators.blim import fit_dataset, learn_prerequisites, next_steps, write_fit
+    from kstp.platform.kst import state_id_of
+
+    rng = random.Random(15)
+    qc = {"q1": {"c1"}, "q2": {"c2"}, "q3": {"c1", "c2"}, "q4": {"c3"}}
+    answers = {f"l{i:02d}": {q: rng.random() < 0.3 + 0.15 * int(q[1]) for q in qc} for i in range(24)}
+    build(store, {("c1", "c2")}, qc, answers)
+    derive_question_prerequisites(store, DATASET, "reflexive")
+    report = fit_dataset(store, DATASET, "delineated", "ML")
+    write_fit(store, report)
+    fit = report.fit
+    family = [{q for q, x in zip(fit.items, row, strict=True) if x} for row in fit.states]
+    ids = [state_id_of(DATASET, s) for s in family]
+    got = store.frame("blim_states", {"runId": report.run_id})
+    want = {(sid, q) for sid, s in zip(ids, family, strict=True) for q in s} | {(ids[family.index(set())], None)}
+    assert {(a, b if isinstance(b, str) else None) for a, b in zip(got["stateId"], got["questionId"],
+                                                                    strict=True)} == want
+    probability = dict(zip(got["stateId"], got["probability"], strict=False))
+    assert [probability[s] for s in ids] == pytest.approx(fit.p_k.tolist())
+    learners = store.frame("blim_learners", {"dataset": DATASET}).set_index("learnerId")
+    assert list(learners.index) == report.data.learners
+    assert learners["stateId"].tolist() == [ids[k] for k in report.learner_state]
+    assert learners["posterior"].tolist() == pytest.approx(report.learner_posterior.tolist())
+    items = store.frame("blim_item_parameters", {"dataset": DATASET})
+    assert items["questionId"].tolist() == list(fit.items)
+    assert items["careless"].tolist() == pytest.approx(fit.beta.tolist())
+    assert items["guess"].tolist() == pytest.approx(fit.eta.tolist())
+    steps = next_steps(store, DATASET)["learners"]
+    for row, k in zip(steps, report.learner_state, strict=True):
+        assert set(row["nextSteps"]) == ref.item_outer_fringe(family, family[k])
+    learned = learn_prerequisites(store, DATASET, "iita")
+    stored = store.frame("learned_prerequisites", {"dataset": DATASET, "rule": "iita"})
+    assert as_set(stored, "fromId", "toId", "counterexamples", "inEq1") == as_set(
+        learned.pairs, "fromId", "toId", "counterexamples", "inEq1")
+    eq1 = ref.eq1(qc, {("c1", "c2")}, True)
+    assert {(a, b) for a, b, ok in zip(stored["fromId"], stored["toId"], stored["inEq1"], strict=True) if ok} \
+        == as_set(stored, "fromId", "toId") & eq1

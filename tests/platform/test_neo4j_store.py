@@ -262,7 +262,9 @@ PARITY_CASES = [
 ]
 #: Need a run in the graph; their Ladybug parity is in tests/parity/test_parity.py.
 RUN_QUERIES = {"runs_of", "responses_by_id", "run_responses", "run_by_id", "nextstep_responses",
-               "scaffolding_responses", "evaluator_runs"}
+               "scaffolding_responses", "evaluator_runs",
+               # need a BLIM fit; test_parity_blim_queries runs them on both engines
+               "blim_states", "blim_learners", "blim_item_parameters", "learned_prerequisites"}
 
 
 def test_parity_cases_cover_every_registered_query():

@@ -26,3 +26,9 @@ CREATE VECTOR INDEX question_embedding IF NOT EXISTS FOR (n:Question) ON n.embed
 // Properties added for paper 1 NB2 and §3.2 need no DDL here (Neo4j is schemaless):
 // Question.solution, Question.embeddingModel, Response.strategy, Response.exemplars
 // (list of question ids), Response.stage, ASSESSES.runId.
+// BLIM (issue 15), no DDL needed: Question {careless, guess, carelessSe, guessSe, blimRunId},
+// Learner {blimStateId, blimPosterior, blimRunId}, KnowledgeState {probability, blimRunId},
+// Run {structure, method, states, logLikelihood, g2, df, pValue, aic, bic, nParameters,
+// discrepancy, iterations, bootstrapP, bootstrapSamples, learners}, and
+// (:Question)-[:LEARNED_PREREQUISITE_OF {rule, counterexamples, errorRate, inEq1, runId}]->(:Question)
+// for ITA/IITA relations, kept apart from the Eq. 1 PREREQUISITE_OF edges.

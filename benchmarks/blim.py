@@ -1,0 +1,126 @@
+"""BLIM fits: kstp against R's pks 0.6-0 on the same structures, data, methods and starting values.
+
+Data: the shared probability (504 learners, 12 items) and fraction-subtraction (536
+learners, 20 items) responses. Structures: the knowledge space of skill inclusion (Eq. 1,
+reflexive rule, on the Q-matrix: 58 and 372 states) and the structure the Q-matrix
+delineates (16 and 58 states). Methods ML, MD, MDML from pks's defaults (uniform pi,
+beta = eta = 0.1, tol 1e-7).
+
+pks is timed in the same run when ``Rscript`` can load it (``R_LIBS`` may point at its
+library): this module writes each structure and the responses as CSV files and runs
+``benchmarks/blim_pks.R`` on them, which times ``pks::blim`` with ``system.time``.
+Otherwise the pks timings recorded with the test data (tests/data/blim/pks_<dataset>.json,
+measured on the shared development machine under load) stand in and the table says so.
+Every fit's G2 is checked against pks's to 1e-4.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from benchmarks.common import REPO, banner, data_root, fmt_ratio, fmt_s, print_table, timed
+from kstp.platform.blim import delineate, fit_blim, response_patterns
+from kstp.platform.spaces import KnowledgeSpace
+
+__all__ = ["main", "summary"]
+
+DATASETS = {"probability_pks": "responses_full.csv", "frcsub": "responses.csv"}
+METHODS = ("ML", "MD", "MDML")
+RECORDED = REPO / "tests" / "data" / "blim"
+
+
+def _space(q: pd.DataFrame) -> np.ndarray:
+    skills = {i: set(q.columns[q.loc[i] == 1]) for i in q.index}
+    pairs = [(a, b) for a in q.index for b in q.index if a != b and skills[a] <= skills[b]]
+    states = KnowledgeSpace.build(list(q.index), pairs).states()
+    return np.array([[int(i in s) for i in q.index] for s in states], dtype=np.uint8)
+
+
+def _inputs():
+    for dataset, file in DATASETS.items():
+        folder = data_root() / "responses" / dataset
+        responses = pd.read_csv(folder / file, index_col=0)
+        q = pd.read_csv(folder / "qmatrix.csv", index_col=0)
+        for kind, states in (("space", _space(q)), ("delineated", delineate(q.to_numpy()))):
+            yield dataset, kind, responses, q, states
+
+
+def _pks_same_run(jobs: list[tuple[str, pd.DataFrame, np.ndarray]]) -> dict[str, dict] | None:
+    """pks timings and G2 per ``dataset/kind/method``, or None when R cannot load pks."""
+    try:
+        probe = subprocess.run(["Rscript", "-e", "cat(as.character(packageVersion('pks')))"], capture_output=True,
+                               text=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    if probe.returncode:
+        return None
+    with tempfile.TemporaryDirectory(prefix="kstp-blim-bench-") as tmp:
+        listing = []
+        for key, responses, states in jobs:
+            stem = Path(tmp) / key.replace("/", "_")
+            responses.to_csv(f"{stem}_R.csv", index=False)
+            pd.DataFrame(states, columns=responses.columns).to_csv(f"{stem}_K.csv", index=False)
+            listing.append({"key": key, "R": f"{stem}_R.csv", "K": f"{stem}_K.csv"})
+        jobs_file = Path(tmp) / "jobs.csv"
+        pd.DataFrame(listing).to_csv(jobs_file, index=False)
+        out = Path(tmp) / "out.json"
+        done = subprocess.run(["Rscript", str(REPO / "benchmarks" / "blim_pks.R"), str(jobs_file), str(out)],
+                              capture_output=True, text=True, timeout=3600)
+        if done.returncode:
+            print(f"pks run failed: {done.stderr.strip()[-300:]}")
+            return None
+        return {"version": probe.stdout.strip(), **json.loads(out.read_text())}
+
+
+def main(quick: bool = False) -> dict:
+    banner(f"BLIM: kstp against R pks{' [quick]' if quick else ''}")
+    repeat = 1 if quick else 3
+    inputs = list(_inputs())
+    jobs = [(f"{d}/{k}", r, s) for d, k, r, _, s in inputs]
+    pks = None if quick else _pks_same_run(jobs)
+    recorded = {key: value for dataset in DATASETS
+                for key, value in json.loads((RECORDED / f"pks_{dataset}.json").read_text()).items()}
+    source = f"pks {pks['version']}, same run" if pks else "pks 0.6-0, recorded timings (tests/data/blim)"
+    print(f"pks timings: {source}; kstp: median of {repeat}", flush=True)
+    rows, records, problems = [], [], []
+    for dataset, kind, responses, q, states in inputs:
+        patterns, counts, _ = response_patterns(responses.to_numpy())
+        items = list(q.index)
+        for method in METHODS:
+            key = f"{dataset}/{kind}/{method}"
+            fit, seconds, _ = timed(lambda m=method, k=states, p=patterns, n=counts, i=items: fit_blim(k, p, n, i, m),
+                                    repeat)
+            theirs = pks[key] if pks else recorded[key]
+            if abs(fit.g2 - theirs["G2"]) > 1e-4 or fit.iterations != theirs["iter"]:
+                problems.append(f"{key}: G2 {fit.g2:.6f} / {theirs['G2']:.6f}, iterations "
+                                f"{fit.iterations} / {theirs['iter']}")
+            ratio = theirs["seconds"] / seconds if seconds > 0 else float("nan")
+            records.append({"fit": key, "states": len(states), "patterns": len(patterns),
+                            "iterations": fit.iterations, "kstp_s": seconds, "pks_s": theirs["seconds"],
+                            "ratio": ratio})
+            rows.append([key, str(len(states)), str(len(patterns)), str(fit.iterations), fmt_s(seconds),
+                         fmt_s(theirs["seconds"]), fmt_ratio(ratio)])
+    print_table(["fit", "states", "patterns", "iterations", "kstp s", "pks s", "pks/kstp"], rows)
+    for problem in problems:
+        print(f"MISMATCH {problem}")
+    return {"records": records, "problems": problems, "source": source}
+
+
+def summary(r: dict) -> str:
+    """The one-line summary of :func:`main`'s result."""
+    ratios = [rec["ratio"] for rec in r["records"] if np.isfinite(rec["ratio"])]
+    slowest = max(r["records"], key=lambda rec: rec["kstp_s"])
+    agree = "NO" if r["problems"] else "yes"
+    return (f"blim: {len(r['records'])} fits, G2 and iterations equal to pks: {agree}; pks/kstp "
+            f"{min(ratios):.1f}x-{max(ratios):.1f}x ({r['source']}); slowest kstp fit {slowest['fit']} "
+            f"{fmt_s(slowest['kstp_s'])} s")
+
+
+if __name__ == "__main__":
+    main()

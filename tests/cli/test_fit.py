@@ -1,0 +1,82 @@
+"""`kstp fit blim`, `kstp fit prerequisites` and `kstp kst next-steps` through click's runner, on real data."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.cli.test_cli import kstp  # noqa: F401 (fixture)
+
+
+@pytest.fixture
+def probability(kstp, data_root):  # noqa: F811
+    folder = data_root / "responses" / "probability_pks"
+    assert kstp("ingest", "items", folder / "items.csv", "--dataset", "probability_pks", "--qmatrix",
+                folder / "qmatrix.csv", "--skills", folder / "skills.csv").exit_code == 0
+    assert kstp("ingest", "responses", folder / "responses_full.csv", "--dataset", "probability_pks").exit_code == 0
+    assert kstp("derive", "question-prerequisites", "--dataset", "probability_pks", "--rule",
+                "reflexive").exit_code == 0
+    return kstp
+
+
+def test_next_steps_without_fit_falls_back_to_nearest_states(probability):
+    result = probability("kst", "next-steps", "--dataset", "probability_pks", "--learner", "l0003", "--json")
+    assert result.exit_code == 0, result.output
+    row = json.loads(result.stdout)["learners"][0]
+    # l0003 answered b101-b108 correctly: a state of the space (skill inclusion), distance 0. Next: b109
+    # {id, pb} and b110 {cp, id}, whose prerequisites (b101, b102, b104) are in; b111, b112 need b109.
+    assert row["source"].startswith("nearest states") and row["distance"] == 0
+    local = [q.split(":")[1] for q in row["answeredCorrectly"]]
+    assert local == ["b101", "b102", "b103", "b104", "b105", "b106", "b107", "b108"]
+    assert len(row["nearest"]) == 1 and [q.split(":")[1] for q in row["nearest"][0]["nextSteps"]] == ["b109", "b110"]
+
+
+def test_fit_blim_writes_the_fit_and_next_steps_read_it(probability, tmp_path):
+    result = probability("fit", "blim", "--dataset", "probability_pks", "--structure", "delineated", "--json",
+                         "--out", tmp_path / "figs")
+    assert result.exit_code == 0, result.output
+    fit = json.loads(result.stdout)
+    # pks::blim(delineate(sf1)$K, N.R, method = "ML") on the same 504 learners: G2 782.3027 on 465 df.
+    assert (fit["states"], fit["learners"], fit["df"], fit["iterations"]) == (16, 504, 465, 462)
+    assert fit["G2"] == pytest.approx(782.3027, abs=1e-4)
+    assert sorted(p.rsplit("/", 1)[-1] for p in fit["figures"]) == ["blim_rates_probability_pks.png",
+                                                                  "blim_residuals_probability_pks.png"]
+    again = probability("fit", "blim", "--dataset", "probability_pks", "--structure", "delineated", "--json")
+    assert json.loads(again.stdout)["runId"] == fit["runId"]  # same configuration, same run: a safe re-run
+    steps = probability("kst", "next-steps", "--dataset", "probability_pks", "--learner", "probability_pks:l0003",
+                        "--json")
+    row = json.loads(steps.stdout)["learners"][0]
+    assert row["source"] == f"blim:{fit['runId']}" and 0.5 < row["posterior"] <= 1
+    # The fit puts l0003 in the {cp, pb, un} state (b104 right by a lucky guess); in the delineated
+    # structure the only way on from there is the id skill: five items at once, no single-item step.
+    assert row["nextSteps"] == []
+    assert [[q.split(":")[1] for q in s] for s in row["nextStates"]] == [["b104", "b109", "b110", "b111", "b112"]]
+    every = json.loads(probability("kst", "next-steps", "--dataset", "probability_pks", "--json").stdout)
+    assert len(every["learners"]) == 504 and every["fitted"]
+
+
+@pytest.mark.parametrize(("args", "code", "text"), [
+    (["--dataset", "nope"], 1, "unknown dataset 'nope'"),
+    (["--dataset", "probability_pks", "--fix-guess", "b101=2"], 2, "ITEM=RATE"),
+    (["--dataset", "probability_pks", "--fix-guess", "b999=0.1"], 1, "'probability_pks:b999' is not a question"),
+    (["--dataset", "probability_pks", "--limit", "10"], 1, "more than 10 states"),
+])
+def test_fit_blim_refusals_write_nothing(probability, args, code, text):
+    result = probability("fit", "blim", *args)
+    assert result.exit_code == code and text in result.output
+    params = probability("query", "blim_item_parameters", "-p", "dataset=probability_pks", "--format", "json")
+    assert json.loads(params.stdout) == []
+
+
+def test_fit_prerequisites_iita_against_eq1(probability):
+    result = probability("fit", "prerequisites", "--dataset", "probability_pks", "--json")
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    assert report["eq1"] == 29 and report["both"] + report["eq1Only"] == 29
+    assert report["learned"] == report["both"] + report["learnedOnly"] == len(report["pairs"])
+    stored = probability("query", "learned_prerequisites", "-p", "dataset=probability_pks", "-p", "rule=iita",
+                         "--format", "json")
+    assert len(json.loads(stored.stdout)) == report["learned"]
+    eq1 = probability("query", "question_prerequisite_edges", "-p", "dataset=probability_pks", "--format", "json")
+    assert len(json.loads(eq1.stdout)) == 29  # the Eq. 1 edges are untouched

@@ -1,0 +1,91 @@
+"""The BLIM on the graph: what is read, what is refused (writing nothing), what is written."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from kstp.evaluators.blim import fit_dataset, learn_prerequisites, response_data, write_fit
+from kstp.platform.blim import BlimError
+from kstp.platform.errors import KstpError
+from kstp.platform.kst import derive_question_prerequisites, state_id_of
+from tests.parity.test_parity import DATASET, build
+
+#: q1 {c1}, q2 {c2}, q3 {c1, c2}, with c1 -> c2. Learners a-d answer everything, e skips q3.
+QC = {"q1": {"c1"}, "q2": {"c2"}, "q3": {"c1", "c2"}}
+ANSWERS = {"a": {"q1": 1, "q2": 1, "q3": 1}, "b": {"q1": 1, "q2": 0, "q3": 0}, "c": {"q1": 0, "q2": 0, "q3": 0},
+           "d": {"q1": 1, "q2": 1, "q3": 0}, "e": {"q1": 1, "q2": 1}}
+
+
+def _graph(store, qc=QC, answers=ANSWERS):
+    build(store, {("c1", "c2")}, qc, {k: {q: bool(v) for q, v in r.items()} for k, r in answers.items()})
+    derive_question_prerequisites(store, DATASET, "reflexive")
+
+
+def _nothing_written(store):
+    assert store.frame("blim_item_parameters", {"dataset": DATASET}).empty
+    assert store.frame("blim_learners", {"dataset": DATASET}).empty
+
+
+def test_response_data_leaves_out_incomplete_learners(store):
+    _graph(store)
+    data = response_data(store, DATASET)
+    assert data.items == ["q1", "q2", "q3"] and data.learners == ["a", "b", "c", "d"] and data.incomplete == 1
+    assert data.matrix.tolist() == [[1, 1, 1], [1, 0, 0], [0, 0, 0], [1, 1, 0]]
+
+
+def test_fit_refuses_an_item_nobody_answered_and_writes_nothing(store):
+    _graph(store, {**QC, "q4": {"c2"}})
+    with pytest.raises(KstpError, match="no learner of dataset 'gen' answered q4"):
+        fit_dataset(store, DATASET)
+    _nothing_written(store)
+
+
+def test_fit_refuses_a_delineation_that_is_not_a_knowledge_structure(store):
+    # q4 needs no skill, so the delineation puts it in every state: the empty set is no state.
+    _graph(store, {**QC, "q4": set()}, {k: {**r, "q4": 1} for k, r in ANSWERS.items()})
+    with pytest.raises(BlimError, match=r"the empty set is not a state \(every state holds q4\)"):
+        fit_dataset(store, DATASET, "delineated")
+    _nothing_written(store)
+
+
+def test_write_fit_puts_rates_states_and_assessments_on_the_graph(store):
+    _graph(store)
+    report = fit_dataset(store, DATASET, "space", "MD")
+    # Eq. 1 (reflexive) with c1 -> c2: q1 before q2 and q3; q2 and q3 are mutual prerequisites (each
+    # concept of one leads to a concept of the other). The space: {}, {q1}, {q1, q2, q3}.
+    assert sorted(map(tuple, report.fit.states.tolist())) == [(0, 0, 0), (1, 0, 0), (1, 1, 1)]
+    # MD: a at Q, b at {q1}, c at {}; d (1, 1, 0) is 1 from {q1} and from Q: half to each.
+    assert report.fit.p_k.tolist() == pytest.approx([1 / 4, 1.5 / 4, 1.5 / 4])
+    write_fit(store, report)
+    full, empty = state_id_of(DATASET, ["q1", "q2", "q3"]), state_id_of(DATASET, [])
+    learners = store.frame("blim_learners", {"dataset": DATASET}).set_index("learnerId")
+    assert set(learners.index) == {"a", "b", "c", "d"}  # e answered two of three: not assessed
+    assert (learners.loc["a", "stateId"], learners.loc["c", "stateId"]) == (full, empty)
+    run = store.frame("run_by_id", {"runId": report.run_id}).iloc[0]
+    assert run["evaluator"] == "blim" and run["dataset"] == DATASET
+    write_fit(store, report)  # a re-run changes nothing
+    assert len(store.frame("blim_states", {"runId": report.run_id})) == 1 + 1 + 3
+
+
+def test_learn_prerequisites_keeps_eq1_edges(store):
+    _graph(store)
+    before = store.frame("question_prerequisite_edges", {"dataset": DATASET})
+    report = learn_prerequisites(store, DATASET, "ita", threshold=0)
+    after = store.frame("question_prerequisite_edges", {"dataset": DATASET})
+    pd.testing.assert_frame_equal(before, after)
+    # b[p, q] = 0 (nobody solved q without p): q1 before q2 and q3, q2 before q3.
+    assert sorted(zip(report.pairs["fromId"], report.pairs["toId"], strict=True)) == [
+        ("q1", "q2"), ("q1", "q3"), ("q2", "q3")]
+    assert report.eq1_only == [("q3", "q2")]
+
+
+def test_fit_with_bootstrap_reports_its_p_and_standard_errors(store):
+    _graph(store)
+    report = fit_dataset(store, DATASET, "space", "MD", bootstrap=6, seed=2)
+    summary = report.summary()
+    assert summary["standardErrors"] == "parametric bootstrap (6 samples)" and summary["bootstrapSamples"] == 6
+    assert summary["bootstrapP"] in {k / 6 for k in range(7)}
+    assert (report.fit.beta_se >= 0).all() and (report.fit.eta_se >= 0).all()
+    with pytest.raises(BlimError, match="at least 2 samples"):
+        fit_dataset(store, DATASET, "space", "MD", bootstrap=1)
