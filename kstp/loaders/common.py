@@ -59,7 +59,7 @@ def read_text(path: str | Path) -> str:
     DataNotFoundError
         When the file does not exist.
     InputError
-        When it is not UTF-8 text; the message names the file and the byte.
+        When it is not UTF-8 text; the message names the file, the line and the byte.
     """
     path = require_file(path)
     try:
@@ -71,7 +71,8 @@ def read_text(path: str | Path) -> str:
 
 
 def _not_utf8(path: Path, exc: UnicodeDecodeError) -> InputError:
-    return InputError(f"{path}: not UTF-8 text (byte {exc.start}); save the file as UTF-8")
+    line = exc.object[:exc.start].count(b"\n") + 1
+    return InputError(f"{path}:{line}: not UTF-8 text (byte {exc.start}); save the file as UTF-8")
 
 
 def read_header(path: str | Path) -> list[str]:
