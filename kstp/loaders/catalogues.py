@@ -284,7 +284,9 @@ def read_catalogue(path: str | Path) -> Catalogue:
         data = yaml.safe_load(text)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
-        raise InputError(f"{path}:{mark.line + 1 if mark else 1}: not valid YAML/JSON ({exc})") from None
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]  # one line, no source excerpt
+        where = f"{mark.line + 1}: not valid YAML/JSON at column {mark.column + 1}" if mark else "1: not valid YAML/JSON"
+        raise InputError(f"{path}:{where} ({problem})") from None
     if not isinstance(data, dict):
         raise InputError(f"{path}:1: a catalogue is a mapping with id, name, tasks, prerequisites, provenance")
     for key in ("id", "tasks", "prerequisites"):
