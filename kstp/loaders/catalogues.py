@@ -285,8 +285,8 @@ def read_catalogue(path: str | Path) -> Catalogue:
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]  # one line, no source excerpt
-        where = f"{mark.line + 1}: not valid YAML/JSON at column {mark.column + 1}" if mark else "1: not valid YAML/JSON"
-        raise InputError(f"{path}:{where} ({problem})") from None
+        line, column = (mark.line + 1, f" at column {mark.column + 1}") if mark else (1, "")
+        raise InputError(f"{path}:{line}: not valid YAML/JSON{column} ({problem})") from None
     if not isinstance(data, dict):
         raise InputError(f"{path}:1: a catalogue is a mapping with id, name, tasks, prerequisites, provenance")
     for key in ("id", "tasks", "prerequisites"):
