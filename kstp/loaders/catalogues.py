@@ -47,7 +47,16 @@ import networkx as nx
 import pandas as pd
 import yaml
 
-from kstp.loaders.common import LoadReport, check_acyclic, check_namespace, read_text, require_file, scoped, unknown_id
+from kstp.loaders.common import (
+    LoadReport,
+    check_acyclic,
+    check_namespace,
+    read_text,
+    require_file,
+    scoped,
+    unknown_id,
+    yaml_error,
+)
 from kstp.platform.errors import InputError, UnknownIdError
 from kstp.platform.spaces import KnowledgeSpace
 from kstp.platform.store import GraphStore
@@ -283,10 +292,7 @@ def read_catalogue(path: str | Path) -> Catalogue:
         root = yaml.compose(text)
         data = yaml.safe_load(text)
     except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]  # one line, no source excerpt
-        line, column = (mark.line + 1, f" at column {mark.column + 1}") if mark else (1, "")
-        raise InputError(f"{path}:{line}: not valid YAML/JSON{column} ({problem})") from None
+        raise yaml_error(path, exc) from None
     if not isinstance(data, dict):
         raise InputError(f"{path}:1: a catalogue is a mapping with id, name, tasks, prerequisites, provenance")
     for key in ("id", "tasks", "prerequisites"):
