@@ -336,11 +336,15 @@ def load_scenarios(path: str | Path) -> dict[str, dict[str, float]]:
     """
     import yaml
 
+    from kstp.loaders.common import yaml_error
+
     path = Path(path)
     try:
         data = yaml.safe_load(path.read_text())  # JSON is YAML
-    except (OSError, yaml.YAMLError) as exc:
+    except OSError as exc:
         raise InputError(f"{path}: cannot read scenarios ({exc})") from None
+    except yaml.YAMLError as exc:
+        raise yaml_error(path, exc) from None
     if not isinstance(data, dict) or not data or not all(isinstance(v, dict) for v in data.values()):
         raise InputError(f"{path}: expected a mapping of scenario names to {{dimension: weight}} mappings")
     return {str(name): check_weights(w, str(name)) for name, w in data.items()}

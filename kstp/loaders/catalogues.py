@@ -46,7 +46,16 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
-from kstp.loaders.common import LoadReport, check_acyclic, check_namespace, read_text, require_file, scoped, unknown_id
+from kstp.loaders.common import (
+    LoadReport,
+    check_acyclic,
+    check_namespace,
+    read_text,
+    require_file,
+    scoped,
+    unknown_id,
+    yaml_error,
+)
 from kstp.platform.errors import InputError, UnknownIdError
 from kstp.platform.spaces import KnowledgeSpace
 from kstp.platform.store import GraphStore
@@ -289,8 +298,7 @@ def read_catalogue(path: str | Path) -> Catalogue:
         root = yaml.compose(text)
         data = yaml.safe_load(text)
     except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        raise InputError(f"{path}:{mark.line + 1 if mark else 1}: not valid YAML/JSON ({exc})") from None
+        raise yaml_error(path, exc) from None
     if not isinstance(data, dict):
         raise InputError(f"{path}:1: a catalogue is a mapping with id, name, tasks, prerequisites, provenance")
     for key in ("id", "tasks", "prerequisites"):

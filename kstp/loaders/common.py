@@ -20,7 +20,7 @@ from kstp.platform.store import WriteReport
 
 __all__ = ["Row", "read_text", "read_header", "read_csv", "normalise_id", "require_columns", "pick_column",
            "scoped", "LoadReport", "check_acyclic", "collapse_edges", "require_file", "unknown_id",
-           "check_namespace"]
+           "check_namespace", "yaml_error"]
 
 
 @dataclass(frozen=True)
@@ -57,7 +57,7 @@ def read_text(path: str | Path) -> str:
     DataNotFoundError
         When the file does not exist.
     InputError
-        When it is not UTF-8 text; the message names the file and the byte.
+        When it is not UTF-8 text; the message names the file, the line and the byte.
     """
     path = require_file(path)
     try:
@@ -69,7 +69,27 @@ def read_text(path: str | Path) -> str:
 
 
 def _not_utf8(path: Path, exc: UnicodeDecodeError) -> InputError:
-    return InputError(f"{path}: not UTF-8 text (byte {exc.start}); save the file as UTF-8")
+    line = exc.object[:exc.start].count(b"\n") + 1
+    return InputError(f"{path}:{line}: not UTF-8 text (byte {exc.start}); save the file as UTF-8")
+
+
+def yaml_error(path: str | Path, exc: Exception) -> InputError:
+    """A PyYAML error as one line, ``path:line: not valid YAML/JSON at column C (problem)``.
+
+    PyYAML's own message spans several lines (a source excerpt with a caret); the
+    location is kept, the excerpt dropped.
+
+    >>> import yaml
+    >>> try:
+    ...     yaml.safe_load("a: b: c")
+    ... except yaml.YAMLError as exc:
+    ...     print(yaml_error("w.yaml", exc))
+    w.yaml:1: not valid YAML/JSON at column 5 (mapping values are not allowed here)
+    """
+    mark = getattr(exc, "problem_mark", None)
+    problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+    line, column = (mark.line + 1, f" at column {mark.column + 1}") if mark else (1, "")
+    return InputError(f"{path}:{line}: not valid YAML/JSON{column} ({problem})")
 
 
 def read_header(path: str | Path) -> list[str]:

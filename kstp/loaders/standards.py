@@ -223,7 +223,9 @@ def read_concepts_csv(concepts_path: str | Path, edges_path: str | Path | None,
         require_columns(edges_path, ecolumns, ["from_id", "to_id"])
         for row in erows:
             a, b = row.values["from_id"], row.values["to_id"]
-            for end in (a, b):
+            for column, end in (("from_id", a), ("to_id", b)):
+                if not end:
+                    raise InputError(f"{edges_path}:{row.line}: blank {column}; every edge needs both concept ids")
                 if end not in seen:
                     raise unknown_id("concept", end, f"{edges_path}:{row.line}",
                                      f"it is not an id in {concepts_path.name}")

@@ -87,7 +87,7 @@ def test_exit_codes_usage_and_bad_input(tmp_path):
     (tmp_path / "r.csv").write_bytes("person,q1\np\xe9,1\n".encode("latin-1"))
     result = _run(f"ladybug:{path}", "ingest", "responses", tmp_path / "r.csv", "--dataset", "toy")
     assert result.exit_code == 1
-    assert "r.csv: not UTF-8 text (byte 11); save the file as UTF-8" in result.output
+    assert "r.csv:2: not UTF-8 text (byte 11); save the file as UTF-8" in result.output
 
 
 def test_ingest_responses_missing_blank_counts_not_attempted(tmp_path):

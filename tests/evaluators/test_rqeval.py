@@ -16,7 +16,7 @@ from scipy import stats
 from kstp.cli.main import cli
 from kstp.evaluators import rqeval as rq
 from kstp.loaders.rqeval import read_rqeval, write_rqeval
-from kstp.platform.errors import ConfigError
+from kstp.platform.errors import ConfigError, InputError
 from kstp.platform.inference import Completion, Sampling
 from kstp.platform.similarity import BertScore, LlmNli, parse_nli_label
 
@@ -504,3 +504,11 @@ def test_report_recomputes_tables_with_custom_scenarios_and_refuses_bad_weights(
     assert unknown.exit_code == 2 and "neither a built-in scenario" in unknown.output
     missing = runner.invoke(cli, [*where, "report", "rqeval", "--run", "rqeval:nobody:two:000000000000"])
     assert missing.exit_code == 1 and "no rqeval run 'rqeval:nobody:two:000000000000'" in missing.output
+
+
+def test_load_scenarios_invalid_yaml_is_one_line(tmp_path):
+    path = tmp_path / "w.yaml"
+    path.write_text("exam:\n  correctness: 0.5: 1\n")
+    with pytest.raises(InputError) as error:
+        rq.load_scenarios(path)
+    assert str(error.value) == f"{path}:2: not valid YAML/JSON at column 19 (mapping values are not allowed here)"

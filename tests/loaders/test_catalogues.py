@@ -91,6 +91,13 @@ def test_malformed_catalogues_are_refused_with_location(tmp_path, old, new, erro
         catalogues.read_catalogue(write(tmp_path, DIAMOND.replace(old, new)))
 
 
+def test_read_catalogue_invalid_yaml_is_one_line_with_line_and_column(tmp_path):
+    path = write(tmp_path, DIAMOND.replace("name: Diamond", "name: Diamond: shape"))
+    with pytest.raises(InputError) as error:
+        catalogues.read_catalogue(path)
+    assert str(error.value) == f"{path}:2: not valid YAML/JSON at column 14 (mapping values are not allowed here)"
+
+
 def test_sampled_coverage_weights_count_draws(tmp_path):
     c = catalogues.read_catalogue(write(tmp_path, DIAMOND.replace("provenance:", "coverage: {sample: 40, seed: 3}\n"
                                                                                  "provenance:")))

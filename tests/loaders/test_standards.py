@@ -86,6 +86,14 @@ def test_csv_self_loop_unknown_id_and_duplicates(store, tmp_path):
     assert report.written["PREREQUISITE_OF"].created == 5
 
 
+@pytest.mark.parametrize("edge, message", [(",B", "e.csv:7: blank from_id;"), ("A,", "e.csv:7: blank to_id;")])
+def test_csv_edge_with_a_blank_cell_is_located(store, tmp_path, edge, message):
+    concepts, edges = _pair(tmp_path, edges=TOY_EDGES + edge + "\n")
+    with pytest.raises(InputError, match=message + " every edge needs both concept ids"):
+        load_standards(store, concepts, edges, "toy")
+    assert store.run("node_counts") == []
+
+
 @pytest.mark.parametrize("concepts, message", [
     ("id,code\nA,a\n", "c.csv:1: missing column 'description'"),
     ("id,code,description\nA,a,x\nA,b,y\n", "c.csv:3: concept id 'A' repeats line 2"),
