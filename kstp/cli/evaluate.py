@@ -73,7 +73,7 @@ def psr(ctx, datasets: tuple[str, ...], out: Path, denominator: str, min_prerequ
         if result.learners["psrMicro"].notna().sum() == 0:
             message(f"{dataset}: no learner has a scored question; "
                     "derive question prerequisites first (kstp derive question-prerequisites)")
-        result.learners.to_csv(out / f"psr_learners_{dataset}.csv")
+        result.learners.sort_index().to_csv(out / f"psr_learners_{dataset}.csv")  # one order on every engine
         summaries.extend(result.summary())
     if not summaries:
         raise InputError(f"no learner answers in {', '.join(datasets)}; ingest responses first (kstp ingest responses)")
