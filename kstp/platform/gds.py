@@ -65,11 +65,15 @@ def _projection(gds, query: str, params: dict) -> Iterator[str]:
         gds.run_cypher("CALL gds.graph.drop($graph, false) YIELD graphName RETURN graphName", {"graph": name})
 
 
-def _named(exc: Exception, procedure: str) -> Exception:
+_GDS_MISSING = ("the Graph Data Science plugin is missing or not allowed "
+                "(dbms.security.procedures.unrestricted=gds.*)")
+
+
+def _named(exc: Exception, procedure: str, missing: str = _GDS_MISSING) -> Exception:
+    """A procedure's failure as one line naming it; ``missing`` says why a server may lack it."""
     text = " ".join(str(exc).split())
     if any(words in text.lower() for words in ("no procedure", "unknown function", "not registered")):
-        return ConfigError(f"{procedure} is not available on the Neo4j server: the Graph Data Science plugin "
-                           f"is missing or not allowed (dbms.security.procedures.unrestricted=gds.*): {text[:200]}")
+        return ConfigError(f"{procedure} is not available on the Neo4j server: {missing}: {text[:200]}")
     return KstpError(f"{procedure} failed: {text[:300]}")
 
 
