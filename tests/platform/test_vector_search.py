@@ -82,8 +82,8 @@ def test_vector_index_raw_top_k_is_exact_on_frcsub_and_300_vectors(neo4j_store, 
 
     On frcsub's 20 MiniLM vectors and 300 seeded 384-d vectors around 30 centres (one
     index, so each search also meets the other group, filtered out by model), the index's
-    40 nearest of every question, by score then id, begin with itself and its exact 5
-    nearest, and its scores are (1 + cos) / 2 of the float64 cosine to 1e-6.
+    40 nearest of every question, by score then id and less itself, begin with its exact
+    5 nearest, and its scores are (1 + cos) / 2 of the float64 cosine to 1e-6.
     """
     folder = data_root / "responses/frcsub"
     items.write_items(neo4j_store, items.read_items_csv(folder / "items.csv", "frcsub", folder / "qmatrix.csv"))
