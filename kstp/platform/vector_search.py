@@ -37,7 +37,7 @@ import numpy as np
 import pandas as pd
 
 from kstp.platform.embeddings import top_k_cosine
-from kstp.platform.gds import _named
+from kstp.platform.errors import procedure_error
 from kstp.platform.store import GraphStore
 
 __all__ = ["nearest_questions", "ensure_vector_index", "OVERFETCH", "INDEX_WAIT_S"]
@@ -88,7 +88,7 @@ def ensure_vector_index(store: GraphStore, dimensions: int) -> str:
     try:
         store._execute("CALL db.awaitIndex($name, $seconds)", {"name": name, "seconds": INDEX_WAIT_S}, "vector index")
     except Exception as exc:  # noqa: BLE001
-        raise _named(exc, "db.awaitIndex", _MISSING) from None
+        raise procedure_error(exc, "db.awaitIndex", _MISSING) from None
     return name
 
 
@@ -146,7 +146,7 @@ def nearest_questions(store: GraphStore, pool_ids: Sequence[str], vectors: np.nd
             rows = store._execute(_NEAREST, {"index": index, "n": n, "targets": pending, "pool": ids},
                                   "nearest questions")
         except Exception as exc:  # noqa: BLE001
-            raise _named(exc, "db.index.vector.queryNodes", _MISSING) from None
+            raise procedure_error(exc, "db.index.vector.queryNodes", _MISSING) from None
         found = rows.groupby("questionId")["candidateId"].agg(list).to_dict() if len(rows) else {}
         for t in pending:
             candidates = found.get(t, [])
