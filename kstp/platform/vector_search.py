@@ -140,7 +140,7 @@ def nearest_questions(store: GraphStore, pool_ids: Sequence[str], vectors: np.nd
     index = ensure_vector_index(store, matrix.shape[1])
     total = int(store._execute("MATCH (q:Question) RETURN count(q) AS n", {}, "vector index")["n"].iloc[0])
     out: dict[str, list[str]] = {}
-    pending, n = list(targets), min(k + 1 + OVERFETCH, max(total, 1))
+    pending, n = list(targets), min(k + 1 + OVERFETCH, total)
     while pending:
         try:
             rows = store._execute(_NEAREST, {"index": index, "n": n, "targets": pending, "pool": ids},

@@ -14,6 +14,7 @@ import pytest
 
 from kstp.evaluators import scaffolding
 from kstp.loaders import items
+from kstp.platform import vector_search
 from kstp.platform.embeddings import get_embedding_model
 from kstp.platform.vector_search import ensure_vector_index, nearest_questions
 
@@ -42,6 +43,16 @@ def test_nearest_questions_hand_made_vectors(store):
     assert nearest_questions(store, POOL, vectors, ["b", "d"], 3) == {"b": ["d", "e", "c"], "d": ["e", "b", "a"]}
     assert nearest_questions(store, POOL, vectors, ["a"], 9) == {"a": ["d", "e", "b", "c"]}  # the pool less a
     assert nearest_questions(store, ["e", "a"], vectors[[4, 0]], ["a", "e"], 3) == {"a": ["e"], "e": ["a"]}
+
+
+def test_nearest_questions_asks_again_when_the_pool_is_far(store, monkeypatch):
+    """d, e and x lie nearer a than any pool question; with no overfetch, Neo4j's first searches
+    (2, then 4 neighbours) find none of the pool, the last (all 7) finds b."""
+    monkeypatch.setattr(vector_search, "OVERFETCH", 0)
+    store.write_nodes("Question", pd.DataFrame({"id": list(HAND), "embedding": list(HAND.values()),
+                                                "embeddingModel": "hand"}))
+    vectors = np.array([HAND[q] for q in ("a", "b", "c")])
+    assert nearest_questions(store, ["a", "b", "c"], vectors, ["a", "c"], 1) == {"a": ["b"], "c": ["b"]}
 
 
 def test_ensure_vector_index_matches_the_dimension(neo4j_store):
