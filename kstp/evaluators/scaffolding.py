@@ -8,7 +8,9 @@ one of five strategies:
   (``Question.answerType``);
 - ``same-skill``: k drawn among the questions that share at least one concept with q;
 - ``similarity``: the k questions nearest to q by cosine similarity of sentence
-  embeddings (stored as ``Question.embedding``, model configurable, BGE-M3 by default);
+  embeddings (stored as ``Question.embedding``, model configurable, BGE-M3 by default),
+  ties by question id; on Neo4j through its vector index
+  (:func:`~kstp.platform.vector_search.nearest_questions`), with the same lists;
 - ``prerequisite``: k drawn from Pre(q), q's direct question prerequisites
   (``PREREQUISITE_OF``; derive them first).
 
@@ -56,7 +58,7 @@ import numpy as np
 import pandas as pd
 
 from kstp.evaluators.answers import SYSTEM_PROMPT, USER_TEMPLATE, score_item
-from kstp.platform.embeddings import EmbeddingModel, top_k_cosine
+from kstp.platform.embeddings import EmbeddingModel
 from kstp.platform.errors import ConfigError, UnknownIdError
 from kstp.platform.inference import Backend, Message, Sampling, cache_key, endpoint_of, prompt_hash
 from kstp.platform.runs import (
@@ -70,6 +72,7 @@ from kstp.platform.runs import (
     write_verdicts,
 )
 from kstp.platform.store import GraphStore
+from kstp.platform.vector_search import nearest_questions
 
 __all__ = ["NAME", "VERSION", "STRATEGIES", "HIGHER_IS_BETTER", "K", "Exemplar", "build_prompt", "common_subset",
            "select_exemplars", "scaffolding_gain", "aggregate", "figure3", "embed_questions", "ScaffoldingResult",
@@ -365,7 +368,7 @@ class ScaffoldingResult:
         return aggregate(self.responses)
 
 
-def _candidates(pool: pd.DataFrame, targets: list[str], concepts, edges, strategies,
+def _candidates(store: GraphStore, pool: pd.DataFrame, targets: list[str], concepts, edges, strategies,
                 model: EmbeddingModel | None, k: int) -> dict[str, dict[str, list[str]]]:
     """For each strategy and target, the candidates :func:`select_exemplars` draws from."""
     ids = pool["questionId"].tolist()
@@ -383,10 +386,7 @@ def _candidates(pool: pd.DataFrame, targets: list[str], concepts, edges, strateg
         if model is None:
             raise ConfigError("the similarity strategy needs an embedding model (--embedding-model)")
         matrix = np.vstack(pool["embedding"].map(lambda v: np.asarray(v, float)).tolist())
-        index = {q: i for i, q in enumerate(ids)}
-        rows = np.array([index[q] for q in targets])
-        nearest = top_k_cosine(matrix[rows], matrix, k, exclude=rows)
-        out["similarity"] = {q: [ids[j] for j in nearest[i]] for i, q in enumerate(targets)}
+        out["similarity"] = nearest_questions(store, ids, matrix, targets, k)
     return {s: out[s] for s in strategies}
 
 
@@ -448,7 +448,7 @@ def evaluate(store: GraphStore, backend: Backend, dataset: str, sampling: Sampli
         raise UnknownIdError(f"no question of dataset {dataset!r} has {k} prerequisites and {k} same-skill "
                              "questions with text and answer; derive question prerequisites first "
                              "(kstp derive question-prerequisites)")
-    candidates = _candidates(pool, targets, concepts, edges, strategies, embedding_model, k)
+    candidates = _candidates(store, pool, targets, concepts, edges, strategies, embedding_model, k)
     spec = RunSpec.of(backend, NAME, VERSION, dataset, sampling, TEMPLATE_HASH,
                    {"k": k, "selectionSeed": seed, "strategies": strategies,
                     "embeddingModel": embedding_model.name if "similarity" in strategies else None,

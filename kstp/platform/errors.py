@@ -15,6 +15,7 @@ __all__ = [
     "UnknownIdError",
     "QueryError",
     "NotAKnowledgeStateError",
+    "procedure_error",
 ]
 
 
@@ -80,3 +81,23 @@ class NotAKnowledgeStateError(KstpError):
     def __init__(self, message: str, violations: dict[str, list[str]]):
         super().__init__(message)
         self.violations = violations
+
+
+def procedure_error(exc: Exception, procedure: str, missing: str) -> KstpError:
+    """A failed Neo4j procedure call as one line naming ``procedure``.
+
+    A server that lacks the procedure gives a :class:`ConfigError` that adds ``missing``
+    (why it may lack it: a plugin not installed, a version too old); any other failure
+    a :class:`KstpError`.
+
+    Examples
+    --------
+    >>> procedure_error(QueryError("There is no procedure `gds.x`"), "gds.x", "no GDS plugin")
+    ConfigError('gds.x is not available on the Neo4j server: no GDS plugin: There is no procedure `gds.x`')
+    >>> procedure_error(QueryError("out of memory"), "gds.x", "no GDS plugin")
+    KstpError('gds.x failed: out of memory')
+    """
+    text = " ".join(str(exc).split())
+    if any(words in text.lower() for words in ("no procedure", "unknown function", "not registered")):
+        return ConfigError(f"{procedure} is not available on the Neo4j server: {missing}: {text[:200]}")
+    return KstpError(f"{procedure} failed: {text[:300]}")

@@ -23,7 +23,7 @@ import networkx as nx
 import numpy as np
 import pandas as pd
 
-from kstp.platform.errors import ConfigError, KstpError
+from kstp.platform.errors import ConfigError, KstpError, procedure_error
 from kstp.platform.store import GraphStore
 
 __all__ = ["concept_depth", "write_concept_depth", "koc_matrix"]
@@ -58,19 +58,15 @@ def _projection(gds, query: str, params: dict) -> Iterator[str]:
         gds.run_cypher(query + "WITH gds.graph.project($graph, source, target) AS g RETURN g.graphName AS name",
                        {**params, "graph": name})
     except Exception as exc:  # noqa: BLE001
-        raise _named(exc, "gds.graph.project") from None
+        raise procedure_error(exc, "gds.graph.project", _GDS_MISSING) from None
     try:
         yield name
     finally:
         gds.run_cypher("CALL gds.graph.drop($graph, false) YIELD graphName RETURN graphName", {"graph": name})
 
 
-def _named(exc: Exception, procedure: str) -> Exception:
-    text = " ".join(str(exc).split())
-    if any(words in text.lower() for words in ("no procedure", "unknown function", "not registered")):
-        return ConfigError(f"{procedure} is not available on the Neo4j server: the Graph Data Science plugin "
-                           f"is missing or not allowed (dbms.security.procedures.unrestricted=gds.*): {text[:200]}")
-    return KstpError(f"{procedure} failed: {text[:300]}")
+_GDS_MISSING = ("the Graph Data Science plugin is missing or not allowed "
+                "(dbms.security.procedures.unrestricted=gds.*)")
 
 
 def _cycle(framework: str, concept: str) -> KstpError:
@@ -109,7 +105,7 @@ def concept_depth(store: GraphStore, framework: str) -> pd.DataFrame:
                     "RETURN gds.util.asNode(nodeId).id AS conceptId, toInteger(maxDistanceFromSource) AS depth",
                     {"graph": name})
             except Exception as exc:  # noqa: BLE001
-                raise _named(exc, "gds.dag.topologicalSort.stream") from None
+                raise procedure_error(exc, "gds.dag.topologicalSort.stream", _GDS_MISSING) from None
         missing = sorted(set(concepts["conceptId"]) - set(rows["conceptId"]))
         if missing:  # topologicalSort leaves out the concepts on (or after) a cycle
             raise _cycle(framework, missing[0])
@@ -185,7 +181,7 @@ def koc_matrix(store: GraphStore, dataset: str, learner_ids: list[str],
                 "RETURN gds.util.asNode(node1).id AS a, gds.util.asNode(node2).id AS b, similarity",
                 {"graph": name, "k": max(1, len(learner_ids))})
         except Exception as exc:  # noqa: BLE001
-            raise _named(exc, "gds.nodeSimilarity.stream") from None
+            raise procedure_error(exc, "gds.nodeSimilarity.stream", _GDS_MISSING) from None
     for a, b, value in pairs.itertuples(index=False):
         koc.loc[a, b] = value
     np.fill_diagonal(koc.values, 1.0)

@@ -25,7 +25,7 @@ from kstp.loaders import items
 from kstp.loaders.standards import load_standards
 from kstp.platform.embeddings import get_embedding_model
 from kstp.platform.errors import ConfigError, UnknownIdError
-from kstp.platform.inference import Sampling, get_backend, prompt_hash
+from kstp.platform.inference import Completion, Sampling, get_backend, prompt_hash
 from kstp.platform.kst import derive_question_prerequisites
 
 ITEMS = [
@@ -55,6 +55,18 @@ def sc(store, tmp_path):
 
 def ids(*names):
     return [f"sc:{n}" for n in names]
+
+
+class Echo:
+    """A backend that answers every prompt with ``\\boxed{0}`` (the tests here check the prompts)."""
+
+    name, model = "echo", "echo"
+
+    def generate(self, prompts, sampling, samples=None, progress=None):
+        return [[Completion(i, 42, text="\\boxed{0}", finish_reason="stop") for i in wanted] for wanted in samples]
+
+    def close(self):
+        pass
 
 
 def test_common_subset_by_hand(sc):
@@ -112,8 +124,6 @@ def test_figure3_bars_and_no_context_line_by_hand(tmp_path):
 def test_questions_without_a_concept_are_never_exemplars(store, tmp_path):
     """Appendix B: u1 (a number question without a concept) is left out of the random pool,
     so t1's random exemplars are drawn from the five other annotated number questions."""
-    from kstp.platform.inference import Completion
-
     unannotated = {"id": "u1", "text": "What is 9 - 1?", "answer": "8", "type": "number"}
     (tmp_path / "sc.csv").write_text("id,code,description\nA,A,adding\nB,B,multiplying\nC,C,shapes\n")
     (tmp_path / "sc_edges.csv").write_text("from_id,to_id\nA,B\n")
@@ -122,16 +132,6 @@ def test_questions_without_a_concept_are_never_exemplars(store, tmp_path):
     items.write_items(store, items.read_items_jsonl(tmp_path / "sc.jsonl", "sc", "sc",
                                                     items.framework_concepts(store, "sc")))
     derive_question_prerequisites(store, "sc", "strict")
-
-    class Echo:
-        name, model = "echo", "echo"
-
-        def generate(self, prompts, sampling, samples=None, progress=None):
-            return [[Completion(i, 42, text="\\boxed{0}", finish_reason="stop") for i in wanted]
-                    for wanted in samples]
-
-        def close(self):
-            pass
 
     result = scaffolding.evaluate(store, Echo(), "sc", Sampling(), strategies=("none", "random"), seed=1)
     rows = result.responses
@@ -194,7 +194,7 @@ def test_evaluate_end_to_end_with_local_model(sc):
     vectors = minilm.encode([texts[q] for q in order])
     for t in ids("t1", "t3"):
         sims = {q: float(vectors[order.index(t)] @ vectors[order.index(q)]) for q in order if q != t}
-        assert shown[(t, "similarity")] == sorted(sims, key=lambda q: -sims[q])[:3]
+        assert shown[(t, "similarity")] == sorted(sims, key=lambda q: (-sims[q], q))[:3]
     pool = sc.frame("exemplar_pool", {"dataset": "sc"})
     assert set(pool["embeddingModel"]) == {"minilm"} and {len(v) for v in pool["embedding"]} == {384}
     # the prompt shows problem, solution and answer of each exemplar, then the target
@@ -249,3 +249,30 @@ def test_cli_evaluate_scaffolding_on_real_data(tmp_path, data_root, graph_locati
     assert kstp("report", "scaffolding", "--dataset", "nothing").exit_code == 1
     bad = kstp("evaluate", "scaffolding", "--dataset", "frcsub", "--model", "m", "--gen-kwargs", "temp=1")
     assert bad.exit_code == 2 and "unknown key 'temp'" in bad.stderr
+
+
+def test_similarity_exemplars_equal_on_both_engines(neo4j_store, tmp_path, data_root):
+    """Both engines in one test (so Neo4j-specific): on frcsub with MiniLM, the similarity exemplars
+    of Neo4j's vector index equal Ladybug's numpy cosine ones, and both are the 3 nearest by the
+    float64 cosine of the stored vectors (ties by id) among the annotated questions."""
+    from kstp.platform.ladybug_store import LadybugStore
+
+    folder, minilm = data_root / "responses/frcsub", get_embedding_model("minilm")
+    shown = {}
+    with LadybugStore(tmp_path / "graph") as ladybug:
+        ladybug.ensure_schema()
+        for graph in (ladybug, neo4j_store):
+            items.write_items(graph, items.read_items_csv(folder / "items.csv", "frcsub", folder / "qmatrix.csv"))
+            derive_question_prerequisites(graph, "frcsub", "reflexive")
+            result = scaffolding.evaluate(graph, Echo(), "frcsub", Sampling(), embedding_model=minilm,
+                                          strategies=("none", "similarity"))
+            rows = result.responses[result.responses["strategy"] == "similarity"]
+            shown[graph.engine] = {q: list(e) for q, e in zip(rows["questionId"], rows["exemplars"], strict=True)}
+            pool = graph.frame("exemplar_pool", {"dataset": "frcsub"})
+    assert shown["neo4j"] == shown["ladybug"] and len(shown["neo4j"]) == len(result.questions) >= 2
+    annotated = set(neo4j_store.frame("question_concepts", {"dataset": "frcsub"})["questionId"])
+    vectors = {q: np.asarray(v) for q, v in zip(pool["questionId"], pool["embedding"], strict=True) if q in annotated}
+    for t, chosen in shown["neo4j"].items():
+        cosine = {q: float(v @ vectors[t]) / float(np.linalg.norm(v) * np.linalg.norm(vectors[t]))
+                  for q, v in vectors.items() if q != t}
+        assert chosen == sorted(cosine, key=lambda q: (-cosine[q], q))[:3]

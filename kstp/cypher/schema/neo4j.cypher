@@ -20,9 +20,11 @@ CREATE CONSTRAINT cot_step_id IF NOT EXISTS FOR (n:CotStep) REQUIRE n.id IS UNIQ
 // its original, (:Learner)-[:SCORED_ON {evaluator, runId, items, cq, cs, rs, ls, es, ss}]->
 // (:Dataset) holds a model's dimension scores; relationships need no constraint here.
 // Question.embedding (a list of floats, sentence embeddings for similarity exemplars,
-// paper 1 §3.3.1): cosine vector index sized for BGE-M3, the production model. Vectors
-// of another size (the 384-d test model) are stored but not indexed.
-CREATE VECTOR INDEX question_embedding IF NOT EXISTS FOR (n:Question) ON n.embedding OPTIONS {indexConfig: {`vector.dimensions`: 1024, `vector.similarity_function`: 'cosine'}};
+// paper 1 §3.3.1): cosine vector index sized for BGE-M3, the production model, unquantised
+// (scores of the stored vectors). Neo4j allows one vector index per property, so a model of
+// another size (the 384-d test model) has kstp.platform.vector_search replace it with
+// question_embedding_<dimensions>.
+CREATE VECTOR INDEX question_embedding IF NOT EXISTS FOR (n:Question) ON n.embedding OPTIONS {indexConfig: {`vector.dimensions`: 1024, `vector.similarity_function`: 'cosine', `vector.quantization.enabled`: false}};
 // Properties added for paper 1 NB2 and §3.2 need no DDL here (Neo4j is schemaless):
 // Question.solution, Question.embeddingModel, Response.strategy, Response.exemplars
 // (list of question ids), Response.stage, ASSESSES.runId.
