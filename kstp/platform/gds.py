@@ -184,8 +184,9 @@ def koc_matrix(store: GraphStore, dataset: str, learner_ids: list[str],
             raise procedure_error(exc, "gds.nodeSimilarity.stream", _GDS_MISSING) from None
     for a, b, value in pairs.itertuples(index=False):
         koc.loc[a, b] = value
-    np.fill_diagonal(koc.values, 1.0)
+    matrix = koc.to_numpy(copy=True)  # pandas' own array may be read-only (copy-on-write)
+    np.fill_diagonal(matrix, 1.0)
     empty = size.to_numpy() == 0
-    koc.values[empty, :] = np.nan
-    koc.values[:, empty] = np.nan
-    return koc, len(common)
+    matrix[empty, :] = np.nan
+    matrix[:, empty] = np.nan
+    return pd.DataFrame(matrix, index=koc.index, columns=koc.columns), len(common)

@@ -348,9 +348,9 @@ class FlakyOracle(ns.FringeOracle):
     calls = 0
 
     def generate(self, prompts, sampling, samples=None, progress=None):
-        FlakyOracle.calls += 1
+        self.calls += 1  # per instance: each engine's run starts with a dropped call
         answers = super().generate(prompts, sampling, samples, progress)
-        if FlakyOracle.calls == 1:
+        if self.calls == 1:
             return [[Completion(c.sample_index, c.seed, error="transport: APIConnectionError") for c in row]
                     for row in answers]
         return answers

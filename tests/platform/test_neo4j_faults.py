@@ -28,7 +28,7 @@ from kstp.loaders import items, responses
 from kstp.platform.errors import ConfigError
 from kstp.platform.neo4j_store import CONNECT_TIMEOUT_S, RETRY_TIME_S, Neo4jStore
 from kstp.platform.settings import GraphTarget
-from tests.conftest import neo4j_store as connect
+from tests.conftest import connect_neo4j as connect
 
 ROOT = Path(__file__).resolve().parents[2]
 KSTP = [sys.executable, "-c", "from kstp.cli.main import cli; cli(prog_name='kstp')"]
