@@ -171,7 +171,7 @@ def test_demo_on_real_data(data_root, tmp_path, neo4j_server, monkeypatch):
             assert {p.name: p.read_bytes() for p in files} == before  # no write reached the graph
             (data := tmp_path / "data").mkdir()  # another data folder: the demo runs again
             for folder in ("standards", "llm_kst", "responses"):
-                (data / folder).symlink_to(data_root / folder)
+                (data / folder).symlink_to((data_root / folder).resolve())  # KSTP_DATA may be relative
             third = kstp("demo", "--data", data, "--out", out)
             assert third.exit_code == 0 and "nothing changed" not in third.stderr and "[9/9]" in third.stderr
         runs[engine] = (result.stdout, out)
