@@ -19,6 +19,10 @@ annotation map (at least 400, so that a learner can answer 400 distinct ones); t
 - PSR: strict Eq. 1 derived and written (``derive_question_prerequisites``), then
   ``evaluate_dataset`` (reads ``answers`` and ``question_prerequisite_edges`` from the graph,
   scores, writes PSR back on the Learners); per-learner PSR checked equal across engines.
+- PSR curve: ``evaluate_dataset`` again at 1x, 2x and 4x the learners (more learners of the
+  same generator, another seed, ingested between the points), reading in batches of the 1x
+  number of learners, so 1, 2 and 4 batches: seconds per 1,000 learners should stay flat
+  and the step's peak RSS bounded by the batch. Both engines must agree at every point.
 
 ``--scale`` below 1 is for small machines (the full scale takes long on 2 shared cores);
 the figures are reported with the scale they were taken at.
@@ -39,6 +43,7 @@ from benchmarks.common import (
     DATASET,
     FULL,
     REPO,
+    SEED,
     PeakRss,
     annotation_map,
     banner,
@@ -54,6 +59,9 @@ from benchmarks.common import (
 )
 
 __all__ = ["main", "summary"]
+
+#: The PSR curve's points, in multiples of the scale's learners.
+CURVE = (1, 2, 4)
 
 DEFAULT_SCALE = 0.02
 QUICK_SCALE = 0.02
@@ -141,6 +149,60 @@ def child_psr(graph: str) -> dict:
             "learners": learners.index.tolist(), "micro": learners["psrMicro"].fillna(-1.0).tolist()}
 
 
+def child_add_learners(graph: str, answers: str) -> dict:
+    """More learners' answers (a parquet of ``learner, item, correct``) through ``write_answers``."""
+    import pandas as pd
+
+    from kstp.loaders.responses import write_answers
+    from kstp.platform.store import open_store
+
+    store = open_store(graph)
+    frame = pd.read_parquet(answers).assign(timestamp=None)
+    report = write_answers(store, DATASET, frame, Path(answers).name)
+    store.close()
+    return {"created": report.written["ANSWERED"].created}
+
+
+def child_psr_batched(graph: str, batch: int) -> dict:
+    """``evaluate_dataset`` with write-back, reading ``batch`` learners at a time; seconds, peak RSS."""
+    from kstp.evaluators.psr import evaluate_dataset
+    from kstp.platform.store import open_store
+
+    store = open_store(graph)
+    with PeakRss() as peak:
+        start = time.perf_counter()
+        result = evaluate_dataset(store, DATASET, batch=batch)
+        seconds = time.perf_counter() - start
+    store.close()
+    learners = result.learners.sort_index()
+    return {"psr_s": seconds, "psr_peak": peak.peak, "learners": len(learners),
+            "micro": learners["psrMicro"].fillna(-1.0).tolist()}
+
+
+def _curve_stages(tmp: Path, learners: int, questions: list[str]) -> list[Path]:
+    """Parquet files of the learners each later curve point adds, ids after the first ``learners``."""
+    import pandas as pd
+
+    extra = synthetic_log((CURVE[-1] - 1) * learners, FULL.min_answers, FULL.max_answers, seed=SEED + 1,
+                          questions=questions)
+    stages = []
+    for before, after in zip(CURVE, CURVE[1:], strict=False):
+        keep = (extra.learner >= (before - 1) * learners) & (extra.learner < (after - 1) * learners)
+        path = tmp / f"curve_{after}x.parquet"
+        pd.DataFrame({"learner": (extra.learner[keep] + learners).astype(str),
+                      "item": extra.question[keep].astype(str), "correct": extra.correct[keep]}).to_parquet(path)
+        stages.append(path)
+    return stages
+
+
+def _curve(graph: str, learners: int, stages: list[Path]) -> list[dict]:
+    points = [run_isolated("benchmarks.neo4j:child_psr_batched", graph=graph, batch=learners)]
+    for stage in stages:
+        run_isolated("benchmarks.neo4j:child_add_learners", graph=graph, answers=str(stage))
+        points.append(run_isolated("benchmarks.neo4j:child_psr_batched", graph=graph, batch=learners))
+    return points
+
+
 # ---- driver --------------------------------------------------------------------------------
 def main(quick: bool = False, scale: float | None = None) -> dict:
     # Full XES scale is about an hour of Neo4j writes on a 2-core machine: 2 % unless asked.
@@ -173,6 +235,11 @@ def main(quick: bool = False, scale: float | None = None) -> dict:
                 result[engine]["psr"] = run_isolated("benchmarks.neo4j:child_psr", graph=graph)
                 print(f"{engine}: derive {fmt_s(result[engine]['psr']['derive_s'])} s, PSR "
                       f"{fmt_s(result[engine]['psr']['psr_s'])} s", flush=True)
+            stages = _curve_stages(tmp, learners, questions)
+            for engine, graph in (("ladybug", f"ladybug:{tmp / 'graph'}"), ("neo4j", neo)):
+                result[engine]["curve"] = _curve(graph, learners, stages)
+                print(f"{engine}: PSR curve " + ", ".join(
+                    f"{p['learners']:,} learners {fmt_s(p['psr_s'])} s" for p in result[engine]["curve"]), flush=True)
             server_peak = _server_peak_rss(home)
         finally:
             _server(home, "stop")
@@ -201,6 +268,12 @@ def _report(result: dict, scale: float, learners: int, n_questions: int, server_
         if worst > 1e-12:
             problems.append(f"PSR micro differs between engines by up to {worst:.3g}")
 
+    for k, (a, b) in enumerate(zip(lb["curve"], nj["curve"], strict=True)):
+        if a["learners"] != b["learners"] or a["learners"] != CURVE[k] * learners:
+            problems.append(f"PSR curve {CURVE[k]}x: {a['learners']:,} learners on Ladybug, {b['learners']:,} on Neo4j")
+        elif float(np.max(np.abs(np.subtract(a["micro"], b["micro"])), initial=0.0)) > 1e-12:
+            problems.append(f"PSR curve {CURVE[k]}x: per-learner micro PSR differs between the engines")
+
     def row(name: str, step: str, key: str, peak: str | None = None) -> list[str]:
         a, b = lb[step][key], nj[step][key]
         return [name, fmt_s(a), fmt_s(b), fmt_ratio(b / a), fmt_bytes(lb[step][peak]) if peak else "-",
@@ -225,16 +298,26 @@ def _report(result: dict, scale: float, learners: int, n_questions: int, server_
     print(f"write_answers: {fmt_int(edges / lb['ingest']['write_s'])} edges/s on Ladybug, "
           f"{fmt_int(edges / nj['ingest']['write_s'])} on Neo4j; Neo4j server peak RSS (JVM VmHWM, heap "
           f"{os.environ.get('KSTP_NEO4J_HEAP', '1g')}) {fmt_bytes(server_peak)}")
+    print(f"PSR curve, reading {learners:,} learners per batch (seconds per 1,000 learners should stay flat, "
+          "peak RSS bounded):")
+    print_table(["learners", "batches", "ladybug s", "neo4j s", "neo4j/ladybug", "ladybug s/1k", "neo4j s/1k",
+                 "ladybug peak RSS", "neo4j peak RSS"], [
+        [fmt_int(a["learners"]), str(k), fmt_s(a["psr_s"]), fmt_s(b["psr_s"]), fmt_ratio(b["psr_s"] / a["psr_s"]),
+         fmt_s(1000 * a["psr_s"] / a["learners"]), fmt_s(1000 * b["psr_s"] / b["learners"]),
+         fmt_bytes(a["psr_peak"]), fmt_bytes(b["psr_peak"])]
+        for k, a, b in zip(CURVE, lb["curve"], nj["curve"], strict=True)])
     for problem in problems:
         print("PROBLEM:", problem)
     return {"scale": scale, "edges": edges, "agree": not problems, "server_peak": server_peak,
             "ingest_ratio": nj["ingest"]["write_s"] / lb["ingest"]["write_s"],
             "psr_ratio": nj["psr"]["psr_s"] / lb["psr"]["psr_s"],
-            "eq1_ratio": nj["ingest"]["eq1_s"] / lb["ingest"]["eq1_s"]}
+            "eq1_ratio": nj["ingest"]["eq1_s"] / lb["ingest"]["eq1_s"],
+            "curve_ratios": [b["psr_s"] / a["psr_s"] for a, b in zip(lb["curve"], nj["curve"], strict=True)]}
 
 
 def summary(r: dict) -> str:
     """The one-line summary of :func:`main`'s result."""
     return (f"neo4j (scale {r['scale']:g}, {r['edges']:,} answers, agree: {'yes' if r['agree'] else 'NO'}): "
             f"Neo4j/Ladybug seconds: ingest {fmt_ratio(r['ingest_ratio'])}, PSR {fmt_ratio(r['psr_ratio'])}, "
-            f"Eq. 1 Cypher {fmt_ratio(r['eq1_ratio'])}; server peak RSS {fmt_bytes(r['server_peak'])}")
+            f"Eq. 1 Cypher {fmt_ratio(r['eq1_ratio'])}; PSR at {'/'.join(f'{k}x' for k in CURVE)} the learners "
+            f"{', '.join(fmt_ratio(x) for x in r['curve_ratios'])}; server peak RSS {fmt_bytes(r['server_peak'])}")

@@ -224,20 +224,21 @@ def _positions(index: pd.Index, ids: pd.Series) -> np.ndarray:
     return index.get_indexer(ids) if len(ids) else np.zeros(0, np.int64)
 
 
-def _codes(answers: pd.DataFrame, questions: pd.Index) -> tuple[np.ndarray, pd.Index, np.ndarray, np.ndarray]:
-    """Learner codes and learner ids, question positions and correctness, last answer per pair kept."""
-    learner, learners = pd.factorize(answers["learnerId"])
-    learners = pd.Index(np.asarray(learners, dtype=object))
-    question = _positions(questions, answers["questionId"])
-    correct = answers["correct"].to_numpy(bool)
+def _codes(learner_keys: pd.Series, question: np.ndarray, correct: np.ndarray
+           ) -> tuple[np.ndarray, pd.Index, np.ndarray, np.ndarray]:
+    """Learner codes and their keys, question positions and correctness of the answers to known
+    questions (``question >= 0``), the last answer per (learner, question) kept."""
+    learner, keys = pd.factorize(learner_keys)
+    keys = pd.Index(np.asarray(keys, dtype=object if keys.dtype.kind in "OU" else keys.dtype))
     known = question >= 0  # an answer to a question outside the dataset is not its data
     learner, question, correct = learner[known], question[known], correct[known]
-    seen = np.zeros((len(learners), len(questions)), bool)
+    n_questions = int(question.max()) + 1 if len(question) else 0
+    seen = np.zeros((len(keys), n_questions), bool)
     seen[learner, question] = True
     if seen.sum() != len(learner):  # a repeated answer: the last one wins
-        keep = ~pd.Series(learner.astype(np.int64) * len(questions) + question).duplicated(keep="last").to_numpy()
+        keep = ~pd.Series(learner.astype(np.int64) * n_questions + question).duplicated(keep="last").to_numpy()
         learner, question, correct = learner[keep], question[keep], correct[keep]
-    return learner, learners, question, correct
+    return learner, keys, question, correct
 
 
 def score_pairs(answers: pd.DataFrame, prerequisites: pd.DataFrame) -> pd.DataFrame:
@@ -270,7 +271,8 @@ def score_pairs(answers: pd.DataFrame, prerequisites: pd.DataFrame) -> pd.DataFr
     """
     questions = pd.Index(pd.unique(pd.concat([answers["questionId"], prerequisites["fromId"],
                                               prerequisites["toId"]])))
-    learner, learners, question, correct = _codes(answers, questions)
+    learner, learners, question, correct = _codes(answers["learnerId"], _positions(questions, answers["questionId"]),
+                                                  answers["correct"].to_numpy(bool))
     pairs = PrerequisiteBitsets(questions, prerequisites).score(learner, question, correct, len(learners))
     return pd.DataFrame({"learnerId": learners[pairs["learner"]], "questionId": questions[pairs["question"]],
                          "required": pairs["required"], "observed": pairs["observed"],
@@ -402,8 +404,8 @@ def evaluate_dataset(store: GraphStore, dataset: str, min_prerequisites: int = 5
                      batch: int = BATCH) -> PsrResult:
     """Compute PSR and accuracy for every learner of ``dataset``; write them on the Learners.
 
-    Reads the question prerequisites once (``question_prerequisite_edges``), then the
-    answers in batches of ``batch`` learners (``answers_in_range`` over the id
+    Reads the question prerequisites once (``question_prerequisite_keys``), then the
+    answers in batches of ``batch`` learners (``answer_keys_in_range`` over the id
     ranges of ``dataset_learners``, :meth:`GraphStore.frame_batches`), scores each
     batch with :class:`PrerequisiteBitsets` and keeps one row per learner. Sets
     ``accuracy``, ``psrMicro``, ``psrMacro`` and ``nAnswered`` on each Learner node
@@ -427,21 +429,28 @@ def evaluate_dataset(store: GraphStore, dataset: str, min_prerequisites: int = 5
     """
     _checked_denominator(denominator)
     questions = pd.Index(dataset_questions(store, dataset)["questionId"])  # raises on an unknown dataset
-    bits = PrerequisiteBitsets(questions, store.frame("question_prerequisite_edges", {"dataset": dataset},
-                                                      categorical=True))
+    # The bulk reads name questions and learners by the engine's node keys (offsets on
+    # Ladybug, cheaper to read than ids): position i of ``keys`` is the key of questions[i].
+    keyed = store.frame("question_keys", {"dataset": dataset})
+    keys = pd.Index(keyed.set_index("questionId")["questionKey"].reindex(questions).to_numpy())
+    pairs = store.frame("question_prerequisite_keys", {"dataset": dataset})
+    bits = PrerequisiteBitsets(keys, pairs.rename(columns={"fromKey": "fromId", "toKey": "toId"}))
     counted = np.ones(len(questions), bool)
     if exclude_unannotated:
         counted[:] = False
         counted[questions.get_indexer(store.frame("question_concepts", {"dataset": dataset})["questionId"])] = True
     roster = store.frame("dataset_learners", {"dataset": dataset})
+    learner_of_key = pd.Series(roster["learnerId"].to_numpy(), index=roster["learnerKey"])
     parts = []
-    for answers in store.frame_batches("answers_in_range", {"dataset": dataset}, roster["learnerId"].tolist(), batch):
-        learner, learners, question, correct = _codes(answers, questions)
+    for answers in store.frame_batches("answer_keys_in_range", {"dataset": dataset}, roster["learnerId"].tolist(),
+                                       batch):
+        learner, learners, question, correct = _codes(answers["learnerKey"], _positions(keys, answers["questionKey"]),
+                                                      answers["correct"].to_numpy(bool))
         keep = counted[question]
         learner, question, correct = learner[keep], question[keep], correct[keep]
-        pairs = bits.score(learner, question, correct, len(learners))
-        table = pd.DataFrame(_learner_table(len(learners), learner, correct, pairs, denominator, min_prerequisites),
-                             index=pd.Index(learners, name="learnerId"))
+        scored = bits.score(learner, question, correct, len(learners))
+        table = pd.DataFrame(_learner_table(len(learners), learner, correct, scored, denominator, min_prerequisites),
+                             index=pd.Index(learner_of_key.loc[learners].to_numpy(), name="learnerId"))
         parts.append(table[table["answered"] > 0])
     columns = ["answered", "correct", "accuracy", "psrMicro", "psrMacro", "questionsScored", "pairs", *_COUNTS]
     learners = pd.concat(parts) if parts else pd.DataFrame(columns=columns, index=pd.Index([], name="learnerId"))

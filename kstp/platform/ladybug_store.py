@@ -171,8 +171,14 @@ class LadybugStore(GraphStore):
         self._conn.execute(f"COPY {label} FROM arrow_rows")
 
     def _update_nodes(self, label, rows):
-        sets = _sets("n", [c for c in rows.columns if c != "id"], schema.node_label(label).properties)
-        self._execute_rows(f"UNWIND $rows AS row MATCH (n:{label} {{id: row.id}}) SET {sets}", rows)
+        # LOAD FROM scans the Arrow table in place: 3.6x faster than UNWIND over 18 k rows, whose
+        # parameter conversion runs in Python. Columns renamed c0, c1, ... so none meets a keyword.
+        kinds = dict(schema.node_label(label).properties)
+        arrow_rows = pa.table({f"c{i}": _column(rows[c], _ARROW[kinds[c]])  # noqa: F841 (read by LOAD FROM)
+                               for i, c in enumerate(rows.columns)})
+        key = list(rows.columns).index("id")
+        sets = ", ".join(f"n.{c} = c{i}" for i, c in enumerate(rows.columns) if c != "id")
+        self._execute(f"LOAD FROM arrow_rows MATCH (n:{label} {{id: c{key}}}) SET {sets}", {}, f"update {label}")
 
     def _create_rels(self, rel, from_label, to_label, rows):
         spec = schema.rel_type(rel, from_label, to_label)

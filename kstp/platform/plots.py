@@ -5,12 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
-from matplotlib.colors import Normalize, TwoSlopeNorm  # noqa: E402
+import numpy as np
+import pandas as pd
+from matplotlib.colors import Normalize, TwoSlopeNorm
+from matplotlib.figure import Figure
 
 __all__ = ["grouped_bars", "bars_with_baseline", "heatmap", "curves", "box_groups", "radar", "interval_bars",
            "residual_plot", "error_rates"]
@@ -34,7 +32,7 @@ def grouped_bars(frame: pd.DataFrame, path: str | Path, title: str, ylabel: str)
     """
     groups = np.arange(len(frame.columns))
     width = 0.8 / max(len(frame), 1)
-    fig, ax = plt.subplots(figsize=(max(6, 1.2 * len(groups)), 4), dpi=120)
+    fig, ax = _subplots(figsize=(max(6, 1.2 * len(groups)), 4), dpi=120)
     for k, (label, row) in enumerate(frame.iterrows()):
         ax.bar(groups + (k - (len(frame) - 1) / 2) * width, row.to_numpy(float), width, label=str(label))
     ax.set_xticks(groups, [str(c) for c in frame.columns])
@@ -69,7 +67,7 @@ def bars_with_baseline(frame: pd.DataFrame, baseline: pd.Series, path: str | Pat
     """
     groups = np.arange(len(frame))
     width = 0.8 / max(len(frame.columns), 1)
-    fig, ax = plt.subplots(figsize=(max(6, 1.6 * len(groups) + 2), 4), dpi=120)
+    fig, ax = _subplots(figsize=(max(6, 1.6 * len(groups) + 2), 4), dpi=120)
     for k, column in enumerate(frame.columns):
         ax.bar(groups + (k - (len(frame.columns) - 1) / 2) * width, frame[column].to_numpy(float), width,
                label=str(column))
@@ -118,8 +116,8 @@ def heatmap(frame: pd.DataFrame, path: str | Path, title: str, blocks: list[int]
     values = frame.to_numpy(float)
     n_rows, n_cols = values.shape
     side = max(4.0, 0.55 * max(n_rows, n_cols) + 2.5)
-    fig, ax = plt.subplots(figsize=(side + 1, side), dpi=120)
-    colours = plt.get_cmap(cmap).with_extremes(bad="#d9d9d9")
+    fig, ax = _subplots(figsize=(side + 1, side), dpi=120)
+    colours = matplotlib.colormaps[cmap].with_extremes(bad="#d9d9d9")
     finite = values[np.isfinite(values)]
     low = vmin if vmin is not None else float(finite.min()) if finite.size else 0.0
     high = vmax if vmax is not None else float(finite.max()) if finite.size else 1.0
@@ -163,7 +161,7 @@ def curves(series: dict[str, pd.DataFrame], path: str | Path, title: str, xlabel
     pathlib.Path
         ``path``.
     """
-    fig, ax = plt.subplots(figsize=(6, 4), dpi=120)
+    fig, ax = _subplots(figsize=(6, 4), dpi=120)
     for label, frame in series.items():
         ax.plot(frame[x].to_numpy(float), frame[y].to_numpy(float), drawstyle="steps-post", label=str(label))
     ax.set_xlabel(xlabel)
@@ -192,7 +190,7 @@ def box_groups(frame: pd.DataFrame, columns: list[str], by: str, path: str | Pat
         ``path``.
     """
     groups = list(dict.fromkeys(frame[by]))
-    fig, axes = plt.subplots(1, len(columns), figsize=(3 * len(columns), 3.6), dpi=120, squeeze=False)
+    fig, axes = _subplots(1, len(columns), figsize=(3 * len(columns), 3.6), dpi=120, squeeze=False)
     for ax, column in zip(axes[0], columns, strict=True):
         data = [frame.loc[frame[by] == g, column].dropna().to_numpy(float) for g in groups]
         ax.boxplot(data, tick_labels=[str(g) for g in groups])
@@ -221,7 +219,7 @@ def radar(frame: pd.DataFrame, path: str | Path, title: str) -> Path:
     """
     angles = np.linspace(0, 2 * np.pi, len(frame.columns), endpoint=False)
     closed = np.append(angles, angles[0])
-    fig, ax = plt.subplots(figsize=(6, 6), dpi=120, subplot_kw={"polar": True})
+    fig, ax = _subplots(figsize=(6, 6), dpi=120, subplot_kw={"polar": True})
     for label, row in frame.iterrows():
         values = row.to_numpy(float)
         ax.plot(closed, np.append(values, values[0]), label=str(label))
@@ -254,7 +252,7 @@ def interval_bars(frame: pd.DataFrame, series: dict[str, tuple[str, str, str]], 
     """
     groups = np.arange(len(frame))
     width = 0.8 / max(len(series), 1)
-    fig, ax = plt.subplots(figsize=(max(5, 1.3 * len(frame) + 1), 3.8), dpi=120)
+    fig, ax = _subplots(figsize=(max(5, 1.3 * len(frame) + 1), 3.8), dpi=120)
     for k, (label, (value, low, high)) in enumerate(series.items()):
         heights = frame[value].to_numpy(float)
         errors = np.vstack([heights - frame[low].to_numpy(float), frame[high].to_numpy(float) - heights])
@@ -284,7 +282,7 @@ def residual_plot(fitted: np.ndarray, residual: np.ndarray, path: str | Path, ti
     """
     from statsmodels.nonparametric.smoothers_lowess import lowess
 
-    fig, ax = plt.subplots(figsize=(6, 4), dpi=120)
+    fig, ax = _subplots(figsize=(6, 4), dpi=120)
     ax.scatter(fitted, residual, s=10, facecolors="none", edgecolors="black", linewidths=0.6)
     ax.axhline(0, linestyle="--", color="grey", linewidth=0.8)
     smooth = lowess(residual, fitted, frac=2 / 3, it=3)
@@ -300,7 +298,7 @@ def error_rates(items: list[str], careless, guess, path: str | Path, title: str,
                 careless_se=None, guess_se=None) -> Path:
     """Careless-error (beta) and lucky-guess (eta) rates per item as paired bars with SE whiskers."""
     x = np.arange(len(items))
-    fig, ax = plt.subplots(figsize=(max(6, 0.45 * len(items) + 2), 4), dpi=120)
+    fig, ax = _subplots(figsize=(max(6, 0.45 * len(items) + 2), 4), dpi=120)
     for offset, values, se, label in ((-0.2, careless, careless_se, "careless error (beta)"),
                                       (0.2, guess, guess_se, "lucky guess (eta)")):
         err = None if se is None else np.nan_to_num(np.asarray(se, dtype=float))
@@ -320,5 +318,11 @@ def _save(fig, path: str | Path) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.tight_layout()
     fig.savefig(path)
-    plt.close(fig)
     return path
+
+
+def _subplots(*grid, figsize, dpi, **kwargs):
+    """A figure and its axes, as ``pyplot.subplots`` gives them, without pyplot: no global
+    figure registry to close, and 0.2 s less to import (Figure prints PNGs through Agg)."""
+    fig = Figure(figsize=figsize, dpi=dpi)
+    return fig, fig.subplots(*grid, **kwargs)

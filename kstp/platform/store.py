@@ -248,7 +248,9 @@ class GraphStore:
     def _existing_nodes(self, label: str, ids: list[str], columns: list[str]) -> pd.DataFrame:
         schema.node_label(label)
         returns = "".join(f", n.{c} AS {c}" for c in columns)
-        return self._read_by_ids(f"MATCH (n:{label}) WHERE n.id IN $ids RETURN n.id AS id{returns}",
+        # One index lookup per id (``ids`` are distinct): on Ladybug 0.22, ``WHERE n.id IN $ids``
+        # scans the label and took 12x longer for 18 k Learners.
+        return self._read_by_ids(f"UNWIND $ids AS key MATCH (n:{label} {{id: key}}) RETURN n.id AS id{returns}",
                                  ids, ["id", *columns], f"existing {label}")
 
     def _existing_rels(self, rel: str, from_label: str, to_label: str, from_ids: list[str],

@@ -133,8 +133,19 @@ def check_all(store, edges, qc, answers, rule):
     assert as_set(run("answers", dataset=DATASET), "learnerId", "questionId", "correct") == rows
     learners = sorted(answers)
     lo, hi = learners[len(learners) // 4], learners[3 * len(learners) // 4]
-    assert as_set(run("answers_in_range", dataset=DATASET, lo=lo, hi=hi), "learnerId", "questionId", "correct") \
+    # Node keys are the engine's: mapped back to ids through the two key queries, and distinct.
+    roster = run("dataset_learners", dataset=DATASET)
+    keyed = run("question_keys", dataset=DATASET)
+    assert roster["learnerKey"].is_unique and keyed["questionKey"].is_unique
+    assert set(keyed["questionId"]) == set(qc)
+    learner_of = dict(zip(roster["learnerKey"], roster["learnerId"], strict=True))
+    question_of = dict(zip(keyed["questionKey"], keyed["questionId"], strict=True))
+    batch = run("answer_keys_in_range", dataset=DATASET, lo=lo, hi=hi)
+    assert {(learner_of[k], question_of[q], bool(ok)) for k, q, ok in
+            zip(batch["learnerKey"], batch["questionKey"], batch["correct"], strict=True)} \
         == {row for row in rows if lo <= row[0] <= hi}
+    assert {(question_of[a], question_of[b]) for a, b in run("question_prerequisite_keys", dataset=DATASET).itertuples(
+        index=False)} == expected
     accuracy = run("learner_accuracy", dataset=DATASET).set_index("learnerId")
     for learner, (answered, correct, acc) in ref.accuracy(answers).items():
         assert (accuracy.loc[learner, "answered"], accuracy.loc[learner, "correct"]) == (answered, correct)

@@ -1,8 +1,9 @@
 // name: dataset_learners
 // params: $dataset: string
-// returns: many {learnerId, kind}
-// Learners who answered a question of the dataset, with their kind (human, model, group).
+// returns: many {learnerId, kind, learnerKey}
+// Learners who answered a question of the dataset, with their kind (human, model, group)
+// and their node key for `answer_keys_in_range` (the id here; an offset on Ladybug).
 MATCH (l:Learner)
 WHERE EXISTS { MATCH (l)-[:ANSWERED]->(:Question)-[:IN_DATASET]->(:Dataset {id: $dataset}) }
-RETURN l.id AS learnerId, l.kind AS kind
+RETURN l.id AS learnerId, l.kind AS kind, l.id AS learnerKey
 ORDER BY learnerId
