@@ -10,9 +10,10 @@ __all__ = ["run"]
 def run() -> None:
     """The ``kstp`` executable: import the commands, then run them.
 
-    Importing every command takes a moment (pandas, networkx, ...); a Ctrl-C in it is
-    an interruption like any other, exit 130 with one line, not a traceback. Once the
-    commands run, :class:`kstp.cli.output.KstpGroup` handles Ctrl-C and SIGTERM.
+    Importing the commands takes a moment (click, rich; each command imports pandas and the
+    rest when it runs); a Ctrl-C in it is an interruption like any other, exit 130 with one
+    line, not a traceback. Once the commands run, :class:`kstp.cli.output.KstpGroup` handles
+    Ctrl-C and SIGTERM.
 
     Raises
     ------

@@ -5,15 +5,16 @@ from __future__ import annotations
 from pathlib import Path
 
 import click
-import pandas as pd
 
 from kstp.cli.models import model_options, parse_sampling, progress_bar, start_backend
 from kstp.cli.output import dumps, emit, get_store, json_option, message, print_table
-from kstp.evaluators import annotation as annotation_evaluator
 
 __all__ = ["annotate"]
 
-_DEFAULTS = annotation_evaluator.SAMPLING
+#: The prompt sets and the default (kstp.evaluators.annotation.PROMPTS, DEFAULT_PROMPT; named here so --help
+#: imports no evaluator).
+_PROMPTS = ("kstp", "release")
+_DEFAULT_PROMPT = "kstp"
 
 
 @click.group()
@@ -23,9 +24,12 @@ def annotate() -> None:
 
 def _run(ctx, dataset, framework, model, backend, base_url, model_args, gen_kwargs, seed, concurrency, resume,
          retries, limit, prompt):
-    sampling = parse_sampling(gen_kwargs, {"temperature": _DEFAULTS.temperature, "top_p": _DEFAULTS.top_p,
-                                           "max_tokens": _DEFAULTS.max_tokens},
-                              json_schema=_DEFAULTS.json_schema, seed=seed)
+    from kstp.evaluators import annotation as annotation_evaluator
+
+    defaults = annotation_evaluator.SAMPLING
+    sampling = parse_sampling(gen_kwargs, {"temperature": defaults.temperature, "top_p": defaults.top_p,
+                                           "max_tokens": defaults.max_tokens},
+                              json_schema=defaults.json_schema, seed=seed)
     store = get_store(ctx)
     engine = start_backend(backend, model, model_args, base_url, concurrency, seed)
     try:
@@ -38,8 +42,7 @@ def _run(ctx, dataset, framework, model, backend, base_url, model_args, gen_kwar
 
 
 def _annotation_options(func):
-    func = click.option("--prompt", type=click.Choice(list(annotation_evaluator.PROMPTS)),
-                        default=annotation_evaluator.DEFAULT_PROMPT, show_default=True,
+    func = click.option("--prompt", type=click.Choice(_PROMPTS), default=_DEFAULT_PROMPT, show_default=True,
                         help="Prompt set: kstp's, or what the authors' release shows (the problem with its "
                              "solution, id: name menus).")(func)
     func = click.option("--limit", type=click.IntRange(min=1), help="Only the first N questions.")(func)
@@ -70,6 +73,8 @@ def concepts(ctx, dataset, framework, model, backend, base_url, model_args, gen_
       kstp annotate concepts --items xes --framework ccss --model Qwen/Qwen2.5-7B-Instruct \\
           --base-url http://127.0.0.1:8000/v1 --out annotations.csv
     """
+    import pandas as pd
+
     _, result = _run(ctx, dataset, framework, model, backend, base_url, model_args, gen_kwargs, seed, concurrency,
                      resume, retries, limit, prompt)
     if out:
@@ -105,6 +110,10 @@ def evaluate(ctx, framework, model, backend, base_url, model_args, gen_kwargs, s
       kstp annotate evaluate --framework ccss --model smollm2 --backend local --limit 5
       kstp annotate evaluate --model gpt-4.1-mini --base-url https://api.openai.com/v1 --json
     """
+    import pandas as pd
+
+    from kstp.evaluators import annotation as annotation_evaluator
+
     store = get_store(ctx)
     gold = annotation_evaluator.load_examples(store, framework)
     _, result = _run(ctx, annotation_evaluator.examples_dataset(framework), framework, model, backend, base_url,

@@ -5,14 +5,15 @@ from __future__ import annotations
 from pathlib import Path
 
 import click
-import pandas as pd
 
 from kstp.cli.models import backend_options, parse_sampling, progress_bar, start_backend
 from kstp.cli.output import dumps, emit, get_store, json_option, message, print_table, status
-from kstp.loaders import cot as cot_loader
 from kstp.platform.errors import UnknownIdError
 
 __all__ = ["ingest_cot", "evaluate_dagmath", "report_dagmath"]
+
+#: Who wrote the gold trajectories (kstp.loaders.cot.GOLD; named here so --help imports no loader).
+_GOLD = "gold"
 
 _TABLE2 = ["runId", "problems", "trajectories", "invalidFormat", "passAt1", "perfectReasoningRate", "reasoningGap",
            "closenessAuc"]
@@ -20,6 +21,8 @@ _TABLE2 = ["runId", "problems", "trajectories", "invalidFormat", "passAt1", "per
 
 def _print_summary(summary: dict, title: str) -> None:
     """Table 2's shape: the run's row, then its Std row (standard deviation over problems)."""
+    import pandas as pd
+
     from kstp.evaluators import dagmath as dagmath_evaluator
     std = {"runId": "Std", **{f: summary[f"{f}Std"] for f in dagmath_evaluator.FIGURES}}
     print_table(pd.DataFrame([{k: summary[k] for k in _TABLE2}, std], columns=_TABLE2, dtype=object), title)
@@ -30,6 +33,8 @@ def _print_summary(summary: dict, title: str) -> None:
 
 def _write_report(store, run_id: str, out: Path | None) -> dict:
     """Recompute a run's metrics (written back), and with ``out`` write tables and figures there."""
+    import pandas as pd
+
     from kstp.evaluators import dagmath as dagmath_evaluator
     from kstp.platform.plots import box_groups, curves
     metrics = dagmath_evaluator.score_run(store, run_id)
@@ -66,7 +71,7 @@ def _write_report(store, run_id: str, out: Path | None) -> dict:
 @click.command("cot")
 @click.argument("files", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option("--dataset", required=True, help="Dataset id; problem ids become DATASET:problem_id.")
-@click.option("--source", default=cot_loader.GOLD, show_default=True,
+@click.option("--source", default=_GOLD, show_default=True,
               help="Who wrote the trajectories: run cot:SOURCE:DATASET, learner cot:SOURCE.")
 @json_option
 @click.pass_context
@@ -84,7 +89,10 @@ def ingest_cot(ctx, files: tuple[Path, ...], dataset: str, source: str, as_json:
       kstp ingest cot gold/*.json --dataset omni
       kstp ingest cot samples.json --dataset aime25 --source qwen3-8b --json
     """
+    import pandas as pd
+
     from kstp.evaluators import dagmath as dagmath_evaluator
+    from kstp.loaders import cot as cot_loader
     store = get_store(ctx)
     with status(f"ingesting {len(files)} file(s)"):
         cot = cot_loader.read_cot_files(list(files), dataset, source)
@@ -135,6 +143,7 @@ def evaluate_dagmath(ctx, dataset, model, backend, base_url, model_args, gen_kwa
           --backend openai --base-url http://127.0.0.1:8000/v1 --samples 32 --out results/
     """
     from kstp.evaluators import dagmath as dagmath_evaluator
+    from kstp.loaders import cot as cot_loader
     sampling = parse_sampling(gen_kwargs, n=samples, seed=seed)
     store = get_store(ctx)
     shots_run = shots_from or cot_loader.ingest_run_id(cot_loader.GOLD, dataset)

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import click
-import pandas as pd
 
 from kstp.cli.output import emit, get_store, json_option, message, print_table
 from kstp.platform.settings import graph_target
-from kstp.platform.store import GraphStore
+
+if TYPE_CHECKING:
+    from kstp.platform.store import GraphStore
 
 __all__ = ["db", "graph_stats"]
 
@@ -60,6 +63,8 @@ def stats(ctx: click.Context, as_json: bool) -> None:
     Example:
       kstp db stats --json
     """
+    import pandas as pd
+
     result = {"graph": graph_target(ctx.find_root().obj.get("graph")).describe(), **graph_stats(get_store(ctx))}
     if as_json:
         emit(result)

@@ -8,23 +8,28 @@ from __future__ import annotations
 
 import functools
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
-import pandas as pd
 
 from kstp.cli.output import emit, get_store, json_option, message, print_table, status
-from kstp.loaders import items as items_loader
-from kstp.loaders import responses as responses_loader
-from kstp.loaders.common import LoadReport, read_header
-from kstp.loaders.standards import load_standards
 from kstp.platform.errors import InputError
+
+if TYPE_CHECKING:
+    from kstp.loaders.common import LoadReport
 
 __all__ = ["ingest"]
 
 ITEM_FORMATS = ("auto", "csv", "math2015", "concept-map", "jsonl")
+#: Answer formats and blank-cell policies (kstp.loaders.responses.FORMATS, MISSING; named here so --help
+#: imports no loader).
+_RESPONSE_FORMATS = ("wide", "long", "pykt")
+_MISSING = ("refuse", "blank")
 
 
 def _report(report: LoadReport, as_json: bool) -> None:
+    import pandas as pd
+
     if as_json:
         emit(report.as_dict())
         return
@@ -59,6 +64,8 @@ def standards(ctx, path: Path, edges: Path | None, framework: str | None, as_jso
       kstp ingest standards ../shared/data/standards/nys_concepts.json
       kstp ingest standards concepts.csv --edges edges.csv --framework algebra1
     """
+    from kstp.loaders.standards import load_standards
+
     with status(f"ingesting {path.name}"):
         report = load_standards(get_store(ctx), path, edges, framework)
     _report(report, as_json)
@@ -102,6 +109,8 @@ def items(ctx, path: Path, dataset: str, fmt: str, qmatrix, skills, framework, i
       kstp ingest items ../shared/data/llm_kst/xes_skills_nys.json --dataset xes3g5m --framework ccss
       kstp ingest items ../shared/data/responses/math2015/Math1 --dataset math1
     """
+    from kstp.loaders import items as items_loader
+
     fmt = _item_format(path, fmt)
     store = get_store(ctx)
     if fmt == "concept-map" and framework is None:
@@ -127,6 +136,8 @@ def items(ctx, path: Path, dataset: str, fmt: str, qmatrix, skills, framework, i
 
 
 def _response_format(path: Path, chosen: str) -> str:
+    from kstp.loaders.common import read_header
+
     if chosen != "auto":
         return chosen
     columns = read_header(path)
@@ -140,10 +151,10 @@ def _response_format(path: Path, chosen: str) -> str:
 @ingest.command()
 @click.argument("path", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option("--dataset", required=True, help="Dataset whose questions were answered (ingest its items first).")
-@click.option("--format", "fmt", type=click.Choice(("auto", *responses_loader.FORMATS)), default="auto",
+@click.option("--format", "fmt", type=click.Choice(("auto", *_RESPONSE_FORMATS)), default="auto",
               show_default=True, help="auto: uid/questions/responses columns mean pykt, a correct column "
               "means long, else a wide person x item matrix.")
-@click.option("--missing", type=click.Choice(responses_loader.MISSING), default="refuse", show_default=True,
+@click.option("--missing", type=click.Choice(_MISSING), default="refuse", show_default=True,
               help="A blank cell of a wide matrix: refuse the file (with its line), or read it as not attempted "
               "(counted in the report).")
 @json_option
@@ -159,6 +170,8 @@ def responses(ctx, path: Path, dataset: str, fmt: str, missing: str, as_json: bo
       kstp ingest responses responses.csv --dataset frcsub
       kstp ingest responses train_valid_sequences_quelevel.csv --dataset xes3g5m --format pykt
     """
+    from kstp.loaders import responses as responses_loader
+
     store = get_store(ctx)
     known = set(store.frame("dataset_questions", {"dataset": dataset})["localId"])
     if not known:

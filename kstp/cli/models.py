@@ -8,7 +8,6 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import click
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from kstp.cli.output import dumps, err_console, status
 from kstp.platform.errors import ConfigError
@@ -140,6 +139,8 @@ def start_backend(backend: str, model: str, model_args: str | None, base_url: st
 @contextmanager
 def progress_bar(description: str) -> Iterator[Callable[[int, int], None]]:
     """A transient progress bar on stderr; yields ``update(done, total)``."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   console=err_console, transient=True) as bar:
         task = bar.add_task(description, total=None)

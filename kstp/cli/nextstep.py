@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import click
-import pandas as pd
 
 from kstp.cli.models import backend_options_with, parse_sampling, progress_bar, start_backend, write_run_files
 from kstp.cli.output import dumps, emit, get_store, json_option, message, print_table, status
@@ -66,6 +65,8 @@ def nextstep_evaluate(ctx, names, conditions, orders, model, backend, base_url, 
       kstp evaluate nextstep --catalogue my_domain.yaml --model Qwen/Qwen2.5-7B-Instruct \\
           --backend openai --base-url http://127.0.0.1:8000/v1 --output-path out/ --log-samples
     """
+    import pandas as pd
+
     from kstp.evaluators import nextstep as benchmark
     from kstp.loaders import catalogues as catalogue_files
     catalogues = [catalogue_files.resolve_catalogue(n) for n in names]
@@ -128,6 +129,8 @@ def nextstep_report(ctx, runs, out, seed, resamples, flips, as_json) -> None:
       kstp report nextstep --run nextstep:fringe-oracle:cm_8f:0123456789ab
       kstp report nextstep --run RUN_A --run RUN_B --out results/nextstep --json
     """
+    import pandas as pd
+
     from kstp.evaluators import nextstep as benchmark
     from kstp.platform.plots import curves, heatmap, interval_bars
     store = get_store(ctx)
@@ -175,6 +178,8 @@ def list_catalogues(as_json: bool) -> None:
     Example:
       kstp catalogue list
     """
+    import pandas as pd
+
     from kstp.loaders import catalogues as catalogue_files
     rows = []
     for name, path in catalogue_files.shipped_catalogues().items():

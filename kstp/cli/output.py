@@ -11,18 +11,20 @@ import functools
 import json
 import math
 import signal
+import sys
 import threading
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
-import pandas as pd
 from rich.console import Console
-from rich.table import Table
-from rich.text import Text
 
 from kstp.platform.errors import KstpError, UnknownIdError
 from kstp.platform.settings import graph_target
-from kstp.platform.store import GraphStore, open_store
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from kstp.platform.store import GraphStore
 
 __all__ = ["KstpGroup", "json_option", "dumps", "emit", "print_table", "get_store", "message", "status", "err_console"]
 
@@ -81,6 +83,8 @@ def get_store(ctx: click.Context) -> GraphStore:
 
     Read-only for the commands in :data:`READ_ONLY`.
     """
+    from kstp.platform.store import open_store
+
     root = ctx.find_root()
     root.ensure_object(dict)
     if "store" not in root.obj:
@@ -106,7 +110,8 @@ def json_option(func):
 
 def _clean(data: Any) -> Any:
     """JSON-ready copy: DataFrames as records, numpy scalars as Python, NaN as None."""
-    if isinstance(data, pd.DataFrame):
+    pd = sys.modules.get("pandas")  # not loaded: ``data`` holds no DataFrame (and --help stays quick)
+    if pd is not None and isinstance(data, pd.DataFrame):
         return _clean(data.to_dict("records"))
     if isinstance(data, dict):
         return {str(k): _clean(v) for k, v in data.items()}
@@ -131,6 +136,10 @@ def emit(data: Any) -> None:
 
 def print_table(frame: pd.DataFrame, title: str | None = None, digits: int = 3) -> None:
     """Print a DataFrame as a table on stdout; floats rounded to ``digits``."""
+    import pandas as pd
+    from rich.table import Table
+    from rich.text import Text
+
     table = Table(title=Text(title) if title else None, show_lines=False)
     for column in frame.columns:
         table.add_column(Text(str(column)),

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 
 import click
-import pandas as pd
 
 from kstp.cli.output import emit, get_store, print_table
 from kstp.platform.errors import QueryError
@@ -72,6 +71,8 @@ def query(ctx, name: str | None, params: tuple[str, ...], fmt: str, list_queries
       kstp query outer_fringe -p dataset=frcsub -p questionIds=frcsub:Item04 --format json
     """
     if list_queries or not name:
+        import pandas as pd
+
         rows = [{"name": q.name, "area": q.area, "params": ", ".join(f"${k}: {v}" for k, v in q.params.items()),
                  "returns": ", ".join(q.returns), "description": q.description}
                 for q in sorted(registry().values(), key=lambda q: (q.area, q.name))]

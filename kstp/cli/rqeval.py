@@ -5,19 +5,25 @@ from __future__ import annotations
 import io
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
-import pandas as pd
 
 from kstp.cli.models import backend_options, parse_sampling, progress_bar, start_backend
 from kstp.cli.output import emit, get_store, json_option, message, print_table, status
-from kstp.evaluators import rqeval as rq
 from kstp.platform.errors import DataNotFoundError, InputError
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = ["evaluate_rqeval", "report_rqeval", "rqeval"]
 
 #: No NLI model ships on PyPI, so the default judge is the evaluated model itself (offline).
 DEFAULT_NLI = "llm"
+#: kstp.evaluators.rqeval.DIMENSIONS, PROMPTS and OVERALL (named here so --help imports no evaluator).
+_DIMENSIONS = ("cq", "cs", "rs", "ls", "es", "ss")
+_PROMPTS = ("neutral", "structured")
+_OVERALL = ("pooled", "equal")
 
 
 def _default_data() -> Path:
@@ -26,6 +32,8 @@ def _default_data() -> Path:
 
 def _scenarios(values: tuple[str, ...]) -> dict[str, dict[str, float]]:
     """Built-in scenario names and/or YAML/JSON files; none given: the seven built-in ones."""
+    from kstp.evaluators import rqeval as rq
+
     chosen: dict[str, dict[str, float]] = {}
     for value in values:
         if value in rq.SCENARIOS:
@@ -55,6 +63,10 @@ def _ensure_dataset(store, name: str, data: Path) -> str:
 def _validity_figures(scores: pd.DataFrame, out: Path) -> pd.DataFrame | None:
     """Table 9 (r, p, stars, category) and Figure 4 (the r heatmap) over the (model, dataset)
     observations, when there are at least 4; else None."""
+    import pandas as pd
+
+    from kstp.evaluators import rqeval as rq
+
     if len(scores[list(rq.DIMENSIONS)].dropna()) < 4:
         return None
     from kstp.platform.plots import heatmap
@@ -76,6 +88,7 @@ def _tables(scores: pd.DataFrame, frames: dict, scenarios: dict, overall: str, o
             extra: dict | None = None) -> None:
     """Per-dataset table (Table 7 shape), overall scores and scenario rankings (Table 8 shape),
     Table 9 and the figures."""
+    from kstp.evaluators import rqeval as rq
     from kstp.platform.plots import grouped_bars, heatmap, radar
     out.mkdir(parents=True, exist_ok=True)
     per_dataset = scores.join(rq.scenario_scores(scores, scenarios))
@@ -112,7 +125,7 @@ def _tables(scores: pd.DataFrame, frames: dict, scenarios: dict, overall: str, o
 
 
 _overall_option = click.option(
-    "--overall", type=click.Choice(rq.OVERALL), default="pooled", show_default=True,
+    "--overall", type=click.Choice(_OVERALL), default="pooled", show_default=True,
     help="A model's overall scores: over its pooled items (paper §4, the release) or the equal mean of datasets.")
 
 
@@ -139,7 +152,7 @@ _overall_option = click.option(
 @click.option("--num-layers", type=click.IntRange(min=1), help="BERTScore layer (default 6 for the bundled model).")
 @click.option("--scenario", "scenarios", multiple=True,
               help="Built-in scenario name or a YAML/JSON weights file (repeatable; default: all seven).")
-@click.option("--prompt", type=click.Choice(rq.PROMPTS), default="neutral", show_default=True,
+@click.option("--prompt", type=click.Choice(_PROMPTS), default="neutral", show_default=True,
               help="neutral: the question alone (paper §3.4, the release); structured: one sentence per step and "
                    "a 'Final Answer:' line.")
 @_overall_option
@@ -163,7 +176,11 @@ def evaluate_rqeval(ctx, datasets, data, model, backend, base_url, model_args, g
       kstp evaluate rqeval --dataset gsm8k --model Qwen/Qwen2.5-1.5B-Instruct --backend openai \\
           --base-url http://127.0.0.1:8000/v1 --nli cross-encoder:/models/nli-deberta-v3-small
     """
+    import pandas as pd
+
+    from kstp.evaluators import rqeval as rq
     from kstp.platform.similarity import BertScore, nli_backend
+
     sampling = parse_sampling(gen_kwargs, {"temperature": 0.7, "max_tokens": 256}, n=k, seed=seed)
     chosen = _scenarios(scenarios)
     if (warning := rq.temperature_warning(sampling)) is not None:
@@ -219,6 +236,8 @@ def report_rqeval(ctx, runs, scenarios, overall, out, as_json) -> None:
       kstp report rqeval --out results/
       kstp report rqeval --run 'rqeval:smollm2:gsm8k:0123456789ab' --scenario weights.yaml --json
     """
+    from kstp.evaluators import rqeval as rq
+
     chosen = _scenarios(scenarios)
     frames = rq.stored_runs(get_store(ctx), list(runs) or None)
     if not frames:
@@ -232,7 +251,11 @@ def rqeval() -> None:
 
 
 def _read_scores(path: Path) -> pd.DataFrame:
+    import pandas as pd
+
+    from kstp.evaluators import rqeval as rq
     from kstp.loaders.common import read_text
+
     try:
         frame = pd.read_csv(io.StringIO(read_text(path)))
     except (pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
@@ -260,7 +283,7 @@ def _read_scores(path: Path) -> pd.DataFrame:
               help="CSV, one row per (model, dataset), columns CQ, CS, RS, LS, ES, SS "
                    "(any case; or correctness, consistency, robustness, logical coherence, efficiency, "
                    "stability).")
-@click.option("--control", type=click.Choice(rq.DIMENSIONS), default="cq", show_default=True,
+@click.option("--control", type=click.Choice(_DIMENSIONS), default="cq", show_default=True,
               help="Dimension the partial correlations control for.")
 @click.option("--resamples", type=click.IntRange(min=100), default=10_000, show_default=True,
               help="Bootstrap resamples for the 95% intervals.")
@@ -274,6 +297,8 @@ def validity(path, control, resamples, seed, as_json) -> None:
       kstp rqeval validity --scores results/rqeval_scores.csv
       kstp rqeval validity --scores table7.csv --control cq --json
     """
+    from kstp.evaluators import rqeval as rq
+
     result = rq.discriminant_validity(_read_scores(path), control=control, resamples=resamples, seed=seed)
     if as_json:
         emit(result)

