@@ -43,8 +43,6 @@ from dataclasses import dataclass
 from itertools import chain
 
 import numpy as np
-from scipy import sparse
-from scipy.sparse import csgraph
 
 from kstp.platform.errors import KstpError, NotAKnowledgeStateError, UnknownIdError
 
@@ -149,6 +147,9 @@ class KnowledgeSpace:
             if len(order) == m:
                 break
             # A cycle stopped the order: the strongly connected items are the classes of mutual prerequisites.
+            from scipy import sparse  # here only: scipy costs 0.3 s of import, every caller would pay it
+            from scipy.sparse import csgraph
+
             graph = sparse.csr_matrix((np.ones(len(src), np.int32), (src, dst)), shape=(n, n))
             label = np.asarray(csgraph.connected_components(graph, directed=True, connection="strong")[1], np.int64)
         position = np.empty(len(order), np.int64)
