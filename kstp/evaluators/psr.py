@@ -433,7 +433,7 @@ def evaluate_dataset(store: GraphStore, dataset: str, min_prerequisites: int = 5
     # Ladybug, cheaper to read than ids): position i of ``keys`` is the key of questions[i].
     keyed = store.frame("question_keys", {"dataset": dataset})
     keys = pd.Index(keyed.set_index("questionId")["questionKey"].reindex(questions).to_numpy())
-    pairs = store.frame("question_prerequisite_keys", {"dataset": dataset})
+    pairs = store.frame("question_prerequisite_keys", {"dataset": dataset}, categorical=True)  # 1.2 M rows at XES
     bits = PrerequisiteBitsets(keys, pairs.rename(columns={"fromKey": "fromId", "toKey": "toId"}))
     counted = np.ones(len(questions), bool)
     if exclude_unannotated:

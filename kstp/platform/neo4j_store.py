@@ -30,6 +30,7 @@ from neo4j.exceptions import AuthError, ConfigurationError, ServiceUnavailable, 
 from kstp import __version__
 from kstp.platform import schema
 from kstp.platform.errors import ConfigError, GraphUnavailableError, QueryError, UnknownIdError
+from kstp.platform.queries import get_query
 from kstp.platform.store import GraphStore, records
 
 __all__ = ["Neo4jStore", "BATCH_SIZE", "CONNECT_TIMEOUT_S", "RETRY_TIME_S"]
@@ -155,6 +156,15 @@ class Neo4jStore(GraphStore):
 
     def _execute(self, text: str, params: dict, name: str = "") -> pd.DataFrame:
         return self._run(text, params, name)
+
+    def _execute_categorical(self, text: str, params: dict, name: str = "") -> pd.DataFrame:
+        # The bulk reads (batches the caller bounds) come back as one record holding a list per
+        # row: the driver spends most of a large result on per-record messages, and 53 k
+        # answers arrive 15x faster so (with neo4j-rust-ext decoding the lists).
+        columns = list(get_query(name).returns)
+        wrapped = f"CALL () {{\n{text}\n}}\nRETURN collect([{', '.join(columns)}]) AS rows"
+        rows = pd.DataFrame(self._run(wrapped, params, name, _READ)["rows"].iloc[0], columns=columns)
+        return rows.astype({c: "category" for c in rows.columns if rows[c].dtype == object})
 
     def _execute_rows(self, text: str, rows: pd.DataFrame, name: str = "") -> int:
         done = 0

@@ -81,8 +81,9 @@ class GraphStore:
     def frame(self, name: str, params: dict[str, Any] | None = None, categorical: bool = False) -> pd.DataFrame:
         """Run the registered query ``name``; rows as a DataFrame with its declared columns.
 
-        ``categorical``: string columns as pandas categoricals (for large results that
-        repeat few ids; no Python string per row on engines that can avoid it).
+        ``categorical``: a bulk read (a large result, held whole, that repeats few ids):
+        string columns as pandas categoricals, with no Python string per row on engines
+        that can avoid it; Neo4j sends the rows as one record of lists.
         """
         query = get_query(name)
         params = params or {}

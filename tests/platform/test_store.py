@@ -135,3 +135,20 @@ def test_engine_error_is_one_line_naming_the_query(store):
     with pytest.raises(QueryError, match=rf"(?i)^query probe failed on {engine} \(.+\): .*nope_function") as caught:
         store._execute("RETURN nope_function(1) AS x", {}, "probe")  # the runner every named query goes through
     assert "\n" not in str(caught.value)
+
+
+def test_bulk_read_equals_the_plain_read_with_nulls_and_order(store):
+    """``frame(categorical=True)`` (one record of row lists on Neo4j) gives the plain read's rows, in order."""
+    store.write_nodes("Dataset", pd.DataFrame([{"id": "d", "name": "d"}]))
+    store.write_nodes("Question", pd.DataFrame({"id": ["q3", "q1", "q2"], "dataset": "d", "localId": ["3", "1", "2"],
+                                                "text": ["third", None, "second"], "position": [3, 1, 2]}))
+    store.write_relationships("IN_DATASET", "Question", "Dataset",
+                              pd.DataFrame({"from_id": ["q1", "q2", "q3"], "to_id": "d"}))
+    plain = store.frame("dataset_questions", {"dataset": "d"})
+    bulk = store.frame("dataset_questions", {"dataset": "d"}, categorical=True)
+    assert isinstance(bulk["questionId"].dtype, pd.CategoricalDtype)
+    assert bulk["questionId"].tolist() == plain["questionId"].tolist() == ["q1", "q2", "q3"]
+    assert bulk["text"].astype(object).where(bulk["text"].notna(), None).tolist() == [None, "second", "third"]
+    assert list(bulk.columns) == list(plain.columns)
+    empty = store.frame("dataset_questions", {"dataset": "none"}, categorical=True)
+    assert empty.empty and list(empty.columns) == list(plain.columns)
