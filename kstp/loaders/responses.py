@@ -386,10 +386,11 @@ def write_answers(store: GraphStore, dataset: str, answers: pd.DataFrame, source
     report.notes = {"answers read": len(answers),
                     "repeated answers superseded by a later one": int(len(answers) - last.sum())}
     prefix = scoped(dataset, "")
-    learner_ids = prefix + pd.Index(learners, dtype=object)
+    local = pd.Index(learners, dtype=object)
+    learner_ids = prefix + local
     item_ids = prefix + pd.Index(items, dtype=object)
     nodes = store.write_nodes("Learner", pd.DataFrame(
-        {"id": learner_ids, "kind": "human", "dataset": dataset, "localId": learners}))
+        {"id": learner_ids, "kind": "human", "dataset": dataset, "localId": local}))
     report.add("Learner", nodes)
     kept = np.bincount(learner[order], minlength=len(learners))
     ends = np.cumsum(kept)
