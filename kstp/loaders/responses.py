@@ -396,7 +396,8 @@ def write_answers(store: GraphStore, dataset: str, answers: pd.DataFrame, source
     ends = np.cumsum(kept)
     timestamps = answers["timestamp"]
     no_stamps = bool(timestamps.isna().all())
-    for a, b in _learner_runs(kept, len(order) if nodes.created == len(learners) else batch):
+    fresh = nodes.created == len(learners)  # no answer of theirs can be stored yet
+    for a, b in _learner_runs(kept, len(order) if fresh else batch):
         rows = order[ends[a] - kept[a]:ends[b - 1]]
         stamps = pd.Series(None, index=rows, dtype=object) if no_stamps else timestamps.iloc[rows].astype(object)
         edges = pd.DataFrame({
@@ -405,5 +406,5 @@ def write_answers(store: GraphStore, dataset: str, answers: pd.DataFrame, source
             "correct": answers["correct"].to_numpy(bool)[rows],
             "timestamp": stamps.where(stamps.notna(), None).to_numpy(object),
             "position": position[rows]})
-        report.add("ANSWERED", store.write_relationships("ANSWERED", "Learner", "Question", edges))
+        report.add("ANSWERED", store.write_relationships("ANSWERED", "Learner", "Question", edges, new=fresh))
     return report
