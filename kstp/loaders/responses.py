@@ -21,8 +21,10 @@ as codes (a categorical learner and item column, one string per distinct id; tim
 as Arrow strings), about 20 bytes per answer; a pyKT row's comma-joined lists are split
 and checked in Arrow and numpy, not per value in Python. The whole file is checked
 before anything is written, so a bad line writes nothing. :func:`write_answers` then
-de-duplicates over the whole log (the last answer wins whichever chunk it came from)
-and writes runs of whole learners, so its existence check and bulk load follow the run.
+de-duplicates over the whole log (the last answer wins whichever chunk it came from);
+the answers of learners new to the graph go in one bulk load, and where learners are
+already stored, in runs of whole learners, so the read of their stored answers follows
+the run.
 """
 
 from __future__ import annotations

@@ -185,3 +185,11 @@ def test_pykt_ingest_across_chunks_and_runs_keeps_the_last_answer(store, tmp_pat
                                       "s.csv", batch=batch)
     assert (changed.written["ANSWERED"].created, changed.written["ANSWERED"].updated) == (0, 1)
     assert _stored_answers(store)[1] == ["seq:u1", "seq:2", False, 3, "8"]
+
+
+@pytest.mark.parametrize("rows_before", [1, 5_000])  # the bad byte in the first read, or far into the stream
+def test_long_not_utf8_names_the_line_of_the_bad_byte(tmp_path, rows_before):
+    path = tmp_path / "l.csv"
+    path.write_bytes(b"learner,item,correct\n" + b"u,q1,1\n" * rows_before + b"u,q2,\xff\n")
+    with pytest.raises(InputError, match=rf"l.csv:{rows_before + 2}: not UTF-8 text"):
+        responses.read_long(path, KNOWN, chunk=2)
