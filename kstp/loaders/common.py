@@ -9,17 +9,16 @@ stripped, so ``é`` typed as one code point and as ``e`` + combining accent is o
 from __future__ import annotations
 
 import csv
-import io
 import unicodedata
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from kstp.platform.errors import CycleError, DataNotFoundError, InputError, UnknownIdError
 from kstp.platform.store import WriteReport
 
-__all__ = ["Row", "read_text", "read_header", "read_csv", "normalise_id", "require_columns", "pick_column",
-           "scoped", "LoadReport", "check_acyclic", "collapse_edges", "require_file", "unknown_id",
+__all__ = ["Row", "read_text", "read_header", "read_csv", "read_csv_chunks", "normalise_id", "require_columns",
+           "pick_column", "scoped", "LoadReport", "check_acyclic", "collapse_edges", "require_file", "unknown_id",
            "check_namespace", "yaml_error"]
 
 
@@ -125,28 +124,78 @@ def read_csv(path: str | Path, delimiter: str = ",", short_rows: str = "pad") ->
         When the file is empty, a row has more cells than the header (or fewer, with
         ``short_rows="refuse"``), or a column name repeats.
     """
+    columns, chunks = read_csv_chunks(path, 1 << 16, delimiter, short_rows)
+    return columns, [row for chunk in chunks for row in chunk]
+
+
+def read_csv_chunks(path: str | Path, size: int, delimiter: str = ",",
+                    short_rows: str = "pad") -> tuple[list[str], Iterator[list[Row]]]:
+    """:func:`read_csv` in runs of at most ``size`` rows: the header now, the rows as they are read.
+
+    The file is read as a stream, so memory follows ``size``, not the file. The header
+    is checked on the call; a row's error is raised when its chunk is reached (a file
+    that is not UTF-8 names the line of the first bad byte, as :func:`read_text` does).
+
+    Raises
+    ------
+    DataNotFoundError, InputError
+        As :func:`read_csv`.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "t.csv"
+    >>> _ = path.write_text("a,b\\n1,2\\n\\n3,4\\n5,6\\n")
+    >>> columns, chunks = read_csv_chunks(path, 2)
+    >>> columns, [[(row.line, row.values["a"]) for row in chunk] for chunk in chunks]
+    (['a', 'b'], [[(2, '1'), (4, '3')], [(5, '5')]])
+    """
     path = require_file(path)
-    with io.StringIO(read_text(path), newline="") as handle:
+    if path.is_dir():
+        raise InputError(f"{path} is a folder; expected a file")
+    handle = open(path, newline="", encoding="utf-8-sig")
+    try:
         reader = csv.reader(handle, delimiter=delimiter)
         header = next(reader, None)
         if not header:
             raise InputError(f"{path}:1: empty file, expected a header row")
-        columns = [normalise_id(c) for c in header]
-        if len(set(columns)) != len(columns):
-            dup = next(c for c in columns if columns.count(c) > 1)
-            raise InputError(f"{path}:1: column {dup!r} appears twice in the header")
-        rows = []
+    except UnicodeDecodeError:
+        handle.close()
+        read_text(path)  # raises with the line of the bad byte
+        raise
+    except BaseException:
+        handle.close()
+        raise
+    columns = [normalise_id(c) for c in header]
+    if len(set(columns)) != len(columns):
+        handle.close()
+        dup = next(c for c in columns if columns.count(c) > 1)
+        raise InputError(f"{path}:1: column {dup!r} appears twice in the header")
+    return columns, _row_chunks(path, handle, reader, columns, size, short_rows)
+
+
+def _row_chunks(path: Path, handle, reader, columns: list[str], size: int, short_rows: str) -> Iterator[list[Row]]:
+    with handle:
+        rows: list[Row] = []
         start = reader.line_num + 1
-        for cells in reader:
-            if any(c.strip() for c in cells):
-                if len(cells) > len(columns) or (len(cells) < len(columns) and short_rows == "refuse"):
-                    raise InputError(f"{path}:{start}: {len(cells)} cells but the header has {len(columns)}; "
-                                     "give every row one cell per column")
-                width = len(cells)
-                cells = [normalise_id(c) for c in cells] + [""] * (len(columns) - len(cells))
-                rows.append(Row(start, dict(zip(columns, cells, strict=True)), width))
-            start = reader.line_num + 1
-    return columns, rows
+        try:
+            for cells in reader:
+                if any(c.strip() for c in cells):
+                    if len(cells) > len(columns) or (len(cells) < len(columns) and short_rows == "refuse"):
+                        raise InputError(f"{path}:{start}: {len(cells)} cells but the header has {len(columns)}; "
+                                         "give every row one cell per column")
+                    width = len(cells)
+                    cells = [normalise_id(c) for c in cells] + [""] * (len(columns) - len(cells))
+                    rows.append(Row(start, dict(zip(columns, cells, strict=True)), width))
+                    if len(rows) == size:
+                        yield rows
+                        rows = []
+                start = reader.line_num + 1
+        except UnicodeDecodeError:
+            read_text(path)  # raises with the line of the bad byte
+            raise
+        if rows:
+            yield rows
 
 
 def require_columns(path: str | Path, columns: list[str], needed: Iterable[str]) -> None:

@@ -15,16 +15,38 @@ Three layouts:
 A learner who answers one question more than once keeps the last answer (the rule of
 the LLM-KST release); such repeats are counted in the report. Every item must already
 be a question of the dataset.
+
+Memory: the long and pyKT readers stream the file in chunks of rows and keep the answers
+as codes (a categorical learner and item column, one string per distinct id; timestamps
+as Arrow strings), about 20 bytes per answer; a pyKT row's comma-joined lists are split
+and checked in Arrow and numpy, not per value in Python. The whole file is checked
+before anything is written, so a bad line writes nothing. :func:`write_answers` then
+de-duplicates over the whole log (the last answer wins whichever chunk it came from);
+the answers of learners new to the graph go in one bulk load, and where learners are
+already stored, in runs of whole learners, so the read of their stored answers follows
+the run.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
 
-from kstp.loaders.common import LoadReport, check_namespace, pick_column, read_csv, scoped, unknown_id
+from kstp.loaders.common import (
+    LoadReport,
+    Row,
+    check_namespace,
+    pick_column,
+    read_csv,
+    read_csv_chunks,
+    scoped,
+    unknown_id,
+)
 from kstp.platform.errors import InputError
 from kstp.platform.store import GraphStore
 
@@ -33,6 +55,16 @@ __all__ = ["read_wide", "read_long", "read_pykt", "write_answers", "FORMATS", "M
 FORMATS = ("wide", "long", "pykt")
 #: How a blank cell of a wide matrix is read: refused, or "not attempted".
 MISSING = ("refuse", "blank")
+#: CSV rows parsed at a time: a pyKT row holds a few hundred answers, a long row one.
+PYKT_CHUNK_ROWS = 4_000
+LONG_CHUNK_ROWS = 200_000
+#: Answers per run of whole learners when some learners are already in the graph: the
+#: stored answers of a run are read to compare (a re-run, an update). Learners new to the
+#: graph have no answers yet, so theirs go in one bulk load: each further load into a
+#: non-empty ANSWERED table rewrites its question side (on Ladybug, three loads of 1.8 M
+#: cost 1.7x the CPU of one load of 5.4 M).
+WRITE_BATCH = 1_000_000
+_HINT = "it is not a question of this dataset (ingest the items first)"
 
 
 def _correct(value: str, where: str) -> bool:
@@ -49,7 +81,7 @@ def _answers(learners: list[str], items: list[str], correct: list[bool],
 
 def _require_item(item: str, known: set[str], where: str) -> None:
     if item not in known:
-        raise unknown_id("item", item, where, "it is not a question of this dataset (ingest the items first)")
+        raise unknown_id("item", item, where, _HINT)
 
 
 def read_wide(path: str | Path, known_items: set[str], missing: str = "refuse") -> pd.DataFrame:
@@ -105,8 +137,55 @@ def read_wide(path: str | Path, known_items: set[str], missing: str = "refuse") 
     return answers
 
 
-def read_long(path: str | Path, known_items: set[str]) -> pd.DataFrame:
+class _Collected:
+    """Answers gathered chunk by chunk as integer codes; one Python string per distinct id."""
+
+    def __init__(self) -> None:
+        self.learners: dict[str, int] = {}
+        self.items: dict = {}
+        self.parts: list[tuple[np.ndarray, np.ndarray, np.ndarray, pa.Array]] = []
+
+    @staticmethod
+    def _codes(values: np.ndarray, table: dict) -> np.ndarray:
+        codes, uniques = pd.factorize(values)
+        lookup = np.array([table.setdefault(v, len(table)) for v in uniques.tolist()], dtype=np.int64)
+        return lookup[codes] if len(codes) else np.zeros(0, np.int64)
+
+    def add(self, learners: np.ndarray, items: np.ndarray, correct: np.ndarray, stamps: pa.Array,
+            repeat: np.ndarray | None = None) -> None:
+        """One chunk: ``learners`` per answer, or per row with ``repeat`` answers each."""
+        learner = self._codes(learners, self.learners)
+        self.parts.append((learner if repeat is None else np.repeat(learner, repeat),
+                           self._codes(items, self.items), correct, stamps))
+
+    def frame(self) -> pd.DataFrame:
+        """``learner, item`` (categorical), ``correct`` (bool), ``timestamp`` (Arrow strings, null if none)."""
+        learner, item, correct, stamps = zip(*self.parts, strict=True) if self.parts else ([], [], [], [])
+        return pd.DataFrame({
+            "learner": pd.Categorical.from_codes(np.concatenate([np.zeros(0, np.int64), *learner]),
+                                                 list(self.learners)),
+            "item": pd.Categorical.from_codes(np.concatenate([np.zeros(0, np.int64), *item]),
+                                              [str(i) for i in self.items]),
+            "correct": np.concatenate([np.zeros(0, bool), *correct]),
+            "timestamp": pd.arrays.ArrowExtensionArray(pa.chunked_array(stamps, pa.string()))})
+
+
+def _refuse_first(checks: list[tuple[np.ndarray, Callable[[int], Exception]]]) -> None:
+    """Raise the error of the first row that fails a check; a row's checks run in list order.
+
+    Each check is a per-row "fails" mask and the error for a row index. A mask may be
+    False where an earlier check of the same row already fails.
+    """
+    failing = [(int(np.argmax(fails)), order) for order, (fails, _) in enumerate(checks) if fails.any()]
+    if failing:
+        row, order = min(failing)
+        raise checks[order][1](row)
+
+
+def read_long(path: str | Path, known_items: set[str], chunk: int = LONG_CHUNK_ROWS) -> pd.DataFrame:
     """Read ``learner, item, correct[, timestamp]`` rows into answers.
+
+    The file is read ``chunk`` rows at a time (see the module notes on memory).
 
     Raises
     ------
@@ -116,36 +195,128 @@ def read_long(path: str | Path, known_items: set[str]) -> pd.DataFrame:
         On an item that is not a question of the dataset (with line).
     """
     path = Path(path)
-    columns, rows = read_csv(path)
+    columns, chunks = read_csv_chunks(path, chunk)
     learner_col = pick_column(path, columns, ("learner", "learner_id", "user_id", "person_id", "uid"))
     item_col = pick_column(path, columns, ("item", "item_id", "question_id", "question"))
     correct_col = pick_column(path, columns, ("correct", "response", "score"))
     time_col = pick_column(path, columns, ("timestamp", "time"), required=False)
-    learners, items, correct, times = [], [], [], []
-    for row in rows:
-        learner, item = row.values[learner_col], row.values[item_col]
-        if not learner or not item:
-            raise InputError(f"{path}:{row.line}: empty {learner_col if not learner else item_col}")
-        _require_item(item, known_items, f"{path}:{row.line}")
-        learners.append(learner)
-        items.append(item)
-        correct.append(_correct(row.values[correct_col], f"{path}:{row.line}"))
-        times.append(row.values.get(time_col) or None)
-    return _answers(learners, items, correct, times)
+    known = pd.Index(list(known_items), dtype=object)
+    collected = _Collected()
+    for rows in chunks:
+        _long_chunk(path, rows, (learner_col, item_col, correct_col, time_col), known, collected)
+    return collected.frame()
 
 
-def _ints(text: str, where: str) -> np.ndarray:
+def _long_chunk(path: Path, rows: list[Row], columns: tuple, known: pd.Index, collected: _Collected) -> None:
+    """Check one chunk of long rows (vectorised) and add its answers."""
+    learner_col, item_col, correct_col, time_col = columns
+    learners, items, correct = (np.array([row.values[c] for row in rows], dtype=object)
+                                for c in (learner_col, item_col, correct_col))
+    empty = (learners == "") | (items == "")
+
+    def where(r: int) -> str:
+        return f"{path}:{rows[r].line}"
+
+    _refuse_first([
+        (empty, lambda r: InputError(f"{where(r)}: empty {learner_col if not learners[r] else item_col}")),
+        (~empty & ~pd.Index(items).isin(known), lambda r: unknown_id("item", items[r], where(r), _HINT)),
+        ((correct != "0") & (correct != "1"),
+         lambda r: InputError(f"{where(r)}: a response must be 0 or 1, found {correct[r]!r}")),
+    ])
+    stamps = (pa.array([row.values[time_col] or None for row in rows], pa.string()) if time_col
+              else pa.nulls(len(rows), pa.string()))
+    collected.add(learners, items, correct == "1", stamps)
+
+
+def _int_lists(cells: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Comma-joined integer cells -> (flat values, length per cell, per-cell "not all integers").
+
+    An empty cell is an empty list; values may have space around them, as ``int`` allows.
+    """
+    text = pa.array(cells, pa.string())
+    lists = pc.split_pattern(pc.if_else(pc.equal(text, ""), pa.scalar(None, pa.string()), text), ",")
+    lengths = pc.list_value_length(lists).fill_null(0).to_numpy().astype(np.int64)
+    flat = pc.utf8_trim_whitespace(lists.flatten())
     try:
-        return np.array([int(v) for v in text.split(",")], dtype=np.int64) if text else np.zeros(0, np.int64)
-    except ValueError:
-        raise InputError(f"{where}: expected comma-joined integers, found {text[:40]!r}") from None
+        return pc.cast(flat, pa.int64()).to_numpy(), lengths, np.zeros(len(cells), bool)
+    except pa.ArrowInvalid:
+        good = pc.match_substring_regex(flat, r"^-?[0-9]{1,18}$").to_numpy(zero_copy_only=False)
+        cell = np.repeat(np.arange(len(cells)), lengths)
+        bad = np.bincount(cell[~good], minlength=len(cells)) > 0
+        return pc.cast(pc.if_else(good, flat, "0"), pa.int64()).to_numpy(), lengths, bad
 
 
-def read_pykt(path: str | Path, known_items: set[str]) -> pd.DataFrame:
+def _known_ints(known_items: set[str]) -> np.ndarray:
+    """The known items written as plain integers (``"7"``, not ``"07"``), as a sorted array."""
+    return np.array(sorted(int(i) for i in known_items if i.lstrip("-").isdigit() and str(int(i)) == i),
+                    dtype=np.int64)
+
+
+def _pykt_chunk(path: Path, rows: list[Row], known: np.ndarray, collected: _Collected) -> None:
+    """Check one chunk of pyKT rows (vectorised) and add its answers before the padding."""
+    n = len(rows)
+
+    def where(r: int) -> str:
+        return f"{path}:{rows[r].line}"
+
+    cells = {c: [row.values.get(c, "") for row in rows] for c in ("questions", "responses", "selectmasks",
+                                                                   "timestamps")}
+    (q, lq, bad_q), (r, lr, bad_r), (m, lm, bad_m) = (_int_lists(cells[c]) for c in
+                                                      ("questions", "responses", "selectmasks"))
+    stamp_text = pa.array(cells["timestamps"], pa.string())
+    has_stamps = pc.not_equal(stamp_text, "").to_numpy(zero_copy_only=False)
+    stamp_lists = pc.split_pattern(pc.if_else(has_stamps, stamp_text, pa.scalar(None, pa.string())), ",")
+    ls = np.where(has_stamps, pc.list_value_length(stamp_lists).fill_null(0).to_numpy(), lq)
+    bad_length = (lq != lr) | (ls != lq) | ((lm != 0) & (lm != lq))
+    ok = ~(bad_q | bad_r | bad_m | bad_length)
+    # the rows that passed: their lists line up answer by answer
+    rows_ok = np.flatnonzero(ok)
+    length = lq[rows_ok]
+    row_of = np.repeat(np.arange(len(rows_ok)), length)
+    at = np.arange(len(row_of)) - np.repeat(np.cumsum(length) - length, length)
+    questions, responses = q[np.repeat(ok, lq)], r[np.repeat(ok, lr)]
+    end = length.copy()
+    masked = lm[rows_ok] > 0
+    pad = np.flatnonzero(np.repeat(masked, length))[m[np.repeat(ok, lm)] == -1]
+    first, index = np.unique(row_of[pad], return_index=True)
+    end[first] = at[pad][index]
+    keep = at < end[row_of]
+    bad_01 = np.zeros(n, bool)
+    bad_01[rows_ok] = np.bincount(row_of[keep & (responses != 0) & (responses != 1)], minlength=len(rows_ok)) > 0
+    unknown = keep & ~np.isin(questions, known)
+    bad_id = np.zeros(n, bool)
+    bad_id[rows_ok] = np.bincount(row_of[unknown], minlength=len(rows_ok)) > 0
+
+    def first_unknown(row: int) -> Exception:
+        value = questions[unknown & (row_of == np.searchsorted(rows_ok, row))][0]
+        return unknown_id("item", str(value), where(row), _HINT)
+
+    def not_integers(column: str) -> Callable[[int], Exception]:
+        return lambda row: InputError(f"{where(row)} {column}: expected comma-joined integers, "
+                                      f"found {cells[column][row][:40]!r}")
+
+    _refuse_first([
+        (bad_q, not_integers("questions")), (bad_r, not_integers("responses")), (bad_m, not_integers("selectmasks")),
+        (bad_length, lambda row: InputError(f"{where(row)}: questions, responses, timestamps and selectmasks "
+                                            "differ in length")),
+        (bad_01, lambda row: InputError(f"{where(row)}: responses before the padding must be 0 or 1")),
+        (bad_id, first_unknown),
+    ])
+    # every row passed: the stamps of a row without them are nulls
+    stamp_start = np.cumsum(ls * has_stamps) - ls * has_stamps
+    take = np.repeat(stamp_start, lq) + at
+    stamps = pc.take(stamp_lists.flatten(), pa.array(take, mask=~np.repeat(has_stamps, lq)))
+    uids = np.array([row.values["uid"] for row in rows], dtype=object)
+    collected.add(uids, questions[keep], responses[keep] == 1, stamps.filter(pa.array(keep)),
+                  repeat=np.bincount(row_of[keep], minlength=n))
+
+
+def read_pykt(path: str | Path, known_items: set[str], chunk: int = PYKT_CHUNK_ROWS) -> pd.DataFrame:
     """Read a pyKT question-level sequence CSV into answers, in sequence order.
 
     Each row's lists are cut at the first selectmask of -1 (padding). Responses must
-    be 0/1 there.
+    be 0/1 there. The file is read ``chunk`` rows at a time (see the module notes on
+    memory).
 
     Raises
     ------
@@ -155,47 +326,48 @@ def read_pykt(path: str | Path, known_items: set[str]) -> pd.DataFrame:
         On a question id that is not a question of the dataset (with line).
     """
     path = Path(path)
-    columns, rows = read_csv(path)
+    columns, chunks = read_csv_chunks(path, chunk)
     for needed in ("uid", "questions", "responses"):
         pick_column(path, columns, (needed,))
-    learners, items, correct, times = [], [], [], []
-    for row in rows:
-        where = f"{path}:{row.line}"
-        questions = _ints(row.values["questions"], where + " questions")
-        responses = _ints(row.values["responses"], where + " responses")
-        masks = _ints(row.values.get("selectmasks", ""), where + " selectmasks")
-        stamps = row.values.get("timestamps", "")
-        stamps = stamps.split(",") if stamps else [None] * len(questions)
-        lengths = {len(questions), len(responses), len(stamps)} | ({len(masks)} if len(masks) else set())
-        if len(lengths) > 1:
-            raise InputError(f"{where}: questions, responses, timestamps and selectmasks differ in length")
-        end = int(np.argmax(masks == -1)) if len(masks) and (masks == -1).any() else len(questions)
-        questions, responses = questions[:end], responses[:end]
-        if ((responses != 0) & (responses != 1)).any():
-            raise InputError(f"{where}: responses before the padding must be 0 or 1")
-        names = questions.astype(str)
-        for name in set(names.tolist()) - known_items:
-            _require_item(name, known_items, where)
-        learners += [row.values["uid"]] * end
-        items += names.tolist()
-        correct += (responses == 1).tolist()
-        times += stamps[:end]
-    return _answers(learners, items, correct, times)
+    known = _known_ints(known_items)
+    collected = _Collected()
+    for rows in chunks:
+        _pykt_chunk(path, rows, known, collected)
+    return collected.frame()
 
 
-def write_answers(store: GraphStore, dataset: str, answers: pd.DataFrame, source: str) -> LoadReport:
+def _learner_runs(counts: np.ndarray, batch: int) -> list[tuple[int, int]]:
+    """Consecutive learners ``[a, b)`` whose answers add up to about ``batch``; a learner is never split.
+
+    >>> _learner_runs(np.array([3, 3, 3, 5, 1]), 6)
+    [(0, 2), (2, 4), (4, 5)]
+    """
+    start = np.cumsum(counts) - counts
+    cuts = np.flatnonzero(np.diff(start // max(batch, 1))) + 1
+    bounds = [0, *cuts.tolist(), len(counts)]
+    return list(zip(bounds[:-1], bounds[1:], strict=True))
+
+
+def write_answers(store: GraphStore, dataset: str, answers: pd.DataFrame, source: str,
+                  batch: int = WRITE_BATCH) -> LoadReport:
     """Write learners and their answers (the last answer per learner and item wins); idempotent.
 
     Parameters
     ----------
     answers : pandas.DataFrame
         Columns ``learner, item, correct, timestamp`` with local ids, in answer order.
+    batch : int
+        About this many answers go to the store at a time, in runs of whole learners,
+        when some of the learners are already in the graph; otherwise all at once.
 
     Notes
     -----
-    The edges reach the store with categorical id columns (one string per learner and
-    per item), so the store's de-duplication and bulk load never touch 5 M Python
-    strings; Ladybug loads them with ``COPY FROM`` an Arrow table.
+    De-duplication and each answer's ``position`` (1-based within its learner) are
+    computed once over the whole log, so every kept answer falls in exactly one run:
+    the report's counts are those of one write, and a re-run finds every answer
+    unchanged. The edges reach the store with categorical id columns (one
+    string per learner and per item); Ladybug loads them with ``COPY FROM`` an Arrow
+    table.
     """
     check_namespace(dataset, "dataset")
     if answers.empty:
@@ -205,20 +377,36 @@ def write_answers(store: GraphStore, dataset: str, answers: pd.DataFrame, source
     # hash ints, not strings, and the scoped ids are built once per distinct value.
     learner, learners = pd.factorize(answers["learner"])
     item, items = pd.factorize(answers["item"])
-    key = pd.Series(learner.astype(np.int64) * max(len(items), 1) + item)
-    last = ~key.duplicated(keep="last").to_numpy()
-    position = pd.Series(learner).groupby(learner).cumcount().to_numpy() + 1
+    last = ~pd.Series(learner.astype(np.int64) * max(len(items), 1) + item).duplicated(keep="last").to_numpy()
+    # answers grouped by learner, in answer order within each (a no-op on a grouped log)
+    order = (np.arange(len(learner)) if (np.diff(learner) >= 0).all()
+             else np.argsort(learner, kind="stable"))
+    counts = np.bincount(learner, minlength=len(learners))
+    position = np.empty(len(learner), np.int64)
+    position[order] = np.arange(len(learner)) - np.repeat(np.cumsum(counts) - counts, counts) + 1
+    order = order[last[order]]
     report.notes = {"answers read": len(answers),
                     "repeated answers superseded by a later one": int(len(answers) - last.sum())}
     prefix = scoped(dataset, "")
-    learner_ids = prefix + pd.Index(learners, dtype=object)
-    report.add("Learner", store.write_nodes("Learner", pd.DataFrame(
-        {"id": learner_ids, "kind": "human", "dataset": dataset, "localId": learners})))
-    edges = pd.DataFrame({
-        "from_id": pd.Categorical.from_codes(learner[last], learner_ids),
-        "to_id": pd.Categorical.from_codes(item[last], prefix + pd.Index(items, dtype=object)),
-        "correct": answers["correct"].to_numpy(bool)[last],
-        "timestamp": answers["timestamp"].to_numpy(object)[last],
-        "position": position[last].astype(np.int64)})
-    report.add("ANSWERED", store.write_relationships("ANSWERED", "Learner", "Question", edges))
+    local = pd.Index(learners, dtype=object)
+    learner_ids = prefix + local
+    item_ids = prefix + pd.Index(items, dtype=object)
+    nodes = store.write_nodes("Learner", pd.DataFrame(
+        {"id": learner_ids, "kind": "human", "dataset": dataset, "localId": local}))
+    report.add("Learner", nodes)
+    kept = np.bincount(learner[order], minlength=len(learners))
+    ends = np.cumsum(kept)
+    timestamps = answers["timestamp"]
+    no_stamps = bool(timestamps.isna().all())
+    fresh = nodes.created == len(learners)  # no answer of theirs can be stored yet
+    for a, b in _learner_runs(kept, len(order) if fresh else batch):
+        rows = order[ends[a] - kept[a]:ends[b - 1]]
+        stamps = pd.Series(None, index=rows, dtype=object) if no_stamps else timestamps.iloc[rows].astype(object)
+        edges = pd.DataFrame({
+            "from_id": pd.Categorical.from_codes(learner[rows], learner_ids),
+            "to_id": pd.Categorical.from_codes(item[rows], item_ids),
+            "correct": answers["correct"].to_numpy(bool)[rows],
+            "timestamp": stamps.where(stamps.notna(), None).to_numpy(object),
+            "position": position[rows]})
+        report.add("ANSWERED", store.write_relationships("ANSWERED", "Learner", "Question", edges, new=fresh))
     return report

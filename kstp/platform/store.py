@@ -144,7 +144,7 @@ class GraphStore:
                            lambda changed: self._update_nodes(label, changed))
 
     def write_relationships(self, rel: str, from_label: str, to_label: str,
-                            rows: pd.DataFrame) -> WriteReport:
+                            rows: pd.DataFrame, new: bool = False) -> WriteReport:
         """Create or update ``(from)-[rel]->(to)`` relationships keyed by their endpoints.
 
         Parameters
@@ -152,6 +152,10 @@ class GraphStore:
         rows : pandas.DataFrame
             Columns ``from_id``, ``to_id`` and any subset of the type's properties.
             Both endpoints must exist.
+        new : bool
+            The caller vouches that no ``(from_id, to_id)`` pair repeats and none is
+            stored yet (every from-node was just created by the caller): the rows are
+            created without reading the stored ones or de-duplicating.
 
         Raises
         ------
@@ -163,10 +167,14 @@ class GraphStore:
         spec = schema.rel_type(rel, from_label, to_label)
         props = dict(spec.properties)
         keys = ["from_id", "to_id"]
-        rows = self._checked(rows, {**props, "from_id": "STRING", "to_id": "STRING"}, keys, rel)
+        rows = self._checked(rows, {**props, "from_id": "STRING", "to_id": "STRING"}, keys, rel, unique=new)
         columns = [c for c in rows.columns if c not in keys]
-        existing = self._existing_rels(rel, from_label, to_label, rows["from_id"].unique().tolist(), columns)
         full = [("from_id", "STRING"), ("to_id", "STRING"), *spec.properties]
+        if new:
+            if len(rows):
+                self._create_rels(rel, from_label, to_label, self._full(rows, full))
+            return WriteReport(created=len(rows))
+        existing = self._existing_rels(rel, from_label, to_label, rows["from_id"].unique().tolist(), columns)
         return self._apply(rows, existing, keys,
                            lambda new: self._create_rels(rel, from_label, to_label, self._full(new, full)),
                            lambda changed: self._update_rels(rel, from_label, to_label, changed))
@@ -195,14 +203,15 @@ class GraphStore:
         return self.delete_relationships(rel, from_label, to_label, merged[merged["_merge"] == "left_only"])
 
     @staticmethod
-    def _checked(rows: pd.DataFrame, props: dict[str, str], keys: list[str], what: str) -> pd.DataFrame:
+    def _checked(rows: pd.DataFrame, props: dict[str, str], keys: list[str], what: str,
+                 unique: bool = False) -> pd.DataFrame:
         unknown = [c for c in rows.columns if c not in props]
         if unknown:
             raise InputError(f"{what} has no property {unknown[0]!r}; known: {', '.join(props)}")
         for key in keys:
             if key not in rows.columns or rows[key].isna().any():
                 raise InputError(f"{what} rows need a non-empty {key!r} column")
-        return rows.drop_duplicates(subset=keys, keep="last").reset_index(drop=True)
+        return rows if unique else rows.drop_duplicates(subset=keys, keep="last").reset_index(drop=True)
 
     @staticmethod
     def _full(rows: pd.DataFrame, properties) -> pd.DataFrame:

@@ -101,3 +101,95 @@ def test_ingesting_real_logs_twice_changes_nothing(store, data_root):
     second = responses.write_answers(store, "frcsub", answers, "responses.csv")
     assert (second.written["Learner"].unchanged, second.written["ANSWERED"].unchanged) == (536, 10720)
     assert second.written["ANSWERED"].created == 0
+
+
+# ---- chunk boundaries: the file is read a few rows at a time and written in runs of learners ----
+PYKT_SPLIT = ('uid,questions,responses,timestamps,selectmasks\n'
+              'u1,"1,2","1,0","5,6","1,1"\n'
+              'u2,"1,-1","0,-1","7,-1","1,-1"\n'
+              '\n'
+              'u1,"2,3,-1","1,1,-1","8,9,-1","1,1,-1"\n')
+
+
+@pytest.mark.parametrize("chunk", [1, 2, 1000])
+def test_pykt_chunks_keep_rows_of_a_learner_apart_in_the_file(tmp_path, chunk):
+    path = tmp_path / "s.csv"
+    path.write_text(PYKT_SPLIT)
+    answers = responses.read_pykt(path, {"1", "2", "3"}, chunk=chunk)
+    assert answers[["learner", "item", "correct", "timestamp"]].values.tolist() == [
+        ["u1", "1", True, "5"], ["u1", "2", False, "6"], ["u2", "1", False, "7"],
+        ["u1", "2", True, "8"], ["u1", "3", True, "9"]]
+
+
+@pytest.mark.parametrize("text, error, message", [
+    # line 5, after a blank line, in the third chunk of one row
+    (PYKT_SPLIT.replace('"2,3,-1"', '"2,4,-1"'), UnknownIdError, r"unknown item '4' at .*s.csv:5;"),
+    (PYKT_SPLIT.replace('"1,1,-1","8', '"1,2,-1","8'), InputError,
+     "s.csv:5: responses before the padding must be 0 or 1"),
+    (PYKT_SPLIT.replace('"8,9,-1"', '"8,9"'), InputError, "s.csv:5: questions, responses, timestamps and "),
+    (PYKT_SPLIT.replace('"0,-1","7', '"0,x","7'), InputError,
+     r"s.csv:3 responses: expected comma-joined integers, found '0,x'"),
+    # an unknown item after the padding is not read; the first bad row is named, not a later one
+    (PYKT_SPLIT.replace('"1,-1","0,-1"', '"1,9","0,-1"').replace('"2,3,-1"', '"2,4,-1"'), UnknownIdError,
+     r"unknown item '4' at .*s.csv:5;"),
+    (PYKT_SPLIT.replace('"1,2","1,0"', '"1,8","1,0"').replace('"2,3,-1"', '"2,4,-1"'), UnknownIdError,
+     r"unknown item '8' at .*s.csv:2;"),
+])
+@pytest.mark.parametrize("chunk", [1, 1000])
+def test_pykt_refusal_in_a_later_chunk_names_its_line(tmp_path, text, error, message, chunk):
+    (tmp_path / "s.csv").write_text(text)
+    with pytest.raises(error, match=message):
+        responses.read_pykt(tmp_path / "s.csv", {"1", "2", "3"}, chunk=chunk)
+
+
+def test_long_refusal_in_a_later_chunk_names_its_line(tmp_path):
+    path = tmp_path / "l.csv"
+    path.write_text("learner,item,correct\nu,q1,1\n\nu,q2,0\nv,q1,1\nv,q9,1\n")
+    with pytest.raises(UnknownIdError, match="unknown item 'q9' at .*l.csv:6"):
+        responses.read_long(path, KNOWN, chunk=2)
+    path.write_text("learner,item,correct\nu,q1,1\nu,q2,0\nv,,1\nv,q9,x\n")
+    with pytest.raises(InputError, match="l.csv:4: empty item"):
+        responses.read_long(path, KNOWN, chunk=2)
+
+
+def _stored_answers(store) -> list[list]:
+    rows = store._execute("MATCH (l:Learner)-[a:ANSWERED]->(q:Question) RETURN l.id AS learner, q.id AS item, "
+                          "a.correct AS correct, a.position AS position, a.timestamp AS timestamp "
+                          "ORDER BY learner, position", {})
+    return rows.values.tolist()
+
+
+@pytest.mark.parametrize("chunk, batch", [(1, 1), (2, 3), (1000, 1000)])
+def test_pykt_ingest_across_chunks_and_runs_keeps_the_last_answer(store, tmp_path, chunk, batch):
+    from kstp.loaders import items
+
+    (tmp_path / "items.csv").write_text("item_id\n1\n2\n3\n")
+    items.write_items(store, items.read_items_csv(tmp_path / "items.csv", "seq"))
+    path = tmp_path / "s.csv"
+    path.write_text(PYKT_SPLIT)
+    answers = responses.read_pykt(path, {"1", "2", "3"}, chunk=chunk)
+    first = responses.write_answers(store, "seq", answers, "s.csv", batch=batch)
+    # u1 answers q2 twice, in two chunks: the later answer (correct, position 3) wins
+    assert _stored_answers(store) == [
+        ["seq:u1", "seq:1", True, 1, "5"], ["seq:u1", "seq:2", True, 3, "8"], ["seq:u1", "seq:3", True, 4, "9"],
+        ["seq:u2", "seq:1", False, 1, "7"]]
+    assert first.notes == {"answers read": 5, "repeated answers superseded by a later one": 1}
+    assert (first.written["Learner"].created, first.written["ANSWERED"].created) == (2, 4)
+    again = responses.write_answers(store, "seq", answers, "s.csv", batch=batch)
+    assert (again.written["Learner"].created, again.written["Learner"].updated) == (0, 0)
+    assert (again.written["ANSWERED"].created, again.written["ANSWERED"].updated,
+            again.written["ANSWERED"].unchanged) == (0, 0, 4)
+    # a changed answer in the last chunk updates that edge only
+    path.write_text(PYKT_SPLIT.replace('"1,1,-1","8', '"0,1,-1","8'))
+    changed = responses.write_answers(store, "seq", responses.read_pykt(path, {"1", "2", "3"}, chunk=chunk),
+                                      "s.csv", batch=batch)
+    assert (changed.written["ANSWERED"].created, changed.written["ANSWERED"].updated) == (0, 1)
+    assert _stored_answers(store)[1] == ["seq:u1", "seq:2", False, 3, "8"]
+
+
+@pytest.mark.parametrize("rows_before", [1, 5_000])  # the bad byte in the first read, or far into the stream
+def test_long_not_utf8_names_the_line_of_the_bad_byte(tmp_path, rows_before):
+    path = tmp_path / "l.csv"
+    path.write_bytes(b"learner,item,correct\n" + b"u,q1,1\n" * rows_before + b"u,q2,\xff\n")
+    with pytest.raises(InputError, match=rf"l.csv:{rows_before + 2}: not UTF-8 text"):
+        responses.read_long(path, KNOWN, chunk=2)
