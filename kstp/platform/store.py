@@ -39,9 +39,15 @@ class WriteReport:
 
 
 def _same(a: pd.Series, b: pd.Series) -> pd.Series:
-    if a.dtype == object or b.dtype == object:  # list properties arrive as lists or arrays
+    if _may_hold_lists(a) or _may_hold_lists(b):  # list properties arrive as lists or arrays
         a, b = a.map(_plain), b.map(_plain)
     return (a == b) | (a.isna() & b.isna())
+
+
+def _may_hold_lists(values: pd.Series) -> bool:
+    # pandas' C type inference says "mixed" for lists and arrays; strings and all-None columns
+    # (timestamps of a re-run: 5.4 M values) skip the per-value map, 2 s of a 3.7 s re-run.
+    return values.dtype == object and pd.api.types.infer_dtype(values, skipna=True) not in ("string", "empty")
 
 
 def _plain(value):
