@@ -174,6 +174,23 @@ def test_transport_failures_are_not_stored_and_are_asked_again(toy):
     assert len(toy.frame("run_responses", {"runId": run_id})) == 3
 
 
+@pytest.fixture
+def sigint_to_python():
+    """SIGINT raises KeyboardInterrupt here and in the children started meanwhile.
+
+    In the whole suite (not in this module alone, nor in either half of the suite) both
+    interrupt tests saw SIGINT go nowhere, as if something earlier in the session left it
+    ignored or blocked; each kstp process starts with Python's own handler, so the tests
+    restore that state for themselves.
+    """
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    mask = signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+    yield
+    signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+    signal.signal(signal.SIGINT, previous)
+
+
+@pytest.mark.usefixtures("sigint_to_python")
 def test_interrupt_stores_every_completion_that_arrived(toy):
     with FakeEndpoint(["ok", "ok", "ok", "stall", "stall", "stall"]) as server:
         backend = _backend(server.base_url, concurrency=6)
@@ -205,6 +222,7 @@ def _kstp(graph: str, *args) -> subprocess.Popen:
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT)
 
 
+@pytest.mark.usefixtures("sigint_to_python")
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
 def test_cli_evaluate_interrupted_stores_what_arrived_and_exits_130(tmp_path, sig):
     graph = _toy_graph(tmp_path)
