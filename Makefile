@@ -58,7 +58,7 @@ $(VLLM_STAMP): pyproject.toml
 test-vllm: $(VLLM_STAMP)
 	$(VLLM_VENV)/bin/python tools/gguf_to_hf.py $(VLLM_MODEL)
 	KSTP_TEST_VLLM_MODEL=$(VLLM_MODEL) OMP_NUM_THREADS=1 VLLM_CPU_KVCACHE_SPACE=1 \
-		$(VLLM_VENV)/bin/pytest -p no:cacheprovider -m vllm tests/platform/test_vllm.py
+		$(VLLM_VENV)/bin/pytest -p no:cacheprovider -m vllm tests/inference/test_vllm.py
 
 ## lint: ruff, and Neo4j 5's own linter over every .cypher file
 lint: $(STAMP)

@@ -25,8 +25,8 @@ import numpy as np
 import pandas as pd
 
 from benchmarks.common import REPO, banner, data_root, fmt_ratio, fmt_s, print_table, timed
-from kstp.platform.blim import delineate, fit_blim, response_patterns
-from kstp.platform.spaces import KnowledgeSpace
+from kstp.kst.blim import delineate, fit_blim, response_patterns
+from kstp.kst.spaces import KnowledgeSpace
 
 __all__ = ["main", "summary"]
 

@@ -27,7 +27,7 @@ __all__ = ["main", "summary"]
 HELP_TARGET_S = 0.5
 NOOP_TARGET_S = 2.0
 _EAGER = ("import openai, tenacity, matplotlib.pyplot, statsmodels.stats.multitest, scipy.stats\n"
-          "import pandas, pyarrow, scipy.sparse, rich.progress, kstp.platform.store, kstp.platform.spaces\n")
+          "import pandas, pyarrow, scipy.sparse, rich.progress, kstp.graph.store, kstp.kst.spaces\n")
 _RUN = ("import sys, time\n{pre}from kstp.cli.main import cli\nstart = time.perf_counter()\n"
         "try:\n    cli.main(sys.argv[1:], prog_name='kstp')\nexcept SystemExit as exc:\n    code = exc.code or 0\n"
         "print('BENCH', time.perf_counter() - start, file=sys.stderr)\nsys.exit(code)")

@@ -262,7 +262,7 @@ def build_item_graph(path: Path | str, annotation: Path | None = None):
     """
     from kstp.loaders.items import framework_concepts, read_concept_map, write_items
     from kstp.loaders.standards import load_standards
-    from kstp.platform.store import open_store
+    from kstp.graph.store import open_store
 
     store = open_store(path if isinstance(path, str) and ":" in path else f"ladybug:{path}")
     load_standards(store, standards_path())

@@ -91,7 +91,7 @@ def _pairs(frame: pd.DataFrame) -> set[tuple[str, str]]:
 
 
 def main(quick: bool = False) -> dict:
-    from kstp.platform.kst import derive_question_prerequisites, question_prerequisite_pairs
+    from kstp.graph.structures import derive_question_prerequisites, question_prerequisite_pairs
 
     size = sizes(quick)
     banner(f"(b) Eq. 1 strict on the real annotation map and Coherence Map{' [quick]' if quick else ''}")

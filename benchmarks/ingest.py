@@ -98,7 +98,7 @@ def child_ingest(graph: str, csv: str) -> dict:
 
 def child_copy(graph: str, edges: str) -> dict:
     """Floor: Learner nodes by kstp (untimed), then one ``COPY ANSWERED FROM`` an Arrow table with string keys."""
-    from kstp.platform import schema
+    from kstp.graph import schema
 
     store = build_item_graph(Path(graph))
     table = pq.read_table(edges)
@@ -147,8 +147,8 @@ def child_unwind(graph: str, edges: str, mode: str) -> dict:
 def child_pipeline(graph: str) -> dict:
     """The steps after ingest on the full graph: Eq. 1 (strict) and PSR with write-back."""
     from kstp.evaluators.psr import evaluate_dataset
-    from kstp.platform.kst import derive_question_prerequisites
-    from kstp.platform.store import open_store
+    from kstp.graph.structures import derive_question_prerequisites
+    from kstp.graph.store import open_store
 
     store = open_store(f"ladybug:{graph}")
     with PeakRss() as derive_peak:

@@ -94,13 +94,13 @@ def random_digraph(n: int, p: float, seed: int) -> tuple[list[str], list[tuple[s
 
 # ---- the three tools -----------------------------------------------------------------------
 def run_kstp(items, pairs) -> set[frozenset[str]]:
-    from kstp.platform.spaces import KnowledgeSpace
+    from kstp.kst.spaces import KnowledgeSpace
 
     return set(KnowledgeSpace.build(items, pairs).states(limit=None))
 
 
 def count_kstp(items, pairs) -> int:
-    from kstp.platform.spaces import KnowledgeSpace
+    from kstp.kst.spaces import KnowledgeSpace
 
     return KnowledgeSpace.build(items, pairs).count(limit=None)
 
@@ -134,7 +134,7 @@ Fringes = dict[frozenset[str], tuple[frozenset[str], frozenset[str]]]  # state -
 
 def fringes_kstp(items, pairs):
     """kstp's (space, (states, inner, outer) masks): what the states/s figure times."""
-    from kstp.platform.spaces import KnowledgeSpace
+    from kstp.kst.spaces import KnowledgeSpace
 
     space = KnowledgeSpace.build(items, pairs)
     return space, space.fringes(limit=None)

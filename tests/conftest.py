@@ -25,10 +25,10 @@ import pytest
 
 from kstp.loaders import items, responses
 from kstp.loaders.standards import load_standards
-from kstp.platform.errors import ConfigError
-from kstp.platform.ladybug_store import LadybugStore
-from kstp.platform.settings import GraphTarget
-from kstp.platform.store import GraphStore
+from kstp.errors import ConfigError
+from kstp.graph.ladybug import LadybugStore
+from kstp.settings import GraphTarget
+from kstp.graph.store import GraphStore
 
 #: The engines every graph test runs on.
 ENGINES = ["ladybug", "neo4j"]
@@ -85,7 +85,7 @@ def neo4j_server() -> GraphTarget:
 
 def connect_neo4j(target: GraphTarget) -> GraphStore:
     """A connection to the test server ``target``; a refusal fails the test without a traceback."""
-    from kstp.platform.neo4j_store import Neo4jStore
+    from kstp.graph.neo4j import Neo4jStore
 
     try:
         return Neo4jStore(target.location, target.user, target.password)

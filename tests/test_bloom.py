@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from kstp.platform import schema
+from kstp.graph import schema
 
 ROOT = Path(__file__).resolve().parents[1]
 PERSPECTIVES = sorted((ROOT / "bloom").glob("*.json"))
@@ -92,7 +92,7 @@ def _demo_graph(store, data_root) -> None:
     from kstp.evaluators import counterexamples, koc
     from kstp.loaders import items, responses
     from kstp.loaders.standards import load_standards
-    from kstp.platform.kst import derive_question_prerequisites
+    from kstp.graph.structures import derive_question_prerequisites
 
     load_standards(store, data_root / "standards/nys_concepts.json")
     known = items.framework_concepts(store, "ccss")

@@ -20,8 +20,8 @@ from pathlib import Path
 
 from kstp.loaders import catalogues, items
 from kstp.loaders.standards import load_standards
-from kstp.platform.kst import derive_question_prerequisites
-from kstp.platform.ladybug_store import LadybugStore
+from kstp.graph.structures import derive_question_prerequisites
+from kstp.graph.ladybug import LadybugStore
 
 ROOT = Path(__file__).resolve().parent.parent
 COMMAND = "python tools/build_catalogues.py"

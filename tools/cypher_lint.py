@@ -13,7 +13,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from kstp.platform.schema import node_labels, rel_types
+from kstp.graph.schema import node_labels, rel_types
 
 ROOT = Path(__file__).resolve().parent.parent
 LINTER = ROOT / "tools" / "cypher-lint"

@@ -32,7 +32,7 @@ def convert(gguf: Path, out: Path) -> Path:
 
 def main(argv: list[str]) -> int:
     if len(argv) == 1:
-        from kstp.platform.backends.local import smollm2_path
+        from kstp.inference.backends.local import smollm2_path
 
         gguf, out = smollm2_path(), Path(argv[0])
     elif len(argv) == 2:

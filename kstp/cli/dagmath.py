@@ -8,7 +8,7 @@ import click
 
 from kstp.cli.models import backend_options, parse_sampling, progress_bar, start_backend
 from kstp.cli.output import dumps, emit, get_store, json_option, message, print_table, status
-from kstp.platform.errors import UnknownIdError
+from kstp.errors import UnknownIdError
 
 __all__ = ["ingest_cot", "evaluate_dagmath", "report_dagmath"]
 
@@ -36,7 +36,7 @@ def _write_report(store, run_id: str, out: Path | None) -> dict:
     import pandas as pd
 
     from kstp.evaluators import dagmath as dagmath_evaluator
-    from kstp.platform.plots import box_groups, curves
+    from kstp.reports.plots import box_groups, curves
     metrics = dagmath_evaluator.score_run(store, run_id)
     summary = {"runId": run_id, **dagmath_evaluator.aggregate(metrics)}
     table1 = dagmath_evaluator.statistics_by_class(metrics)

@@ -7,10 +7,10 @@ from typing import TYPE_CHECKING
 import click
 
 from kstp.cli.output import emit, get_store, json_option, message, print_table
-from kstp.platform.settings import graph_target
+from kstp.settings import graph_target
 
 if TYPE_CHECKING:
-    from kstp.platform.store import GraphStore
+    from kstp.graph.store import GraphStore
 
 __all__ = ["db", "graph_stats"]
 

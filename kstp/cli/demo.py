@@ -11,7 +11,7 @@ import click
 
 from kstp import __version__
 from kstp.cli.output import get_store, message, print_table, status
-from kstp.platform.settings import data_dir, graph_target
+from kstp.settings import data_dir, graph_target
 
 __all__ = ["demo"]
 
@@ -104,7 +104,7 @@ def demo(ctx: click.Context, data: Path | None, out: Path) -> None:
     from kstp.loaders import items as items_loader
     from kstp.loaders import responses as responses_loader
     from kstp.loaders.standards import load_standards
-    from kstp.platform.kst import derive_question_prerequisites
+    from kstp.graph.structures import derive_question_prerequisites
 
     root = data_dir(data)
     graph = _graph_files(ctx)

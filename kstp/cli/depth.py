@@ -25,7 +25,7 @@ def depth(ctx: click.Context, framework: str, write: bool, as_json: bool) -> Non
     Example:
       kstp kst depth --framework ccss --write
     """
-    from kstp.platform import gds
+    from kstp.graph import gds
 
     store = get_store(ctx)
     rows = (gds.write_concept_depth if write else gds.concept_depth)(store, framework)

@@ -8,7 +8,7 @@ from kstp.cli.output import emit, get_store, json_option, print_table, status
 
 __all__ = ["derive"]
 
-#: Eq. 1's rules (kstp.platform.kst.RULES; named here so --help imports no numerics).
+#: Eq. 1's rules (kstp.graph.structures.RULES; named here so --help imports no numerics).
 _RULES = ("strict", "reflexive")
 
 
@@ -39,7 +39,7 @@ def question_prerequisites(ctx, datasets: tuple[str, ...], rule: str, as_json: b
     """
     import pandas as pd
 
-    from kstp.platform.kst import derive_question_prerequisites
+    from kstp.graph.structures import derive_question_prerequisites
 
     store = get_store(ctx)
     datasets = datasets or tuple(r["datasetId"] for r in store.run("datasets"))

@@ -8,7 +8,7 @@ import click
 
 from kstp.cli.models import backend_options, parse_sampling, progress_bar, start_backend, write_run_files
 from kstp.cli.output import dumps, emit, get_store, json_option, message, print_table, status
-from kstp.platform.errors import InputError
+from kstp.errors import InputError
 
 __all__ = ["evaluate"]
 
@@ -54,7 +54,7 @@ def psr(ctx, datasets: tuple[str, ...], out: Path, denominator: str, min_prerequ
     import pandas as pd
 
     from kstp.evaluators import psr as psr_evaluator
-    from kstp.platform.plots import grouped_bars
+    from kstp.reports.plots import grouped_bars
 
     store = get_store(ctx)
     datasets = datasets or tuple(r["datasetId"] for r in store.run("datasets") if r["answers"])

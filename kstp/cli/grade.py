@@ -7,8 +7,8 @@ import sys
 import click
 
 from kstp.cli.output import emit, json_option
-from kstp.platform.answers import KINDS, PERCENT_POLICIES
-from kstp.platform.answers import grade as grade_answer
+from kstp.inference.grading import KINDS, PERCENT_POLICIES
+from kstp.inference.grading import grade as grade_answer
 
 __all__ = ["grade"]
 

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 import click
 
 from kstp.cli.output import emit, get_store, json_option, message, print_table, status
-from kstp.platform.errors import InputError
+from kstp.errors import InputError
 
 if TYPE_CHECKING:
     from kstp.loaders.common import LoadReport

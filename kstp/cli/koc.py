@@ -62,7 +62,7 @@ def koc(ctx, dataset: str, learners: tuple[str, ...], cuts: str, group_names: st
       kstp evaluate koc --dataset frcsub --no-groups --learner frcsub:Subject001 --learner frcsub:Subject002
     """
     from kstp.evaluators import koc as koc_evaluator
-    from kstp.platform.plots import heatmap
+    from kstp.reports.plots import heatmap
     cut_points = _floats(cuts, "--cuts")
     names = tuple(n.strip() for n in group_names.split(",") if n.strip())
     store = get_store(ctx)

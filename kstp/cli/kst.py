@@ -54,7 +54,7 @@ def fringe(ctx, dataset: str, state_ids: str, learner: str | None, fringe: str, 
       kstp kst fringe --dataset frcsub --state Item09 --fringe notions
       kstp kst fringe --dataset probability_pks --learner probability_pks:l0001 --json
     """
-    from kstp.platform import kst as structures
+    from kstp.graph import structures
     store = get_store(ctx)
     if learner and state_ids:
         raise click.UsageError("give --state or --learner, not both")
@@ -83,7 +83,7 @@ def check(ctx, dataset: str, state_ids: str, as_json: bool) -> None:
     Example:
       kstp kst check --dataset frcsub --state Item04,Item10
     """
-    from kstp.platform import kst as structures
+    from kstp.graph import structures
     violations = structures.check_state(get_store(ctx), dataset, _ids(dataset, state_ids))
     if as_json:
         emit({"isState": not violations, "missingPrerequisites": violations})
@@ -123,7 +123,7 @@ def space(ctx, dataset: str, mode: str, sample: int | None, seed: int, limit: in
       kstp kst space --dataset probability_pks --enumerate --json
       kstp kst space --dataset xes3g5m --sample 100 --seed 1 --store
     """
-    from kstp.platform import kst as structures
+    from kstp.graph import structures
     graph = get_store(ctx)
     if sample is not None:
         knowledge_space = structures.dataset_space(graph, dataset)

@@ -29,8 +29,8 @@ from kstp.cli.report import report
 from kstp.cli.rqeval import evaluate_rqeval, report_rqeval, rqeval
 from kstp.cli.scaffolding import scaffolding, scaffolding_report
 from kstp.cli.validate import validate
-from kstp.platform.errors import KstpError
-from kstp.platform.settings import graph_target
+from kstp.errors import KstpError
+from kstp.settings import graph_target
 
 __all__ = ["cli"]
 

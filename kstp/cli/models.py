@@ -10,8 +10,8 @@ from pathlib import Path
 import click
 
 from kstp.cli.output import dumps, err_console, status
-from kstp.platform.errors import ConfigError
-from kstp.platform.inference import Backend, Sampling, get_backend
+from kstp.errors import ConfigError
+from kstp.inference.backend import Backend, Sampling, get_backend
 
 __all__ = ["GEN_KEYS", "MODEL_BACKENDS", "backend_options", "backend_options_with", "model_options",
            "parse_kwargs", "parse_sampling", "start_backend",

@@ -132,7 +132,7 @@ def nextstep_report(ctx, runs, out, seed, resamples, flips, as_json) -> None:
     import pandas as pd
 
     from kstp.evaluators import nextstep as benchmark
-    from kstp.platform.plots import curves, heatmap, interval_bars
+    from kstp.reports.plots import curves, heatmap, interval_bars
     store = get_store(ctx)
     with status("re-scoring stored answers"):
         scored = pd.concat([benchmark.rescore(store, run) for run in runs], ignore_index=True)

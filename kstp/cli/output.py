@@ -18,13 +18,13 @@ from typing import TYPE_CHECKING, Any
 import click
 from rich.console import Console
 
-from kstp.platform.errors import KstpError, UnknownIdError
-from kstp.platform.settings import graph_target
+from kstp.errors import KstpError, UnknownIdError
+from kstp.settings import graph_target
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from kstp.platform.store import GraphStore
+    from kstp.graph.store import GraphStore
 
 __all__ = ["KstpGroup", "json_option", "dumps", "emit", "print_table", "get_store", "message", "status", "err_console"]
 
@@ -83,7 +83,7 @@ def get_store(ctx: click.Context) -> GraphStore:
 
     Read-only for the commands in :data:`READ_ONLY`.
     """
-    from kstp.platform.store import open_store
+    from kstp.graph.store import open_store
 
     root = ctx.find_root()
     root.ensure_object(dict)

@@ -7,9 +7,9 @@ import json
 import click
 
 from kstp.cli.output import emit, get_store, print_table
-from kstp.platform.errors import QueryError
-from kstp.platform.queries import get_query, registry
-from kstp.platform.settings import graph_target
+from kstp.errors import QueryError
+from kstp.graph.queries import get_query, registry
+from kstp.settings import graph_target
 
 __all__ = ["query", "parse_param"]
 

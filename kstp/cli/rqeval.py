@@ -11,7 +11,7 @@ import click
 
 from kstp.cli.models import backend_options, parse_sampling, progress_bar, start_backend
 from kstp.cli.output import emit, get_store, json_option, message, print_table, status
-from kstp.platform.errors import DataNotFoundError, InputError
+from kstp.errors import DataNotFoundError, InputError
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -69,7 +69,7 @@ def _validity_figures(scores: pd.DataFrame, out: Path) -> pd.DataFrame | None:
 
     if len(scores[list(rq.DIMENSIONS)].dropna()) < 4:
         return None
-    from kstp.platform.plots import heatmap
+    from kstp.reports.plots import heatmap
     table = rq.discriminant_validity(scores)
     table.to_csv(out / "rqeval_validity.csv", index=False)
     names = [d.upper() for d in rq.DIMENSIONS]
@@ -89,7 +89,7 @@ def _tables(scores: pd.DataFrame, frames: dict, scenarios: dict, overall: str, o
     """Per-dataset table (Table 7 shape), overall scores and scenario rankings (Table 8 shape),
     Table 9 and the figures."""
     from kstp.evaluators import rqeval as rq
-    from kstp.platform.plots import grouped_bars, heatmap, radar
+    from kstp.reports.plots import grouped_bars, heatmap, radar
     out.mkdir(parents=True, exist_ok=True)
     per_dataset = scores.join(rq.scenario_scores(scores, scenarios))
     ranked = rq.rankings(rq.overall_scores(frames, overall), scenarios)
@@ -179,7 +179,7 @@ def evaluate_rqeval(ctx, datasets, data, model, backend, base_url, model_args, g
     import pandas as pd
 
     from kstp.evaluators import rqeval as rq
-    from kstp.platform.similarity import BertScore, nli_backend
+    from kstp.inference.similarity import BertScore, nli_backend
 
     sampling = parse_sampling(gen_kwargs, {"temperature": 0.7, "max_tokens": 256}, n=k, seed=seed)
     chosen = _scenarios(scenarios)

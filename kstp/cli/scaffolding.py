@@ -15,7 +15,7 @@ if TYPE_CHECKING:
 
 __all__ = ["scaffolding", "scaffolding_report"]
 
-#: kstp.evaluators.scaffolding.STRATEGIES and K, kstp.platform.embeddings.ALIASES and DEFAULT_MODEL (named here so
+#: kstp.evaluators.scaffolding.STRATEGIES and K, kstp.inference.embeddings.ALIASES and DEFAULT_MODEL (named here so
 #: --help imports neither module, nor numpy).
 _STRATEGIES = ("none", "random", "same-skill", "similarity", "prerequisite")
 _K = 3
@@ -58,7 +58,7 @@ def scaffolding(ctx, dataset, model, backend, base_url, model_args, gen_kwargs, 
           --base-url http://127.0.0.1:8000/v1 --out results/
     """
     from kstp.evaluators import scaffolding as scaffolding_evaluator
-    from kstp.platform.embeddings import get_embedding_model
+    from kstp.inference.embeddings import get_embedding_model
 
     sampling = parse_sampling(gen_kwargs, seed=seed)
     chosen = tuple(dict.fromkeys(("none", *strategies))) if strategies else scaffolding_evaluator.STRATEGIES
@@ -99,7 +99,7 @@ def _figure(tables: dict[str, pd.DataFrame], dataset: str, out: Path) -> Path | 
     import pandas as pd
 
     from kstp.evaluators import scaffolding as scaffolding_evaluator
-    from kstp.platform.plots import bars_with_baseline, grouped_bars
+    from kstp.reports.plots import bars_with_baseline, grouped_bars
     gains = pd.DataFrame({model: table["scaffoldingGain"].drop(index="none", errors="ignore")
                           for model, table in tables.items()})
     if gains.empty:

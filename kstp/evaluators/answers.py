@@ -3,7 +3,7 @@
 Each question is put to the model with a chain-of-thought prompt in the paper's shape
 (system: reason step by step, final answer in ``\\boxed{}``; user: the question, with
 its options for multiple choice). Every completion is stored as a Response before it
-is graded (:mod:`kstp.platform.answers`); the primary sample (index 0) of each
+is graded (:mod:`kstp.inference.grading`); the primary sample (index 0) of each
 question becomes the model learner's ``ANSWERED {correct, runId}`` edge, so PSR
 compares the model with the human learners on the same items. Failures (transport,
 refusal, empty or truncated output, no answer found) are recorded with their reason
@@ -24,11 +24,11 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from kstp.platform.answers import Verdict, grade
-from kstp.platform.inference import Backend, Completion, Message, Sampling
-from kstp.platform.kst import answerable_questions
-from kstp.platform.runs import RunSpec, finish_run, generate_and_store, model_learner_id, open_run, write_verdicts
-from kstp.platform.store import GraphStore
+from kstp.inference.grading import Verdict, grade
+from kstp.inference.backend import Backend, Completion, Message, Sampling
+from kstp.graph.structures import answerable_questions
+from kstp.inference.runs import RunSpec, finish_run, generate_and_store, model_learner_id, open_run, write_verdicts
+from kstp.graph.store import GraphStore
 
 __all__ = ["NAME", "VERSION", "HIGHER_IS_BETTER", "SYSTEM_PROMPT", "build_prompt", "score_item", "aggregate",
            "AnswersResult", "evaluate"]

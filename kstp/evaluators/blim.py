@@ -2,10 +2,10 @@
 
 Reads a dataset's human learners' answers and its structure (the knowledge space of
 its derived question prerequisites, or the structure its Q-matrix delineates), fits the
-basic local independence model (:mod:`kstp.platform.blim`), assesses each learner, and
+basic local independence model (:mod:`kstp.kst.blim`), assesses each learner, and
 writes the latest fit back: careless/guess rates on each Question, state probabilities
 on (:KnowledgeState) nodes, each learner's most likely state on the Learner, the fit on
-a (:Run). ITA/IITA relations (:mod:`kstp.platform.iita`) are written as
+a (:Run). ITA/IITA relations (:mod:`kstp.kst.iita`) are written as
 LEARNED_PREREQUISITE_OF edges, apart from the Eq. 1 PREREQUISITE_OF edges. Everything is
 checked before anything is written: a refused fit writes nothing.
 
@@ -23,13 +23,13 @@ import numpy as np
 import pandas as pd
 
 from kstp import __version__
-from kstp.platform import blim as model
-from kstp.platform import iita as learned
-from kstp.platform.errors import KstpError, UnknownIdError
-from kstp.platform.kst import dataset_questions, dataset_space, state_id_of
-from kstp.platform.runs import now
-from kstp.platform.spaces import TooManyStatesError
-from kstp.platform.store import GraphStore
+from kstp.kst import blim as model
+from kstp.kst import iita as learned
+from kstp.errors import KstpError, UnknownIdError
+from kstp.graph.structures import dataset_questions, dataset_space, state_id_of
+from kstp.inference.runs import now
+from kstp.kst.spaces import TooManyStatesError
+from kstp.graph.store import GraphStore
 
 __all__ = ["VERSION", "STRUCTURES", "ResponseData", "response_data", "structure", "BlimReport", "fit_dataset",
            "write_fit", "next_steps", "learn_prerequisites", "PrerequisiteReport"]
@@ -189,7 +189,7 @@ def fit_dataset(store: GraphStore, dataset: str, kind: str = "space", method: st
     Raises
     ------
     KstpError
-        As :func:`response_data`, :func:`structure` and :func:`kstp.platform.blim.fit_blim`.
+        As :func:`response_data`, :func:`structure` and :func:`kstp.kst.blim.fit_blim`.
     """
     data = response_data(store, dataset)
     states = structure(store, dataset, kind, data.items, limit)

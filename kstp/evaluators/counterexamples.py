@@ -44,9 +44,9 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from kstp.platform.errors import KstpError
-from kstp.platform.kst import dataset_questions
-from kstp.platform.store import GraphStore
+from kstp.errors import KstpError
+from kstp.graph.structures import dataset_questions
+from kstp.graph.store import GraphStore
 
 __all__ = ["VERSION", "HIGHER_IS_BETTER", "LEVELS", "TOLERANCE", "ALPHA", "MASTERY", "score_edges",
            "CheckResult", "check_prerequisites"]

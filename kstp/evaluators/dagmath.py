@@ -18,7 +18,7 @@ Metrics (computed in Cypher where they are graph questions, then written back):
 - **logical closeness** (Definition 3.1): every non-final step has out-degree >= 1;
   ``closedShare`` is the share of closed non-final steps (``cot_closeness``);
 - **perfect reasoning**: closed and the final answer correct
-  (:func:`kstp.platform.answers.grade`); PRR per problem is the mean over its N
+  (:func:`kstp.inference.grading.grade`); PRR per problem is the mean over its N
   trajectories, R-hat the mean over problems (higher is better); PASS@1 the mean
   final-answer correctness (higher is better); the gap PASS@1 - R-hat (lower is better);
   Table 2's **Std** row: the standard deviation over problems of each per-problem figure
@@ -55,12 +55,12 @@ from kstp.loaders.cot import (
     trajectory_json,
     write_steps,
 )
-from kstp.platform.answers import Verdict, extract_final, grade
-from kstp.platform.errors import UnknownIdError
-from kstp.platform.inference import Backend, Completion, Message, Sampling
-from kstp.platform.kst import answerable_questions
-from kstp.platform.runs import RunSpec, finish_run, generate_and_store, model_learner_id, open_run, write_verdicts
-from kstp.platform.store import GraphStore
+from kstp.inference.grading import Verdict, extract_final, grade
+from kstp.errors import UnknownIdError
+from kstp.inference.backend import Backend, Completion, Message, Sampling
+from kstp.graph.structures import answerable_questions
+from kstp.inference.runs import RunSpec, finish_run, generate_and_store, model_learner_id, open_run, write_verdicts
+from kstp.graph.store import GraphStore
 
 __all__ = ["NAME", "VERSION", "HIGHER_IS_BETTER", "SHOTS", "SYSTEM_PROMPT", "JSON_SCHEMA", "CLASSES", "STATISTICS",
            "build_prompt", "choose_shots", "class_members", "score_item", "ItemScore", "failure_kind", "run_metrics",

@@ -27,7 +27,7 @@ from collections.abc import Hashable, Mapping
 
 import networkx as nx
 
-from kstp.platform.errors import InputError
+from kstp.errors import InputError
 
 __all__ = ["available", "sample_trajectory", "is_perfect", "exact_prr", "estimate_prr", "hoeffding_sample_size",
            "two_chain_dag", "MAX_STATES"]

@@ -51,9 +51,9 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from kstp.platform.errors import KstpError, UnknownIdError
-from kstp.platform.kst import dataset_questions
-from kstp.platform.store import GraphStore
+from kstp.errors import KstpError, UnknownIdError
+from kstp.graph.structures import dataset_questions
+from kstp.graph.store import GraphStore
 
 __all__ = ["VERSION", "HIGHER_IS_BETTER", "GROUP_CUTS", "GROUP_NAMES", "STATE_THRESHOLD", "QUESTION_SETS",
            "score_pair", "counted_questions", "learner_counts", "ability_groups", "group_states", "store_groups",
@@ -424,7 +424,7 @@ def evaluate(store: GraphStore, dataset: str, learner_ids: list[str] | None = No
     long, koc, koc_norm = aggregate(learners, pairs)
     if store.engine == "neo4j" and long["shared"].nunique() == 1:
         # Everyone answered the same questions: GDS node similarity (overlap) gives KOC itself.
-        from kstp.platform.gds import koc_matrix
+        from kstp.graph.gds import koc_matrix
 
         koc = koc_matrix(store, dataset, list(learners.index), ids)[0]
     return KocResult(dataset, learners, group_table, long, koc, koc_norm, threshold, questions, len(ids))

@@ -68,8 +68,8 @@ import numpy as np
 import pandas as pd
 
 from kstp.loaders.catalogues import Catalogue, Coverage, stored_catalogue, write_catalogue
-from kstp.platform.errors import ConfigError, KstpError, UnknownIdError
-from kstp.platform.inference import (
+from kstp.errors import ConfigError, KstpError, UnknownIdError
+from kstp.inference.backend import (
     TRANSPORT_ERROR,
     Backend,
     Completion,
@@ -80,9 +80,9 @@ from kstp.platform.inference import (
     prompt_hash,
     register_backend,
 )
-from kstp.platform.kst import state_id_of, store_states
-from kstp.platform.runs import RunSpec, finish_run, model_learner_id, now, open_run, write_responses
-from kstp.platform.store import GraphStore
+from kstp.graph.structures import state_id_of, store_states
+from kstp.inference.runs import RunSpec, finish_run, model_learner_id, now, open_run, write_responses
+from kstp.graph.store import GraphStore
 
 if TYPE_CHECKING:
     import jsonschema

@@ -4,7 +4,7 @@ discriminant validity.
 For every item of a dataset the model answers the question ``K`` times (sample 0 is the
 primary answer) and each of up to ``P`` perturbations once; every completion is stored
 as a Response before it is graded with the type-aware answer checker
-(:mod:`kstp.platform.answers`: numbers as parsed values with ``####`` respected, yes/no
+(:mod:`kstp.inference.grading`: numbers as parsed values with ``####`` respected, yes/no
 only from an unambiguous signal, option letters only where anchored). The graded
 answer (``Response.extracted``) is the canonical answer the dimensions compare. From
 them, for N items (all higher-is-better, each in [0, 1]):
@@ -75,12 +75,12 @@ import numpy as np
 import pandas as pd
 
 from kstp.evaluators.answers import score_item as grade_completion
-from kstp.platform.answers import Verdict, grade
-from kstp.platform.errors import ConfigError, InputError, UnknownIdError
-from kstp.platform.inference import Backend, Completion, Message, Sampling
-from kstp.platform.runs import RunSpec, finish_run, generate_and_store, model_learner_id, open_run, write_verdicts
-from kstp.platform.similarity import BertScore, NliBackend
-from kstp.platform.store import GraphStore
+from kstp.inference.grading import Verdict, grade
+from kstp.errors import ConfigError, InputError, UnknownIdError
+from kstp.inference.backend import Backend, Completion, Message, Sampling
+from kstp.inference.runs import RunSpec, finish_run, generate_and_store, model_learner_id, open_run, write_verdicts
+from kstp.inference.similarity import BertScore, NliBackend
+from kstp.graph.store import GraphStore
 
 __all__ = ["NAME", "VERSION", "DIMENSIONS", "HIGHER_IS_BETTER", "SCENARIOS", "PROMPTS", "OVERALL", "build_prompt",
            "score_item", "overall_scores", "significance", "correlation_category",

@@ -10,7 +10,7 @@ one of five strategies:
 - ``similarity``: the k questions nearest to q by cosine similarity of sentence
   embeddings (stored as ``Question.embedding``, model configurable, BGE-M3 by default),
   ties by question id; on Neo4j through its vector index
-  (:func:`~kstp.platform.vector_search.nearest_questions`), with the same lists;
+  (:func:`~kstp.graph.vector_search.nearest_questions`), with the same lists;
 - ``prerequisite``: k drawn from Pre(q), q's direct question prerequisites
   (``PREREQUISITE_OF``; derive them first).
 
@@ -58,10 +58,10 @@ import numpy as np
 import pandas as pd
 
 from kstp.evaluators.answers import SYSTEM_PROMPT, USER_TEMPLATE, score_item
-from kstp.platform.embeddings import EmbeddingModel
-from kstp.platform.errors import ConfigError, UnknownIdError
-from kstp.platform.inference import Backend, Message, Sampling, cache_key, endpoint_of, prompt_hash
-from kstp.platform.runs import (
+from kstp.inference.embeddings import EmbeddingModel
+from kstp.errors import ConfigError, UnknownIdError
+from kstp.inference.backend import Backend, Message, Sampling, cache_key, endpoint_of, prompt_hash
+from kstp.inference.runs import (
     RunSpec,
     finish_run,
     model_learner_id,
@@ -71,8 +71,8 @@ from kstp.platform.runs import (
     write_responses,
     write_verdicts,
 )
-from kstp.platform.store import GraphStore
-from kstp.platform.vector_search import nearest_questions
+from kstp.graph.store import GraphStore
+from kstp.graph.vector_search import nearest_questions
 
 __all__ = ["NAME", "VERSION", "STRATEGIES", "HIGHER_IS_BETTER", "K", "Exemplar", "build_prompt", "common_subset",
            "select_exemplars", "scaffolding_gain", "aggregate", "figure3", "embed_questions", "ScaffoldingResult",

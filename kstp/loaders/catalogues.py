@@ -5,7 +5,7 @@ the *direct* prerequisite pairs ``[p, q]`` (p must be mastered immediately befor
 its provenance, and its state coverage (``exhaustive``: every knowledge state; or
 ``sample``: ``size`` draws with ``seed``, each state weighted by how often it was
 drawn). Its knowledge space is the quasi-ordinal space of the pairs
-(:class:`kstp.platform.spaces.KnowledgeSpace`); each state's outer fringe is the
+(:class:`kstp.kst.spaces.KnowledgeSpace`); each state's outer fringe is the
 reference answer of the benchmark.
 
 Files are YAML or JSON (JSON is read as YAML, so errors carry line numbers)::
@@ -56,9 +56,9 @@ from kstp.loaders.common import (
     unknown_id,
     yaml_error,
 )
-from kstp.platform.errors import InputError, UnknownIdError
-from kstp.platform.spaces import KnowledgeSpace
-from kstp.platform.store import GraphStore
+from kstp.errors import InputError, UnknownIdError
+from kstp.kst.spaces import KnowledgeSpace
+from kstp.graph.store import GraphStore
 
 if TYPE_CHECKING:
     import networkx as nx
@@ -215,7 +215,7 @@ def make_catalogue(catalogue_id: str, name: str, tasks, prerequisites, provenanc
     >>> make_catalogue("t", "T", tasks, [("a", "b"), ("b", "c"), ("a", "c")])  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    kstp.platform.errors.InputError: pair [a, c] at catalogue is implied by a -> b -> c; list direct ...
+    kstp.errors.InputError: pair [a, c] at catalogue is implied by a -> b -> c; list direct ...
     """
     import networkx as nx
     check_namespace(catalogue_id, "catalogue")

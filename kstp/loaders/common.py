@@ -14,8 +14,8 @@ from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from kstp.platform.errors import CycleError, DataNotFoundError, InputError, UnknownIdError
-from kstp.platform.store import WriteReport
+from kstp.errors import CycleError, DataNotFoundError, InputError, UnknownIdError
+from kstp.graph.store import WriteReport
 
 __all__ = ["Row", "read_text", "read_header", "read_csv", "read_csv_chunks", "normalise_id", "require_columns",
            "pick_column", "scoped", "LoadReport", "check_acyclic", "collapse_edges", "require_file", "unknown_id",
@@ -299,7 +299,7 @@ def check_acyclic(edges: list[tuple[str, str, str]], source: str) -> None:
     >>> check_acyclic([("a", "b", "line 2"), ("b", "a", "line 3")], "edges.csv")
     Traceback (most recent call last):
     ...
-    kstp.platform.errors.CycleError: prerequisite cycle a -> b -> a in edges.csv (line 2, line 3); remove one edge
+    kstp.errors.CycleError: prerequisite cycle a -> b -> a in edges.csv (line 2, line 3); remove one edge
     """
     import networkx as nx
     where = {(a, b): w for a, b, w in edges}

@@ -34,10 +34,10 @@ from pathlib import Path
 import pandas as pd
 
 from kstp.loaders.common import LoadReport, check_namespace, read_text, scoped
-from kstp.platform.answers import Verdict, extract_final, grade
-from kstp.platform.errors import InputError
-from kstp.platform.runs import few_ids, write_responses
-from kstp.platform.store import GraphStore
+from kstp.inference.grading import Verdict, extract_final, grade
+from kstp.errors import InputError
+from kstp.inference.runs import few_ids, write_responses
+from kstp.graph.store import GraphStore
 
 __all__ = ["Step", "Trajectory", "InvalidTrajectoryError", "parse_trajectory", "parse_text", "grade_final",
            "trajectory_json", "CotRecord", "CotSet", "read_cot_files", "write_steps", "write_cot_set",
@@ -196,7 +196,7 @@ def parse_text(text: str | None) -> Trajectory:
 
 
 def grade_final(trajectory: Trajectory, gold: str) -> Verdict:
-    """Grade the final step's boxed answer against ``gold`` (:func:`kstp.platform.answers.grade`)."""
+    """Grade the final step's boxed answer against ``gold`` (:func:`kstp.inference.grading.grade`)."""
     return grade(trajectory.final.node, gold)
 
 

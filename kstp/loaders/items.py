@@ -30,8 +30,8 @@ from kstp.loaders.common import (
     scoped,
     unknown_id,
 )
-from kstp.platform.errors import InputError
-from kstp.platform.store import GraphStore
+from kstp.errors import InputError
+from kstp.graph.store import GraphStore
 
 __all__ = ["ItemSet", "read_items_csv", "read_math2015", "read_concept_map", "read_items_jsonl",
            "write_items", "framework_concepts"]

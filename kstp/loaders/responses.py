@@ -47,8 +47,8 @@ from kstp.loaders.common import (
     scoped,
     unknown_id,
 )
-from kstp.platform.errors import InputError
-from kstp.platform.store import GraphStore
+from kstp.errors import InputError
+from kstp.graph.store import GraphStore
 
 __all__ = ["read_wide", "read_long", "read_pykt", "write_answers", "FORMATS", "MISSING"]
 

@@ -7,7 +7,7 @@ Reads a JSON list of items, the layout of RQEval's ``outputs/dataset_*.json``::
 
 Each item becomes a ``(:Question)`` of the dataset with its gold answer and answer type
 (``number``, ``choice``, ``yesno``, or ``text`` / ``expression`` for worded golds; see
-:mod:`kstp.platform.answers`). Each non-empty perturbation becomes a Question
+:mod:`kstp.inference.grading`). Each non-empty perturbation becomes a Question
 ``<dataset>:<item id>~p<slot>`` (slot 1-based, its place in the list, so ids stay
 stable when a slot is empty) with the original's gold answer and type, linked
 ``(:Question)-[:VARIANT_OF {kind: "perturbation"}]->(:Question)``. Variants are not
@@ -16,7 +16,7 @@ methods over the dataset never see them.
 
 Assumes the answer type of a known RQEval dataset (gsm8k: number, mmlu: choice,
 strategyqa: yesno); any other dataset of this shape (the synthetic one included) takes
-each item's type from its gold answer (:func:`kstp.platform.answers.infer_kind`).
+each item's type from its gold answer (:func:`kstp.inference.grading.infer_kind`).
 
 References
 ----------
@@ -34,9 +34,9 @@ import pandas as pd
 
 from kstp.loaders.common import LoadReport, check_namespace, read_text, require_file, scoped
 from kstp.loaders.items import ItemSet, write_items
-from kstp.platform.answers import infer_kind
-from kstp.platform.errors import InputError
-from kstp.platform.store import GraphStore
+from kstp.inference.grading import infer_kind
+from kstp.errors import InputError
+from kstp.graph.store import GraphStore
 
 __all__ = ["DATASETS", "ANSWER_TYPES", "RqevalSet", "read_rqeval", "write_rqeval", "variant_id"]
 

@@ -28,8 +28,8 @@ from kstp.loaders.common import (
     scoped,
     unknown_id,
 )
-from kstp.platform.errors import InputError
-from kstp.platform.store import GraphStore
+from kstp.errors import InputError
+from kstp.graph.store import GraphStore
 
 __all__ = ["Curriculum", "read_coherence_map", "read_concepts_csv", "write_curriculum", "load_standards",
            "check_acyclic_with_graph"]

@@ -38,8 +38,8 @@ def test_cli_help_of_every_command_pulls_no_heavy_library():
 
 def test_cli_import_check_sees_a_heavy_library_when_one_is_loaded():
     """The check can fail: the plots and the store a command imports when it runs bring matplotlib and pandas in."""
-    assert "matplotlib" in _loaded_after("import kstp.cli.main\nimport kstp.platform.plots")
-    assert {"pandas", "pyarrow", "ladybug"} <= _loaded_after("import kstp.cli.main\nimport kstp.platform.ladybug_store")
+    assert "matplotlib" in _loaded_after("import kstp.cli.main\nimport kstp.reports.plots")
+    assert {"pandas", "pyarrow", "ladybug"} <= _loaded_after("import kstp.cli.main\nimport kstp.graph.ladybug")
 
 
 def test_cli_choices_named_for_start_up_equal_the_library_constants():
@@ -51,9 +51,9 @@ def test_cli_choices_named_for_start_up_equal_the_library_constants():
     from kstp.evaluators.nextstep import CONDITIONS, SAMPLING
     from kstp.evaluators.psr import DENOMINATORS
     from kstp.loaders import cot, responses
-    from kstp.platform import embeddings
-    from kstp.platform.kst import RULES
-    from kstp.platform.spaces import FRINGES
+    from kstp.inference import embeddings
+    from kstp.graph.structures import RULES
+    from kstp.kst.spaces import FRINGES
 
     assert (derive._RULES, evaluate._DENOMINATORS, nextstep._CONDITIONS, nextstep._SAMPLINGS, kst._FRINGES) == (
         tuple(RULES), tuple(DENOMINATORS), tuple(CONDITIONS), tuple(SAMPLING), tuple(FRINGES))

@@ -5,9 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from kstp.cli.main import cli
-from kstp.platform.backends.openai_compat import OpenAIBackend
-from kstp.platform.embeddings import resolve_model
-from kstp.platform.similarity import LlmNli, nli_backend
+from kstp.inference.backends.openai_compat import OpenAIBackend
+from kstp.inference.embeddings import resolve_model
+from kstp.inference.similarity import LlmNli, nli_backend
 
 
 def _default(command: str, option: str):

@@ -12,7 +12,7 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from kstp.cli.main import cli
-from kstp.platform.ladybug_store import LadybugStore
+from kstp.graph.ladybug import LadybugStore
 from tests.conftest import load_toy
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -65,7 +65,7 @@ def test_a_second_writer_is_told_who_holds_the_lock_and_readers_go_on(tmp_path):
     path = _toy(tmp_path)
     holder = subprocess.Popen(
         [sys.executable, "-c", "import sys, time; sys.path.insert(0, sys.argv[2]); "
-         "from kstp.platform.ladybug_store import LadybugStore; s = LadybugStore(sys.argv[1]); s.ensure_schema(); "
+         "from kstp.graph.ladybug import LadybugStore; s = LadybugStore(sys.argv[1]); s.ensure_schema(); "
          "print('open', flush=True); time.sleep(60)", str(path), str(ROOT)], stdout=subprocess.PIPE, text=True)
     try:
         assert holder.stdout.readline().strip() == "open"

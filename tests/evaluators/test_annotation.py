@@ -19,8 +19,8 @@ from kstp.cli.main import cli
 from kstp.evaluators import annotation
 from kstp.loaders import items
 from kstp.loaders.standards import load_standards
-from kstp.platform.errors import ConfigError, UnknownIdError
-from kstp.platform.inference import Completion, Sampling, get_backend
+from kstp.errors import ConfigError, UnknownIdError
+from kstp.inference.backend import Completion, Sampling, get_backend
 
 CONCEPTS = ("id,code,description,cluster\nA1,A.1,add two numbers,add\nA2,A.2,add with carrying,add\n"
             "G1,G.1,name shapes,geo\nG2,G.2,measure angles,geo\n")
@@ -134,8 +134,8 @@ def test_annotate_retries_drops_and_writes_links(an):
 def test_release_prompt_shows_the_solution_and_is_another_configuration(an, tmp_path):
     """The release prompt set: problem, then its solution, clusters as "id: name", concepts as
     "id: description"; switching prompt sets is a configuration change of the run."""
-    from kstp.platform.inference import prompt_hash
-    from kstp.platform.runs import ConfigChangedError
+    from kstp.inference.backend import prompt_hash
+    from kstp.inference.runs import ConfigChangedError
 
     (tmp_path / "sol.jsonl").write_text(json.dumps({"id": "s1", "text": "What is 17 + 25?", "answer": "42",
                                                     "solution": "Add the tens, then the ones."}) + "\n")

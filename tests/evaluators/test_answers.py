@@ -7,11 +7,11 @@ import pytest
 
 from kstp.evaluators import answers, psr
 from kstp.loaders import items, responses
-from kstp.platform.backends.local import LocalServer
-from kstp.platform.backends.openai_compat import OpenAIBackend
-from kstp.platform.inference import Completion, Sampling, get_backend
-from kstp.platform.kst import derive_question_prerequisites
-from kstp.platform.runs import ConfigChangedError
+from kstp.inference.backends.local import LocalServer
+from kstp.inference.backends.openai_compat import OpenAIBackend
+from kstp.inference.backend import Completion, Sampling, get_backend
+from kstp.graph.structures import derive_question_prerequisites
+from kstp.inference.runs import ConfigChangedError
 
 SAMPLING = Sampling(n=2, max_tokens=24, seed=42)
 

@@ -6,9 +6,9 @@ import pandas as pd
 import pytest
 
 from kstp.evaluators.blim import fit_dataset, learn_prerequisites, response_data, write_fit
-from kstp.platform.blim import BlimError
-from kstp.platform.errors import KstpError
-from kstp.platform.kst import derive_question_prerequisites, state_id_of
+from kstp.kst.blim import BlimError
+from kstp.errors import KstpError
+from kstp.graph.structures import derive_question_prerequisites, state_id_of
 from tests.parity.test_parity import DATASET, build
 
 #: q1 {c1}, q2 {c2}, q3 {c1, c2}, with c1 -> c2. Learners a-d answer everything, e skips q3.

@@ -10,8 +10,8 @@ import pytest
 from statsmodels.stats.proportion import proportion_confint
 
 from kstp.evaluators import counterexamples
-from kstp.platform.errors import KstpError
-from kstp.platform.kst import derive_question_prerequisites
+from kstp.errors import KstpError
+from kstp.graph.structures import derive_question_prerequisites
 
 
 def test_score_edges_wilson_and_verdict():

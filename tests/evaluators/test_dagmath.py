@@ -16,9 +16,9 @@ from kstp.cli.main import cli
 from kstp.evaluators import dagmath
 from kstp.evaluators import dagmath_process as process
 from kstp.loaders import cot
-from kstp.platform.errors import InputError, UnknownIdError
-from kstp.platform.inference import Completion, Sampling, get_backend
-from kstp.platform.runs import ConfigChangedError
+from kstp.errors import InputError, UnknownIdError
+from kstp.inference.backend import Completion, Sampling, get_backend
+from kstp.inference.runs import ConfigChangedError
 from tests.conftest import load_toy
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "dagmath" / "log_count.json"

@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from kstp.evaluators import koc
-from kstp.platform.errors import KstpError, UnknownIdError
+from kstp.errors import KstpError, UnknownIdError
 
 NAN = math.nan
 
@@ -218,7 +218,7 @@ def test_groups_on_real_students_match_pandas(store, data_root, dataset, respons
 
 def test_groups_are_not_counted_again_as_human_learners_in_psr(with_models):
     from kstp.evaluators import psr
-    from kstp.platform.kst import derive_question_prerequisites
+    from kstp.graph.structures import derive_question_prerequisites
 
     koc.evaluate(with_models, "toy")
     derive_question_prerequisites(with_models, "toy", "strict")

@@ -16,8 +16,8 @@ from statsmodels.stats.multitest import multipletests
 from kstp.cli.main import cli
 from kstp.evaluators import nextstep as ns
 from kstp.loaders.catalogues import Coverage, make_catalogue, resolve_catalogue, shipped_catalogues
-from kstp.platform.inference import Completion, Sampling, get_backend
-from kstp.platform.runs import ConfigChangedError
+from kstp.inference.backend import Completion, Sampling, get_backend
+from kstp.inference.runs import ConfigChangedError
 
 DIAMOND = make_catalogue("diamond", "Diamond", [("a", "count"), ("b", "add"), ("c", "subtract"), ("d", "multiply")],
                          [("a", "b"), ("a", "c"), ("b", "d"), ("c", "d")])
@@ -62,7 +62,7 @@ def test_p3_lists_every_admissible_state_when_the_coverage_is_sampled():
 def test_sampling_presets_paper_and_deterministic():
     assert ns.SAMPLING["paper"] == {"temperature": None, "top_p": None, "max_tokens": 16_000}
     assert ns.SAMPLING["deterministic"] == {"temperature": 0.0, "top_p": 0.95, "max_tokens": 1024}
-    from kstp.platform.backends.openai_compat import OpenAIBackend
+    from kstp.inference.backends.openai_compat import OpenAIBackend
 
     request = OpenAIBackend("m", "http://127.0.0.1:1/v1")._request([], Sampling(**ns.SAMPLING["paper"]))
     assert "temperature" not in request and "top_p" not in request and request["max_tokens"] == 16_000

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from kstp.evaluators import psr
-from kstp.platform.kst import derive_question_prerequisites
+from kstp.graph.structures import derive_question_prerequisites
 from tests import reference as ref
 
 

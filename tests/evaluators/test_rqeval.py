@@ -16,9 +16,9 @@ from scipy import stats
 from kstp.cli.main import cli
 from kstp.evaluators import rqeval as rq
 from kstp.loaders.rqeval import read_rqeval, write_rqeval
-from kstp.platform.errors import ConfigError, InputError
-from kstp.platform.inference import Completion, Sampling
-from kstp.platform.similarity import BertScore, LlmNli, parse_nli_label
+from kstp.errors import ConfigError, InputError
+from kstp.inference.backend import Completion, Sampling
+from kstp.inference.similarity import BertScore, LlmNli, parse_nli_label
 
 
 @pytest.fixture(scope="module")
@@ -452,7 +452,7 @@ def _cross_encoder(folder, labels: dict[int, str], favoured: int) -> str:
 
 
 def test_cross_encoder_nli_reads_labels_from_the_model_and_refuses_others(tmp_path):
-    from kstp.platform.similarity import CrossEncoderNli, nli_backend
+    from kstp.inference.similarity import CrossEncoderNli, nli_backend
 
     labels = {0: "CONTRADICTION", 1: "entailment", 2: "neutral"}
     pairs = [("It rains.", "It does not rain."), ("A cat.", "An animal.")]

@@ -23,10 +23,10 @@ from kstp.cli.main import cli
 from kstp.evaluators import scaffolding
 from kstp.loaders import items
 from kstp.loaders.standards import load_standards
-from kstp.platform.embeddings import get_embedding_model
-from kstp.platform.errors import ConfigError, UnknownIdError
-from kstp.platform.inference import Completion, Sampling, get_backend, prompt_hash
-from kstp.platform.kst import derive_question_prerequisites
+from kstp.inference.embeddings import get_embedding_model
+from kstp.errors import ConfigError, UnknownIdError
+from kstp.inference.backend import Completion, Sampling, get_backend, prompt_hash
+from kstp.graph.structures import derive_question_prerequisites
 
 ITEMS = [
     {"id": "p1", "text": "What is 2 + 2?", "answer": "4", "type": "number", "concepts": ["A"],
@@ -104,7 +104,7 @@ def test_scaffolding_gain_hand_made_numbers():
 def test_figure3_bars_and_no_context_line_by_hand(tmp_path):
     """Two models on 4 targets: m1 right on 1 without context, 3 with prerequisites, 2 at random;
     m2 right on 2 without context and 1 with prerequisites (no random run)."""
-    from kstp.platform.plots import bars_with_baseline
+    from kstp.reports.plots import bars_with_baseline
 
     def table(right):
         rows = [(q, s, 0, q in right[s]) for s in right for q in ("q1", "q2", "q3", "q4")]
@@ -255,7 +255,7 @@ def test_similarity_exemplars_equal_on_both_engines(neo4j_store, tmp_path, data_
     """Both engines in one test (so Neo4j-specific): on frcsub with MiniLM, the similarity exemplars
     of Neo4j's vector index equal Ladybug's numpy cosine ones, and both are the 3 nearest by the
     float64 cosine of the stored vectors (ties by id) among the annotated questions."""
-    from kstp.platform.ladybug_store import LadybugStore
+    from kstp.graph.ladybug import LadybugStore
 
     folder, minilm = data_root / "responses/frcsub", get_embedding_model("minilm")
     shown = {}

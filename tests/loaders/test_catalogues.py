@@ -12,8 +12,8 @@ import pytest
 
 from kstp.loaders import catalogues
 from kstp.loaders.standards import load_standards
-from kstp.platform.errors import CycleError, InputError, UnknownIdError
-from kstp.platform.kst import derive_question_prerequisites
+from kstp.errors import CycleError, InputError, UnknownIdError
+from kstp.graph.structures import derive_question_prerequisites
 
 ROOT = Path(__file__).resolve().parents[2]
 DIAMOND = """\

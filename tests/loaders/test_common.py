@@ -3,7 +3,7 @@
 import pytest
 
 from kstp.loaders.common import read_csv, read_header, read_text
-from kstp.platform.errors import InputError
+from kstp.errors import InputError
 
 
 @pytest.mark.parametrize("reader", [read_text, read_csv])

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from kstp.loaders import cot
-from kstp.platform.errors import InputError
+from kstp.errors import InputError
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "dagmath" / "log_count.json"
 

@@ -6,7 +6,7 @@ import pytest
 
 from kstp.loaders import items
 from kstp.loaders.standards import load_standards
-from kstp.platform.errors import InputError, UnknownIdError
+from kstp.errors import InputError, UnknownIdError
 
 
 def test_probability_items_with_skill_map(store, data_root):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from kstp.loaders import responses
-from kstp.platform.errors import InputError, UnknownIdError
+from kstp.errors import InputError, UnknownIdError
 from tests.conftest import load_toy
 
 KNOWN = {"q1", "q2", "q3"}

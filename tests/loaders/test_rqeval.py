@@ -7,7 +7,7 @@ import json
 import pytest
 
 from kstp.loaders.rqeval import read_rqeval, write_rqeval
-from kstp.platform.errors import InputError
+from kstp.errors import InputError
 
 
 @pytest.mark.parametrize("name, items, variants, types", [

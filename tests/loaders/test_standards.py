@@ -7,7 +7,7 @@ import json
 import pytest
 
 from kstp.loaders.standards import load_standards, read_coherence_map
-from kstp.platform.errors import CycleError, InputError, UnknownIdError
+from kstp.errors import CycleError, InputError, UnknownIdError
 from tests.conftest import TOY_CONCEPTS, TOY_EDGES
 
 

@@ -9,8 +9,8 @@ import random
 import pandas as pd
 import pytest
 
-from kstp.platform.kst import derive_question_prerequisites
-from kstp.platform.queries import registry
+from kstp.graph.structures import derive_question_prerequisites
+from kstp.graph.queries import registry
 from tests import reference as ref
 
 DATASET, FRAMEWORK = "gen", "gen"
@@ -123,7 +123,7 @@ def check_all(store, edges, qc, answers, rule):
             ref.outer_fringe_notions(expected, state, domain)
     assert as_set(run("dataset_learners", dataset=DATASET), "learnerId", "kind") == {
         (learner, "human") for learner, r in answers.items() if r}
-    from kstp.platform.kst import store_states
+    from kstp.graph.structures import store_states
 
     states = [frozenset(), frozenset(sorted(domain)[:2])]
     store_states(store, DATASET, states, "test")
@@ -259,9 +259,9 @@ def test_parity_real_coherence_map_and_annotation(store, data_root):
 
 
 def test_parity_run_queries(store):
-    """Runs and responses written through kstp.platform.runs read back as written."""
-    from kstp.platform.inference import Sampling
-    from kstp.platform.runs import RunSpec, open_run, pending, write_responses
+    """Runs and responses written through kstp.inference.runs read back as written."""
+    from kstp.inference.backend import Sampling
+    from kstp.inference.runs import RunSpec, open_run, pending, write_responses
 
     build(store, set(), {"q1": set(), "q2": set()}, {"m": {}})
     spec = RunSpec("answers", "1.0", "tiny", "local", DATASET, Sampling(n=2), "t" * 64)
@@ -323,7 +323,7 @@ def generated_trajectories(seed: int, count: int = 14) -> dict[str, list]:
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_parity_cot_queries(store, seed):
     from kstp.loaders.cot import Step, Trajectory, write_steps
-    from kstp.platform.runs import write_responses
+    from kstp.inference.runs import write_responses
 
     trajectories = generated_trajectories(seed)
     questions = {f"q{k % 4}" for k in range(len(trajectories))}
@@ -371,8 +371,8 @@ def test_parity_rqeval_queries(store, tmp_path):
     """RQEval items (with variants, skipped slots, an item without text), responses and
     (model, dataset) scores read back as the reference computes them from the inputs."""
     from kstp.loaders.rqeval import read_rqeval, write_rqeval
-    from kstp.platform.inference import Sampling
-    from kstp.platform.runs import RunSpec, open_run, write_responses
+    from kstp.inference.backend import Sampling
+    from kstp.inference.runs import RunSpec, open_run, write_responses
 
     rng = random.Random(7)
     raw = [{"id": f"i{n}", "question": f"question {n}?", "answer": str(rng.randint(0, 9)),
@@ -418,8 +418,8 @@ def test_parity_rqeval_queries(store, tmp_path):
 
 def test_parity_nextstep_run_queries(store):
     """A nextstep run's record and its attempts read back as written (responses without a cellKey are not)."""
-    from kstp.platform.inference import Sampling
-    from kstp.platform.runs import RunSpec, open_run, write_responses
+    from kstp.inference.backend import Sampling
+    from kstp.inference.runs import RunSpec, open_run, write_responses
 
     store.write_nodes("Learner", pd.DataFrame([{"id": "model:m", "kind": "model"}]))
     spec = RunSpec("nextstep", "1.0", "m", "local", "cat", Sampling(), "t" * 64, {"orders": 2})
@@ -446,8 +446,8 @@ RUN_QUERIES.update({"exemplar_pool", "scaffolding_responses", "framework_outline
 
 def test_parity_scaffolding_and_annotation_queries(store):
     """Exemplar pool, scaffolding responses and concept links read back exactly what was written."""
-    from kstp.platform.inference import Sampling
-    from kstp.platform.runs import RunSpec, open_run, write_responses
+    from kstp.inference.backend import Sampling
+    from kstp.inference.runs import RunSpec, open_run, write_responses
 
     edges, qc, answers = generated(7, questions=12)
     build(store, edges, qc, answers)
@@ -528,7 +528,7 @@ RUN_QUERIES.update({"blim_states", "blim_learners", "blim_item_parameters", "lea
 def test_parity_blim_queries(store):
     """A BLIM fit and an IITA relation read back as written; next steps are the item-level outer fringe."""
     from kstp.evaluators.blim import fit_dataset, learn_prerequisites, next_steps, write_fit
-    from kstp.platform.kst import state_id_of
+    from kstp.graph.structures import state_id_of
 
     rng = random.Random(15)
     qc = {"q1": {"c1"}, "q2": {"c2"}, "q3": {"c1", "c2"}, "q4": {"c3"}}

@@ -1,0 +1,198 @@
+"""The embedded LadybugDB store (PyPI ``ladybug``), the default engine.
+
+New rows go in through ``COPY FROM`` an Arrow table, changed rows through
+``UNWIND $rows ... SET``. Measured at XES3G5M scale (5.4 M answers), the whole write
+path is 12-17x faster per edge than batched UNWIND/CREATE or MERGE (``make bench``).
+Assumes a single writer process: Ladybug locks the graph file. A store opened
+``read_only`` writes nothing (it works on a read-only disk and next to the writer); a
+second writer is told which process holds the lock and what to do. An engine error
+in a query becomes a one-line :class:`~kstp.errors.QueryError` naming it.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+from pathlib import Path
+
+import ladybug
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from kstp.graph import schema
+from kstp.errors import ConfigError, DataNotFoundError, QueryError, UnknownIdError
+from kstp.graph.store import GraphStore, records
+
+__all__ = ["LadybugStore", "MAX_PATH_LENGTH"]
+
+#: Longest variable-length path Ladybug follows. Its default, 30, silently truncates
+#: ``*1..`` closures on deeper prerequisite chains; acyclic graphs need at most n - 1.
+MAX_PATH_LENGTH = 100_000
+_ARROW = {"STRING": pa.string(), "DOUBLE": pa.float64(), "INT64": pa.int64(), "BOOLEAN": pa.bool_(),
+          "STRING[]": pa.list_(pa.string()), "DOUBLE[]": pa.list_(pa.float64())}
+
+
+def _arrow(rows: pd.DataFrame, properties) -> pa.Table:
+    return pa.table({name: _column(rows[name], _ARROW[kind]) for name, kind in properties})
+
+
+def _column(values: pd.Series, kind: pa.DataType) -> pa.Array:
+    """One column as Arrow: missing values (None, NaN) become nulls; a categorical is decoded in Arrow."""
+    if isinstance(values.dtype, pd.CategoricalDtype):
+        return pa.Array.from_pandas(values).dictionary_decode().cast(kind)
+    if pa.types.is_list(kind):
+        return pa.array(values.astype(object).where(values.notna(), None).tolist(), kind)
+    return pa.Array.from_pandas(values.astype(object) if values.dtype == object else values, type=kind)
+
+
+def _sets(var: str, columns: list[str], properties) -> str:
+    """``SET`` items for ``columns``; typed ones cast, because Ladybug types a parameter
+    column that holds only nulls as STRING and then refuses it for a DOUBLE property."""
+    kinds = dict(properties)
+    return ", ".join(f"{var}.{c} = row.{c}" if kinds[c] == "STRING" else f"{var}.{c} = CAST(row.{c} AS {kinds[c]})"
+                     for c in columns)
+
+
+def _locked(path: Path, exc: RuntimeError) -> ConfigError | None:
+    """The message for a graph whose write lock another process holds (``None``: another error)."""
+    if "lock" not in str(exc).lower():
+        return None
+    pid = re.search(r"held by PID (\d+)", str(exc))
+    holder = f"process {pid.group(1)}" if pid else "another process"
+    return ConfigError(f"the graph at {path.resolve()} is open for writing in {holder}; wait for it to finish "
+                       "(read-only commands such as kstp db stats, query, report and kst work meanwhile), or use "
+                       "Neo4j for concurrent writers (KSTP_GRAPH=neo4j://...)")
+
+
+class LadybugStore(GraphStore):
+    """A LadybugDB graph in the file ``path`` (created when missing, unless ``read_only``).
+
+    Raises
+    ------
+    ConfigError
+        When ``path`` is a folder, cannot be created, or another process writes the graph.
+    DataNotFoundError
+        When ``read_only`` and there is no graph at ``path``.
+    """
+
+    engine = "ladybug"
+
+    def __init__(self, path: str | Path, read_only: bool = False):
+        self.path = Path(path)
+        self.read_only = read_only
+        self._open()
+
+    def _open(self) -> None:
+        if self.path.is_dir():
+            raise ConfigError(f"ladybug:{self.path} is a folder; a Ladybug graph is a file path, "
+                              f"e.g. ladybug:{self.path / 'graph'}")
+        if self.read_only and not self.path.exists():
+            raise DataNotFoundError(f"no graph at {self.path.resolve()}: nothing was ingested there yet; ingest "
+                                    "into it first, or point KSTP_GRAPH (or --graph) at the graph you mean")
+        try:
+            if not self.read_only:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise ConfigError(f"cannot create the folder of the Ladybug graph {self.path}: {exc.strerror}") from None
+        try:
+            self._db = ladybug.Database(str(self.path), read_only=self.read_only)
+        except RuntimeError as exc:
+            raise _locked(self.path, exc) or ConfigError(
+                f"cannot open the Ladybug graph at {self.path}: {' '.join(str(exc).split())}") from None
+        self._conn = ladybug.Connection(self._db)
+        self._conn.execute(f"CALL var_length_extend_max_depth={MAX_PATH_LENGTH}")
+
+    def reset(self) -> None:
+        # Dropping the folder is instant; DETACH DELETE of millions of edges is not.
+        self.close()
+        for part in (self.path, self.path.with_name(self.path.name + ".wal")):
+            if part.is_dir():
+                shutil.rmtree(part)
+            else:
+                part.unlink(missing_ok=True)
+        self._open()
+        self.ensure_schema()
+
+    def ensure_schema(self) -> None:
+        if self.read_only:
+            return  # a read-only graph is read as it is
+        for statement in self._ddl_statements():
+            self._conn.execute(statement)
+        self._add_missing_columns()
+
+    def _add_missing_columns(self) -> None:
+        # A graph written by an older kstp keeps its tables (CREATE ... IF NOT EXISTS adds
+        # nothing to them), so properties and endpoint pairs added to the model since
+        # are added here; new properties sit at the end of the DDL line, as COPY expects.
+        for table in (*schema.node_labels().values(), *schema.rel_types().values()):
+            have = {row[0] for row in self._conn.execute(f"CALL table_info('{table.name}') RETURN name").get_all()}
+            for prop, kind in table.properties:
+                if prop not in have:
+                    self._conn.execute(f"ALTER TABLE {table.name} ADD {prop} {kind}")
+        for rel in schema.rel_types().values():
+            joined = self._conn.execute(f"CALL show_connection('{rel.name}') RETURN *").get_all()
+            have = {(row[0], row[1]) for row in joined}
+            for from_label, to_label in rel.endpoints:
+                if (from_label, to_label) not in have:
+                    self._conn.execute(f"ALTER TABLE {rel.name} ADD FROM {from_label} TO {to_label}")
+
+    def close(self) -> None:
+        self._conn.close()
+        self._db.close()
+
+    def _execute(self, text: str, params: dict, name: str = "") -> pd.DataFrame:
+        try:
+            result = self._conn.execute(text, params)
+        except RuntimeError as exc:
+            first = " ".join(str(exc).split())[:300]
+            raise QueryError(f"query {name or 'statement'} failed on Ladybug ({self.path}): {first}") from None
+        if not result.get_column_names():  # a pure write returns no columns
+            return pd.DataFrame()
+        return result.get_as_arrow().to_pandas()
+
+    def _execute_categorical(self, text, params, name=""):
+        result = self._conn.execute(text, params)
+        if not result.get_column_names():
+            return pd.DataFrame()
+        table = result.get_as_arrow()
+        return pa.table({name: pc.dictionary_encode(column) if pa.types.is_string(column.type) else column
+                         for name, column in zip(table.column_names, table.columns, strict=True)}).to_pandas()
+
+    def _execute_rows(self, text, rows, name=""):
+        result = self._execute(text, {"rows": records(rows)}, name)
+        return int(result["n"].sum()) if "n" in result else len(rows)
+
+    def _read_by_ids(self, text, ids, columns, name=""):
+        return self._execute(text, {"ids": ids}, name)
+
+    def _create_nodes(self, label, rows):
+        arrow_rows = _arrow(rows, schema.node_label(label).properties)  # noqa: F841 (read by COPY)
+        self._conn.execute(f"COPY {label} FROM arrow_rows")
+
+    def _update_nodes(self, label, rows):
+        # LOAD FROM scans the Arrow table in place: 3.6x faster than UNWIND over 18 k rows, whose
+        # parameter conversion runs in Python. Columns renamed c0, c1, ... so none meets a keyword.
+        kinds = dict(schema.node_label(label).properties)
+        arrow_rows = pa.table({f"c{i}": _column(rows[c], _ARROW[kinds[c]])  # noqa: F841 (read by LOAD FROM)
+                               for i, c in enumerate(rows.columns)})
+        key = list(rows.columns).index("id")
+        sets = ", ".join(f"n.{c} = c{i}" for i, c in enumerate(rows.columns) if c != "id")
+        self._execute(f"LOAD FROM arrow_rows MATCH (n:{label} {{id: c{key}}}) SET {sets}", {}, f"update {label}")
+
+    def _create_rels(self, rel, from_label, to_label, rows):
+        spec = schema.rel_type(rel, from_label, to_label)
+        arrow_rows = _arrow(rows, [("from_id", "STRING"), ("to_id", "STRING"), *spec.properties])  # noqa: F841
+        try:
+            self._conn.execute(f"COPY {rel} FROM arrow_rows (from='{from_label}', to='{to_label}')")
+        except RuntimeError as exc:
+            if "Unable to find primary key" in str(exc):
+                raise UnknownIdError(f"{rel}: endpoint missing from the graph ({exc})") from None
+            raise
+
+    def _update_rels(self, rel, from_label, to_label, rows):
+        sets = _sets("r", [c for c in rows.columns if c not in ("from_id", "to_id")],
+                     schema.rel_type(rel, from_label, to_label).properties)
+        self._execute_rows(
+            f"UNWIND $rows AS row MATCH (a:{from_label} {{id: row.from_id}})-[r:{rel}]->"
+            f"(b:{to_label} {{id: row.to_id}}) SET {sets}", rows)

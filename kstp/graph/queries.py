@@ -1,0 +1,219 @@
+"""The query registry: every Cypher query is a file, loaded and checked by name.
+
+A query lives in ``kstp/graph/cypher/<area>/<name>.cypher`` and opens with a header::
+
+    // name: psr_by_learner
+    // params: $dataset: string
+    // returns: many {learnerId, psrMicro, psrMacro}
+    // One or more lines saying what it computes and from which source.
+
+A sibling ``<name>.ladybug.cypher`` or ``<name>.neo4j.cypher`` overrides the text for
+one engine and must declare the same header. The registry is checked at load time:
+the name matches the file stem, names are unique across areas, declared and used
+``$params`` agree, and every error cites ``path:line``. A typo fails at start-up, not
+mid-run. ``schema/`` holds DDL and is not part of the registry.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from dataclasses import dataclass, field
+from functools import cache
+from importlib import resources
+from pathlib import Path
+
+from kstp.errors import QueryError
+
+__all__ = ["Query", "registry", "get_query", "load_registry", "ENGINES", "PARAM_TYPES"]
+
+ENGINES = ("ladybug", "neo4j")
+PARAM_TYPES = {
+    "string": (str,),
+    "integer": (int,),
+    "float": (float, int),
+    "boolean": (bool,),
+    "list<string>": (list, tuple),
+    "list<map>": (list, tuple),
+    "map": (dict,),
+}
+_HEADER_RE = re.compile(r"//\s*(name|params|returns):\s*(.*)")
+_PARAM_DECL_RE = re.compile(r"\$(\w+)\s*:\s*([\w<>]+)")
+_RETURNS_RE = re.compile(r"(one|many)\s*\{([^}]*)\}")
+_STRING_RE = re.compile(r"'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"")
+_PARAM_USE_RE = re.compile(r"\$(\w+)")
+
+
+@dataclass(frozen=True)
+class Query:
+    """One named query.
+
+    Attributes
+    ----------
+    name, area : str
+        File stem and folder under ``kstp/graph/cypher``.
+    params : dict of str to str
+        Declared parameter names and their types (keys of :data:`PARAM_TYPES`).
+    returns : tuple of str
+        Returned column names, in order.
+    cardinality : str
+        ``"one"`` or ``"many"`` rows.
+    description : str
+        The header's free text.
+    texts : dict of str to str
+        Query text per engine; ``"default"`` plus any engine override.
+    path : pathlib.Path
+        The default file.
+    """
+
+    name: str
+    area: str
+    params: dict[str, str]
+    returns: tuple[str, ...]
+    cardinality: str
+    description: str
+    texts: dict[str, str] = field(repr=False)
+    path: Path = field(repr=False)
+
+    def text(self, engine: str) -> str:
+        """The query text to run on ``engine`` (its override if there is one)."""
+        return self.texts.get(engine, self.texts["default"])
+
+    def check_params(self, params: dict) -> None:
+        """Raise :class:`QueryError` unless ``params`` match the declaration exactly.
+
+        Examples
+        --------
+        >>> q = registry()["concept_ancestors"]
+        >>> q.check_params({"conceptId": "ccss:142"})
+        >>> q.check_params({})
+        Traceback (most recent call last):
+        ...
+        kstp.errors.QueryError: concept_ancestors: missing parameter $conceptId (string)
+        """
+        missing = [p for p in self.params if p not in params]
+        if missing:
+            need = ", ".join(f"${p} ({self.params[p]})" for p in missing)
+            raise QueryError(f"{self.name}: missing parameter {need}")
+        unknown = [p for p in params if p not in self.params]
+        if unknown:
+            declared = ", ".join(f"${p}" for p in self.params) or "none"
+            raise QueryError(f"{self.name}: unknown parameter ${unknown[0]}; declared: {declared}")
+        for key, kind in self.params.items():
+            value = params[key]
+            ok = isinstance(value, PARAM_TYPES[kind]) and not (
+                kind in ("integer", "float") and isinstance(value, bool)
+            ) and not (kind == "list<string>" and not all(isinstance(v, str) for v in value))
+            if not ok:
+                raise QueryError(
+                    f"{self.name}: parameter ${key} must be {kind}, got {type(value).__name__} {value!r}"
+                )
+
+
+def _parse(path: Path, root: Path) -> tuple[dict, str]:
+    text = path.read_text()
+    header: dict[str, tuple[int, str]] = {}
+    description = []
+    for number, line in enumerate(text.splitlines(), 1):
+        if not line.startswith("//"):
+            break
+        if m := _HEADER_RE.match(line):
+            header[m.group(1)] = (number, m.group(2).strip())
+        else:
+            description.append(line[2:].strip())
+    where = path.relative_to(root)
+    for key in ("name", "params", "returns"):
+        if key not in header:
+            raise QueryError(f"{where}:1: header lacks '// {key}: ...'")
+    stem = path.name.split(".")[0]
+    line, name = header["name"]
+    if name != stem:
+        raise QueryError(f"{where}:{line}: declared name {name!r} differs from file name {stem!r}")
+    line, decl = header["params"]
+    params = dict(_PARAM_DECL_RE.findall(decl))
+    if decl not in ("", "none") and not params:
+        raise QueryError(f"{where}:{line}: cannot read params {decl!r}; write '$name: type, ...'")
+    for key, kind in params.items():
+        if kind not in PARAM_TYPES:
+            raise QueryError(f"{where}:{line}: ${key} has unknown type {kind!r}; use one of {', '.join(PARAM_TYPES)}")
+    body_lines = [(n, l) for n, l in enumerate(text.splitlines(), 1) if not l.lstrip().startswith("//")]
+    used: dict[str, int] = {}
+    for number, body_line in body_lines:
+        for use in _PARAM_USE_RE.findall(_STRING_RE.sub("''", body_line)):
+            used.setdefault(use, number)
+    for key, number in used.items():
+        if key not in params:
+            raise QueryError(f"{where}:{number}: ${key} is used but not declared in the params header")
+    for key in params:
+        if key not in used:
+            raise QueryError(f"{where}:{header['params'][0]}: ${key} is declared but never used")
+    line, ret = header["returns"]
+    m = _RETURNS_RE.fullmatch(ret)
+    if not m:
+        raise QueryError(f"{where}:{line}: returns must read 'one {{a, b}}' or 'many {{a, b}}'")
+    columns = tuple(c.strip() for c in m.group(2).split(",") if c.strip())
+    meta = {"name": name, "params": params, "returns": columns, "cardinality": m.group(1),
+            "description": " ".join(description)}
+    body = "\n".join(l for _, l in body_lines).strip().rstrip(";")
+    return meta, body
+
+
+def load_registry(root: Path) -> dict[str, Query]:
+    """Load and check every query under ``root`` (a ``cypher/`` folder).
+
+    Raises
+    ------
+    QueryError
+        On a malformed header, a params mismatch, a duplicate name, or an engine
+        override without its default file or with a different header; the message
+        cites ``path:line``.
+    """
+    queries: dict[str, Query] = {}
+    overrides: list[tuple[Path, dict, str, str]] = []
+    for path in sorted(root.rglob("*.cypher")):
+        rel = path.relative_to(root)
+        if rel.parts[0] == "schema":
+            continue
+        meta, body = _parse(path, root)
+        suffix = path.name.split(".")[1:-1]
+        if suffix:
+            if suffix[0] not in ENGINES or len(suffix) > 1:
+                raise QueryError(f"{rel}:1: unknown engine suffix {'.'.join(suffix)!r}; use {' or '.join(ENGINES)}")
+            overrides.append((path, meta, body, suffix[0]))
+            continue
+        if meta["name"] in queries:
+            other = queries[meta["name"]].path.relative_to(root)
+            raise QueryError(f"{rel}:1: query name {meta['name']!r} is also used by {other}")
+        queries[meta["name"]] = Query(area=rel.parts[0], texts={"default": body}, path=path, **meta)
+    for path, meta, body, engine in overrides:
+        base = queries.get(meta["name"])
+        rel = path.relative_to(root)
+        if base is None or base.path.parent != path.parent:
+            raise QueryError(f"{rel}:1: engine override without {meta['name']}.cypher beside it")
+        if (meta["params"], meta["returns"]) != (base.params, base.returns):
+            raise QueryError(f"{rel}:1: header differs from {base.path.relative_to(root)} (params/returns must match)")
+        base.texts[engine] = body
+    return queries
+
+
+@cache
+def registry() -> dict[str, Query]:
+    """The registry of the queries shipped with kstp, loaded once."""
+    return load_registry(Path(str(resources.files("kstp.graph.cypher"))))
+
+
+def get_query(name: str) -> Query:
+    """The query called ``name``.
+
+    Raises
+    ------
+    QueryError
+        When there is none; the message suggests close names and lists the rest.
+    """
+    queries = registry()
+    if name in queries:
+        return queries[name]
+    close = difflib.get_close_matches(name, queries, n=3)
+    hint = f" Did you mean: {', '.join(close)}?" if close else ""
+    raise QueryError(f"Unknown query {name!r}.{hint} Available: {', '.join(sorted(queries))}")
+

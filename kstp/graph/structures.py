@@ -1,0 +1,361 @@
+"""KST structures on the graph: question prerequisites, knowledge states, fringes.
+
+A typed facade over the ``kst/`` queries. The question prerequisite relation of a
+dataset is derived from concept prerequisites by Eq. 1 of Cui, Do, Sachan 2026 and
+stored as ``(:Question)-[:PREREQUISITE_OF {rule}]->(:Question)``; it is transitive, so
+together with reflexivity it is the surmise relation of the dataset, and its knowledge
+space is the family of item sets closed under it (Doignon & Falmagne 1999, ch. 3).
+Assumes the concept relation is acyclic (ingest refuses cycles).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from kstp.errors import KstpError, NotAKnowledgeStateError, UnknownIdError
+from kstp.kst.spaces import KnowledgeSpace, TooManyStatesError, check_fringe
+from kstp.graph.store import GraphStore
+
+__all__ = ["RULES", "question_prerequisite_pairs", "derive_question_prerequisites", "DerivationReport",
+           "dataset_questions", "answerable_questions", "knowledge_state", "check_state", "inner_fringe",
+           "outer_fringe", "dataset_space", "store_states", "state_id_of"]
+
+#: Eq. 1 variants: ``strict`` needs a proper (transitive) concept prerequisite,
+#: ``reflexive`` also accepts the same concept (for skill maps this is
+#: concepts(q_i) ⊆ concepts(q_j), the competence-based surmise relation).
+RULES = ("strict", "reflexive")
+
+
+def _index(values: pd.Series) -> tuple[np.ndarray, pd.Index]:
+    """Codes of ``values`` in their sorted distinct values (so code order is id order)."""
+    codes, index = pd.factorize(values, sort=True)
+    return codes, pd.Index(index)
+
+
+def question_prerequisite_pairs(question_concepts: pd.DataFrame, closure: pd.DataFrame,
+                                rule: str = "strict") -> pd.DataFrame:
+    """Eq. 1 on tables: every (q_i, q_j), q_i != q_j, whose concepts all lead to a concept of q_j.
+
+    Parameters
+    ----------
+    question_concepts : pandas.DataFrame
+        Columns ``questionId, conceptId``: the Q-matrix as pairs.
+    closure : pandas.DataFrame
+        Columns ``fromId, toId``: the transitive concept prerequisite closure (at least
+        for the concepts in ``question_concepts``), without reflexive pairs.
+    rule : {"strict", "reflexive"}
+        Whether c_a = c_b counts as "c_a is a prerequisite of c_b".
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``fromId, toId``, sorted; from is the prerequisite of to.
+
+    Raises
+    ------
+    KstpError
+        On an unknown rule.
+
+    Examples
+    --------
+    Fractions (f) lead to ratios (r); q1 needs f, q2 needs f and r, q3 needs r.
+
+    >>> qc = pd.DataFrame({"questionId": ["q1", "q2", "q2", "q3"], "conceptId": ["f", "f", "r", "r"]})
+    >>> cl = pd.DataFrame({"fromId": ["f"], "toId": ["r"]})
+    >>> question_prerequisite_pairs(qc, cl).values.tolist()
+    [['q1', 'q2'], ['q1', 'q3']]
+    >>> question_prerequisite_pairs(qc, cl, "reflexive").values.tolist()
+    [['q1', 'q2'], ['q1', 'q3'], ['q2', 'q3'], ['q3', 'q2']]
+
+    References
+    ----------
+    Cui, Do, Sachan 2026, "Do LLMs Exhibit Coherent Knowledge Structures in
+    Mathematical Reasoning?", §3.1, Eq. 1 (arXiv 2609.05245).
+    """
+    from scipy import sparse
+    if rule not in RULES:
+        raise KstpError(f"unknown rule {rule!r}; use one of {', '.join(RULES)}")
+    if question_concepts.empty:
+        return pd.DataFrame(columns=["fromId", "toId"])
+    qc = question_concepts.drop_duplicates()
+    q_idx, questions = _index(qc["questionId"])
+    c_idx, concepts = _index(qc["conceptId"])
+    nq, nc = len(questions), len(concepts)
+    assess = sparse.csr_matrix((np.ones(len(qc), np.int32), (q_idx, c_idx)), shape=(nq, nc))
+    a, b = concepts.get_indexer(closure["fromId"]), concepts.get_indexer(closure["toId"])
+    keep = (a >= 0) & (b >= 0)
+    reach = sparse.csr_matrix((np.ones(int(keep.sum()), np.int32), (a[keep], b[keep])), shape=(nc, nc))
+    if rule == "reflexive":
+        reach = reach + sparse.identity(nc, np.int32, format="csr")
+    # leads[c, j] > 0: concept c is a prerequisite of some concept of question j.
+    leads = ((reach @ assess.T) > 0).astype(np.int32)
+    needed = np.asarray(assess.sum(axis=1)).ravel()
+    rows, cols = [], []
+    block = max(1, 2_000_000 // max(nq, 1))
+    for start in range(0, nq, block):
+        covered = (assess[start:start + block] @ leads).toarray()
+        hit = covered == needed[start:start + block, None]
+        i, j = np.nonzero(hit)
+        i += start
+        off_diagonal = i != j
+        rows.append(i[off_diagonal])
+        cols.append(j[off_diagonal])
+    # Row-major blocks in order over a sorted index: the pairs come out sorted by (from, to).
+    i, j = np.concatenate(rows), np.concatenate(cols)
+    return pd.DataFrame({"fromId": questions[i], "toId": questions[j]})
+
+
+@dataclass
+class DerivationReport:
+    """Result of :func:`derive_question_prerequisites`."""
+
+    dataset: str
+    rule: str
+    questions: int
+    questions_with_concepts: int
+    edges: int
+
+    @property
+    def mean_per_question(self) -> float:
+        """Derived edges per question of the dataset (0 for an empty dataset)."""
+        return self.edges / self.questions if self.questions else 0.0
+
+
+def derive_question_prerequisites(store: GraphStore, dataset: str, rule: str = "strict") -> DerivationReport:
+    """Materialise Eq. 1 for ``dataset``: replace its question prerequisites by the derived ones.
+
+    Reads the Q-matrix and the concept closure with Cypher (``question_concepts``,
+    ``dataset_concept_closure``), combines them with sparse matrix products (see
+    :func:`question_prerequisite_pairs`), and bulk-writes the pairs with ``{rule}``.
+    Running it twice with the same rule leaves the same edges.
+
+    Raises
+    ------
+    UnknownIdError
+        When the dataset is not in the graph.
+    KstpError
+        On an unknown rule.
+    """
+    if rule not in RULES:
+        raise KstpError(f"unknown rule {rule!r}; use one of {', '.join(RULES)}")
+    questions = dataset_questions(store, dataset)
+    qc = store.frame("question_concepts", {"dataset": dataset})
+    closure = store.frame("dataset_concept_closure", {"dataset": dataset})
+    pairs = question_prerequisite_pairs(qc, closure, rule)
+    edges = pd.DataFrame({"from_id": pairs["fromId"], "to_id": pairs["toId"], "rule": rule, "source": "eq1"})
+    stored = store.frame("question_prerequisite_edges", {"dataset": dataset}).rename(
+        columns={"fromId": "from_id", "toId": "to_id"})
+    report = DerivationReport(dataset, rule, len(questions), qc["questionId"].nunique(), len(pairs))
+    if _same_pairs(stored, pairs) and (stored["rule"] == rule).all():
+        return report  # already derived with this rule: nothing to read further, nothing to write
+    # Only edges the new derivation drops are deleted, so a re-run deletes nothing.
+    removed = store.delete_stale("PREREQUISITE_OF", "Question", "Question", stored, edges)
+    if not removed and len(stored) == len(pairs) and (stored["rule"] == rule).all():
+        return report  # already derived with this rule: nothing to write
+    store.write_relationships("PREREQUISITE_OF", "Question", "Question", edges)
+    return report
+
+
+def _same_pairs(stored: pd.DataFrame, pairs: pd.DataFrame) -> bool:
+    """Whether the stored ``from_id, to_id`` edges are exactly the derived ``fromId, toId`` pairs (any order)."""
+    if len(stored) != len(pairs):
+        return False
+    if stored.empty:
+        return True
+    ids = pd.Index(pd.unique(pd.concat([pairs["fromId"], pairs["toId"]])))
+    size = len(ids) + 1  # -1 (an id outside the derivation) becomes 0, never a derived key
+
+    def keys(a, b):
+        return np.sort((ids.get_indexer(a) + 1).astype(np.int64) * size + ids.get_indexer(b) + 1)
+
+    return bool(np.array_equal(keys(stored["from_id"], stored["to_id"]), keys(pairs["fromId"], pairs["toId"])))
+
+
+def dataset_questions(store: GraphStore, dataset: str) -> pd.DataFrame:
+    """The questions of ``dataset`` (the ``dataset_questions`` query's rows).
+
+    Raises
+    ------
+    UnknownIdError
+        When the dataset has no questions in the graph; the message lists the datasets.
+    """
+    questions = store.frame("dataset_questions", {"dataset": dataset})
+    if questions.empty:
+        known = ", ".join(r["datasetId"] for r in store.run("datasets")) or "none"
+        raise UnknownIdError(f"unknown dataset {dataset!r}; datasets in the graph: {known}")
+    return questions
+
+
+def answerable_questions(store: GraphStore, dataset: str, limit: int | None = None) -> pd.DataFrame:
+    """The questions of ``dataset`` with a text and a gold answer (the first ``limit``), to ask a model.
+
+    Raises
+    ------
+    UnknownIdError
+        When there is none.
+    """
+    questions = store.frame("dataset_questions", {"dataset": dataset})
+    questions = questions[questions["text"].notna() & questions["answer"].notna()]
+    if limit is not None:
+        questions = questions.head(limit)
+    if questions.empty:
+        raise UnknownIdError(f"dataset {dataset!r} has no question with text and a gold answer in the graph")
+    return questions
+
+
+def knowledge_state(store: GraphStore, dataset: str, learner_id: str) -> list[str]:
+    """The questions of ``dataset`` that ``learner_id`` answered correctly, sorted.
+
+    Raises
+    ------
+    UnknownIdError
+        When the learner answered no question of ``dataset``.
+    """
+    state = store.frame("knowledge_state", {"dataset": dataset, "learnerId": learner_id})["questionId"].tolist()
+    if not state and learner_id not in set(store.frame("dataset_learners", {"dataset": dataset})["learnerId"]):
+        raise UnknownIdError(f"learner {learner_id!r} answered no question of dataset {dataset!r}; "
+                             "learners are named <dataset>:<id>, e.g. frcsub:Subject001")
+    return state
+
+
+def _known_set(store: GraphStore, dataset: str, question_ids: list[str]) -> list[str]:
+    known = set(dataset_questions(store, dataset)["questionId"])
+    unknown = [q for q in question_ids if q not in known]
+    if unknown:
+        raise UnknownIdError(f"{', '.join(map(repr, unknown))} not a question of dataset {dataset!r}")
+    return sorted(set(question_ids))
+
+
+def check_state(store: GraphStore, dataset: str, question_ids: list[str]) -> dict[str, list[str]]:
+    """Which items of the set lack which prerequisites; empty exactly for a knowledge state.
+
+    Returns
+    -------
+    dict of str to list of str
+        For each item whose prerequisites are not all in the set, the missing ones.
+
+    Raises
+    ------
+    UnknownIdError
+        When an id is not a question of ``dataset``.
+    """
+    ids = _known_set(store, dataset, question_ids)
+    violations: dict[str, list[str]] = {}
+    for row in store.run("state_violations", {"dataset": dataset, "questionIds": ids}):
+        violations.setdefault(row["questionId"], []).append(row["prerequisiteId"])
+    return violations
+
+
+def _require_state(store: GraphStore, dataset: str, question_ids: list[str]) -> list[str]:
+    violations = check_state(store, dataset, question_ids)
+    if violations:
+        detail = "; ".join(f"{q} lacks {', '.join(p)}" for q, p in sorted(violations.items()))
+        raise NotAKnowledgeStateError(
+            f"not a knowledge state of {dataset!r} (not closed under prerequisites): {detail}", violations)
+    return sorted(set(question_ids))
+
+
+def _fringe(store: GraphStore, query: str, dataset: str, question_ids: list[str], fringe: str) -> list[str]:
+    name = query if check_fringe(fringe) == "standard" else f"{query}_notions"
+    ids = _require_state(store, dataset, question_ids)
+    return store.frame(name, {"dataset": dataset, "questionIds": ids})["questionId"].tolist()
+
+
+def inner_fringe(store: GraphStore, dataset: str, question_ids: list[str], fringe: str = "standard") -> list[str]:
+    """Inner fringe of the knowledge state K: the items q of K such that K minus q is a state, sorted.
+
+    Parameters
+    ----------
+    fringe : {"standard", "notions"}
+        ``standard`` (default): the definition on the items, as R's ``pks::getKFringe``;
+        an item with an equally informative partner (a mutual prerequisite) is never in
+        it. ``notions``: the fringe on the classes of equally informative items (the
+        discriminative reduction), each class listed with all its items.
+
+    Raises
+    ------
+    NotAKnowledgeStateError
+        When K is not a knowledge state; the message names the items that break closure.
+    UnknownIdError
+        When an id is not a question of ``dataset``.
+    KstpError
+        On an unknown reading.
+
+    References
+    ----------
+    Doignon & Falmagne 1999, *Knowledge Spaces*, Def. 4.1.6.
+    """
+    return _fringe(store, "inner_fringe", dataset, question_ids, fringe)
+
+
+def outer_fringe(store: GraphStore, dataset: str, question_ids: list[str], fringe: str = "standard") -> list[str]:
+    """Outer fringe of the knowledge state K: the items q outside K such that K plus q is a state, sorted.
+
+    These are the items the learner is ready to learn next. ``fringe`` and the
+    exceptions as :func:`inner_fringe`.
+
+    References
+    ----------
+    Doignon & Falmagne 1999, *Knowledge Spaces*, Def. 4.1.6; Steiner & Hochweber 2026, Eq. 2.
+    """
+    return _fringe(store, "outer_fringe", dataset, question_ids, fringe)
+
+
+def dataset_space(store: GraphStore, dataset: str, limit: int | None = None) -> KnowledgeSpace:
+    """The knowledge space of a dataset: its questions under the derived prerequisites.
+
+    Parameters
+    ----------
+    limit : int or None
+        Refuse, before the edges are read or the space built, one with more states than
+        this by a bound the ``space_lower_bound`` query counts in the graph: the questions
+        without prerequisites are pairwise incomparable, as are those no question needs,
+        so there are at least 2 to the larger of the two numbers.
+
+    Raises
+    ------
+    UnknownIdError
+        When the dataset has no questions in the graph.
+    TooManyStatesError
+        When the bound passes ``limit``.
+    """
+    questions = dataset_questions(store, dataset)["questionId"]
+    if limit is not None:
+        bound = store.run("space_lower_bound", {"dataset": dataset})[0]
+        free, unneeded = int(bound["withoutPrerequisites"]), int(bound["neededByNone"])
+        if 2 ** max(free, unneeded) > limit:
+            raise TooManyStatesError.at_least(max(free, unneeded), "questions without prerequisites" if free >= unneeded
+                                              else "questions no other question needs", limit)
+    edges = store.frame("question_prerequisite_edges", {"dataset": dataset})
+    return KnowledgeSpace.build(questions.tolist(), zip(edges["fromId"].tolist(), edges["toId"].tolist(), strict=True))
+
+
+def state_id_of(dataset: str, question_ids) -> str:
+    """The id of a stored state: ``<dataset>:state:<sha256 of its sorted ids>[:16]``.
+
+    >>> state_id_of("toy", [])
+    'toy:state:e3b0c44298fc1c14'
+    """
+    digest = hashlib.sha256("\n".join(sorted(question_ids)).encode()).hexdigest()[:16]
+    return f"{dataset}:state:{digest}"
+
+
+def store_states(store: GraphStore, dataset: str, states: list[frozenset[str]], source: str) -> int:
+    """Write states as ``(:KnowledgeState)-[:CONTAINS]->(:Question)``; returns how many.
+
+    A state's id is :func:`state_id_of`, so storing the same state twice changes nothing.
+    """
+    rows, links = [], []
+    for state in states:
+        members = sorted(state)
+        state_id = state_id_of(dataset, members)
+        rows.append({"id": state_id, "dataset": dataset, "size": len(members), "source": source})
+        links += [(state_id, q) for q in members]
+    store.write_nodes("KnowledgeState", pd.DataFrame(rows, columns=["id", "dataset", "size", "source"]))
+    store.write_relationships("CONTAINS", "KnowledgeState", "Question",
+                              pd.DataFrame(links, columns=["from_id", "to_id"]))
+    return len(rows)

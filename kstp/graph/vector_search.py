@@ -1,0 +1,158 @@
+"""Nearest questions by the cosine of their sentence embeddings: Neo4j's vector index on Neo4j, numpy elsewhere.
+
+:func:`nearest_questions` gives each target question the ``k`` questions of an allowed pool
+whose ``Question.embedding`` is most cosine-similar to its own: most similar first, ties
+by question id, never the target itself. Both engines give the same lists.
+
+- On Neo4j the candidates come from ``db.index.vector.queryNodes`` over a cosine vector
+  index on ``Question.embedding`` of the vectors' dimension (:func:`ensure_vector_index`).
+  Neo4j keeps one vector index per label and property, so an index of another dimension
+  (the schema's 1024-d ``question_embedding`` of BGE-M3 when the 384-d MiniLM is in use)
+  is dropped and ``question_embedding_<d>`` built in its place, unquantised, and awaited
+  ONLINE; alternating models of two dimensions rebuilds it each time. The index holds
+  every Question of that dimension, so each target asks for :data:`OVERFETCH` more than
+  ``k + 1`` neighbours and drops itself and all nodes outside the pool (other datasets,
+  other models, questions without a concept), asking again for twice as many while fewer
+  than ``k`` remain. The index scores in float32, as (1 + cos) / 2; its candidates are
+  ordered by the float64 cosine of their stored vectors, so that near-ties below float32
+  precision fall as on the numpy path.
+- Elsewhere (LadybugDB) :func:`~kstp.inference.embeddings.top_k_cosine` over the pool in id order.
+
+The vector query is an inline procedure call, as the GDS calls of :mod:`kstp.graph.gds`
+are, not a registered ``.cypher`` file: every registered query runs on both engines
+(the parity tests), and LadybugDB has no ``db.index.vector`` procedures.
+
+References
+----------
+Cui, Do, Sachan 2026, "Do LLMs Exhibit Coherent Knowledge Structures in Mathematical
+Reasoning?", §3.3.1 (similarity exemplars), arXiv 2609.05245. Neo4j 5 Cypher Manual,
+"Vector indexes".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+
+from kstp.inference.embeddings import top_k_cosine
+from kstp.errors import procedure_error
+from kstp.graph.store import GraphStore
+
+__all__ = ["nearest_questions", "ensure_vector_index", "OVERFETCH", "INDEX_WAIT_S"]
+
+#: Neighbours asked of the index beyond ``k + 1`` (the target itself), for the nodes outside the pool.
+OVERFETCH = 10
+#: Seconds to wait for a new vector index to come ONLINE.
+INDEX_WAIT_S = 300
+
+_NEAREST = ("UNWIND $targets AS target MATCH (q:Question {id: target}) "
+            "CALL db.index.vector.queryNodes($index, $n, q.embedding) YIELD node, score "
+            "WITH target, node, score WHERE node.id <> target AND node.id IN $pool "
+            "RETURN target AS questionId, node.id AS candidateId, score")
+_MISSING = "vector indexes need Neo4j 5.13 or later"
+
+
+def ensure_vector_index(store: GraphStore, dimensions: int) -> str:
+    """The name of an ONLINE cosine vector index on ``Question.embedding`` for vectors of ``dimensions``.
+
+    An existing index of that dimension (or of none, which serves every dimension) is
+    kept; one of another dimension or similarity is dropped and ``question_embedding_<d>``
+    created (``vector.quantization.enabled: false``, so its scores are those of the
+    stored vectors). Neo4j only.
+
+    Raises
+    ------
+    KstpError
+        When the index cannot be created or does not come ONLINE within :data:`INDEX_WAIT_S`.
+    """
+    dimensions = int(dimensions)
+    existing = store._execute(
+        "SHOW VECTOR INDEXES YIELD name, labelsOrTypes, properties, options "
+        "WHERE labelsOrTypes = ['Question'] AND properties = ['embedding'] "
+        "RETURN name, options.indexConfig.`vector.dimensions` AS dimensions, "
+        "options.indexConfig.`vector.similarity_function` AS similarity", {}, "vector index")
+    usable = [name for name, dims, similarity in existing.itertuples(index=False)
+              if str(similarity).upper() == "COSINE" and (dims is None or pd.isna(dims) or int(dims) == dimensions)]
+    if usable:
+        name = usable[0]
+    else:
+        for old in existing["name"]:
+            store._execute(f"DROP INDEX `{old.replace('`', '``')}` IF EXISTS", {}, "vector index")
+        name = f"question_embedding_{dimensions}"
+        store._execute(f"CREATE VECTOR INDEX {name} IF NOT EXISTS FOR (q:Question) ON q.embedding "
+                       f"OPTIONS {{indexConfig: {{`vector.dimensions`: {dimensions}, "
+                       "`vector.similarity_function`: 'cosine', `vector.quantization.enabled`: false}}",
+                       {}, "vector index")
+    try:
+        store._execute("CALL db.awaitIndex($name, $seconds)", {"name": name, "seconds": INDEX_WAIT_S}, "vector index")
+    except Exception as exc:  # noqa: BLE001
+        raise procedure_error(exc, "db.awaitIndex", _MISSING) from None
+    return name
+
+
+def nearest_questions(store: GraphStore, pool_ids: Sequence[str], vectors: np.ndarray, targets: Sequence[str],
+                      k: int) -> dict[str, list[str]]:
+    """The ``k`` pool questions nearest to each target by cosine of their embeddings.
+
+    Parameters
+    ----------
+    pool_ids : sequence of str
+        The questions that may be returned (targets among them), unique.
+    vectors : ndarray, shape (len(pool_ids), d)
+        Their embeddings, as stored on the Question nodes (``Question.embedding``).
+    targets : sequence of str
+        Questions of the pool to find neighbours for.
+    k : int
+        Neighbours per target (fewer when the pool has fewer than ``k + 1`` questions).
+
+    Returns
+    -------
+    dict of str to list of str
+        Target -> ``min(k, len(pool_ids) - 1)`` ids, cosine descending, ties by id.
+
+    Raises
+    ------
+    ConfigError
+        On a Neo4j server without ``db.index.vector.queryNodes``.
+
+    Examples
+    --------
+    On LadybugDB the store is only asked its engine:
+
+    >>> from types import SimpleNamespace
+    >>> vectors = np.array([[1.0, 0.0], [0.6, 0.8], [0.0, 1.0], [0.8, 0.6]])
+    >>> nearest_questions(SimpleNamespace(engine="ladybug"), ["a", "b", "c", "d"], vectors, ["a", "c"], 2)
+    {'a': ['d', 'b'], 'c': ['b', 'd']}
+    """
+    order = sorted(range(len(pool_ids)), key=list(pool_ids).__getitem__)
+    ids = [pool_ids[i] for i in order]
+    matrix = np.asarray(vectors, float)[order]
+    position = {q: i for i, q in enumerate(ids)}
+    if store.engine != "neo4j":
+        rows = np.array([position[t] for t in targets], dtype=int)
+        nearest = top_k_cosine(matrix[rows], matrix, k, exclude=rows)
+        return {t: [ids[j] for j in nearest[i]] for i, t in enumerate(targets)}
+    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+    unit = np.divide(matrix, norms, out=np.zeros_like(matrix), where=norms > 0)
+    want = max(0, min(k, len(ids) - 1))
+    index = ensure_vector_index(store, matrix.shape[1])
+    total = int(store._execute("MATCH (q:Question) RETURN count(q) AS n", {}, "vector index")["n"].iloc[0])
+    out: dict[str, list[str]] = {}
+    pending, n = list(targets), min(k + 1 + OVERFETCH, total)
+    while pending:
+        try:
+            rows = store._execute(_NEAREST, {"index": index, "n": n, "targets": pending, "pool": ids},
+                                  "nearest questions")
+        except Exception as exc:  # noqa: BLE001
+            raise procedure_error(exc, "db.index.vector.queryNodes", _MISSING) from None
+        found = rows.groupby("questionId")["candidateId"].agg(list).to_dict() if len(rows) else {}
+        for t in pending:
+            candidates = found.get(t, [])
+            if len(candidates) >= want or n >= total:
+                cosine = unit[[position[c] for c in candidates]] @ unit[position[t]]
+                ranked = sorted(zip(candidates, cosine, strict=True), key=lambda pair: (-pair[1], pair[0]))
+                out[t] = [c for c, _ in ranked[:want]]
+        pending, n = [t for t in pending if t not in out], min(2 * n, total)
+    return {t: out[t] for t in targets}

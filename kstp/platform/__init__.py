@@ -1,1 +1,0 @@
-"""The ground floor: settings, errors, graph stores, schema and the query registry."""

@@ -1,3 +1,0 @@
-"""Built-in inference backends; importing this package registers them."""
-
-from kstp.platform.backends import local, openai_compat, vllm_offline  # noqa: F401

@@ -1,0 +1,95 @@
+"""The query registry: headers, parameter checks, overrides, and every error's path:line."""
+
+from __future__ import annotations
+
+import pytest
+
+from kstp.errors import QueryError
+from kstp.graph.queries import get_query, load_registry, registry
+
+GOOD = ("// name: {name}\n// params: $x: string\n// returns: many {{a}}\n// Says what.\n"
+        "MATCH (n {{id: $x}}) RETURN n.id AS a\n")
+
+
+def write(root, rel, text):
+    path = root / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    return path
+
+
+def test_registry_loads_every_shipped_query_with_header():
+    queries = registry()
+    assert {"concept_ancestors", "question_prerequisites", "psr_by_learner", "outer_fringe"} <= set(queries)
+    psr = queries["psr_by_learner"]
+    assert (psr.area, psr.params, psr.cardinality) == ("kst", {"dataset": "string"}, "many")
+    assert psr.returns == ("learnerId", "psrMicro", "psrMacro", "questionsScored", "pairs")
+    assert "Eq. 2-4" in psr.description
+
+
+def test_engine_override_replaces_text_for_that_engine_only():
+    query = registry()["node_counts"]
+    assert "label(n)" in query.text("ladybug")
+    assert "labels(n)" in query.text("neo4j")
+
+
+@pytest.mark.parametrize("text, message", [
+    ("// name: other\n// params: $x: string\n// returns: many {a}\nRETURN $x AS a\n",
+     "q.cypher:1: declared name 'other' differs from file name 'q'"),
+    ("// name: q\n// params: $x: string\n// returns: many {a}\nRETURN $y AS a\n",
+     "q.cypher:4: \\$y is used but not declared"),
+    ("// name: q\n// params: $x: string, $z: integer\n// returns: many {a}\nRETURN $x AS a\n",
+     "q.cypher:2: \\$z is declared but never used"),
+    ("// name: q\n// params: $x: text\n// returns: many {a}\nRETURN $x AS a\n",
+     "q.cypher:2: \\$x has unknown type 'text'"),
+    ("// name: q\n// returns: many {a}\nRETURN 1 AS a\n", "q.cypher:1: header lacks '// params: ...'"),
+    ("// name: q\n// params: none\n// returns: rows\nRETURN 1 AS a\n", "q.cypher:3: returns must read"),
+])
+def test_malformed_header_fails_at_load_with_path_and_line(tmp_path, text, message):
+    write(tmp_path, "area/q.cypher", text)
+    with pytest.raises(QueryError, match=message):
+        load_registry(tmp_path)
+
+
+def test_parameter_inside_string_literal_is_not_a_use(tmp_path):
+    write(tmp_path, "area/q.cypher", "// name: q\n// params: none\n// returns: one {a}\nRETURN '$x costs' AS a\n")
+    assert load_registry(tmp_path)["q"].params == {}
+
+
+def test_duplicate_names_and_orphan_overrides_are_refused(tmp_path):
+    write(tmp_path, "a/q.cypher", GOOD.format(name="q"))
+    write(tmp_path, "b/q.cypher", GOOD.format(name="q"))
+    with pytest.raises(QueryError, match="b/q.cypher:1: query name 'q' is also used by a/q.cypher"):
+        load_registry(tmp_path)
+    (tmp_path / "b/q.cypher").unlink()
+    write(tmp_path, "a/r.ladybug.cypher", GOOD.format(name="r"))
+    with pytest.raises(QueryError, match="a/r.ladybug.cypher:1: engine override without r.cypher"):
+        load_registry(tmp_path)
+    (tmp_path / "a/r.ladybug.cypher").unlink()
+    write(tmp_path, "a/q.ladybug.cypher", GOOD.format(name="q").replace("many {a}", "many {b}"))
+    with pytest.raises(QueryError, match="header differs"):
+        load_registry(tmp_path)
+    (tmp_path / "a/q.ladybug.cypher").unlink()
+    write(tmp_path, "a/q.sqlite.cypher", GOOD.format(name="q"))
+    with pytest.raises(QueryError, match="unknown engine suffix 'sqlite'"):
+        load_registry(tmp_path)
+
+
+def test_schema_folder_is_not_a_query(tmp_path):
+    write(tmp_path, "schema/ladybug.cypher", "CREATE NODE TABLE X(id STRING, PRIMARY KEY(id));\n")
+    assert load_registry(tmp_path) == {}
+
+
+def test_unknown_query_suggests_close_names():
+    with pytest.raises(QueryError, match="Unknown query 'outer_fringes'. Did you mean: outer_fringe"):
+        get_query("outer_fringes")
+
+
+def test_call_time_parameter_checks():
+    query = get_query("psr_distribution")
+    with pytest.raises(QueryError, match="unknown parameter \\$datset"):
+        query.check_params({"dataset": "d", "minPrerequisites": 5, "datset": "x"})
+    with pytest.raises(QueryError, match="\\$minPrerequisites must be integer, got str '5'"):
+        query.check_params({"dataset": "d", "minPrerequisites": "5"})
+    with pytest.raises(QueryError, match="must be integer, got bool"):
+        query.check_params({"dataset": "d", "minPrerequisites": True})

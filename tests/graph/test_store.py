@@ -1,0 +1,154 @@
+"""The Ladybug store: idempotent bulk writes, updates, deletes, reset, bad writes."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from kstp.errors import InputError, UnknownIdError
+from kstp.graph.store import WriteReport, open_store
+
+
+def concepts(store):
+    return store._execute("MATCH (c:Concept) RETURN c.id AS id, c.code AS code ORDER BY id", {}).values.tolist()
+
+
+def test_write_nodes_creates_updates_and_skips_unchanged(store):
+    frame = pd.DataFrame({"id": ["a", "b", "c"], "code": ["A", "B", "C"]})
+    assert store.write_nodes("Concept", frame) == WriteReport(created=3)
+    assert store.write_nodes("Concept", frame) == WriteReport(unchanged=3)
+    changed = pd.DataFrame({"id": ["a", "b", "d"], "code": ["A", "B2", "D"]})
+    assert store.write_nodes("Concept", changed) == WriteReport(created=1, updated=1, unchanged=1)
+    assert concepts(store) == [["a", "A"], ["b", "B2"], ["c", "C"], ["d", "D"]]
+
+
+def test_write_nodes_later_duplicate_row_wins(store):
+    store.write_nodes("Concept", pd.DataFrame({"id": ["a", "a"], "code": ["first", "second"]}))
+    assert concepts(store) == [["a", "second"]]
+
+
+def test_write_relationships_idempotent_and_updates_properties(store):
+    store.write_nodes("Concept", pd.DataFrame({"id": ["a", "b", "c"]}))
+    edges = pd.DataFrame({"from_id": ["a", "b"], "to_id": ["b", "c"], "source": ["x", "x"]})
+    assert store.write_relationships("PREREQUISITE_OF", "Concept", "Concept", edges) == WriteReport(created=2)
+    assert store.write_relationships("PREREQUISITE_OF", "Concept", "Concept", edges) == WriteReport(unchanged=2)
+    edges.loc[1, "source"] = "y"
+    assert store.write_relationships("PREREQUISITE_OF", "Concept", "Concept", edges) == WriteReport(updated=1,
+                                                                                                    unchanged=1)
+    rows = store.frame("concept_prerequisites", {"framework": "none"})
+    assert rows.empty  # framework property unset: the query scopes by framework
+    got = store._execute("MATCH (a)-[r:PREREQUISITE_OF]->(b) RETURN a.id, b.id, r.source ORDER BY a.id", {})
+    assert got.values.tolist() == [["a", "b", "x"], ["b", "c", "y"]]
+
+
+def test_delete_relationships_removes_only_named_pairs(store):
+    store.write_nodes("Concept", pd.DataFrame({"id": ["a", "b", "c"]}))
+    store.write_relationships("PREREQUISITE_OF", "Concept", "Concept",
+                              pd.DataFrame({"from_id": ["a", "b"], "to_id": ["b", "c"]}))
+    pair = pd.DataFrame({"from_id": ["a"], "to_id": ["b"]})
+    store.delete_relationships("PREREQUISITE_OF", "Concept", "Concept", pair)
+    got = store._execute("MATCH (a)-[r:PREREQUISITE_OF]->(b) RETURN a.id, b.id", {})
+    assert got.values.tolist() == [["b", "c"]]
+
+
+def test_missing_endpoint_is_an_unknown_id(store):
+    store.write_nodes("Concept", pd.DataFrame({"id": ["a"]}))
+    with pytest.raises(UnknownIdError, match="endpoint missing"):
+        pair = pd.DataFrame({"from_id": ["a"], "to_id": ["zz"]})
+        store.write_relationships("PREREQUISITE_OF", "Concept", "Concept", pair)
+
+
+def test_unknown_property_label_and_pair_are_refused(store):
+    with pytest.raises(InputError, match="Concept has no property 'colour'"):
+        store.write_nodes("Concept", pd.DataFrame({"id": ["a"], "colour": ["red"]}))
+    with pytest.raises(KeyError, match="unknown node label 'Concpt'"):
+        store.write_nodes("Concpt", pd.DataFrame({"id": ["a"]}))
+    with pytest.raises(KeyError, match="ASSESSES does not join Concept to Question"):
+        store.write_relationships("ASSESSES", "Concept", "Question", pd.DataFrame({"from_id": ["a"], "to_id": ["b"]}))
+    with pytest.raises(InputError, match="non-empty 'id'"):
+        store.write_nodes("Concept", pd.DataFrame({"id": [None]}))
+
+
+def test_reset_empties_the_graph(store, tmp_path):
+    store.write_nodes("Concept", pd.DataFrame({"id": ["a", "b"]}))
+    store.reset()
+    assert store.run("node_counts") == []
+    assert store.write_nodes("Concept", pd.DataFrame({"id": ["a"]})) == WriteReport(created=1)
+
+
+def test_open_store_from_location_string(tmp_path):
+    """Ladybug only: a ladybug:PATH string; Neo4j URIs are opened by every Neo4j test."""
+    with open_store(f"ladybug:{tmp_path / 'g'}") as graph:
+        assert graph.engine == "ladybug"
+        assert graph.run("node_counts") == []
+
+
+def test_all_null_typed_update_is_accepted(store):
+    """Ladybug types an all-null parameter column as STRING; updates cast it."""
+    store.write_nodes("Learner", pd.DataFrame({"id": ["a"], "psrMicro": [0.5]}))
+    report = store.write_nodes("Learner", pd.DataFrame({"id": ["a"], "psrMicro": [None], "nAnswered": [None]}))
+    assert report.updated == 1
+    assert store._execute("MATCH (l:Learner) RETURN l.psrMicro AS x", {})["x"].isna().all()
+
+
+def test_folder_as_graph_path_is_explained(tmp_path):
+    """Ladybug only: a graph there is a file path; Neo4j has no path."""
+    from kstp.errors import ConfigError
+    from kstp.graph.ladybug import LadybugStore
+
+    with pytest.raises(ConfigError, match="is a folder; a Ladybug graph is a file path"):
+        LadybugStore(tmp_path)
+
+
+def test_graph_from_older_model_gains_new_properties_and_pairs(tmp_path):
+    """Ladybug only: its tables are typed, so a newer model must alter them; Neo4j is schemaless."""
+    import ladybug
+
+    from kstp.graph.ladybug import LadybugStore
+
+    path = tmp_path / "old"
+    db = ladybug.Database(str(path))
+    conn = ladybug.Connection(db)
+    conn.execute("CREATE NODE TABLE Concept(id STRING, framework STRING, PRIMARY KEY(id))")
+    conn.execute("CREATE REL TABLE PREREQUISITE_OF(FROM Concept TO Concept, source STRING)")
+    conn.execute("CREATE (:Concept {id: 'a', framework: 'f'})")
+    conn.close()
+    db.close()
+    graph = LadybugStore(path)
+    graph.ensure_schema()
+    graph.write_nodes("Concept", pd.DataFrame([{"id": "a", "code": "A.1"}, {"id": "b", "code": "B.1"}]))
+    graph.write_nodes("Question", pd.DataFrame([{"id": "q1"}, {"id": "q2"}]))
+    graph.write_relationships("PREREQUISITE_OF", "Question", "Question",
+                              pd.DataFrame([{"from_id": "q1", "to_id": "q2", "rule": "strict"}]))
+    rows = graph._execute("MATCH (c:Concept) RETURN c.id AS id, c.framework AS f, c.code AS code ORDER BY id", {})
+    rows = rows.astype(object).where(rows.notna(), None)
+    assert rows.to_dict("records") == [{"id": "a", "f": "f", "code": "A.1"}, {"id": "b", "f": None, "code": "B.1"}]
+    rules = graph._execute("MATCH (:Question)-[r:PREREQUISITE_OF]->(:Question) RETURN r.rule AS rule", {})
+    assert rules["rule"].tolist() == ["strict"]
+    graph.close()
+
+
+def test_engine_error_is_one_line_naming_the_query(store):
+    from kstp.errors import QueryError
+
+    engine = {"ladybug": "Ladybug", "neo4j": "Neo4j"}[store.engine]
+    with pytest.raises(QueryError, match=rf"(?i)^query probe failed on {engine} \(.+\): .*nope_function") as caught:
+        store._execute("RETURN nope_function(1) AS x", {}, "probe")  # the runner every named query goes through
+    assert "\n" not in str(caught.value)
+
+
+def test_bulk_read_equals_the_plain_read_with_nulls_and_order(store):
+    """``frame(categorical=True)`` (one record of row lists on Neo4j) gives the plain read's rows, in order."""
+    store.write_nodes("Dataset", pd.DataFrame([{"id": "d", "name": "d"}]))
+    store.write_nodes("Question", pd.DataFrame({"id": ["q3", "q1", "q2"], "dataset": "d", "localId": ["3", "1", "2"],
+                                                "text": ["third", None, "second"], "position": [3, 1, 2]}))
+    store.write_relationships("IN_DATASET", "Question", "Dataset",
+                              pd.DataFrame({"from_id": ["q1", "q2", "q3"], "to_id": "d"}))
+    plain = store.frame("dataset_questions", {"dataset": "d"})
+    bulk = store.frame("dataset_questions", {"dataset": "d"}, categorical=True)
+    assert isinstance(bulk["questionId"].dtype, pd.CategoricalDtype)
+    assert bulk["questionId"].tolist() == plain["questionId"].tolist() == ["q1", "q2", "q3"]
+    assert bulk["text"].astype(object).where(bulk["text"].notna(), None).tolist() == [None, "second", "third"]
+    assert list(bulk.columns) == list(plain.columns)
+    empty = store.frame("dataset_questions", {"dataset": "none"}, categorical=True)
+    assert empty.empty and list(empty.columns) == list(plain.columns)
