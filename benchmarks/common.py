@@ -260,9 +260,9 @@ def build_item_graph(path: Path | str, annotation: Path | None = None):
     ``path``: a LadybugDB folder, or a graph location string (``ladybug:...``, ``neo4j://...``).
     Returns the open store; the caller closes it.
     """
+    from kstp.graph.factory import open_store
     from kstp.loaders.items import framework_concepts, read_concept_map, write_items
     from kstp.loaders.standards import load_standards
-    from kstp.graph.store import open_store
 
     store = open_store(path if isinstance(path, str) and ":" in path else f"ladybug:{path}")
     load_standards(store, standards_path())

@@ -27,9 +27,9 @@ PROMPTS = [[{"role": "user", "content": f"What is {a} + {b}? Put the final answe
 
 
 def _generation(quick: bool) -> dict:
+    from kstp.inference.backend import Sampling
     from kstp.inference.backends.local import LocalServer
     from kstp.inference.backends.openai_compat import OpenAIBackend
-    from kstp.inference.backend import Sampling
 
     prompts = PROMPTS[:4] if quick else PROMPTS
     sampling = Sampling(max_tokens=16 if quick else 48, seed=7)
@@ -62,8 +62,8 @@ def _vllm(quick: bool) -> dict | None:
     if not model:
         print("KSTP_BENCH_VLLM_MODEL is not set: skipped")
         return None
-    from kstp.inference.backends.vllm_offline import VLLMBackend
     from kstp.inference.backend import Sampling
+    from kstp.inference.backends.vllm_offline import VLLMBackend
 
     prompts = PROMPTS[:4] if quick else PROMPTS
     sampling = Sampling(max_tokens=16 if quick else 48, seed=7)
@@ -85,8 +85,8 @@ def _vllm(quick: bool) -> dict | None:
 
 def _store_and_grade(n: int) -> dict:
     from kstp.evaluators.answers import score_item
-    from kstp.inference.backend import Completion, Sampling
     from kstp.graph.ladybug import LadybugStore
+    from kstp.inference.backend import Completion, Sampling
     from kstp.inference.runs import RunSpec, open_run, write_responses
 
     questions = [f"b:q{i}" for i in range(n // 4)]

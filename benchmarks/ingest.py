@@ -147,8 +147,8 @@ def child_unwind(graph: str, edges: str, mode: str) -> dict:
 def child_pipeline(graph: str) -> dict:
     """The steps after ingest on the full graph: Eq. 1 (strict) and PSR with write-back."""
     from kstp.evaluators.psr import evaluate_dataset
+    from kstp.graph.factory import open_store
     from kstp.graph.structures import derive_question_prerequisites
-    from kstp.graph.store import open_store
 
     store = open_store(f"ladybug:{graph}")
     with PeakRss() as derive_peak:

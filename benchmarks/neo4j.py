@@ -127,8 +127,8 @@ def child_ingest(graph: str, csv: str, annotation: str) -> dict:
 def child_psr(graph: str) -> dict:
     """Strict Eq. 1 derived and written, then PSR from the graph with write-back, timed apart."""
     from kstp.evaluators.psr import evaluate_dataset
+    from kstp.graph.factory import open_store
     from kstp.graph.structures import derive_question_prerequisites
-    from kstp.graph.store import open_store
 
     store = open_store(graph)
     start = time.perf_counter()
@@ -153,8 +153,8 @@ def child_add_learners(graph: str, answers: str) -> dict:
     """More learners' answers (a parquet of ``learner, item, correct``) through ``write_answers``."""
     import pandas as pd
 
+    from kstp.graph.factory import open_store
     from kstp.loaders.responses import write_answers
-    from kstp.graph.store import open_store
 
     store = open_store(graph)
     frame = pd.read_parquet(answers).assign(timestamp=None)
@@ -166,7 +166,7 @@ def child_add_learners(graph: str, answers: str) -> dict:
 def child_psr_batched(graph: str, batch: int) -> dict:
     """``evaluate_dataset`` with write-back, reading ``batch`` learners at a time; seconds, peak RSS."""
     from kstp.evaluators.psr import evaluate_dataset
-    from kstp.graph.store import open_store
+    from kstp.graph.factory import open_store
 
     store = open_store(graph)
     with PeakRss() as peak:

@@ -182,7 +182,7 @@ def child_dense(answers: str, prerequisites: str) -> dict:
 def child_evaluate(graph: str, denominator: str) -> dict:
     """evaluate_dataset from the graph, without write-back (reads + scoring)."""
     from kstp.evaluators.psr import evaluate_dataset
-    from kstp.graph.store import open_store
+    from kstp.graph.factory import open_store
 
     store = open_store(f"ladybug:{graph}")
     start = time.perf_counter()
@@ -216,8 +216,8 @@ def _cli(graph: Path, out: Path, *extra: str) -> dict:
 
 
 def _build_graph(path: Path, log) -> None:
-    from kstp.loaders.responses import write_answers
     from kstp.graph.structures import derive_question_prerequisites
+    from kstp.loaders.responses import write_answers
 
     store = build_item_graph(path)
     write_answers(store, DATASET, pd.DataFrame({"learner": log.learner.astype(str), "item": log.question.astype(str),
@@ -235,7 +235,7 @@ def main(quick: bool = False) -> dict:
         log = synthetic_log(size.learners, size.min_answers, size.max_answers)
         answers = log.answers_frame()
         _build_graph(tmp / "graph", log)
-        from kstp.graph.store import open_store
+        from kstp.graph.factory import open_store
 
         store = open_store(f"ladybug:{tmp / 'graph'}")
         prerequisites = store.frame("question_prerequisite_edges", {"dataset": DATASET})[["fromId", "toId"]]

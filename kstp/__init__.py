@@ -5,4 +5,6 @@ by default, Neo4j 5 in production); Cypher computes the KST structures and evalu
 write their outcomes back onto the graph. See DESIGN.md for the map.
 """
 
-__version__ = "0.1.0"
+from kstp._version import __version__
+
+__all__ = ["__version__"]

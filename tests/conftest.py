@@ -23,12 +23,12 @@ from pathlib import Path
 
 import pytest
 
-from kstp.loaders import items, responses
-from kstp.loaders.standards import load_standards
 from kstp.errors import ConfigError
 from kstp.graph.ladybug import LadybugStore
-from kstp.settings import GraphTarget
 from kstp.graph.store import GraphStore
+from kstp.loaders import items, responses
+from kstp.loaders.standards import load_standards
+from kstp.settings import GraphTarget
 
 #: The engines every graph test runs on.
 ENGINES = ["ladybug", "neo4j"]

@@ -90,9 +90,9 @@ def _demo_graph(store, data_root) -> None:
     import pandas as pd
 
     from kstp.evaluators import counterexamples, koc
+    from kstp.graph.structures import derive_question_prerequisites
     from kstp.loaders import items, responses
     from kstp.loaders.standards import load_standards
-    from kstp.graph.structures import derive_question_prerequisites
 
     load_standards(store, data_root / "standards/nys_concepts.json")
     known = items.framework_concepts(store, "ccss")

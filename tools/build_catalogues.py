@@ -18,10 +18,10 @@ import os
 import tempfile
 from pathlib import Path
 
+from kstp.graph.ladybug import LadybugStore
+from kstp.graph.structures import derive_question_prerequisites
 from kstp.loaders import catalogues, items
 from kstp.loaders.standards import load_standards
-from kstp.graph.structures import derive_question_prerequisites
-from kstp.graph.ladybug import LadybugStore
 
 ROOT = Path(__file__).resolve().parent.parent
 COMMAND = "python tools/build_catalogues.py"

@@ -47,7 +47,7 @@ def lint(files: list[Path]) -> int:
 
 
 def main() -> int:
-    files = sorted(p for p in (ROOT / "kstp" / "cypher").rglob("*.cypher")
+    files = sorted(p for p in (ROOT / "kstp" / "graph" / "cypher").rglob("*.cypher")
                    if not p.name.endswith("ladybug.cypher"))
     with tempfile.TemporaryDirectory() as folder:
         return lint(files + bloom_phrase_files(Path(folder)))

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 
-from kstp import __version__
+from kstp._version import __version__
 from kstp.cli.output import get_store, message, print_table, status
 from kstp.settings import data_dir, graph_target
 
@@ -101,10 +101,10 @@ def demo(ctx: click.Context, data: Path | None, out: Path) -> None:
 
     from kstp.cli.db import graph_stats
     from kstp.cli.evaluate import psr
+    from kstp.graph.structures import derive_question_prerequisites
     from kstp.loaders import items as items_loader
     from kstp.loaders import responses as responses_loader
     from kstp.loaders.standards import load_standards
-    from kstp.graph.structures import derive_question_prerequisites
 
     root = data_dir(data)
     graph = _graph_files(ctx)

@@ -86,8 +86,8 @@ def blim(ctx, dataset: str, kind: str, method: str, bootstrap: int, seed: int, c
         evaluator.write_fit(store, report)
     figures = []
     if out is not None:
-        from kstp.reports import plots
         from kstp.kst.blim import residuals
+        from kstp.reports import plots
 
         _, mu, res = residuals(report.fit)
         title = f"{dataset}: BLIM ({kind}, {method})"

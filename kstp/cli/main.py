@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import click
 
-from kstp import __version__
+from kstp._version import __version__
 from kstp.cli.annotate import annotate
 from kstp.cli.dagmath import evaluate_dagmath, ingest_cot, report_dagmath
 from kstp.cli.db import db

@@ -83,7 +83,7 @@ def get_store(ctx: click.Context) -> GraphStore:
 
     Read-only for the commands in :data:`READ_ONLY`.
     """
-    from kstp.graph.store import open_store
+    from kstp.graph.factory import open_store
 
     root = ctx.find_root()
     root.ensure_object(dict)

@@ -56,9 +56,9 @@ from dataclasses import dataclass, field, replace
 import pandas as pd
 
 from kstp.errors import ConfigError, UnknownIdError
+from kstp.graph.store import GraphStore
 from kstp.inference.backend import Backend, Message, Sampling, cache_key, endpoint_of, prompt_hash
 from kstp.inference.runs import RunSpec, finish_run, model_learner_id, now, open_run, pending, write_responses
-from kstp.graph.store import GraphStore
 
 __all__ = ["NAME", "VERSION", "HIGHER_IS_BETTER", "SAMPLING", "ID_LIST_SCHEMA", "PromptSet", "PROMPTS",
            "DEFAULT_PROMPT", "Parsed", "parse_ids", "cluster_prompt", "concept_prompt", "AnnotationResult", "annotate",

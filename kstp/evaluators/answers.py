@@ -24,11 +24,11 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from kstp.inference.grading import Verdict, grade
-from kstp.inference.backend import Backend, Completion, Message, Sampling
-from kstp.graph.structures import answerable_questions
-from kstp.inference.runs import RunSpec, finish_run, generate_and_store, model_learner_id, open_run, write_verdicts
 from kstp.graph.store import GraphStore
+from kstp.graph.structures import answerable_questions
+from kstp.inference.backend import Backend, Completion, Message, Sampling
+from kstp.inference.grading import Verdict, grade
+from kstp.inference.runs import RunSpec, finish_run, generate_and_store, model_learner_id, open_run, write_verdicts
 
 __all__ = ["NAME", "VERSION", "HIGHER_IS_BETTER", "SYSTEM_PROMPT", "build_prompt", "score_item", "aggregate",
            "AnswersResult", "evaluate"]

@@ -22,14 +22,14 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from kstp import __version__
-from kstp.kst import blim as model
-from kstp.kst import iita as learned
+from kstp._version import __version__
 from kstp.errors import KstpError, UnknownIdError
+from kstp.graph.store import GraphStore
 from kstp.graph.structures import dataset_questions, dataset_space, state_id_of
 from kstp.inference.runs import now
+from kstp.kst import blim as model
+from kstp.kst import iita as learned
 from kstp.kst.spaces import TooManyStatesError
-from kstp.graph.store import GraphStore
 
 __all__ = ["VERSION", "STRUCTURES", "ResponseData", "response_data", "structure", "BlimReport", "fit_dataset",
            "write_fit", "next_steps", "learn_prerequisites", "PrerequisiteReport"]

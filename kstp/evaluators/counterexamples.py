@@ -45,8 +45,8 @@ import numpy as np
 import pandas as pd
 
 from kstp.errors import KstpError
-from kstp.graph.structures import dataset_questions
 from kstp.graph.store import GraphStore
+from kstp.graph.structures import dataset_questions
 
 __all__ = ["VERSION", "HIGHER_IS_BETTER", "LEVELS", "TOLERANCE", "ALPHA", "MASTERY", "score_edges",
            "CheckResult", "check_prerequisites"]

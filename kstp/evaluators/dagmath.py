@@ -46,6 +46,12 @@ from dataclasses import dataclass, replace
 import numpy as np
 import pandas as pd
 
+from kstp.errors import UnknownIdError
+from kstp.graph.store import GraphStore
+from kstp.graph.structures import answerable_questions
+from kstp.inference.backend import Backend, Completion, Message, Sampling
+from kstp.inference.grading import Verdict, extract_final, grade
+from kstp.inference.runs import RunSpec, finish_run, generate_and_store, model_learner_id, open_run, write_verdicts
 from kstp.loaders.cot import (
     InvalidTrajectoryError,
     Step,
@@ -55,12 +61,6 @@ from kstp.loaders.cot import (
     trajectory_json,
     write_steps,
 )
-from kstp.inference.grading import Verdict, extract_final, grade
-from kstp.errors import UnknownIdError
-from kstp.inference.backend import Backend, Completion, Message, Sampling
-from kstp.graph.structures import answerable_questions
-from kstp.inference.runs import RunSpec, finish_run, generate_and_store, model_learner_id, open_run, write_verdicts
-from kstp.graph.store import GraphStore
 
 __all__ = ["NAME", "VERSION", "HIGHER_IS_BETTER", "SHOTS", "SYSTEM_PROMPT", "JSON_SCHEMA", "CLASSES", "STATISTICS",
            "build_prompt", "choose_shots", "class_members", "score_item", "ItemScore", "failure_kind", "run_metrics",

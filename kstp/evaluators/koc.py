@@ -52,8 +52,8 @@ import numpy as np
 import pandas as pd
 
 from kstp.errors import KstpError, UnknownIdError
-from kstp.graph.structures import dataset_questions
 from kstp.graph.store import GraphStore
+from kstp.graph.structures import dataset_questions
 
 __all__ = ["VERSION", "HIGHER_IS_BETTER", "GROUP_CUTS", "GROUP_NAMES", "STATE_THRESHOLD", "QUESTION_SETS",
            "score_pair", "counted_questions", "learner_counts", "ability_groups", "group_states", "store_groups",

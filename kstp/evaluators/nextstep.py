@@ -67,8 +67,9 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
-from kstp.loaders.catalogues import Catalogue, Coverage, stored_catalogue, write_catalogue
 from kstp.errors import ConfigError, KstpError, UnknownIdError
+from kstp.graph.store import GraphStore
+from kstp.graph.structures import state_id_of, store_states
 from kstp.inference.backend import (
     TRANSPORT_ERROR,
     Backend,
@@ -80,9 +81,8 @@ from kstp.inference.backend import (
     prompt_hash,
     register_backend,
 )
-from kstp.graph.structures import state_id_of, store_states
 from kstp.inference.runs import RunSpec, finish_run, model_learner_id, now, open_run, write_responses
-from kstp.graph.store import GraphStore
+from kstp.loaders.catalogues import Catalogue, Coverage, stored_catalogue, write_catalogue
 
 if TYPE_CHECKING:
     import jsonschema

@@ -52,8 +52,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from kstp.graph.structures import dataset_questions
 from kstp.graph.store import GraphStore
+from kstp.graph.structures import dataset_questions
 
 __all__ = ["VERSION", "HIGHER_IS_BETTER", "BUCKETS", "DENOMINATORS", "PrerequisiteBitsets", "PsrResult",
            "last_answers", "score_pairs", "aggregate", "distribution", "summarize", "evaluate_dataset"]

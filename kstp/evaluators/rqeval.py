@@ -74,13 +74,13 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from kstp.evaluators.answers import score_item as grade_completion
-from kstp.inference.grading import Verdict, grade
 from kstp.errors import ConfigError, InputError, UnknownIdError
+from kstp.evaluators.answers import score_item as grade_completion
+from kstp.graph.store import GraphStore
 from kstp.inference.backend import Backend, Completion, Message, Sampling
+from kstp.inference.grading import Verdict, grade
 from kstp.inference.runs import RunSpec, finish_run, generate_and_store, model_learner_id, open_run, write_verdicts
 from kstp.inference.similarity import BertScore, NliBackend
-from kstp.graph.store import GraphStore
 
 __all__ = ["NAME", "VERSION", "DIMENSIONS", "HIGHER_IS_BETTER", "SCENARIOS", "PROMPTS", "OVERALL", "build_prompt",
            "score_item", "overall_scores", "significance", "correlation_category",

@@ -57,10 +57,12 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from kstp.evaluators.answers import SYSTEM_PROMPT, USER_TEMPLATE, score_item
-from kstp.inference.embeddings import EmbeddingModel
 from kstp.errors import ConfigError, UnknownIdError
+from kstp.evaluators.answers import SYSTEM_PROMPT, USER_TEMPLATE, score_item
+from kstp.graph.store import GraphStore
+from kstp.graph.vector_search import nearest_questions
 from kstp.inference.backend import Backend, Message, Sampling, cache_key, endpoint_of, prompt_hash
+from kstp.inference.embeddings import EmbeddingModel
 from kstp.inference.runs import (
     RunSpec,
     finish_run,
@@ -71,8 +73,6 @@ from kstp.inference.runs import (
     write_responses,
     write_verdicts,
 )
-from kstp.graph.store import GraphStore
-from kstp.graph.vector_search import nearest_questions
 
 __all__ = ["NAME", "VERSION", "STRATEGIES", "HIGHER_IS_BETTER", "K", "Exemplar", "build_prompt", "common_subset",
            "select_exemplars", "scaffolding_gain", "aggregate", "figure3", "embed_questions", "ScaffoldingResult",

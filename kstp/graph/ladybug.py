@@ -20,8 +20,8 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from kstp.graph import schema
 from kstp.errors import ConfigError, DataNotFoundError, QueryError, UnknownIdError
+from kstp.graph import schema
 from kstp.graph.store import GraphStore, records
 
 __all__ = ["LadybugStore", "MAX_PATH_LENGTH"]

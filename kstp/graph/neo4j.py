@@ -27,9 +27,9 @@ import neo4j
 import pandas as pd
 from neo4j.exceptions import AuthError, ConfigurationError, ServiceUnavailable, SessionExpired
 
-from kstp import __version__
-from kstp.graph import schema
+from kstp._version import __version__
 from kstp.errors import ConfigError, GraphUnavailableError, QueryError, UnknownIdError
+from kstp.graph import schema
 from kstp.graph.queries import get_query
 from kstp.graph.store import GraphStore, records
 

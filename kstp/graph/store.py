@@ -1,4 +1,4 @@
-"""The graph store protocol, shared write bookkeeping, and :func:`open_store`.
+"""The graph store protocol and the write bookkeeping that both engines share.
 
 A store runs registered queries by name (:mod:`kstp.graph.queries`) and bulk-writes
 rows. Writes are idempotent: rows are compared with what the graph already holds, new
@@ -17,12 +17,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from kstp.graph import schema
 from kstp.errors import InputError
+from kstp.graph import schema
 from kstp.graph.queries import get_query
-from kstp.settings import GraphTarget, graph_target
 
-__all__ = ["GraphStore", "WriteReport", "open_store", "records"]
+__all__ = ["GraphStore", "WriteReport", "records"]
 
 
 @dataclass
@@ -315,35 +314,3 @@ class GraphStore:
 def records(rows: pd.DataFrame) -> list[dict[str, Any]]:
     """DataFrame rows as dicts with ``None`` for missing values (query parameters)."""
     return rows.astype(object).where(rows.notna(), None).to_dict("records")
-
-
-def open_store(target: GraphTarget | str | None = None, read_only: bool = False) -> GraphStore:
-    """Open the graph named by ``target`` (default ``$KSTP_GRAPH``) and ensure its schema.
-
-    ``read_only`` opens an embedded graph without writing anything (its schema is taken
-    as it is); a Neo4j graph is opened as usual.
-
-    Raises
-    ------
-    ConfigError
-        When the location cannot be parsed or the Neo4j credentials are missing, or
-        another process writes the embedded graph.
-    DataNotFoundError
-        When ``read_only`` and there is no embedded graph at the location.
-    """
-    if not isinstance(target, GraphTarget):
-        target = graph_target(target)
-    if target.engine == "ladybug":
-        from kstp.graph.ladybug import LadybugStore
-
-        store: GraphStore = LadybugStore(target.location, read_only=read_only)
-    else:
-        from kstp.graph.neo4j import Neo4jStore
-
-        store = Neo4jStore(target.location, target.user, target.password)
-    try:
-        store.ensure_schema()
-    except BaseException:
-        store.close()
-        raise
-    return store

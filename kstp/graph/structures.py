@@ -17,8 +17,8 @@ import numpy as np
 import pandas as pd
 
 from kstp.errors import KstpError, NotAKnowledgeStateError, UnknownIdError
-from kstp.kst.spaces import KnowledgeSpace, TooManyStatesError, check_fringe
 from kstp.graph.store import GraphStore
+from kstp.kst.spaces import KnowledgeSpace, TooManyStatesError, check_fringe
 
 __all__ = ["RULES", "question_prerequisite_pairs", "derive_question_prerequisites", "DerivationReport",
            "dataset_questions", "answerable_questions", "knowledge_state", "check_state", "inner_fringe",

@@ -16,7 +16,7 @@ by question id, never the target itself. Both engines give the same lists.
   than ``k`` remain. The index scores in float32, as (1 + cos) / 2; its candidates are
   ordered by the float64 cosine of their stored vectors, so that near-ties below float32
   precision fall as on the numpy path.
-- Elsewhere (LadybugDB) :func:`~kstp.inference.embeddings.top_k_cosine` over the pool in id order.
+- Elsewhere (LadybugDB) :func:`top_k_cosine` over the pool in id order.
 
 The vector query is an inline procedure call, as the GDS calls of :mod:`kstp.graph.gds`
 are, not a registered ``.cypher`` file: every registered query runs on both engines
@@ -36,11 +36,10 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from kstp.inference.embeddings import top_k_cosine
 from kstp.errors import procedure_error
 from kstp.graph.store import GraphStore
 
-__all__ = ["nearest_questions", "ensure_vector_index", "OVERFETCH", "INDEX_WAIT_S"]
+__all__ = ["nearest_questions", "top_k_cosine", "ensure_vector_index", "OVERFETCH", "INDEX_WAIT_S"]
 
 #: Neighbours asked of the index beyond ``k + 1`` (the target itself), for the nodes outside the pool.
 OVERFETCH = 10
@@ -156,3 +155,42 @@ def nearest_questions(store: GraphStore, pool_ids: Sequence[str], vectors: np.nd
                 out[t] = [c for c, _ in ranked[:want]]
         pending, n = [t for t in pending if t not in out], min(2 * n, total)
     return {t: out[t] for t in targets}
+
+
+def top_k_cosine(queries: np.ndarray, pool: np.ndarray, k: int, exclude: np.ndarray | None = None) -> np.ndarray:
+    """Indices of the ``k`` rows of ``pool`` most cosine-similar to each row of ``queries``.
+
+    Parameters
+    ----------
+    queries : ndarray, shape (m, d)
+    pool : ndarray, shape (n, d)
+        Rows need not be normalised; a zero row has similarity 0 to everything.
+    k : int
+        Neighbours per query (at most ``n``, fewer if ``exclude`` leaves fewer).
+    exclude : ndarray of int, shape (m,), optional
+        For query ``i``, the pool row ``exclude[i]`` is never returned (the target itself);
+        -1 excludes nothing.
+
+    Returns
+    -------
+    ndarray of int, shape (m, min(k, available))
+        Most similar first; ties broken by the lower pool index.
+
+    Examples
+    --------
+    >>> pool = np.array([[1.0, 0.0], [0.6, 0.8], [0.0, 1.0], [0.8, 0.6]])
+    >>> top_k_cosine(pool[:1], pool, 2, exclude=np.array([0])).tolist()
+    [[3, 1]]
+    """
+    def unit(x):
+        norms = np.linalg.norm(x, axis=1, keepdims=True)
+        return np.divide(x, norms, out=np.zeros_like(x, dtype=float), where=norms > 0)
+
+    similarity = unit(np.asarray(queries, float)) @ unit(np.asarray(pool, float)).T
+    if exclude is not None:
+        rows = np.flatnonzero(exclude >= 0)
+        similarity[rows, exclude[rows]] = -np.inf
+    available = pool.shape[0] - (1 if exclude is not None and len(exclude) and (exclude >= 0).all() else 0)
+    k = max(0, min(k, available))
+    order = np.lexsort((np.broadcast_to(np.arange(pool.shape[0]), similarity.shape), -similarity), axis=1)
+    return order[:, :k]

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import difflib
 import hashlib
+import importlib
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field, replace
@@ -27,7 +28,7 @@ from typing import Protocol
 from kstp.errors import ConfigError
 
 __all__ = ["Message", "Sampling", "Completion", "Backend", "Interrupted", "register_backend", "get_backend",
-           "backend_names", "endpoint_of", "prompt_hash", "cache_key", "TRANSPORT_ERROR"]
+           "BUILTIN_BACKENDS", "backend_names", "endpoint_of", "prompt_hash", "cache_key", "TRANSPORT_ERROR"]
 
 Message = dict[str, str]
 
@@ -138,6 +139,15 @@ class Backend(Protocol):
 
 _BACKENDS: dict[str, Callable[..., Backend]] = {}
 
+#: The built-in backends by name and the module that registers each. Only the module of a
+#: backend asked for is imported, so this interface imports no backend and the backends,
+#: which build on it, close no import circle.
+BUILTIN_BACKENDS = {
+    "local": "kstp.inference.backends.local",
+    "openai": "kstp.inference.backends.openai_compat",
+    "vllm": "kstp.inference.backends.vllm_offline",
+}
+
 
 def register_backend(name: str):
     """Class decorator: make a backend constructible by :func:`get_backend`."""
@@ -150,22 +160,22 @@ def register_backend(name: str):
 
 
 def backend_names() -> list[str]:
-    """Registered backend names (importing the backend modules registers them)."""
-    import kstp.inference.backends  # noqa: F401  (registers the built-in backends)
-
-    return sorted(_BACKENDS)
+    """Backend names: the built-in ones and any other registered with :func:`register_backend`."""
+    return sorted(set(_BACKENDS) | set(BUILTIN_BACKENDS))
 
 
 def get_backend(name: str, model: str, **options) -> Backend:
-    """Construct the backend ``name`` for ``model``.
+    """Construct the backend ``name`` for ``model``; a built-in one is imported on first use.
 
     Raises
     ------
     ConfigError
         On an unknown name ("Unknown backend 'vlm'. Did you mean: vllm? Available: ...").
     """
-    names = backend_names()
+    if name not in _BACKENDS and name in BUILTIN_BACKENDS:
+        importlib.import_module(BUILTIN_BACKENDS[name])  # the module registers itself
     if name not in _BACKENDS:
+        names = backend_names()
         close = difflib.get_close_matches(name, names, n=2)
         hint = f" Did you mean: {', '.join(close)}?" if close else ""
         raise ConfigError(f"Unknown backend {name!r}.{hint} Available: {', '.join(names)}")

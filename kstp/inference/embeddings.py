@@ -31,7 +31,7 @@ import numpy as np
 from kstp.errors import ConfigError
 
 __all__ = ["EmbeddingModel", "SentenceTransformerModel", "DEFAULT_MODEL", "ALIASES", "resolve_model",
-           "get_embedding_model", "top_k_cosine"]
+           "get_embedding_model"]
 
 #: The paper's embedding model (production default).
 DEFAULT_MODEL = "bge-m3"
@@ -143,42 +143,3 @@ def get_embedding_model(name: str = DEFAULT_MODEL, **options) -> EmbeddingModel:
     if Path(name).expanduser().is_dir():
         name = str(Path(name).expanduser())
     return SentenceTransformerModel(name, **options)
-
-
-def top_k_cosine(queries: np.ndarray, pool: np.ndarray, k: int, exclude: np.ndarray | None = None) -> np.ndarray:
-    """Indices of the ``k`` rows of ``pool`` most cosine-similar to each row of ``queries``.
-
-    Parameters
-    ----------
-    queries : ndarray, shape (m, d)
-    pool : ndarray, shape (n, d)
-        Rows need not be normalised; a zero row has similarity 0 to everything.
-    k : int
-        Neighbours per query (at most ``n``, fewer if ``exclude`` leaves fewer).
-    exclude : ndarray of int, shape (m,), optional
-        For query ``i``, the pool row ``exclude[i]`` is never returned (the target itself);
-        -1 excludes nothing.
-
-    Returns
-    -------
-    ndarray of int, shape (m, min(k, available))
-        Most similar first; ties broken by the lower pool index.
-
-    Examples
-    --------
-    >>> pool = np.array([[1.0, 0.0], [0.6, 0.8], [0.0, 1.0], [0.8, 0.6]])
-    >>> top_k_cosine(pool[:1], pool, 2, exclude=np.array([0])).tolist()
-    [[3, 1]]
-    """
-    def unit(x):
-        norms = np.linalg.norm(x, axis=1, keepdims=True)
-        return np.divide(x, norms, out=np.zeros_like(x, dtype=float), where=norms > 0)
-
-    similarity = unit(np.asarray(queries, float)) @ unit(np.asarray(pool, float)).T
-    if exclude is not None:
-        rows = np.flatnonzero(exclude >= 0)
-        similarity[rows, exclude[rows]] = -np.inf
-    available = pool.shape[0] - (1 if exclude is not None and len(exclude) and (exclude >= 0).all() else 0)
-    k = max(0, min(k, available))
-    order = np.lexsort((np.broadcast_to(np.arange(pool.shape[0]), similarity.shape), -similarity), axis=1)
-    return order[:, :k]

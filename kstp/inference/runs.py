@@ -30,9 +30,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from kstp import __version__
-from kstp.inference.grading import Verdict
+from kstp._version import __version__
 from kstp.errors import KstpError
+from kstp.graph.store import GraphStore
 from kstp.inference.backend import (
     TRANSPORT_ERROR,
     Backend,
@@ -44,7 +44,7 @@ from kstp.inference.backend import (
     endpoint_of,
     prompt_hash,
 )
-from kstp.graph.store import GraphStore
+from kstp.inference.grading import Verdict
 
 __all__ = ["RunSpec", "ConfigChangedError", "model_learner_id", "open_run", "pending", "write_responses",
            "generate_and_store", "write_verdicts", "finish_run", "now", "few_ids"]

@@ -46,6 +46,9 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
+from kstp.errors import InputError, UnknownIdError
+from kstp.graph.store import GraphStore
+from kstp.kst.spaces import KnowledgeSpace
 from kstp.loaders.common import (
     LoadReport,
     check_acyclic,
@@ -56,9 +59,6 @@ from kstp.loaders.common import (
     unknown_id,
     yaml_error,
 )
-from kstp.errors import InputError, UnknownIdError
-from kstp.kst.spaces import KnowledgeSpace
-from kstp.graph.store import GraphStore
 
 if TYPE_CHECKING:
     import networkx as nx

@@ -33,11 +33,11 @@ from pathlib import Path
 
 import pandas as pd
 
-from kstp.loaders.common import LoadReport, check_namespace, read_text, scoped
-from kstp.inference.grading import Verdict, extract_final, grade
 from kstp.errors import InputError
-from kstp.inference.runs import few_ids, write_responses
 from kstp.graph.store import GraphStore
+from kstp.inference.grading import Verdict, extract_final, grade
+from kstp.inference.runs import few_ids, write_responses
+from kstp.loaders.common import LoadReport, check_namespace, read_text, scoped
 
 __all__ = ["Step", "Trajectory", "InvalidTrajectoryError", "parse_trajectory", "parse_text", "grade_final",
            "trajectory_json", "CotRecord", "CotSet", "read_cot_files", "write_steps", "write_cot_set",

@@ -19,6 +19,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from kstp.errors import InputError
+from kstp.graph.store import GraphStore
 from kstp.loaders.common import (
     LoadReport,
     check_namespace,
@@ -30,8 +32,6 @@ from kstp.loaders.common import (
     scoped,
     unknown_id,
 )
-from kstp.errors import InputError
-from kstp.graph.store import GraphStore
 
 __all__ = ["ItemSet", "read_items_csv", "read_math2015", "read_concept_map", "read_items_jsonl",
            "write_items", "framework_concepts"]

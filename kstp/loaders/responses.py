@@ -37,6 +37,8 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from kstp.errors import InputError
+from kstp.graph.store import GraphStore
 from kstp.loaders.common import (
     LoadReport,
     Row,
@@ -47,8 +49,6 @@ from kstp.loaders.common import (
     scoped,
     unknown_id,
 )
-from kstp.errors import InputError
-from kstp.graph.store import GraphStore
 
 __all__ = ["read_wide", "read_long", "read_pykt", "write_answers", "FORMATS", "MISSING"]
 

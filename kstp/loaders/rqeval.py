@@ -32,11 +32,11 @@ from pathlib import Path
 
 import pandas as pd
 
-from kstp.loaders.common import LoadReport, check_namespace, read_text, require_file, scoped
-from kstp.loaders.items import ItemSet, write_items
-from kstp.inference.grading import infer_kind
 from kstp.errors import InputError
 from kstp.graph.store import GraphStore
+from kstp.inference.grading import infer_kind
+from kstp.loaders.common import LoadReport, check_namespace, read_text, require_file, scoped
+from kstp.loaders.items import ItemSet, write_items
 
 __all__ = ["DATASETS", "ANSWER_TYPES", "RqevalSet", "read_rqeval", "write_rqeval", "variant_id"]
 

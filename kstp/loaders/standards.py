@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from kstp.errors import InputError
+from kstp.graph.store import GraphStore
 from kstp.loaders.common import (
     LoadReport,
     check_acyclic,
@@ -28,8 +30,6 @@ from kstp.loaders.common import (
     scoped,
     unknown_id,
 )
-from kstp.errors import InputError
-from kstp.graph.store import GraphStore
 
 __all__ = ["Curriculum", "read_coherence_map", "read_concepts_csv", "write_curriculum", "load_standards",
            "check_acyclic_with_graph"]

@@ -1,0 +1,1 @@
+"""Tables and plots shared by the evaluators and the command line (matplotlib, no pyplot)."""

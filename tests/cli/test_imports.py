@@ -50,10 +50,10 @@ def test_cli_choices_named_for_start_up_equal_the_library_constants():
     from kstp.evaluators import scaffolding as scaffolding_evaluator
     from kstp.evaluators.nextstep import CONDITIONS, SAMPLING
     from kstp.evaluators.psr import DENOMINATORS
-    from kstp.loaders import cot, responses
-    from kstp.inference import embeddings
     from kstp.graph.structures import RULES
+    from kstp.inference import embeddings
     from kstp.kst.spaces import FRINGES
+    from kstp.loaders import cot, responses
 
     assert (derive._RULES, evaluate._DENOMINATORS, nextstep._CONDITIONS, nextstep._SAMPLINGS, kst._FRINGES) == (
         tuple(RULES), tuple(DENOMINATORS), tuple(CONDITIONS), tuple(SAMPLING), tuple(FRINGES))

@@ -16,11 +16,11 @@ import pytest
 from click.testing import CliRunner
 
 from kstp.cli.main import cli
+from kstp.errors import ConfigError, UnknownIdError
 from kstp.evaluators import annotation
+from kstp.inference.backend import Completion, Sampling, get_backend
 from kstp.loaders import items
 from kstp.loaders.standards import load_standards
-from kstp.errors import ConfigError, UnknownIdError
-from kstp.inference.backend import Completion, Sampling, get_backend
 
 CONCEPTS = ("id,code,description,cluster\nA1,A.1,add two numbers,add\nA2,A.2,add with carrying,add\n"
             "G1,G.1,name shapes,geo\nG2,G.2,measure angles,geo\n")

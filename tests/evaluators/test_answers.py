@@ -6,12 +6,12 @@ from __future__ import annotations
 import pytest
 
 from kstp.evaluators import answers, psr
-from kstp.loaders import items, responses
+from kstp.graph.structures import derive_question_prerequisites
+from kstp.inference.backend import Completion, Sampling, get_backend
 from kstp.inference.backends.local import LocalServer
 from kstp.inference.backends.openai_compat import OpenAIBackend
-from kstp.inference.backend import Completion, Sampling, get_backend
-from kstp.graph.structures import derive_question_prerequisites
 from kstp.inference.runs import ConfigChangedError
+from kstp.loaders import items, responses
 
 SAMPLING = Sampling(n=2, max_tokens=24, seed=42)
 

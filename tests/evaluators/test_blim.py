@@ -5,10 +5,10 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from kstp.evaluators.blim import fit_dataset, learn_prerequisites, response_data, write_fit
-from kstp.kst.blim import BlimError
 from kstp.errors import KstpError
+from kstp.evaluators.blim import fit_dataset, learn_prerequisites, response_data, write_fit
 from kstp.graph.structures import derive_question_prerequisites, state_id_of
+from kstp.kst.blim import BlimError
 from tests.parity.test_parity import DATASET, build
 
 #: q1 {c1}, q2 {c2}, q3 {c1, c2}, with c1 -> c2. Learners a-d answer everything, e skips q3.

@@ -9,8 +9,8 @@ import pandas as pd
 import pytest
 from statsmodels.stats.proportion import proportion_confint
 
-from kstp.evaluators import counterexamples
 from kstp.errors import KstpError
+from kstp.evaluators import counterexamples
 from kstp.graph.structures import derive_question_prerequisites
 
 

@@ -13,12 +13,12 @@ import pytest
 from click.testing import CliRunner
 
 from kstp.cli.main import cli
+from kstp.errors import InputError, UnknownIdError
 from kstp.evaluators import dagmath
 from kstp.evaluators import dagmath_process as process
-from kstp.loaders import cot
-from kstp.errors import InputError, UnknownIdError
 from kstp.inference.backend import Completion, Sampling, get_backend
 from kstp.inference.runs import ConfigChangedError
+from kstp.loaders import cot
 from tests.conftest import load_toy
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "dagmath" / "log_count.json"

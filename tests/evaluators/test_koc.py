@@ -9,8 +9,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from kstp.evaluators import koc
 from kstp.errors import KstpError, UnknownIdError
+from kstp.evaluators import koc
 
 NAN = math.nan
 

@@ -15,9 +15,9 @@ from statsmodels.stats.multitest import multipletests
 
 from kstp.cli.main import cli
 from kstp.evaluators import nextstep as ns
-from kstp.loaders.catalogues import Coverage, make_catalogue, resolve_catalogue, shipped_catalogues
 from kstp.inference.backend import Completion, Sampling, get_backend
 from kstp.inference.runs import ConfigChangedError
+from kstp.loaders.catalogues import Coverage, make_catalogue, resolve_catalogue, shipped_catalogues
 
 DIAMOND = make_catalogue("diamond", "Diamond", [("a", "count"), ("b", "add"), ("c", "subtract"), ("d", "multiply")],
                          [("a", "b"), ("a", "c"), ("b", "d"), ("c", "d")])

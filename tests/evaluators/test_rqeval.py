@@ -14,11 +14,11 @@ from click.testing import CliRunner
 from scipy import stats
 
 from kstp.cli.main import cli
-from kstp.evaluators import rqeval as rq
-from kstp.loaders.rqeval import read_rqeval, write_rqeval
 from kstp.errors import ConfigError, InputError
+from kstp.evaluators import rqeval as rq
 from kstp.inference.backend import Completion, Sampling
 from kstp.inference.similarity import BertScore, LlmNli, parse_nli_label
+from kstp.loaders.rqeval import read_rqeval, write_rqeval
 
 
 @pytest.fixture(scope="module")

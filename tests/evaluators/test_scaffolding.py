@@ -20,13 +20,13 @@ import pytest
 from click.testing import CliRunner
 
 from kstp.cli.main import cli
+from kstp.errors import ConfigError, UnknownIdError
 from kstp.evaluators import scaffolding
+from kstp.graph.structures import derive_question_prerequisites
+from kstp.inference.backend import Completion, Sampling, get_backend, prompt_hash
+from kstp.inference.embeddings import get_embedding_model
 from kstp.loaders import items
 from kstp.loaders.standards import load_standards
-from kstp.inference.embeddings import get_embedding_model
-from kstp.errors import ConfigError, UnknownIdError
-from kstp.inference.backend import Completion, Sampling, get_backend, prompt_hash
-from kstp.graph.structures import derive_question_prerequisites
 
 ITEMS = [
     {"id": "p1", "text": "What is 2 + 2?", "answer": "4", "type": "number", "concepts": ["A"],

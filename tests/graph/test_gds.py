@@ -17,10 +17,10 @@ import pytest
 from click.testing import CliRunner
 
 from kstp.cli.main import cli
-from kstp.evaluators import koc
-from kstp.loaders.standards import load_standards
-from kstp.graph import gds
 from kstp.errors import ConfigError, KstpError
+from kstp.evaluators import koc
+from kstp.graph import gds
+from kstp.loaders.standards import load_standards
 from tests.conftest import write_toy_files
 
 

@@ -17,10 +17,11 @@ import pandas as pd
 import pytest
 
 from kstp.errors import ConfigError, UnknownIdError
+from kstp.graph.factory import open_store
 from kstp.graph.neo4j import Neo4jStore
 from kstp.graph.queries import get_query
+from kstp.graph.store import GraphStore, WriteReport
 from kstp.settings import GraphTarget
-from kstp.graph.store import GraphStore, WriteReport, open_store
 from tests.conftest import connect_neo4j as connect
 
 
@@ -111,7 +112,7 @@ def test_unreachable_server_is_a_config_error_without_the_password():
 def test_statements_run_in_managed_transactions_with_metadata(monkeypatch):
     import neo4j
 
-    from kstp import __version__
+    from kstp._version import __version__
 
     driver = mock.MagicMock()
     driver.execute_query.side_effect = lambda query, params, **_: (

@@ -24,9 +24,9 @@ from pathlib import Path
 import neo4j
 import pytest
 
-from kstp.loaders import items, responses
 from kstp.errors import ConfigError
 from kstp.graph.neo4j import CONNECT_TIMEOUT_S, RETRY_TIME_S, Neo4jStore
+from kstp.loaders import items, responses
 from kstp.settings import GraphTarget
 from tests.conftest import connect_neo4j as connect
 

@@ -6,7 +6,8 @@ import pandas as pd
 import pytest
 
 from kstp.errors import InputError, UnknownIdError
-from kstp.graph.store import WriteReport, open_store
+from kstp.graph.factory import open_store
+from kstp.graph.store import WriteReport
 
 
 def concepts(store):

@@ -7,8 +7,8 @@ from itertools import combinations
 
 import pytest
 
-from kstp.graph import structures
 from kstp.errors import KstpError, NotAKnowledgeStateError, UnknownIdError
+from kstp.graph import structures
 from tests.conftest import q
 
 # Counted by hand from the toy curriculum: strict needs a proper concept prerequisite.
@@ -52,7 +52,8 @@ def test_knowledge_states_counted_by_hand(toy):
     q1..q5 and q1..q6: 11 states over q1..q6, times 4 for the free items q7, q8 = 44."""
     structures.derive_question_prerequisites(toy, "toy", "strict")
     items = q("q1", "q2", "q3", "q4", "q5", "q6", "q7", "q8")
-    states = [set(s) for n in range(9) for s in combinations(items, n) if not structures.check_state(toy, "toy", list(s))]
+    states = [set(s) for n in range(9) for s in combinations(items, n)
+              if not structures.check_state(toy, "toy", list(s))]
     assert len(states) == 44
 
 

@@ -13,10 +13,10 @@ import pandas as pd
 import pytest
 
 from kstp.evaluators import scaffolding
-from kstp.loaders import items
 from kstp.graph import vector_search
+from kstp.graph.vector_search import ensure_vector_index, nearest_questions, top_k_cosine
 from kstp.inference.embeddings import get_embedding_model
-from kstp.graph.vector_search import ensure_vector_index, nearest_questions
+from kstp.loaders import items
 
 # Hand-made 3-d vectors: d and e are equal (a tie, broken by id), x equals them too but is
 # outside the pool (another dataset), z has another dimension.
@@ -124,3 +124,18 @@ def test_vector_index_raw_top_k_is_exact_on_frcsub_and_300_vectors(neo4j_store, 
             cosine = unit[[ids.index(q) for q in found["id"]]] @ unit[ids.index(target)]
             assert found["score"].to_numpy() == pytest.approx((1 + cosine) / 2, abs=1e-6)
         assert rows["target"].nunique() == len(ids)
+
+
+def test_top_k_cosine_by_hand():
+    # angles 0, 30, 60, 90 degrees on the unit circle; row 4 is the zero vector
+    pool = np.array([[1.0, 0.0], [np.cos(np.pi / 6), 0.5], [0.5, np.cos(np.pi / 6)], [0.0, 1.0], [0.0, 0.0]])
+    assert top_k_cosine(pool[[0]], pool, 3, exclude=np.array([0])).tolist() == [[1, 2, 3]]
+    assert top_k_cosine(pool[[3]] * 5, pool, 2).tolist() == [[3, 2]]  # length does not matter
+    assert top_k_cosine(pool[[0, 3]], pool, 9, exclude=np.array([0, 3])).tolist() == [[1, 2, 3, 4], [2, 1, 0, 4]]
+    assert top_k_cosine(pool[[1]], pool, 2, exclude=np.array([-1])).tolist() == [[1, 0]]
+
+
+def test_top_k_cosine_ties_take_the_lower_index():
+    pool = np.array([[1.0, 0.0], [0.0, 1.0], [0.0, 2.0], [1.0, 0.0]])
+    assert top_k_cosine(np.array([[0.0, 1.0]]), pool, 2).tolist() == [[1, 2]]
+    assert top_k_cosine(np.array([[1.0, 0.0]]), pool, 2, exclude=np.array([0])).tolist() == [[3, 1]]

@@ -6,10 +6,10 @@ import json
 
 import pytest
 
-from kstp.inference.backends.local import LocalServer
-from kstp.inference.backends.openai_compat import OpenAIBackend
 from kstp.errors import ConfigError
 from kstp.inference.backend import Sampling, cache_key, get_backend, prompt_hash
+from kstp.inference.backends.local import LocalServer
+from kstp.inference.backends.openai_compat import OpenAIBackend
 
 CHAT = [{"role": "user", "content": "What is 2 + 3? Put the answer in \\boxed{}."}]
 

@@ -1,27 +1,12 @@
-"""Embedding models (offline MiniLM) and cosine nearest neighbours by hand."""
+"""Embedding models (offline MiniLM)."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from kstp.inference.embeddings import get_embedding_model, resolve_model, top_k_cosine
 from kstp.errors import ConfigError
-
-
-def test_top_k_cosine_by_hand():
-    # angles 0, 30, 60, 90 degrees on the unit circle; row 4 is the zero vector
-    pool = np.array([[1.0, 0.0], [np.cos(np.pi / 6), 0.5], [0.5, np.cos(np.pi / 6)], [0.0, 1.0], [0.0, 0.0]])
-    assert top_k_cosine(pool[[0]], pool, 3, exclude=np.array([0])).tolist() == [[1, 2, 3]]
-    assert top_k_cosine(pool[[3]] * 5, pool, 2).tolist() == [[3, 2]]  # length does not matter
-    assert top_k_cosine(pool[[0, 3]], pool, 9, exclude=np.array([0, 3])).tolist() == [[1, 2, 3, 4], [2, 1, 0, 4]]
-    assert top_k_cosine(pool[[1]], pool, 2, exclude=np.array([-1])).tolist() == [[1, 0]]
-
-
-def test_top_k_cosine_ties_take_the_lower_index():
-    pool = np.array([[1.0, 0.0], [0.0, 1.0], [0.0, 2.0], [1.0, 0.0]])
-    assert top_k_cosine(np.array([[0.0, 1.0]]), pool, 2).tolist() == [[1, 2]]
-    assert top_k_cosine(np.array([[1.0, 0.0]]), pool, 2, exclude=np.array([0])).tolist() == [[3, 1]]
+from kstp.inference.embeddings import get_embedding_model, resolve_model
 
 
 def test_minilm_offline_unit_vectors():

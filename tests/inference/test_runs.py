@@ -22,9 +22,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from kstp.inference.backends.openai_compat import OpenAIBackend
-from kstp.inference.backend import Sampling, cache_key, endpoint_of, prompt_hash
 from kstp.graph.ladybug import LadybugStore
+from kstp.inference.backend import Sampling, cache_key, endpoint_of, prompt_hash
+from kstp.inference.backends.openai_compat import OpenAIBackend
 from kstp.inference.runs import ConfigChangedError, RunSpec, generate_and_store, open_run
 from tests.conftest import load_toy
 

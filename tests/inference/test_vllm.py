@@ -13,8 +13,8 @@ import pytest
 
 vllm = pytest.importorskip("vllm", reason="vLLM is not installed here; `make test-vllm` runs these tests")
 
-from kstp.inference.backends.vllm_offline import VLLMBackend, sampling_params  # noqa: E402
 from kstp.inference.backend import Sampling  # noqa: E402
+from kstp.inference.backends.vllm_offline import VLLMBackend, sampling_params  # noqa: E402
 
 pytestmark = pytest.mark.vllm
 CHATS = [[{"role": "user", "content": "What is 2 + 3? Put the answer in \\boxed{}."}],
@@ -47,8 +47,8 @@ def test_batched_generation_is_reproducible_per_sample(backend):
 
 def test_answer_evaluation_through_vllm(backend, tmp_path, data_root):
     from kstp.evaluators import answers
-    from kstp.loaders import items
     from kstp.graph.ladybug import LadybugStore
+    from kstp.loaders import items
 
     store = LadybugStore(tmp_path / "graph")
     store.ensure_schema()

@@ -10,10 +10,10 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from kstp.loaders import catalogues
-from kstp.loaders.standards import load_standards
 from kstp.errors import CycleError, InputError, UnknownIdError
 from kstp.graph.structures import derive_question_prerequisites
+from kstp.loaders import catalogues
+from kstp.loaders.standards import load_standards
 
 ROOT = Path(__file__).resolve().parents[2]
 DIAMOND = """\

@@ -2,8 +2,8 @@
 
 import pytest
 
-from kstp.loaders.common import read_csv, read_header, read_text
 from kstp.errors import InputError
+from kstp.loaders.common import read_csv, read_header, read_text
 
 
 @pytest.mark.parametrize("reader", [read_text, read_csv])

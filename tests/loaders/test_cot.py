@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from kstp.loaders import cot
 from kstp.errors import InputError
+from kstp.loaders import cot
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "dagmath" / "log_count.json"
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from kstp.errors import InputError, UnknownIdError
 from kstp.loaders import items
 from kstp.loaders.standards import load_standards
-from kstp.errors import InputError, UnknownIdError
 
 
 def test_probability_items_with_skill_map(store, data_root):

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from kstp.loaders import responses
 from kstp.errors import InputError, UnknownIdError
+from kstp.loaders import responses
 from tests.conftest import load_toy
 
 KNOWN = {"q1", "q2", "q3"}

@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from kstp.loaders.rqeval import read_rqeval, write_rqeval
 from kstp.errors import InputError
+from kstp.loaders.rqeval import read_rqeval, write_rqeval
 
 
 @pytest.mark.parametrize("name, items, variants, types", [

@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from kstp.loaders.standards import load_standards, read_coherence_map
 from kstp.errors import CycleError, InputError, UnknownIdError
+from kstp.loaders.standards import load_standards, read_coherence_map
 from tests.conftest import TOY_CONCEPTS, TOY_EDGES
 
 

@@ -9,8 +9,8 @@ import random
 import pandas as pd
 import pytest
 
-from kstp.graph.structures import derive_question_prerequisites
 from kstp.graph.queries import registry
+from kstp.graph.structures import derive_question_prerequisites
 from tests import reference as ref
 
 DATASET, FRAMEWORK = "gen", "gen"
@@ -322,8 +322,8 @@ def generated_trajectories(seed: int, count: int = 14) -> dict[str, list]:
 
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_parity_cot_queries(store, seed):
-    from kstp.loaders.cot import Step, Trajectory, write_steps
     from kstp.inference.runs import write_responses
+    from kstp.loaders.cot import Step, Trajectory, write_steps
 
     trajectories = generated_trajectories(seed)
     questions = {f"q{k % 4}" for k in range(len(trajectories))}
@@ -370,9 +370,9 @@ def test_parity_cot_queries(store, seed):
 def test_parity_rqeval_queries(store, tmp_path):
     """RQEval items (with variants, skipped slots, an item without text), responses and
     (model, dataset) scores read back as the reference computes them from the inputs."""
-    from kstp.loaders.rqeval import read_rqeval, write_rqeval
     from kstp.inference.backend import Sampling
     from kstp.inference.runs import RunSpec, open_run, write_responses
+    from kstp.loaders.rqeval import read_rqeval, write_rqeval
 
     rng = random.Random(7)
     raw = [{"id": f"i{n}", "question": f"question {n}?", "answer": str(rng.randint(0, 9)),

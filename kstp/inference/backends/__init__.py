@@ -1,3 +1,5 @@
-"""Built-in inference backends; importing this package registers them."""
+"""Built-in inference backends, one module each; a module registers its backend when imported.
 
-from kstp.inference.backends import local, openai_compat, vllm_offline  # noqa: F401
+:func:`kstp.inference.backend.get_backend` imports the module of the backend it is asked for
+(:data:`kstp.inference.backend.BUILTIN_BACKENDS`).
+"""

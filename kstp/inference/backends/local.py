@@ -26,9 +26,9 @@ import urllib.request
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from kstp.inference.backends.openai_compat import OpenAIBackend
 from kstp.errors import ConfigError
 from kstp.inference.backend import Completion, Message, Sampling, register_backend
+from kstp.inference.backends.openai_compat import OpenAIBackend
 
 __all__ = ["LocalServer", "LocalBackend", "smollm2_path", "SMOLLM2"]
 

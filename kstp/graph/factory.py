@@ -1,0 +1,45 @@
+"""Open a graph store by its location: the one module that knows both engines.
+
+It sits above :mod:`kstp.graph.ladybug` and :mod:`kstp.graph.neo4j`, which both build on
+:mod:`kstp.graph.store`; each engine's driver is imported only when a graph of that engine
+is opened.
+"""
+
+from __future__ import annotations
+
+from kstp.graph.store import GraphStore
+from kstp.settings import GraphTarget, graph_target
+
+__all__ = ["open_store"]
+
+
+def open_store(target: GraphTarget | str | None = None, read_only: bool = False) -> GraphStore:
+    """Open the graph named by ``target`` (default ``$KSTP_GRAPH``) and ensure its schema.
+
+    ``read_only`` opens an embedded graph without writing anything (its schema is taken
+    as it is); a Neo4j graph is opened as usual.
+
+    Raises
+    ------
+    ConfigError
+        When the location cannot be parsed or the Neo4j credentials are missing, or
+        another process writes the embedded graph.
+    DataNotFoundError
+        When ``read_only`` and there is no embedded graph at the location.
+    """
+    if not isinstance(target, GraphTarget):
+        target = graph_target(target)
+    if target.engine == "ladybug":
+        from kstp.graph.ladybug import LadybugStore
+
+        store: GraphStore = LadybugStore(target.location, read_only=read_only)
+    else:
+        from kstp.graph.neo4j import Neo4jStore
+
+        store = Neo4jStore(target.location, target.user, target.password)
+    try:
+        store.ensure_schema()
+    except BaseException:
+        store.close()
+        raise
+    return store
