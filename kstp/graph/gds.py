@@ -8,9 +8,12 @@
   (paper 1, Eq. 6) through GDS node similarity with the overlap metric, over the bipartite
   graph of correct answers restricted to the questions *all* compared learners answered.
 
-GDS runs as Cypher procedure calls on the store's driver. Every projection is dropped
-after use, also on failure. A server without the GDS
-plugin gets a :class:`~kstp.errors.ConfigError` naming the procedure and plugin.
+GDS runs as the registered Neo4j-only queries of ``cypher/gds/`` on the store's own driver
+(managed transactions, kstp's metadata). Every projection is dropped after use, also on
+failure. A server without the GDS plugin gets a :class:`~kstp.errors.ConfigError` naming the
+procedure and plugin. The ``graphdatascience`` client is not used: it insists on
+``gds.debug.arrow``, which the packaged GDS plugin has but the Maven Central modules of
+``neo4j/pom.xml`` lack.
 """
 
 from __future__ import annotations
@@ -28,45 +31,27 @@ from kstp.graph.store import GraphStore
 
 __all__ = ["concept_depth", "write_concept_depth", "koc_matrix"]
 
-_CONCEPT_EDGES = ("MATCH (c:Concept {framework: $framework}) "
-                  "OPTIONAL MATCH (c)-[:PREREQUISITE_OF]->(d:Concept {framework: $framework}) ")
+_GDS_MISSING = ("the Graph Data Science plugin is missing or not allowed "
+                "(dbms.security.procedures.unrestricted=gds.*)")
 
 
-class _Gds:
-    """GDS procedures through the store's own driver (managed transactions, kstp metadata).
-
-    The ``graphdatascience`` client is not used: it insists on ``gds.debug.arrow``, which
-    the packaged GDS plugin has but the Maven Central modules of ``neo4j/pom.xml`` lack.
-    """
-
-    def __init__(self, store: GraphStore):
-        self.store = store
-
-    def run_cypher(self, text: str, params: dict) -> pd.DataFrame:
-        return self.store._execute(text, params, "gds")
-
-
-def _client(store: GraphStore) -> _Gds:
-    return _Gds(store)
+def _gds(store: GraphStore, query: str, procedure: str, params: dict) -> pd.DataFrame:
+    """Run the registered GDS query ``query``; a failure names ``procedure`` and the plugin."""
+    try:
+        return store.frame(query, params)
+    except Exception as exc:  # noqa: BLE001
+        raise procedure_error(exc, procedure, _GDS_MISSING) from None
 
 
 @contextmanager
-def _projection(gds, query: str, params: dict) -> Iterator[str]:
-    """Project the graph of a ``gds.graph.project`` aggregation query; its name; dropped afterwards."""
+def _projection(store: GraphStore, query: str, params: dict) -> Iterator[str]:
+    """Project a graph by the registered ``gds.graph.project`` query ``query``; its name; dropped afterwards."""
     name = f"kstp-{uuid.uuid4().hex[:12]}"
-    try:
-        gds.run_cypher(query + "WITH gds.graph.project($graph, source, target) AS g RETURN g.graphName AS name",
-                       {**params, "graph": name})
-    except Exception as exc:  # noqa: BLE001
-        raise procedure_error(exc, "gds.graph.project", _GDS_MISSING) from None
+    _gds(store, query, "gds.graph.project", {**params, "graph": name})
     try:
         yield name
     finally:
-        gds.run_cypher("CALL gds.graph.drop($graph, false) YIELD graphName RETURN graphName", {"graph": name})
-
-
-_GDS_MISSING = ("the Graph Data Science plugin is missing or not allowed "
-                "(dbms.security.procedures.unrestricted=gds.*)")
+        store.frame("gds_drop_projection", {"graph": name})
 
 
 def _cycle(framework: str, concept: str) -> KstpError:
@@ -94,18 +79,9 @@ def concept_depth(store: GraphStore, framework: str) -> pd.DataFrame:
     A -> B -> D and A -> C -> D, D -> E: depths A 0, B 1, C 1, D 2, E 3 (see tests/graph/test_gds.py).
     """
     if store.engine == "neo4j":
-        gds = _client(store)
-        concepts = gds.run_cypher("MATCH (c:Concept {framework: $framework}) RETURN c.id AS conceptId",
-                                  {"framework": framework})
-        with _projection(gds, _CONCEPT_EDGES + "WITH c AS source, d AS target ", {"framework": framework}) as name:
-            try:
-                rows = gds.run_cypher(
-                    "CALL gds.dag.topologicalSort.stream($graph, {computeMaxDistanceFromSource: true}) "
-                    "YIELD nodeId, maxDistanceFromSource "
-                    "RETURN gds.util.asNode(nodeId).id AS conceptId, toInteger(maxDistanceFromSource) AS depth",
-                    {"graph": name})
-            except Exception as exc:  # noqa: BLE001
-                raise procedure_error(exc, "gds.dag.topologicalSort.stream", _GDS_MISSING) from None
+        concepts = store.frame("framework_concepts", {"framework": framework})
+        with _projection(store, "gds_project_concept_prerequisites", {"framework": framework}) as name:
+            rows = _gds(store, "gds_concept_depth", "gds.dag.topologicalSort.stream", {"graph": name})
         missing = sorted(set(concepts["conceptId"]) - set(rows["conceptId"]))
         if missing:  # topologicalSort leaves out the concepts on (or after) a cycle
             raise _cycle(framework, missing[0])
@@ -159,29 +135,18 @@ def koc_matrix(store: GraphStore, dataset: str, learner_ids: list[str],
     """
     if store.engine != "neo4j":
         raise ConfigError("koc_matrix runs GDS node similarity and needs a Neo4j graph")
-    gds = _client(store)
-    params = {"dataset": dataset, "ids": list(learner_ids)}
-    common = gds.run_cypher(
-        "MATCH (l:Learner)-[:ANSWERED]->(q:Question)-[:IN_DATASET]->(:Dataset {id: $dataset}) WHERE l.id IN $ids "
-        "WITH q, count(DISTINCT l) AS n WHERE n = size($ids) RETURN q.id AS questionId", params)["questionId"].tolist()
+    common = store.frame("questions_answered_by_all",
+                         {"dataset": dataset, "learnerIds": list(learner_ids)})["questionId"].tolist()
     if question_ids is not None:
         counted = set(question_ids)
         common = [q for q in common if q in counted]
-    sizes = gds.run_cypher(
-        "MATCH (l:Learner)-[r:ANSWERED]->(q:Question) WHERE l.id IN $ids AND q.id IN $questions AND r.correct "
-        "RETURN l.id AS learnerId, count(q) AS size", {**params, "questions": common})
-    size = sizes.set_index("learnerId")["size"].reindex(learner_ids).fillna(0)
+    params = {"learnerIds": list(learner_ids), "questionIds": common}
+    sizes = store.frame("correct_counts", params)
+    size = sizes.set_index("learnerId")["correct"].reindex(learner_ids).fillna(0)
     koc = pd.DataFrame(0.0, index=learner_ids, columns=learner_ids)
-    with _projection(gds, "MATCH (source:Learner)-[r:ANSWERED]->(target:Question) WHERE source.id IN $ids "
-                          "AND target.id IN $questions AND r.correct ", {**params, "questions": common}) as name:
-        try:
-            pairs = gds.run_cypher(
-                "CALL gds.nodeSimilarity.stream($graph, {similarityMetric: 'OVERLAP', topK: $k}) "
-                "YIELD node1, node2, similarity "
-                "RETURN gds.util.asNode(node1).id AS a, gds.util.asNode(node2).id AS b, similarity",
-                {"graph": name, "k": max(1, len(learner_ids))})
-        except Exception as exc:  # noqa: BLE001
-            raise procedure_error(exc, "gds.nodeSimilarity.stream", _GDS_MISSING) from None
+    with _projection(store, "gds_project_correct_answers", params) as name:
+        pairs = _gds(store, "gds_overlap_similarity", "gds.nodeSimilarity.stream",
+                     {"graph": name, "topK": max(1, len(learner_ids))})
     for a, b, value in pairs.itertuples(index=False):
         koc.loc[a, b] = value
     matrix = koc.to_numpy(copy=True)  # pandas' own array may be read-only (copy-on-write)

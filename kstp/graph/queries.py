@@ -8,7 +8,10 @@ A query lives in ``kstp/graph/cypher/<area>/<name>.cypher`` and opens with a hea
     // One or more lines saying what it computes and from which source.
 
 A sibling ``<name>.ladybug.cypher`` or ``<name>.neo4j.cypher`` overrides the text for
-one engine and must declare the same header. The registry is checked at load time:
+one engine and must declare the same header. A query that only one engine can run (the
+GDS procedures of ``gds/`` exist only on Neo4j) is a lone ``<name>.neo4j.cypher`` whose
+header adds ``// engine: neo4j``; it is held equal to a Python reference on that engine,
+and asking another engine for it names the engine it needs. The registry is checked at load time:
 the name matches the file stem, names are unique across areas, declared and used
 ``$params`` agree, and every error cites ``path:line``. A typo fails at start-up, not
 mid-run. ``schema/`` holds DDL and is not part of the registry.
@@ -37,7 +40,7 @@ PARAM_TYPES = {
     "list<map>": (list, tuple),
     "map": (dict,),
 }
-_HEADER_RE = re.compile(r"//\s*(name|params|returns):\s*(.*)")
+_HEADER_RE = re.compile(r"//\s*(name|params|returns|engine):\s*(.*)")
 _PARAM_DECL_RE = re.compile(r"\$(\w+)\s*:\s*([\w<>]+)")
 _RETURNS_RE = re.compile(r"(one|many)\s*\{([^}]*)\}")
 _STRING_RE = re.compile(r"'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"")
@@ -63,7 +66,9 @@ class Query:
     texts : dict of str to str
         Query text per engine; ``"default"`` plus any engine override.
     path : pathlib.Path
-        The default file.
+        The default file (the engine's own file for a single-engine query).
+    engines : tuple of str
+        The engines that can run it: :data:`ENGINES`, or the one a single-engine query names.
     """
 
     name: str
@@ -74,10 +79,20 @@ class Query:
     description: str
     texts: dict[str, str] = field(repr=False)
     path: Path = field(repr=False)
+    engines: tuple[str, ...] = ENGINES
 
     def text(self, engine: str) -> str:
-        """The query text to run on ``engine`` (its override if there is one)."""
-        return self.texts.get(engine, self.texts["default"])
+        """The query text to run on ``engine`` (its override if there is one).
+
+        Raises
+        ------
+        QueryError
+            When ``engine`` cannot run it (a single-engine query).
+        """
+        if engine not in self.engines:
+            raise QueryError(f"query {self.name!r} runs on {' and '.join(self.engines)} only "
+                             f"(it calls procedures that {engine} lacks)")
+        return self.texts[engine] if engine in self.texts else self.texts["default"]
 
     def check_params(self, params: dict) -> None:
         """Raise :class:`QueryError` unless ``params`` match the declaration exactly.
@@ -154,6 +169,13 @@ def _parse(path: Path, root: Path) -> tuple[dict, str]:
     columns = tuple(c.strip() for c in m.group(2).split(",") if c.strip())
     meta = {"name": name, "params": params, "returns": columns, "cardinality": m.group(1),
             "description": " ".join(description)}
+    if "engine" in header:
+        line, engine = header["engine"]
+        if engine not in ENGINES:
+            raise QueryError(f"{where}:{line}: unknown engine {engine!r}; use {' or '.join(ENGINES)}")
+        if not path.name.endswith(f".{engine}.cypher"):
+            raise QueryError(f"{where}:{line}: a query for {engine} alone is named {stem}.{engine}.cypher")
+        meta["engines"] = (engine,)
     body = "\n".join(l for _, l in body_lines).strip().rstrip(";")
     return meta, body
 
@@ -164,9 +186,10 @@ def load_registry(root: Path) -> dict[str, Query]:
     Raises
     ------
     QueryError
-        On a malformed header, a params mismatch, a duplicate name, or an engine
-        override without its default file or with a different header; the message
-        cites ``path:line``.
+        On a malformed header, a params mismatch, a duplicate name, an engine
+        override without its default file or with a different header, or an
+        ``// engine:`` header on a file not named for that engine; the message cites
+        ``path:line``.
     """
     queries: dict[str, Query] = {}
     overrides: list[tuple[Path, dict, str, str]] = []
@@ -179,16 +202,18 @@ def load_registry(root: Path) -> dict[str, Query]:
         if suffix:
             if suffix[0] not in ENGINES or len(suffix) > 1:
                 raise QueryError(f"{rel}:1: unknown engine suffix {'.'.join(suffix)!r}; use {' or '.join(ENGINES)}")
-            overrides.append((path, meta, body, suffix[0]))
-            continue
+            if "engines" not in meta:
+                overrides.append((path, meta, body, suffix[0]))
+                continue
         if meta["name"] in queries:
             other = queries[meta["name"]].path.relative_to(root)
             raise QueryError(f"{rel}:1: query name {meta['name']!r} is also used by {other}")
-        queries[meta["name"]] = Query(area=rel.parts[0], texts={"default": body}, path=path, **meta)
+        texts = {meta["engines"][0]: body} if "engines" in meta else {"default": body}
+        queries[meta["name"]] = Query(area=rel.parts[0], texts=texts, path=path, **meta)
     for path, meta, body, engine in overrides:
         base = queries.get(meta["name"])
         rel = path.relative_to(root)
-        if base is None or base.path.parent != path.parent:
+        if base is None or base.path.parent != path.parent or "default" not in base.texts:
             raise QueryError(f"{rel}:1: engine override without {meta['name']}.cypher beside it")
         if (meta["params"], meta["returns"]) != (base.params, base.returns):
             raise QueryError(f"{rel}:1: header differs from {base.path.relative_to(root)} (params/returns must match)")

@@ -18,9 +18,9 @@ by question id, never the target itself. Both engines give the same lists.
   precision fall as on the numpy path.
 - Elsewhere (LadybugDB) :func:`top_k_cosine` over the pool in id order.
 
-The vector query is an inline procedure call, as the GDS calls of :mod:`kstp.graph.gds`
-are, not a registered ``.cypher`` file: every registered query runs on both engines
-(the parity tests), and LadybugDB has no ``db.index.vector`` procedures.
+The index's reads and the vector query are the registered Neo4j-only queries of
+``cypher/vector/`` (LadybugDB has no ``db.index.vector`` procedures); only the DDL that
+names an index, which Cypher cannot take as a parameter, is written here.
 
 References
 ----------
@@ -46,10 +46,6 @@ OVERFETCH = 10
 #: Seconds to wait for a new vector index to come ONLINE.
 INDEX_WAIT_S = 300
 
-_NEAREST = ("UNWIND $targets AS target MATCH (q:Question {id: target}) "
-            "CALL db.index.vector.queryNodes($index, $n, q.embedding) YIELD node, score "
-            "WITH target, node, score WHERE node.id <> target AND node.id IN $pool "
-            "RETURN target AS questionId, node.id AS candidateId, score")
 _MISSING = "vector indexes need Neo4j 5.13 or later"
 
 
@@ -67,11 +63,7 @@ def ensure_vector_index(store: GraphStore, dimensions: int) -> str:
         When the index cannot be created or does not come ONLINE within :data:`INDEX_WAIT_S`.
     """
     dimensions = int(dimensions)
-    existing = store._execute(
-        "SHOW VECTOR INDEXES YIELD name, labelsOrTypes, properties, options "
-        "WHERE labelsOrTypes = ['Question'] AND properties = ['embedding'] "
-        "RETURN name, options.indexConfig.`vector.dimensions` AS dimensions, "
-        "options.indexConfig.`vector.similarity_function` AS similarity", {}, "vector index")
+    existing = store.frame("vector_indexes")
     usable = [name for name, dims, similarity in existing.itertuples(index=False)
               if str(similarity).upper() == "COSINE" and (dims is None or pd.isna(dims) or int(dims) == dimensions)]
     if usable:
@@ -85,7 +77,7 @@ def ensure_vector_index(store: GraphStore, dimensions: int) -> str:
                        "`vector.similarity_function`: 'cosine', `vector.quantization.enabled`: false}}",
                        {}, "vector index")
     try:
-        store._execute("CALL db.awaitIndex($name, $seconds)", {"name": name, "seconds": INDEX_WAIT_S}, "vector index")
+        store.frame("vector_await_index", {"name": name, "seconds": INDEX_WAIT_S})
     except Exception as exc:  # noqa: BLE001
         raise procedure_error(exc, "db.awaitIndex", _MISSING) from None
     return name
@@ -137,13 +129,13 @@ def nearest_questions(store: GraphStore, pool_ids: Sequence[str], vectors: np.nd
     unit = np.divide(matrix, norms, out=np.zeros_like(matrix), where=norms > 0)
     want = max(0, min(k, len(ids) - 1))
     index = ensure_vector_index(store, matrix.shape[1])
-    total = int(store._execute("MATCH (q:Question) RETURN count(q) AS n", {}, "vector index")["n"].iloc[0])
+    counts = store.frame("node_counts")
+    total = int(counts.loc[counts["label"] == "Question", "count"].sum())
     out: dict[str, list[str]] = {}
     pending, n = list(targets), min(k + 1 + OVERFETCH, total)
     while pending:
         try:
-            rows = store._execute(_NEAREST, {"index": index, "n": n, "targets": pending, "pool": ids},
-                                  "nearest questions")
+            rows = store.frame("vector_nearest_questions", {"index": index, "n": n, "targets": pending, "pool": ids})
         except Exception as exc:  # noqa: BLE001
             raise procedure_error(exc, "db.index.vector.queryNodes", _MISSING) from None
         found = rows.groupby("questionId")["candidateId"].agg(list).to_dict() if len(rows) else {}

@@ -152,3 +152,31 @@ def test_koc_matrix_needs_neo4j(toy):
         with pytest.raises(ConfigError, match="needs a Neo4j graph"):
             gds.koc_matrix(toy, "toy", ["toy:L1", "toy:L2"])
 
+
+
+def test_gds_queries_all_run_in_depth_and_koc(neo4j_store, tmp_path, monkeypatch):
+    """Every query of cypher/gds/ runs in concept depth or GDS KOC, so the reference checks
+    above (hand counts, networkx, the Python KOC) cover each."""
+    from kstp.graph.queries import registry
+    from tests.conftest import load_toy
+
+    ran: set[str] = set()
+    frame = neo4j_store.frame
+    monkeypatch.setattr(neo4j_store, "frame",
+                        lambda name, params=None, **kw: ran.add(name) or frame(name, params, **kw))
+    load_toy(neo4j_store, tmp_path)
+    assert gds.concept_depth(neo4j_store, "toy")["depth"].tolist() == [0, 0, 1, 1, 2, 3]
+    _answers(neo4j_store, "d", {"L1": {"q1": True, "q2": False}, "L2": {"q1": True, "q2": True}})
+    matrix, common = gds.koc_matrix(neo4j_store, "d", ["L1", "L2"])
+    assert (common, matrix.loc["L1", "L2"]) == (2, 1.0)
+    shipped = {name for name, query in registry().items() if query.area == "gds"}
+    assert shipped and shipped <= ran, sorted(shipped - ran)
+
+
+def test_gds_query_on_ladybug_names_the_engine(tmp_path):
+    from kstp.errors import QueryError
+    from kstp.graph.factory import open_store
+
+    with open_store(f"ladybug:{tmp_path / 'graph'}") as store, \
+            pytest.raises(QueryError, match="'gds_concept_depth' runs on neo4j only"):
+        store.frame("gds_concept_depth", {"graph": "g"})

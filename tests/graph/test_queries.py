@@ -93,3 +93,26 @@ def test_call_time_parameter_checks():
         query.check_params({"dataset": "d", "minPrerequisites": "5"})
     with pytest.raises(QueryError, match="must be integer, got bool"):
         query.check_params({"dataset": "d", "minPrerequisites": True})
+
+
+def test_single_engine_query_runs_on_its_engine_only(tmp_path):
+    write(tmp_path, "gds/g.neo4j.cypher", GOOD.format(name="g").replace("// Says what.", "// engine: neo4j"))
+    query = load_registry(tmp_path)["g"]
+    assert (query.engines, query.text("neo4j")) == (("neo4j",), "MATCH (n {id: $x}) RETURN n.id AS a")
+    with pytest.raises(QueryError, match="query 'g' runs on neo4j only"):
+        query.text("ladybug")
+    assert registry()["framework_concepts"].engines == ("ladybug", "neo4j")
+    # each shipped area of Neo4j-only queries has a test that runs all of them against a reference
+    # (tests/graph/test_gds.py, tests/graph/test_vector_search.py)
+    assert {q.area for q in registry().values() if q.engines == ("neo4j",)} == {"gds", "vector"}
+
+
+@pytest.mark.parametrize("rel, engine, message", [
+    ("gds/g.cypher", "neo4j", "gds/g.cypher:4: a query for neo4j alone is named g.neo4j.cypher"),
+    ("gds/g.ladybug.cypher", "neo4j", "gds/g.ladybug.cypher:4: a query for neo4j alone is named g.neo4j.cypher"),
+    ("gds/g.neo4j.cypher", "sqlite", "gds/g.neo4j.cypher:4: unknown engine 'sqlite'"),
+])
+def test_single_engine_header_must_match_the_file_name(tmp_path, rel, engine, message):
+    write(tmp_path, rel, GOOD.format(name="g").replace("// Says what.", f"// engine: {engine}"))
+    with pytest.raises(QueryError, match=message):
+        load_registry(tmp_path)

@@ -55,6 +55,23 @@ def test_nearest_questions_asks_again_when_the_pool_is_far(store, monkeypatch):
     assert nearest_questions(store, ["a", "b", "c"], vectors, ["a", "c"], 1) == {"a": ["b"], "c": ["b"]}
 
 
+def test_vector_queries_all_run_in_nearest_questions(neo4j_store, monkeypatch):
+    """Every query of cypher/vector/ runs in :func:`nearest_questions`, which the tests above
+    hold to the float64 reference on both engines."""
+    from kstp.graph.queries import registry
+
+    ran: set[str] = set()
+    frame = neo4j_store.frame
+    monkeypatch.setattr(neo4j_store, "frame",
+                        lambda name, params=None, **kw: ran.add(name) or frame(name, params, **kw))
+    neo4j_store.write_nodes("Question", pd.DataFrame({"id": list(HAND), "embedding": list(HAND.values()),
+                                                      "embeddingModel": "hand"}))
+    vectors = np.array([HAND[q] for q in POOL])
+    assert nearest_questions(neo4j_store, POOL, vectors, ["a"], 2) == {"a": ["d", "e"]}
+    shipped = {name for name, query in registry().items() if query.area == "vector"}
+    assert shipped and shipped <= ran, sorted(shipped - ran)
+
+
 def test_ensure_vector_index_matches_the_dimension(neo4j_store):
     """Neo4j-only: the vector index replaces one of another dimension and is ONLINE; a second call keeps it."""
     neo4j_store.ensure_schema()
