@@ -4,13 +4,14 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
+DOCS_STAMP := $(VENV)/.docs-stamp
 export KSTP_DATA ?= ../shared/data
 
 VLLM_VENV := .venv-vllm
 VLLM_STAMP := $(VLLM_VENV)/.installed-stamp
 VLLM_MODEL := .kstp/models/smollm2-hf
 
-.PHONY: demo test test-vllm lint bench clean neo4j neo4j-stop
+.PHONY: demo test test-vllm lint docs bench clean neo4j neo4j-stop
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -65,10 +66,19 @@ lint: $(STAMP)
 	$(BIN)/ruff check kstp tests benchmarks tools
 	$(BIN)/python tools/cypher_lint.py
 
+## docs: the API reference from the numpydoc docstrings (Sphinx), warnings as errors, in build/docs
+$(DOCS_STAMP): $(STAMP)
+	$(BIN)/pip install --quiet -e '.[docs]'
+	touch $(DOCS_STAMP)
+
+docs: $(DOCS_STAMP)
+	rm -rf build/docs docs/generated docs/api
+	$(BIN)/sphinx-build -W --keep-going -b html docs build/docs
+
 ## bench: speed runs that print ratios against baselines measured in the same run
 bench: $(STAMP) neo4j
 	$(BIN)/pip install --quiet kstpy==1.0.0 knowledgespaces==0.1.0
 	$(BIN)/python -m benchmarks
 
 clean:
-	rm -rf .kstp results .pytest_cache .ruff_cache
+	rm -rf .kstp results .pytest_cache .ruff_cache build/docs docs/generated docs/api

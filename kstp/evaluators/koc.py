@@ -1,19 +1,19 @@
 """Knowledge overlap coefficient (KOC) between learners: models and human ability groups.
 
 Two learners with knowledge states K1 and K2 (the questions each answered correctly)
-overlap by KOC(K1, K2) = |K1 ∩ K2| / min(|K1|, |K2|): 1 when the smaller state lies
+overlap by ``KOC(K1, K2) = |K1 ∩ K2| / min(|K1|, |K2|)``: 1 when the smaller state lies
 inside the larger. Even unrelated learners overlap by chance: if the weaker learner's
 state were a random subset of the questions, the expected KOC would be the stronger
 learner's accuracy p_max, so KOC_norm = (KOC - p_max) / (1 - p_max) is 0 at chance level,
 1 for nested states and negative for less overlap than chance (paper 1, Eq. 6-7).
 
 Every figure of a pair is computed on the questions **both** learners answered (the
-shared set Q): both states are restricted to Q and p_max = max(|K1 ∩ Q|, |K2 ∩ Q|) / |Q|.
+shared set Q): both states are restricted to Q and ``p_max = max(|K1 ∩ Q|, |K2 ∩ Q|) / |Q|``.
 Edge cases, each reported as a missing value (NaN, ``null`` in JSON) rather than a
 number that would read as evidence:
 
 - no shared question: every figure is undefined;
-- an empty state on Q (min(|K1|, |K2|) = 0): KOC is 0/0, undefined;
+- an empty state on Q (``min(|K1|, |K2|) = 0``): KOC is 0/0, undefined;
 - identical non-empty states: KOC = 1 and KOC_norm = 1 (unless p_max = 1);
 - p_max = 1 (the stronger learner answered every shared question correctly): the weaker
   state is necessarily inside the stronger, KOC = 1 carries no information and KOC_norm
@@ -127,11 +127,11 @@ def score_pair(shared: int, size_a: int, size_b: int, overlap: int) -> tuple[flo
     Parameters
     ----------
     shared : int
-        |Q|, questions both learners answered, >= 0.
+        ``|Q|``, questions both learners answered, >= 0.
     size_a, size_b : int
-        |K1 ∩ Q| and |K2 ∩ Q|, each in [0, shared].
+        ``|K1 ∩ Q|`` and ``|K2 ∩ Q|``, each in [0, shared].
     overlap : int
-        |K1 ∩ K2 ∩ Q|, in [0, min(size_a, size_b)].
+        ``|K1 ∩ K2 ∩ Q|``, in [0, min(size_a, size_b)].
 
     Returns
     -------

@@ -16,7 +16,7 @@ Two denominators, named after their source (:data:`DENOMINATORS`):
   sparse logs (an XES3G5M learner sees about 7 % of the questions) it measures
   coherence on the evidence there is, where the paper's denominator would mostly
   count prerequisites the learner was never shown.
-- ``"paper"``: Eq. 2 as printed, |Pre(q) ∩ K| / |Pre(q)|: every prerequisite counts,
+- ``"paper"``: Eq. 2 as printed, ``|Pre(q) ∩ K| / |Pre(q)|``: every prerequisite counts,
   attempted or not; a question with no prerequisite takes no part.
 
 The six-bucket question-level distribution counts the (learner, question) pairs whose
@@ -162,7 +162,7 @@ class PrerequisiteBitsets:
         Returns
         -------
         dict of numpy.ndarray
-            ``learner``, ``question`` (codes), ``required`` (|Pre(q)|), ``observed``
+            ``learner``, ``question`` (codes), ``required`` (``|Pre(q)|``), ``observed``
             (attempted prerequisites) and ``satisfied`` (correctly answered ones), one
             entry per pair, in answer order.
         """
@@ -256,7 +256,7 @@ def score_pairs(answers: pd.DataFrame, prerequisites: pd.DataFrame) -> pd.DataFr
     -------
     pandas.DataFrame
         Columns ``learnerId, questionId, required, observed, satisfied`` (ints):
-        |Pre(q)|, the prerequisites the learner attempted, and how many of them were
+        ``|Pre(q)|``, the prerequisites the learner attempted, and how many of them were
         answered correctly. A pair with ``observed == 0`` is scored only by the
         paper's denominator.
 

@@ -26,7 +26,7 @@ depend on which other targets are asked.
 
 The scaffolding gain of strategy s (Eq. 5) is
 
-    SG(s) = (|K+_s| - |K|) / |Q|,
+    ``SG(s) = (|K+_s| - |K|) / |Q|``,
 
 K+_s the targets answered correctly (primary sample) with strategy s, K those answered
 correctly without context; higher is better, and it is negative when exemplars hurt.
@@ -238,7 +238,7 @@ def select_exemplars(strategy: str, target: str, candidates: Sequence[str], k: i
 
 
 def scaffolding_gain(correct: Mapping[str, set[str]], questions: Sequence[str]) -> dict[str, float]:
-    """Eq. 5: SG(s) = (|K+_s| - |K|) / |Q| for every strategy s but ``none``.
+    """Eq. 5: ``SG(s) = (|K+_s| - |K|) / |Q|`` for every strategy s but ``none``.
 
     Parameters
     ----------

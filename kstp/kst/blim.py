@@ -3,7 +3,7 @@
 A knowledge structure K (a family of item sets holding the empty set and the whole
 domain Q) gets a probability pi_K for each state; each item q a careless-error rate
 beta_q (the learner's state holds q, the answer is wrong) and a lucky-guess rate eta_q
-(it does not, the answer is right). Given the state, answers are independent:
+(it does not, the answer is right). Given the state, answers are independent::
 
     P(R | K) = prod_{q in K \\ R} beta_q prod_{q in K & R} (1 - beta_q)
                prod_{q in R \\ K} eta_q prod_{q not in R | K} (1 - eta_q),
