@@ -30,17 +30,9 @@ def grouped_bars(frame: pd.DataFrame, path: str | Path, title: str, ylabel: str)
     pathlib.Path
         ``path``.
     """
-    groups = np.arange(len(frame.columns))
-    width = 0.8 / max(len(frame), 1)
-    fig, ax = _subplots(figsize=(max(6, 1.2 * len(groups)), 4), dpi=120)
-    for k, (label, row) in enumerate(frame.iterrows()):
-        ax.bar(groups + (k - (len(frame) - 1) / 2) * width, row.to_numpy(float), width, label=str(label))
-    ax.set_xticks(groups, [str(c) for c in frame.columns])
-    ax.set_ylabel(ylabel)
-    ax.set_title(title)
-    ax.legend(frameon=False)
-    ax.spines[["top", "right"]].set_visible(False)
-    return _save(fig, path)
+    fig, ax = _subplots(figsize=(max(6, 1.2 * len(frame.columns)), 4), dpi=120)
+    _bar_groups(ax, frame.columns, [(label, row.to_numpy(float), None) for label, row in frame.iterrows()])
+    return _finish(fig, ax, path, title, ylabel)
 
 
 def bars_with_baseline(frame: pd.DataFrame, baseline: pd.Series, path: str | Path, title: str, ylabel: str,
@@ -65,22 +57,13 @@ def bars_with_baseline(frame: pd.DataFrame, baseline: pd.Series, path: str | Pat
     pathlib.Path
         ``path``.
     """
-    groups = np.arange(len(frame))
-    width = 0.8 / max(len(frame.columns), 1)
-    fig, ax = _subplots(figsize=(max(6, 1.6 * len(groups) + 2), 4), dpi=120)
-    for k, column in enumerate(frame.columns):
-        ax.bar(groups + (k - (len(frame.columns) - 1) / 2) * width, frame[column].to_numpy(float), width,
-               label=str(column))
+    fig, ax = _subplots(figsize=(max(6, 1.6 * len(frame) + 2), 4), dpi=120)
+    groups = _bar_groups(ax, frame.index, [(column, frame[column].to_numpy(float), None) for column in frame.columns])
     for g, value in zip(groups, baseline.reindex(frame.index).to_numpy(float), strict=True):
         if np.isfinite(value):
             ax.hlines(value, g - 0.45, g + 0.45, colors="black", linestyles="dashed",
                       label=baseline_label if g == groups[0] else None)
-    ax.set_xticks(groups, [str(i) for i in frame.index])
-    ax.set_ylabel(ylabel)
-    ax.set_title(title)
-    ax.legend(frameon=False)
-    ax.spines[["top", "right"]].set_visible(False)
-    return _save(fig, path)
+    return _finish(fig, ax, path, title, ylabel)
 
 
 def heatmap(frame: pd.DataFrame, path: str | Path, title: str, blocks: list[int] | None = None,
@@ -250,20 +233,15 @@ def interval_bars(frame: pd.DataFrame, series: dict[str, tuple[str, str, str]], 
     pathlib.Path
         ``path``.
     """
-    groups = np.arange(len(frame))
-    width = 0.8 / max(len(series), 1)
     fig, ax = _subplots(figsize=(max(5, 1.3 * len(frame) + 1), 3.8), dpi=120)
-    for k, (label, (value, low, high)) in enumerate(series.items()):
+    bars = []
+    for label, (value, low, high) in series.items():
         heights = frame[value].to_numpy(float)
-        errors = np.vstack([heights - frame[low].to_numpy(float), frame[high].to_numpy(float) - heights])
-        ax.bar(groups + (k - (len(series) - 1) / 2) * width, heights, width, yerr=errors, capsize=3, label=label)
-    ax.set_xticks(groups, [str(i) for i in frame.index])
+        bars.append((label, heights, np.vstack([heights - frame[low].to_numpy(float),
+                                                frame[high].to_numpy(float) - heights])))
+    _bar_groups(ax, frame.index, bars)
     ax.set_ylim(0, 1.05)
-    ax.set_ylabel(ylabel)
-    ax.set_title(title)
-    ax.legend(frameon=False)
-    ax.spines[["top", "right"]].set_visible(False)
-    return _save(fig, path)
+    return _finish(fig, ax, path, title, ylabel)
 
 
 
@@ -297,15 +275,31 @@ def residual_plot(fitted: np.ndarray, residual: np.ndarray, path: str | Path, ti
 def error_rates(items: list[str], careless, guess, path: str | Path, title: str,
                 careless_se=None, guess_se=None) -> Path:
     """Careless-error (beta) and lucky-guess (eta) rates per item as paired bars with SE whiskers."""
-    x = np.arange(len(items))
     fig, ax = _subplots(figsize=(max(6, 0.45 * len(items) + 2), 4), dpi=120)
-    for offset, values, se, label in ((-0.2, careless, careless_se, "careless error (beta)"),
-                                      (0.2, guess, guess_se, "lucky guess (eta)")):
-        err = None if se is None else np.nan_to_num(np.asarray(se, dtype=float))
-        ax.bar(x + offset, values, 0.4, yerr=err, capsize=2, label=label)
-    ax.set_xticks(x, items, rotation=90 if len(items) > 12 else 0)
-    ax.set_ylabel("rate")
+    bars = [(label, np.asarray(values, float), None if se is None else np.nan_to_num(np.asarray(se, float)))
+            for values, se, label in ((careless, careless_se, "careless error (beta)"),
+                                      (guess, guess_se, "lucky guess (eta)"))]
+    _bar_groups(ax, items, bars, capsize=2, rotation=90 if len(items) > 12 else 0)
     ax.set_ylim(0, None)
+    return _finish(fig, ax, path, title, "rate")
+
+
+def _bar_groups(ax, groups, bars: list[tuple[str, np.ndarray, np.ndarray | None]], capsize: float = 3,
+                rotation: float = 0) -> np.ndarray:
+    """Side-by-side bars in one group per label of ``groups``: bar k of every group from ``bars[k]``,
+    a (legend label, heights, error bars or None) triple; the groups' centres on the x axis."""
+    centres = np.arange(len(groups))
+    width = 0.8 / max(len(bars), 1)
+    for k, (label, heights, errors) in enumerate(bars):
+        ax.bar(centres + (k - (len(bars) - 1) / 2) * width, heights, width, label=str(label), yerr=errors,
+               capsize=capsize if errors is not None else 0)
+    ax.set_xticks(centres, [str(g) for g in groups], rotation=rotation)
+    return centres
+
+
+def _finish(fig, ax, path: str | Path, title: str, ylabel: str) -> Path:
+    """Label, title and legend the axes of a bar chart, and save it."""
+    ax.set_ylabel(ylabel)
     ax.set_title(title)
     ax.legend(frameon=False)
     ax.spines[["top", "right"]].set_visible(False)
