@@ -1,5 +1,64 @@
-"""Paper 3, RQEval (Senol, Agrawal, Liu 2026, arXiv 2605.24661), as a package; see :mod:`.results`."""
+"""Paper 3, RQEval: six behavioural dimensions of reasoning quality, deployment scenarios,
+discriminant validity; the package re-exports the public names of its modules.
 
-from kstp.evaluators.rqeval.results import *  # noqa: F403
-from kstp.evaluators.rqeval.results import LONG_NAMES  # noqa: F401
-from kstp.evaluators.rqeval.results import __all__  # noqa: F401
+References
+----------
+Senol, Agrawal, Liu 2026, "Measuring Reasoning Quality in LLMs: A Multi-Dimensional
+Behavioral Framework" (arXiv 2605.24661).
+"""
+
+from kstp.evaluators.rqeval.prompts import ANSWER_HINTS as ANSWER_HINTS
+from kstp.evaluators.rqeval.prompts import PROMPTS, build_prompt, template_hash
+from kstp.evaluators.rqeval.prompts import SYSTEM_PROMPT as SYSTEM_PROMPT
+from kstp.evaluators.rqeval.prompts import USER_TEMPLATE as USER_TEMPLATE
+from kstp.evaluators.rqeval.results import (
+    CHUNK as CHUNK,
+)
+from kstp.evaluators.rqeval.results import (
+    DIMENSIONS,
+    HIGHER_IS_BETTER,
+    NAME,
+    OVERALL,
+    SCENARIOS,
+    VERSION,
+    RqevalResult,
+    aggregate,
+    canonical_answer,
+    check_weights,
+    consistency,
+    correctness,
+    correlation_category,
+    dataset_scores,
+    discriminant_validity,
+    efficiency,
+    evaluate,
+    item_frame,
+    load_scenarios,
+    logical_coherence,
+    overall_scores,
+    partial_correlation,
+    rankings,
+    robustness,
+    run_items,
+    run_scores,
+    scenario_scores,
+    score_item,
+    significance,
+    split_steps,
+    stability,
+    stored_runs,
+    stored_scores,
+    temperature_warning,
+)
+from kstp.evaluators.rqeval.results import (
+    LONG_NAMES as LONG_NAMES,
+)
+
+__all__ = ["NAME", "VERSION", "DIMENSIONS", "HIGHER_IS_BETTER", "SCENARIOS", "PROMPTS", "OVERALL", "build_prompt",
+           "score_item", "overall_scores", "significance", "correlation_category",
+           "canonical_answer",
+           "split_steps", "correctness", "consistency", "robustness", "logical_coherence", "efficiency",
+           "stability", "aggregate", "scenario_scores", "load_scenarios", "check_weights", "rankings",
+           "discriminant_validity", "partial_correlation", "temperature_warning", "RqevalResult", "evaluate",
+           "item_frame", "run_scores", "run_items", "stored_runs", "stored_scores", "dataset_scores",
+           "template_hash"]

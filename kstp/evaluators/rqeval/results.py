@@ -32,10 +32,6 @@ A scenario is a weight vector w over the six dimensions (non-negative, sum 1); i
 score is ``Q_w = Σ_d w_d D_d``. At temperature 0 the K samples coincide and CS and SS
 are trivially 1 (a warning says so).
 
-- **Prompt** (:data:`PROMPTS`): ``neutral`` (default) sends the item's question as the
-  only message, no system prompt and no format instruction: the neutral prompt of
-  §3.4, which the release also sends. ``structured`` is kstp's earlier prompt (one
-  sentence per step, a closing ``Final Answer:`` line, an answer-type hint).
 - **Overall scores** (:func:`overall_scores`): ``pooled`` (default; §4 and the
   release) computes each dimension over the pooled items of a model's runs, the 975
   items of the paper, with ES's token range taken over the pooled items; ``equal``
@@ -62,7 +58,6 @@ Behavioral Framework", §3.2 (dimensions), §3.3 (scenarios), §5 (discriminant 
 
 from __future__ import annotations
 
-import hashlib
 import itertools
 import json
 import re
@@ -76,20 +71,20 @@ import pandas as pd
 
 from kstp.errors import ConfigError, InputError, UnknownIdError
 from kstp.evaluators.answers import score_item as grade_completion
+from kstp.evaluators.rqeval.prompts import PROMPTS, build_prompt, template_hash
 from kstp.graph.store import GraphStore
-from kstp.inference.backend import Backend, Completion, Message, Sampling
+from kstp.inference.backend import Backend, Completion, Sampling
 from kstp.inference.grading import Verdict, grade
 from kstp.inference.runs import RunSpec, finish_run, generate_and_store, model_learner_id, open_run, write_verdicts
 from kstp.inference.similarity import BertScore, NliBackend
 
-__all__ = ["NAME", "VERSION", "DIMENSIONS", "HIGHER_IS_BETTER", "SCENARIOS", "PROMPTS", "OVERALL", "build_prompt",
+__all__ = ["NAME", "VERSION", "DIMENSIONS", "HIGHER_IS_BETTER", "SCENARIOS", "OVERALL",
            "score_item", "overall_scores", "significance", "correlation_category",
            "canonical_answer",
            "split_steps", "correctness", "consistency", "robustness", "logical_coherence", "efficiency",
            "stability", "aggregate", "scenario_scores", "load_scenarios", "check_weights", "rankings",
            "discriminant_validity", "partial_correlation", "temperature_warning", "RqevalResult", "evaluate",
-           "item_frame", "run_scores", "run_items", "stored_runs", "stored_scores", "dataset_scores",
-           "template_hash"]
+           "item_frame", "run_scores", "run_items", "stored_runs", "stored_scores", "dataset_scores"]
 
 NAME = "rqeval"
 VERSION = "1.1"
@@ -115,50 +110,11 @@ SCENARIOS: dict[str, dict[str, float]] = {
     "edge_device": _weights(0.30, 0.03, 0.10, 0.05, 0.50, 0.02),
 }
 
-SYSTEM_PROMPT = ("Solve the problem step by step. Write each reasoning step as one short sentence. "
-                 "End with a last line of the form 'Final Answer: <answer>'.")
-ANSWER_HINTS = {"number": "a number", "choice": "the option letter", "yesno": "yes or no",
-                "text": "a short phrase", "expression": "an expression"}
-USER_TEMPLATE = "{text}\n\nGive {hint} as the final answer."
-#: Prompt styles: ``neutral`` (§3.4 and the release, the default), ``structured`` (kstp's earlier prompt).
-PROMPTS = ("neutral", "structured")
 #: How a model's overall dimensions are formed: ``pooled`` (§4, the release, the default) or ``equal``.
 OVERALL = ("pooled", "equal")
-
-
-def template_hash(prompt: str = "neutral") -> str:
-    """Hash of the templates of a prompt style, stored on the Run so a change is a new configuration."""
-    parts = ["neutral"] if prompt == "neutral" else [SYSTEM_PROMPT, USER_TEMPLATE,
-                                                     json.dumps(ANSWER_HINTS, sort_keys=True)]
-    return hashlib.sha256("\x00".join(parts).encode()).hexdigest()
 #: Prompts per generate call: a killed run loses at most one such chunk of work.
 CHUNK = 32
 _STEP_RE = re.compile(r"(?<=[.!?])\s+(?=\S)|\n+")
-
-
-def build_prompt(text: str, answer_type: str | None, prompt: str = "neutral") -> list[Message]:
-    """The chat for one question under a prompt style of :data:`PROMPTS`.
-
-    ``neutral``: the question alone (§3.4; the release's prompt). ``structured``:
-    reason in sentences and end with ``Final Answer: ...``, with an answer-type hint.
-
-    Raises
-    ------
-    ConfigError
-        On an unknown prompt style.
-
-    >>> build_prompt("Is 9 prime?", "yesno")
-    [{'role': 'user', 'content': 'Is 9 prime?'}]
-    >>> build_prompt("Is 9 prime?", "yesno", "structured")[1]["content"]
-    'Is 9 prime?\\n\\nGive yes or no as the final answer.'
-    """
-    if prompt not in PROMPTS:
-        raise ConfigError(f"unknown prompt style {prompt!r}; use {', '.join(PROMPTS)}")
-    if prompt == "neutral":
-        return [{"role": "user", "content": text}]
-    hint = ANSWER_HINTS.get(answer_type or "", "the answer")
-    return [{"role": "system", "content": SYSTEM_PROMPT},
-            {"role": "user", "content": USER_TEMPLATE.format(text=text, hint=hint)}]
 
 
 def score_item(completion: Completion, gold: str, answer_type: str | None = None) -> Verdict:
