@@ -7,6 +7,21 @@ Senol, Agrawal, Liu 2026, "Measuring Reasoning Quality in LLMs: A Multi-Dimensio
 Behavioral Framework" (arXiv 2605.24661).
 """
 
+from kstp.evaluators.rqeval.dimensions import (
+    DIMENSIONS,
+    HIGHER_IS_BETTER,
+    NAME,
+    VERSION,
+    canonical_answer,
+    consistency,
+    correctness,
+    efficiency,
+    logical_coherence,
+    robustness,
+    score_item,
+    split_steps,
+    stability,
+)
 from kstp.evaluators.rqeval.prompts import ANSWER_HINTS as ANSWER_HINTS
 from kstp.evaluators.rqeval.prompts import PROMPTS, build_prompt, template_hash
 from kstp.evaluators.rqeval.prompts import SYSTEM_PROMPT as SYSTEM_PROMPT
@@ -15,43 +30,30 @@ from kstp.evaluators.rqeval.results import (
     CHUNK as CHUNK,
 )
 from kstp.evaluators.rqeval.results import (
-    DIMENSIONS,
-    HIGHER_IS_BETTER,
-    NAME,
+    LONG_NAMES as LONG_NAMES,
+)
+from kstp.evaluators.rqeval.results import (
     OVERALL,
     SCENARIOS,
-    VERSION,
     RqevalResult,
     aggregate,
-    canonical_answer,
     check_weights,
-    consistency,
-    correctness,
     correlation_category,
     dataset_scores,
     discriminant_validity,
-    efficiency,
     evaluate,
     item_frame,
     load_scenarios,
-    logical_coherence,
     overall_scores,
     partial_correlation,
     rankings,
-    robustness,
     run_items,
     run_scores,
     scenario_scores,
-    score_item,
     significance,
-    split_steps,
-    stability,
     stored_runs,
     stored_scores,
     temperature_warning,
-)
-from kstp.evaluators.rqeval.results import (
-    LONG_NAMES as LONG_NAMES,
 )
 
 __all__ = ["NAME", "VERSION", "DIMENSIONS", "HIGHER_IS_BETTER", "SCENARIOS", "PROMPTS", "OVERALL", "build_prompt",
