@@ -26,34 +26,32 @@ from kstp.evaluators.rqeval.prompts import ANSWER_HINTS as ANSWER_HINTS
 from kstp.evaluators.rqeval.prompts import PROMPTS, build_prompt, template_hash
 from kstp.evaluators.rqeval.prompts import SYSTEM_PROMPT as SYSTEM_PROMPT
 from kstp.evaluators.rqeval.prompts import USER_TEMPLATE as USER_TEMPLATE
-from kstp.evaluators.rqeval.results import (
-    CHUNK as CHUNK,
-)
-from kstp.evaluators.rqeval.results import (
-    LONG_NAMES as LONG_NAMES,
-)
+from kstp.evaluators.rqeval.results import CHUNK as CHUNK
 from kstp.evaluators.rqeval.results import (
     OVERALL,
-    SCENARIOS,
     RqevalResult,
-    aggregate,
-    check_weights,
     correlation_category,
     dataset_scores,
     discriminant_validity,
     evaluate,
     item_frame,
-    load_scenarios,
     overall_scores,
     partial_correlation,
-    rankings,
     run_items,
     run_scores,
-    scenario_scores,
     significance,
     stored_runs,
     stored_scores,
     temperature_warning,
+)
+from kstp.evaluators.rqeval.scenarios import LONG_NAMES as LONG_NAMES
+from kstp.evaluators.rqeval.scenarios import (
+    SCENARIOS,
+    aggregate,
+    check_weights,
+    load_scenarios,
+    rankings,
+    scenario_scores,
 )
 
 __all__ = ["NAME", "VERSION", "DIMENSIONS", "HIGHER_IS_BETTER", "SCENARIOS", "PROMPTS", "OVERALL", "build_prompt",
