@@ -30,16 +30,12 @@ from kstp.evaluators.rqeval.results import CHUNK as CHUNK
 from kstp.evaluators.rqeval.results import (
     OVERALL,
     RqevalResult,
-    correlation_category,
     dataset_scores,
-    discriminant_validity,
     evaluate,
     item_frame,
     overall_scores,
-    partial_correlation,
     run_items,
     run_scores,
-    significance,
     stored_runs,
     stored_scores,
     temperature_warning,
@@ -52,6 +48,12 @@ from kstp.evaluators.rqeval.scenarios import (
     load_scenarios,
     rankings,
     scenario_scores,
+)
+from kstp.evaluators.rqeval.validity import (
+    correlation_category,
+    discriminant_validity,
+    partial_correlation,
+    significance,
 )
 
 __all__ = ["NAME", "VERSION", "DIMENSIONS", "HIGHER_IS_BETTER", "SCENARIOS", "PROMPTS", "OVERALL", "build_prompt",
