@@ -1,0 +1,180 @@
+"""The six dimensions of RQEval (paper 3, §3.2), pure: CQ, CS, RS, LS, ES and SS from the
+graded completions of a run, and the grading of one completion.
+
+For every item of a dataset the model answers the question ``K`` times (sample 0 is the
+primary answer) and each of up to ``P`` perturbations once; every completion is stored
+as a Response before it is graded (:func:`score_item`) with the type-aware answer
+checker (:mod:`kstp.inference.grading`: numbers as parsed values with ``####``
+respected, yes/no only from an unambiguous signal, option letters only where anchored).
+The graded answer (``Response.extracted``) is the canonical answer the dimensions
+compare. From them, for N items (all higher-is-better, each in [0, 1]):
+
+- **CQ** correctness: ``CQ = (1/N) Σ_i c_i``, ``c_i`` = 1 when the primary answer is
+  correct (a failed or truncated completion is incorrect).
+- **CS** consistency: ``CS = (1/N) Σ_i (2 / (K(K-1))) Σ_{j<k} 1[a_ij = a_ik]``, the mean
+  pairwise agreement of the K canonical answers; a missing answer agrees with nothing.
+- **RS** robustness: ``RS = (1/|C|) Σ_{i∈C} (1/P_i) Σ_p c_ip`` over C, the items
+  answered correctly that have at least one perturbation (P_i of them); ``RS = 0``
+  when C is empty.
+- **LS** logical coherence: ``LS = 1 - (1/N) Σ_i (1/(n_i - 1)) Σ_j ψ(s_j, s_{j+1})``,
+  s the sentences (steps) of the primary trace, ψ = 1 when the NLI backend labels the
+  pair contradiction; a trace of fewer than two steps contributes 0 contradictions
+  (scores 1). N counts every item: a failed primary (no text) is a trace without
+  steps and scores 1, as in §3.2 and the release (it is not dropped).
+- **ES** efficiency: ``ES = (1/N) Σ_i H(c_i, 1 - T_i)``, H the harmonic mean (0 when
+  both are 0), ``T_i = (t_i - t_min)/(t_max - t_min)`` the primary answer's output
+  token count min-max normalised within the run (``T_i = 0`` when all are equal; an
+  item without a token count is a failure: c_i = 0, so its term is 0).
+- **SS** stability: ``SS = (1/N) Σ_i (2/(K(K-1))) Σ_{j<k} F1(r_ij, r_ik)``, the mean
+  pairwise BERTScore F1 of the K traces (an empty trace scores 0 against anything).
+
+At temperature 0 the K samples coincide and CS and SS are trivially 1 (a warning says so).
+The evaluator's :data:`NAME` and :data:`VERSION` live here, beside the metrics the version
+stamps on every run.
+
+References
+----------
+Senol, Agrawal, Liu 2026, "Measuring Reasoning Quality in LLMs: A Multi-Dimensional
+Behavioral Framework", §3.2 (arXiv 2605.24661).
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from collections.abc import Sequence
+
+import numpy as np
+
+from kstp.evaluators.answers import score_item as grade_completion
+from kstp.inference.backend import Completion
+from kstp.inference.grading import Verdict, grade
+
+__all__ = ["NAME", "VERSION", "DIMENSIONS", "HIGHER_IS_BETTER", "score_item", "canonical_answer", "split_steps",
+           "correctness", "consistency", "robustness", "logical_coherence", "efficiency", "stability"]
+
+NAME = "rqeval"
+VERSION = "1.1"
+DIMENSIONS = ("cq", "cs", "rs", "ls", "es", "ss")
+HIGHER_IS_BETTER = dict.fromkeys(DIMENSIONS, True)
+_STEP_RE = re.compile(r"(?<=[.!?])\s+(?=\S)|\n+")
+
+
+def score_item(completion: Completion, gold: str, answer_type: str | None = None) -> Verdict:
+    """Grade one completion by the answer type of its question.
+
+    Failures (no text, an error, a truncated reply) are incorrect with their reason,
+    as in :func:`kstp.evaluators.answers.score_item`; otherwise the type-aware grade.
+
+    >>> score_item(Completion(0, 1, text="5 + 20 = 25.\\n#### 25", finish_reason="stop"), "5", "number").correct
+    False
+    >>> score_item(Completion(0, 1, text="Final Answer: No", finish_reason="stop"), "no", "yesno").extracted
+    'no'
+    """
+    if completion.text is None or not completion.text.strip() or completion.finish_reason == "length":
+        return grade_completion(completion, gold)
+    return grade(completion.text, gold, answer_type or "auto")
+
+
+def canonical_answer(extracted: str | None, reason: str | None) -> str | None:
+    """The canonical answer of a graded completion: its extracted answer when it was
+    graded as an answer (``correct`` or ``wrong answer``), else None (no answer found,
+    an ambiguous yes/no, unparseable, a failure).
+
+    >>> canonical_answer("yes or no", "no answer found") is None, canonical_answer("7/2", "wrong answer")
+    (True, '7/2')
+    """
+    return extracted if isinstance(extracted, str) and reason in ("correct", "wrong answer") else None
+
+
+def split_steps(trace: str | None) -> list[str]:
+    """The reasoning steps of a trace: its sentences (split after . ! ? and at line breaks).
+
+    >>> split_steps("First, 2 + 3 = 5. Then 5 x 1.5 = 7.5!\\nFinal Answer: 7.5")
+    ['First, 2 + 3 = 5.', 'Then 5 x 1.5 = 7.5!', 'Final Answer: 7.5']
+    """
+    return [s.strip() for s in _STEP_RE.split(trace or "") if s and s.strip()]
+
+
+def _mean(values: Sequence[float]) -> float:
+    return float(np.mean(values)) if len(values) else float("nan")
+
+
+def correctness(correct: Sequence[bool]) -> float:
+    """CQ: the share of items whose primary answer is correct (NaN for no items).
+
+    >>> correctness([True, False, True, True])
+    0.75
+    """
+    return _mean([float(bool(c)) for c in correct])
+
+
+def _agreement(answers: Sequence[str | None]) -> float:
+    pairs = list(itertools.combinations(answers, 2))
+    if not pairs:
+        return float("nan")
+    return sum(a is not None and a == b for a, b in pairs) / len(pairs)
+
+
+def consistency(answers: Sequence[Sequence[str | None]]) -> float:
+    """CS: mean over items of the pairwise agreement of the K canonical answers.
+
+    ``None`` (no answer) agrees with nothing; fewer than two answers give NaN.
+
+    >>> consistency([["4", "4", "4"], ["4", "5", "4"], [None, None, "3"]])
+    0.4444444444444444
+    """
+    return _mean([_agreement(a) for a in answers])
+
+
+def robustness(primary_correct: Sequence[bool], perturbed_correct: Sequence[Sequence[bool]]) -> float:
+    """RS: over correctly answered items with perturbations, the mean share of perturbations
+    answered correctly; 0 when there is no such item.
+
+    >>> robustness([True, True, False, True], [[True, False], [True, True, True], [True], []])
+    0.75
+    >>> robustness([False], [[True]])
+    0.0
+    """
+    shares = [sum(map(bool, p)) / len(p) for c, p in zip(primary_correct, perturbed_correct, strict=True)
+              if c and len(p)]
+    return _mean(shares) if shares else 0.0
+
+
+def logical_coherence(labels: Sequence[Sequence[str]]) -> float:
+    """LS: 1 minus the mean over items of the share of consecutive step pairs labelled
+    contradiction; an item without pairs (one step or none) has share 0.
+
+    >>> logical_coherence([["entailment", "contradiction"], [], ["neutral", "neutral", "contradiction", "neutral"]])
+    0.75
+    """
+    return 1.0 - _mean([sum(x == "contradiction" for x in item) / len(item) if item else 0.0 for item in labels])
+
+
+def efficiency(correct: Sequence[bool], tokens: Sequence[float | None]) -> float:
+    """ES: mean over items of the harmonic mean of c_i and 1 - T_i (T_i the min-max
+    normalised token count; 0 when all counts are equal; 0/0 harmonic mean is 0).
+
+    >>> efficiency([True, True, False], [10, 30, 20])  # T = 0, 1, 0.5 -> H = 1, 0, 0
+    0.3333333333333333
+    """
+    known = [t for t in tokens if t is not None and not np.isnan(t)]
+    low, high = (min(known), max(known)) if known else (0, 0)
+    terms = []
+    for c, t in zip(correct, tokens, strict=True):
+        if t is None or np.isnan(t):
+            terms.append(0.0)
+            continue
+        concise = 1.0 - ((t - low) / (high - low) if high > low else 0.0)
+        c = float(bool(c))
+        terms.append(2 * c * concise / (c + concise) if c + concise else 0.0)
+    return _mean(terms)
+
+
+def stability(f1: Sequence[Sequence[float]]) -> float:
+    """SS: mean over items of the mean pairwise BERTScore F1 of the K traces.
+
+    >>> round(stability([[0.9, 0.8, 0.7], [1.0]]), 12)
+    0.9
+    """
+    return _mean([_mean(item) for item in f1])

@@ -1,0 +1,219 @@
+"""Running RQEval (paper 3, §3.2, §3.4): ask a model for every item of a dataset, store
+and grade its completions, judge its traces, and write the scores back.
+
+:func:`evaluate` asks each item's question K times (sample 0 is the primary answer) and
+each of up to P perturbations once, under a prompt style of
+:mod:`kstp.evaluators.rqeval.prompts`; a killed run resumes, having lost at most one
+chunk of :data:`CHUNK` prompts. An NLI backend then labels the consecutive steps of
+each primary trace (LS) and a BERTScore model compares the K traces of each item (SS).
+
+Scores are written back: per Response (``extracted``, ``tokensOut``, and on primary
+Responses ``ls``, ``stepPairs``, ``contradictions``, ``nliBackend`` and the item's
+``ss``), per Run (``cq`` ... ``ss``, ``nliBackend``, ``similarityModel``,
+``nliInvalid``) and per (model, dataset) as ``(:Learner)-[:SCORED_ON]->(:Dataset)``.
+
+References
+----------
+Senol, Agrawal, Liu 2026, "Measuring Reasoning Quality in LLMs: A Multi-Dimensional
+Behavioral Framework", §3.2 (dimensions), §3.4 (prompt) (arXiv 2605.24661).
+"""
+
+from __future__ import annotations
+
+import itertools
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import pandas as pd
+
+from kstp.errors import ConfigError
+from kstp.evaluators.rqeval.dimensions import NAME, VERSION, _mean, score_item, split_steps
+from kstp.evaluators.rqeval.prompts import PROMPTS, build_prompt, template_hash
+from kstp.evaluators.rqeval.results import _text, item_frame, run_items, run_scores
+from kstp.graph.store import GraphStore
+from kstp.inference.backend import Backend, Completion, Sampling
+from kstp.inference.runs import RunSpec, finish_run, generate_and_store, model_learner_id, open_run, write_verdicts
+from kstp.inference.similarity import BertScore, NliBackend
+
+__all__ = ["CHUNK", "RqevalResult", "evaluate", "temperature_warning"]
+
+#: Prompts per generate call: a killed run loses at most one such chunk of work.
+CHUNK = 32
+
+
+def temperature_warning(sampling: Sampling) -> str | None:
+    """The warning for a run whose K samples must coincide (temperature 0), else None."""
+    if sampling.temperature == 0 and sampling.n > 1:
+        return ("temperature 0: the K samples are identical, so CS and SS are trivially 1; "
+                "use the paper's 0.7 for meaningful consistency and stability")
+    return None
+
+
+@dataclass
+class RqevalResult:
+    """Outcome of one (model, dataset) run."""
+
+    run_id: str
+    model: str
+    dataset: str
+    resumed: bool
+    requested: int
+    generated: int
+    items: pd.DataFrame
+    scores: dict[str, float]
+    nli_backend: str
+    nli_invalid: int
+    similarity_model: str
+
+    def summary(self) -> dict:
+        return {"model": self.model, "dataset": self.dataset, "runId": self.run_id, "items": len(self.items),
+                **self.scores, "nliBackend": self.nli_backend, "nliInvalid": self.nli_invalid,
+                "similarityModel": self.similarity_model, "resumed": self.resumed, "requested": self.requested,
+                "generatedNow": self.generated}
+
+
+def _generate(store, backend, run_id, learner, requests, sampling, progress, chunk) -> tuple[int, int]:
+    """Ask for every pending (prompt, sample) of ``requests`` and store and grade the completions.
+
+    ``requests`` maps a question id to ``(messages, gold, answer type, sample indices)``;
+    returns (completions requested, completions generated now).
+    """
+    def grade_chunk(rows: pd.DataFrame, completions: list[Completion]) -> None:
+        verdicts = [score_item(c, requests[q][1], requests[q][2])
+                    for q, c in zip(rows["question"], completions, strict=True)]
+        write_verdicts(store, rows["id"], verdicts)
+
+    return generate_and_store(store, backend, run_id, learner, {q: r[0] for q, r in requests.items()}, sampling,
+                              grade_chunk, samples={q: r[3] for q, r in requests.items()}, chunk=chunk,
+                              progress=progress)
+
+
+def _score_coherence(store, responses: pd.DataFrame, originals: list[str], nli: NliBackend) -> int:
+    """NLI over the consecutive steps of every primary trace not yet judged by ``nli``.
+
+    A primary completion without text (a failure) has no pairs to judge and gets no
+    stored LS; :func:`item_frame` scores it 1 (§3.2 keeps it in N). Returns the pairs
+    the judge left without a label (counted as not contradicting).
+    """
+    primary = responses[(responses["sampleIndex"] == 0) & responses["questionId"].isin(originals)
+                        & responses["text"].notna()]
+    todo = primary[primary["nliBackend"].fillna("") != nli.name]
+    pairs, owners = [], []
+    for rid, text in zip(todo["responseId"], todo["text"], strict=True):
+        steps = split_steps(text)
+        for a, b in itertools.pairwise(steps):
+            pairs.append((a, b))
+            owners.append(rid)
+    labels = nli.classify(pairs)
+    per: dict[str, list[str]] = {rid: [] for rid in todo["responseId"]}
+    for rid, label in zip(owners, labels, strict=True):
+        per[rid].append(label)
+    if per:
+        store.write_nodes("Response", pd.DataFrame([
+            {"id": rid, "ls": 1.0 - (sum(x == "contradiction" for x in ls) / len(ls) if ls else 0.0),
+             "stepPairs": len(ls), "contradictions": sum(x == "contradiction" for x in ls), "nliBackend": nli.name}
+            for rid, ls in per.items()]))
+    return sum(label == "invalid" for label in labels)
+
+
+def _score_stability(store, responses: pd.DataFrame, originals: list[str], similarity: BertScore, k: int) -> None:
+    """Mean pairwise BERTScore F1 of the K traces of each item, written on its primary Response."""
+    pairs, owners = [], []
+    for _, group in responses[responses["questionId"].isin(originals)].groupby("questionId"):
+        texts = dict(zip(group["sampleIndex"], group["text"], strict=True))
+        primary = group.loc[group["sampleIndex"] == 0, "responseId"]
+        if primary.empty:
+            continue
+        for i, j in itertools.combinations(range(k), 2):
+            pairs.append((_text(texts.get(i)), _text(texts.get(j))))
+            owners.append(primary.iloc[0])
+    f1 = similarity.f1(pairs)
+    per: dict[str, list[float]] = {}
+    for rid, value in zip(owners, f1, strict=True):
+        per.setdefault(rid, []).append(value)
+    if per:
+        store.write_nodes("Response", pd.DataFrame([{"id": rid, "ss": _mean(v)} for rid, v in per.items()]))
+
+
+def evaluate(store: GraphStore, backend: Backend, dataset: str, sampling: Sampling, perturbations: int,
+             nli: NliBackend, similarity: BertScore, limit: int | None = None, new_run: bool = False,
+             progress: Callable[[int, int], None] | None = None, chunk: int = CHUNK,
+             prompt: str = "neutral") -> RqevalResult:
+    """Run (or resume) RQEval of ``backend``'s model on ``dataset`` and write the scores back.
+
+    Parameters
+    ----------
+    sampling : Sampling
+        ``n`` = K generations per item (sample 0 primary); perturbations are asked
+        once each with the same sampling (sample 0).
+    perturbations : int
+        P, the most perturbations asked per item (the first P stored variants).
+    nli : NliBackend
+        Labels consecutive steps for LS; its name is recorded with every LS.
+    similarity : BertScore
+        BERTScore model for SS.
+    limit : int, optional
+        Only the first ``limit`` items.
+    new_run : bool
+        Allow a configuration that differs from the latest run's.
+    progress : callable, optional
+        ``progress(done, total)`` as completions arrive.
+    prompt : {"neutral", "structured"}
+        Prompt style (:func:`build_prompt`; default the paper's neutral prompt).
+
+    Returns
+    -------
+    RqevalResult
+
+    Raises
+    ------
+    UnknownIdError
+        When the dataset has no question with text and a gold answer.
+    ConfigChangedError
+        When the configuration changed and ``new_run`` is false.
+    """
+    if perturbations < 0:
+        raise ConfigError(f"perturbations = {perturbations}; need P >= 0")
+    if prompt not in PROMPTS:
+        raise ConfigError(f"unknown prompt style {prompt!r}; use {', '.join(PROMPTS)}")
+    if (message := temperature_warning(sampling)) is not None:
+        warnings.warn(message, RuntimeWarning, stacklevel=2)
+    items = run_items(store, dataset, limit, perturbations)
+    order = list(dict.fromkeys(items["questionId"]))
+    options = {"perturbations": perturbations, "questions": order if limit is not None else "all", "prompt": prompt}
+    spec = RunSpec.of(backend, NAME, VERSION, dataset, sampling, template_hash(prompt), options)
+    run_id, resumed = open_run(store, spec, new_run)
+    learner = model_learner_id(backend.model)
+    store.write_nodes("Learner", pd.DataFrame([{"id": learner, "kind": "model", "localId": backend.model}]))
+    requests = {}
+    for row in items.drop_duplicates("questionId").itertuples():
+        requests[row.questionId] = (build_prompt(row.text, row.answerType, prompt), row.answer, row.answerType,
+                                    list(range(sampling.n)))
+    for row in items[items["variantId"].notna()].itertuples():
+        requests[row.variantId] = (build_prompt(row.variantText, row.answerType, prompt), row.answer,
+                                   row.answerType, [0])
+    status, requested, generated = "interrupted", 0, 0
+    try:
+        requested, generated = _generate(store, backend, run_id, learner, requests, sampling, progress, chunk)
+        status = "finished"
+    finally:
+        responses = store.frame("rqeval_responses", {"runId": run_id})
+        primary = responses[(responses["sampleIndex"] == 0) & responses["questionId"].isin(order)]
+        store.write_relationships("ANSWERED", "Learner", "Question", pd.DataFrame({
+            "from_id": learner, "to_id": primary["questionId"],
+            "correct": primary["correct"].fillna(False).astype(bool), "runId": run_id}))
+        if status != "finished":
+            finish_run(store, run_id, status)
+    invalid = _score_coherence(store, responses, order, nli)
+    _score_stability(store, responses, order, similarity, sampling.n)
+    frame = item_frame(items, store.frame("rqeval_responses", {"runId": run_id}), sampling.n)
+    scores = run_scores(frame)
+    finish_run(store, run_id, status, requested=requested, completed=int(responses["error"].isna().sum()),
+               failed=int(responses["error"].notna().sum()), correct=int(frame["correct"].sum()),
+               accuracy=scores["cq"], nliBackend=nli.name, similarityModel=similarity.name, nliInvalid=invalid,
+               **scores)
+    store.write_relationships("SCORED_ON", "Learner", "Dataset", pd.DataFrame([{
+        "from_id": learner, "to_id": dataset, "evaluator": NAME, "runId": run_id, "items": len(frame), **scores}]))
+    return RqevalResult(run_id, backend.model, dataset, resumed, requested, generated, frame, scores, nli.name,
+                        invalid, similarity.name)
