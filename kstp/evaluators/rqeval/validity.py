@@ -4,7 +4,7 @@ dimensions distinct?
 :func:`discriminant_validity` correlates every pair of dimensions over (model, dataset)
 observations: Pearson r and its p-value, a paired bootstrap interval, and the partial
 correlation controlling for CQ. Each pair gets significance stars from p (``***`` <
-.001, ``**`` < .01, ``*`` < .05, ``ns``) and a category by |r|: ``independent`` below
+.001, ``**`` < .01, ``*`` < .05, ``ns``) and a category by ``|r|``: ``independent`` below
 the paper's 0.50, ``moderate`` below 0.70, ``strong`` from 0.70 (the 0.70 cut is a
 convention of kstp, not the paper's).
 
@@ -72,7 +72,7 @@ def significance(p: float) -> str:
 
 
 def correlation_category(r: float, independent: float = 0.5, strong: float = 0.7) -> str:
-    """Table 9's category of a correlation by |r|: ``independent`` below ``independent``
+    """Table 9's category of a correlation by ``|r|``: ``independent`` below ``independent``
     (the paper's 0.50), ``moderate`` below ``strong`` (0.70, kstp's convention), else
     ``strong``; ``undefined`` for NaN (a constant dimension).
 
@@ -101,9 +101,9 @@ def discriminant_validity(scores: pd.DataFrame, control: str = "cq", resamples: 
     level : float
         Confidence level of the interval.
     threshold : float
-        |r| below it counts as independent (paper: 0.50).
+        ``|r|`` below it counts as independent (paper: 0.50).
     strong : float
-        |r| from it is a ``strong`` correlation (kstp's convention, 0.70).
+        ``|r|`` from it is a ``strong`` correlation (kstp's convention, 0.70).
 
     Returns
     -------
@@ -112,7 +112,7 @@ def discriminant_validity(scores: pd.DataFrame, control: str = "cq", resamples: 
         ``ciLow``, ``ciHigh`` (percentile interval of the scipy.stats.bootstrap
         distribution; resamples where r is undefined, e.g. one observation drawn n
         times, are left out), ``partialR``, ``partialP`` (controlling for
-        ``control``; NaN for pairs that contain it), ``independent`` (|r| <
+        ``control``; NaN for pairs that contain it), ``independent`` (``|r|`` <
         threshold; None when r is undefined because a dimension is constant),
         ``stars`` (:func:`significance` of p) and ``category``
         (:func:`correlation_category`): the columns of paper 3, Table 9.
