@@ -38,13 +38,12 @@ incomparable, and every subset of an antichain generates its own state).
 
 from __future__ import annotations
 
-import heapq
 from dataclasses import dataclass
-from itertools import chain
 
 import numpy as np
 
 from kstp.errors import KstpError, NotAKnowledgeStateError, UnknownIdError
+from kstp.kst.relations import closure, pair_indices, reflect, topological_order, unique_sorted
 
 __all__ = ["KnowledgeSpace", "TooManyStatesError", "FRINGES", "check_fringe"]
 
@@ -53,7 +52,6 @@ __all__ = ["KnowledgeSpace", "TooManyStatesError", "FRINGES", "check_fringe"]
 FRINGES = ("standard", "notions")
 
 _NUMPY_FROM = 2048  # states from which enumeration switches to numpy masks
-_NUMPY_PAIRS = 20_000  # prerequisite pairs from which the closure runs on numpy rows
 _SLICE = 8  # classes per lookup table when turning masks into item sets (2^8 entries each)
 _COUNT_WORK = 300_000  # frontier patterns the exact count may visit in all (~0.2 s) before it enumerates
 _FRINGE_CHUNK = 1 << 16  # states per block when computing all fringes (cache-sized)
@@ -131,7 +129,7 @@ class KnowledgeSpace:
     @classmethod
     def build(cls, items, prerequisites) -> KnowledgeSpace:
         items = tuple(dict.fromkeys(items))
-        src, dst = _pair_indices(items, prerequisites)
+        src, dst = pair_indices(items, prerequisites)
         n = len(items)
         label = np.arange(n)  # each item its own class, unless a cycle says otherwise
         while True:
@@ -139,11 +137,11 @@ class KnowledgeSpace:
             for i, c in enumerate(label.tolist()):
                 members[c].append(i)
             m = len(members)
-            links = _unique(label[src] * m + label[dst])
+            links = unique_sorted(label[src] * m + label[dst])
             before, after = links // max(m, 1), links % max(m, 1)
             keep = before != after
             before, after = before[keep], after[keep]
-            order = _topological_order([min(items[i] for i in group) for group in members], before, after)
+            order = topological_order([min(items[i] for i in group) for group in members], before, after)
             if len(order) == m:
                 break
             # A cycle stopped the order: the strongly connected items are the classes of mutual prerequisites.
@@ -154,11 +152,11 @@ class KnowledgeSpace:
             label = np.asarray(csgraph.connected_components(graph, directed=True, connection="strong")[1], np.int64)
         position = np.empty(len(order), np.int64)
         position[order] = np.arange(len(order))
-        below, cover, level = _closure(m, position[before], position[after])
-        above, _, _ = _closure(m, m - 1 - position[after], m - 1 - position[before])
+        below, cover, level = closure(m, position[before], position[after])
+        above, _, _ = closure(m, m - 1 - position[after], m - 1 - position[before])
         above_masks = [0] * m
         for k, mask in enumerate(above):  # reversed positions: reflect the bits back
-            above_masks[m - 1 - k] = _reflect(mask, m)
+            above_masks[m - 1 - k] = reflect(mask, m)
         classes = tuple(tuple(sorted(items[i] for i in members[c])) for c in order)
         return cls(items, classes, tuple(below), tuple(above_masks), tuple(cover), tuple(level))
 
@@ -511,99 +509,3 @@ def _big(number: int) -> str:
     """A count for a message: with thousands separators, or in scientific form past 10^15."""
     return f"{number:,}" if number < 10**15 else f"{float(number):.3g}" if number < 10**300 else \
         f"about 10^{len(str(number)) - 1}"
-
-
-def _pair_indices(items: tuple[str, ...], prerequisites) -> tuple[np.ndarray, np.ndarray]:
-    """Item indices of the prerequisite pairs (p, q), self pairs dropped; unknown items raise."""
-    pairs = prerequisites if isinstance(prerequisites, list) else list(prerequisites)
-    index = {item: i for i, item in enumerate(items)}
-    try:
-        ends = np.fromiter(map(index.__getitem__, chain.from_iterable(pairs)), np.int64, 2 * len(pairs))
-    except (KeyError, ValueError):  # an unknown item, or a pair that is not two items: find the first
-        for pair in pairs:
-            p, q = pair
-            for end in (p, q):
-                if end not in index:
-                    raise UnknownIdError(f"prerequisite pair ({p!r}, {q!r}) names {end!r}, which is not an item") \
-                        from None
-        raise
-    ends = ends.reshape(-1, 2)
-    ends = ends[ends[:, 0] != ends[:, 1]]
-    return ends[:, 0].astype(np.int64), ends[:, 1].astype(np.int64)
-
-
-def _unique(values: np.ndarray) -> np.ndarray:
-    """The distinct values, sorted (a sort and a comparison: faster than np.unique's hash here)."""
-    values = np.sort(values)
-    return values[np.concatenate(([True], values[1:] != values[:-1]))] if len(values) else values
-
-
-def _topological_order(names: list[str], before: np.ndarray, after: np.ndarray) -> list[int]:
-    """Classes in a topological order of the pairs (before[i] -> after[i]), the smallest name
-    first among those ready, so the order does not depend on input order."""
-    waiting = np.bincount(after, minlength=len(names)).tolist()
-    dependants: list[list[int]] = [[] for _ in names]
-    for b, a in zip(before.tolist(), after.tolist(), strict=True):
-        dependants[b].append(a)
-    ready = [(names[c], c) for c, w in enumerate(waiting) if w == 0]
-    heapq.heapify(ready)
-    order = []
-    while ready:
-        _, c = heapq.heappop(ready)
-        order.append(c)
-        for e in dependants[c]:
-            waiting[e] -= 1
-            if not waiting[e]:
-                heapq.heappush(ready, (names[e], e))
-    return order
-
-
-def _closure(m: int, before: np.ndarray, after: np.ndarray) -> tuple[list[int], list[int], list[int]]:
-    """For classes 0..m-1 in a topological order of the pairs (before < after): per class the
-    mask of all classes below it, of those directly below it, and its level. Python integers
-    while the relation is small; packed 64-bit numpy rows, one vectorised step per class, once
-    it is large (Eq. 1 on a real map: a million pairs)."""
-    sort = np.argsort(after, kind="stable")
-    prerequisites, start = before[sort], np.searchsorted(after[sort], np.arange(m + 1))
-    if len(before) <= _NUMPY_PAIRS:
-        return _closure_small(m, prerequisites.tolist(), start.tolist())
-    rows = np.zeros((m, (m + 63) // 64), np.uint64)
-    level = np.zeros(m, np.int64)
-    one = np.uint64(1)
-    below, cover = [], []
-    for k in range(m):
-        direct = prerequisites[start[k]:start[k + 1]]
-        if len(direct):
-            implied = np.bitwise_or.reduce(rows[direct], axis=0)
-            own = np.zeros_like(implied)
-            np.bitwise_or.at(own, direct >> 6, one << (direct & 63).astype(np.uint64))
-            rows[k] = implied | own
-            cover.append(_as_int(own & ~implied))
-            level[k] = level[direct].max() + 1
-        else:
-            cover.append(0)
-        below.append(_as_int(rows[k]))
-    return below, cover, level.tolist()
-
-
-def _closure_small(m: int, prerequisites: list[int], start: list[int]) -> tuple[list[int], list[int], list[int]]:
-    below, cover, level = [], [], []
-    for k in range(m):
-        implied = own = depth = 0
-        for d in prerequisites[start[k]:start[k + 1]]:
-            implied |= below[d]
-            own |= 1 << d
-            depth = max(depth, level[d] + 1)
-        below.append(implied | own)
-        cover.append(own & ~implied)
-        level.append(depth)
-    return below, cover, level
-
-
-def _as_int(row: np.ndarray) -> int:
-    return int.from_bytes(row.astype("<u8").tobytes(), "little")
-
-
-def _reflect(mask: int, m: int) -> int:
-    """The mask with bit k moved to bit m - 1 - k."""
-    return int(format(mask, f"0{m}b")[::-1], 2) if m else 0
