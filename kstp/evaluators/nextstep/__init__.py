@@ -1,0 +1,35 @@
+"""Paper 2: next-step recommendations of a model scored against outer fringes.
+
+References
+----------
+Steiner, Hochweber 2026, "Benchmarking LLM Next-Step Recommendations with Knowledge
+Space Theory", §2-§5.
+"""
+
+from kstp.evaluators.nextstep.run import (
+    CONDITIONS,
+    HIGHER_IS_BETTER,
+    INVALID_KINDS,
+    METRICS,
+    NAME,
+    SAMPLING,
+    VERSION,
+    Answer,
+    FringeOracle,
+    NextstepReport,
+    NextstepResult,
+    aggregate,
+    agreement,
+    answer_schema,
+    build_prompt,
+    design,
+    evaluate,
+    parse_answer,
+    presentation,
+    rescore,
+    score_item,
+)
+
+__all__ = ["NAME", "VERSION", "CONDITIONS", "METRICS", "HIGHER_IS_BETTER", "INVALID_KINDS", "SAMPLING", "presentation",
+           "build_prompt", "answer_schema", "Answer", "parse_answer", "score_item", "agreement", "design",
+           "evaluate", "NextstepResult", "rescore", "aggregate", "NextstepReport", "FringeOracle"]
