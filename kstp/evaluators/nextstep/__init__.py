@@ -6,8 +6,8 @@ Steiner, Hochweber 2026, "Benchmarking LLM Next-Step Recommendations with Knowle
 Space Theory", §2-§5.
 """
 
+from kstp.evaluators.nextstep.prompts import CONDITIONS, answer_schema, build_prompt, presentation
 from kstp.evaluators.nextstep.run import (
-    CONDITIONS,
     HIGHER_IS_BETTER,
     INVALID_KINDS,
     METRICS,
@@ -20,12 +20,9 @@ from kstp.evaluators.nextstep.run import (
     NextstepResult,
     aggregate,
     agreement,
-    answer_schema,
-    build_prompt,
     design,
     evaluate,
     parse_answer,
-    presentation,
     rescore,
     score_item,
 )
