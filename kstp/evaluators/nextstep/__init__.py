@@ -6,15 +6,14 @@ Steiner, Hochweber 2026, "Benchmarking LLM Next-Step Recommendations with Knowle
 Space Theory", §2-§5.
 """
 
+from kstp.evaluators.nextstep.parsing import INVALID_KINDS, Answer, parse_answer
 from kstp.evaluators.nextstep.prompts import CONDITIONS, answer_schema, build_prompt, presentation
 from kstp.evaluators.nextstep.run import (
     HIGHER_IS_BETTER,
-    INVALID_KINDS,
     METRICS,
     NAME,
     SAMPLING,
     VERSION,
-    Answer,
     FringeOracle,
     NextstepReport,
     NextstepResult,
@@ -22,7 +21,6 @@ from kstp.evaluators.nextstep.run import (
     agreement,
     design,
     evaluate,
-    parse_answer,
     rescore,
     score_item,
 )

@@ -8,12 +8,8 @@ and only these steps; its answer is compared with the fringe as an unordered set
 
 - **Prompts** (:mod:`kstp.evaluators.nextstep.prompts`): the four conditions and
   the presentations of a catalogue.
-- **Answers** are JSON (:func:`answer_schema`), requested through the backend's
-  structured output and always re-validated here (:func:`parse_answer`). Malformed
-  JSON, extra prose, schema violations, out-of-range or duplicate positions, missing
-  justifications, a no-recommendation reason that does not match an empty list,
-  refusals and truncation are *invalid* and score as incorrect; a transport failure
-  with no output is *technically missing*: retried, reported apart, never scored.
+- **Answers** (:mod:`kstp.evaluators.nextstep.parsing`): valid, *invalid* (scored
+  as incorrect) or *technically missing* (retried, reported apart, never scored).
 - **Scoring** (:func:`score_item`): exact-set match, precision, recall, F1, Jaccard
   and the symmetric-difference size, with the paper's empty-set conventions. An
   invalid answer is the worst answer in every measure: 0 in the five shares and the
@@ -52,17 +48,16 @@ import json
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 
 from kstp.errors import ConfigError, KstpError, UnknownIdError
+from kstp.evaluators.nextstep.parsing import Answer, parse_answer
 from kstp.evaluators.nextstep.prompts import CONDITIONS, TEMPLATE_HASH, answer_schema, build_prompt, presentation
 from kstp.graph.store import GraphStore
 from kstp.graph.structures import state_id_of, store_states
 from kstp.inference.backend import (
-    TRANSPORT_ERROR,
     Backend,
     Completion,
     Message,
@@ -75,22 +70,14 @@ from kstp.inference.backend import (
 from kstp.inference.runs import RunSpec, finish_run, model_learner_id, now, open_run, write_responses
 from kstp.loaders.catalogues import Catalogue, Coverage, stored_catalogue, write_catalogue
 
-if TYPE_CHECKING:
-    import jsonschema
-
-__all__ = ["NAME", "VERSION", "METRICS", "HIGHER_IS_BETTER", "INVALID_KINDS", "SAMPLING", "Answer", "parse_answer",
-           "score_item", "agreement", "design", "evaluate", "NextstepResult", "rescore", "aggregate", "NextstepReport",
-           "FringeOracle"]
+__all__ = ["NAME", "VERSION", "METRICS", "HIGHER_IS_BETTER", "SAMPLING", "score_item", "agreement", "design",
+           "evaluate", "NextstepResult", "rescore", "aggregate", "NextstepReport", "FringeOracle"]
 
 NAME = "nextstep"
 VERSION = "1.1"
 METRICS = ("exact", "precision", "recall", "f1", "jaccard", "symDiff")
 HIGHER_IS_BETTER = {"exact": True, "precision": True, "recall": True, "f1": True, "jaccard": True,
                     "symDiff": False}
-#: Kinds of invalid answer, in the order they are checked.
-INVALID_KINDS = ("refusal", "empty output", "truncated", "malformed JSON", "extra prose", "position out of range",
-                 "missing justification", "invalid prerequisite pair", "schema violation", "duplicate position",
-                 "no-recommendation reason mismatch")
 #: Prompts per generate call: a killed run loses at most one such chunk of work.
 CHUNK = 32
 #: Sampling presets (``--sampling``): ``paper`` (§3: the provider's default temperature and top-p, at most
@@ -100,88 +87,6 @@ SAMPLING = {"paper": {"temperature": None, "top_p": None, "max_tokens": 16_000},
 
 
 # ---- answers ---------------------------------------------------------------------------
-@dataclass(frozen=True)
-class Answer:
-    """A parsed answer: ``validity`` is ``valid``, ``invalid`` (with ``kind``) or ``missing``.
-
-    ``positions`` (recommended, in answer order) and ``pairs`` (P1) are set when valid.
-    """
-
-    validity: str
-    kind: str | None = None
-    positions: tuple[int, ...] | None = None
-    pairs: tuple[tuple[int, int], ...] | None = None
-
-
-_REFUSAL = re.compile(r"\b(I can(no|')t|I am unable|I'm unable|I won't|I'm sorry|as an AI)\b", re.IGNORECASE)
-
-
-def _error_kind(error: jsonschema.ValidationError) -> str:
-    path = [p for p in error.absolute_path if isinstance(p, str)]
-    if error.validator in ("minimum", "maximum") and ("position" in path or "prerequisitePairs" in path):
-        return "position out of range" if "position" in path else "invalid prerequisite pair"
-    if error.validator == "maxItems" and path == ["recommendations"]:
-        return "duplicate position"  # more entries than tasks
-    if "justification" in path or (error.validator == "required" and "'justification'" in error.message):
-        return "missing justification"
-    if "prerequisitePairs" in path:
-        return "invalid prerequisite pair"
-    return "schema violation"
-
-
-def parse_answer(completion: Completion, tasks: int, condition: str) -> Answer:
-    """Validate one completion against :func:`answer_schema` and the rules it cannot state.
-
-    Examples
-    --------
-    >>> ok = Completion(0, 1, text='{"recommendations": [{"position": 2, "justification": "ready"}], '
-    ...                 '"noRecommendationReason": null}', finish_reason="stop")
-    >>> parse_answer(ok, 3, "P0")
-    Answer(validity='valid', kind=None, positions=(2,), pairs=())
-    >>> parse_answer(Completion(0, 1, error="transport: timeout"), 3, "P0").validity
-    'missing'
-    >>> parse_answer(Completion(0, 1, text="Sure! " + ok.text, finish_reason="stop"), 3, "P0").kind
-    'extra prose'
-    """
-    import jsonschema
-    text = completion.text
-    if text is None or not text.strip():
-        if (completion.error or "").startswith(TRANSPORT_ERROR):
-            return Answer("missing", completion.error)
-        if (completion.error or "").startswith("refused"):
-            return Answer("invalid", "refusal")
-        return Answer("invalid", "empty output")
-    if completion.finish_reason == "content_filter":
-        return Answer("invalid", "refusal")
-    if completion.finish_reason == "length":
-        return Answer("invalid", "truncated")
-    stripped = text.strip()
-    try:
-        data = json.loads(stripped)
-    except json.JSONDecodeError:
-        start = stripped.find("{")
-        try:
-            json.JSONDecoder().raw_decode(stripped[start:])
-            return Answer("invalid", "extra prose" if start >= 0 else "malformed JSON")
-        except json.JSONDecodeError:
-            return Answer("invalid", "refusal" if _REFUSAL.search(stripped) else "malformed JSON")
-    errors = list(jsonschema.Draft202012Validator(answer_schema(tasks, condition)).iter_errors(data))
-    if errors:
-        found = {_error_kind(e) for e in errors}
-        return Answer("invalid", next(k for k in INVALID_KINDS if k in found))
-    items = data["recommendations"]
-    if any(not item["justification"].strip() for item in items):
-        return Answer("invalid", "missing justification")
-    positions = tuple(item["position"] for item in items)
-    if len(set(positions)) < len(positions):
-        return Answer("invalid", "duplicate position")
-    pairs = tuple(tuple(p) for p in data.get("prerequisitePairs", []))
-    if any(a == b for a, b in pairs):
-        return Answer("invalid", "invalid prerequisite pair")
-    reason = data["noRecommendationReason"]
-    if (not positions) != (isinstance(reason, str) and bool(reason.strip())):
-        return Answer("invalid", "no-recommendation reason mismatch")
-    return Answer("valid", None, positions, pairs)
 
 
 def score_item(predicted, reference, tasks: int | None = None) -> dict:
