@@ -9,8 +9,6 @@ Space Theory", §2-§5.
 from kstp.evaluators.nextstep.parsing import INVALID_KINDS, Answer, parse_answer
 from kstp.evaluators.nextstep.prompts import CONDITIONS, answer_schema, build_prompt, presentation
 from kstp.evaluators.nextstep.run import (
-    HIGHER_IS_BETTER,
-    METRICS,
     NAME,
     SAMPLING,
     VERSION,
@@ -18,12 +16,11 @@ from kstp.evaluators.nextstep.run import (
     NextstepReport,
     NextstepResult,
     aggregate,
-    agreement,
     design,
     evaluate,
     rescore,
-    score_item,
 )
+from kstp.evaluators.nextstep.scoring import HIGHER_IS_BETTER, METRICS, agreement, score_item
 
 __all__ = ["NAME", "VERSION", "CONDITIONS", "METRICS", "HIGHER_IS_BETTER", "INVALID_KINDS", "SAMPLING", "presentation",
            "build_prompt", "answer_schema", "Answer", "parse_answer", "score_item", "agreement", "design",

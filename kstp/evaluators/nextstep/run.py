@@ -10,11 +10,8 @@ and only these steps; its answer is compared with the fringe as an unordered set
   the presentations of a catalogue.
 - **Answers** (:mod:`kstp.evaluators.nextstep.parsing`): valid, *invalid* (scored
   as incorrect) or *technically missing* (retried, reported apart, never scored).
-- **Scoring** (:func:`score_item`): exact-set match, precision, recall, F1, Jaccard
-  and the symmetric-difference size, with the paper's empty-set conventions. An
-  invalid answer is the worst answer in every measure: 0 in the five shares and the
-  largest symmetric difference, the number of tasks |Q| (the complement of the
-  fringe), so every measure keeps invalid answers in its denominator alike.
+- **Scoring** (:mod:`kstp.evaluators.nextstep.scoring`): set measures against the
+  fringe; an invalid answer is the worst answer in every measure.
 - **Sampling** (:data:`SAMPLING`): ``paper`` (default) leaves temperature and top-p
   at the provider's defaults and allows 16,000 output tokens (§3); ``deterministic``
   is kstp's earlier setting (temperature 0, top-p 0.95, 1,024 tokens).
@@ -55,6 +52,7 @@ import pandas as pd
 from kstp.errors import ConfigError, KstpError, UnknownIdError
 from kstp.evaluators.nextstep.parsing import Answer, parse_answer
 from kstp.evaluators.nextstep.prompts import CONDITIONS, TEMPLATE_HASH, answer_schema, build_prompt, presentation
+from kstp.evaluators.nextstep.scoring import METRICS, agreement, score_item
 from kstp.graph.store import GraphStore
 from kstp.graph.structures import state_id_of, store_states
 from kstp.inference.backend import (
@@ -70,90 +68,17 @@ from kstp.inference.backend import (
 from kstp.inference.runs import RunSpec, finish_run, model_learner_id, now, open_run, write_responses
 from kstp.loaders.catalogues import Catalogue, Coverage, stored_catalogue, write_catalogue
 
-__all__ = ["NAME", "VERSION", "METRICS", "HIGHER_IS_BETTER", "SAMPLING", "score_item", "agreement", "design",
-           "evaluate", "NextstepResult", "rescore", "aggregate", "NextstepReport", "FringeOracle"]
+__all__ = ["NAME", "VERSION", "SAMPLING", "design", "evaluate", "NextstepResult", "rescore", "aggregate",
+           "NextstepReport", "FringeOracle"]
 
 NAME = "nextstep"
 VERSION = "1.1"
-METRICS = ("exact", "precision", "recall", "f1", "jaccard", "symDiff")
-HIGHER_IS_BETTER = {"exact": True, "precision": True, "recall": True, "f1": True, "jaccard": True,
-                    "symDiff": False}
 #: Prompts per generate call: a killed run loses at most one such chunk of work.
 CHUNK = 32
 #: Sampling presets (``--sampling``): ``paper`` (§3: the provider's default temperature and top-p, at most
 #: 16,000 output tokens; None is not sent) and ``deterministic`` (kstp's earlier default).
 SAMPLING = {"paper": {"temperature": None, "top_p": None, "max_tokens": 16_000},
             "deterministic": {"temperature": 0.0, "top_p": 0.95, "max_tokens": 1024}}
-
-
-# ---- answers ---------------------------------------------------------------------------
-
-
-def score_item(predicted, reference, tasks: int | None = None) -> dict:
-    """Set measures of prediction P against reference fringe T (an invalid answer: P is None).
-
-    Both empty: every measure 1. Empty P, non-empty T: every measure 0. Non-empty P,
-    empty T: recall 1, the others 0. An invalid answer is the worst answer in every
-    measure: 0 in the five shares and symmetric difference ``tasks`` = |Q|, the
-    largest there is (P the complement of T), so no measure drops it from its
-    denominator.
-
-    Parameters
-    ----------
-    predicted : set of str or None
-        The recommended tasks; None for an invalid answer.
-    reference : set of str
-        The outer fringe.
-    tasks : int, optional
-        |Q|, the catalogue's number of tasks; needed for an invalid answer.
-
-    Raises
-    ------
-    ConfigError
-        When ``predicted`` is None and ``tasks`` is not given.
-
-    Returns
-    -------
-    dict
-        ``exact`` (0/1), ``precision``, ``recall``, ``f1``, ``jaccard`` in [0, 1] and
-        ``symDiff`` = |P xor T| (higher is worse).
-
-    Examples
-    --------
-    >>> score_item({"a", "b"}, {"b", "c"})
-    {'exact': 0.0, 'precision': 0.5, 'recall': 0.5, 'f1': 0.5, 'jaccard': 0.3333333333333333, 'symDiff': 2}
-    >>> score_item(set(), set())["jaccard"], score_item({"a"}, set())["recall"], score_item(set(), {"a"})["recall"]
-    (1.0, 1.0, 0.0)
-    >>> score_item(None, {"b"}, tasks=4)["symDiff"]
-    4
-    """
-    if predicted is None:
-        if tasks is None:
-            raise ConfigError("an invalid answer's symmetric difference is |Q|; give the number of tasks")
-        return {"exact": 0.0, "precision": 0.0, "recall": 0.0, "f1": 0.0, "jaccard": 0.0, "symDiff": int(tasks)}
-    p, t = set(predicted), set(reference)
-    hit = len(p & t)
-    if not p and not t:
-        precision = recall = jaccard = 1.0
-    elif not p:
-        precision = recall = jaccard = 0.0
-    elif not t:
-        precision, recall, jaccard = 0.0, 1.0, 0.0
-    else:
-        precision, recall, jaccard = hit / len(p), hit / len(t), hit / len(p | t)
-    f1 = 1.0 if not p and not t else (2 * precision * recall / (precision + recall) if hit else 0.0)
-    return {"exact": float(p == t), "precision": precision, "recall": recall, "f1": f1, "jaccard": jaccard,
-            "symDiff": len(p ^ t)}
-
-
-def agreement(first, second) -> tuple[float, float]:
-    """Exact agreement (0/1) and Jaccard of two predictions of the same cell (both empty: 1, 1).
-
-    >>> agreement({"a"}, {"a", "b"})
-    (0.0, 0.5)
-    """
-    a, b = set(first), set(second)
-    return float(a == b), (len(a & b) / len(a | b) if a | b else 1.0)
 
 
 # ---- the deterministic recommender -----------------------------------------------------
