@@ -6,13 +6,13 @@ Steiner, Hochweber 2026, "Benchmarking LLM Next-Step Recommendations with Knowle
 Space Theory", §2-§5.
 """
 
+from kstp.evaluators.nextstep.oracle import FringeOracle
 from kstp.evaluators.nextstep.parsing import INVALID_KINDS, Answer, parse_answer
 from kstp.evaluators.nextstep.prompts import CONDITIONS, answer_schema, build_prompt, presentation
 from kstp.evaluators.nextstep.run import (
     NAME,
     SAMPLING,
     VERSION,
-    FringeOracle,
     NextstepReport,
     NextstepResult,
     aggregate,

@@ -26,9 +26,8 @@ and only these steps; its answer is compared with the fringe as an unordered set
   presentations and the per-domain figures are also pooled over models and
   conditions.
 
-The deterministic recommender :class:`FringeOracle` (backend ``fringe-oracle``) reads
-a prompt like any model, computes the fringe from the catalogue and answers in the
-schema; it scores 100% and is the reference implementation in the tests.
+The deterministic recommender (backend ``fringe-oracle``) is
+:class:`kstp.evaluators.nextstep.oracle.FringeOracle`.
 
 References
 ----------
@@ -42,7 +41,6 @@ import dataclasses
 import hashlib
 import itertools
 import json
-import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -58,18 +56,16 @@ from kstp.graph.structures import state_id_of, store_states
 from kstp.inference.backend import (
     Backend,
     Completion,
-    Message,
     Sampling,
     cache_key,
     endpoint_of,
     prompt_hash,
-    register_backend,
 )
 from kstp.inference.runs import RunSpec, finish_run, model_learner_id, now, open_run, write_responses
 from kstp.loaders.catalogues import Catalogue, Coverage, stored_catalogue, write_catalogue
 
 __all__ = ["NAME", "VERSION", "SAMPLING", "design", "evaluate", "NextstepResult", "rescore", "aggregate",
-           "NextstepReport", "FringeOracle"]
+           "NextstepReport"]
 
 NAME = "nextstep"
 VERSION = "1.1"
@@ -79,76 +75,6 @@ CHUNK = 32
 #: 16,000 output tokens; None is not sent) and ``deterministic`` (kstp's earlier default).
 SAMPLING = {"paper": {"temperature": None, "top_p": None, "max_tokens": 16_000},
             "deterministic": {"temperature": 0.0, "top_p": 0.95, "max_tokens": 1024}}
-
-
-# ---- the deterministic recommender -----------------------------------------------------
-_TASK_LINE = re.compile(r"^(\d+)\. (.*)$", re.MULTILINE)
-_MASTERED = re.compile(r"Tasks the learner has mastered: (.*)\.$", re.MULTILINE)
-
-
-@register_backend("fringe-oracle")
-class FringeOracle:
-    """A "model" that reads the prompt, computes the outer fringe and answers in the schema.
-
-    It recognises the catalogue by the set of task descriptions in the prompt, maps
-    the shown positions back to tasks, and recommends exactly the outer fringe of
-    the mastered set (P1: with the direct pairs). It never sees the reference the
-    scorer uses, only the prompt, so a perfect score checks the whole pipeline.
-
-    Parameters
-    ----------
-    catalogues : sequence of Catalogue
-        The catalogues it may be asked about.
-    """
-
-    name = "fringe-oracle"
-
-    def __init__(self, model: str = "fringe-oracle", catalogues: Sequence[Catalogue] = ()):
-        self.model = model
-        self._by_tasks = {frozenset(t.description for t in c.tasks): c for c in catalogues}
-
-    def answer(self, messages: list[Message]) -> str:
-        """The JSON answer to one prompt of :func:`build_prompt`.
-
-        Raises
-        ------
-        UnknownIdError
-            When the prompt's tasks are those of no known catalogue.
-        """
-        user = messages[-1]["content"]
-        shown = {int(k): d for k, d in _TASK_LINE.findall(user.split("\n\n", 1)[0])}
-        catalogue = self._by_tasks.get(frozenset(shown.values()))
-        if catalogue is None:
-            raise UnknownIdError("the prompt lists tasks of no catalogue the fringe oracle was given")
-        by_description = {t.description: t.id for t in catalogue.tasks}
-        task_at = {k: by_description[d] for k, d in shown.items()}
-        position = {t: k for k, t in task_at.items()}
-        mastered = _MASTERED.search(user).group(1)
-        state = {task_at[int(k)] for k in mastered.split(", ")} if mastered != "none" else set()
-        fringe = catalogue.space().outer_fringe(state)
-        answer: dict = {"recommendations": [{"position": position[t], "justification": "all its prerequisites are "
-                                             "mastered"} for t in sorted(fringe, key=position.get)],
-                        "noRecommendationReason": None if fringe else "every task is already mastered"}
-        if '"prerequisitePairs"' in user:
-            answer = {"prerequisitePairs": sorted([position[p], position[q]] for p, q in catalogue.prerequisites),
-                      **answer}
-        return json.dumps(answer)
-
-    def generate(self, prompts: Sequence[list[Message]], sampling: Sampling,
-                 samples: Sequence[Sequence[int]] | None = None,
-                 progress: Callable[[int], None] | None = None) -> list[list[Completion]]:
-        samples = samples if samples is not None else [range(sampling.n)] * len(prompts)
-        out, done = [], 0
-        for messages, wanted in zip(prompts, samples, strict=True):
-            text = self.answer(messages)
-            out.append([Completion(i, sampling.seed + i, text=text, finish_reason="stop") for i in wanted])
-            done += len(wanted)
-            if progress:
-                progress(done)
-        return out
-
-    def close(self) -> None:
-        """Nothing to release."""
 
 
 # ---- the crossed design and the run ----------------------------------------------------
