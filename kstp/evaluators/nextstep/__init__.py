@@ -13,14 +13,13 @@ from kstp.evaluators.nextstep.run import (
     NAME,
     SAMPLING,
     VERSION,
-    NextstepReport,
     NextstepResult,
-    aggregate,
     design,
     evaluate,
     rescore,
 )
 from kstp.evaluators.nextstep.scoring import HIGHER_IS_BETTER, METRICS, agreement, score_item
+from kstp.evaluators.nextstep.statistics import NextstepReport, aggregate
 
 __all__ = ["NAME", "VERSION", "CONDITIONS", "METRICS", "HIGHER_IS_BETTER", "INVALID_KINDS", "SAMPLING", "presentation",
            "build_prompt", "answer_schema", "Answer", "parse_answer", "score_item", "agreement", "design",
