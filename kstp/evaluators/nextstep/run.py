@@ -1,30 +1,19 @@
-"""Paper 2: next-step recommendations of a model scored against outer fringes.
+"""Paper 2's run: the crossed design asked of one model, stored and scored, and re-scored.
 
-For each task catalogue (:mod:`kstp.loaders.catalogues`) the admissible knowledge
-states are derived from the prerequisite relation; the outer fringe of a state (the
-tasks not yet mastered whose prerequisites are all mastered) is the complete set of
-admissible next steps. A model is asked, under one of four prompt conditions, for all
-and only these steps; its answer is compared with the fringe as an unordered set.
+:func:`design` lays out every (catalogue, state, condition, presentation) cell;
+:func:`evaluate` asks the backend's model for each, stores every attempt as a
+Response before it is parsed and scored, asks a technically missing cell again and
+resumes a rerun of the same configuration; :func:`rescore` recomputes every cell
+from the stored text, without inference.
 
-- **Prompts** (:mod:`kstp.evaluators.nextstep.prompts`): the four conditions and
-  the presentations of a catalogue.
-- **Answers** (:mod:`kstp.evaluators.nextstep.parsing`): valid, *invalid* (scored
-  as incorrect) or *technically missing* (retried, reported apart, never scored).
-- **Scoring** (:mod:`kstp.evaluators.nextstep.scoring`): set measures against the
-  fringe; an invalid answer is the worst answer in every measure.
 - **Sampling** (:data:`SAMPLING`): ``paper`` (default) leaves temperature and top-p
   at the provider's defaults and allows 16,000 output tokens (§3); ``deterministic``
   is kstp's earlier setting (temperature 0, top-p 0.95, 1,024 tokens).
-- **Statistics** (:mod:`kstp.evaluators.nextstep.statistics`): state-weighted
-  tables, bootstrap intervals, sign-flip tests with Holm adjustment.
-
-The deterministic recommender (backend ``fringe-oracle``) is
-:class:`kstp.evaluators.nextstep.oracle.FringeOracle`.
 
 References
 ----------
 Steiner, Hochweber 2026, "Benchmarking LLM Next-Step Recommendations with Knowledge
-Space Theory", §2-§5. Doignon & Falmagne 1999, *Knowledge Spaces*, Def. 4.1.6.
+Space Theory", §2-§5.
 """
 
 from __future__ import annotations
@@ -44,14 +33,7 @@ from kstp.evaluators.nextstep.prompts import CONDITIONS, TEMPLATE_HASH, answer_s
 from kstp.evaluators.nextstep.scoring import METRICS, score_item
 from kstp.graph.store import GraphStore
 from kstp.graph.structures import state_id_of, store_states
-from kstp.inference.backend import (
-    Backend,
-    Completion,
-    Sampling,
-    cache_key,
-    endpoint_of,
-    prompt_hash,
-)
+from kstp.inference.backend import Backend, Completion, Sampling, cache_key, endpoint_of, prompt_hash
 from kstp.inference.runs import RunSpec, finish_run, model_learner_id, now, open_run, write_responses
 from kstp.loaders.catalogues import Catalogue, Coverage, stored_catalogue, write_catalogue
 
