@@ -14,6 +14,7 @@ from scipy import stats
 from statsmodels.stats.multitest import multipletests
 
 from kstp.cli.main import cli
+from kstp.errors import ConfigError, KstpError
 from kstp.evaluators import nextstep as ns
 from kstp.inference.backend import Completion, Sampling, get_backend
 from kstp.inference.runs import ConfigChangedError
@@ -45,7 +46,7 @@ def test_invalid_answer_is_the_worst_answer_in_every_measure():
     assert ns.score_item({"a", "c", "d"}, {"b"})["symDiff"] == 4  # the same as the worst valid answer
     # An empty fringe: an invalid answer still differs on every task, unlike the (correct) empty answer.
     assert ns.score_item(None, set(), tasks=4)["symDiff"] == 4 and ns.score_item(set(), set())["symDiff"] == 0
-    with pytest.raises(ns.ConfigError, match="give the number of tasks"):
+    with pytest.raises(ConfigError, match="give the number of tasks"):
         ns.score_item(None, {"b"})
 
 
@@ -377,7 +378,7 @@ def test_rescore_refuses_a_catalogue_that_changed(store):
     from kstp.loaders.catalogues import write_catalogue
 
     write_catalogue(store, make_catalogue("tiny", "Tiny", [("a", "add"), ("b", "carry")], []))
-    with pytest.raises(ns.KstpError, match="catalogue 'tiny' in the graph differs"):
+    with pytest.raises(KstpError, match="catalogue 'tiny' in the graph differs"):
         ns.rescore(store, result.run_id)
 
 
