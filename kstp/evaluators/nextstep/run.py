@@ -254,8 +254,8 @@ def rescore(store: GraphStore, run_id: str, catalogues: Sequence[Catalogue] | No
     Returns
     -------
     pandas.DataFrame
-        One row per cell: ``model, catalogue, stateId, weight, size`` (|K|),
-        ``fringeSize`` (|T|), ``condition, presentation, attempts, validity,
+        One row per cell: ``model, catalogue, stateId, weight, size`` (``|K|``),
+        ``fringeSize`` (``|T|``), ``condition, presentation, attempts, validity,
         invalidKind, predicted`` (frozenset or None) and the :data:`METRICS` (NaN
         when missing).
 

@@ -5,7 +5,7 @@ are all mastered) is the complete set of admissible next steps; an answer is com
 with it as an unordered set (:func:`score_item`): exact-set match, precision, recall,
 F1, Jaccard and the symmetric-difference size, with the paper's empty-set conventions.
 An invalid answer is the worst answer in every measure: 0 in the five shares and the
-largest symmetric difference, the number of tasks |Q| (the complement of the fringe),
+largest symmetric difference, the number of tasks ``|Q|`` (the complement of the fringe),
 so every measure keeps invalid answers in its denominator alike. :func:`agreement`
 compares two answers of the same cell.
 
@@ -31,7 +31,7 @@ def score_item(predicted, reference, tasks: int | None = None) -> dict:
 
     Both empty: every measure 1. Empty P, non-empty T: every measure 0. Non-empty P,
     empty T: recall 1, the others 0. An invalid answer is the worst answer in every
-    measure: 0 in the five shares and symmetric difference ``tasks`` = |Q|, the
+    measure: 0 in the five shares and symmetric difference ``tasks`` = ``|Q|``, the
     largest there is (P the complement of T), so no measure drops it from its
     denominator.
 
@@ -42,7 +42,7 @@ def score_item(predicted, reference, tasks: int | None = None) -> dict:
     reference : set of str
         The outer fringe.
     tasks : int, optional
-        |Q|, the catalogue's number of tasks; needed for an invalid answer.
+        ``|Q|``, the catalogue's number of tasks; needed for an invalid answer.
 
     Raises
     ------
@@ -53,7 +53,7 @@ def score_item(predicted, reference, tasks: int | None = None) -> dict:
     -------
     dict
         ``exact`` (0/1), ``precision``, ``recall``, ``f1``, ``jaccard`` in [0, 1] and
-        ``symDiff`` = |P xor T| (higher is worse).
+        ``symDiff`` = ``|P xor T|`` (higher is worse).
 
     Examples
     --------

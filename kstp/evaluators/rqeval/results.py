@@ -144,8 +144,8 @@ def stored_scores(store: GraphStore, run_ids: Sequence[str] | None = None) -> pd
 
 
 def dataset_scores(frames: Mapping[tuple[str, str], pd.DataFrame]) -> pd.DataFrame:
-    """One row per run (Table 7 shape): ``model, dataset, runId, items, cq ... ss`` from
-    :func:`stored_runs` (``runId`` None where a frame has no such column)."""
+    """One row per run, in Table 7's shape: ``model, dataset, runId, items`` and the six dimensions
+    ``cq`` to ``ss``, from :func:`stored_runs` (``runId`` None where a frame has no such column)."""
     rows = [{"model": model, "dataset": dataset,
              "runId": frame["runId"].iloc[0] if "runId" in frame and len(frame) else None,
              "items": len(frame), **run_scores(frame)} for (model, dataset), frame in frames.items()]
