@@ -86,7 +86,7 @@ def blim(ctx, dataset: str, kind: str, method: str, bootstrap: int, seed: int, c
         evaluator.write_fit(store, report)
     figures = []
     if out is not None:
-        from kstp.kst.blim import residuals
+        from kstp.kst.blim_gof import residuals
         from kstp.reports import plots
 
         _, mu, res = residuals(report.fit)

@@ -28,6 +28,7 @@ from kstp.graph.store import GraphStore
 from kstp.graph.structures import dataset_questions, dataset_space, state_id_of
 from kstp.inference.runs import now
 from kstp.kst import blim as model
+from kstp.kst import blim_gof as gof
 from kstp.kst import iita as learned
 from kstp.kst.spaces import TooManyStatesError
 
@@ -202,7 +203,7 @@ def fit_dataset(store: GraphStore, dataset: str, kind: str = "space", method: st
     best, post = model.most_likely_states(fit)
     p, se_source = None, "observed information (outer product of scores)"
     if bootstrap:
-        sample = model.bootstrap_p(fit, bootstrap, seed)
+        sample = gof.bootstrap_p(fit, bootstrap, seed)
         p, se_source = sample.p, f"parametric bootstrap ({bootstrap} samples)"
         free_beta = np.isnan(fit.options["beta_fix"])
         free_eta = np.isnan(fit.options["eta_fix"])

@@ -13,7 +13,8 @@ Estimation follows pks::blim (Heller & Wickelmaier 2013) step for step, so that 
 same structure, method and starting values give the same estimates: maximum likelihood
 by EM (ML); minimum discrepancy (MD), one step that spreads each pattern evenly over
 its least distant states; and MDML, EM restricted to those states. Goodness of fit,
-degrees of freedom, AIC and BIC are pks's too (see :func:`fit_blim`, Notes).
+degrees of freedom, AIC and BIC are pks's too (see :func:`fit_blim`, Notes); the
+parametric bootstrap of the fit and the residuals are in :mod:`kstp.kst.blim_gof`.
 
 Everything is matrix arithmetic over (distinct response patterns) x (states); nothing
 loops over learners or states. Assumes complete 0/1 response patterns.
@@ -29,8 +30,8 @@ from scipy import stats
 from kstp.errors import KstpError
 
 __all__ = ["METHODS", "BlimError", "BlimFit", "fit_blim", "response_patterns", "delineate",
-           "check_structure", "simulate_counts", "Bootstrap", "bootstrap_p", "posterior", "most_likely_states",
-           "residuals", "outer_fringe", "covering_states"]
+           "check_structure", "posterior", "pattern_probabilities", "most_likely_states", "outer_fringe",
+           "covering_states"]
 
 #: Estimation methods, as pks::blim names them.
 METHODS = ("ML", "MD", "MDML")
@@ -470,112 +471,25 @@ def posterior(fit: BlimFit, patterns: np.ndarray | None = None) -> np.ndarray:
     return joint / joint.sum(axis=1, keepdims=True)
 
 
+def pattern_probabilities(fit: BlimFit, patterns: np.ndarray) -> np.ndarray:
+    """P(R) = sum_K P(R | K) pi_K of each response pattern R (rows of ``patterns``) under ``fit``.
+
+    >>> K = np.array([[0, 0], [1, 0], [1, 1]])
+    >>> fit = fit_blim(K, K, np.array([1, 1, 1]), method="MD")
+    >>> pattern_probabilities(fit, np.array([[0, 1], [1, 0]])).round(3).tolist()
+    [0.0, 0.333]
+    """
+    patterns = np.asarray(patterns, dtype=np.uint8)
+    _, impossible = _distances(patterns, fit.states, fit.options["beta_fix"], fit.options["eta_fix"])
+    return np.exp(_log_p_r_given_k(patterns.astype(np.float64), fit.states.astype(np.float64), fit.beta, fit.eta,
+                                   impossible)) @ fit.p_k
+
+
 def most_likely_states(fit: BlimFit, patterns: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Each pattern's most probable state (row of ``fit.states``; the first on ties) and its posterior."""
     post = posterior(fit, patterns)
     best = post.argmax(axis=1)
     return best, post[np.arange(len(post)), best]
-
-
-def simulate_counts(fit: BlimFit, rng: np.random.Generator, n: int | None = None):
-    """Draw ``n`` (default: as many as fitted) learners from the fitted BLIM.
-
-    Returns distinct patterns and counts, as :func:`response_patterns`.
-    """
-    n = fit.n_learners if n is None else n
-    drawn = rng.choice(len(fit.p_k), size=n, p=fit.p_k / fit.p_k.sum())
-    k = fit.states[drawn].astype(bool)
-    p_correct = np.where(k, 1 - fit.beta, fit.eta)
-    answers = (rng.random(k.shape) < p_correct).astype(np.uint8)
-    patterns, counts, _ = response_patterns(answers)
-    return patterns, counts
-
-
-@dataclass
-class Bootstrap:
-    """A parametric bootstrap of a fit: the p value of G^2 and the spread of the refitted rates."""
-
-    p: float  # share of refits with G^2* >= G^2; Monte Carlo SE sqrt(p (1 - p) / samples)
-    g2: np.ndarray  # (samples,)
-    beta_sd: np.ndarray  # (items,): standard deviation of the refitted beta (bootstrap standard error)
-    eta_sd: np.ndarray  # (items,)
-
-
-def bootstrap_p(fit: BlimFit, n_samples: int, seed: int = 0) -> Bootstrap:
-    """Parametric bootstrap of ``fit``: p value of G^2 and bootstrap standard errors of beta and eta.
-
-    Each sample draws as many learners as were fitted from the fitted model and refits
-    it with the same structure, method, constraints and starting values (pks's
-    defaults). p is the share of samples with G^2* >= G^2.
-
-    Raises
-    ------
-    BlimError
-        When ``n_samples`` < 2.
-    """
-    if n_samples < 2:
-        raise BlimError(f"a bootstrap needs at least 2 samples, got {n_samples}")
-    rng = np.random.default_rng(seed)
-    o = fit.options
-    g2 = np.empty(n_samples)
-    rates = np.empty((n_samples, 2, len(fit.items)))
-    for b in range(n_samples):
-        patterns, counts = simulate_counts(fit, rng)
-        refit = fit_blim(fit.states, patterns, counts, fit.items, fit.method, beta_fix=o["beta_fix"],
-                         eta_fix=o["eta_fix"], beta_equal=o["beta_equal"], eta_equal=o["eta_equal"],
-                         inc_radius=o["inc_radius"], tol=o["tol"], max_iter=o["max_iter"], zeropad=o["zeropad"],
-                         standard_errors=False)
-        g2[b], rates[b] = refit.g2, (refit.beta, refit.eta)
-    sd = rates.std(axis=0, ddof=1)
-    return Bootstrap(float((g2 >= fit.g2).mean()), g2, sd[0], sd[1])
-
-
-def _all_patterns(n_items: int) -> np.ndarray:
-    codes = np.arange(1 << n_items, dtype=np.int64)
-    return ((codes[:, None] >> np.arange(n_items)) & 1).astype(np.uint8)
-
-
-def residuals(fit: BlimFit, kind: str = "deviance") -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Residuals per response pattern as pks's ``residuals.blim``.
-
-    Over all 2^items patterns when the fit was zero-padded (items <= zeropad), else
-    over the observed ones. Deviance residuals: sign(y - mu) sqrt(2 N (y log(y / mu) -
-    (y - mu))); Pearson: (y - mu) sqrt(N / mu), with y and mu the observed and fitted
-    relative frequencies.
-
-    Returns
-    -------
-    patterns : ndarray (patterns, items)
-    fitted : ndarray (patterns,), the fitted relative frequencies mu
-    residual : ndarray (patterns,)
-
-    Raises
-    ------
-    BlimError
-        On an unknown ``kind``.
-    """
-    if kind not in ("deviance", "pearson"):
-        raise BlimError(f"unknown residual kind {kind!r}; use deviance or pearson")
-    n = fit.n_learners
-    patterns = _all_patterns(len(fit.items)) if fit.padded else fit.patterns
-    observed = np.zeros(len(patterns))
-    index = {row.tobytes(): i for i, row in enumerate(patterns)}
-    for row, c in zip(fit.patterns, fit.counts, strict=True):
-        observed[index[row.tobytes()]] = c
-    _, impossible = _distances(patterns, fit.states, fit.options["beta_fix"], fit.options["eta_fix"])
-    mu = np.exp(_log_p_r_given_k(patterns.astype(np.float64), fit.states.astype(np.float64), fit.beta, fit.eta,
-                                 impossible)) @ fit.p_k
-    if not fit.padded and mu.sum() < 1:
-        mu = mu / mu.sum()
-    y = observed / n
-    if kind == "pearson":
-        return patterns, mu, (y - mu) * np.sqrt(n) / np.sqrt(mu)
-    if fit.df <= 0:
-        return patterns, mu, np.zeros(len(mu))
-    with np.errstate(divide="ignore", invalid="ignore"):
-        dev = 2 * n * (y * np.log(np.where(y == 0, 1, y / mu)) - (y - mu))
-    res = np.sqrt(np.maximum(dev, 0))
-    return patterns, mu, np.where(y > mu, res, -res)
 
 
 def outer_fringe(states: np.ndarray, state: int) -> np.ndarray:

@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from kstp.kst import blim
+from kstp.kst import blim, blim_gof
 from kstp.kst.blim import BlimError, delineate, fit_blim, response_patterns
 from kstp.kst.spaces import KnowledgeSpace
 
@@ -127,7 +127,7 @@ def test_most_likely_states_posterior_hand_example():
 def test_residuals_saturated_fit_are_zero():
     fit = fit_blim(np.array([[0], [1]]), np.array([[0], [1]]), np.array([3, 7]), beta_fix=np.array([0.0]),
                    eta_fix=np.array([0.0]))
-    _, mu, pearson = blim.residuals(fit, "pearson")
+    _, mu, pearson = blim_gof.residuals(fit, "pearson")
     assert mu == pytest.approx([0.3, 0.7]) and pearson == pytest.approx([0, 0], abs=1e-12)
 
 
@@ -157,9 +157,9 @@ def test_fit_blim_equals_pks(data_root, pks, dataset, kind, method):
         assert fit.df <= 0 and np.isnan(fit.p_value)
     assert [fit.errors["careless"], fit.errors["guess"]] == pytest.approx(ref["nerror"], abs=1e-4)
     if method == "ML":
-        index = {p: i for i, p in enumerate(_patterns(blim.residuals(fit)[0]))}
-        _, _, deviance = blim.residuals(fit)
-        _, _, pearson = blim.residuals(fit, "pearson")
+        index = {p: i for i, p in enumerate(_patterns(blim_gof.residuals(fit)[0]))}
+        _, _, deviance = blim_gof.residuals(fit)
+        _, _, pearson = blim_gof.residuals(fit, "pearson")
         rows = [index[p] for p in ref["residual_patterns"]]
         assert np.abs(deviance[rows] - ref["residuals_deviance"]).max() < 1e-4
         assert np.abs(pearson[rows] - ref["residuals_pearson"]).max() < 1e-4
@@ -186,7 +186,7 @@ def test_bootstrap_p_within_monte_carlo_error_of_pks(data_root, pks):
     patterns, counts, _ = response_patterns(responses.to_numpy())
     fit = fit_blim(delineate(q.to_numpy()), patterns, counts, list(q.index), "ML")
     samples = 40
-    sample = blim.bootstrap_p(fit, samples, seed=1)
+    sample = blim_gof.bootstrap_p(fit, samples, seed=1)
     p, g2 = sample.p, sample.g2
     assert len(g2) == samples and (g2 > 0).all()
     # Bootstrap standard errors of beta are close to the observed-information ones on this data

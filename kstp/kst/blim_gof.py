@@ -1,0 +1,121 @@
+"""Goodness of fit of a BLIM: a parametric bootstrap of G^2, and residuals per pattern.
+
+:func:`bootstrap_p` draws learners from a fitted model (:func:`simulate_counts`) and refits
+it as pks's ``gof.blim`` does; :func:`residuals` gives the deviance or Pearson residual of
+every response pattern as pks's ``residuals.blim``. Both take a :class:`~kstp.kst.blim.BlimFit`.
+
+References
+----------
+Heller & Wickelmaier 2013, "Minimum discrepancy estimation in probabilistic knowledge
+structures", Electronic Notes in Discrete Mathematics 42; R package pks, ``gof.blim``
+and ``residuals.blim``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from kstp.kst.blim import BlimError, BlimFit, fit_blim, pattern_probabilities, response_patterns
+
+__all__ = ["simulate_counts", "Bootstrap", "bootstrap_p", "residuals"]
+
+
+def simulate_counts(fit: BlimFit, rng: np.random.Generator, n: int | None = None):
+    """Draw ``n`` (default: as many as fitted) learners from the fitted BLIM.
+
+    Returns distinct patterns and counts, as :func:`response_patterns`.
+    """
+    n = fit.n_learners if n is None else n
+    drawn = rng.choice(len(fit.p_k), size=n, p=fit.p_k / fit.p_k.sum())
+    k = fit.states[drawn].astype(bool)
+    p_correct = np.where(k, 1 - fit.beta, fit.eta)
+    answers = (rng.random(k.shape) < p_correct).astype(np.uint8)
+    patterns, counts, _ = response_patterns(answers)
+    return patterns, counts
+
+
+@dataclass
+class Bootstrap:
+    """A parametric bootstrap of a fit: the p value of G^2 and the spread of the refitted rates."""
+
+    p: float  # share of refits with G^2* >= G^2; Monte Carlo SE sqrt(p (1 - p) / samples)
+    g2: np.ndarray  # (samples,)
+    beta_sd: np.ndarray  # (items,): standard deviation of the refitted beta (bootstrap standard error)
+    eta_sd: np.ndarray  # (items,)
+
+
+def bootstrap_p(fit: BlimFit, n_samples: int, seed: int = 0) -> Bootstrap:
+    """Parametric bootstrap of ``fit``: p value of G^2 and bootstrap standard errors of beta and eta.
+
+    Each sample draws as many learners as were fitted from the fitted model and refits
+    it with the same structure, method, constraints and starting values (pks's
+    defaults). p is the share of samples with G^2* >= G^2.
+
+    Raises
+    ------
+    BlimError
+        When ``n_samples`` < 2.
+    """
+    if n_samples < 2:
+        raise BlimError(f"a bootstrap needs at least 2 samples, got {n_samples}")
+    rng = np.random.default_rng(seed)
+    o = fit.options
+    g2 = np.empty(n_samples)
+    rates = np.empty((n_samples, 2, len(fit.items)))
+    for b in range(n_samples):
+        patterns, counts = simulate_counts(fit, rng)
+        refit = fit_blim(fit.states, patterns, counts, fit.items, fit.method, beta_fix=o["beta_fix"],
+                         eta_fix=o["eta_fix"], beta_equal=o["beta_equal"], eta_equal=o["eta_equal"],
+                         inc_radius=o["inc_radius"], tol=o["tol"], max_iter=o["max_iter"], zeropad=o["zeropad"],
+                         standard_errors=False)
+        g2[b], rates[b] = refit.g2, (refit.beta, refit.eta)
+    sd = rates.std(axis=0, ddof=1)
+    return Bootstrap(float((g2 >= fit.g2).mean()), g2, sd[0], sd[1])
+
+
+def _all_patterns(n_items: int) -> np.ndarray:
+    codes = np.arange(1 << n_items, dtype=np.int64)
+    return ((codes[:, None] >> np.arange(n_items)) & 1).astype(np.uint8)
+
+
+def residuals(fit: BlimFit, kind: str = "deviance") -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Residuals per response pattern as pks's ``residuals.blim``.
+
+    Over all 2^items patterns when the fit was zero-padded (items <= zeropad), else
+    over the observed ones. Deviance residuals: sign(y - mu) sqrt(2 N (y log(y / mu) -
+    (y - mu))); Pearson: (y - mu) sqrt(N / mu), with y and mu the observed and fitted
+    relative frequencies.
+
+    Returns
+    -------
+    patterns : ndarray (patterns, items)
+    fitted : ndarray (patterns,), the fitted relative frequencies mu
+    residual : ndarray (patterns,)
+
+    Raises
+    ------
+    BlimError
+        On an unknown ``kind``.
+    """
+    if kind not in ("deviance", "pearson"):
+        raise BlimError(f"unknown residual kind {kind!r}; use deviance or pearson")
+    n = fit.n_learners
+    patterns = _all_patterns(len(fit.items)) if fit.padded else fit.patterns
+    observed = np.zeros(len(patterns))
+    index = {row.tobytes(): i for i, row in enumerate(patterns)}
+    for row, c in zip(fit.patterns, fit.counts, strict=True):
+        observed[index[row.tobytes()]] = c
+    mu = pattern_probabilities(fit, patterns)
+    if not fit.padded and mu.sum() < 1:
+        mu = mu / mu.sum()
+    y = observed / n
+    if kind == "pearson":
+        return patterns, mu, (y - mu) * np.sqrt(n) / np.sqrt(mu)
+    if fit.df <= 0:
+        return patterns, mu, np.zeros(len(mu))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        dev = 2 * n * (y * np.log(np.where(y == 0, 1, y / mu)) - (y - mu))
+    res = np.sqrt(np.maximum(dev, 0))
+    return patterns, mu, np.where(y > mu, res, -res)
