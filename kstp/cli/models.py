@@ -11,7 +11,7 @@ import click
 
 from kstp.cli.output import dumps, err_console, status
 from kstp.errors import ConfigError
-from kstp.inference.backend import Backend, Sampling, get_backend
+from kstp.inference.backend import BUILTIN_BACKENDS, Backend, Sampling, get_backend
 
 __all__ = ["GEN_KEYS", "MODEL_BACKENDS", "backend_options", "backend_options_with", "model_options",
            "parse_kwargs", "parse_sampling", "start_backend",
@@ -19,8 +19,8 @@ __all__ = ["GEN_KEYS", "MODEL_BACKENDS", "backend_options", "backend_options_wit
 
 #: Keys --gen-kwargs accepts (the rest of Sampling is set by options or by the method).
 GEN_KEYS = ("temperature", "top_p", "max_tokens", "stop")
-#: Backends that drive a language model; every model command offers these.
-MODEL_BACKENDS = ("openai", "vllm", "local")
+#: Backends that drive a language model (the built-in ones, openai the default); every model command offers these.
+MODEL_BACKENDS = tuple(BUILTIN_BACKENDS)
 _HELP = {"openai": "any OpenAI-compatible endpoint", "vllm": "offline vLLM", "local": "a GGUF on this CPU",
          "fringe-oracle": "the deterministic next-step recommender"}
 

@@ -143,9 +143,9 @@ _BACKENDS: dict[str, Callable[..., Backend]] = {}
 #: backend asked for is imported, so this interface imports no backend and the backends,
 #: which build on it, close no import circle.
 BUILTIN_BACKENDS = {
-    "local": "kstp.inference.backends.local",
     "openai": "kstp.inference.backends.openai_compat",
     "vllm": "kstp.inference.backends.vllm_offline",
+    "local": "kstp.inference.backends.local",
 }
 
 

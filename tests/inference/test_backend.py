@@ -68,3 +68,39 @@ def test_unreachable_server_is_a_recorded_transport_failure():
 def test_local_backend_missing_model_file(tmp_path):
     with pytest.raises(ConfigError, match="GGUF model .*absent.gguf not found"):
         LocalServer(str(tmp_path / "absent.gguf"))
+
+
+def test_registry_imports_only_the_backend_asked_for():
+    """The interface names the built-in backends without importing them; asking for one imports
+    its module, which registers itself, and no other backend's."""
+    import json
+    import subprocess
+    import sys
+
+    probe = ("import json, sys\nfrom kstp.inference.backend import backend_names, get_backend\n"
+             "names = backend_names()\nbefore = sorted(m for m in sys.modules if 'backends.' in m)\n"
+             "backend = get_backend('openai', 'm', base_url='http://127.0.0.1:9/v1')\n"
+             "after = sorted(m for m in sys.modules if 'backends.' in m)\n"
+             "print(json.dumps([names, before, after, backend.name]))")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    names, before, after, name = json.loads(done.stdout)
+    assert names == ["local", "openai", "vllm"] and before == [] and name == "openai"
+    assert after == ["kstp.inference.backends.openai_compat"]
+
+
+def test_registry_takes_a_backend_registered_from_outside():
+    from kstp.inference.backend import _BACKENDS, backend_names, register_backend
+
+    @register_backend("echo-test")
+    class Echo:
+        name = "echo-test"
+
+        def __init__(self, model, **options):
+            self.model, self.options = model, options
+
+    try:
+        assert "echo-test" in backend_names()
+        made = get_backend("echo-test", "m", k=1)
+        assert (type(made), made.model, made.options) == (Echo, "m", {"k": 1})
+    finally:
+        del _BACKENDS["echo-test"]
