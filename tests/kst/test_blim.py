@@ -1,4 +1,6 @@
-"""The BLIM against hand-computed examples and R's pks 0.6-0 (tests/data/blim/pks_reference.json).
+"""The BLIM and its goodness of fit (kstp.kst.blim, kstp.kst.blim_gof) against hand-computed
+examples and R's pks 0.6-0 (tests/data/blim/pks_reference.json); one file, as the residuals
+are checked inside each ML fit against the same reference.
 
 The reference was produced by tests/data/blim/pks_reference.R on the shared probability
 (pks's own `probability` data, b101-b112) and fraction-subtraction responses
