@@ -37,7 +37,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from kstp.errors import InputError
+from kstp.errors import InputError, UnknownIdError
 from kstp.graph.store import GraphStore
 from kstp.loaders.common import (
     LoadReport,
@@ -348,6 +348,18 @@ def _learner_runs(counts: np.ndarray, batch: int) -> list[tuple[int, int]]:
     return list(zip(bounds[:-1], bounds[1:], strict=True))
 
 
+def _require_questions(store: GraphStore, dataset: str, items: pd.Index, source: str) -> None:
+    """Refuse, before anything is written, answers to items that are not questions of ``dataset``
+    in the graph (the readers check their ``known_items``; a caller may pass any set)."""
+    stored = store.frame("dataset_questions", {"dataset": dataset})["localId"]
+    if stored.empty:
+        raise InputError(f"{source}: dataset {dataset!r} has no questions in the graph; ingest its items first")
+    missing = pd.Index(items).difference(pd.Index(stored.astype(str)))
+    if len(missing):
+        raise UnknownIdError(f"{source}: {len(missing)} item(s) are not questions of dataset {dataset!r}, e.g. "
+                             f"{', '.join(map(repr, missing[:3]))} (local ids, without the dataset prefix)")
+
+
 def write_answers(store: GraphStore, dataset: str, answers: pd.DataFrame, source: str,
                   batch: int = WRITE_BATCH) -> LoadReport:
     """Write learners and their answers (the last answer per learner and item wins); idempotent.
@@ -359,6 +371,13 @@ def write_answers(store: GraphStore, dataset: str, answers: pd.DataFrame, source
     batch : int
         About this many answers go to the store at a time, in runs of whole learners,
         when some of the learners are already in the graph; otherwise all at once.
+
+    Raises
+    ------
+    InputError
+        When there are no answers, or the dataset has no questions in the graph.
+    UnknownIdError
+        When an item is not a question of the dataset; nothing is written then.
 
     Notes
     -----
@@ -377,6 +396,7 @@ def write_answers(store: GraphStore, dataset: str, answers: pd.DataFrame, source
     # hash ints, not strings, and the scoped ids are built once per distinct value.
     learner, learners = pd.factorize(answers["learner"])
     item, items = pd.factorize(answers["item"])
+    _require_questions(store, dataset, items, source)
     last = ~pd.Series(learner.astype(np.int64) * max(len(items), 1) + item).duplicated(keep="last").to_numpy()
     # answers grouped by learner, in answer order within each (a no-op on a grouped log)
     order = (np.arange(len(learner)) if (np.diff(learner) >= 0).all()

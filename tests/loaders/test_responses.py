@@ -193,3 +193,17 @@ def test_long_not_utf8_names_the_line_of_the_bad_byte(tmp_path, rows_before):
     path.write_bytes(b"learner,item,correct\n" + b"u,q1,1\n" * rows_before + b"u,q2,\xff\n")
     with pytest.raises(InputError, match=rf"l.csv:{rows_before + 2}: not UTF-8 text"):
         responses.read_long(path, KNOWN, chunk=2)
+
+
+def test_answers_to_unknown_questions_are_refused_before_any_write(store, tmp_path):
+    """The readers check items against what the caller says is known; write_answers checks the
+    graph itself, so answers of a dataset without those questions write no Learner either."""
+    load_toy(store, tmp_path)
+    path = tmp_path / "log.csv"
+    path.write_text("learner,item,correct\nNEW1,q3,1\nNEW2,q9,0\n")
+    before = store.frame("node_counts").set_index("label")["count"].to_dict()
+    with pytest.raises(UnknownIdError, match=r"log.csv: 1 item\(s\) are not questions of dataset 'toy', e.g. 'q9'"):
+        responses.write_answers(store, "toy", responses.read_long(path, {"q3", "q9"}), "log.csv")
+    with pytest.raises(InputError, match="dataset 'nope' has no questions in the graph; ingest its items first"):
+        responses.write_answers(store, "nope", responses.read_long(path, {"q3", "q9"}), "log.csv")
+    assert store.frame("node_counts").set_index("label")["count"].to_dict() == before
