@@ -12,6 +12,7 @@ import re
 import sys
 from pathlib import Path
 
+from sphinx.ext import autosummary
 from sphinx.util import logging
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -47,6 +48,10 @@ numpydoc_show_class_members = False
 numpydoc_class_members_toctree = False
 # A warning-free build, not a style audit.
 numpydoc_validation_checks: set[str] = set()
+
+# A summary line ends at the first ". "; the papers' abbreviations are not the end of a
+# sentence ("Materialise Eq. 1 for ..." was cut to "Materialise Eq.").
+autosummary.WELL_KNOWN_ABBREVIATIONS += ("Eq.", "Eqs.", "Def.", "Th.", "Fig.", "Sec.", "ch.", "cf.")
 
 html_theme = "alabaster"
 html_title = f"kstp {__version__} API reference"

@@ -67,6 +67,7 @@ if TYPE_CHECKING:
     from kstp.evaluators.psr import PsrResult
     from kstp.evaluators.psr import aggregate as aggregate_psr
     from kstp.evaluators.psr import evaluate_dataset as evaluate_psr
+    from kstp.evaluators.psr import score_pairs as score_psr_pairs
     from kstp.evaluators.rqeval import RqevalResult
     from kstp.evaluators.rqeval import aggregate as aggregate_rqeval
     from kstp.evaluators.rqeval import evaluate as evaluate_rqeval
@@ -89,11 +90,14 @@ if TYPE_CHECKING:
     )
     from kstp.inference.backend import Completion, Sampling, backend_names, get_backend
     from kstp.inference.grading import Verdict, grade
-    from kstp.kst.blim import BlimFit, fit_blim, most_likely_states, response_patterns
+    from kstp.inference.runs import ConfigChangedError
+    from kstp.kst.blim import BlimError, BlimFit, fit_blim, most_likely_states, response_patterns
     from kstp.kst.iita import IitaResult, ItaResult, iita, ita
     from kstp.kst.spaces import KnowledgeSpace, TooManyStatesError
+    from kstp.loaders.common import LoadReport
     from kstp.loaders.items import (
         ItemSet,
+        framework_concepts,
         read_concept_map,
         read_items_csv,
         read_items_jsonl,
@@ -121,7 +125,11 @@ __all__ = ["__version__", *_API]
 
 def __getattr__(name: str):
     if name not in _API:
-        raise AttributeError(f"module 'kstp' has no attribute {name!r}")
+        import difflib  # only on a miss
+
+        close = difflib.get_close_matches(name, _API, n=3)
+        raise AttributeError(f"module 'kstp' has no attribute {name!r}"
+                             + (f"; did you mean: {', '.join(close)}?" if close else ""))
     module, attribute = _API[name]
     value = getattr(import_module(module), attribute)
     globals()[name] = value

@@ -45,8 +45,11 @@ class GraphTarget:
         return self.location
 
 
-def graph_target(value: str | None = None) -> GraphTarget:
+def graph_target(value: str | os.PathLike | None = None) -> GraphTarget:
     """Parse a graph location (default: ``$KSTP_GRAPH``, else :data:`DEFAULT_GRAPH`).
+
+    A path object (:class:`pathlib.Path`) is the folder of an embedded graph, as
+    ``ladybug:PATH`` is.
 
     Raises
     ------
@@ -58,7 +61,12 @@ def graph_target(value: str | None = None) -> GraphTarget:
     --------
     >>> graph_target("ladybug:/tmp/g").location
     '/tmp/g'
+    >>> from pathlib import Path
+    >>> graph_target(Path("/tmp/g")).engine
+    'ladybug'
     """
+    if isinstance(value, os.PathLike):
+        value = f"ladybug:{os.fspath(value)}"
     value = value or os.environ.get("KSTP_GRAPH") or DEFAULT_GRAPH
     if value.startswith("ladybug:"):
         path = value[len("ladybug:"):]

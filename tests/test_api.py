@@ -54,3 +54,14 @@ def test_api_readme_session_runs_on_the_demo_graph(data_root, tmp_path, monkeypa
     runner = doctest.DocTestRunner(optionflags=doctest.NORMALIZE_WHITESPACE)
     runner.run(test, out=print)
     assert (runner.failures, runner.tries) == (0, len(test.examples)) and runner.tries >= 8
+
+
+def test_api_unknown_name_suggests_close_ones():
+    with pytest.raises(AttributeError, match="did you mean: evaluate_psr"):
+        kstp.evaluate_pst  # noqa: B018
+
+
+def test_api_open_store_takes_a_path_object(tmp_path):
+    with kstp.open_store(tmp_path / "graph") as graph:
+        assert graph.engine == "ladybug"
+        assert graph.frame("frameworks").empty

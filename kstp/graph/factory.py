@@ -7,14 +7,20 @@ is opened.
 
 from __future__ import annotations
 
+import os
+
 from kstp.graph.store import GraphStore
 from kstp.settings import GraphTarget, graph_target
 
 __all__ = ["open_store"]
 
 
-def open_store(target: GraphTarget | str | None = None, read_only: bool = False) -> GraphStore:
+def open_store(target: GraphTarget | str | os.PathLike | None = None, read_only: bool = False) -> GraphStore:
     """Open the graph named by ``target`` (default ``$KSTP_GRAPH``) and ensure its schema.
+
+    ``target`` is ``ladybug:PATH``, a path object (an embedded graph's folder), a Neo4j URI
+    (credentials from ``NEO4J_USER``/``NEO4J_PASSWORD``) or a :class:`~kstp.settings.GraphTarget`.
+    The store closes with ``close()`` or at the end of a ``with`` block.
 
     ``read_only`` opens an embedded graph without writing anything (its schema is taken
     as it is); a Neo4j graph is opened as usual.

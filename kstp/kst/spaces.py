@@ -88,6 +88,8 @@ def check_fringe(fringe: str) -> str:
 class KnowledgeSpace:
     """The quasi-ordinal knowledge space of ``items`` under ``prerequisites``.
 
+    Made by :meth:`build` (the fields are its precomputed order, not for callers to fill).
+
     Parameters
     ----------
     items : sequence of str
@@ -128,6 +130,13 @@ class KnowledgeSpace:
 
     @classmethod
     def build(cls, items, prerequisites) -> KnowledgeSpace:
+        """The knowledge space of ``items`` (sequence of str, the domain Q) under the direct
+        prerequisite pairs ``prerequisites`` (iterable of (p, q): p is a prerequisite of q).
+
+        Nothing is enumerated here: the classes of mutual prerequisites, a topological order
+        and the closure as bit masks. Raises :class:`~kstp.errors.UnknownIdError` when a
+        pair names an item outside ``items``; see the class for examples.
+        """
         items = tuple(dict.fromkeys(items))
         src, dst = pair_indices(items, prerequisites)
         n = len(items)
