@@ -132,7 +132,7 @@ def test_graph_fringes_equal_pks_on_every_state_of_real_data_with_equivalent_ite
     # Item06/Item08, ...): the standard Cypher fringes equal pks's getKFringe on every state
     # (tests/fixtures/pks_fringes), and the fringes of the notions equal the space's.
     from kstp.loaders.items import read_items_csv, write_items
-    from tests.structures.test_spaces import pks_fringes
+    from tests.kst.test_spaces import pks_fringes
 
     folder = data_root / "responses" / dataset
     write_items(store, read_items_csv(folder / "items.csv", dataset, folder / "qmatrix.csv", folder / "skills.csv"))
