@@ -89,6 +89,9 @@ def read_wide(path: str | Path, known_items: set[str], missing: str = "refuse") 
 
     Parameters
     ----------
+    known_items : set of str
+        The dataset's questions by local id, without the dataset prefix (``"q1"``, not
+        ``"ds:q1"``): the ``localId`` column of the ``dataset_questions`` query.
     missing : {"refuse", "blank"}
         A blank cell (or the cells a short row lacks): refused, or read as not
         attempted and counted in ``answers.attrs["notAttempted"]``.
@@ -186,6 +189,13 @@ def read_long(path: str | Path, known_items: set[str], chunk: int = LONG_CHUNK_R
     """Read ``learner, item, correct[, timestamp]`` rows into answers.
 
     The file is read ``chunk`` rows at a time (see the module notes on memory).
+
+    Parameters
+    ----------
+    path : path
+    known_items : set of str
+        The dataset's questions by local id, without the dataset prefix (``"q1"``, not
+        ``"ds:q1"``): the ``localId`` column of the ``dataset_questions`` query.
 
     Raises
     ------
@@ -317,6 +327,13 @@ def read_pykt(path: str | Path, known_items: set[str], chunk: int = PYKT_CHUNK_R
     Each row's lists are cut at the first selectmask of -1 (padding). Responses must
     be 0/1 there. The file is read ``chunk`` rows at a time (see the module notes on
     memory).
+
+    Parameters
+    ----------
+    path : path
+    known_items : set of str
+        The dataset's questions by local id, without the dataset prefix (the question ids
+        as the file has them): the ``localId`` column of the ``dataset_questions`` query.
 
     Raises
     ------
