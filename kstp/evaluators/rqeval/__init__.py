@@ -55,6 +55,7 @@ from kstp.evaluators.rqeval.results import (
 )
 from kstp.evaluators.rqeval.run import RqevalResult, evaluate, temperature_warning
 from kstp.evaluators.rqeval.scenarios import (
+    LONG_NAMES,
     SCENARIOS,
     aggregate,
     check_weights,
@@ -69,16 +70,8 @@ from kstp.evaluators.rqeval.validity import (
     significance,
 )
 
-# public names the single module had outside its __all__ (tests read LONG_NAMES), reachable as before
-from kstp.evaluators.rqeval.prompts import ANSWER_HINTS as ANSWER_HINTS  # isort: skip
-from kstp.evaluators.rqeval.prompts import SYSTEM_PROMPT as SYSTEM_PROMPT  # isort: skip
-from kstp.evaluators.rqeval.prompts import USER_TEMPLATE as USER_TEMPLATE  # isort: skip
-from kstp.evaluators.rqeval.run import CHUNK as CHUNK  # isort: skip
-from kstp.evaluators.rqeval.scenarios import LONG_NAMES as LONG_NAMES  # isort: skip
-
-__all__ = ["NAME", "VERSION", "DIMENSIONS", "HIGHER_IS_BETTER", "SCENARIOS", "PROMPTS", "OVERALL", "build_prompt",
-           "score_item", "overall_scores", "significance", "correlation_category",
-           "canonical_answer",
+__all__ = ["NAME", "VERSION", "DIMENSIONS", "HIGHER_IS_BETTER", "SCENARIOS", "LONG_NAMES", "PROMPTS", "OVERALL",
+           "build_prompt", "score_item", "overall_scores", "significance", "correlation_category", "canonical_answer",
            "split_steps", "correctness", "consistency", "robustness", "logical_coherence", "efficiency",
            "stability", "aggregate", "scenario_scores", "load_scenarios", "check_weights", "rankings",
            "discriminant_validity", "partial_correlation", "temperature_warning", "RqevalResult", "evaluate",
