@@ -8,8 +8,9 @@ This namespace is the public Python API: open a graph (:func:`open_store`), inge
 (``load_standards``, ``read_items_csv`` / ``write_items``, ``read_wide`` /
 ``write_answers``, ...), derive question prerequisites (Eq. 1 of Cui, Do, Sachan 2026),
 read knowledge states and fringes, work with knowledge spaces, the BLIM and (I)ITA on
-item sets, and run each evaluator (``evaluate_psr``, ``evaluate_koc``, ...) or its
-aggregate over stored scores. Every result is a typed object or a pandas DataFrame.
+item sets, and run each evaluator (``evaluate_psr``, ``evaluate_koc``, ...) or only its
+arithmetic on score tables (``aggregate_psr``, ...). Every result is a typed object or a
+pandas DataFrame; kstp's own errors are :class:`KstpError` and its kinds.
 
 Names load on first use, so ``import kstp`` is instant and pulls in neither pandas nor a
 graph driver; ``dir(kstp)`` and ``kstp.__all__`` list them all.
@@ -33,8 +34,8 @@ from typing import TYPE_CHECKING
 
 from kstp._version import __version__
 
-# The imports below are the public API, and also its table: at run time each name is
-# imported from its module on first use (:func:`__getattr__` reads this block once).
+# The imports below are the public API, and also its table: :func:`_table` reads this block
+# once at import, and :func:`__getattr__` imports each name from its module on first use.
 if TYPE_CHECKING:
     from kstp.errors import (
         ConfigError,
