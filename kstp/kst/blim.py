@@ -452,6 +452,14 @@ def _standard_errors(fit: BlimFit, log_prk: np.ndarray, beta_eq: np.ndarray,
     return se["beta"], se["eta"]
 
 
+def _fitted_log_p_r_given_k(fit: BlimFit, patterns: np.ndarray) -> np.ndarray:
+    """log P(R | K) under ``fit`` for each pattern (rows) and state (columns)."""
+    patterns = np.asarray(patterns, dtype=np.uint8)
+    _, impossible = _distances(patterns, fit.states, fit.options["beta_fix"], fit.options["eta_fix"])
+    return _log_p_r_given_k(patterns.astype(np.float64), fit.states.astype(np.float64), fit.beta, fit.eta,
+                            impossible)
+
+
 def posterior(fit: BlimFit, patterns: np.ndarray | None = None) -> np.ndarray:
     """P(K | R) for each pattern (rows) and state (columns) under ``fit``; rows sum to 1.
 
@@ -460,10 +468,7 @@ def posterior(fit: BlimFit, patterns: np.ndarray | None = None) -> np.ndarray:
     >>> posterior(fit, np.array([[1, 0]])).round(3).tolist()
     [[0.0, 1.0, 0.0]]
     """
-    patterns = fit.patterns if patterns is None else np.asarray(patterns, dtype=np.uint8)
-    _, impossible = _distances(patterns, fit.states, fit.options["beta_fix"], fit.options["eta_fix"])
-    log_joint = _log_p_r_given_k(patterns.astype(np.float64), fit.states.astype(np.float64), fit.beta, fit.eta,
-                                 impossible)
+    log_joint = _fitted_log_p_r_given_k(fit, fit.patterns if patterns is None else patterns)
     with np.errstate(divide="ignore"):
         log_joint = log_joint + np.log(fit.p_k)[None, :]
     log_joint -= log_joint.max(axis=1, keepdims=True)
@@ -479,10 +484,7 @@ def pattern_probabilities(fit: BlimFit, patterns: np.ndarray) -> np.ndarray:
     >>> pattern_probabilities(fit, np.array([[0, 1], [1, 0]])).round(3).tolist()
     [0.0, 0.333]
     """
-    patterns = np.asarray(patterns, dtype=np.uint8)
-    _, impossible = _distances(patterns, fit.states, fit.options["beta_fix"], fit.options["eta_fix"])
-    return np.exp(_log_p_r_given_k(patterns.astype(np.float64), fit.states.astype(np.float64), fit.beta, fit.eta,
-                                   impossible)) @ fit.p_k
+    return np.exp(_fitted_log_p_r_given_k(fit, patterns)) @ fit.p_k
 
 
 def most_likely_states(fit: BlimFit, patterns: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
