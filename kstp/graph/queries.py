@@ -64,11 +64,10 @@ class Query:
     description : str
         The header's free text.
     texts : dict of str to str
-        Query text per engine; ``"default"`` plus any engine override.
+        Query text per engine; ``"default"`` plus any engine override, or a single-engine
+        query's one engine alone.
     path : pathlib.Path
         The default file (the engine's own file for a single-engine query).
-    engines : tuple of str
-        The engines that can run it: :data:`ENGINES`, or the one a single-engine query names.
     """
 
     name: str
@@ -79,7 +78,11 @@ class Query:
     description: str
     texts: dict[str, str] = field(repr=False)
     path: Path = field(repr=False)
-    engines: tuple[str, ...] = ENGINES
+
+    @property
+    def engines(self) -> tuple[str, ...]:
+        """The engines that can run it: :data:`ENGINES`, or the one a single-engine query names."""
+        return ENGINES if "default" in self.texts else tuple(self.texts)
 
     def text(self, engine: str) -> str:
         """The query text to run on ``engine`` (its override if there is one).
@@ -89,10 +92,12 @@ class Query:
         QueryError
             When ``engine`` cannot run it (a single-engine query).
         """
-        if engine not in self.engines:
-            raise QueryError(f"query {self.name!r} runs on {' and '.join(self.engines)} only "
-                             f"(it calls procedures that {engine} lacks)")
-        return self.texts[engine] if engine in self.texts else self.texts["default"]
+        if engine in self.texts:
+            return self.texts[engine]
+        if "default" in self.texts:
+            return self.texts["default"]
+        raise QueryError(f"query {self.name!r} runs on {' and '.join(self.engines)} only "
+                         f"(it calls procedures that {engine} lacks)")
 
     def check_params(self, params: dict) -> None:
         """Raise :class:`QueryError` unless ``params`` match the declaration exactly.
@@ -175,7 +180,7 @@ def _parse(path: Path, root: Path) -> tuple[dict, str]:
             raise QueryError(f"{where}:{line}: unknown engine {engine!r}; use {' or '.join(ENGINES)}")
         if not path.name.endswith(f".{engine}.cypher"):
             raise QueryError(f"{where}:{line}: a query for {engine} alone is named {stem}.{engine}.cypher")
-        meta["engines"] = (engine,)
+        meta["engine"] = engine
     body = "\n".join(l for _, l in body_lines).strip().rstrip(";")
     return meta, body
 
@@ -198,17 +203,18 @@ def load_registry(root: Path) -> dict[str, Query]:
         if rel.parts[0] == "schema":
             continue
         meta, body = _parse(path, root)
+        engine = meta.pop("engine", None)  # a single-engine query's engine
         suffix = path.name.split(".")[1:-1]
         if suffix:
             if suffix[0] not in ENGINES or len(suffix) > 1:
                 raise QueryError(f"{rel}:1: unknown engine suffix {'.'.join(suffix)!r}; use {' or '.join(ENGINES)}")
-            if "engines" not in meta:
+            if engine is None:
                 overrides.append((path, meta, body, suffix[0]))
                 continue
         if meta["name"] in queries:
             other = queries[meta["name"]].path.relative_to(root)
             raise QueryError(f"{rel}:1: query name {meta['name']!r} is also used by {other}")
-        texts = {meta["engines"][0]: body} if "engines" in meta else {"default": body}
+        texts = {engine or "default": body}
         queries[meta["name"]] = Query(area=rel.parts[0], texts=texts, path=path, **meta)
     for path, meta, body, engine in overrides:
         base = queries.get(meta["name"])

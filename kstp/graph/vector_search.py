@@ -129,8 +129,7 @@ def nearest_questions(store: GraphStore, pool_ids: Sequence[str], vectors: np.nd
     unit = np.divide(matrix, norms, out=np.zeros_like(matrix), where=norms > 0)
     want = max(0, min(k, len(ids) - 1))
     index = ensure_vector_index(store, matrix.shape[1])
-    counts = store.frame("node_counts")
-    total = int(counts.loc[counts["label"] == "Question", "count"].sum())
+    total = int(store.frame("question_count")["questions"].iloc[0])
     out: dict[str, list[str]] = {}
     pending, n = list(targets), min(k + 1 + OVERFETCH, total)
     while pending:

@@ -163,6 +163,7 @@ def check_all(store, edges, qc, answers, rule):
         assert got == ref.psr_buckets(answers, expected, threshold)
     nodes = dict(zip(*run("node_counts").to_dict("list").values(), strict=True))
     assert nodes["Concept"] == len(concepts) and nodes["Question"] == len(qc) and nodes["Learner"] == len(answers)
+    assert run("question_count")["questions"].tolist() == [len(qc)]
     rels = dict(zip(*run("relationship_counts").to_dict("list").values(), strict=True))
     assert rels["ANSWERED"] == len(rows) and rels["ASSESSES"] == len(links)
     assert rels["PREREQUISITE_OF"] == len(edges) + len(expected)
