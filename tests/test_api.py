@@ -46,8 +46,9 @@ def _readme_session() -> str:
 def test_api_readme_session_runs_on_the_demo_graph(data_root, tmp_path, monkeypatch):
     from kstp.cli.main import cli
 
+    data = data_root.resolve()  # make test sets KSTP_DATA=../shared/data, relative to the checkout
     monkeypatch.chdir(tmp_path)
-    result = CliRunner().invoke(cli, ["--graph", "ladybug:.kstp/graph", "demo", "--data", str(data_root),
+    result = CliRunner().invoke(cli, ["--graph", "ladybug:.kstp/graph", "demo", "--data", str(data),
                                       "--out", "results"])
     assert result.exit_code == 0, result.output
     test = doctest.DocTestParser().get_doctest(_readme_session(), {}, "README Python API", str(README), 0)
