@@ -9,9 +9,10 @@ steps as ``(:CotStep)`` nodes joined by ``SUPPORTS`` (parent -> child). A comple
 that breaks the format (no output, truncated, invalid JSON, a duplicate or unknown
 step id, a cycle, a forward reference, no boxed answer) is stored with its reason and
 counted; it is never dropped from a denominator. PASS@1 is answer accuracy, as in the
-paper: a malformed reply whose last ``\\boxed{}`` holds the right answer counts as
-correct; it can never be closed or perfect, so the form of the DAG matters only for
-closeness, PRR and the AUC.
+paper: a malformed reply whose last step boxes the right answer counts as correct; it
+can never be closed or perfect, so the form of the DAG matters only for closeness, PRR
+and the AUC. Ingested trajectories are scored by the same function
+(:func:`kstp.loaders.cot.score_trajectory`), so the same replies get the same figures.
 
 Metrics (computed in Cypher where they are graph questions, then written back):
 
@@ -50,26 +51,19 @@ from kstp.errors import UnknownIdError
 from kstp.graph.store import GraphStore
 from kstp.graph.structures import answerable_questions
 from kstp.inference.backend import Backend, Completion, Message, Sampling
-from kstp.inference.grading import Verdict, extract_final, grade
 from kstp.inference.runs import RunSpec, finish_run, generate_and_store, model_learner_id, open_run, write_verdicts
-from kstp.loaders.cot import (
-    InvalidTrajectoryError,
-    Step,
-    Trajectory,
-    grade_final,
-    parse_text,
-    trajectory_json,
-    write_steps,
-)
+from kstp.loaders.cot import Step, Trajectory, TrajectoryScore, score_trajectory, trajectory_json, write_steps
 
 __all__ = ["NAME", "VERSION", "HIGHER_IS_BETTER", "SHOTS", "SYSTEM_PROMPT", "JSON_SCHEMA", "CLASSES", "STATISTICS",
-           "build_prompt", "choose_shots", "class_members", "score_item", "ItemScore", "failure_kind", "run_metrics",
+           "build_prompt", "choose_shots", "class_members", "score_item", "failure_kind", "run_metrics",
            "score_run", "FIGURES", "aggregate", "auc_curve", "statistics_by_class", "difficulty_bin",
            "statistics_by_difficulty", "DagMathResult",
            "evaluate"]
 
 NAME = "dagmath"
-VERSION = "1.1"  # 1.1: PASS@1 counts a malformed DAG's right boxed answer
+# 1.1: PASS@1 counts a malformed DAG's right boxed answer; 1.2: read where ingest cot reads it, in the
+# last step's conclusion of a JSON reply (1.1 took the last \boxed{} anywhere in the text)
+VERSION = "1.2"
 HIGHER_IS_BETTER = {"passAt1": True, "perfectReasoningRate": True, "reasoningGap": False, "closenessAuc": True}
 CLASSES = ("All", "Incorrect", "Correct", "Perfect")
 STATISTICS = ("nodes", "edges", "density", "maxInDegree", "maxOutDegree")
@@ -159,25 +153,16 @@ def choose_shots(store: GraphStore, run_id: str, k: int, exclude: set[str]) -> l
     return [(rid, steps[rid][1], steps[rid][2]) for rid in chosen["responseId"]]
 
 
-@dataclass(frozen=True)
-class ItemScore:
-    """One completion checked: its trajectory (``None`` when invalid), the reason, the final-answer verdict."""
-
-    trajectory: Trajectory | None
-    error: str | None
-    verdict: Verdict
-
-
-def score_item(completion: Completion, gold: str) -> ItemScore:
+def score_item(completion: Completion, gold: str) -> TrajectoryScore:
     """Check one completion's format and grade its final answer.
 
-    A transport failure keeps its error; empty output, a truncated reply
-    (``finish_reason == "length"``) and every format violation are invalid with their
-    reason. PASS@1 is answer accuracy (paper 4, §5): a malformed DAG whose reply still
-    boxes the right final answer (its last ``\\boxed{}``) is graded correct, with the
-    reason ``"<grade> (invalid format: <why>)"``; closeness and perfect reasoning need a
-    valid DAG, so it is never closed nor perfect. Transport failures, empty and
-    truncated replies have no final answer and are incorrect.
+    A transport failure keeps its error, and a truncated reply (``finish_reason ==
+    "length"``) is invalid as ``truncated``: neither reached a final answer, so both are
+    incorrect. Every other reply is scored by :func:`kstp.loaders.cot.score_trajectory`,
+    the rule ``kstp ingest cot`` applies to the same steps: PASS@1 is answer accuracy
+    (paper 4, §5), so a malformed DAG whose last step boxes the right answer is correct,
+    with the reason ``"<grade> (invalid format: <why>)"``; closeness and perfect
+    reasoning need a valid DAG, so it is never closed nor perfect.
 
     Examples
     --------
@@ -188,30 +173,16 @@ def score_item(completion: Completion, gold: str) -> ItemScore:
     >>> score_item(Completion(0, 42, text='{"steps": [', finish_reason="length"), "6").error
     'truncated'
     >>> cyclic = ('{"steps": [{"step_id": 1, "thinking": "t", "direct_dependent_steps": [1], '
-    ...           '"text": "\\\\boxed{6}"}]}')
+    ...           '"text": "\\\\\\\\boxed{6}"}]}')
     >>> bad = score_item(Completion(0, 42, text=cyclic, finish_reason="stop"), "6")
     >>> bad.error, bad.verdict.correct, bad.verdict.reason
     ('cycle 1 -> 1', True, 'correct (invalid format: cycle 1 -> 1)')
     """
-    try:
-        if completion.text is None and completion.error:
-            raise InvalidTrajectoryError(completion.error)
-        if completion.finish_reason == "length":
-            raise InvalidTrajectoryError("truncated")
-        trajectory = parse_text(completion.text)
-    except InvalidTrajectoryError as exc:
-        return ItemScore(None, str(exc), _grade_malformed(completion, gold, str(exc)))
-    return ItemScore(trajectory, None, grade_final(trajectory, gold))
-
-
-def _grade_malformed(completion: Completion, gold: str, why: str) -> Verdict:
-    """The answer grade of a reply whose DAG is invalid: its last boxed answer, if it has one."""
-    unanswered = Verdict("none", None, None, False, f"invalid format: {why}")
-    text = completion.text
-    if not text or completion.finish_reason == "length" or extract_final(text)[1] != "boxed":
-        return unanswered
-    verdict = grade(text, gold)
-    return replace(verdict, reason=f"{verdict.reason} (invalid format: {why})")
+    if completion.text is None and completion.error:
+        return TrajectoryScore.unanswered(completion.error)
+    if completion.finish_reason == "length":
+        return TrajectoryScore.unanswered("truncated")
+    return score_trajectory(completion.text, gold)
 
 
 def _int(series: pd.Series) -> list:

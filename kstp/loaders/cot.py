@@ -16,6 +16,10 @@ parent that is not an earlier step (forward reference), no final boxed answer. A
 invalid trajectory is stored with its reason (``Response.cotValid = false``,
 ``Response.cotError``) and counts as a failure; it is never dropped.
 
+One rule scores every trajectory, ingested or generated (:func:`score_trajectory`):
+PASS@1 is answer accuracy, so the ``\\boxed{}`` of the last step is graded whether or
+not the DAG is valid; only closeness and perfect reasoning need a valid DAG.
+
 In the graph a valid trajectory is ``(:Response)-[:HAS_STEP]->(:CotStep)`` per step and
 ``(:CotStep)-[:SUPPORTS]->(:CotStep)`` from each parent to its child.
 
@@ -28,7 +32,7 @@ in LLMs", §4 (the DAG-MATH format; arXiv 2510.19842).
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import pandas as pd
@@ -39,9 +43,9 @@ from kstp.inference.grading import Verdict, extract_final, grade
 from kstp.inference.runs import few_ids, write_responses
 from kstp.loaders.common import LoadReport, check_namespace, read_text, scoped
 
-__all__ = ["Step", "Trajectory", "InvalidTrajectoryError", "parse_trajectory", "parse_text", "grade_final",
-           "trajectory_json", "CotRecord", "CotSet", "read_cot_files", "write_steps", "write_cot_set",
-           "ingest_run_id", "GOLD"]
+__all__ = ["Step", "Trajectory", "InvalidTrajectoryError", "parse_trajectory", "parse_text", "TrajectoryScore",
+           "score_trajectory", "trajectory_json", "CotRecord", "CotSet", "read_cot_files", "write_steps",
+           "write_cot_set", "ingest_run_id", "GOLD"]
 
 #: Default source name of ingested trajectories (``kstp ingest cot --source``).
 GOLD = "gold"
@@ -184,20 +188,103 @@ def parse_text(text: str | None) -> Trajectory:
     InvalidTrajectoryError
         ``empty output``, ``invalid JSON: ...`` or any reason of :func:`parse_trajectory`.
     """
+    return parse_trajectory(_decode(text))
+
+
+def _decode(text: str | None):
+    """The JSON value of a model's reply: its outermost ``{...}`` (prose or a code fence around it is skipped)."""
     if text is None or not text.strip():
         raise InvalidTrajectoryError("empty output")
     start, end = text.find("{"), text.rfind("}")
     body = text[start:end + 1] if 0 <= start < end else text
     try:
-        data = json.loads(body)
+        return json.loads(body)
     except json.JSONDecodeError as exc:
         raise InvalidTrajectoryError(f"invalid JSON: {exc.msg} at character {exc.pos}") from None
-    return parse_trajectory(data)
 
 
-def grade_final(trajectory: Trajectory, gold: str) -> Verdict:
-    """Grade the final step's boxed answer against ``gold`` (:func:`kstp.inference.grading.grade`)."""
-    return grade(trajectory.final.node, gold)
+@dataclass(frozen=True)
+class TrajectoryScore:
+    """One trajectory checked: the valid DAG (``None`` when invalid), the reason it is invalid, the answer's grade.
+
+    ``verdict`` is ``None`` only when there is no gold answer to grade against.
+    """
+
+    trajectory: Trajectory | None
+    error: str | None
+    verdict: Verdict | None
+
+    @classmethod
+    def unanswered(cls, why: str) -> TrajectoryScore:
+        """An invalid trajectory that states no final answer: incorrect, its verdict the format failure."""
+        return cls(None, why, Verdict("none", None, None, False, f"invalid format: {why}"))
+
+
+def _last_conclusion(data) -> str | None:
+    """The conclusion of the last step of decoded steps, read as far as their shape allows."""
+    steps = data.get("steps") if isinstance(data, dict) else data
+    last = steps[-1] if isinstance(steps, list) and steps else None
+    if not isinstance(last, dict):
+        return None
+    value = next((last[key] for key in ("node", "text") if key in last), None)
+    return value if isinstance(value, str) else None
+
+
+def score_trajectory(reply: str | list | dict | None, gold: str | None) -> TrajectoryScore:
+    """Validate one trajectory and grade its final answer: the one rule of ``ingest cot`` and ``evaluate dagmath``.
+
+    Parameters
+    ----------
+    reply : str, list, dict or None
+        A model's reply (JSON text, decoded as in :func:`parse_text`) or decoded steps as
+        a file holds them (as in :func:`parse_trajectory`).
+    gold : str or None
+        The problem's final answer; ``None``: validate only (the verdict is ``None``).
+
+    Returns
+    -------
+    TrajectoryScore
+        A valid trajectory is graded on its last step's conclusion. PASS@1 is answer
+        accuracy (paper 4, §5), so an invalid one (a cycle, an unknown parent, ...) is
+        graded on the last step's conclusion too, with the reason ``"<grade> (invalid
+        format: <why>)"``, and is correct when that ``\\boxed{}`` holds the gold; a
+        reply that is not JSON is graded on its last ``\\boxed{}``. No ``\\boxed{}``
+        there: incorrect, with the reason ``"invalid format: <why>"``.
+
+    Examples
+    --------
+    >>> cyclic = [{"step_id": 1, "edge": "e", "direct_dependent_steps": [1], "node": "\\\\boxed{6}"}]
+    >>> s = score_trajectory(cyclic, "6")
+    >>> s.trajectory, s.error, s.verdict.correct, s.verdict.reason
+    (None, 'cycle 1 -> 1', True, 'correct (invalid format: cycle 1 -> 1)')
+    >>> import json
+    >>> score_trajectory(json.dumps({"steps": cyclic}), "6") == s  # the same steps as a model's reply
+    True
+    >>> score_trajectory("so it is 6", "6").verdict.reason
+    'invalid format: invalid JSON: Expecting value at character 0'
+    """
+    data = reply
+    answer = reply  # a reply that is not JSON: its last \boxed{} is its answer
+    if reply is None or isinstance(reply, str):
+        try:
+            data = _decode(reply)
+        except InvalidTrajectoryError as exc:
+            return _score_invalid(str(exc), answer, gold)
+    try:
+        trajectory = parse_trajectory(data)
+    except InvalidTrajectoryError as exc:
+        return _score_invalid(str(exc), _last_conclusion(data), gold)
+    return TrajectoryScore(trajectory, None, None if gold is None else grade(trajectory.final.node, gold))
+
+
+def _score_invalid(why: str, answer: str | None, gold: str | None) -> TrajectoryScore:
+    """An invalid trajectory graded on ``answer`` (the text holding its final ``\\boxed{}``, if any)."""
+    if gold is None:
+        return TrajectoryScore(None, why, None)
+    if not answer or extract_final(answer)[1] != "boxed":
+        return TrajectoryScore.unanswered(why)
+    verdict = grade(answer, gold)
+    return TrajectoryScore(None, why, replace(verdict, reason=f"{verdict.reason} (invalid format: {why})"))
 
 
 def trajectory_json(trajectory: Trajectory) -> str:
@@ -262,14 +349,21 @@ def _remove_stale_steps(store: GraphStore, run_id: str, responses: set[str],
 
 @dataclass
 class CotRecord:
-    """One trajectory of a file: where it was read, its problem and sample, and what validation found."""
+    """One trajectory of a file: where it was read, its problem and sample, and its :func:`score_trajectory`."""
 
     where: str
     problem: str
     sample: int
     raw: str
-    trajectory: Trajectory | None
-    error: str | None
+    score: TrajectoryScore
+
+    @property
+    def trajectory(self) -> Trajectory | None:
+        return self.score.trajectory
+
+    @property
+    def error(self) -> str | None:
+        return self.score.error
 
 
 @dataclass
@@ -327,7 +421,9 @@ def read_cot_files(paths: list[str | Path], dataset: str, source: str = GOLD) ->
     Returns
     -------
     CotSet
-        Problems as Question rows; one record per trajectory, invalid ones with their reason.
+        Problems as Question rows; one record per trajectory, scored by
+        :func:`score_trajectory` against the problem's ``final_answer`` (invalid ones
+        keep their reason).
 
     Raises
     ------
@@ -364,12 +460,8 @@ def read_cot_files(paths: list[str | Path], dataset: str, source: str = GOLD) ->
             if (pid, sample) in seen:
                 raise InputError(f"{where}: problem {pid!r} sample {sample} repeats {seen[(pid, sample)]}")
             seen[(pid, sample)] = where
-            try:
-                trajectory, error = parse_trajectory(item.get("steps")), None
-            except InvalidTrajectoryError as exc:
-                trajectory, error = None, str(exc)
             records.append(CotRecord(where, pid, sample, json.dumps(item.get("steps"), ensure_ascii=False),
-                                     trajectory, error))
+                                     score_trajectory(item.get("steps"), row["answer"])))
     frame = pd.DataFrame(list(questions.values()),
                          columns=["id", "dataset", "localId", "text", "answer", "answerType", "position",
                                   "difficulty", "domain"])
@@ -391,7 +483,9 @@ def write_cot_set(store: GraphStore, cot: CotSet) -> LoadReport:
     their steps and the final-answer grades; idempotent.
 
     Invalid trajectories are stored with ``cotValid = false`` and the reason in
-    ``cotError`` (also their ``verdict``), graded incorrect.
+    ``cotError``; their grade is :func:`score_trajectory`'s, as for generated ones (a
+    right final ``\\boxed{}`` counts for PASS@1), and without a gold answer their
+    ``verdict`` is the format failure.
     """
     report = LoadReport(cot.dataset, notes={"trajectories": len(cot.records),
                                             "invalid trajectories": sum(r.error is not None for r in cot.records)})
@@ -405,11 +499,9 @@ def write_cot_set(store: GraphStore, cot: CotSet) -> LoadReport:
                                             "dataset": cot.dataset, "status": "finished"}]))
     store.write_nodes("Learner", pd.DataFrame([{"id": learner, "kind": "gold" if cot.source == GOLD else "model",
                                                 "localId": cot.source}]))
-    gold = dict(zip(cot.questions["localId"], cot.questions["answer"], strict=True))
     rows = []
     for r in cot.records:
-        verdict = (grade_final(r.trajectory, gold[r.problem]) if r.trajectory and gold[r.problem] is not None
-                   else None)
+        verdict = r.score.verdict
         rows.append({"id": f"{run_id}:{r.problem}:{r.sample}", "question": scoped(cot.dataset, r.problem),
                      "model": cot.source, "sampleIndex": r.sample, "text": r.raw, "cotValid": r.error is None,
                      "cotError": r.error, "extracted": verdict.extracted if verdict else None,

@@ -269,6 +269,41 @@ def test_generated_trajectories_are_stored_scored_and_resumed_exactly(gold, tmp_
     assert (run["p"], run["bad"], run["s"]) == (0.75, 1, "finished")
 
 
+def test_ingesting_a_scripted_runs_replies_gives_its_figures(store, tmp_path):
+    """The replies a scripted evaluation stored, ingested as a DAG-MATH file, score the same.
+    By hand, toy:q1 (gold 3): perfect | correct, 1 of 2 non-final steps closed | closed, wrong;
+    toy:q2 (gold 5): a cycle boxing 5 | an unknown parent boxing 5 | no final box.
+    PASS@1 (2/3 + 2/3) / 2; PRR (1/3 + 0) / 2; AUC ((1 + .5 + 0) / 3 + 0) / 2."""
+    load_toy(store, tmp_path)
+    texts = {("count", 0): _steps((1, None, "three things"), (2, [1], "\\boxed{3}")),
+             ("count", 1): _steps((1, None, "three"), (2, None, "unused"), (3, [1], "\\boxed{3}")),
+             ("count", 2): _steps((1, None, "two and one"), (2, [1], "\\boxed{4}")),
+             ("add", 0): _steps((1, [2], "a"), (2, [1], "\\boxed{5}")),
+             ("add", 1): _steps((1, None, "two and three"), (2, [7], "\\boxed{5}")),
+             ("add", 2): _steps((1, None, "two and three"), (2, [1], "five"))}
+    model = ScriptedModel(lambda problem, i: Completion(i, 42 + i, text=texts[(problem, i)], finish_reason="stop"))
+    run = dagmath.evaluate(store, model, "toy", Sampling(n=3), shots=0, limit=2)
+    stored = store.frame("run_responses", {"runId": run.run_id})
+    problems = store.frame("dataset_questions", {"dataset": "toy"}).set_index("questionId")
+    replies = tmp_path / "replies.json"
+    replies.write_text(json.dumps([
+        {"problem_id": problems.at[q, "localId"], "problem_text": problems.at[q, "text"],
+         "final_answer": problems.at[q, "answer"], "sample_id": int(i), "steps": json.loads(text)["steps"]}
+        for q, i, text in stored[["questionId", "sampleIndex", "text"]].values.tolist()]))
+    cot.write_cot_set(store, cot.read_cot_files([replies], "replay", "scripted"))
+    ingested = dagmath.score_run(store, cot.ingest_run_id("scripted", "replay"))
+    generated, replayed = run.summary(), dagmath.aggregate(ingested)
+    assert generated["passAt1"] == pytest.approx(2 / 3)
+    assert generated["perfectReasoningRate"] == pytest.approx(1 / 6)
+    assert generated["closenessAuc"] == pytest.approx(0.25)
+    assert (generated["invalidFormat"], generated["failures"]) == (3, {"cycle": 1, "unknown parent": 1,
+                                                                      "no final boxed answer": 1})
+    for figure in ("passAt1", "perfectReasoningRate", "reasoningGap", "closenessAuc", "invalidFormat", "failures"):
+        assert replayed[figure] == generated[figure], figure
+    columns = ["sampleIndex", "correct", "verdict", "closedShare", "closed", "perfect", "cotError"]
+    assert ingested[columns].fillna(-1).values.tolist() == run.metrics[columns].fillna(-1).values.tolist()
+
+
 def test_generation_with_the_local_model_stores_and_counts_every_failure(gold, tmp_path):
     load_toy(gold, tmp_path)
     sampling = Sampling(n=2, max_tokens=48, seed=3)

@@ -67,6 +67,27 @@ def test_model_text_is_decoded_or_refused(text, reason):
             cot.parse_text(text)
 
 
+@pytest.mark.parametrize("steps, correct, verdict", [
+    ([step(1, [2]), step(2, [1], "so \\boxed{6}")], True, "correct (invalid format: cycle 1 -> 2 -> 1)"),
+    ([step(1, None), step(2, [9], "\\boxed{6}")], True,
+     "correct (invalid format: step 2 depends on step 9, which does not exist)"),
+    ([step(1, [1]), step(2, [1], "\\boxed{7}")], False, "wrong answer (invalid format: cycle 1 -> 1)"),
+    ([step(1, None, "\\boxed{6}"), step(2, [1], "it is 6")], False,  # the final step boxes nothing
+     "invalid format: no final boxed answer: the last step (2) has no \\boxed{}"),
+    ([step(1, None), step(2, [1], "\\boxed{6}")], True, "correct"),
+])
+def test_score_trajectory_grades_the_final_box_whatever_the_dag(steps, correct, verdict):
+    from_file = cot.score_trajectory(steps, "6")
+    from_model = cot.score_trajectory("Here: " + json.dumps({"steps": steps}), "6")
+    assert (from_file.verdict.correct, from_file.verdict.reason) == (correct, verdict)
+    assert from_model == from_file  # a file's steps and a model's reply holding them score alike
+
+
+def test_score_trajectory_without_gold_only_validates():
+    score = cot.score_trajectory([step(1, [1], "\\boxed{6}")], None)
+    assert (score.trajectory, score.error, score.verdict) == (None, "cycle 1 -> 1", None)
+
+
 def test_ingest_writes_steps_edges_and_keeps_invalid_trajectories(store, tmp_path):
     records = json.loads(FIXTURE.read_text())
     broken = dict(records[0], sample_id=3, steps=[step(1, None), step(2, [5], "\\boxed{300}")])
@@ -83,9 +104,10 @@ def test_ingest_writes_steps_edges_and_keeps_invalid_trajectories(store, tmp_pat
     rows = store.frame("cot_responses", {"runId": "cot:gold:logs"})
     assert rows["sampleIndex"].tolist() == [0, 1, 2, 3]
     assert rows["cotValid"].tolist() == [True, True, True, False]
-    assert rows["correct"].tolist() == [True, True, False, False]
+    # PASS@1 is answer accuracy: the broken DAG still boxes the gold 300
+    assert rows["correct"].tolist() == [True, True, False, True]
     assert rows["verdict"].tolist() == ["correct", "correct", "wrong answer",
-                                        "invalid format: step 2 depends on step 5, which does not exist"]
+                                        "correct (invalid format: step 2 depends on step 5, which does not exist)"]
     assert rows["difficulty"].tolist() == [2.5] * 4
     question = store.frame("dataset_questions", {"dataset": "logs"})
     assert question[["questionId", "answer"]].values.tolist() == [["logs:log_count", "300"]]
