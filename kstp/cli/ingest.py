@@ -163,7 +163,10 @@ def responses(ctx, path: Path, dataset: str, fmt: str, missing: str, as_json: bo
     """Load learner answers: a wide 0/1 matrix, a long CSV, or a pyKT sequence CSV.
 
     Learners become Learner {kind: human} nodes with ids DATASET:id; each answer an
-    ANSWERED {correct} edge. A learner answering a question twice keeps the last answer.
+    ANSWERED {correct} edge. A learner answering a question twice keeps one answer: in
+    a long log with a time column (timestamp, time, date, submitted_at, ...; ISO 8601
+    date-times or epoch numbers) the latest by time, otherwise the last row. The
+    report's note says which.
 
     \b
     Examples:

@@ -7,21 +7,34 @@ Three layouts:
   blanks mean "not attempted" (``missing="blank"``, ``--missing blank``); their count
   is then reported (``answers.attrs["notAttempted"]``);
 - **long**: ``learner, item, correct[, timestamp]`` rows (column names found as for
-  items: learner/learner_id/user_id/person_id, item/item_id/question_id);
+  items: learner/learner_id/user_id/person_id, item/item_id/question_id; the time
+  column as in :data:`TIME_COLUMNS`);
 - **pykt**: the pyKT question-level sequence CSV that XES3G5M ships in (``uid,
   questions, responses[, timestamps], selectmasks``, comma-joined lists; a selectmask
   of -1 pads the end of a sequence). Rows of one uid are concatenated in file order.
 
-A learner who answers one question more than once keeps the last answer (the rule of
-the LLM-KST release); such repeats are counted in the report. Every item must already
-be a question of the dataset.
+A learner who answers one question more than once keeps one answer; such repeats are
+counted in the report, whose note says which rule chose:
+
+- a long log with a time column keeps the **latest attempt by time**, wherever its row
+  is (the log is read in time order; equal times: the later row wins). Times are ISO
+  8601 date-times (``2024-03-01``, ``2024-03-01 14:05:09``, ``2024-03-01T14:05:09Z``;
+  one without a UTC offset is read as is, and a column uses one form: all with an
+  offset or none) or epoch numbers (any unit, one per column). A blank time, or
+  another form (``03/01/2024``, whose day and month order is ambiguous), is refused
+  with its line;
+- otherwise, and in pyKT sequences (already in time order), the **last row** of the
+  file wins: the rule of the LLM-KST release.
+
+Every item must already be a question of the dataset.
 
 Memory: the long and pyKT readers stream the file in chunks of rows and keep the answers
 as codes (a categorical learner and item column, one string per distinct id; timestamps
-as Arrow strings), about 20 bytes per answer; a pyKT row's comma-joined lists are split
-and checked in Arrow and numpy, not per value in Python. The whole file is checked
-before anything is written, so a bad line writes nothing. :func:`write_answers` then
-de-duplicates over the whole log (the last answer wins whichever chunk it came from);
+as Arrow strings), about 20 bytes per answer (8 more for a long log's parsed times); a
+pyKT row's comma-joined lists are split and checked in Arrow and numpy, not per value in
+Python. The whole file is checked before anything is written, so a bad line writes
+nothing. :func:`write_answers` then de-duplicates over the whole log (the last answer in
+the log's order wins whichever chunk it came from);
 the answers of learners new to the graph go in one bulk load, and where learners are
 already stored, in runs of whole learners, so the read of their stored answers follows
 the run.
@@ -29,6 +42,7 @@ the run.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from pathlib import Path
 
@@ -50,7 +64,7 @@ from kstp.loaders.common import (
     unknown_id,
 )
 
-__all__ = ["read_wide", "read_long", "read_pykt", "write_answers", "FORMATS", "MISSING"]
+__all__ = ["read_wide", "read_long", "read_pykt", "write_answers", "FORMATS", "MISSING", "TIME_COLUMNS"]
 
 FORMATS = ("wide", "long", "pykt")
 #: How a blank cell of a wide matrix is read: refused, or "not attempted".
@@ -65,6 +79,16 @@ LONG_CHUNK_ROWS = 200_000
 #: cost 1.7x the CPU of one load of 5.4 M).
 WRITE_BATCH = 1_000_000
 _HINT = "it is not a question of this dataset (ingest the items first)"
+#: Column names read as an attempt's time in a long log, the first present wins; matched
+#: ignoring case, spaces, ``_`` and ``-`` (``Timestamp``, ``Date Answered``, ``submitted-at``).
+#: Durations (``elapsed_time``, ``ms_first_response``) are not times and are never read.
+TIME_COLUMNS = ("timestamp", "time", "datetime", "date", "answered_at", "date_answered", "submitted_at",
+                "created_at", "end_time", "start_time", "time_done")
+#: The report's note on which rule chose among repeats (see the module notes).
+_LAST_ROW = "the last row of the file"
+_EPOCH = r"^[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?$"
+_OFFSET = r"[T ][0-9]{2}:[0-9]{2}(:[0-9]{2}([.,][0-9]+)?)?\s*(Z|[+-][0-9]{2}(:?[0-9]{2})?)$"
+_FORMS = ("an epoch number", "a date-time without a UTC offset", "a date-time with a UTC offset")
 
 
 def _correct(value: str, where: str) -> bool:
@@ -185,10 +209,109 @@ def _refuse_first(checks: list[tuple[np.ndarray, Callable[[int], Exception]]]) -
         raise checks[order][1](row)
 
 
+def _time_column(columns: list[str]) -> str | None:
+    """The header's time column: the first of :data:`TIME_COLUMNS` present, compared loosely.
+
+    >>> _time_column(["User", "Question", "Correct", "Date Answered"]), _time_column(["elapsed_time"])
+    ('Date Answered', None)
+    """
+    def key(name: str) -> str:
+        return re.sub(r"[\s_-]", "", name).lower()
+
+    present = {}
+    for column in columns:
+        present.setdefault(key(column), column)
+    return next((present[key(name)] for name in TIME_COLUMNS if key(name) in present), None)
+
+
+class _Times:
+    """A long log's attempt times, checked chunk by chunk, as one sortable float per answer.
+
+    Epoch numbers are kept as they are (their unit only has to be one per column);
+    date-times become microseconds since 1970 (exact in a float). The form of the first
+    time fixes the file's: epoch, without a UTC offset, or with one.
+    """
+
+    def __init__(self, path: Path, column: str) -> None:
+        self.path, self.column = path, column
+        self.form: int | None = None
+        self.form_line = 0
+        self.blank_line: int | None = None
+        self.keys: list[np.ndarray] = []
+
+    def check(self, values: list[str], lines: list[int]) -> list[tuple[np.ndarray, Callable[[int], Exception]]]:
+        """Parse one chunk's times; return its per-row checks for :func:`_refuse_first`."""
+        text = pc.utf8_trim_whitespace(pa.array(values, pa.string()))
+        blank = pc.equal(text, "").to_numpy(zero_copy_only=False)
+        form = np.where(pc.match_substring_regex(text, _EPOCH).to_numpy(zero_copy_only=False), 0,
+                        np.where(pc.match_substring_regex(text, _OFFSET).to_numpy(zero_copy_only=False), 2, 1))
+        timed = np.flatnonzero(~blank)
+        if self.blank_line is None and blank.any():
+            self.blank_line = lines[int(np.argmax(blank))]
+        if self.form is None and timed.size:
+            self.form, self.form_line = int(form[timed[0]]), lines[timed[0]]
+        keys = np.full(len(values), np.nan)
+        other = ~blank & (form != self.form)
+        unreadable = np.zeros(len(values), bool)
+        mine = np.flatnonzero(~blank & ~other)
+        if mine.size:
+            chosen = text.take(pa.array(mine))
+            try:
+                keys[mine] = self._numbers(chosen)
+            except pa.ArrowInvalid:  # name the first value that fails, one at a time
+                unreadable[mine] = [not self._readable(v) for v in chosen.to_pylist()]
+        self.keys.append(keys)
+
+        def where(r: int) -> str:
+            return f"{self.path}:{lines[r]}: {self.column} {values[r]!r}"
+
+        return [
+            (other, lambda r: InputError(f"{where(r)} is {_FORMS[form[r]]} where line {self.form_line} has "
+                                         f"{_FORMS[self.form]}; write every time of the column in one form")),
+            (unreadable, lambda r: InputError(f"{where(r)} is not a time: write ISO 8601 date-times "
+                                              "(2024-03-01 14:05:09, 2024-03-01T14:05:09Z) or epoch numbers")),
+        ]
+
+    def _numbers(self, text: pa.Array) -> np.ndarray:
+        if self.form == 0:
+            return pc.cast(text, pa.float64()).to_numpy()
+        # Arrow, not pandas.to_datetime: pandas 2.3 (format="ISO8601") reads a time without an
+        # offset that follows one with an offset in that offset
+        stamps = pc.cast(text, pa.timestamp("ns", "UTC" if self.form == 2 else None))
+        return (pc.cast(stamps, pa.int64()).to_numpy() // 1000).astype(np.float64)
+
+    def _readable(self, value: str) -> bool:
+        try:
+            self._numbers(pa.array([value], pa.string()))
+        except pa.ArrowInvalid:
+            return False
+        return True
+
+    def order(self) -> np.ndarray | None:
+        """The answers' time order (stable: equal times keep file order); ``None`` for a log without times.
+
+        Raises
+        ------
+        InputError
+            When some rows have a time and another row's is blank.
+        """
+        if self.form is None:
+            return None
+        if self.blank_line is not None:
+            raise InputError(f"{self.path}:{self.blank_line}: blank {self.column} where other rows have a time; "
+                             "a repeated answer is chosen by time, so give every row one (or drop the column: "
+                             "then the last row wins)")
+        return np.argsort(np.concatenate(self.keys), kind="stable")
+
+
 def read_long(path: str | Path, known_items: set[str], chunk: int = LONG_CHUNK_ROWS) -> pd.DataFrame:
     """Read ``learner, item, correct[, timestamp]`` rows into answers.
 
-    The file is read ``chunk`` rows at a time (see the module notes on memory).
+    With a time column (:data:`TIME_COLUMNS`) the answers come in time order (equal
+    times in file order), so :func:`write_answers` keeps each learner's latest attempt
+    at a question; without one, in file order, so the last row wins. The rule is in
+    ``answers.attrs["repeats"]``. The file is read ``chunk`` rows at a time (see the
+    module notes on memory).
 
     Parameters
     ----------
@@ -200,7 +323,9 @@ def read_long(path: str | Path, known_items: set[str], chunk: int = LONG_CHUNK_R
     Raises
     ------
     InputError
-        On a missing column, an empty id, or a ``correct`` other than 0/1 (with line).
+        On a missing column, an empty id, or a ``correct`` other than 0/1; with a time
+        column, on a time that is not ISO 8601 nor an epoch number, one in another form
+        than the column's first, or a blank one (each with its line).
     UnknownIdError
         On an item that is not a question of the dataset (with line).
     """
@@ -209,16 +334,24 @@ def read_long(path: str | Path, known_items: set[str], chunk: int = LONG_CHUNK_R
     learner_col = pick_column(path, columns, ("learner", "learner_id", "user_id", "person_id", "uid"))
     item_col = pick_column(path, columns, ("item", "item_id", "question_id", "question"))
     correct_col = pick_column(path, columns, ("correct", "response", "score"))
-    time_col = pick_column(path, columns, ("timestamp", "time"), required=False)
+    time_col = _time_column(columns)
+    times = _Times(path, time_col) if time_col else None
     known = pd.Index(list(known_items), dtype=object)
     collected = _Collected()
     for rows in chunks:
-        _long_chunk(path, rows, (learner_col, item_col, correct_col, time_col), known, collected)
-    return collected.frame()
+        _long_chunk(path, rows, (learner_col, item_col, correct_col, time_col), known, collected, times)
+    answers = collected.frame()
+    order = times.order() if times else None
+    if order is not None:
+        answers = answers.iloc[order].reset_index(drop=True)
+    answers.attrs["repeats"] = (_LAST_ROW if order is None else
+                                f"the latest {time_col!r} (equal times: the later row)")
+    return answers
 
 
-def _long_chunk(path: Path, rows: list[Row], columns: tuple, known: pd.Index, collected: _Collected) -> None:
-    """Check one chunk of long rows (vectorised) and add its answers."""
+def _long_chunk(path: Path, rows: list[Row], columns: tuple, known: pd.Index, collected: _Collected,
+                times: _Times | None) -> None:
+    """Check one chunk of long rows (vectorised) and add its answers (and their times to ``times``)."""
     learner_col, item_col, correct_col, time_col = columns
     learners, items, correct = (np.array([row.values[c] for row in rows], dtype=object)
                                 for c in (learner_col, item_col, correct_col))
@@ -232,6 +365,7 @@ def _long_chunk(path: Path, rows: list[Row], columns: tuple, known: pd.Index, co
         (~empty & ~pd.Index(items).isin(known), lambda r: unknown_id("item", items[r], where(r), _HINT)),
         ((correct != "0") & (correct != "1"),
          lambda r: InputError(f"{where(r)}: a response must be 0 or 1, found {correct[r]!r}")),
+        *(times.check([row.values[time_col] for row in rows], [row.line for row in rows]) if times else []),
     ])
     stamps = (pa.array([row.values[time_col] or None for row in rows], pa.string()) if time_col
               else pa.nulls(len(rows), pa.string()))
@@ -350,7 +484,9 @@ def read_pykt(path: str | Path, known_items: set[str], chunk: int = PYKT_CHUNK_R
     collected = _Collected()
     for rows in chunks:
         _pykt_chunk(path, rows, known, collected)
-    return collected.frame()
+    answers = collected.frame()
+    answers.attrs["repeats"] = _LAST_ROW  # a sequence is in time order already
+    return answers
 
 
 def _learner_runs(counts: np.ndarray, batch: int) -> list[tuple[int, int]]:
@@ -384,7 +520,10 @@ def write_answers(store: GraphStore, dataset: str, answers: pd.DataFrame, source
     Parameters
     ----------
     answers : pandas.DataFrame
-        Columns ``learner, item, correct, timestamp`` with local ids, in answer order.
+        Columns ``learner, item, correct, timestamp`` with local ids, in answer order
+        (:func:`read_long` puts a log with times in time order; the ``timestamp`` values
+        themselves are stored, not compared). ``answers.attrs["repeats"]``, which the
+        readers set, says in the report's note which rule that order stands for.
     batch : int
         About this many answers go to the store at a time, in runs of whole learners,
         when some of the learners are already in the graph; otherwise all at once.
@@ -423,7 +562,8 @@ def write_answers(store: GraphStore, dataset: str, answers: pd.DataFrame, source
     position[order] = np.arange(len(learner)) - np.repeat(np.cumsum(counts) - counts, counts) + 1
     order = order[last[order]]
     report.notes = {"answers read": len(answers),
-                    "repeated answers superseded by a later one": int(len(answers) - last.sum())}
+                    "repeated answers superseded by a later one": int(len(answers) - last.sum()),
+                    "a repeated answer keeps": answers.attrs.get("repeats", _LAST_ROW)}
     prefix = scoped(dataset, "")
     local = pd.Index(learners, dtype=object)
     learner_ids = prefix + local

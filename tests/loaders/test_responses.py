@@ -84,9 +84,68 @@ def test_repeated_answer_keeps_the_last_and_is_counted(store, tmp_path):
     path.write_text("learner,item,correct\nL1,q3,0\nL1,q3,1\n")
     report = responses.write_answers(store, "toy", responses.read_long(path, {"q3"}), "again.csv")
     assert report.notes["repeated answers superseded by a later one"] == 1
+    assert report.notes["a repeated answer keeps"] == "the last row of the file"  # no time column
     assert report.written["ANSWERED"].updated == 1
     rows = store.frame("answers", {"dataset": "toy"})
     assert rows[(rows.learnerId == "toy:L1") & (rows.questionId == "toy:q3")]["correct"].tolist() == [True]
+
+
+@pytest.mark.parametrize("header, early, late", [
+    ("timestamp", "1709287200", "1709290800"),  # epoch seconds
+    ("Time", "1709287200000", "1709290800000.5"),  # epoch milliseconds, a fraction
+    ("Date Answered", "2024-03-01", "2024-03-02"),
+    ("submitted_at", "2024-03-01 09:00:00", "2024-03-01T09:00:00.000001"),
+    ("created_at", "2024-03-01T10:00:00+02:00", "2024-03-01T09:30:00Z"),  # 08:00 UTC, then 09:30 UTC
+])
+def test_long_log_with_times_keeps_the_latest_attempt_not_the_last_row(store, tmp_path, header, early, late):
+    """L1 answers q3 right (late) on line 2 and wrong (early) on line 4: the later time wins."""
+    load_toy(store, tmp_path)
+    path = tmp_path / "timed.csv"
+    path.write_text(f"learner,item,correct,{header}\nL1,q3,1,{late}\nL1,q1,0,{early}\nL1,q3,0,{early}\n")
+    answers = responses.read_long(path, {"q1", "q3"})
+    assert answers[["item", "correct"]].values.tolist() == [["q1", False], ["q3", False], ["q3", True]]
+    report = responses.write_answers(store, "toy", answers, "timed.csv")
+    assert report.notes["repeated answers superseded by a later one"] == 1
+    assert report.notes["a repeated answer keeps"] == f"the latest {header!r} (equal times: the later row)"
+    rows = store._execute("MATCH (:Learner {id: 'toy:L1'})-[a:ANSWERED]->(q:Question) WHERE q.id IN $ids "
+                          "RETURN q.id AS question, a.correct AS correct, a.position AS position, "
+                          "a.timestamp AS t ORDER BY question", {"ids": ["toy:q1", "toy:q3"]})
+    # positions count the attempts in time order: q1 (early) 1, q3 early 2 (superseded), q3 late 3
+    assert rows.values.tolist() == [["toy:q1", False, 1, early], ["toy:q3", True, 3, late]]
+
+
+def test_long_log_equal_times_keep_the_later_row(tmp_path):
+    path = tmp_path / "tie.csv"
+    path.write_text("learner,item,correct,time\nu,q1,1,2024-03-01 09:00\nu,q1,0,2024-03-01 09:00\n"
+                    "u,q2,1,2024-03-01 08:00\n")
+    answers = responses.read_long(path, KNOWN)
+    assert answers[["item", "correct"]].values.tolist() == [["q2", True], ["q1", True], ["q1", False]]
+
+
+@pytest.mark.parametrize("rows, message", [
+    ("u,q1,1,03/01/2024\n", r"t.csv:3: timestamp '03/01/2024' is not a time: write ISO 8601 date-times"),
+    ("u,q1,1,2024-02-30 10:00\n", "t.csv:3: timestamp '2024-02-30 10:00' is not a time"),
+    ("u,q1,1,yesterday\n", "t.csv:3: timestamp 'yesterday' is not a time"),
+    ("u,q1,1,1709287200\n", "t.csv:3: timestamp '1709287200' is an epoch number where line 2 has a date-time "
+                            "without a UTC offset; write every time of the column in one form"),
+    ("u,q1,1,2024-03-01T10:00:00+02:00\n", "t.csv:3: .* is a date-time with a UTC offset where line 2 has a "
+                                           "date-time without"),
+    ("u,q1,1,\n", "t.csv:3: blank timestamp where other rows have a time; .*drop the column: then the last row"),
+])
+@pytest.mark.parametrize("chunk", [1, 1000])  # the bad time in a later chunk, or in the first
+def test_long_log_bad_times_are_refused_with_their_line(tmp_path, rows, message, chunk):
+    path = tmp_path / "t.csv"
+    path.write_text("learner,item,correct,timestamp\nu,q2,1,2024-03-01 09:00:00\n" + rows + "u,q3,0,2024-03-02\n")
+    with pytest.raises(InputError, match=message):
+        responses.read_long(path, KNOWN, chunk=chunk)
+
+
+def test_long_log_with_an_empty_time_column_keeps_the_last_row(tmp_path):
+    path = tmp_path / "t.csv"
+    path.write_text("learner,item,correct,elapsed_time,timestamp\nu,q1,1,5,\nu,q1,0,3,\n")
+    answers = responses.read_long(path, KNOWN)  # elapsed_time is a duration, never read as the time
+    assert answers["correct"].tolist() == [True, False]
+    assert answers.attrs["repeats"] == "the last row of the file"
 
 
 def test_ingesting_real_logs_twice_changes_nothing(store, data_root):
@@ -173,7 +232,8 @@ def test_pykt_ingest_across_chunks_and_runs_keeps_the_last_answer(store, tmp_pat
     assert _stored_answers(store) == [
         ["seq:u1", "seq:1", True, 1, "5"], ["seq:u1", "seq:2", True, 3, "8"], ["seq:u1", "seq:3", True, 4, "9"],
         ["seq:u2", "seq:1", False, 1, "7"]]
-    assert first.notes == {"answers read": 5, "repeated answers superseded by a later one": 1}
+    assert first.notes == {"answers read": 5, "repeated answers superseded by a later one": 1,
+                           "a repeated answer keeps": "the last row of the file"}
     assert (first.written["Learner"].created, first.written["ANSWERED"].created) == (2, 4)
     again = responses.write_answers(store, "seq", answers, "s.csv", batch=batch)
     assert (again.written["Learner"].created, again.written["Learner"].updated) == (0, 0)
