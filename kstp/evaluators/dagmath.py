@@ -62,7 +62,8 @@ __all__ = ["NAME", "VERSION", "HIGHER_IS_BETTER", "SHOTS", "SYSTEM_PROMPT", "JSO
 
 NAME = "dagmath"
 # 1.1: PASS@1 counts a malformed DAG's right boxed answer; 1.2: read where ingest cot reads it, in the
-# last step's conclusion of a JSON reply (1.1 took the last \boxed{} anywhere in the text)
+# last step's conclusion of a JSON reply (1.1 took the last \boxed{} anywhere in the text), and
+# \boxed or \frac written with one backslash in JSON (read as \b, \f escapes) keep their command
 VERSION = "1.2"
 HIGHER_IS_BETTER = {"passAt1": True, "perfectReasoningRate": True, "reasoningGap": False, "closenessAuc": True}
 CLASSES = ("All", "Incorrect", "Correct", "Perfect")

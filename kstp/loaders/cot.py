@@ -19,6 +19,8 @@ invalid trajectory is stored with its reason (``Response.cotValid = false``,
 One rule scores every trajectory, ingested or generated (:func:`score_trajectory`):
 PASS@1 is answer accuracy, so the ``\\boxed{}`` of the last step is graded whether or
 not the DAG is valid; only closeness and perfect reasoning need a valid DAG.
+A backspace or form feed before a letter in a step's text is read as the LaTeX command
+whose single backslash JSON took for the escape ``\\b`` or ``\\f`` (``\\boxed``, ``\\frac``).
 
 In the graph a valid trajectory is ``(:Response)-[:HAS_STEP]->(:CotStep)`` per step and
 ``(:CotStep)-[:SUPPORTS]->(:CotStep)`` from each parent to its child.
@@ -32,6 +34,7 @@ in LLMs", §4 (the DAG-MATH format; arXiv 2510.19842).
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -80,13 +83,27 @@ class Trajectory:
         return [(p, s.step_id) for s in self.steps for p in s.parents]
 
 
+#: A backspace or form feed before a letter: LaTeX whose backslash JSON read as the escape
+#: \b or \f (``"\boxed{5}"`` written with one backslash); no math text means those characters.
+_EATEN_BACKSLASH = re.compile(r"([\b\f])(?=[A-Za-z])")
+
+
+def _latex(text: str) -> str:
+    r"""``text`` with the LaTeX commands that a JSON ``\b`` or ``\f`` escape ate given back.
+
+    >>> _latex(json.loads('"\\boxed{\\frac{1}{2}}"'))
+    '\\boxed{\\frac{1}{2}}'
+    """
+    return _EATEN_BACKSLASH.sub(lambda m: "\\" + {"\b": "b", "\f": "f"}[m.group(1)], text)
+
+
 def _text(step: dict, keys: tuple[str, ...], where: str) -> str:
     for key in keys:
         if key in step:
             value = step[key]
             if not isinstance(value, str):
                 raise InvalidTrajectoryError(f"{where}: {key!r} must be a string, found {type(value).__name__}")
-            return value
+            return _latex(value)
     raise InvalidTrajectoryError(f"{where}: missing {' or '.join(repr(k) for k in keys)}")
 
 
@@ -227,7 +244,7 @@ def _last_conclusion(data) -> str | None:
     if not isinstance(last, dict):
         return None
     value = next((last[key] for key in ("node", "text") if key in last), None)
-    return value if isinstance(value, str) else None
+    return _latex(value) if isinstance(value, str) else None
 
 
 def score_trajectory(reply: str | list | dict | None, gold: str | None) -> TrajectoryScore:

@@ -83,6 +83,20 @@ def test_score_trajectory_grades_the_final_box_whatever_the_dag(steps, correct, 
     assert from_model == from_file  # a file's steps and a model's reply holding them score alike
 
 
+@pytest.mark.parametrize("parents, error", [(None, None), ([2], "cycle 2 -> 2")])
+def test_latex_written_with_one_backslash_in_json_keeps_its_commands(parents, error):
+    """JSON reads the \\b of \\boxed and the \\f of \\frac as a backspace and a form feed."""
+    reply = ('{"steps": [{"step_id": 1, "thinking": "given", "direct_dependent_steps": null, '
+             '"text": "x = \\frac{1}{2}"}, {"step_id": 2, "thinking": "\\beta", "direct_dependent_steps": '
+             + json.dumps(parents or [1]) + ', "text": "\\boxed{1}"}]}')
+    score = cot.score_trajectory(reply, "1")
+    assert (score.error, score.verdict.correct) == (error, True)
+    assert cot.score_trajectory(json.loads(reply)["steps"], "1") == score  # the same steps in a file
+    if error is None:
+        assert [(s.edge, s.node) for s in score.trajectory.steps] == [("given", "x = \\frac{1}{2}"),
+                                                                      ("\\beta", "\\boxed{1}")]
+
+
 def test_score_trajectory_without_gold_only_validates():
     score = cot.score_trajectory([step(1, [1], "\\boxed{6}")], None)
     assert (score.trajectory, score.error, score.verdict) == (None, "cycle 1 -> 1", None)
