@@ -82,7 +82,9 @@ def ingest_cot(ctx, files: tuple[Path, ...], dataset: str, source: str, as_json:
     problem_text, final_answer, difficulty, domain, sample_id, steps). Invalid
     trajectories are stored with their reason and counted; valid ones become
     CotStep nodes with SUPPORTS edges, and closeness, perfect reasoning and graph
-    statistics are computed and written back.
+    statistics are computed and written back. Each trajectory is scored as
+    'kstp evaluate dagmath' scores a reply: PASS@1 is answer accuracy, so an invalid
+    one whose last step boxes the right answer counts as correct.
 
     \b
     Examples:
