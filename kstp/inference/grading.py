@@ -11,7 +11,7 @@ correct, and the reverse is wrong. Comparison is by answer type:
 
 - **number**: parsed exactly as a fraction: thousands separators (``8,000``,
   ``9{,}500``, ``45,\\!000``, ``10\\,000``, ``10 000``), currency signs, U+2212 minus,
-  decimals, scientific notation (``1e3``, ``4 \\times 10^{6}``, ``4\\cdot10^6``),
+  decimals (``.5`` and ``-.25`` too, without a leading zero), scientific notation (``1e3``, ``4 \\times 10^{6}``, ``4\\cdot10^6``),
   ``3/4``, ``\\frac{1}{2}`` and ``\\tfrac78``, mixed numbers (``3 1/2`` and
   ``1\\frac{7}{8}`` = 15/8) and percentages by the percent policy. Equal when
   ``|answer - gold| <= 1e-6 * |gold|`` (a *relative* tolerance, for rounded decimals;
@@ -61,7 +61,8 @@ _SCI = r"(?:\s*(?:\\times|\\cdot|×|·|\*)\s*10\s*\^\s*\{?\s*(?P<exp2>[-+−]?\d
 _NUMBER_RE = re.compile(
     r"(?<![\w.^])(?P<sign>[-−–])?\s?\\?\$?\s?(?:(?P<whole>\d+)\s+(?P<mnum>\d+)/(?P<mden>\d+)"
     r"|(?P<num>\d+)\s*/\s*(?P<den>\d+)"
-    r"|(?P<int>\d{1,3}(?:(?:,|\{,\})\d{3})+|\d+)(?P<dec>\.\d+)?(?:[eE](?P<exp>[-+]?\d+)|" + _SCI + r")?)"
+    r"|(?:(?P<int>\d{1,3}(?:(?:,|\{,\})\d{3})+|\d+)(?P<dec>\.\d+)?|(?P<point>\.\d+))"  # .5: no leading zero
+    r"(?:[eE](?P<exp>[-+]?\d+)|" + _SCI + r")?)"
     r"(?P<pct>\s?\\?%)?(?![\w])")
 _DELIMITER_RE = re.compile(r"^[ \t]*####[ \t]*(\S.*?)[ \t]*$", re.MULTILINE)
 _FRAC_RE = re.compile(r"\\[dt]?frac\s*(?:\{\s*([-−]?\d+)\s*\}|(\d))\s*(?:\{\s*(\d+)\s*\}|(\d))")
@@ -170,7 +171,7 @@ def _value(m: re.Match) -> Fraction | None:
     if m.group("num"):
         den = int(m.group("den"))
         return sign * Fraction(int(m.group("num")), den) if den else None
-    digits = m.group("int").replace("{,}", "").replace(",", "") + (m.group("dec") or "")
+    digits = (m.group("int") or "0").replace("{,}", "").replace(",", "") + (m.group("dec") or m.group("point") or "")
     exp = int((m.group("exp") or m.group("exp2") or "0").replace("−", "-"))
     return sign * Fraction(digits) * Fraction(10) ** exp
 

@@ -247,3 +247,18 @@ def test_grade_markdown_bold_answer_math_verify_76():
     # Math-Verify #76 reads "**73**" as "73**"; we read through the emphasis
     verdict = grade("Left: 905\n\n✅ Final Answer: **73**", "73")
     assert (verdict.correct, verdict.extracted, verdict.method) == (True, "73", "phrase")
+
+
+@pytest.mark.parametrize("text, gold, correct, extracted", [
+    (".5", "0.5", True, "1/2"),
+    ("the probability is .25", "0.25", True, "1/4"),
+    (r"\boxed{-.25}", "-0.25", True, "-1/4"),
+    ("The answer is .25.", "1/4", True, "1/4"),
+    ("so $.50 each", "0.5", True, "1/2"),
+    (r"\boxed{0.25}", ".25", True, "1/4"),
+    (r"\boxed{-0.25}", "-.25", True, "-1/4"),
+    ("it is 3.5", ".5", False, "7/2"),
+])
+def test_decimal_without_leading_zero_is_a_number(text, gold, correct, extracted):
+    verdict = grade(text, gold)
+    assert (verdict.kind, verdict.correct, verdict.extracted) == ("number", correct, extracted)
