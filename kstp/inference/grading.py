@@ -11,14 +11,21 @@ correct, and the reverse is wrong. Comparison is by answer type:
 
 - **number**: parsed exactly as a fraction: thousands separators (``8,000``,
   ``9{,}500``, ``45,\\!000``, ``10\\,000``, ``10 000``), currency signs, U+2212 minus,
-  decimals (``.5`` and ``-.25`` too, without a leading zero), scientific notation (``1e3``, ``4 \\times 10^{6}``, ``4\\cdot10^6``),
-  ``3/4``, ``\\frac{1}{2}`` and ``\\tfrac78``, mixed numbers (``3 1/2`` and
-  ``1\\frac{7}{8}`` = 15/8) and percentages by the percent policy. Equal when
+  decimals (``.5`` and ``-.25`` too, without a leading zero), scientific notation
+  (``1e3``, ``4 \\times 10^{6}``, ``4\\cdot10^6``), ``3/4``, ``\\frac{1}{2}`` and
+  ``\\tfrac78``, mixed numbers (``3 1/2`` and ``1\\frac{7}{8}`` = 15/8) and percentages
+  by the percent policy. Equal when
   ``|answer - gold| <= 1e-6 * |gold|`` (a *relative* tolerance, for rounded decimals;
   a gold of 0 needs exactly 0). A number never matches inside a longer one: gold ``5``
   does not match ``25``. A number with a symbol attached (``\\pm 3``, ``3\\sqrt{2}``,
   ``3\\pi``, ``5!``, ``2^{10}``) is that value, computed exactly with sympy, never the
-  bare number.
+  bare number. A list of values where one is asked (``\\boxed{1,2}`` for gold 2, "the
+  answer is 2 or 3") is a hedge and wrong.
+- **set**: a gold naming several values (``1331 and 1728``, ``2, 3``, ``x = 1 or x =
+  2``) needs the same values, in any order, joined by any of the separators (a comma,
+  ``;``, ``&``, "and", "or"; LaTeX set braces read through); half the set is wrong. A
+  comma followed by exactly three digits is a thousands separator (``1,234`` is one
+  number), any other comma separates values (``1,2``, ``1, 234``, ``1,2345``).
 - **choice**: an option letter only where it is anchored ("answer is C", "Answer:
   (C)", ``\\boxed{C}``, or a reply that starts with the letter), so gold ``D`` is never
   found inside a word such as "drastic".
@@ -50,7 +57,7 @@ from fractions import Fraction
 
 __all__ = ["KINDS", "PERCENT_POLICIES", "Verdict", "grade", "extract_final", "parse_number", "infer_kind"]
 
-KINDS = ("auto", "number", "choice", "yesno", "expression", "text")
+KINDS = ("auto", "number", "set", "choice", "yesno", "expression", "text")
 PERCENT_POLICIES = ("either", "fraction", "as-written")
 _CHOICES = "ABCDEFGHIJ"
 
@@ -76,6 +83,12 @@ _INERT_RE = re.compile(r"\\left|\\right|\\displaystyle|\\[,;:! ]|\^\s*\{?\s*\\ci
 _UNIT_RE = re.compile(r"(?<!\\)\b[A-Za-z]{2,}(?:\s*\^\s*\{?\d\}?)?|[\s.,;:]")
 # a symbol that makes a number another value (\pm 3, 3\pi, 5!, 2^{10}, 3\sqrt{2}, 2i)
 _SYMBOL_RE = re.compile(r"\\[A-Za-z]+|[!^√π±∓∞+*/()\[\]{}=<>_×·-]|(?<=\d)[a-zA-Z]\b")
+# Between the values of a list: a comma that is no thousands separator (one followed by
+# exactly three digits is: 1,234), a semicolon, "&", "and", "or".
+_LIST_SEP_RE = re.compile(r"\s*(?:,(?!\d{3}(?!\d))|;|&|\b(?:and|or)\b)\s*", re.IGNORECASE)
+_SET_BRACES_RE = re.compile(r"\\[{}]")
+# a word (not a LaTeX command): a gold or a phrase list with one is prose, not a list
+_WORD_RE = re.compile(r"(?<!\\)\b[A-Za-z]{2,}\b")
 _PHRASE_END_RE = re.compile(r",\s|;\s|\s(?:so|since|because|which|as|and|or|for|in)\s", re.IGNORECASE)
 _TOLERANCE = Fraction(1, 10**6)
 
@@ -87,7 +100,8 @@ class Verdict:
     Attributes
     ----------
     kind : str
-        The answer type compared (``number``, ``choice``, ``yesno``, ``expression``).
+        The answer type compared (``number``, ``set``, ``choice``, ``yesno``, ``expression``,
+        ``text``; ``none`` where a failed completion was never graded).
     extracted : str or None
         What was taken as the final answer, normalised (``None``: nothing found).
     method : str or None
@@ -221,19 +235,22 @@ def _close(a: Fraction, gold: Fraction) -> bool:
 
 
 def infer_kind(gold: str) -> str:
-    """The answer type a gold answer implies: choice, yesno, number, text or expression.
+    """The answer type a gold answer implies: choice, yesno, set, number, text or expression.
 
-    A gold note that states a number (``"0.12, lab: 0.28"``) is a number: its first one.
+    Two or more values joined by list separators and no other word are a set. A gold
+    note that states a number (``"0.12, lab: 0.28"``) is a number: its first one.
     Words only, one of them at least three letters long (``"impossible"``), is text.
 
-    >>> [infer_kind(g) for g in ("C", "yes", "0.40", "x^2+1", "0.12, lab: 0.28", "impossible", "4e6")]
-    ['choice', 'yesno', 'number', 'expression', 'number', 'text', 'number']
+    >>> [infer_kind(g) for g in ("C", "yes", "0.40", "x^2+1", "0.12, lab: 0.28", "impossible", "4e6", "2, 3")]
+    ['choice', 'yesno', 'number', 'expression', 'number', 'text', 'number', 'set']
     """
     gold = gold.strip()
     if len(gold) == 1 and gold.upper() in _CHOICES:
         return "choice"
     if gold.lower() in ("yes", "no", "true", "false"):
         return "yesno"
+    if not _WORD_RE.search(_LIST_SEP_RE.sub(" ", gold)) and len(_listed(_clean(gold), "as-written")) >= 2:
+        return "set"  # "1331 and 1728", "2, 3", "x = 1 or x = 2"
     if parse_number(gold, "as-written") is not None and _bare(_normalise(gold, grouped=True)):
         return "number"
     if _numbers(gold, "as-written") and re.search(r"(?<!\\)\b[a-zA-Z]{3,}\b", gold):
@@ -271,13 +288,62 @@ def _exact_value(text: str) -> Fraction | None:
 def _clean(candidate: str) -> str:
     text = _WRAPPERS_RE.sub(lambda m: f" {m.group(1)} ", candidate)
     text = _GROUP_SPACING_RE.sub(lambda m: "," if "," in m.group(0) else "", text)
-    text = _INERT_RE.sub(" ", _MARKDOWN_RE.sub("", text))
-    return text.rsplit("=", 1)[-1] if "=" in text else text
+    return _INERT_RE.sub(" ", _MARKDOWN_RE.sub("", text))
+
+
+def _shown(values: list[Fraction]) -> str:
+    """One value as a verdict shows it: the value as written where a percentage reads two ways."""
+    return str(values[-1] if len(values) == 1 else values[0])
+
+
+def _element(element: str, percent: str) -> tuple[list[Fraction], str] | None:
+    """One stated value (``x = 3``, ``3 cm``, ``3\\sqrt{2}``): its admissible values and how it
+    reads (a number as its value, a constant as written); ``None``: not one value."""
+    text = _normalise(element.rsplit("=", 1)[-1], grouped=True)
+    matches = _matches(text)
+    if not matches:
+        return None
+    if len(matches) == 1 and not _SYMBOL_RE.search(_residue(text, matches)):
+        values = _admissible(matches[0], _value(matches[0]), percent)
+        return values, _shown(values)
+    exact = _exact_value(text.strip())
+    return ([exact], element.rsplit("=", 1)[-1].strip()) if exact is not None else None
+
+
+def _listed(text: str, percent: str, leading: bool = False) -> list[tuple[list[Fraction], str]]:
+    """The values a cleaned answer states, in order: each one's admissible values and reading.
+
+    Values are separated by a comma that is not a thousands separator, ``;``, ``&``,
+    "and" or "or"; LaTeX set braces are read through. Every element must be a value,
+    else ``[]``. With ``leading`` (an answer phrase, which runs on into its sentence):
+    the word-free values the phrase opens with, up to its first sentence end ("2 and 3,
+    since 5 is odd" is 2 and 3).
+    """
+    if leading:
+        text = re.split(r"\.(?=\s|$)", text, maxsplit=1)[0]
+    elements = [e for e in _LIST_SEP_RE.split(_SET_BRACES_RE.sub(" ", text)) if e.strip()]
+    values = []
+    for element in elements:
+        value = None if leading and _WORD_RE.search(element) else _element(element, percent)
+        if value is None:
+            if leading:
+                break
+            return []
+        values.append(value)
+    return values
 
 
 def _candidate_values(candidate: str, method: str, percent: str) -> tuple[list[Fraction] | None, str]:
-    """The admissible values a stated answer gives, and how it reads (``None``: unparseable)."""
+    """The admissible values a stated answer gives, and how it reads (``None``: unparseable).
+
+    A list of values (``1, 2``; ``2 or 3``) where one value is asked is a hedge: no value
+    is admissible.
+    """
     text = _clean(candidate)
+    listed = _listed(text, percent, leading=method == "phrase")
+    if len(listed) >= 2:
+        return [], ", ".join(shown for _, shown in listed)
+    text = text.rsplit("=", 1)[-1]
     if method == "phrase":
         text = _PHRASE_END_RE.split(text, 1)[0]
     text = _normalise(text, grouped=True)
@@ -289,7 +355,7 @@ def _candidate_values(candidate: str, method: str, percent: str) -> tuple[list[F
         exact = _exact_value(text.strip())
         return ([exact] if exact is not None else []), candidate.strip()
     values = _admissible(chosen, _value(chosen), percent)
-    return values, str(values[-1] if len(values) == 1 else values[0])
+    return values, _shown(values)
 
 
 def _attached(text: str, m: re.Match) -> bool:
@@ -297,6 +363,28 @@ def _attached(text: str, m: re.Match) -> bool:
     before, after = text[max(0, m.start() - 6):m.start()], text[m.end():m.end() + 6]
     return bool(re.search(r"(?:\\pm|\\mp|±|∓|\\sqrt\s*\{?|√|\^\s*\{?)\s*$", before)
                 or re.match(r"\s*(?:\\pi|π|!|\\sqrt|√|\^|\\cdot\s*\\?[a-zA-Z]|i\b)", after))
+
+
+def _same_set(said: list[tuple[list[Fraction], str]], wanted: list[tuple[list[Fraction], str]]) -> bool:
+    """Every stated value is a gold value and every gold value is stated (order and repeats aside)."""
+    def match(values: list[Fraction], gold: list[Fraction]) -> bool:
+        return any(_close(v, gold[0]) for v in values)
+    return (all(any(match(s, w) for w, _ in wanted) for s, _ in said)
+            and all(any(match(s, w) for s, _ in said) for w, _ in wanted))
+
+
+def _grade_set(text: str, gold: str, percent: str) -> Verdict:
+    wanted = _listed(_clean(gold), "as-written")
+    if len(wanted) < 2:
+        raise ValueError(f"gold answer {gold!r} is not a set of values")
+    candidate, method = extract_final(text)
+    if candidate is None:
+        return Verdict("set", None, None, False, "no answer found")
+    said = _listed(_clean(candidate), percent, leading=method == "phrase")
+    if not said:
+        return Verdict("set", candidate, method, False, "unparseable answer")
+    ok = _same_set(said, wanted)
+    return Verdict("set", ", ".join(shown for _, shown in said), method, ok, "correct" if ok else "wrong answer")
 
 
 def _grade_number(text: str, gold: str, percent: str) -> Verdict:
@@ -315,7 +403,7 @@ def _grade_number(text: str, gold: str, percent: str) -> Verdict:
             shown = normalised[max(0, last.start() - 4):last.end() + 4].strip()
             return Verdict("number", shown, method, False, "wrong answer")
         values = _admissible(last, _value(last), percent)
-        shown = str(values[-1] if len(values) == 1 else values[0])
+        shown = _shown(values)
     else:
         values, shown = _candidate_values(candidate, method, percent)
         if values is None:
@@ -442,7 +530,7 @@ def grade(text: str, gold: str, kind: str = "auto", percent: str = "either") -> 
         A model's reply (a reasoning trace ending in its answer).
     gold : str
         The gold answer.
-    kind : {"auto", "number", "choice", "yesno", "expression", "text"}
+    kind : {"auto", "number", "set", "choice", "yesno", "expression", "text"}
         Answer type; ``auto`` infers it from the gold answer (:func:`infer_kind`).
     percent : {"either", "fraction", "as-written"}
         How a percentage in the reply is read (see the module notes).
@@ -473,6 +561,8 @@ def grade(text: str, gold: str, kind: str = "auto", percent: str = "either") -> 
     kind = infer_kind(gold) if kind == "auto" else kind
     if kind == "number":
         return _grade_number(text, gold, percent)
+    if kind == "set":
+        return _grade_set(text, gold, percent)
     if kind == "choice":
         return _grade_choice(text, gold)
     if kind == "yesno":

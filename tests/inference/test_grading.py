@@ -262,3 +262,42 @@ def test_grade_markdown_bold_answer_math_verify_76():
 def test_decimal_without_leading_zero_is_a_number(text, gold, correct, extracted):
     verdict = grade(text, gold)
     assert (verdict.kind, verdict.correct, verdict.extracted) == ("number", correct, extracted)
+
+
+@pytest.mark.parametrize("text, gold, correct, extracted", [
+    (r"\boxed{1331 \text{ and } 1728}", "1331 and 1728", True, "1331, 1728"),
+    (r"\boxed{1728, 1331}", "1331 and 1728", True, "1728, 1331"),
+    ("The answer is 1728 and 1331, since both are cubes.", "1331 and 1728", True, "1728, 1331"),
+    (r"\boxed{x = 2 \text{ or } x = 1}", "x = 1 or x = 2", True, "2, 1"),
+    (r"\boxed{\{3, 2\}}", "2, 3", True, "3, 2"),
+    (r"\boxed{\frac{1}{2}; 3}", "0.5, 3", True, "1/2, 3"),
+    (r"\boxed{\sqrt{2}, -\sqrt{2}}", r"-\sqrt{2} \text{ and } \sqrt{2}", True, r"\sqrt{2}, -\sqrt{2}"),
+    (r"\boxed{1728}", "1331 and 1728", False, "1728"),
+    (r"\boxed{1331, 1728, 5}", "1331 and 1728", False, "1331, 1728, 5"),
+    ("The answer is 2.", "2, 3", False, "2"),
+])
+def test_set_gold_needs_the_same_set_in_any_order(text, gold, correct, extracted):
+    verdict = grade(text, gold)
+    assert (verdict.kind, verdict.correct, verdict.extracted) == ("set", correct, extracted)
+
+
+@pytest.mark.parametrize("text, gold, correct, extracted", [
+    (r"\boxed{1,2}", "2", False, "1, 2"),
+    (r"\boxed{2 \text{ or } 3}", "2", False, "2, 3"),
+    ("The answer is 2 or 3.", "2", False, "2, 3"),
+    (r"\boxed{1,2345}", "2345", False, "1, 2345"),
+    (r"\boxed{1,234}", "1234", True, "1234"),
+    (r"\boxed{1,234}", "1", False, "1234"),
+    (r"\boxed{12,345,678}", "12345678", True, "12345678"),
+    ("The answer is 40, in all, so 25 and 15 ...", "40", True, "40"),
+])
+def test_list_for_one_number_is_a_hedge_but_thousands_separator_is_a_number(text, gold, correct, extracted):
+    verdict = grade(text, gold)
+    assert (verdict.kind, verdict.correct, verdict.extracted) == ("number", correct, extracted)
+
+
+def test_infer_kind_tells_sets_from_numbers_and_notes():
+    golds = ("1331 and 1728", "2, 3", "x = 1 or x = 2", "1,2", "8,000", "0.12, lab: 0.28", "(2, 3)")
+    assert [infer_kind(g) for g in golds] == ["set", "set", "set", "set", "number", "number", "expression"]
+    with pytest.raises(ValueError, match="gold answer '7' is not a set of values"):
+        grade("7", "7", kind="set")
