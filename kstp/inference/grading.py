@@ -26,9 +26,14 @@ correct, and the reverse is wrong. Comparison is by answer type:
   ``;``, ``&``, "and", "or"; LaTeX set braces read through); half the set is wrong. A
   comma followed by exactly three digits is a thousands separator (``1,234`` is one
   number), any other comma separates values (``1,2``, ``1, 234``, ``1,2345``).
-- **choice**: an option letter only where it is anchored ("answer is C", "Answer:
-  (C)", ``\\boxed{C}``, or a reply that starts with the letter), so gold ``D`` is never
-  found inside a word such as "drastic".
+- **choice**: an option letter only where it is anchored ("answer is C", ``ANSWER:
+  $B$``, "Answer: (C)", ``\\boxed{C}``, ``\\boxed{E: <option text>}``,
+  ``\\boxed{\\textbf{(B)}}``, a ``(B)`` closing the last line, or a reply that starts with
+  ``B)``, ``(B)``, ``B.``), so gold ``D`` is never found inside a word such as "drastic".
+  An "I" before a lower-case word or an apostrophe ("Answer: I think it is D.") is the
+  pronoun: the option is the first letter in the rest of its sentence. A letter past
+  the question's option count (:func:`option_count`) is no option, so with fewer than
+  nine options an "I" never is one.
 - **yesno**: yes/no (true/false) only from an unambiguous signal: the final-answer
   phrase or box, or a reply that opens with it; both words there is no answer.
 - **expression**: symbolic equivalence with math-verify (sympy underneath), checked
@@ -55,7 +60,8 @@ import re
 from dataclasses import asdict, dataclass
 from fractions import Fraction
 
-__all__ = ["KINDS", "PERCENT_POLICIES", "Verdict", "grade", "extract_final", "parse_number", "infer_kind"]
+__all__ = ["KINDS", "PERCENT_POLICIES", "Verdict", "grade", "extract_final", "parse_number", "infer_kind",
+           "option_count"]
 
 KINDS = ("auto", "number", "set", "choice", "yesno", "expression", "text")
 PERCENT_POLICIES = ("either", "fraction", "as-written")
@@ -412,24 +418,70 @@ def _grade_number(text: str, gold: str, percent: str) -> Verdict:
     return Verdict("number", shown, method, ok, "correct" if ok else "wrong answer")
 
 
-_CHOICE_PATTERNS = (
-    re.compile(r"(?i:answer|option|choice)\s*(?i:is)?\s*(?i:option\s*)?[:\s]*[*_(\[]*\s*([A-J])\s*[)\]*_]*(?![\w])"),
-    re.compile(r"^\s*[*_]*(?:\(([A-J])\)|([A-J])[).:])"),
-)
+# An option letter where it is anchored: after "answer", "option" or "choice" (``ANSWER: $B$``,
+# "the answer is (C)"); at the start of a stated answer or reply (``E: <option text>``, ``(B)``,
+# ``B)``); in parentheses closing the reply's last line ("so the correct one is (B).").
+_PHRASE_LETTER_RE = re.compile(r"(?i:answer|option|choice)\s*(?i:is)?\s*(?i:option\s*)?[:\s]*[*_(\[$]*\s*([A-J])"
+                               r"\s*[)\]*_$]*(?![\w])")
+_LEADING_LETTER_RE = re.compile(r"^\s*[*_$]*\s*(?:\(([A-J])\)|([A-J])(?:[).:]|\s*[*_$]*\s*$))")
+_CLOSING_LETTER_RE = re.compile(r"\(([A-J])\)[\s.*_$]*$")
+# The English pronoun, not option I: "I" before a lower-case word or an apostrophe ("I think", "I'm").
+_PRONOUN_RE = re.compile(r"\s+[a-z]|['’]")
+_SENTENCE_END_RE = re.compile(r"[.!?](?=\s|$)|\n")
+_LOOSE_LETTER_RE = re.compile(r"(?<![\w'’])\(?([A-J])\)?(?![\w'’])")
 
 
-def _grade_choice(text: str, gold: str) -> Verdict:
+def option_count(question: str) -> int | None:
+    """The number of lettered options a question text lists, or ``None`` if it lists none.
+
+    An option is a line that opens with a letter and ``.``, ``)`` or ``:`` (``A. 12``,
+    ``(B) 14``), or a parenthesised letter after a space (``(A) 3 (B) 4``, not ``P(E)``); the count is
+    the run A, B, C, ... found, and fewer than two options is none.
+
+    Examples
+    --------
+    >>> option_count("Which is prime?\\nA. 4\\nB. 6\\nC. 7\\nD. 9\\nAnswer with A, B, C, or D.")
+    4
+    >>> option_count("Pick one: (A) 3 (B) 4 (C) 5") , option_count("What is 2 + 2?")
+    (3, None)
+    """
+    found = {a or b for a, b in re.findall(r"(?m)^\s*\(?([A-J])[.):]\s|(?<!\S)\(([A-J])\)\s", question + " ")}
+    count = next((i for i, letter in enumerate(_CHOICES) if letter not in found), len(_CHOICES))
+    return count if count >= 2 else None
+
+
+def _phrase_letter(text: str, m: re.Match, letters: tuple[str, ...]) -> str | None:
+    """The option an answer phrase names; after the pronoun "I", the first option in the rest of its sentence."""
+    letter = m.group(1)
+    if letter == "I" and _PRONOUN_RE.match(text, m.end(1)):
+        end = _SENTENCE_END_RE.search(text, m.end(1))
+        rest = text[m.end(1):end.start() if end else len(text)]
+        return next((x.group(1) for x in _LOOSE_LETTER_RE.finditer(rest)
+                     if x.group(1) in letters and not (x.group(1) == "I" and _PRONOUN_RE.match(rest, x.end(1)))),
+                    None)
+    return letter if letter in letters else None
+
+
+def _grade_choice(text: str, gold: str, options: int | None) -> Verdict:
+    letters = tuple(_CHOICES[:options] if options else _CHOICES)
     gold = gold.strip().upper()
+    if gold not in letters:
+        raise ValueError(f"gold answer {gold!r} is not one of the {options} options {letters[0]}-{letters[-1]}")
+    plain = _clean(text)  # \text{C}, \textbf{(B)}, $B$ and markdown read through
     candidate, method = extract_final(text)
     letter = None
     if method in ("boxed", "delimiter"):
-        m = re.fullmatch(r"\s*(?:\\text\{)?\(?([A-J])\)?\}?\s*", candidate)
-        letter = m.group(1) if m else None
-    if letter is None:
-        hits = [(m.start(), m.group(1)) for m in _CHOICE_PATTERNS[0].finditer(text)]
-        if hits:
-            letter, method = hits[-1][1], "phrase"
-    if letter is None and (m := _CHOICE_PATTERNS[1].match(text)):
+        m = _LEADING_LETTER_RE.match(_clean(candidate))
+        letter = m.group(1) or m.group(2) if m else None
+    if letter not in letters:
+        lines = plain.rstrip().rsplit("\n", 1)
+        closing = _CLOSING_LETTER_RE.search(lines[-1])
+        # by the letter's place, latest last; a phrase's letter that also closes the line stays a phrase
+        hits = [(len(plain) - len(lines[-1]) + closing.start(1), closing.group(1), "last-line")] if closing else []
+        hits += [(m.start(1), _phrase_letter(plain, m, letters), "phrase") for m in _PHRASE_LETTER_RE.finditer(plain)]
+        hits = sorted((h for h in hits if h[1] in letters), key=lambda h: h[0])
+        letter, method = hits[-1][1:] if hits else (None, None)
+    if letter is None and (m := _LEADING_LETTER_RE.match(plain)) and (m.group(1) or m.group(2)) in letters:
         letter, method = m.group(1) or m.group(2), "leading"
     if letter is None:
         return Verdict("choice", None, None, False, "no answer found")
@@ -521,7 +573,7 @@ def _grade_text(text: str, gold: str) -> Verdict:
     return Verdict("text", " ".join(said), method, ok, "correct" if ok else "wrong answer")
 
 
-def grade(text: str, gold: str, kind: str = "auto", percent: str = "either") -> Verdict:
+def grade(text: str, gold: str, kind: str = "auto", percent: str = "either", options: int | None = None) -> Verdict:
     """Extract the final answer of ``text`` and compare it with ``gold`` by answer type.
 
     Parameters
@@ -534,6 +586,10 @@ def grade(text: str, gold: str, kind: str = "auto", percent: str = "either") -> 
         Answer type; ``auto`` infers it from the gold answer (:func:`infer_kind`).
     percent : {"either", "fraction", "as-written"}
         How a percentage in the reply is read (see the module notes).
+    options : int, optional
+        How many lettered options the question has (2-10, :func:`option_count` of its
+        text); a letter past them is no option, so with fewer than 9 an "I" is always
+        the pronoun. ``None``: A-J.
 
     Returns
     -------
@@ -542,8 +598,9 @@ def grade(text: str, gold: str, kind: str = "auto", percent: str = "either") -> 
     Raises
     ------
     ValueError
-        On an unknown kind or percent policy, or a number kind with a gold answer
-        that is not a number.
+        On an unknown kind or percent policy, an option count outside 2-10, a number
+        (set) kind with a gold answer that is not a number (set), or a choice gold past
+        the options.
 
     Examples
     --------
@@ -558,13 +615,15 @@ def grade(text: str, gold: str, kind: str = "auto", percent: str = "either") -> 
         raise ValueError(f"unknown answer kind {kind!r}; use one of {', '.join(KINDS)}")
     if percent not in PERCENT_POLICIES:
         raise ValueError(f"unknown percent policy {percent!r}; use one of {', '.join(PERCENT_POLICIES)}")
+    if options is not None and not 2 <= options <= len(_CHOICES):
+        raise ValueError(f"option count {options} is outside 2-{len(_CHOICES)}")
     kind = infer_kind(gold) if kind == "auto" else kind
     if kind == "number":
         return _grade_number(text, gold, percent)
     if kind == "set":
         return _grade_set(text, gold, percent)
     if kind == "choice":
-        return _grade_choice(text, gold)
+        return _grade_choice(text, gold, options)
     if kind == "yesno":
         return _grade_yesno(text, gold)
     if kind == "text":

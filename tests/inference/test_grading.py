@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from kstp.inference.grading import grade, infer_kind
+from kstp.inference.grading import grade, infer_kind, option_count
 
 U_MINUS = "\u2212"
 
@@ -301,3 +301,44 @@ def test_infer_kind_tells_sets_from_numbers_and_notes():
     assert [infer_kind(g) for g in golds] == ["set", "set", "set", "set", "number", "number", "expression"]
     with pytest.raises(ValueError, match="gold answer '7' is not a set of values"):
         grade("7", "7", kind="set")
+
+
+@pytest.mark.parametrize("text, gold, options, extracted, method", [
+    ("ANSWER: $B$", "B", None, "B", "phrase"),
+    (r"\boxed{E: the fifth option}", "E", None, "E", "boxed"),
+    (r"\boxed{\text{C: mutually exclusive}}", "C", 4, "C", "boxed"),
+    (r"\boxed{\textbf{(B)}}", "B", 4, "B", "boxed"),
+    ("(B)", "B", 4, "B", "last-line"),
+    ("B) the slope is positive", "B", 4, "B", "leading"),
+    ("Checking each option, the correct one is (B).", "B", 4, "B", "last-line"),
+    ("Answer: I think it is D.", "D", 4, "D", "phrase"),
+    ("Answer: I think it is D.", "D", 10, "D", "phrase"),
+    ("Answer: I'm sure it is (C), as shown.", "C", None, "C", "phrase"),
+    ("Answer: I", "I", 10, "I", "phrase"),
+    ("The answer is I.", "I", 9, "I", "phrase"),
+])
+def test_option_letters_in_the_forms_models_write(text, gold, options, extracted, method):
+    verdict = grade(text, gold, options=options)
+    assert (verdict.kind, verdict.correct, verdict.extracted, verdict.method) == ("choice", True, extracted, method)
+
+
+@pytest.mark.parametrize("text, gold, options", [
+    ("Answer: I", "A", 4),                 # four options: "I" is no option
+    ("Answer: I think so.", "A", None),    # the pronoun, and no option after it
+    (r"\boxed{E}", "A", 4),                # a letter past the options
+])
+def test_letters_that_are_no_option_are_no_answer(text, gold, options):
+    verdict = grade(text, gold, options=options)
+    assert (verdict.extracted, verdict.reason) == (None, "no answer found")
+
+
+def test_option_count_from_the_question_text():
+    mmlu = "Which is prime?\nA. 4\nB. 6\nC. 7\nD. 9\nAnswer with A, B, C, or D."
+    assert option_count(mmlu) == 4
+    assert option_count("Given P(E) = 0.3 and P(F) = 0.1:\nA. independent\nB. exclusive") == 2
+    assert option_count("Pick one: (A) 3 (B) 4 (C) 5") == 3
+    assert option_count("What is 2 + 2?") is None and option_count("A. the only line") is None
+    with pytest.raises(ValueError, match="gold answer 'E' is not one of the 4 options A-D"):
+        grade("E", "E", options=4)
+    with pytest.raises(ValueError, match="option count 11 is outside 2-10"):
+        grade("A", "A", options=11)
