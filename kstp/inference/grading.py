@@ -35,7 +35,10 @@ correct, and the reverse is wrong. Comparison is by answer type:
   the question's option count (:func:`option_count`) is no option, so with fewer than
   nine options an "I" never is one.
 - **yesno**: yes/no (true/false) only from an unambiguous signal: the final-answer
-  phrase or box, or a reply that opens with it; both words there is no answer.
+  phrase or box, or a reply that opens with it. The word right after the answer phrase
+  decides ("The answer is no, even though some say yes." is no), unless the other word
+  is joined to it ("yes and no", "yes/no", "yes or no"): that is no answer, and the
+  verdict shows nothing extracted.
 - **expression**: symbolic equivalence with math-verify (sympy underneath), checked
   again where math-verify is known to be loose: two exact constants (factorials,
   powers, radicals inside fractions) must agree to 40 significant digits, and a
@@ -489,21 +492,30 @@ def _grade_choice(text: str, gold: str, options: int | None) -> Verdict:
 
 
 _YES, _NO = {"yes", "true"}, {"no", "false"}
+_YESNO_WORD = r"(?:yes|no|true|false)\b"
+# a yes/no joined to another: "yes and no", "Yes/No", "yes or no", "no, yes" ("No, no!" is no)
+_JOINED_RE = re.compile(rf"\W*({_YESNO_WORD})\s*(?:,|/|&|\band\b|\bor\b)\s*({_YESNO_WORD})", re.IGNORECASE)
+_FIRST_WORD_RE = re.compile(r"\W*([A-Za-z]+)")
 
 
 def _grade_yesno(text: str, gold: str) -> Verdict:
     gold_yes = gold.strip().lower() in _YES
     candidate, method = extract_final(text)
-    # A leading "Yes and no." / "yes/no" keeps both words, so it stays ambiguous.
-    if candidate is None and (m := re.match(r"\s*[*_]*((?:yes|no|true|false)(?:\s*(?:,|/|and|or)\s*"
-                                            r"(?:yes|no|true|false))*)\b", text, re.IGNORECASE)):
-        candidate, method = m.group(1), "leading"
+    if candidate is None and (m := re.match(rf"\s*[*_]*(?={_YESNO_WORD})", text, re.IGNORECASE)):
+        candidate, method = text[m.end():], "leading"
     if candidate is None:
         return Verdict("yesno", None, None, False, "no answer found")
-    words = {w.lower() for w in re.findall(r"[A-Za-z]+", candidate)}
-    says_yes, says_no = bool(words & _YES), bool(words & _NO)
-    if says_yes == says_no:
-        return Verdict("yesno", candidate, method, False, "no answer found")
+    said = _clean(candidate)
+    first = _FIRST_WORD_RE.match(said)
+    if first and first.group(1).lower() in _YES | _NO:
+        # the word right after the answer phrase decides: "no, even though some say yes" is no
+        says_yes, joined = first.group(1).lower() in _YES, _JOINED_RE.match(said)
+        ambiguous = bool(joined) and (joined.group(2).lower() in _YES) != says_yes
+    else:
+        words = {w.lower() for w in re.findall(r"[A-Za-z]+", said)}
+        says_yes, ambiguous = bool(words & _YES), bool(words & _YES) == bool(words & _NO)
+    if ambiguous:  # both words, or neither: nothing was answered
+        return Verdict("yesno", None, None, False, "no answer found")
     ok = says_yes == gold_yes
     return Verdict("yesno", "yes" if says_yes else "no", method, ok, "correct" if ok else "wrong answer")
 

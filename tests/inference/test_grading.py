@@ -342,3 +342,20 @@ def test_option_count_from_the_question_text():
         grade("E", "E", options=4)
     with pytest.raises(ValueError, match="option count 11 is outside 2-10"):
         grade("A", "A", options=11)
+
+
+@pytest.mark.parametrize("text, gold, extracted, reason", [
+    ("The answer is no, even though some people say yes.", "no", "no", "correct"),
+    ("The answer is yes, since no one objects.", "yes", "yes", "correct"),
+    ("Final Answer: **No**, though yes is tempting", "yes", "no", "wrong answer"),
+    ("No, no, no!", "no", "no", "correct"),
+    (r"\boxed{\text{Yes}}", "yes", "yes", "correct"),
+    ("The answer is probably yes.", "yes", "yes", "correct"),
+    ("Yes and no.", "yes", None, "no answer found"),
+    ("The answer is yes or no depending on the day.", "no", None, "no answer found"),
+    ("True/false", "true", None, "no answer found"),
+])
+def test_yes_no_is_the_word_right_after_the_answer_phrase(text, gold, extracted, reason):
+    verdict = grade(text, gold)
+    assert (verdict.kind, verdict.extracted, verdict.reason) == ("yesno", extracted, reason)
+    assert (verdict.extracted is None) == (verdict.method is None) == (reason == "no answer found")
