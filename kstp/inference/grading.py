@@ -258,7 +258,8 @@ def infer_kind(gold: str) -> str:
         return "choice"
     if gold.lower() in ("yes", "no", "true", "false"):
         return "yesno"
-    if not _WORD_RE.search(_LIST_SEP_RE.sub(" ", gold)) and len(_listed(_clean(gold), "as-written")) >= 2:
+    if (_LIST_SEP_RE.search(gold) and not _WORD_RE.search(_LIST_SEP_RE.sub(" ", gold))
+            and len(_listed(_clean(gold), "as-written")) >= 2):
         return "set"  # "1331 and 1728", "2, 3", "x = 1 or x = 2"
     if parse_number(gold, "as-written") is not None and _bare(_normalise(gold, grouped=True)):
         return "number"
@@ -438,8 +439,8 @@ def option_count(question: str) -> int | None:
     """The number of lettered options a question text lists, or ``None`` if it lists none.
 
     An option is a line that opens with a letter and ``.``, ``)`` or ``:`` (``A. 12``,
-    ``(B) 14``), or a parenthesised letter after a space (``(A) 3 (B) 4``, not ``P(E)``); the count is
-    the run A, B, C, ... found, and fewer than two options is none.
+    ``(B) 14``), or a parenthesised letter after a space (``(A) 3 (B) 4``, not
+    ``P(E)``); the count is the run A, B, C, ... found, and fewer than two is none.
 
     Examples
     --------
@@ -469,13 +470,13 @@ def _grade_choice(text: str, gold: str, options: int | None) -> Verdict:
     letters = tuple(_CHOICES[:options] if options else _CHOICES)
     gold = gold.strip().upper()
     if gold not in letters:
-        raise ValueError(f"gold answer {gold!r} is not one of the {options} options {letters[0]}-{letters[-1]}")
+        raise ValueError(f"gold answer {gold!r} is not one of the options {letters[0]}-{letters[-1]}")
     plain = _clean(text)  # \text{C}, \textbf{(B)}, $B$ and markdown read through
     candidate, method = extract_final(text)
     letter = None
     if method in ("boxed", "delimiter"):
         m = _LEADING_LETTER_RE.match(_clean(candidate))
-        letter = m.group(1) or m.group(2) if m else None
+        letter = (m.group(1) or m.group(2)) if m else None
     if letter not in letters:
         lines = plain.rstrip().rsplit("\n", 1)
         closing = _CLOSING_LETTER_RE.search(lines[-1])
