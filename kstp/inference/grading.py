@@ -71,7 +71,7 @@ PERCENT_POLICIES = ("either", "fraction", "as-written")
 _CHOICES = "ABCDEFGHIJ"
 
 _PHRASE_RE = re.compile(
-    r"(?:final answer|the answer|answer)\s*(?:is|:|=)?\s*[:=]?\s*(.+?)(?:\n|$|(?<=[^\d\s])\.(?=\s|$))",
+    r"\b(?:final answers?|the answers?|answers?)\b\s*(?:is|are|:|=)?\s*[:=]?\s*(.+?)(?:\n|$|(?<=[^\d\s])\.(?=\s|$))",
     re.IGNORECASE)
 _SCI = r"(?:\s*(?:\\times|\\cdot|×|·|\*)\s*10\s*\^\s*\{?\s*(?P<exp2>[-+−]?\d+)\s*\}?)"
 _NUMBER_RE = re.compile(

@@ -200,6 +200,7 @@ CORPUS = [
     ("phrase", "So the answer is 12 apples because 3 times 4 is 12.", "12", True),
     ("phrase", "The answer is $1,250.", "1250", True),
     ("phrase", "The answer is x = 5.", "5", True),
+    ("phrase", "He answered 5 questions; the answer is 7.", "7", True),  # "answered" is no answer phrase
     # the word \boxed without braces does not hide the real box
     ("boxed", r"so \boxed{14}. I put the result in \boxed as asked.", "14", True),
     ("boxed", r"The final answer goes in \boxed; here: \boxed{7}, as \boxed requires", "7", True),
@@ -268,6 +269,7 @@ def test_decimal_without_leading_zero_is_a_number(text, gold, correct, extracted
     (r"\boxed{1331 \text{ and } 1728}", "1331 and 1728", True, "1331, 1728"),
     (r"\boxed{1728, 1331}", "1331 and 1728", True, "1728, 1331"),
     ("The answer is 1728 and 1331, since both are cubes.", "1331 and 1728", True, "1728, 1331"),
+    ("The answers are 1728 and 1331.", "1331 and 1728", True, "1728, 1331"),
     (r"\boxed{x = 2 \text{ or } x = 1}", "x = 1 or x = 2", True, "2, 1"),
     (r"\boxed{\{3, 2\}}", "2, 3", True, "3, 2"),
     (r"\boxed{\frac{1}{2}; 3}", "0.5, 3", True, "1/2, 3"),
