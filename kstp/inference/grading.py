@@ -23,9 +23,10 @@ correct, and the reverse is wrong. Comparison is by answer type:
   answer is 2 or 3") is a hedge and wrong.
 - **set**: a gold naming several values (``1331 and 1728``, ``2, 3``, ``x = 1 or x =
   2``) needs the same values, in any order, joined by any of the separators (a comma,
-  ``;``, ``&``, "and", "or"; LaTeX set braces read through); half the set is wrong. A
-  comma followed by exactly three digits is a thousands separator (``1,234`` is one
-  number), any other comma separates values (``1,2``, ``1, 234``, ``1,2345``).
+  ``;``, ``&``, "and", "or"; LaTeX set braces read through; the boxes of the last line
+  that has one are read together); half the set is wrong. A comma followed by exactly
+  three digits is a thousands separator (``1,234`` is one number), any other comma
+  separates values (``1,2``, ``1, 234``, ``1,2345``).
 - **choice**: an option letter only where it is anchored ("answer is C", ``ANSWER:
   $B$``, "Answer: (C)", ``\\boxed{C}``, ``\\boxed{E: <option text>}``,
   ``\\boxed{\\textbf{(B)}}``, a ``(B)`` closing the last line, or a reply that starts with
@@ -131,14 +132,22 @@ class Verdict:
         return asdict(self)
 
 
-def _last_boxed(text: str) -> str | None:
-    for m in reversed(list(_BOX_RE.finditer(text))):
+def _boxes(text: str) -> list[tuple[int, str]]:
+    """Every closed ``\\boxed{...}`` of ``text`` in order: where it starts and what it holds."""
+    found = []
+    for m in _BOX_RE.finditer(text):
         depth = 0
         for i in range(m.end() - 1, len(text)):
             depth += {"{": 1, "}": -1}.get(text[i], 0)
             if depth == 0:
-                return text[m.end():i].strip()
-    return None
+                found.append((m.start(), text[m.end():i].strip()))
+                break
+    return found
+
+
+def _last_boxed(text: str) -> str | None:
+    boxes = _boxes(text)
+    return boxes[-1][1] if boxes else None
 
 
 def _is_heading(line: str) -> bool:
@@ -390,6 +399,10 @@ def _grade_set(text: str, gold: str, percent: str) -> Verdict:
     candidate, method = extract_final(text)
     if candidate is None:
         return Verdict("set", None, None, False, "no answer found")
+    if method == "boxed":  # one box per value: "$\\boxed{1331}$ and $\\boxed{1728}$" on the last boxed line
+        boxes = _boxes(text)
+        line = text.rfind("\n", 0, boxes[-1][0]) + 1
+        candidate = ", ".join(content for start, content in boxes if start >= line and not _BOX_RE.search(content))
     said = _listed(_clean(candidate), percent, leading=method == "phrase")
     if not said:
         return Verdict("set", candidate, method, False, "unparseable answer")

@@ -270,6 +270,8 @@ def test_decimal_without_leading_zero_is_a_number(text, gold, correct, extracted
     (r"\boxed{1728, 1331}", "1331 and 1728", True, "1728, 1331"),
     ("The answer is 1728 and 1331, since both are cubes.", "1331 and 1728", True, "1728, 1331"),
     ("The answers are 1728 and 1331.", "1331 and 1728", True, "1728, 1331"),
+    (r"The solutions are $\boxed{1728}$ and $\boxed{1331}$.", "1331 and 1728", True, "1728, 1331"),
+    ("First \\boxed{1331}\nso in the end \\boxed{1728}", "1331 and 1728", False, "1728"),
     (r"\boxed{x = 2 \text{ or } x = 1}", "x = 1 or x = 2", True, "2, 1"),
     (r"\boxed{\{3, 2\}}", "2, 3", True, "3, 2"),
     (r"\boxed{\frac{1}{2}; 3}", "0.5, 3", True, "1/2, 3"),
