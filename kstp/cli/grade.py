@@ -49,9 +49,9 @@ class _ReplyCommand(click.Command):
               help="Answer type; auto infers it from the gold answer.")
 @click.option("--percent", type=click.Choice(PERCENT_POLICIES), default="either", show_default=True,
               help="How a percentage in TEXT is read: either 50%=0.5 or 50%=50, fraction, or as-written.")
-@click.option("--options", "options", type=click.IntRange(2, 10), default=None,
+@click.option("--options", type=click.IntRange(2, 10), default=None,
               help="How many lettered options the question has; a letter past them is no option "
-                   "(with fewer than 9, 'I' is always the pronoun). Default: A-J.")
+                   "(with fewer than 9, 'I' is never one). Default: A-J.")
 @json_option
 def grade(text: str, gold: str, kind: str, percent: str, options: int | None, as_json: bool) -> None:
     """Extract the final answer of TEXT (- reads stdin) and grade it against --gold.

@@ -614,8 +614,8 @@ def grade(text: str, gold: str, kind: str = "auto", percent: str = "either", opt
         How a percentage in the reply is read (see the module notes).
     options : int, optional
         How many lettered options the question has (2-10, :func:`option_count` of its
-        text); a letter past them is no option, so with fewer than 9 an "I" is always
-        the pronoun. ``None``: A-J.
+        text); a letter past them is no option, so with fewer than 9 an "I" never is
+        one. ``None``: A-J.
 
     Returns
     -------
