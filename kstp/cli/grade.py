@@ -13,29 +13,65 @@ from kstp.inference.grading import grade as grade_answer
 __all__ = ["grade"]
 
 
-@click.command()
+class _ReplyCommand(click.Command):
+    """A command whose one argument, a reply, may start with ``-`` without a ``--`` before it.
+
+    Replies do: a negative number (``-3``), a markdown bullet (``- so 12``). Click reads
+    such a token as an option and stops with "No such option"; here every token that is
+    not one of the command's options (nor the value of one) is the reply, while a
+    mistyped long option (``--jsn``) is still refused.
+    """
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        takes_value = {name: not (param.is_flag or param.count)
+                       for param in self.get_params(ctx) if isinstance(param, click.Option)
+                       for name in (*param.opts, *param.secondary_opts)}
+        options, reply, i = [], [], 0
+        while i < len(args):
+            arg, name = args[i], args[i].split("=", 1)[0]
+            if arg == "--":
+                reply += args[i + 1:]
+                break
+            if name in takes_value:
+                step = 2 if takes_value[name] and "=" not in arg else 1
+                options += args[i:i + step]
+                i += step
+                continue
+            (options if arg.startswith("--") and arg[2:3].isalpha() else reply).append(arg)
+            i += 1
+        return super().parse_args(ctx, [*options, "--", *reply])
+
+
+@click.command(cls=_ReplyCommand)
 @click.argument("text")
-@click.option("--gold", required=True, help="The gold answer.")
+@click.option("--gold", required=True, help="The gold answer (a negative one too: --gold -3).")
 @click.option("--type", "kind", type=click.Choice(KINDS), default="auto", show_default=True,
               help="Answer type; auto infers it from the gold answer.")
 @click.option("--percent", type=click.Choice(PERCENT_POLICIES), default="either", show_default=True,
               help="How a percentage in TEXT is read: either 50%=0.5 or 50%=50, fraction, or as-written.")
+@click.option("--options", type=click.IntRange(2, 10), default=None,
+              help="How many lettered options the question has; a letter past them is no option "
+                   "(with fewer than 9, 'I' is never one). Default: A-J.")
 @json_option
-def grade(text: str, gold: str, kind: str, percent: str, as_json: bool) -> None:
+def grade(text: str, gold: str, kind: str, percent: str, options: int | None, as_json: bool) -> None:
     """Extract the final answer of TEXT (- reads stdin) and grade it against --gold.
 
     Prints the extracted answer, where it was found, the verdict and the reason
-    ("no answer found" is not "wrong answer"). Exit status 0 whatever the verdict.
+    ("no answer found" is not "wrong answer"). TEXT may start with "-" (a negative
+    number, a markdown bullet); no "--" is needed. Exit status 0 whatever the verdict.
 
     \b
     Examples:
       kstp grade --gold 9500 'so the price is \\boxed{\\$9{,}500}'
       kstp grade --gold D --json 'That is drastic.'
+      kstp grade --gold -3 '- so x = -3'
+      kstp grade --gold D --options 4 'Answer: I think it is D.'
+      kstp grade --gold '1331 and 1728' '\\boxed{1728, 1331}'
     """
     if text == "-":
         text = sys.stdin.read()
     try:
-        verdict = grade_answer(text, gold, kind, percent)
+        verdict = grade_answer(text, gold, kind, percent, options)
     except ValueError as exc:
         raise click.BadParameter(str(exc), param_hint="--gold") from None
     if as_json:

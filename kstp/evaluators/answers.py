@@ -27,7 +27,7 @@ import pandas as pd
 from kstp.graph.store import GraphStore
 from kstp.graph.structures import answerable_questions
 from kstp.inference.backend import Backend, Completion, Message, Sampling
-from kstp.inference.grading import Verdict, grade
+from kstp.inference.grading import Verdict, grade, option_count
 from kstp.inference.runs import RunSpec, finish_run, generate_and_store, model_learner_id, open_run, write_verdicts
 
 __all__ = ["NAME", "VERSION", "HIGHER_IS_BETTER", "SYSTEM_PROMPT", "build_prompt", "score_item", "aggregate",
@@ -50,8 +50,8 @@ def build_prompt(text: str) -> list[Message]:
     return [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": USER_TEMPLATE.format(text=text)}]
 
 
-def score_item(completion: Completion, gold: str) -> Verdict:
-    """Grade one completion.
+def score_item(completion: Completion, gold: str, options: int | None = None) -> Verdict:
+    """Grade one completion (``options``: the question's option count, :func:`~kstp.inference.grading.grade`).
 
     A completion without text (its ``error`` is the reason, else "empty output") and
     a truncated one (``finish_reason == "length"``: the reply never reached its final
@@ -68,7 +68,7 @@ def score_item(completion: Completion, gold: str) -> Verdict:
         return Verdict("none", None, None, False, completion.error or "empty output")
     if completion.finish_reason == "length":
         return Verdict("none", None, None, False, "truncated")
-    return grade(completion.text, gold)
+    return grade(completion.text, gold, options=options)
 
 
 @dataclass
@@ -134,9 +134,10 @@ def evaluate(store: GraphStore, backend: Backend, dataset: str, sampling: Sampli
     store.write_nodes("Learner", pd.DataFrame([{"id": learner, "kind": "model", "localId": backend.model}]))
     prompts = {q: build_prompt(t) for q, t in zip(questions["questionId"], questions["text"], strict=True)}
     gold = dict(zip(questions["questionId"], questions["answer"], strict=True))
+    choices = {q: option_count(t) for q, t in zip(questions["questionId"], questions["text"], strict=True)}
 
     def grade_chunk(rows: pd.DataFrame, completions: list[Completion]) -> None:
-        verdicts = [score_item(c, gold[q]) for q, c in zip(rows["question"], completions, strict=True)]
+        verdicts = [score_item(c, gold[q], choices[q]) for q, c in zip(rows["question"], completions, strict=True)]
         write_verdicts(store, rows["id"], verdicts)
 
     status, requested, done = "interrupted", len(prompts) * sampling.n, 0

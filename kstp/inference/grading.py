@@ -11,19 +11,35 @@ correct, and the reverse is wrong. Comparison is by answer type:
 
 - **number**: parsed exactly as a fraction: thousands separators (``8,000``,
   ``9{,}500``, ``45,\\!000``, ``10\\,000``, ``10 000``), currency signs, U+2212 minus,
-  decimals, scientific notation (``1e3``, ``4 \\times 10^{6}``, ``4\\cdot10^6``),
-  ``3/4``, ``\\frac{1}{2}`` and ``\\tfrac78``, mixed numbers (``3 1/2`` and
-  ``1\\frac{7}{8}`` = 15/8) and percentages by the percent policy. Equal when
+  decimals (``.5`` and ``-.25`` too, without a leading zero), scientific notation
+  (``1e3``, ``4 \\times 10^{6}``, ``4\\cdot10^6``), ``3/4``, ``\\frac{1}{2}`` and
+  ``\\tfrac78``, mixed numbers (``3 1/2`` and ``1\\frac{7}{8}`` = 15/8) and percentages
+  by the percent policy. Equal when
   ``|answer - gold| <= 1e-6 * |gold|`` (a *relative* tolerance, for rounded decimals;
   a gold of 0 needs exactly 0). A number never matches inside a longer one: gold ``5``
   does not match ``25``. A number with a symbol attached (``\\pm 3``, ``3\\sqrt{2}``,
   ``3\\pi``, ``5!``, ``2^{10}``) is that value, computed exactly with sympy, never the
-  bare number.
-- **choice**: an option letter only where it is anchored ("answer is C", "Answer:
-  (C)", ``\\boxed{C}``, or a reply that starts with the letter), so gold ``D`` is never
-  found inside a word such as "drastic".
+  bare number. A list of values where one is asked (``\\boxed{1,2}`` for gold 2, "the
+  answer is 2 or 3") is a hedge and wrong.
+- **set**: a gold naming several values (``1331 and 1728``, ``2, 3``, ``x = 1 or x =
+  2``) needs the same values, in any order, joined by any of the separators (a comma,
+  ``;``, ``&``, "and", "or"; LaTeX set braces read through; the boxes of the last line
+  that has one are read together); half the set is wrong. A comma followed by exactly
+  three digits is a thousands separator (``1,234`` is one number), any other comma
+  separates values (``1,2``, ``1, 234``, ``1,2345``).
+- **choice**: an option letter only where it is anchored ("answer is C", ``ANSWER:
+  $B$``, "Answer: (C)", ``\\boxed{C}``, ``\\boxed{E: <option text>}``,
+  ``\\boxed{\\textbf{(B)}}``, a ``(B)`` closing the last line, or a reply that starts with
+  ``B)``, ``(B)``, ``B.``), so gold ``D`` is never found inside a word such as "drastic".
+  An "I" before a lower-case word or an apostrophe ("Answer: I think it is D.") is the
+  pronoun: the option is the first letter in the rest of its sentence. A letter past
+  the question's option count (:func:`option_count`) is no option, so with fewer than
+  nine options an "I" never is one.
 - **yesno**: yes/no (true/false) only from an unambiguous signal: the final-answer
-  phrase or box, or a reply that opens with it; both words there is no answer.
+  phrase or box, or a reply that opens with it. The word right after the answer phrase
+  decides ("The answer is no, even though some say yes." is no), unless the other word
+  is joined to it ("yes and no", "yes/no", "yes or no"): that is no answer, and the
+  verdict shows nothing extracted.
 - **expression**: symbolic equivalence with math-verify (sympy underneath), checked
   again where math-verify is known to be loose: two exact constants (factorials,
   powers, radicals inside fractions) must agree to 40 significant digits, and a
@@ -48,20 +64,22 @@ import re
 from dataclasses import asdict, dataclass
 from fractions import Fraction
 
-__all__ = ["KINDS", "PERCENT_POLICIES", "Verdict", "grade", "extract_final", "parse_number", "infer_kind"]
+__all__ = ["KINDS", "PERCENT_POLICIES", "Verdict", "grade", "extract_final", "parse_number", "infer_kind",
+           "option_count"]
 
-KINDS = ("auto", "number", "choice", "yesno", "expression", "text")
+KINDS = ("auto", "number", "set", "choice", "yesno", "expression", "text")
 PERCENT_POLICIES = ("either", "fraction", "as-written")
 _CHOICES = "ABCDEFGHIJ"
 
 _PHRASE_RE = re.compile(
-    r"(?:final answer|the answer|answer)\s*(?:is|:|=)?\s*[:=]?\s*(.+?)(?:\n|$|(?<=[^\d\s])\.(?=\s|$))",
+    r"\b(?:final answers?|the answers?|answers?)\b\s*(?:is|are|:|=)?\s*[:=]?\s*(.+?)(?:\n|$|(?<=[^\d\s])\.(?=\s|$))",
     re.IGNORECASE)
 _SCI = r"(?:\s*(?:\\times|\\cdot|×|·|\*)\s*10\s*\^\s*\{?\s*(?P<exp2>[-+−]?\d+)\s*\}?)"
 _NUMBER_RE = re.compile(
     r"(?<![\w.^])(?P<sign>[-−–])?\s?\\?\$?\s?(?:(?P<whole>\d+)\s+(?P<mnum>\d+)/(?P<mden>\d+)"
     r"|(?P<num>\d+)\s*/\s*(?P<den>\d+)"
-    r"|(?P<int>\d{1,3}(?:(?:,|\{,\})\d{3})+|\d+)(?P<dec>\.\d+)?(?:[eE](?P<exp>[-+]?\d+)|" + _SCI + r")?)"
+    r"|(?:(?P<int>\d{1,3}(?:(?:,|\{,\})\d{3})+|\d+)(?P<dec>\.\d+)?|(?P<point>\.\d+))"  # .5: no leading zero
+    r"(?:[eE](?P<exp>[-+]?\d+)|" + _SCI + r")?)"
     r"(?P<pct>\s?\\?%)?(?![\w])")
 _DELIMITER_RE = re.compile(r"^[ \t]*####[ \t]*(\S.*?)[ \t]*$", re.MULTILINE)
 _FRAC_RE = re.compile(r"\\[dt]?frac\s*(?:\{\s*([-−]?\d+)\s*\}|(\d))\s*(?:\{\s*(\d+)\s*\}|(\d))")
@@ -75,6 +93,12 @@ _INERT_RE = re.compile(r"\\left|\\right|\\displaystyle|\\[,;:! ]|\^\s*\{?\s*\\ci
 _UNIT_RE = re.compile(r"(?<!\\)\b[A-Za-z]{2,}(?:\s*\^\s*\{?\d\}?)?|[\s.,;:]")
 # a symbol that makes a number another value (\pm 3, 3\pi, 5!, 2^{10}, 3\sqrt{2}, 2i)
 _SYMBOL_RE = re.compile(r"\\[A-Za-z]+|[!^√π±∓∞+*/()\[\]{}=<>_×·-]|(?<=\d)[a-zA-Z]\b")
+# Between the values of a list: a comma that is no thousands separator (one followed by
+# exactly three digits is: 1,234), a semicolon, "&", "and", "or".
+_LIST_SEP_RE = re.compile(r"\s*(?:,(?!\d{3}(?!\d))|;|&|\b(?:and|or)\b)\s*", re.IGNORECASE)
+_SET_BRACES_RE = re.compile(r"\\[{}]")
+# a word (not a LaTeX command): a gold or a phrase list with one is prose, not a list
+_WORD_RE = re.compile(r"(?<!\\)\b[A-Za-z]{2,}\b")
 _PHRASE_END_RE = re.compile(r",\s|;\s|\s(?:so|since|because|which|as|and|or|for|in)\s", re.IGNORECASE)
 _TOLERANCE = Fraction(1, 10**6)
 
@@ -86,7 +110,8 @@ class Verdict:
     Attributes
     ----------
     kind : str
-        The answer type compared (``number``, ``choice``, ``yesno``, ``expression``).
+        The answer type compared (``number``, ``set``, ``choice``, ``yesno``, ``expression``,
+        ``text``; ``none`` where a failed completion was never graded).
     extracted : str or None
         What was taken as the final answer, normalised (``None``: nothing found).
     method : str or None
@@ -107,14 +132,22 @@ class Verdict:
         return asdict(self)
 
 
-def _last_boxed(text: str) -> str | None:
-    for m in reversed(list(_BOX_RE.finditer(text))):
+def _boxes(text: str) -> list[tuple[int, str]]:
+    """Every closed ``\\boxed{...}`` of ``text`` in order: where it starts and what it holds."""
+    found = []
+    for m in _BOX_RE.finditer(text):
         depth = 0
         for i in range(m.end() - 1, len(text)):
             depth += {"{": 1, "}": -1}.get(text[i], 0)
             if depth == 0:
-                return text[m.end():i].strip()
-    return None
+                found.append((m.start(), text[m.end():i].strip()))
+                break
+    return found
+
+
+def _last_boxed(text: str) -> str | None:
+    boxes = _boxes(text)
+    return boxes[-1][1] if boxes else None
 
 
 def _is_heading(line: str) -> bool:
@@ -170,7 +203,7 @@ def _value(m: re.Match) -> Fraction | None:
     if m.group("num"):
         den = int(m.group("den"))
         return sign * Fraction(int(m.group("num")), den) if den else None
-    digits = m.group("int").replace("{,}", "").replace(",", "") + (m.group("dec") or "")
+    digits = (m.group("int") or "0").replace("{,}", "").replace(",", "") + (m.group("dec") or m.group("point") or "")
     exp = int((m.group("exp") or m.group("exp2") or "0").replace("−", "-"))
     return sign * Fraction(digits) * Fraction(10) ** exp
 
@@ -220,19 +253,23 @@ def _close(a: Fraction, gold: Fraction) -> bool:
 
 
 def infer_kind(gold: str) -> str:
-    """The answer type a gold answer implies: choice, yesno, number, text or expression.
+    """The answer type a gold answer implies: choice, yesno, set, number, text or expression.
 
-    A gold note that states a number (``"0.12, lab: 0.28"``) is a number: its first one.
+    Two or more values joined by list separators and no other word are a set. A gold
+    note that states a number (``"0.12, lab: 0.28"``) is a number: its first one.
     Words only, one of them at least three letters long (``"impossible"``), is text.
 
-    >>> [infer_kind(g) for g in ("C", "yes", "0.40", "x^2+1", "0.12, lab: 0.28", "impossible", "4e6")]
-    ['choice', 'yesno', 'number', 'expression', 'number', 'text', 'number']
+    >>> [infer_kind(g) for g in ("C", "yes", "0.40", "x^2+1", "0.12, lab: 0.28", "impossible", "4e6", "2, 3")]
+    ['choice', 'yesno', 'number', 'expression', 'number', 'text', 'number', 'set']
     """
     gold = gold.strip()
     if len(gold) == 1 and gold.upper() in _CHOICES:
         return "choice"
     if gold.lower() in ("yes", "no", "true", "false"):
         return "yesno"
+    if (_LIST_SEP_RE.search(gold) and not _WORD_RE.search(_LIST_SEP_RE.sub(" ", gold))
+            and len(_listed(_clean(gold), "as-written")) >= 2):
+        return "set"  # "1331 and 1728", "2, 3", "x = 1 or x = 2"
     if parse_number(gold, "as-written") is not None and _bare(_normalise(gold, grouped=True)):
         return "number"
     if _numbers(gold, "as-written") and re.search(r"(?<!\\)\b[a-zA-Z]{3,}\b", gold):
@@ -270,13 +307,62 @@ def _exact_value(text: str) -> Fraction | None:
 def _clean(candidate: str) -> str:
     text = _WRAPPERS_RE.sub(lambda m: f" {m.group(1)} ", candidate)
     text = _GROUP_SPACING_RE.sub(lambda m: "," if "," in m.group(0) else "", text)
-    text = _INERT_RE.sub(" ", _MARKDOWN_RE.sub("", text))
-    return text.rsplit("=", 1)[-1] if "=" in text else text
+    return _INERT_RE.sub(" ", _MARKDOWN_RE.sub("", text))
+
+
+def _shown(values: list[Fraction]) -> str:
+    """One value as a verdict shows it: the value as written where a percentage reads two ways."""
+    return str(values[-1] if len(values) == 1 else values[0])
+
+
+def _element(element: str, percent: str) -> tuple[list[Fraction], str] | None:
+    """One stated value (``x = 3``, ``3 cm``, ``3\\sqrt{2}``): its admissible values and how it
+    reads (a number as its value, a constant as written); ``None``: not one value."""
+    text = _normalise(element.rsplit("=", 1)[-1], grouped=True)
+    matches = _matches(text)
+    if not matches:
+        return None
+    if len(matches) == 1 and not _SYMBOL_RE.search(_residue(text, matches)):
+        values = _admissible(matches[0], _value(matches[0]), percent)
+        return values, _shown(values)
+    exact = _exact_value(text.strip())
+    return ([exact], element.rsplit("=", 1)[-1].strip()) if exact is not None else None
+
+
+def _listed(text: str, percent: str, leading: bool = False) -> list[tuple[list[Fraction], str]]:
+    """The values a cleaned answer states, in order: each one's admissible values and reading.
+
+    Values are separated by a comma that is not a thousands separator, ``;``, ``&``,
+    "and" or "or"; LaTeX set braces are read through. Every element must be a value,
+    else ``[]``. With ``leading`` (an answer phrase, which runs on into its sentence):
+    the word-free values the phrase opens with, up to its first sentence end ("2 and 3,
+    since 5 is odd" is 2 and 3).
+    """
+    if leading:
+        text = re.split(r"\.(?=\s|$)", text, maxsplit=1)[0]
+    elements = [e for e in _LIST_SEP_RE.split(_SET_BRACES_RE.sub(" ", text)) if e.strip()]
+    values = []
+    for element in elements:
+        value = None if leading and _WORD_RE.search(element) else _element(element, percent)
+        if value is None:
+            if leading:
+                break
+            return []
+        values.append(value)
+    return values
 
 
 def _candidate_values(candidate: str, method: str, percent: str) -> tuple[list[Fraction] | None, str]:
-    """The admissible values a stated answer gives, and how it reads (``None``: unparseable)."""
+    """The admissible values a stated answer gives, and how it reads (``None``: unparseable).
+
+    A list of values (``1, 2``; ``2 or 3``) where one value is asked is a hedge: no value
+    is admissible.
+    """
     text = _clean(candidate)
+    listed = _listed(text, percent, leading=method == "phrase")
+    if len(listed) >= 2:
+        return [], ", ".join(shown for _, shown in listed)
+    text = text.rsplit("=", 1)[-1]
     if method == "phrase":
         text = _PHRASE_END_RE.split(text, 1)[0]
     text = _normalise(text, grouped=True)
@@ -288,7 +374,7 @@ def _candidate_values(candidate: str, method: str, percent: str) -> tuple[list[F
         exact = _exact_value(text.strip())
         return ([exact] if exact is not None else []), candidate.strip()
     values = _admissible(chosen, _value(chosen), percent)
-    return values, str(values[-1] if len(values) == 1 else values[0])
+    return values, _shown(values)
 
 
 def _attached(text: str, m: re.Match) -> bool:
@@ -296,6 +382,32 @@ def _attached(text: str, m: re.Match) -> bool:
     before, after = text[max(0, m.start() - 6):m.start()], text[m.end():m.end() + 6]
     return bool(re.search(r"(?:\\pm|\\mp|±|∓|\\sqrt\s*\{?|√|\^\s*\{?)\s*$", before)
                 or re.match(r"\s*(?:\\pi|π|!|\\sqrt|√|\^|\\cdot\s*\\?[a-zA-Z]|i\b)", after))
+
+
+def _same_set(said: list[tuple[list[Fraction], str]], wanted: list[tuple[list[Fraction], str]]) -> bool:
+    """Every stated value is a gold value and every gold value is stated (order and repeats aside)."""
+    def match(values: list[Fraction], gold: list[Fraction]) -> bool:
+        return any(_close(v, gold[0]) for v in values)
+    return (all(any(match(s, w) for w, _ in wanted) for s, _ in said)
+            and all(any(match(s, w) for s, _ in said) for w, _ in wanted))
+
+
+def _grade_set(text: str, gold: str, percent: str) -> Verdict:
+    wanted = _listed(_clean(gold), "as-written")
+    if len(wanted) < 2:
+        raise ValueError(f"gold answer {gold!r} is not a set of values")
+    candidate, method = extract_final(text)
+    if candidate is None:
+        return Verdict("set", None, None, False, "no answer found")
+    if method == "boxed":  # one box per value: "$\\boxed{1331}$ and $\\boxed{1728}$" on the last boxed line
+        boxes = _boxes(text)
+        line = text.rfind("\n", 0, boxes[-1][0]) + 1
+        candidate = ", ".join(content for start, content in boxes if start >= line and not _BOX_RE.search(content))
+    said = _listed(_clean(candidate), percent, leading=method == "phrase")
+    if not said:
+        return Verdict("set", candidate, method, False, "unparseable answer")
+    ok = _same_set(said, wanted)
+    return Verdict("set", ", ".join(shown for _, shown in said), method, ok, "correct" if ok else "wrong answer")
 
 
 def _grade_number(text: str, gold: str, percent: str) -> Verdict:
@@ -314,7 +426,7 @@ def _grade_number(text: str, gold: str, percent: str) -> Verdict:
             shown = normalised[max(0, last.start() - 4):last.end() + 4].strip()
             return Verdict("number", shown, method, False, "wrong answer")
         values = _admissible(last, _value(last), percent)
-        shown = str(values[-1] if len(values) == 1 else values[0])
+        shown = _shown(values)
     else:
         values, shown = _candidate_values(candidate, method, percent)
         if values is None:
@@ -323,24 +435,70 @@ def _grade_number(text: str, gold: str, percent: str) -> Verdict:
     return Verdict("number", shown, method, ok, "correct" if ok else "wrong answer")
 
 
-_CHOICE_PATTERNS = (
-    re.compile(r"(?i:answer|option|choice)\s*(?i:is)?\s*(?i:option\s*)?[:\s]*[*_(\[]*\s*([A-J])\s*[)\]*_]*(?![\w])"),
-    re.compile(r"^\s*[*_]*(?:\(([A-J])\)|([A-J])[).:])"),
-)
+# An option letter where it is anchored: after "answer", "option" or "choice" (``ANSWER: $B$``,
+# "the answer is (C)"); at the start of a stated answer or reply (``E: <option text>``, ``(B)``,
+# ``B)``); in parentheses closing the reply's last line ("so the correct one is (B).").
+_PHRASE_LETTER_RE = re.compile(r"(?i:answer|option|choice)\s*(?i:is)?\s*(?i:option\s*)?[:\s]*[*_(\[$]*\s*([A-J])"
+                               r"\s*[)\]*_$]*(?![\w])")
+_LEADING_LETTER_RE = re.compile(r"^\s*[*_$]*\s*(?:\(([A-J])\)|([A-J])(?:[).:]|\s*[*_$]*\s*$))")
+_CLOSING_LETTER_RE = re.compile(r"\(([A-J])\)[\s.*_$]*$")
+# The English pronoun, not option I: "I" before a lower-case word or an apostrophe ("I think", "I'm").
+_PRONOUN_RE = re.compile(r"\s+[a-z]|['’]")
+_SENTENCE_END_RE = re.compile(r"[.!?](?=\s|$)|\n")
+_LOOSE_LETTER_RE = re.compile(r"(?<![\w'’])\(?([A-J])\)?(?![\w'’])")
 
 
-def _grade_choice(text: str, gold: str) -> Verdict:
+def option_count(question: str) -> int | None:
+    """The number of lettered options a question text lists, or ``None`` if it lists none.
+
+    An option is a line that opens with a letter and ``.``, ``)`` or ``:`` (``A. 12``,
+    ``(B) 14``), or a parenthesised letter after a space (``(A) 3 (B) 4``, not
+    ``P(E)``); the count is the run A, B, C, ... found, and fewer than two is none.
+
+    Examples
+    --------
+    >>> option_count("Which is prime?\\nA. 4\\nB. 6\\nC. 7\\nD. 9\\nAnswer with A, B, C, or D.")
+    4
+    >>> option_count("Pick one: (A) 3 (B) 4 (C) 5") , option_count("What is 2 + 2?")
+    (3, None)
+    """
+    found = {a or b for a, b in re.findall(r"(?m)^\s*\(?([A-J])[.):]\s|(?<!\S)\(([A-J])\)\s", question + " ")}
+    count = next((i for i, letter in enumerate(_CHOICES) if letter not in found), len(_CHOICES))
+    return count if count >= 2 else None
+
+
+def _phrase_letter(text: str, m: re.Match, letters: tuple[str, ...]) -> str | None:
+    """The option an answer phrase names; after the pronoun "I", the first option in the rest of its sentence."""
+    letter = m.group(1)
+    if letter == "I" and _PRONOUN_RE.match(text, m.end(1)):
+        end = _SENTENCE_END_RE.search(text, m.end(1))
+        rest = text[m.end(1):end.start() if end else len(text)]
+        return next((x.group(1) for x in _LOOSE_LETTER_RE.finditer(rest)
+                     if x.group(1) in letters and not (x.group(1) == "I" and _PRONOUN_RE.match(rest, x.end(1)))),
+                    None)
+    return letter if letter in letters else None
+
+
+def _grade_choice(text: str, gold: str, options: int | None) -> Verdict:
+    letters = tuple(_CHOICES[:options] if options else _CHOICES)
     gold = gold.strip().upper()
+    if gold not in letters:
+        raise ValueError(f"gold answer {gold!r} is not one of the options {letters[0]}-{letters[-1]}")
+    plain = _clean(text)  # \text{C}, \textbf{(B)}, $B$ and markdown read through
     candidate, method = extract_final(text)
     letter = None
     if method in ("boxed", "delimiter"):
-        m = re.fullmatch(r"\s*(?:\\text\{)?\(?([A-J])\)?\}?\s*", candidate)
-        letter = m.group(1) if m else None
-    if letter is None:
-        hits = [(m.start(), m.group(1)) for m in _CHOICE_PATTERNS[0].finditer(text)]
-        if hits:
-            letter, method = hits[-1][1], "phrase"
-    if letter is None and (m := _CHOICE_PATTERNS[1].match(text)):
+        m = _LEADING_LETTER_RE.match(_clean(candidate))
+        letter = (m.group(1) or m.group(2)) if m else None
+    if letter not in letters:
+        lines = plain.rstrip().rsplit("\n", 1)
+        closing = _CLOSING_LETTER_RE.search(lines[-1])
+        # by the letter's place, latest last; a phrase's letter that also closes the line stays a phrase
+        hits = [(len(plain) - len(lines[-1]) + closing.start(1), closing.group(1), "last-line")] if closing else []
+        hits += [(m.start(1), _phrase_letter(plain, m, letters), "phrase") for m in _PHRASE_LETTER_RE.finditer(plain)]
+        hits = sorted((h for h in hits if h[1] in letters), key=lambda h: h[0])
+        letter, method = hits[-1][1:] if hits else (None, None)
+    if letter is None and (m := _LEADING_LETTER_RE.match(plain)) and (m.group(1) or m.group(2)) in letters:
         letter, method = m.group(1) or m.group(2), "leading"
     if letter is None:
         return Verdict("choice", None, None, False, "no answer found")
@@ -348,21 +506,30 @@ def _grade_choice(text: str, gold: str) -> Verdict:
 
 
 _YES, _NO = {"yes", "true"}, {"no", "false"}
+_YESNO_WORD = r"(?:yes|no|true|false)\b"
+# a yes/no joined to another: "yes and no", "Yes/No", "yes or no", "no, yes" ("No, no!" is no)
+_JOINED_RE = re.compile(rf"\W*({_YESNO_WORD})\s*(?:,|/|&|\band\b|\bor\b)\s*({_YESNO_WORD})", re.IGNORECASE)
+_FIRST_WORD_RE = re.compile(r"\W*([A-Za-z]+)")
 
 
 def _grade_yesno(text: str, gold: str) -> Verdict:
     gold_yes = gold.strip().lower() in _YES
     candidate, method = extract_final(text)
-    # A leading "Yes and no." / "yes/no" keeps both words, so it stays ambiguous.
-    if candidate is None and (m := re.match(r"\s*[*_]*((?:yes|no|true|false)(?:\s*(?:,|/|and|or)\s*"
-                                            r"(?:yes|no|true|false))*)\b", text, re.IGNORECASE)):
-        candidate, method = m.group(1), "leading"
+    if candidate is None and (m := re.match(rf"\s*[*_]*(?={_YESNO_WORD})", text, re.IGNORECASE)):
+        candidate, method = text[m.end():], "leading"
     if candidate is None:
         return Verdict("yesno", None, None, False, "no answer found")
-    words = {w.lower() for w in re.findall(r"[A-Za-z]+", candidate)}
-    says_yes, says_no = bool(words & _YES), bool(words & _NO)
-    if says_yes == says_no:
-        return Verdict("yesno", candidate, method, False, "no answer found")
+    said = _clean(candidate)
+    first = _FIRST_WORD_RE.match(said)
+    if first and first.group(1).lower() in _YES | _NO:
+        # the word right after the answer phrase decides: "no, even though some say yes" is no
+        says_yes, joined = first.group(1).lower() in _YES, _JOINED_RE.match(said)
+        ambiguous = bool(joined) and (joined.group(2).lower() in _YES) != says_yes
+    else:
+        words = {w.lower() for w in re.findall(r"[A-Za-z]+", said)}
+        says_yes, ambiguous = bool(words & _YES), bool(words & _YES) == bool(words & _NO)
+    if ambiguous:  # both words, or neither: nothing was answered
+        return Verdict("yesno", None, None, False, "no answer found")
     ok = says_yes == gold_yes
     return Verdict("yesno", "yes" if says_yes else "no", method, ok, "correct" if ok else "wrong answer")
 
@@ -432,7 +599,7 @@ def _grade_text(text: str, gold: str) -> Verdict:
     return Verdict("text", " ".join(said), method, ok, "correct" if ok else "wrong answer")
 
 
-def grade(text: str, gold: str, kind: str = "auto", percent: str = "either") -> Verdict:
+def grade(text: str, gold: str, kind: str = "auto", percent: str = "either", options: int | None = None) -> Verdict:
     """Extract the final answer of ``text`` and compare it with ``gold`` by answer type.
 
     Parameters
@@ -441,10 +608,14 @@ def grade(text: str, gold: str, kind: str = "auto", percent: str = "either") -> 
         A model's reply (a reasoning trace ending in its answer).
     gold : str
         The gold answer.
-    kind : {"auto", "number", "choice", "yesno", "expression", "text"}
+    kind : {"auto", "number", "set", "choice", "yesno", "expression", "text"}
         Answer type; ``auto`` infers it from the gold answer (:func:`infer_kind`).
     percent : {"either", "fraction", "as-written"}
         How a percentage in the reply is read (see the module notes).
+    options : int, optional
+        How many lettered options the question has (2-10, :func:`option_count` of its
+        text); a letter past them is no option, so with fewer than 9 an "I" never is
+        one. ``None``: A-J.
 
     Returns
     -------
@@ -453,8 +624,9 @@ def grade(text: str, gold: str, kind: str = "auto", percent: str = "either") -> 
     Raises
     ------
     ValueError
-        On an unknown kind or percent policy, or a number kind with a gold answer
-        that is not a number.
+        On an unknown kind or percent policy, an option count outside 2-10, a number
+        (set) kind with a gold answer that is not a number (set), or a choice gold past
+        the options.
 
     Examples
     --------
@@ -469,11 +641,15 @@ def grade(text: str, gold: str, kind: str = "auto", percent: str = "either") -> 
         raise ValueError(f"unknown answer kind {kind!r}; use one of {', '.join(KINDS)}")
     if percent not in PERCENT_POLICIES:
         raise ValueError(f"unknown percent policy {percent!r}; use one of {', '.join(PERCENT_POLICIES)}")
+    if options is not None and not 2 <= options <= len(_CHOICES):
+        raise ValueError(f"option count {options} is outside 2-{len(_CHOICES)}")
     kind = infer_kind(gold) if kind == "auto" else kind
     if kind == "number":
         return _grade_number(text, gold, percent)
+    if kind == "set":
+        return _grade_set(text, gold, percent)
     if kind == "choice":
-        return _grade_choice(text, gold)
+        return _grade_choice(text, gold, options)
     if kind == "yesno":
         return _grade_yesno(text, gold)
     if kind == "text":

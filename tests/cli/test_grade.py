@@ -21,3 +21,38 @@ def test_grade_cli_reports_the_extracted_answer_and_verdict(reply, gold, extract
     assert result.exit_code == 0
     verdict = json.loads(result.output)
     assert (verdict["extracted"], verdict["correct"]) == (extracted, correct)
+
+
+@pytest.mark.parametrize("args, stdin", [
+    (["--gold", "-3", "--json", "-3"], None),
+    (["--json", "--gold", "-3", "--", "-3"], None),
+    (["--gold=-3", "- so x = -3", "--json"], None),
+    (["--json", "--gold", "-3", "-"], "- so x = -3\n"),
+])
+def test_grade_cli_takes_a_negative_gold_and_a_dash_reply_without_double_dash(args, stdin):
+    result = CliRunner().invoke(cli, ["grade", *args], input=stdin)
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.output) == {"kind": "number", "extracted": "-3", "method": "last-number",
+                                         "correct": True, "reason": "correct"}
+
+
+def test_grade_cli_still_refuses_a_mistyped_option():
+    result = CliRunner().invoke(cli, ["grade", "--gold", "3", "--jsn", "3"])
+    assert result.exit_code == 2 and "No such option '--jsn'" in result.output
+
+
+def test_grade_cli_ambiguous_yes_no_shows_no_extracted_answer():
+    result = CliRunner().invoke(cli, ["grade", "--gold", "yes", "Yes and no."])
+    assert result.exit_code == 0
+    assert result.output.splitlines() == ["extracted: (none)", "type:      yesno",
+                                          "verdict:   incorrect (no answer found)"]
+
+
+def test_grade_cli_option_count():
+    result = CliRunner().invoke(cli, ["grade", "--gold", "A", "--options", "4", "--json", "Answer: I"])
+    assert (result.exit_code, json.loads(result.output)["reason"]) == (0, "no answer found")
+    result = CliRunner().invoke(cli, ["grade", "--gold", "I", "--options", "10", "--json", "Answer: I"])
+    assert (result.exit_code, json.loads(result.output)["correct"]) == (0, True)
+    assert CliRunner().invoke(cli, ["grade", "--gold", "A", "--options", "11", "A"]).exit_code == 2
+    result = CliRunner().invoke(cli, ["grade", "--gold", "E", "--options", "4", "E"])
+    assert result.exit_code == 2 and "gold answer 'E' is not one of the options A-D" in result.output

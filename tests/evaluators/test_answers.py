@@ -85,3 +85,38 @@ def test_killed_server_loses_nothing_and_resume_completes(probability):
     kept = resumed.responses.set_index("responseId").loc[sorted(survivors), "text"]
     assert kept.to_dict() == broken.responses.set_index("responseId").loc[sorted(survivors), "text"].to_dict()
     assert len(probability.frame("responses_by_id", {"ids": list(resumed.responses["responseId"])})) == 4
+
+
+class Scripted:
+    """A stand-in model with one hand-written reply per question (keyed by its first line)."""
+
+    name, model = "scripted", "scripted-model"
+
+    def __init__(self, replies: dict[str, str]):
+        self.replies = replies
+
+    def generate(self, prompts, sampling, samples=None, progress=None):
+        return [[Completion(i, sampling.seed + i, text=self.replies[chat[-1]["content"].splitlines()[1]],
+                            finish_reason="stop") for i in (samples[k] if samples is not None else range(sampling.n))]
+                for k, chat in enumerate(prompts)]
+
+    def close(self):
+        pass
+
+
+def test_evaluate_grades_option_letters_by_the_question_option_count(store, tmp_path):
+    """With four options an "I" can only be the pronoun; with ten, "Answer: I" is option I."""
+    four = "\\nA. 4\\nB. 6\\nC. 7\\nD. 9"
+    ten = "".join(f"\\n{letter}. {n}" for n, letter in enumerate("ABCDEFGHIJ"))
+    path = tmp_path / "items.csv"
+    path.write_text("item_id,text,answer\n"
+                    f'q1,"Which is prime?{four}",C\nq2,"Which is even?{four}",A\nq3,"Which is eight?{ten}",I\n'
+                    .replace("\\n", "\n"))
+    items.write_items(store, items.read_items_csv(path, "mc"))
+    model = Scripted({"Which is prime?": "Answer: I think it is C.", "Which is even?": "Answer: I",
+                      "Which is eight?": "Answer: I"})
+    result = answers.evaluate(store, model, "mc", Sampling(n=1, seed=42))
+    verdicts = result.responses.set_index("questionId")[["extracted", "verdict"]]
+    assert verdicts.to_dict("index") == {"mc:q1": {"extracted": "C", "verdict": "correct"},
+                                         "mc:q2": {"extracted": None, "verdict": "no answer found"},
+                                         "mc:q3": {"extracted": "I", "verdict": "correct"}}

@@ -382,6 +382,22 @@ def test_evaluate_scores_a_scripted_model_exactly_and_writes_back(store, tmp_pat
     assert len(store.frame("rqeval_responses", {"runId": one.run_id})) == 8  # stored completions joined the run
 
 
+def test_evaluate_grades_option_letters_by_the_question_option_count(store, tmp_path, minilm):
+    """Four options, so "Answer: I" names none of them and "I think" is the pronoun."""
+    four = "\nA. 4\nB. 6\nC. 7\nD. 9"
+    path = tmp_path / "dataset_mc.json"
+    path.write_text(json.dumps([{"id": "a", "question": "Which is even?" + four, "answer": "A",
+                                 "perturbations": ["Pick the even one." + four]}]))
+    write_rqeval(store, read_rqeval(path))
+    model = Scripted({("Which is even?", 0): ("Answer: I", 5), ("Pick the even one.", 0): ("Answer: I think A.", 5)},
+                     {})
+    result = rq.evaluate(store, model, "mc", Sampling(n=1, temperature=0.7), 1, LlmNli(model), minilm)
+    run = store.frame("rqeval_responses", {"runId": result.run_id}).set_index("questionId")
+    assert run[["extracted", "verdict"]].to_dict("index") == {
+        "mc:a": {"extracted": None, "verdict": "no answer found"},
+        "mc:a~p1": {"extracted": "A", "verdict": "correct"}}
+
+
 def test_temperature_zero_warns_that_cs_and_ss_are_trivial(store, tmp_path, minilm):
     path = tmp_path / "dataset_t.json"
     path.write_text(json.dumps([{"id": "a", "question": "What is 1 + 1?", "answer": "2"}]))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from kstp.inference.grading import grade, infer_kind
+from kstp.inference.grading import grade, infer_kind, option_count
 
 U_MINUS = "\u2212"
 
@@ -200,6 +200,7 @@ CORPUS = [
     ("phrase", "So the answer is 12 apples because 3 times 4 is 12.", "12", True),
     ("phrase", "The answer is $1,250.", "1250", True),
     ("phrase", "The answer is x = 5.", "5", True),
+    ("phrase", "He answered 5 questions; the answer is 7.", "7", True),  # "answered" is no answer phrase
     # the word \boxed without braces does not hide the real box
     ("boxed", r"so \boxed{14}. I put the result in \boxed as asked.", "14", True),
     ("boxed", r"The final answer goes in \boxed; here: \boxed{7}, as \boxed requires", "7", True),
@@ -247,3 +248,118 @@ def test_grade_markdown_bold_answer_math_verify_76():
     # Math-Verify #76 reads "**73**" as "73**"; we read through the emphasis
     verdict = grade("Left: 905\n\n✅ Final Answer: **73**", "73")
     assert (verdict.correct, verdict.extracted, verdict.method) == (True, "73", "phrase")
+
+
+@pytest.mark.parametrize("text, gold, correct, extracted", [
+    (".5", "0.5", True, "1/2"),
+    ("the probability is .25", "0.25", True, "1/4"),
+    (r"\boxed{-.25}", "-0.25", True, "-1/4"),
+    ("The answer is .25.", "1/4", True, "1/4"),
+    ("so $.50 each", "0.5", True, "1/2"),
+    (r"\boxed{0.25}", ".25", True, "1/4"),
+    (r"\boxed{-0.25}", "-.25", True, "-1/4"),
+    ("it is 3.5", ".5", False, "7/2"),
+])
+def test_decimal_without_leading_zero_is_a_number(text, gold, correct, extracted):
+    verdict = grade(text, gold)
+    assert (verdict.kind, verdict.correct, verdict.extracted) == ("number", correct, extracted)
+
+
+@pytest.mark.parametrize("text, gold, correct, extracted", [
+    (r"\boxed{1331 \text{ and } 1728}", "1331 and 1728", True, "1331, 1728"),
+    (r"\boxed{1728, 1331}", "1331 and 1728", True, "1728, 1331"),
+    ("The answer is 1728 and 1331, since both are cubes.", "1331 and 1728", True, "1728, 1331"),
+    ("The answers are 1728 and 1331.", "1331 and 1728", True, "1728, 1331"),
+    (r"The solutions are $\boxed{1728}$ and $\boxed{1331}$.", "1331 and 1728", True, "1728, 1331"),
+    ("First \\boxed{1331}\nso in the end \\boxed{1728}", "1331 and 1728", False, "1728"),
+    (r"\boxed{x = 2 \text{ or } x = 1}", "x = 1 or x = 2", True, "2, 1"),
+    (r"\boxed{\{3, 2\}}", "2, 3", True, "3, 2"),
+    (r"\boxed{\frac{1}{2}; 3}", "0.5, 3", True, "1/2, 3"),
+    (r"\boxed{\sqrt{2}, -\sqrt{2}}", r"-\sqrt{2} \text{ and } \sqrt{2}", True, r"\sqrt{2}, -\sqrt{2}"),
+    (r"\boxed{1728}", "1331 and 1728", False, "1728"),
+    (r"\boxed{1331, 1728, 5}", "1331 and 1728", False, "1331, 1728, 5"),
+    ("The answer is 2.", "2, 3", False, "2"),
+])
+def test_set_gold_needs_the_same_set_in_any_order(text, gold, correct, extracted):
+    verdict = grade(text, gold)
+    assert (verdict.kind, verdict.correct, verdict.extracted) == ("set", correct, extracted)
+
+
+@pytest.mark.parametrize("text, gold, correct, extracted", [
+    (r"\boxed{1,2}", "2", False, "1, 2"),
+    (r"\boxed{2 \text{ or } 3}", "2", False, "2, 3"),
+    ("The answer is 2 or 3.", "2", False, "2, 3"),
+    (r"\boxed{1,2345}", "2345", False, "1, 2345"),
+    (r"\boxed{1,234}", "1234", True, "1234"),
+    (r"\boxed{1,234}", "1", False, "1234"),
+    (r"\boxed{12,345,678}", "12345678", True, "12345678"),
+    ("The answer is 40, in all, so 25 and 15 ...", "40", True, "40"),
+])
+def test_list_for_one_number_is_a_hedge_but_thousands_separator_is_a_number(text, gold, correct, extracted):
+    verdict = grade(text, gold)
+    assert (verdict.kind, verdict.correct, verdict.extracted) == ("number", correct, extracted)
+
+
+def test_infer_kind_tells_sets_from_numbers_and_notes():
+    golds = ("1331 and 1728", "2, 3", "x = 1 or x = 2", "1,2", "8,000", "0.12, lab: 0.28", "(2, 3)")
+    assert [infer_kind(g) for g in golds] == ["set", "set", "set", "set", "number", "number", "expression"]
+    with pytest.raises(ValueError, match="gold answer '7' is not a set of values"):
+        grade("7", "7", kind="set")
+
+
+@pytest.mark.parametrize("text, gold, options, extracted, method", [
+    ("ANSWER: $B$", "B", None, "B", "phrase"),
+    (r"\boxed{E: the fifth option}", "E", None, "E", "boxed"),
+    (r"\boxed{\text{C: mutually exclusive}}", "C", 4, "C", "boxed"),
+    (r"\boxed{\textbf{(B)}}", "B", 4, "B", "boxed"),
+    ("(B)", "B", 4, "B", "last-line"),
+    ("B) the slope is positive", "B", 4, "B", "leading"),
+    ("Checking each option, the correct one is (B).", "B", 4, "B", "last-line"),
+    ("Answer: I think it is D.", "D", 4, "D", "phrase"),
+    ("Answer: I think it is D.", "D", 10, "D", "phrase"),
+    ("Answer: I'm sure it is (C), as shown.", "C", None, "C", "phrase"),
+    ("Answer: I", "I", 10, "I", "phrase"),
+    ("The answer is I.", "I", 9, "I", "phrase"),
+])
+def test_option_letters_in_the_forms_models_write(text, gold, options, extracted, method):
+    verdict = grade(text, gold, options=options)
+    assert (verdict.kind, verdict.correct, verdict.extracted, verdict.method) == ("choice", True, extracted, method)
+
+
+@pytest.mark.parametrize("text, gold, options", [
+    ("Answer: I", "A", 4),                 # four options: "I" is no option
+    ("Answer: I think so.", "A", None),    # the pronoun, and no option after it
+    (r"\boxed{E}", "A", 4),                # a letter past the options
+])
+def test_letters_that_are_no_option_are_no_answer(text, gold, options):
+    verdict = grade(text, gold, options=options)
+    assert (verdict.extracted, verdict.reason) == (None, "no answer found")
+
+
+def test_option_count_from_the_question_text():
+    mmlu = "Which is prime?\nA. 4\nB. 6\nC. 7\nD. 9\nAnswer with A, B, C, or D."
+    assert option_count(mmlu) == 4
+    assert option_count("Given P(E) = 0.3 and P(F) = 0.1:\nA. independent\nB. exclusive") == 2
+    assert option_count("Pick one: (A) 3 (B) 4 (C) 5") == 3
+    assert option_count("What is 2 + 2?") is None and option_count("A. the only line") is None
+    with pytest.raises(ValueError, match="gold answer 'E' is not one of the options A-D"):
+        grade("E", "E", options=4)
+    with pytest.raises(ValueError, match="option count 11 is outside 2-10"):
+        grade("A", "A", options=11)
+
+
+@pytest.mark.parametrize("text, gold, extracted, reason", [
+    ("The answer is no, even though some people say yes.", "no", "no", "correct"),
+    ("The answer is yes, since no one objects.", "yes", "yes", "correct"),
+    ("Final Answer: **No**, though yes is tempting", "yes", "no", "wrong answer"),
+    ("No, no, no!", "no", "no", "correct"),
+    (r"\boxed{\text{Yes}}", "yes", "yes", "correct"),
+    ("The answer is probably yes.", "yes", "yes", "correct"),
+    ("Yes and no.", "yes", None, "no answer found"),
+    ("The answer is yes or no depending on the day.", "no", None, "no answer found"),
+    ("True/false", "true", None, "no answer found"),
+])
+def test_yes_no_is_the_word_right_after_the_answer_phrase(text, gold, extracted, reason):
+    verdict = grade(text, gold)
+    assert (verdict.kind, verdict.extracted, verdict.reason) == ("yesno", extracted, reason)
+    assert (verdict.extracted is None) == (verdict.method is None) == (reason == "no answer found")

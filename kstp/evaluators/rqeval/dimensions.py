@@ -60,8 +60,9 @@ HIGHER_IS_BETTER = dict.fromkeys(DIMENSIONS, True)
 _STEP_RE = re.compile(r"(?<=[.!?])\s+(?=\S)|\n+")
 
 
-def score_item(completion: Completion, gold: str, answer_type: str | None = None) -> Verdict:
-    """Grade one completion by the answer type of its question.
+def score_item(completion: Completion, gold: str, answer_type: str | None = None,
+               options: int | None = None) -> Verdict:
+    """Grade one completion by the answer type (and option count) of its question.
 
     Failures (no text, an error, a truncated reply) are incorrect with their reason,
     as in :func:`kstp.evaluators.answers.score_item`; otherwise the type-aware grade.
@@ -73,7 +74,7 @@ def score_item(completion: Completion, gold: str, answer_type: str | None = None
     """
     if completion.text is None or not completion.text.strip() or completion.finish_reason == "length":
         return grade_completion(completion, gold)
-    return grade(completion.text, gold, answer_type or "auto")
+    return grade(completion.text, gold, answer_type or "auto", options=options)
 
 
 def canonical_answer(extracted: str | None, reason: str | None) -> str | None:

@@ -33,6 +33,7 @@ from kstp.evaluators.rqeval.prompts import PROMPTS, build_prompt, template_hash
 from kstp.evaluators.rqeval.results import _text, item_frame, run_items, run_scores
 from kstp.graph.store import GraphStore
 from kstp.inference.backend import Backend, Completion, Sampling
+from kstp.inference.grading import option_count
 from kstp.inference.runs import RunSpec, finish_run, generate_and_store, model_learner_id, open_run, write_verdicts
 from kstp.inference.similarity import BertScore, NliBackend
 
@@ -76,11 +77,11 @@ class RqevalResult:
 def _generate(store, backend, run_id, learner, requests, sampling, progress, chunk) -> tuple[int, int]:
     """Ask for every pending (prompt, sample) of ``requests`` and store and grade the completions.
 
-    ``requests`` maps a question id to ``(messages, gold, answer type, sample indices)``;
+    ``requests`` maps a question id to ``(messages, gold, answer type, sample indices, option count)``;
     returns (completions requested, completions generated now).
     """
     def grade_chunk(rows: pd.DataFrame, completions: list[Completion]) -> None:
-        verdicts = [score_item(c, requests[q][1], requests[q][2])
+        verdicts = [score_item(c, requests[q][1], requests[q][2], requests[q][4])
                     for q, c in zip(rows["question"], completions, strict=True)]
         write_verdicts(store, rows["id"], verdicts)
 
@@ -189,10 +190,10 @@ def evaluate(store: GraphStore, backend: Backend, dataset: str, sampling: Sampli
     requests = {}
     for row in items.drop_duplicates("questionId").itertuples():
         requests[row.questionId] = (build_prompt(row.text, row.answerType, prompt), row.answer, row.answerType,
-                                    list(range(sampling.n)))
+                                    list(range(sampling.n)), option_count(row.text))
     for row in items[items["variantId"].notna()].itertuples():
         requests[row.variantId] = (build_prompt(row.variantText, row.answerType, prompt), row.answer,
-                                   row.answerType, [0])
+                                   row.answerType, [0], option_count(row.variantText))
     status, requested, generated = "interrupted", 0, 0
     try:
         requested, generated = _generate(store, backend, run_id, learner, requests, sampling, progress, chunk)
