@@ -354,6 +354,17 @@ def test_cli_ingest_report_and_unknown_run(tmp_path, graph_location):
     assert {p.name for p in out.iterdir()} >= {f"{stem}.json", f"{stem}_auc.png", f"{stem}_statistics.png",
                                                f"{stem}_table1.csv", f"{stem}_auc.csv", f"{stem}_difficulty.png",
                                                "table2.csv"}
+    heptagon = FIXTURE.with_name("heptagon.json")  # another model on the same dataset: PASS@1 1, R-hat 0
+    assert runner.invoke(cli, [*graph, "ingest", "cot", str(heptagon), "--dataset", "logs", "--source", "gem"]) \
+        .exit_code == 0
+    both = runner.invoke(cli, [*graph, "report", "dagmath", "--run", GOLD_RUN, "--run", "cot:gem:logs", "--out",
+                               str(out), "--json"])
+    assert both.exit_code == 0, both.output
+    table2 = {r["model"]: r for r in json.loads(both.stdout)["table2"]}
+    assert list(table2) == ["gold", "gem", "Std"]
+    # Std over the two models (ddof = 1): |a - b| / sqrt(2)
+    assert table2["Std"]["passAt1"] == pytest.approx((1 - 2 / 3) / math.sqrt(2))
+    assert table2["Std"]["perfectReasoningRate"] == pytest.approx((1 / 3) / math.sqrt(2))
     missing = runner.invoke(cli, [*graph, "report", "dagmath", "--run", "nope"])
     assert missing.exit_code == 1 and "run 'nope' has no trajectories" in missing.output
 
