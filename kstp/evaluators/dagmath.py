@@ -46,7 +46,6 @@ import hashlib
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from importlib import resources
 
 import numpy as np
 import pandas as pd
@@ -58,8 +57,7 @@ from kstp.inference.backend import Backend, Completion, Message, Sampling
 from kstp.inference.runs import RunSpec, finish_run, generate_and_store, model_learner_id, open_run, write_verdicts
 from kstp.loaders.cot import Step, Trajectory, TrajectoryScore, score_trajectory, trajectory_json, write_steps
 
-__all__ = ["NAME", "VERSION", "HIGHER_IS_BETTER", "SHOTS", "SYSTEM_PROMPT", "USER_TEMPLATE", "EXAMPLE_TEMPLATE",
-           "JSON_SCHEMA", "CLASSES", "STATISTICS",
+__all__ = ["NAME", "VERSION", "HIGHER_IS_BETTER", "SHOTS", "SYSTEM_PROMPT", "JSON_SCHEMA", "CLASSES", "STATISTICS",
            "build_prompt", "choose_shots", "class_members", "score_item", "failure_kind", "run_metrics",
            "score_run", "FIGURES", "aggregate", "table2", "auc_curve", "statistics_by_class", "difficulty_bin",
            "statistics_by_difficulty", "DagMathResult",
@@ -68,20 +66,18 @@ __all__ = ["NAME", "VERSION", "HIGHER_IS_BETTER", "SHOTS", "SYSTEM_PROMPT", "USE
 NAME = "dagmath"
 # 1.1: PASS@1 counts a malformed DAG's right boxed answer; 1.2: read where ingest cot reads it, in the
 # last step's conclusion of a JSON reply (1.1 took the last \boxed{} anywhere in the text), and
-# \boxed or \frac written with one backslash in JSON (read as \b, \f escapes) keep their command;
-# 1.3: the paper's few-shot prompt (Appendix E, as released) replaces kstp's own instructions
-VERSION = "1.3"
+# \boxed or \frac written with one backslash in JSON (read as \b, \f escapes) keep their command
+VERSION = "1.2"
 HIGHER_IS_BETTER = {"passAt1": True, "perfectReasoningRate": True, "reasoningGap": False, "closenessAuc": True}
 CLASSES = ("All", "Incorrect", "Correct", "Perfect")
 STATISTICS = ("nodes", "edges", "density", "maxInDegree", "maxOutDegree")
-#: The paper's few-shot system prompt (Appendix E, as released; source in the file's header), its four
-#: demonstrations replaced by the line ``{demonstrations}``, which :func:`build_prompt` fills.
-SYSTEM_PROMPT = "".join(line for line in resources.files("kstp.evaluators").joinpath("dagmath_appendix_e.txt")
-                        .read_text(encoding="utf-8").splitlines(keepends=True) if not line.startswith("// "))
-#: The release's user prompt (openai_api/prompting.py of the release named in the prompt file).
-USER_TEMPLATE = "Problem: {text}\n\nSolution:"
-#: One demonstration in the system prompt, laid out as the release lays out its four.
-EXAMPLE_TEMPLATE = "**Example {k}:**\nProblem: {text}\n\nSolution:\n{solution}\n\n"
+SYSTEM_PROMPT = (
+    "You solve mathematics problems as a directed acyclic graph of steps. Answer with JSON only: "
+    '{"steps": [...]}. Each step has "step_id" (an integer, increasing), "thinking" (the justification, '
+    'naming the earlier steps it uses), "direct_dependent_steps" (the ids of those earlier steps, or null '
+    'for a fact read from the problem) and "text" (one conclusion). Every step except the last must be used '
+    "by a later step. The last step states the final answer inside \\boxed{}.")
+USER_TEMPLATE = "Problem:\n{text}"
 JSON_SCHEMA = {
     "type": "object", "additionalProperties": False, "required": ["steps"],
     "properties": {"steps": {"type": "array", "minItems": 1, "items": {
@@ -92,8 +88,8 @@ JSON_SCHEMA = {
                                                             {"type": "array", "items": {"type": "integer"}}]},
                        "text": {"type": "string"}}}}}}
 #: Hash of the instructions and the schema, stored on the Run: a change is a new configuration.
-TEMPLATE_HASH = hashlib.sha256("\x00".join((SYSTEM_PROMPT, USER_TEMPLATE, EXAMPLE_TEMPLATE,
-                                             json.dumps(JSON_SCHEMA, sort_keys=True))).encode()).hexdigest()
+TEMPLATE_HASH = hashlib.sha256((SYSTEM_PROMPT + "\x00" + USER_TEMPLATE + "\x00"
+                                + json.dumps(JSON_SCHEMA, sort_keys=True)).encode()).hexdigest()
 #: Prompts per generate call: a killed run loses at most one such chunk of work.
 CHUNK = 16
 #: Few-shot gold trajectories per prompt (paper 4, §5: 4-shot).
@@ -121,37 +117,12 @@ def failure_kind(reason: str | None) -> str | None:
 
 
 def build_prompt(problem: str, shots: list[tuple[str, Trajectory]]) -> list[Message]:
-    """The chat for one problem, as the paper's release prompts (paper 4, Appendix E).
-
-    A system message, :data:`SYSTEM_PROMPT` with each shot (problem text, gold
-    trajectory) rendered by :data:`EXAMPLE_TEMPLATE` in place of its demonstrations,
-    then the problem by :data:`USER_TEMPLATE`.
-
-    Examples
-    --------
-    >>> chat = build_prompt(" 1 + 1? ", [("2 + 2?", Trajectory((Step(1, "Add.", (), "$\\\\boxed{4}$"),)))])
-    >>> [m["role"] for m in chat], chat[1]["content"]
-    (['system', 'user'], 'Problem: 1 + 1?\\n\\nSolution:')
-    >>> print(chat[0]["content"].split("**DEMONSTRATION EXAMPLES:**")[1].split("**BAD EXAMPLES:**")[0].strip())
-    **Example 1:**
-    Problem: 2 + 2?
-    <BLANKLINE>
-    Solution:
-    {
-      "steps": [
-        {
-          "step_id": 1,
-          "thinking": "Add.",
-          "direct_dependent_steps": null,
-          "text": "$\\\\boxed{4}$"
-        }
-      ]
-    }
-    """
-    examples = "".join(EXAMPLE_TEMPLATE.format(k=k, text=text.strip(), solution=trajectory_json(trajectory))
-                       for k, (text, trajectory) in enumerate(shots, 1))
-    return [{"role": "system", "content": SYSTEM_PROMPT.replace("{demonstrations}\n", examples)},
-            {"role": "user", "content": USER_TEMPLATE.format(text=problem.strip())}]
+    """The chat for one problem: instructions, each shot as a (problem, gold JSON) exchange, then the problem."""
+    chat = [{"role": "system", "content": SYSTEM_PROMPT}]
+    for text, trajectory in shots:
+        chat += [{"role": "user", "content": USER_TEMPLATE.format(text=text)},
+                 {"role": "assistant", "content": trajectory_json(trajectory)}]
+    return chat + [{"role": "user", "content": USER_TEMPLATE.format(text=problem)}]
 
 
 def _trajectories(store: GraphStore, run_id: str) -> dict[str, tuple[str, str, Trajectory]]:

@@ -307,24 +307,12 @@ def _score_invalid(why: str, answer: str | None, gold: str | None) -> Trajectory
 def trajectory_json(trajectory: Trajectory) -> str:
     """The trajectory in the generation schema (what a few-shot example shows the model).
 
-    Laid out as the demonstrations of the paper's released prompt: indented by two,
-    non-ASCII characters escaped (``\\u2014``).
-
-    >>> print(trajectory_json(Trajectory((Step(1, "given", (), "\\\\boxed{2}"),))))
-    {
-      "steps": [
-        {
-          "step_id": 1,
-          "thinking": "given",
-          "direct_dependent_steps": null,
-          "text": "\\\\boxed{2}"
-        }
-      ]
-    }
+    >>> trajectory_json(Trajectory((Step(1, "given", (), "\\\\boxed{2}"),)))
+    '{"steps": [{"step_id": 1, "thinking": "given", "direct_dependent_steps": null, "text": "\\\\\\\\boxed{2}"}]}'
     """
     return json.dumps({"steps": [{"step_id": s.step_id, "thinking": s.edge,
                                   "direct_dependent_steps": list(s.parents) or None, "text": s.node}
-                                 for s in trajectory.steps]}, indent=2)
+                                 for s in trajectory.steps]}, ensure_ascii=False)
 
 
 def _step_rows(trajectories: dict[str, Trajectory]) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
