@@ -2,9 +2,8 @@
 
 A model answers each problem N times in the DAG-MATH format (a JSON list of steps,
 each with its justification, its parent steps and one conclusion; the last step
-boxes the final answer), prompted as the paper's release prompts (Appendix E) with
-few-shot gold trajectories taken from the graph, and constrained by a JSON schema
-where the backend supports structured output.
+boxes the final answer), prompted with few-shot gold trajectories taken from the
+graph and constrained by a JSON schema where the backend supports structured output.
 Every completion is stored as a Response before it is checked; a valid one gets its
 steps as ``(:CotStep)`` nodes joined by ``SUPPORTS`` (parent -> child). A completion
 that breaks the format (no output, truncated, invalid JSON, a duplicate or unknown
