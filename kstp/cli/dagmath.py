@@ -20,12 +20,10 @@ _TABLE2 = ["runId", "problems", "trajectories", "invalidFormat", "passAt1", "per
 
 
 def _print_summary(summary: dict, title: str) -> None:
-    """Table 2's shape: the run's row, then its Std row (standard deviation over problems)."""
+    """The run's row of Table 2 (its Std row spans models: kstp report dagmath with several runs)."""
     import pandas as pd
 
-    from kstp.evaluators import dagmath as dagmath_evaluator
-    std = {"runId": "Std", **{f: summary[f"{f}Std"] for f in dagmath_evaluator.FIGURES}}
-    print_table(pd.DataFrame([{k: summary[k] for k in _TABLE2}, std], columns=_TABLE2, dtype=object), title)
+    print_table(pd.DataFrame([{k: summary[k] for k in _TABLE2}], columns=_TABLE2, dtype=object), title)
     if summary["failures"]:
         message("format failures (stored with their reason, counted as failures): "
                 + ", ".join(f"{k} {v}" for k, v in summary["failures"].items()))
@@ -134,8 +132,8 @@ def evaluate_dagmath(ctx, dataset, model, backend, base_url, model_args, gen_kwa
     Each completion is stored before it is checked; a format failure is stored
     with its reason and counts as a failure. Re-running the same command resumes.
     Prints PASS@1 (answer accuracy, whatever the DAG's form), the perfect
-    reasoning rate R-hat, their gap and the closeness AUC with their Std row over
-    problems (the shape of paper 4, Table 2).
+    reasoning rate R-hat, their gap and the closeness AUC: the model's row of
+    paper 4, Table 2 (its Std row, over models: kstp report dagmath with one run per model).
 
     \b
     Examples:
@@ -166,31 +164,53 @@ def evaluate_dagmath(ctx, dataset, model, backend, base_url, model_args, gen_kwa
 
 
 @click.command("dagmath")
-@click.option("--run", "run_id", required=True, help="Run id (kstp evaluate dagmath prints it; ingests: cot:gold:D).")
+@click.option("--run", "run_ids", required=True, multiple=True,
+              help="Run id (kstp evaluate dagmath prints it; ingests: cot:gold:D); repeat it, one run per model "
+              "and dataset, for Table 2 with its Std row over the models.")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=Path("results"), show_default=True,
               help="Folder for the tables (JSON, CSV) and figures (PNG).")
 @json_option
 @click.pass_context
-def report_dagmath(ctx, run_id: str, out: Path, as_json: bool) -> None:
-    """Recompute a DAG-MATH run's tables and figures from the graph (paper 4, Tables 1-2, Figures 3-4).
+def report_dagmath(ctx, run_ids: tuple[str, ...], out: Path, as_json: bool) -> None:
+    """Recompute DAG-MATH runs' tables and figures from the graph (paper 4, Tables 1-4, Figures 3-4).
 
     Closeness and graph statistics are recomputed in Cypher and written back on
-    the CotSteps, Responses and the Run; nothing is generated.
+    the CotSteps, Responses and the Run; nothing is generated. Table 2 has a row
+    per run's model and, per dataset, the Std row: the sample standard deviation
+    over the models (ddof = 1, as the paper's Std cells). Tables 1, 3 and 4 are
+    each run's graph statistics per class (All, Incorrect, Correct, Perfect).
 
     \b
     Examples:
       kstp report dagmath --run cot:gold:omni --out results/
-      kstp report dagmath --run dagmath:smollm2:omni:0123456789ab --json
+      kstp report dagmath --run dagmath:gpt-4.1:aime25:0123456789ab --run dagmath:qwen3:aime25:ba9876543210 --json
     """
+    import pandas as pd
+
+    from kstp.evaluators import dagmath as dagmath_evaluator
     store = get_store(ctx)
-    if store.frame("cot_responses", {"runId": run_id}).empty:
-        raise UnknownIdError(f"run {run_id!r} has no trajectories in the graph; see the run ids that "
-                             "kstp evaluate dagmath prints, or cot:gold:DATASET after kstp ingest cot")
-    report = _write_report(store, run_id, out)
+    reports, rows = [], []
+    for run_id in dict.fromkeys(run_ids):
+        run = store.frame("run_by_id", {"runId": run_id})
+        if run.empty or store.frame("cot_responses", {"runId": run_id}).empty:
+            raise UnknownIdError(f"run {run_id!r} has no trajectories in the graph; see the run ids that "
+                                 "kstp evaluate dagmath prints, or cot:gold:DATASET after kstp ingest cot")
+        report = _write_report(store, run_id, out)
+        reports.append(report)
+        rows.append({"model": run["model"].iloc[0], "dataset": run["dataset"].iloc[0], **report["summary"]})
+    table2 = dagmath_evaluator.table2(pd.DataFrame(rows))
+    out.mkdir(parents=True, exist_ok=True)
+    table2.to_csv(out / "table2.csv", index=False)
     if as_json:
-        emit(report)
+        emit({"table2": table2, "runs": reports})
         return
-    _print_summary(report["summary"], f"{run_id} (paper 4, Table 2 shape)")
-    print_table(report["table1"], "Graph statistics by class (paper 4, Table 1 shape)")
-    if len(report["byDifficulty"]):
-        print_table(report["byDifficulty"], "Graph statistics by difficulty bin (k-1, k] (paper 4, Figure 3)")
+    print_table(table2, "PASS@1, R-hat, gap and AUC per model, Std over models (paper 4, Table 2 shape)")
+    for report in reports:
+        summary = report["summary"]
+        if summary["failures"]:
+            message(f"{summary['runId']}: format failures (stored with their reason, counted as failures): "
+                    + ", ".join(f"{k} {v}" for k, v in summary["failures"].items()))
+        print_table(report["table1"], f"{summary['runId']}: graph statistics by class (paper 4, Tables 1, 3, 4)")
+        if len(report["byDifficulty"]):
+            print_table(report["byDifficulty"], f"{summary['runId']}: graph statistics by difficulty bin (k-1, k] "
+                        "(paper 4, Figure 3)")

@@ -18,23 +18,25 @@ Metrics (computed in Cypher where they are graph questions, then written back):
 
 - **logical closeness** (Definition 3.1): every non-final step has out-degree >= 1;
   ``closedShare`` is the share of closed non-final steps (``cot_closeness``);
-- **perfect reasoning**: closed and the final answer correct
-  (:func:`kstp.inference.grading.grade`); PRR per problem is the mean over its N
+- **perfect reasoning** (Definition 3.2): closed and the final answer correct
+  (:func:`kstp.inference.grading.grade`); PRR-hat per problem is the mean over its N
   trajectories, R-hat the mean over problems (higher is better); PASS@1 the mean
   final-answer correctness (higher is better); the gap PASS@1 - R-hat (lower is better);
-  Table 2's **Std** row: the standard deviation over problems of each per-problem figure
-  (sample standard deviation, ddof = 1; undefined for one problem);
+  Table 2's **Std** row (:func:`table2`): per dataset, the sample standard deviation
+  (ddof = 1) over the models' rows, which reproduces the paper's printed Std cells;
 - **AUC** (§5, Figure 4): the rate of trajectories that are correct with
   ``closedShare >= t``, swept over t in [0, 1] (t = 0 gives PASS@1, t = 1 gives R-hat);
   its area equals the mean of ``correct * closedShare`` exactly (higher is better);
-- **graph statistics** (Table 1): nodes, edges, density 2E / (N (N - 1)), max in- and
-  out-degree per trajectory, averaged per class All / Incorrect / Correct / Perfect
-  and per difficulty bin (k - 1, k] (Figure 3: difficulty 2.5 is in bin 3, 3.0 too).
+- **graph statistics** (§4.2; Tables 1, 3, 4): nodes, edges, density 2E / (N (N - 1)),
+  max in- and out-degree per trajectory, averaged over the trajectories of each class
+  All / Incorrect / Correct / Perfect and per difficulty bin (k - 1, k] (Figure 3:
+  difficulty 2.5 is in bin 3, 3.0 too).
 
 References
 ----------
 Zhang, Kuzborskij, Lee, Leng, Liu 2025, "DAG-Math: Graph-Guided Mathematical Reasoning
-in LLMs", §3 (Definition 3.1), §5 (Tables 1-2, Figures 3-4) (arXiv 2510.19842).
+in LLMs", §3 (Definitions 3.1-3.2 and the estimators PRR-hat, R-hat after Figure 2),
+§4.2, §5 (Table 1, Figures 3-4), Appendix F (Tables 2-4) (arXiv 2510.19842).
 """
 
 from __future__ import annotations
@@ -47,7 +49,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 import pandas as pd
 
-from kstp.errors import UnknownIdError
+from kstp.errors import InputError, UnknownIdError
 from kstp.graph.store import GraphStore
 from kstp.graph.structures import answerable_questions
 from kstp.inference.backend import Backend, Completion, Message, Sampling
@@ -56,7 +58,7 @@ from kstp.loaders.cot import Step, Trajectory, TrajectoryScore, score_trajectory
 
 __all__ = ["NAME", "VERSION", "HIGHER_IS_BETTER", "SHOTS", "SYSTEM_PROMPT", "JSON_SCHEMA", "CLASSES", "STATISTICS",
            "build_prompt", "choose_shots", "class_members", "score_item", "failure_kind", "run_metrics",
-           "score_run", "FIGURES", "aggregate", "auc_curve", "statistics_by_class", "difficulty_bin",
+           "score_run", "FIGURES", "aggregate", "table2", "auc_curve", "statistics_by_class", "difficulty_bin",
            "statistics_by_difficulty", "DagMathResult",
            "evaluate"]
 
@@ -219,18 +221,18 @@ def run_metrics(store: GraphStore, run_id: str) -> pd.DataFrame:
     return out
 
 
-#: The Table 2 figures that are means over problems (each has a ``<name>Std`` partner).
+#: The Table 2 figures of a run, each a mean over problems of a per-problem figure.
 FIGURES = ("passAt1", "perfectReasoningRate", "reasoningGap", "closenessAuc")
 
 
 def aggregate(metrics: pd.DataFrame) -> dict:
-    """PASS@1, R-hat, gap, AUC, their Std row and counts (paper 4, Table 2 shape).
+    """PASS@1, R-hat, gap, AUC and counts of one run: its row of paper 4, Table 2.
 
-    Per problem: PASS@1 and PRR are means over its trajectories, the gap their
+    Per problem: PASS@1 and PRR-hat are means over its N trajectories, the gap their
     difference and the AUC the mean of ``correct * closedShare``; the run figures are
-    means over problems and ``<figure>Std`` their standard deviation over problems
-    (ddof = 1, NaN for a single problem). Invalid trajectories are never closed (their
-    ``closedShare`` counts as 0); their boxed answer still counts for PASS@1.
+    means over the M problems (R-hat = (1/M) sum_j PRR-hat(x_j), paper 4, §3). Invalid
+    trajectories are never closed (their ``closedShare`` counts as 0); their boxed
+    answer still counts for PASS@1. The Std row spans models: see :func:`table2`.
 
     Examples
     --------
@@ -240,12 +242,10 @@ def aggregate(metrics: pd.DataFrame) -> dict:
     >>> f = aggregate(m)
     >>> f["passAt1"], f["perfectReasoningRate"], f["reasoningGap"], f["closenessAuc"], f["invalidFormat"]
     (0.5, 0.25, 0.25, 0.375, 1)
-    >>> round(f["passAt1Std"], 6), round(f["perfectReasoningRateStd"], 6)  # per problem: (1, 0) and (.5, 0)
-    (0.707107, 0.353553)
     """
     if metrics.empty:
-        return {"problems": 0, "trajectories": 0, "invalidFormat": 0,
-                **{k: float("nan") for f in FIGURES for k in (f, f"{f}Std")}, "failures": {}}
+        return {"problems": 0, "trajectories": 0, "invalidFormat": 0, **{f: float("nan") for f in FIGURES},
+                "failures": {}}
     area = metrics["correct"].astype(float) * metrics["closedShare"].astype(float).fillna(0.0)
     per_problem = pd.DataFrame({"questionId": metrics["questionId"], "correct": metrics["correct"].astype(float),
                                 "perfect": metrics["perfect"].astype(float), "area": area}) \
@@ -253,11 +253,58 @@ def aggregate(metrics: pd.DataFrame) -> dict:
     per_problem = pd.DataFrame({"passAt1": per_problem["correct"], "perfectReasoningRate": per_problem["perfect"],
                                 "reasoningGap": per_problem["correct"] - per_problem["perfect"],
                                 "closenessAuc": per_problem["area"]})
-    spread = per_problem.std(ddof=1)
     return {"problems": len(per_problem), "trajectories": len(metrics),
             "invalidFormat": int((~metrics["cotValid"].astype(bool)).sum()),
-            **{f: float(per_problem[f].mean()) for f in FIGURES}, **{f"{f}Std": float(spread[f]) for f in FIGURES},
+            **{f: float(per_problem[f].mean()) for f in FIGURES},
             "failures": {k: int(v) for k, v in metrics["failure"].dropna().value_counts().sort_index().items()}}
+
+
+def table2(runs: pd.DataFrame) -> pd.DataFrame:
+    """Paper 4, Table 2 in long form: each model's row per dataset, then that dataset's Std row.
+
+    Parameters
+    ----------
+    runs : pandas.DataFrame
+        One row per run: ``model``, ``dataset`` and the :data:`FIGURES` (as
+        :func:`aggregate` gives them), models in the order they are to be listed.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``dataset, model`` and the :data:`FIGURES`; datasets in order of first
+        appearance, each with its models' rows and a row ``model == "Std"``: the sample
+        standard deviation (ddof = 1) over those models of each figure, NaN with a
+        single model. This is how the paper's Std cells come about (its printed PASS@1
+        and R-hat columns give them to the digit; paper 4, Appendix F, Table 2).
+
+    Raises
+    ------
+    InputError
+        When one model has two runs on one dataset (which one is its row?).
+
+    Examples
+    --------
+    The paper's AIME 2025 rows (PASS@1, R-hat in %) give its Std cells 10.3 and 2.1:
+
+    >>> aime = pd.DataFrame({"model": ["Gemini-2.5-F", "Gemini-2.5-F-L", "GPT-4.1", "GPT-4.1-M", "Qwen3-30B"],
+    ...                      "dataset": "aime25", "passAt1": [52.4, 37.4, 26.5, 30.5, 43.1],
+    ...                      "perfectReasoningRate": [17.0, 15.9, 16.8, 20.9, 15.8]})
+    >>> aime = aime.assign(reasoningGap=aime["passAt1"] - aime["perfectReasoningRate"], closenessAuc=float("nan"))
+    >>> std = table2(aime).iloc[-1]
+    >>> std["model"], round(float(std["passAt1"]), 1), round(float(std["perfectReasoningRate"]), 1)
+    ('Std', 10.3, 2.1)
+    """
+    twice = runs[runs.duplicated(["dataset", "model"], keep=False)]
+    if len(twice):
+        model, dataset = twice.iloc[0][["model", "dataset"]]
+        raise InputError(f"model {model!r} has {len(twice)} runs on dataset {dataset!r}; Table 2 has one row per "
+                         "model and dataset: pass one of its runs")
+    parts = []
+    for dataset, rows in runs.groupby("dataset", sort=False):
+        rows = rows[["dataset", "model", *FIGURES]].astype({f: float for f in FIGURES})
+        spread = rows[list(FIGURES)].std(ddof=1)
+        parts += [rows, pd.DataFrame([{"dataset": dataset, "model": "Std", **spread.to_dict()}])]
+    return pd.concat(parts, ignore_index=True)
 
 
 def auc_curve(metrics: pd.DataFrame, points: int = 101) -> pd.DataFrame:

@@ -7,7 +7,8 @@ all been visited — chosen with probability proportional to its weight (uniform
 default); the process stops (is absorbed) when it visits a sink. A trajectory is
 *perfect* when it is absorbed at the target sink (the correct answer) and is logically
 closed: every visited node except the last has a child among the visited nodes. The
-perfect reasoning rate (PRR) is the probability of a perfect trajectory (Eq. 2.1).
+perfect reasoning rate (PRR, Definition 3.2) is the probability of a perfect trajectory
+under the transition rule of Eq. 2.1.
 
 Assumes an acyclic task DAG (checked). The exact PRR sums over visited sets and is
 exponential in the worst case; it refuses DAGs whose state space passes a limit, where
@@ -16,7 +17,8 @@ the estimate by simulation with the Hoeffding sample size is the tool.
 References
 ----------
 Zhang, Kuzborskij, Lee, Leng, Liu 2025, "DAG-Math: Graph-Guided Mathematical Reasoning
-in LLMs", §2.2, Eq. 2.1 and the two-chain example (arXiv 2510.19842).
+in LLMs", §2.2 (Eq. 2.1, the only numbered equation), §3 (Definition 3.2, the two-chain
+toy DAG of Figure 2, the Hoeffding remark) (arXiv 2510.19842).
 """
 
 from __future__ import annotations
@@ -94,7 +96,7 @@ def is_perfect(dag: nx.DiGraph, trajectory: list, target: Hashable) -> bool:
 
 
 def exact_prr(dag: nx.DiGraph, target: Hashable, weights: Mapping | None = None) -> float:
-    """The exact perfect reasoning rate of the process on ``dag`` (Eq. 2.1).
+    """The exact perfect reasoning rate (Definition 3.2) of the Eq. 2.1 process on ``dag``.
 
     Sums, over visited sets, the probability of each absorbing path that is perfect.
 
@@ -150,6 +152,8 @@ def hoeffding_sample_size(epsilon: float, delta: float = 0.05) -> int:
     """Trajectories needed so that the empirical PRR is within ``epsilon`` with probability >= 1 - ``delta``.
 
     Hoeffding's inequality for means of [0, 1] variables: n >= ln(2 / delta) / (2 epsilon^2).
+    The paper (§3) states only the order, M = Omega(1 / epsilon^2) problems for R-hat; the
+    same bound holds for the N trajectories of one PRR-hat, which is what this sizes.
 
     Raises
     ------

@@ -244,11 +244,7 @@ def test_generated_trajectories_are_stored_scored_and_resumed_exactly(gold, tmp_
     # area 0); the transport failure is not the model's: not stored, not counted, asked again below
     assert (summary["passAt1"], summary["perfectReasoningRate"], summary["reasoningGap"]) == (1.0, 0.25, 0.75)
     assert summary["closenessAuc"] == pytest.approx((0.75 + 0.0) / 2)
-    # Table 2's Std row: sample standard deviation over the two problems, sqrt((a - b)^2 / 2)
-    assert summary["passAt1Std"] == 0.0
-    assert summary["perfectReasoningRateStd"] == pytest.approx(0.5 / math.sqrt(2))
-    assert summary["reasoningGapStd"] == pytest.approx(0.5 / math.sqrt(2))
-    assert summary["closenessAucStd"] == pytest.approx(0.75 / math.sqrt(2))
+    assert not any(k.endswith("Std") for k in summary)  # Table 2's Std row is over models, not problems
     assert (summary["invalidFormat"], summary["failures"]) == (1, {"cycle": 1})
     m = first.metrics.set_index(["questionId", "sampleIndex"])
     assert m.loc[("toy:q1", 1), ["closedShare", "closed", "correct"]].tolist() == [0.5, False, True]
@@ -344,11 +340,27 @@ def test_cli_ingest_report_and_unknown_run(tmp_path, graph_location):
     shown = runner.invoke(cli, [*graph, "report", "dagmath", "--run", GOLD_RUN, "--out", str(out), "--json"])
     assert shown.exit_code == 0, shown.output
     report = json.loads(shown.stdout)
-    assert [r["class"] for r in report["table1"]] == ["All", "Incorrect", "Correct", "Perfect"]
-    assert report["summary"]["closenessAuc"] == pytest.approx(1.9 / 3)
+    (run,) = report["runs"]
+    assert [r["class"] for r in run["table1"]] == ["All", "Incorrect", "Correct", "Perfect"]
+    assert run["summary"]["closenessAuc"] == pytest.approx(1.9 / 3)
+    # one model: its Table 2 row and a Std row that a single model cannot give
+    assert [(r["dataset"], r["model"]) for r in report["table2"]] == [("logs", "gold"), ("logs", "Std")]
+    assert report["table2"][0]["passAt1"] == pytest.approx(2 / 3) and report["table2"][1]["passAt1"] is None
     stem = "cot_gold_logs"
     assert {p.name for p in out.iterdir()} >= {f"{stem}.json", f"{stem}_auc.png", f"{stem}_statistics.png",
-                                               f"{stem}_table1.csv", f"{stem}_auc.csv", f"{stem}_difficulty.png"}
+                                               f"{stem}_table1.csv", f"{stem}_auc.csv", f"{stem}_difficulty.png",
+                                               "table2.csv"}
+    heptagon = FIXTURE.with_name("heptagon.json")  # another model on the same dataset: PASS@1 1, R-hat 0
+    assert runner.invoke(cli, [*graph, "ingest", "cot", str(heptagon), "--dataset", "logs", "--source", "gem"]) \
+        .exit_code == 0
+    both = runner.invoke(cli, [*graph, "report", "dagmath", "--run", GOLD_RUN, "--run", "cot:gem:logs", "--out",
+                               str(out), "--json"])
+    assert both.exit_code == 0, both.output
+    table2 = {r["model"]: r for r in json.loads(both.stdout)["table2"]}
+    assert list(table2) == ["gold", "gem", "Std"]
+    # Std over the two models (ddof = 1): |a - b| / sqrt(2)
+    assert table2["Std"]["passAt1"] == pytest.approx((1 - 2 / 3) / math.sqrt(2))
+    assert table2["Std"]["perfectReasoningRate"] == pytest.approx((1 / 3) / math.sqrt(2))
     missing = runner.invoke(cli, [*graph, "report", "dagmath", "--run", "nope"])
     assert missing.exit_code == 1 and "run 'nope' has no trajectories" in missing.output
 
