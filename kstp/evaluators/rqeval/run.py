@@ -159,7 +159,7 @@ def evaluate(store: GraphStore, backend: Backend, dataset: str, sampling: Sampli
         Allow a configuration that differs from the latest run's.
     progress : callable, optional
         ``progress(done, total)`` as completions arrive.
-    prompt : {"neutral", "structured"}
+    prompt : {"neutral", "bare", "structured"}
         Prompt style (:func:`build_prompt`; default the paper's neutral prompt).
 
     Returns
