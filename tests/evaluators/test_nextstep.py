@@ -392,16 +392,22 @@ def test_cli_evaluate_and_report_with_the_oracle(tmp_path, graph_location):
     assert (summary["cells"], summary["valid"], summary["exactSetAccuracy"]) == (7 * 4 * 2, 56, 1.0)
     out = tmp_path / "report"
     report = runner.invoke(cli, ["--graph", graph, "report", "nextstep", "--run", summary["runId"], "--out", str(out),
-                                 "--resamples", "200", "--flips", "200", "--json"])
+                                 "--resamples", "200", "--flips", "200", "--focus", "cm_8f:p1", "--json"])
     assert report.exit_code == 0, report.output
     tables = json.loads(report.stdout)
     assert [row["exact"] for row in tables["conditions"]] == [1.0] * 5
     assert [row["contrast"] for row in tables["contrasts"]] == ["P1-P0", "P2-P1", "P3-P2"] * 3
     assert [row["metric"] for row in tables["contrasts"]] == ["exact"] * 3 + ["recall"] * 3 + ["f1"] * 3
     assert tables["conditions"][-1]["condition"] == "all" and tables["domain_summary"][0]["f1"] == 1.0
+    # Figure 3's cell: the oracle is right on all 7 states x 2 orders of cm_8f under P1
+    assert [(r["model"], r["states"], r["responses"], r["correct"], r["exact"]) for r in tables["model_domains"]
+            if r["condition"] == "P1"] == [("fringe-oracle", 7, 14, 14, 1.0)]
     for name in ("nextstep_domains.png", "nextstep_conditions.png", "nextstep_fringe.png", "nextstep_by_fringe.csv",
-                 "nextstep_domain_summary.csv"):
+                 "nextstep_domain_summary.csv", "nextstep_model_domains.csv", "nextstep_focus.png"):
         assert (out / name).stat().st_size > 0
+    unknown = runner.invoke(cli, ["--graph", graph, "report", "nextstep", "--run", summary["runId"], "--out", str(out),
+                                  "--resamples", "200", "--flips", "200", "--focus", "cm_8f:P7"])
+    assert unknown.exit_code == 1 and "--focus cm_8f:P7: no answers for catalogue 'cm_8f'" in unknown.output
     bad = runner.invoke(cli, ["--graph", graph, "evaluate", "nextstep", "--catalogue", "cm_8f", "--conditions", "P5",
                               "--backend", "fringe-oracle"])
     assert bad.exit_code == 2 and "P5" in bad.output
