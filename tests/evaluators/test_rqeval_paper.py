@@ -14,6 +14,7 @@ import pandas as pd
 import pytest
 
 from kstp.evaluators import rqeval as rq
+from kstp.inference.backend import Completion
 
 DIMS = list(rq.DIMENSIONS)
 
@@ -144,3 +145,20 @@ def test_paper3_figure5_layers_from_table9():
     assert layers.loc["LS-outcome", ["pairs", "significant"]].tolist() == [4, 0]
     assert layers.loc["SS-outcome", ["pairs", "rMin", "rMax", "significant"]].tolist() == [4, 0.458, 0.637, 4]
     assert layers.loc["LS-SS", ["pairs", "significant"]].tolist() == [1, 0]
+
+
+def _canonical(text: str, gold: str, answer_type: str) -> str | None:
+    verdict = rq.score_item(Completion(0, 1, text=text, finish_reason="stop"), gold, answer_type)
+    return rq.canonical_answer(verdict.extracted, verdict.reason)
+
+
+def test_paper3_section34_corrected_protocol_examples():
+    # the short-gold leak: gold "D" must not match the d of "drastic", gold "5" not the 5 inside "25"
+    assert _canonical("That would be a drastic change.", "D", "choice") is None
+    assert _canonical("The total is 25.", "5", "number") == "25"
+    # an option letter counts when anchored: after "answer is", "correct option is", or as the first token
+    assert [_canonical(t, "B", "choice") for t in ("The answer is B.", "The correct option is B", "B. It holds")] \
+        == ["B", "B", "B"]
+    # CS over canonical answers: "The answer is 30." and "5 x 6 = 30" are the same answer
+    answers = [_canonical("The answer is 30.", "30", "number"), _canonical("5 × 6 = 30", "30", "number")]
+    assert rq.consistency([answers]) == 1.0
