@@ -191,7 +191,7 @@ def catalogue() -> None:
 @catalogue.command("list")
 @json_option
 def list_catalogues(as_json: bool) -> None:
-    """List the shipped catalogues with their tasks, pairs and states.
+    """List the shipped catalogues with their tasks, pairs, states and terminal states (paper 2, Table 1 shape).
 
     \b
     Example:
@@ -203,8 +203,10 @@ def list_catalogues(as_json: bool) -> None:
     rows = []
     for name, path in catalogue_files.shipped_catalogues().items():
         c = catalogue_files.read_catalogue(path)
+        states, space = c.states(), c.space()
         rows.append({"id": name, "name": c.name, "tasks": len(c.tasks), "pairs": len(c.prerequisites),
-                     "states": len(c.states()), "coverage": str(c.coverage.as_spec())})
+                     "states": len(states), "terminal": sum(not space.outer_fringe(state) for state, _ in states),
+                     "coverage": str(c.coverage.as_spec())})
     if as_json:
         emit(rows)
     else:
