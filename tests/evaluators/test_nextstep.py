@@ -305,6 +305,14 @@ def test_model_ranks_share_ties_and_skip():
     assert models["rank P0"].to_dict() == {"low": 4, "mid": 3, "tie1": 1, "tie2": 1}
 
 
+def test_model_ranks_tie_when_equal_accuracies_sum_in_another_order():
+    # three presentations: a state mean of 2/3 on the last state or the fourth; both models are 14/15 right,
+    # but the float sums 4 + 2/3 and 3 + 2/3 + 1 differ in the last bit; Table 4 ranks them together
+    frames = [scored_frame({"P0": [1, 1, 1, 1, 2 / 3]}, ["a"]), scored_frame({"P0": [1, 1, 1, 2 / 3, 1]}, ["b"])]
+    models = ns.aggregate(pd.concat(frames), resamples=200, flips=200).models.set_index("model")
+    assert models["rank P0"].to_dict() == {"a": 1, "b": 1}
+
+
 def test_states_weigh_equally_and_missing_cells_are_left_out():
     frame = scored_frame({"P0": [1, 0]})
     # A second presentation of state s0 and a technically missing cell on s1.

@@ -196,7 +196,9 @@ def aggregate(scored: pd.DataFrame, seed: int = 0, resamples: int = 10_000, flip
     models = table4.unstack("condition").reindex(columns=conditions)
     models["mean"] = models.mean(axis=1)
     for column in [*conditions, "mean"]:
-        models[f"rank {column}"] = models[column].rank(method="min", ascending=False).astype("Int64")
+        # Equal accuracies summed in another order can differ in the last bits (thirds with three
+        # presentations); rounding to 12 places lets them tie as Table 4's ties do.
+        models[f"rank {column}"] = models[column].round(12).rank(method="min", ascending=False).astype("Int64")
     models = models.reset_index()
     domains = cells.groupby(["catalogue", "condition"]).apply(lambda g: _weighted(g, "exact"), include_groups=False) \
         .unstack("condition").reindex(columns=conditions)
