@@ -146,7 +146,8 @@ _overall_option = click.option(
                    "(default: $KSTP_DATA/rqeval).")
 @click.option("--model", required=True, help="Model name, vLLM path, or for --backend local smollm2 or a GGUF path.")
 @backend_options
-@click.option("--gen-kwargs", help="Sampling k=v,...: temperature (0.7), top_p (0.95), max_tokens (256), stop.")
+@click.option("--gen-kwargs", help="Sampling k=v,...: temperature (0.7), top_p (not sent: the provider's default), "
+                                   "max_tokens (256), stop (paper §3.4).")
 @click.option("--k", "k", type=click.IntRange(min=2), default=3, show_default=True,
               help="Generations per item (sample 0 is the primary answer).")
 @click.option("--p", "p", type=click.IntRange(min=0), default=3, show_default=True,
@@ -191,7 +192,7 @@ def evaluate_rqeval(ctx, datasets, data, model, backend, base_url, model_args, g
     from kstp.evaluators import rqeval as rq
     from kstp.inference.similarity import BertScore, nli_backend
 
-    sampling = parse_sampling(gen_kwargs, {"temperature": 0.7, "max_tokens": 256}, n=k, seed=seed)
+    sampling = parse_sampling(gen_kwargs, rq.SAMPLING, n=k, seed=seed)
     chosen = _scenarios(scenarios)
     if (warning := rq.temperature_warning(sampling)) is not None:
         message(f"Warning: {warning}")

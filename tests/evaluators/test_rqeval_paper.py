@@ -13,6 +13,7 @@ import io
 import pandas as pd
 import pytest
 
+from kstp.cli.models import parse_sampling
 from kstp.evaluators import rqeval as rq
 from kstp.inference.backend import Completion
 
@@ -162,3 +163,9 @@ def test_paper3_section34_corrected_protocol_examples():
     # CS over canonical answers: "The answer is 30." and "5 x 6 = 30" are the same answer
     answers = [_canonical("The answer is 30.", "30", "number"), _canonical("5 × 6 = 30", "30", "number")]
     assert rq.consistency([answers]) == 1.0
+
+
+def test_paper3_section34_sampling_is_temperature_07_and_256_tokens_without_top_p():
+    # §3.4: "temperature = 0.7 with max_tokens = 256"; no top-p is set, so none is sent (provider default)
+    sampling = parse_sampling(None, rq.SAMPLING, n=3, seed=0)
+    assert (sampling.n, sampling.temperature, sampling.top_p, sampling.max_tokens) == (3, 0.7, None, 256)

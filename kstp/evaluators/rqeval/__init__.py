@@ -53,7 +53,7 @@ from kstp.evaluators.rqeval.results import (
     stored_runs,
     stored_scores,
 )
-from kstp.evaluators.rqeval.run import RqevalResult, evaluate, temperature_warning
+from kstp.evaluators.rqeval.run import SAMPLING, RqevalResult, evaluate, temperature_warning
 from kstp.evaluators.rqeval.scenarios import (
     LONG_NAMES,
     SCENARIOS,
@@ -79,6 +79,7 @@ __all__ = ["NAME", "VERSION", "DIMENSIONS", "HIGHER_IS_BETTER", "SCENARIOS", "LO
            "split_steps", "correctness", "consistency", "robustness", "logical_coherence", "efficiency",
            "stability", "aggregate", "scenario_scores", "load_scenarios", "check_weights", "rankings",
            "discriminant_validity", "partial_correlation",
-           "layer_summary", "STRUCTURAL", "OUTCOME", "TRACE", "temperature_warning", "RqevalResult", "evaluate",
+           "layer_summary", "STRUCTURAL", "OUTCOME", "TRACE", "temperature_warning", "SAMPLING", "RqevalResult",
+           "evaluate",
            "item_frame", "run_scores", "run_items", "stored_runs", "stored_scores", "dataset_scores",
            "template_hash"]
