@@ -18,6 +18,7 @@ import pandas as pd
 import pytest
 
 from kstp.evaluators import nextstep as ns
+from kstp.loaders.catalogues import make_catalogue
 
 MODELS = ["Claude Fable 5", "Claude Sonnet 5", "GPT-5.6 Sol", "GPT-5.6 Terra", "Gemini 3.1 Pro Preview",
           "Gemini 3.7 Flash"]
@@ -119,3 +120,24 @@ def test_paper2_section451_terminal_states_and_section452_agreement(report):
     assert terminal["states"].sum() * 6 * 2 == 192 and set(terminal["exact"]) == {1.0}
     overall = report.agreement.query("model == 'all' and condition == 'all'").iloc[0]
     assert (overall["pairs"], round(100 * overall["exact agreement"], 2)) == (1200, 85.25)
+
+
+#: Stand-ins with Table 1's shape (the SaTiM relations are not public): components and direct pairs.
+STAND_INS = {"Linear Modelling": (7, [(0, 1), (0, 3), (0, 5), (1, 6), (2, 5), (3, 4), (5, 6)]),
+             "Slope": (7, [(0, 2), (1, 4), (2, 3), (3, 4), (4, 5), (5, 6)]),
+             "Graph to Equation": (5, [(0, 2), (1, 3), (1, 4), (2, 3), (2, 4)]),
+             # 0 -> 3, 1 -> 2 -> 3: {}, {0}, {1}, {0,1}, {1,2}, {0,1,2}, {0,1,2,3}
+             "Equation to Graph": (4, [(0, 3), (1, 2), (2, 3)])}
+
+
+def test_paper2_table1_shape_and_equation6_on_stand_in_domains():
+    catalogues = [make_catalogue(name.replace(" ", "_").lower(), name, [(f"t{i}", f"task {i}") for i in range(n)],
+                                 [(f"t{a}", f"t{b}") for a, b in pairs]) for name, (n, pairs) in STAND_INS.items()]
+    rows = [(len(c.tasks), len(c.states()), sum(not c.space().outer_fringe(s) for s, _ in c.states()))
+            for c in catalogues]
+    # Table 1: components, states, terminal states; totals 23, 50, 4
+    assert rows == [(7, 23, 1), (7, 11, 1), (5, 9, 1), (4, 7, 1)]
+    assert [sum(column) for column in zip(*rows, strict=True)] == [23, 50, 4]
+    # Eq. 6: 50 states x 4 conditions x 2 orders = 400 calls per model; x 6 models = 2,400
+    cells = [ns.design(catalogues, ns.CONDITIONS, 2, model) for model in MODELS]
+    assert [len(c) for c in cells] == [400] * 6 and sum(map(len, cells)) == 2400
