@@ -109,9 +109,12 @@ def nextstep_evaluate(ctx, names, conditions, orders, model, backend, base_url, 
               help="Bootstrap resamples of states.")
 @click.option("--flips", type=click.IntRange(min=100), default=100_000, show_default=True,
               help="Random sign flips per contrast (all 2^n when fewer).")
+@click.option("--focus", metavar="CATALOGUE:CONDITION",
+              help="Draw nextstep_focus.png, the models compared on one catalogue and condition (paper 2, "
+                   "Figure 3: Graph to Equation under P1).")
 @json_option
 @click.pass_context
-def nextstep_report(ctx, runs, out, seed, resamples, flips, as_json) -> None:
+def nextstep_report(ctx, runs, out, seed, resamples, flips, focus, as_json) -> None:
     """Recompute the next-step tables, statistics and charts from stored answers (no inference).
 
     Re-parses and re-scores every stored answer against fringes recomputed from the
@@ -121,18 +124,21 @@ def nextstep_report(ctx, runs, out, seed, resamples, flips, as_json) -> None:
     the model x condition table with ranks (Table 4 shape), per-domain figures and
     agreement between presentations (pooled too); writes every table as CSV,
     nextstep_conditions.png (Figure 1: exact-set accuracy and macro F1 per
-    condition), nextstep_fringe.png (Figure 3: exact-set accuracy by fringe size)
-    and nextstep_domains.png (catalogue x condition).
+    condition), nextstep_domains.png (Figure 2: catalogue x condition), with --focus
+    nextstep_focus.png (Figure 3: the models on one catalogue and condition, right
+    answers of all) and nextstep_fringe.png (kstp's: exact-set accuracy by fringe size).
 
     \b
     Examples:
       kstp report nextstep --run nextstep:fringe-oracle:cm_8f:0123456789ab
       kstp report nextstep --run RUN_A --run RUN_B --out results/nextstep --json
+      kstp report nextstep --run RUN_A --run RUN_B --focus cm_8f:P1
     """
     import pandas as pd
 
+    from kstp.errors import ConfigError
     from kstp.evaluators import nextstep as benchmark
-    from kstp.reports.plots import curves, heatmap, interval_bars
+    from kstp.reports.plots import curves, heatmap, interval_bars, labelled_hbars
     store = get_store(ctx)
     with status("re-scoring stored answers"):
         scored = pd.concat([benchmark.rescore(store, run) for run in runs], ignore_index=True)
@@ -152,6 +158,19 @@ def nextstep_report(ctx, runs, out, seed, resamples, flips, as_json) -> None:
     curves({c: g.rename(columns={"fringeSize": "threshold", "exact": "rate"}) for c, g in report.by_fringe.groupby(
         "condition")}, out / "nextstep_fringe.png", "Exact-set accuracy by the size of the outer fringe",
         "outer-fringe size |T|", "exact-set accuracy")
+    figures = ["nextstep_conditions.png", "nextstep_domains.png", "nextstep_fringe.png"]
+    if focus:
+        catalogue_id, _, condition = focus.rpartition(":")
+        cell = report.model_domains[(report.model_domains["catalogue"] == catalogue_id)
+                                    & (report.model_domains["condition"] == condition.upper())]
+        if cell.empty:
+            raise ConfigError(f"--focus {focus}: no answers for catalogue {catalogue_id!r} under condition "
+                              f"{condition!r}; give CATALOGUE:CONDITION of a scored cell")
+        cell = cell.sort_values(["exact", "model"], ascending=[False, True]).set_index("model")
+        labelled_hbars(100 * cell["exact"], cell.apply(lambda r: f"{100 * r['exact']:.1f}% "
+                                                                 f"({r['correct']}/{r['responses']})", axis=1),
+                       out / "nextstep_focus.png", f"{catalogue_id} | {condition.upper()}", "Exact-set accuracy (%)")
+        figures.append("nextstep_focus.png")
     (out / "nextstep_report.json").write_text(dumps(tables) + "\n")
     if as_json:
         emit(tables)
@@ -161,7 +180,7 @@ def nextstep_report(ctx, runs, out, seed, resamples, flips, as_json) -> None:
     print_table(report.models, "Exact-set accuracy, model x condition, with ranks (Table 4 shape)")
     print_table(report.domain_summary, "Per domain, pooled over conditions and models")
     print_table(report.agreement, "Agreement between presentations (both answers valid; 'all' pools)")
-    message(f"wrote {out}/nextstep_*.csv, nextstep_conditions.png, nextstep_fringe.png, nextstep_domains.png")
+    message(f"wrote {out}/nextstep_*.csv, {', '.join(figures)}")
 
 
 @click.group()
@@ -172,7 +191,7 @@ def catalogue() -> None:
 @catalogue.command("list")
 @json_option
 def list_catalogues(as_json: bool) -> None:
-    """List the shipped catalogues with their tasks, pairs and states.
+    """List the shipped catalogues with their tasks, pairs, states and terminal states (paper 2, Table 1 shape).
 
     \b
     Example:
@@ -184,8 +203,10 @@ def list_catalogues(as_json: bool) -> None:
     rows = []
     for name, path in catalogue_files.shipped_catalogues().items():
         c = catalogue_files.read_catalogue(path)
+        states, space = c.states(), c.space()
         rows.append({"id": name, "name": c.name, "tasks": len(c.tasks), "pairs": len(c.prerequisites),
-                     "states": len(c.states()), "coverage": str(c.coverage.as_spec())})
+                     "states": len(states), "terminal": sum(not space.outer_fringe(state) for state, _ in states),
+                     "coverage": str(c.coverage.as_spec())})
     if as_json:
         emit(rows)
     else:

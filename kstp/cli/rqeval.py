@@ -22,7 +22,7 @@ __all__ = ["evaluate_rqeval", "report_rqeval", "rqeval"]
 DEFAULT_NLI = "llm"
 #: kstp.evaluators.rqeval.DIMENSIONS, PROMPTS and OVERALL (named here so --help imports no evaluator).
 _DIMENSIONS = ("cq", "cs", "rs", "ls", "es", "ss")
-_PROMPTS = ("neutral", "structured")
+_PROMPTS = ("neutral", "bare", "structured")
 _OVERALL = ("pooled", "equal")
 
 
@@ -60,9 +60,14 @@ def _ensure_dataset(store, name: str, data: Path) -> str:
     return dataset
 
 
+#: Table 9's symbols of its interpretations.
+_SYMBOLS = {"structural": "△", "negligible": "✓", "weak": "∼", "moderate": "!"}
+
+
 def _validity_figures(scores: pd.DataFrame, out: Path) -> pd.DataFrame | None:
-    """Table 9 (r, p, stars, category) and Figure 4 (the r heatmap) over the (model, dataset)
-    observations, when there are at least 4; else None."""
+    """Table 9 (r, p, stars, category), Figure 4 (the r heatmap, each cell with its stars and
+    Table 9's symbol) and Figure 5's layer blocks over the (model, dataset) observations, when
+    there are at least 4; else None."""
     import pandas as pd
 
     from kstp.evaluators import rqeval as rq
@@ -72,14 +77,18 @@ def _validity_figures(scores: pd.DataFrame, out: Path) -> pd.DataFrame | None:
     from kstp.reports.plots import heatmap
     table = rq.discriminant_validity(scores)
     table.to_csv(out / "rqeval_validity.csv", index=False)
-    names = [d.upper() for d in rq.DIMENSIONS]
+    rq.layer_summary(table).to_csv(out / "rqeval_layers.csv", index=False)
+    # Outcome layer first, then the trace layer (Figure 5), so the blocks show in the heatmap.
+    names = [d.upper() for d in (*rq.OUTCOME, *rq.TRACE)]
     r = pd.DataFrame(1.0, index=names, columns=names)
     labels = pd.DataFrame("1", index=names, columns=names)
     for row in table.itertuples():
         a, b = row.a.upper(), row.b.upper()
         r.loc[a, b] = r.loc[b, a] = row.r
-        labels.loc[a, b] = labels.loc[b, a] = "–" if pd.isna(row.r) else f"{row.r:.2f}{row.stars.replace('ns', '')}"
-    heatmap(r, out / "rqeval_validity.png", "Pearson r between dimensions (* p<.05, ** p<.01, *** p<.001)",
+        labels.loc[a, b] = labels.loc[b, a] = "–" if pd.isna(row.r) else \
+            f"{row.r:.2f}{row.stars.replace('ns', '')}\n{_SYMBOLS.get(row.category, '')}"
+    heatmap(r, out / "rqeval_validity.png", "Pearson r (* p<.05, ** p<.01, *** p<.001; △ structural, "
+            "✓ negligible, ∼ weak, ! moderate or higher)",
             vmin=-1.0, vmax=1.0, cmap="RdBu_r", center=0.0, label="r", text=labels)
     return table
 
@@ -110,7 +119,7 @@ def _tables(scores: pd.DataFrame, frames: dict, scenarios: dict, overall: str, o
     written = ["rqeval_scores.csv", "rqeval_rankings.csv", "rqeval_radar.png", "rqeval_dimensions.png",
                "rqeval_scenarios.png", "rqeval_ranks.png", "rqeval_datasets.png"]
     if validity is not None:
-        written += ["rqeval_validity.csv", "rqeval_validity.png"]
+        written += ["rqeval_validity.csv", "rqeval_layers.csv", "rqeval_validity.png"]
     if as_json:
         emit({"scores": per_dataset, "rankings": ranked, "overall": overall,
               **({"validity": validity} if validity is not None else {}), **(extra or {})})
@@ -137,7 +146,8 @@ _overall_option = click.option(
                    "(default: $KSTP_DATA/rqeval).")
 @click.option("--model", required=True, help="Model name, vLLM path, or for --backend local smollm2 or a GGUF path.")
 @backend_options
-@click.option("--gen-kwargs", help="Sampling k=v,...: temperature (0.7), top_p (0.95), max_tokens (256), stop.")
+@click.option("--gen-kwargs", help="Sampling k=v,...: temperature (0.7), top_p (not sent: the provider's default), "
+                                   "max_tokens (256), stop (paper §3.4).")
 @click.option("--k", "k", type=click.IntRange(min=2), default=3, show_default=True,
               help="Generations per item (sample 0 is the primary answer).")
 @click.option("--p", "p", type=click.IntRange(min=0), default=3, show_default=True,
@@ -153,8 +163,9 @@ _overall_option = click.option(
 @click.option("--scenario", "scenarios", multiple=True,
               help="Built-in scenario name or a YAML/JSON weights file (repeatable; default: all seven).")
 @click.option("--prompt", type=click.Choice(_PROMPTS), default="neutral", show_default=True,
-              help="neutral: the question alone (paper §3.4, the release); structured: one sentence per step and "
-                   "a 'Final Answer:' line.")
+              help="neutral: system prompt 'You are a helpful assistant.' and the question (paper §3.4); bare: "
+                   "the question alone (§3.4's DeepSeek-V3 setting); structured: one sentence per step and a "
+                   "'Final Answer:' line.")
 @_overall_option
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=Path("results"), show_default=True,
               help="Folder for the tables (CSV) and figures (PNG).")
@@ -181,7 +192,7 @@ def evaluate_rqeval(ctx, datasets, data, model, backend, base_url, model_args, g
     from kstp.evaluators import rqeval as rq
     from kstp.inference.similarity import BertScore, nli_backend
 
-    sampling = parse_sampling(gen_kwargs, {"temperature": 0.7, "max_tokens": 256}, n=k, seed=seed)
+    sampling = parse_sampling(gen_kwargs, rq.SAMPLING, n=k, seed=seed)
     chosen = _scenarios(scenarios)
     if (warning := rq.temperature_warning(sampling)) is not None:
         message(f"Warning: {warning}")

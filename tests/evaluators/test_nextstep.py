@@ -305,6 +305,14 @@ def test_model_ranks_share_ties_and_skip():
     assert models["rank P0"].to_dict() == {"low": 4, "mid": 3, "tie1": 1, "tie2": 1}
 
 
+def test_model_ranks_tie_when_equal_accuracies_sum_in_another_order():
+    # three presentations: a state mean of 2/3 on the last state or the fourth; both models are 14/15 right,
+    # but the float sums 4 + 2/3 and 3 + 2/3 + 1 differ in the last bit; Table 4 ranks them together
+    frames = [scored_frame({"P0": [1, 1, 1, 1, 2 / 3]}, ["a"]), scored_frame({"P0": [1, 1, 1, 2 / 3, 1]}, ["b"])]
+    models = ns.aggregate(pd.concat(frames), resamples=200, flips=200).models.set_index("model")
+    assert models["rank P0"].to_dict() == {"a": 1, "b": 1}
+
+
 def test_states_weigh_equally_and_missing_cells_are_left_out():
     frame = scored_frame({"P0": [1, 0]})
     # A second presentation of state s0 and a technically missing cell on s1.
@@ -392,16 +400,22 @@ def test_cli_evaluate_and_report_with_the_oracle(tmp_path, graph_location):
     assert (summary["cells"], summary["valid"], summary["exactSetAccuracy"]) == (7 * 4 * 2, 56, 1.0)
     out = tmp_path / "report"
     report = runner.invoke(cli, ["--graph", graph, "report", "nextstep", "--run", summary["runId"], "--out", str(out),
-                                 "--resamples", "200", "--flips", "200", "--json"])
+                                 "--resamples", "200", "--flips", "200", "--focus", "cm_8f:p1", "--json"])
     assert report.exit_code == 0, report.output
     tables = json.loads(report.stdout)
     assert [row["exact"] for row in tables["conditions"]] == [1.0] * 5
     assert [row["contrast"] for row in tables["contrasts"]] == ["P1-P0", "P2-P1", "P3-P2"] * 3
     assert [row["metric"] for row in tables["contrasts"]] == ["exact"] * 3 + ["recall"] * 3 + ["f1"] * 3
     assert tables["conditions"][-1]["condition"] == "all" and tables["domain_summary"][0]["f1"] == 1.0
+    # Figure 3's cell: the oracle is right on all 7 states x 2 orders of cm_8f under P1
+    assert [(r["model"], r["states"], r["responses"], r["correct"], r["exact"]) for r in tables["model_domains"]
+            if r["condition"] == "P1"] == [("fringe-oracle", 7, 14, 14, 1.0)]
     for name in ("nextstep_domains.png", "nextstep_conditions.png", "nextstep_fringe.png", "nextstep_by_fringe.csv",
-                 "nextstep_domain_summary.csv"):
+                 "nextstep_domain_summary.csv", "nextstep_model_domains.csv", "nextstep_focus.png"):
         assert (out / name).stat().st_size > 0
+    unknown = runner.invoke(cli, ["--graph", graph, "report", "nextstep", "--run", summary["runId"], "--out", str(out),
+                                  "--resamples", "200", "--flips", "200", "--focus", "cm_8f:P7"])
+    assert unknown.exit_code == 1 and "--focus cm_8f:P7: no answers for catalogue 'cm_8f'" in unknown.output
     bad = runner.invoke(cli, ["--graph", graph, "evaluate", "nextstep", "--catalogue", "cm_8f", "--conditions", "P5",
                               "--backend", "fringe-oracle"])
     assert bad.exit_code == 2 and "P5" in bad.output

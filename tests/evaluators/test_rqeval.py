@@ -177,12 +177,15 @@ def test_logical_coherence_keeps_a_failed_primary_in_its_denominator():
     assert rq.run_scores(frame)["ls"] == 0.75
 
 
-def test_the_neutral_prompt_is_the_question_alone_and_structured_is_an_option():
-    assert rq.build_prompt("What is 2 + 5?", "number") == [{"role": "user", "content": "What is 2 + 5?"}]
+def test_the_neutral_prompt_is_the_paper_system_prompt_and_bare_and_structured_are_options():
+    # paper 3, §3.4: "A minimal neutral system prompt ("You are a helpful assistant.")"
+    assert rq.build_prompt("What is 2 + 5?", "number") == [
+        {"role": "system", "content": "You are a helpful assistant."}, {"role": "user", "content": "What is 2 + 5?"}]
+    assert rq.build_prompt("What is 2 + 5?", "number", "bare") == [{"role": "user", "content": "What is 2 + 5?"}]
     structured = rq.build_prompt("What is 2 + 5?", "number", "structured")
     assert structured[0]["role"] == "system" and "Final Answer" in structured[0]["content"]
     assert structured[1]["content"] == "What is 2 + 5?\n\nGive a number as the final answer."
-    assert rq.template_hash("neutral") != rq.template_hash("structured")
+    assert len({rq.template_hash(style) for style in ("neutral", "bare", "structured")}) == 3
     with pytest.raises(ConfigError, match="unknown prompt style 'cot'"):
         rq.build_prompt("x", None, "cot")
 
@@ -264,14 +267,17 @@ def test_table9_stars_and_categories_by_hand():
     data = pd.DataFrame({"cq": [1, 2, 3, 4], "cs": [1, 2, 3, 4], "rs": [1, 2, 2, 1], "ls": [2, 1, 4, 3],
                          "es": [4, 1, 3, 2], "ss": [1, 3, 2, 4]}, dtype=float)
     table = rq.discriminant_validity(data, resamples=200).set_index(["a", "b"])
-    assert table.loc[("cq", "cs"), ["stars", "category"]].tolist() == ["***", "strong"]
-    assert table.loc[("cq", "rs"), ["stars", "category"]].tolist() == ["ns", "independent"]
+    # CQ-CS and CQ-RS are structural pairs (Table 9's triangle) whatever r is
+    assert table.loc[("cq", "cs"), ["stars", "category"]].tolist() == ["***", "structural"]
+    assert table.loc[("cq", "rs"), ["stars", "category", "independent"]].tolist() == ["ns", "structural", True]
     assert table.loc[("cq", "ls"), "r"] == pytest.approx(0.6)
     assert table.loc[("cq", "ls"), "p"] == pytest.approx(2 * stats.t.sf(0.6 * math.sqrt(2 / 0.64), 2))
     assert table.loc[("cq", "ls"), ["stars", "category"]].tolist() == ["ns", "moderate"]
     assert [rq.significance(p) for p in (0.0009, 0.009, 0.049, 0.05)] == ["***", "**", "*", "ns"]
-    assert [rq.correlation_category(r) for r in (0.49, -0.5, 0.69, -0.7)] == [
-        "independent", "moderate", "moderate", "strong"]
+    # non-significant |r| < .1 negligible; below .5 weak (significant or not); from .5 moderate or higher
+    assert [rq.correlation_category("ls", "ss", r, p) for r, p in ((0.09, 0.6), (0.09, 0.04), (-0.49, 0.2),
+                                                                   (-0.5, 0.01), (0.99, 0.0))] == [
+        "negligible", "weak", "weak", "moderate", "moderate"]
 
 
 def test_a_constant_dimension_has_no_correlation_and_small_samples_keep_an_interval():

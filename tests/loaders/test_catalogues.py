@@ -208,4 +208,8 @@ def test_cli_build_check_and_list(tmp_path, graph_location):
     bad = runner.invoke(cli, ["catalogue", "check", str(write(tmp_path, DIAMOND.replace("[c, d]", "[d, a]")))])
     assert bad.exit_code == 1 and "prerequisite cycle a -> b -> d -> a" in bad.output
     listed = runner.invoke(cli, ["catalogue", "list", "--json"])
-    assert {row["id"] for row in json.loads(listed.stdout)} == set(catalogues.shipped_catalogues())
+    rows = {row["id"]: row for row in json.loads(listed.stdout)}
+    assert set(rows) == set(catalogues.shipped_catalogues())
+    # paper 2, Table 1's columns: components, states, terminal states (one each: all states are covered)
+    assert [rows["cm_8f"][k] for k in ("tasks", "states", "terminal")] == [5, 7, 1]
+    assert {row["terminal"] for row in rows.values()} == {1}

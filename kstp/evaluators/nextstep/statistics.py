@@ -14,7 +14,7 @@ are also pooled over models and conditions.
 References
 ----------
 Steiner, Hochweber 2026, "Benchmarking LLM Next-Step Recommendations with Knowledge
-Space Theory", §2-§5, Tables 3 and 4, Figures 1 and 3.
+Space Theory", §3.3-§4.5, Tables 3 and 4, Figures 1-3.
 """
 
 from __future__ import annotations
@@ -34,12 +34,13 @@ __all__ = ["aggregate", "NextstepReport"]
 
 @dataclass
 class NextstepReport:
-    """The tables of a report (paper 2, Tables 3 and 4 and their companions)."""
+    """The tables of a report (paper 2, Tables 3 and 4, the data of Figures 1-3, their companions)."""
 
     conditions: pd.DataFrame
     contrasts: pd.DataFrame
     models: pd.DataFrame
     domains: pd.DataFrame
+    model_domains: pd.DataFrame
     domain_summary: pd.DataFrame
     agreement: pd.DataFrame
     by_fringe: pd.DataFrame
@@ -142,12 +143,16 @@ def aggregate(scored: pd.DataFrame, seed: int = 0, resamples: int = 10_000, flip
         ``contrasts`` (one row per measure and contrast), ``models`` (Table 4 shape:
         model x condition exact-set accuracy with ranks; ties share a rank and the
         next rank is skipped), ``domains`` (catalogue x condition exact-set accuracy
-        and ``all``), ``domain_summary`` (per catalogue, every measure pooled over
-        conditions and models), ``agreement`` (between presentations of a cell
+        and ``all``: Figure 2), ``model_domains`` (model x catalogue x condition:
+        states, answered responses, exactly right ones and the state-weighted
+        exact-set accuracy: Figure 3's "94.4% (17/18)" for any cell),
+        ``domain_summary`` (per catalogue, every measure pooled over conditions and
+        models), ``agreement`` (between presentations of a cell
         whose answers are both valid: per model and condition, pooled over models
         per condition, and over everything, model and condition ``all``),
-        ``by_fringe`` (exact-set accuracy by condition and outer-fringe size, the
-        data of Figure 3), ``invalid`` (counts by kind).
+        ``by_fringe`` (exact-set accuracy by condition and outer-fringe size, kstp's
+        own breakdown; size 0 is the terminal state, §4.5.1's "192 terminal-state
+        responses"), ``invalid`` (counts by kind).
 
     Examples
     --------
@@ -191,13 +196,22 @@ def aggregate(scored: pd.DataFrame, seed: int = 0, resamples: int = 10_000, flip
     models = table4.unstack("condition").reindex(columns=conditions)
     models["mean"] = models.mean(axis=1)
     for column in [*conditions, "mean"]:
-        models[f"rank {column}"] = models[column].rank(method="min", ascending=False).astype("Int64")
+        # Equal accuracies summed in another order can differ in the last bits (thirds with three
+        # presentations); rounding to 12 places lets them tie as Table 4's ties do.
+        models[f"rank {column}"] = models[column].round(12).rank(method="min", ascending=False).astype("Int64")
     models = models.reset_index()
     domains = cells.groupby(["catalogue", "condition"]).apply(lambda g: _weighted(g, "exact"), include_groups=False) \
         .unstack("condition").reindex(columns=conditions)
     pooled = _pooled_states(cells)
     domains["all"] = pooled.groupby("catalogue").apply(lambda g: _weighted(g, "exact"), include_groups=False)
     domains = domains.reset_index()
+    keys = ["model", "catalogue", "condition"]
+    per_cell = per_model.groupby(keys)
+    model_domains = pd.concat([per_cell.size().rename("states"),
+                               answered.assign(right=answered["exact"] == 1.0).groupby(keys)
+                               .agg(responses=("right", "size"), correct=("right", "sum")),
+                               per_cell.apply(lambda g: _weighted(g, "exact"), include_groups=False).rename("exact")],
+                              axis=1).reset_index()
     domain_summary = pd.DataFrame([{"catalogue": catalogue, "states": len(group),
                                     **{metric: _weighted(group, metric) for metric in METRICS}}
                                    for catalogue, group in pooled.groupby("catalogue")],
@@ -225,5 +239,5 @@ def aggregate(scored: pd.DataFrame, seed: int = 0, resamples: int = 10_000, flip
                              columns=["condition", "fringeSize", "states", "exact", "f1"])
     invalid = scored[scored["validity"] == "invalid"].groupby(["condition", "invalidKind"]).size() \
         .rename("responses").reset_index()
-    return NextstepReport(by_condition, contrasts, models, domains, domain_summary, agreement_table, by_fringe,
-                          invalid)
+    return NextstepReport(by_condition, contrasts, models, domains, model_domains, domain_summary, agreement_table,
+                          by_fringe, invalid)

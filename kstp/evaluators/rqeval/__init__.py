@@ -12,7 +12,7 @@ concern, each module importing only those listed before it:
   dimensions, pure (§3.2); the evaluator's name and version.
 - :mod:`~kstp.evaluators.rqeval.scenarios`: the deployment scenarios, the score under
   each and the rankings they give (§3.3, Table 8).
-- :mod:`~kstp.evaluators.rqeval.validity`: discriminant validity (§5, Table 9).
+- :mod:`~kstp.evaluators.rqeval.validity`: discriminant validity (§4.5, Table 9, Figures 4-5).
 - :mod:`~kstp.evaluators.rqeval.results`: a run's items and stored responses as
   per-item frames, and the dimensions of runs and models (§4, Table 7).
 - :mod:`~kstp.evaluators.rqeval.run`: a (model, dataset) run, from the prompts to the
@@ -53,7 +53,7 @@ from kstp.evaluators.rqeval.results import (
     stored_runs,
     stored_scores,
 )
-from kstp.evaluators.rqeval.run import RqevalResult, evaluate, temperature_warning
+from kstp.evaluators.rqeval.run import SAMPLING, RqevalResult, evaluate, temperature_warning
 from kstp.evaluators.rqeval.scenarios import (
     LONG_NAMES,
     SCENARIOS,
@@ -64,8 +64,12 @@ from kstp.evaluators.rqeval.scenarios import (
     scenario_scores,
 )
 from kstp.evaluators.rqeval.validity import (
+    OUTCOME,
+    STRUCTURAL,
+    TRACE,
     correlation_category,
     discriminant_validity,
+    layer_summary,
     partial_correlation,
     significance,
 )
@@ -74,6 +78,8 @@ __all__ = ["NAME", "VERSION", "DIMENSIONS", "HIGHER_IS_BETTER", "SCENARIOS", "LO
            "build_prompt", "score_item", "overall_scores", "significance", "correlation_category", "canonical_answer",
            "split_steps", "correctness", "consistency", "robustness", "logical_coherence", "efficiency",
            "stability", "aggregate", "scenario_scores", "load_scenarios", "check_weights", "rankings",
-           "discriminant_validity", "partial_correlation", "temperature_warning", "RqevalResult", "evaluate",
+           "discriminant_validity", "partial_correlation",
+           "layer_summary", "STRUCTURAL", "OUTCOME", "TRACE", "temperature_warning", "SAMPLING", "RqevalResult",
+           "evaluate",
            "item_frame", "run_scores", "run_items", "stored_runs", "stored_scores", "dataset_scores",
            "template_hash"]

@@ -37,7 +37,11 @@ from kstp.inference.grading import option_count
 from kstp.inference.runs import RunSpec, finish_run, generate_and_store, model_learner_id, open_run, write_verdicts
 from kstp.inference.similarity import BertScore, NliBackend
 
-__all__ = ["CHUNK", "RqevalResult", "evaluate", "temperature_warning"]
+__all__ = ["CHUNK", "SAMPLING", "RqevalResult", "evaluate", "temperature_warning"]
+
+#: §3.4's sampling: temperature 0.7 and 256 output tokens, no top-p (None is not sent: the provider's
+#: default), as the release's gateway payload (models/asu_model.py) sends only these two.
+SAMPLING = {"temperature": 0.7, "top_p": None, "max_tokens": 256}
 
 #: Prompts per generate call: a killed run loses at most one such chunk of work.
 CHUNK = 32
@@ -160,7 +164,7 @@ def evaluate(store: GraphStore, backend: Backend, dataset: str, sampling: Sampli
         Allow a configuration that differs from the latest run's.
     progress : callable, optional
         ``progress(done, total)`` as completions arrive.
-    prompt : {"neutral", "structured"}
+    prompt : {"neutral", "bare", "structured"}
         Prompt style (:func:`build_prompt`; default the paper's neutral prompt).
 
     Returns

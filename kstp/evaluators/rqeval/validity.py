@@ -1,17 +1,17 @@
-"""Discriminant validity of RQEval's dimensions (paper 3, §5, Table 9): are the six
-dimensions distinct?
+"""Discriminant validity of RQEval's dimensions (paper 3, §4.5, Table 9, Figures 4-5): are
+the six dimensions distinct?
 
 :func:`discriminant_validity` correlates every pair of dimensions over (model, dataset)
 observations: Pearson r and its p-value, a paired bootstrap interval, and the partial
 correlation controlling for CQ. Each pair gets significance stars from p (``***`` <
-.001, ``**`` < .01, ``*`` < .05, ``ns``) and a category by ``|r|``: ``independent`` below
-the paper's 0.50, ``moderate`` below 0.70, ``strong`` from 0.70 (the 0.70 cut is a
-convention of kstp, not the paper's).
+.001, ``**`` < .01, ``*`` < .05, ``ns``), ``independent`` (``|r|`` below the paper's
+0.50) and Table 9's interpretation (:func:`correlation_category`). :func:`layer_summary`
+reads the table as Figure 5's two layers: outcome (CQ, CS, RS, ES) and trace (LS, SS).
 
 References
 ----------
 Senol, Agrawal, Liu 2026, "Measuring Reasoning Quality in LLMs: A Multi-Dimensional
-Behavioral Framework", §5 and Table 9 (arXiv 2605.24661).
+Behavioral Framework", §4.5, Table 9, Figures 4 and 5 (arXiv 2605.24661).
 """
 
 from __future__ import annotations
@@ -26,7 +26,16 @@ import pandas as pd
 from kstp.errors import InputError
 from kstp.evaluators.rqeval.dimensions import DIMENSIONS
 
-__all__ = ["discriminant_validity", "partial_correlation", "significance", "correlation_category"]
+__all__ = ["STRUCTURAL", "OUTCOME", "TRACE", "discriminant_validity", "partial_correlation", "significance",
+           "correlation_category", "layer_summary"]
+
+#: Table 9's structural pairs (△), dependent by definition or through the shared answer extraction.
+STRUCTURAL = {("cq", "cs"): "shared extraction pipeline", ("cq", "rs"): "definitional", ("cq", "es"): "definitional"}
+#: Figure 5's layers: dimensions scored from canonical final answers, and from reasoning traces.
+OUTCOME, TRACE = ("cq", "cs", "rs", "es"), ("ls", "ss")
+#: Below this ``|r|`` a non-significant pair is negligible (✓) rather than weak (∼): kstp's cut (Cohen's
+#: 0.1); Table 9 prints no threshold, and its ✓ pairs have |r| <= .083, its ∼ ones >= .229.
+NEGLIGIBLE = 0.1
 
 
 def _pearson(x, y, axis=-1):
@@ -71,21 +80,61 @@ def significance(p: float) -> str:
     return "***" if p < 0.001 else "**" if p < 0.01 else "*" if p < 0.05 else "ns"
 
 
-def correlation_category(r: float, independent: float = 0.5, strong: float = 0.7) -> str:
-    """Table 9's category of a correlation by ``|r|``: ``independent`` below ``independent``
-    (the paper's 0.50), ``moderate`` below ``strong`` (0.70, kstp's convention), else
-    ``strong``; ``undefined`` for NaN (a constant dimension).
+def correlation_category(a: str, b: str, r: float, p: float, independent: float = 0.5) -> str:
+    """Table 9's interpretation of the pair (a, b) with Pearson r and p-value p.
 
-    >>> [correlation_category(r) for r in (-0.172, 0.5, -0.69, 0.71, float("nan"))]
-    ['independent', 'moderate', 'moderate', 'strong', 'undefined']
+    ``structural`` (△) for the pairs of :data:`STRUCTURAL`, whatever r is; else
+    ``negligible`` (✓) when ``|r|`` < :data:`NEGLIGIBLE` and p >= .05; ``weak`` (∼) below
+    ``independent`` (the paper's 0.50); else ``moderate`` (!, "moderate or higher");
+    ``undefined`` for NaN (a constant dimension).
+
+    >>> [correlation_category("cq", "es", 0.2, 0.3), correlation_category("ls", "es", 0.001, 0.995),
+    ...  correlation_category("cs", "ss", 0.458, 0.014), correlation_category("rs", "ss", 0.637, 0.0001)]
+    ['structural', 'negligible', 'weak', 'moderate']
+
+    References
+    ----------
+    Senol, Agrawal, Liu 2026, Table 9 (column Interpretation) and §4.5.
     """
+    if (a, b) in STRUCTURAL or (b, a) in STRUCTURAL:
+        return "structural"
     if r is None or np.isnan(r):
         return "undefined"
-    return "independent" if abs(r) < independent else "moderate" if abs(r) < strong else "strong"
+    if abs(r) < NEGLIGIBLE and not p < 0.05:
+        return "negligible"
+    return "weak" if abs(r) < independent else "moderate"
+
+
+def layer_summary(table: pd.DataFrame) -> pd.DataFrame:
+    """Figure 5's reading of a :func:`discriminant_validity` table: its pairs by layer block.
+
+    Blocks: ``outcome`` (pairs within CQ, CS, RS, ES), ``LS-outcome`` and
+    ``SS-outcome`` (each trace dimension with the outcome ones) and ``LS-SS``.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per block: ``block``, ``pairs``, ``rMin`` and ``rMax`` (of r),
+        ``significant`` (pairs with p < .05).
+
+    >>> t = pd.DataFrame({"a": ["cq", "cq", "ls"], "b": ["cs", "ls", "ss"], "r": [0.9, 0.1, -0.2],
+    ...                   "p": [0.001, 0.6, 0.3]})
+    >>> layer_summary(t).values.tolist()
+    [['outcome', 1, 0.9, 0.9, 1], ['LS-outcome', 1, 0.1, 0.1, 0], ['LS-SS', 1, -0.2, -0.2, 0]]
+    """
+    def block(a: str, b: str) -> str:
+        trace = [d for d in (a, b) if d in TRACE]
+        return "outcome" if not trace else "LS-SS" if len(trace) == 2 else f"{trace[0].upper()}-outcome"
+    order = ["outcome", "LS-outcome", "SS-outcome", "LS-SS"]
+    blocks = table.assign(block=[block(a, b) for a, b in zip(table["a"], table["b"], strict=True)])
+    rows = [{"block": name, "pairs": len(g), "rMin": float(g["r"].min()), "rMax": float(g["r"].max()),
+             "significant": int((g["p"] < 0.05).sum())}
+            for name in order if len(g := blocks[blocks["block"] == name])]
+    return pd.DataFrame(rows, columns=["block", "pairs", "rMin", "rMax", "significant"])
 
 
 def discriminant_validity(scores: pd.DataFrame, control: str = "cq", resamples: int = 10_000, seed: int = 42,
-                          level: float = 0.95, threshold: float = 0.5, strong: float = 0.7) -> pd.DataFrame:
+                          level: float = 0.95, threshold: float = 0.5) -> pd.DataFrame:
     """Pearson r of all 15 dimension pairs over (model, dataset) observations.
 
     Parameters
@@ -102,8 +151,6 @@ def discriminant_validity(scores: pd.DataFrame, control: str = "cq", resamples: 
         Confidence level of the interval.
     threshold : float
         ``|r|`` below it counts as independent (paper: 0.50).
-    strong : float
-        ``|r|`` from it is a ``strong`` correlation (kstp's convention, 0.70).
 
     Returns
     -------
@@ -114,8 +161,8 @@ def discriminant_validity(scores: pd.DataFrame, control: str = "cq", resamples: 
         times, are left out), ``partialR``, ``partialP`` (controlling for
         ``control``; NaN for pairs that contain it), ``independent`` (``|r|`` <
         threshold; None when r is undefined because a dimension is constant),
-        ``stars`` (:func:`significance` of p) and ``category``
-        (:func:`correlation_category`): the columns of paper 3, Table 9.
+        ``stars`` (:func:`significance` of p) and ``category`` (Table 9's
+        interpretation, :func:`correlation_category`): the columns of paper 3, Table 9.
 
     Raises
     ------
@@ -150,5 +197,5 @@ def discriminant_validity(scores: pd.DataFrame, control: str = "cq", resamples: 
                      "ciLow": float(low), "ciHigh": float(high), "partialR": pr, "partialP": pp,
                      "independent": None if np.isnan(r) else bool(abs(r) < threshold),
                      "stars": significance(float(result.pvalue)),
-                     "category": correlation_category(r, threshold, strong)})
+                     "category": correlation_category(a, b, r, float(result.pvalue), threshold)})
     return pd.DataFrame(rows)
