@@ -428,9 +428,9 @@ def evaluate(store: GraphStore, backend: Backend, dataset: str, sampling: Sampli
 
     status, requested, done = "interrupted", len(prompts) * sampling.n, 0
     try:
-        requested, done = generate_and_store(store, backend, run_id, learner, prompts, sampling, check_chunk,
-                                             chunk=chunk, progress=progress)
-        status = "finished"
+        generation = generate_and_store(store, backend, run_id, learner, prompts, sampling, check_chunk,
+                                        chunk=chunk, progress=progress)
+        requested, done, status = generation.requested, generation.stored, generation.status
     finally:
         metrics = score_run(store, run_id)
         responses = store.frame("run_responses", {"runId": run_id})

@@ -23,9 +23,9 @@ import pandas as pd
 import pytest
 
 from kstp.graph.ladybug import LadybugStore
-from kstp.inference.backend import Sampling, cache_key, endpoint_of, prompt_hash
+from kstp.inference.backend import RejectedRequestError, Sampling, cache_key, endpoint_of, prompt_hash
 from kstp.inference.backends.openai_compat import OpenAIBackend
-from kstp.inference.runs import ConfigChangedError, RunSpec, generate_and_store, open_run
+from kstp.inference.runs import ConfigChangedError, Generation, RunSpec, generate_and_store, open_run
 from tests.conftest import load_toy
 
 CHAT = [{"role": "user", "content": "2 + 3?"}]
@@ -35,12 +35,15 @@ ROOT = Path(__file__).resolve().parents[2]
 class FakeEndpoint:
     """An OpenAI-compatible chat endpoint that plays ``script`` (one action per request), then answers.
 
-    Actions: an HTTP status (429, 503, ...), ``"reset"`` (close the connection with RST),
-    ``"stall"`` (never answer). An answer is ``\\boxed{5}``.
+    Actions: an HTTP status (429, 503, 401, ...; the body's message is ``status <code>``),
+    ``"reset"`` (close the connection with RST), ``"stall"`` (never answer). An answer
+    is ``\\boxed{5}``, or the assistant ``message`` given (``{"content": None,
+    "reasoning_content": ...}`` as vLLM's reasoning parsers return).
     """
 
-    def __init__(self, script=(), answer="\\boxed{5}"):
-        self.script, self.answer, self.requests = list(script), answer, 0
+    def __init__(self, script=(), answer="\\boxed{5}", message: dict | None = None):
+        self.script, self.requests = list(script), 0
+        self.message = {"role": "assistant", **(message if message is not None else {"content": answer})}
         self.lock, self.stop = threading.Lock(), threading.Event()
         endpoint = self
 
@@ -62,7 +65,7 @@ class FakeEndpoint:
                     return
                 status, body = (200, {"id": "c", "object": "chat.completion", "created": 0, "model": "m",
                                       "choices": [{"index": 0, "finish_reason": "stop",
-                                                   "message": {"role": "assistant", "content": endpoint.answer}}],
+                                                   "message": endpoint.message}],
                                       "usage": {"prompt_tokens": 3, "completion_tokens": 2, "total_tokens": 5}}) \
                     if action == "ok" else (action, {"error": {"message": f"status {action}"}})
                 data = json.dumps(body).encode()
@@ -101,17 +104,27 @@ def test_openai_backend_retries_transport_failures(failure):
     assert (completion.text, completion.error, server.requests) == ("\\boxed{5}", None, 3)
 
 
-def test_openai_backend_persistent_failure_is_transport_and_a_bad_request_a_refusal():
+def test_openai_backend_persistent_failure_is_transport():
     with FakeEndpoint([503] * 3) as server:
         [[completion]] = _backend(server.base_url, retries=3).generate([CHAT], Sampling(max_tokens=8))
     assert completion.text is None and completion.error.startswith("transport: HTTP 503")
-    with FakeEndpoint([400]) as server:
-        [[completion]] = _backend(server.base_url).generate([CHAT], Sampling(max_tokens=8))
-    assert completion.error.startswith("refused: HTTP 400") and server.requests == 1
 
 
-def _spec(backend, questions="all", template="t1") -> RunSpec:
-    return RunSpec.of(backend, "answers", "1.0", "toy", Sampling(max_tokens=8), template, {"questions": questions})
+@pytest.mark.parametrize(("status", "fix"), [(400, "max_tokens must fit"), (401, "OPENAI_API_KEY"),
+                                             (403, "may use this model"), (404, "--model"), (422, "--gen-kwargs")])
+def test_openai_backend_client_error_is_rejected_at_once_with_what_arrived(status, fix):
+    with FakeEndpoint(["ok", status]) as server:
+        with pytest.raises(RejectedRequestError) as caught:
+            _backend(server.base_url).generate([CHAT, CHAT, CHAT], Sampling(max_tokens=8))
+        assert server.requests == 2  # not retried, and the third prompt is never asked
+    assert f"rejected the request for model 'm' with HTTP {status}: 'status {status}'; " in str(caught.value)
+    assert fix in str(caught.value) and "\n" not in str(caught.value)
+    assert [[c.text for c in row] for row in caught.value.partial] == [["\\boxed{5}"], [], []]
+
+
+def _spec(backend, questions="all", template="t1", **options) -> RunSpec:
+    return RunSpec.of(backend, "answers", "1.0", "toy", Sampling(max_tokens=8), template,
+                      {"questions": questions, **options})
 
 
 def test_run_identity_includes_endpoint_model_args_and_template(store):
@@ -131,23 +144,28 @@ def test_run_identity_includes_endpoint_model_args_and_template(store):
         open_run(store, _spec(there))
 
 
-def test_open_run_raising_the_limit_extends_the_run(store):
+def test_open_run_a_larger_limit_extends_the_run_and_a_smaller_one_resumes_it(store):
     backend = _backend("http://127.0.0.1:8000/v1")
     first, resumed = open_run(store, _spec(backend, ["q1", "q2"]))
     assert resumed is False
     assert open_run(store, _spec(backend, ["q1", "q2", "q3"])) == (first, True)
+    assert open_run(store, _spec(backend, ["q1"])) == (first, True)  # --limit 5 after --limit 20
+    [run] = store.run("run_by_id", {"runId": first})
+    assert json.loads(run["config"])["options"]["questions"] == ["q1", "q2", "q3"]  # what the run has covered
     assert open_run(store, _spec(backend, "all")) == (first, True)
-    assert open_run(store, _spec(backend, "all")) == (first, True)  # the extended configuration resumes
-    with pytest.raises(ConfigChangedError, match="questions"):
-        open_run(store, _spec(backend, ["q1"]))  # fewer questions is another configuration
+    assert open_run(store, _spec(backend, ["q2"])) == (first, True)
+    [run] = store.run("run_by_id", {"runId": first})
+    assert json.loads(run["config"])["options"]["questions"] == "all"
+    with pytest.raises(ConfigChangedError, match="promptTemplateHash: 't1' -> 't2'"):
+        open_run(store, _spec(backend, ["q1"], template="t2"))
 
 
 def test_config_change_message_lists_a_few_ids_then_a_count(store):
     backend = _backend("http://127.0.0.1:8000/v1")
-    open_run(store, _spec(backend, [f"q{i}" for i in range(500)]))
+    open_run(store, _spec(backend, shots=[f"q{i}" for i in range(500)]))
     with pytest.raises(ConfigChangedError) as caught:
-        open_run(store, _spec(backend, [f"r{i}" for i in range(400)]))
-    assert "options.questions: [q0, q1, q2 and 497 more] (500) -> [r0, r1, r2 and 397 more] (400)" in str(caught.value)
+        open_run(store, _spec(backend, shots=[f"r{i}" for i in range(400)]))
+    assert "options.shots: [q0, q1, q2 and 497 more] (500) -> [r0, r1, r2 and 397 more] (400)" in str(caught.value)
     assert len(str(caught.value)) < 300
 
 
@@ -165,13 +183,23 @@ def _generate(store, backend, questions, progress=None):
 def test_transport_failures_are_not_stored_and_are_asked_again(toy):
     with FakeEndpoint([503] * 2) as server:  # the first question fails twice: its retries are spent
         backend = _backend(server.base_url, retries=2)
-        run_id, (requested, done), graded = _generate(toy, backend, ["q1", "q2", "q3"])
-        assert (requested, done, len(graded)) == (3, 2, 2)
+        run_id, result, graded = _generate(toy, backend, ["q1", "q2", "q3"])
+        assert result == Generation(3, 2, 1, "transport: HTTP 503 status 503")
+        assert (result.status, len(graded)) == ("incomplete", 2)
         stored = toy.frame("run_responses", {"runId": run_id})
         assert len(stored) == 2 and stored["error"].isna().all()
-        run_id, (requested, done), graded = _generate(toy, backend, ["q1", "q2", "q3"])
-    assert (requested, done) == (3, 1)  # only the failed one is asked again
+        run_id, result, graded = _generate(toy, backend, ["q1", "q2", "q3"])
+    assert result == Generation(3, 1) and result.status == "finished"  # only the failed one is asked again
     assert len(toy.frame("run_responses", {"runId": run_id})) == 3
+
+
+def test_a_batch_that_fails_whole_stops_the_run(toy):
+    questions = [f"q{i}" for i in range(1, 13)]  # 12 prompts: a batch of 8, then one of 4
+    with FakeEndpoint([503] * 16) as server:  # each of the first 8 fails twice
+        run_id, result, graded = _generate(toy, _backend(server.base_url, retries=2, concurrency=8), questions)
+        assert server.requests == 16  # the second batch is never asked: the server looks down
+    assert (result.requested, result.stored, result.pending, graded) == (12, 0, 12, [])
+    assert toy.frame("run_responses", {"runId": run_id}).empty
 
 
 @pytest.fixture
