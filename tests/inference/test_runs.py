@@ -21,11 +21,21 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from click.testing import CliRunner
 
+from kstp.cli.main import cli
+from kstp.evaluators import answers
 from kstp.graph.ladybug import LadybugStore
 from kstp.inference.backend import RejectedRequestError, Sampling, cache_key, endpoint_of, prompt_hash
 from kstp.inference.backends.openai_compat import OpenAIBackend
-from kstp.inference.runs import ConfigChangedError, Generation, RunSpec, generate_and_store, open_run
+from kstp.inference.runs import (
+    EMPTY_REPLY,
+    ConfigChangedError,
+    Generation,
+    RunSpec,
+    generate_and_store,
+    open_run,
+)
 from tests.conftest import load_toy
 
 CHAT = [{"role": "user", "content": "2 + 3?"}]
@@ -312,3 +322,107 @@ def test_killed_kstp_leaves_no_local_llama_server(tmp_path):
     while any(map(_alive, servers)) and time.monotonic() < deadline:
         time.sleep(0.2)
     assert not any(map(_alive, servers))
+
+
+# ---- what the answers evaluation and its command make of failed requests -----------------
+def _answers(store, server, new_run=False, **backend):
+    return answers.evaluate(store, _backend(server.base_url, **backend), "toy", Sampling(max_tokens=8),
+                            new_run=new_run)
+
+
+@pytest.mark.parametrize("status", [401, 400])
+def test_rejected_request_stores_nothing_and_the_fixed_command_asks_it(toy, status):
+    with FakeEndpoint([status]) as server:
+        with pytest.raises(RejectedRequestError, match=f"HTTP {status}: 'status {status}'"):
+            _answers(toy, server)
+        assert server.requests == 1  # the run stops at the first rejection
+        [run] = toy.run("runs_of", {"evaluator": "answers", "model": "m", "dataset": "toy"})
+        assert run["status"] == "failed"
+        assert toy.frame("run_responses", {"runId": run["runId"]}).empty
+        assert "model:m" not in set(toy.frame("answers", {"dataset": "toy"})["learnerId"])  # no learner that got 0
+        fixed = _answers(toy, server)  # the server takes the request now
+    assert (fixed.run_id, fixed.resumed, fixed.generated, fixed.pending) == (run["runId"], True, 8, 0)
+    assert fixed.summary()["accuracy"] == 0.125  # \boxed{5} is right for q2 only
+
+
+def test_a_refusal_the_model_writes_is_a_counted_answer(toy):
+    with FakeEndpoint(answer="I'm sorry, but I can't help with that.") as server:
+        summary = _answers(toy, server).summary()
+    assert (summary["questions"], summary["accuracy"], summary["failed"], summary["noAnswer"]) == (8, 0.0, 0, 8)
+
+
+def test_exhausted_retries_leave_the_answers_run_incomplete(toy):
+    with FakeEndpoint([503, 503]) as server:  # q1's two attempts
+        result = _answers(toy, server, retries=2)
+        [run] = toy.run("runs_of", {"evaluator": "answers", "model": "m", "dataset": "toy"})
+        assert (result.pending, result.generated, run["status"]) == (1, 7, "incomplete")
+        assert result.summary()["questions"] == 7 and result.last_failure == "transport: HTTP 503 status 503"
+        again = _answers(toy, server, retries=2)
+    assert (again.pending, again.generated, again.summary()["questions"]) == (0, 1, 8)
+
+
+@pytest.mark.parametrize("field", ["reasoning_content", "reasoning"])
+def test_reasoning_model_with_empty_content_is_graded_on_its_reasoning(toy, field):
+    thinking = "2 + 3 = 5, so the answer is \\boxed{5}."
+    with FakeEndpoint(message={"content": None, field: thinking}) as server:
+        result = _answers(toy, server)
+    q2 = result.responses.set_index("questionId").loc["toy:q2"]
+    assert (q2["text"], q2["reasoning"], bool(q2["correct"])) == (None, thinking, True)
+    assert q2["verdict"] == "correct (graded on the reasoning: the content was empty)"
+    assert (result.summary()["accuracy"], result.summary()["failed"]) == (0.125, 0)
+
+
+def test_an_empty_reply_is_a_failure_the_summary_counts(toy):
+    with FakeEndpoint(message={"content": ""}) as server:
+        summary = _answers(toy, server).summary()
+    assert (summary["accuracy"], summary["failed"], summary["pending"]) == (0.0, 8, 0)
+    with FakeEndpoint(message={"content": None}) as server:  # another port: another endpoint
+        result = _answers(toy, server, new_run=True)
+    assert set(result.responses["verdict"]) == {EMPTY_REPLY}
+
+
+def test_a_smaller_limit_resumes_and_reports_its_questions(toy):
+    with FakeEndpoint() as server:
+        backend = _backend(server.base_url)
+        first = answers.evaluate(toy, backend, "toy", Sampling(max_tokens=8), limit=3)
+        wider = answers.evaluate(toy, backend, "toy", Sampling(max_tokens=8), limit=6)
+        again = answers.evaluate(toy, backend, "toy", Sampling(max_tokens=8), limit=3)
+        assert server.requests == 6
+    assert (wider.run_id, wider.generated, wider.summary()["questions"]) == (first.run_id, 3, 6)
+    assert (again.run_id, again.resumed, again.generated) == (first.run_id, True, 0)
+    assert again.responses["questionId"].tolist() == ["toy:q1", "toy:q2", "toy:q3"]
+    assert again.summary()["accuracy"] == pytest.approx(1 / 3)
+
+
+def _cli(graph: str, *args):
+    return CliRunner().invoke(cli, ["--graph", graph, "evaluate", "answers", "--dataset", "toy", "--model", "m",
+                                    "--model-args", "retries=2,max_wait=0.05", *args])
+
+
+def test_cli_unreachable_server_exits_1_and_says_the_run_is_incomplete(tmp_path):
+    result = _cli(_toy_graph(tmp_path), "--base-url", "http://127.0.0.1:9/v1", "--json")
+    assert result.exit_code == 1
+    assert json.loads(result.stdout)["pending"] == 8
+    assert "8 requests got no reply after the retries (transport: APIConnectionError: Connection error.); " \
+           "the run is incomplete" in " ".join(result.stderr.split())  # a console message wraps
+
+
+def test_cli_rejected_request_is_one_line_and_exit_1(tmp_path):
+    graph = _toy_graph(tmp_path)
+    with FakeEndpoint([401]) as server:
+        result = _cli(graph, "--base-url", server.base_url, "--json")
+        assert (result.exit_code, result.stdout) == (1, "")
+        assert result.stderr.strip().startswith(f"Error: {server.base_url} rejected the request for model 'm' with "
+                                        "HTTP 401: 'status 401'; check the API key (OPENAI_API_KEY).")
+        assert "\n" not in result.stderr.strip()  # one line (after the progress bar's blank one)
+        fixed = _cli(graph, "--base-url", server.base_url, "--json")
+    assert fixed.exit_code == 0 and json.loads(fixed.stdout)["questions"] == 8
+
+
+def test_cli_limit_down_after_up_resumes(tmp_path):
+    graph = _toy_graph(tmp_path)
+    with FakeEndpoint() as server:
+        runs = [_cli(graph, "--base-url", server.base_url, "--limit", str(n), "--json") for n in (5, 8, 5)]
+    assert [r.exit_code for r in runs] == [0, 0, 0], runs[-1].stderr
+    assert [(s["questions"], s["generatedNow"], s["resumed"]) for s in (json.loads(r.stdout) for r in runs)] == \
+        [(5, 5, False), (8, 3, True), (5, 0, True)]
