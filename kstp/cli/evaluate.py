@@ -8,9 +8,9 @@ import click
 
 from kstp.cli.models import (
     backend_options,
-    exit_if_incomplete,
     parse_sampling,
     progress_bar,
+    report_failures,
     start_backend,
     write_run_files,
 )
@@ -176,8 +176,5 @@ def answers(ctx, dataset, model, backend, base_url, model_args, gen_kwargs, limi
         emit(summary)
     else:
         print_table(pd.DataFrame([summary]), f"{model} on {dataset}")
-        if summary["failed"]:
-            message(f"{summary['failed']} replies are the model's failures (an empty reply, say): recorded with "
-                    "their reason and counted as incorrect")
-    exit_if_incomplete(ctx, result.pending, result.last_failure)
+    report_failures(ctx, summary["failed"], result.pending, result.last_failure)
 

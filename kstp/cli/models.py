@@ -15,7 +15,7 @@ from kstp.inference.backend import BUILTIN_BACKENDS, Backend, Sampling, get_back
 
 __all__ = ["GEN_KEYS", "MODEL_BACKENDS", "backend_options", "backend_options_with", "model_options",
            "parse_kwargs", "parse_sampling", "start_backend",
-           "progress_bar", "write_run_files", "exit_if_incomplete"]
+           "progress_bar", "write_run_files", "report_failures"]
 
 #: Keys --gen-kwargs accepts (the rest of Sampling is set by options or by the method).
 GEN_KEYS = ("temperature", "top_p", "max_tokens", "stop")
@@ -159,11 +159,16 @@ def write_run_files(folder: Path, run_id: str, summary: dict, samples: list[dict
     return folder / f"{stem}.json"
 
 
-def exit_if_incomplete(ctx: click.Context, pending: int, last_failure: str | None) -> None:
-    """Exit 1, saying so, when ``pending`` requests of the run got no reply (after the summary is out).
+def report_failures(ctx: click.Context, failed: int, pending: int, last_failure: str | None) -> None:
+    """After a run's summary: say how many replies were the model's failures; exit 1 if requests are pending.
 
-    Nothing was stored for them, so they are not counted; the same command asks them again.
+    ``failed`` replies are stored and counted as incorrect. ``pending`` requests got no
+    reply: nothing was stored for them, so they are not counted, the run is incomplete
+    and the same command asks them again.
     """
+    if failed:
+        message(f"{failed} replies are the model's failures (an empty reply, say): recorded with their reason and "
+                "counted as incorrect")
     if pending:
         message(f"{pending} requests got no reply after the retries ({last_failure or 'not asked'}); the run is "
                 "incomplete and they are not counted: re-run the same command to ask them")

@@ -1,7 +1,7 @@
 """Run identity, retries and interruptions, against a real HTTP server on 127.0.0.1.
 
-The server is a few lines of the standard library that answer as an OpenAI-compatible
-endpoint would, or fail as real ones do (429, 503, 408, 409, 425, a reset connection,
+The server (tests/endpoint.py) is a few lines of the standard library that answer as an
+OpenAI-compatible endpoint would, or fail as real ones do (429, 503, 408, 409, 425, a reset connection,
 a reply that never comes); the code under test is the real client, runs and CLI.
 """
 
@@ -10,13 +10,10 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
-import struct
 import subprocess
 import sys
 import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pandas as pd
@@ -37,70 +34,10 @@ from kstp.inference.runs import (
     open_run,
 )
 from tests.conftest import load_toy
+from tests.endpoint import FakeEndpoint
 
 CHAT = [{"role": "user", "content": "2 + 3?"}]
 ROOT = Path(__file__).resolve().parents[2]
-
-
-class FakeEndpoint:
-    """An OpenAI-compatible chat endpoint that plays ``script`` (one action per request), then answers.
-
-    Actions: an HTTP status (429, 503, 401, ...; the body's message is ``status <code>``),
-    ``"reset"`` (close the connection with RST), ``"stall"`` (never answer). An answer
-    is ``\\boxed{5}``, or the assistant ``message`` given (``{"content": None,
-    "reasoning_content": ...}`` as vLLM's reasoning parsers return).
-    """
-
-    def __init__(self, script=(), answer="\\boxed{5}", message: dict | None = None):
-        self.script, self.requests = list(script), 0
-        self.message = {"role": "assistant", **(message if message is not None else {"content": answer})}
-        self.lock, self.stop = threading.Lock(), threading.Event()
-        endpoint = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args):
-                pass
-
-            def do_POST(self):
-                self.rfile.read(int(self.headers.get("Content-Length", 0)))
-                with endpoint.lock:
-                    endpoint.requests += 1
-                    action = endpoint.script.pop(0) if endpoint.script else "ok"
-                if action == "reset":
-                    self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
-                    self.connection.close()
-                    return
-                if action == "stall":
-                    endpoint.stop.wait(60)
-                    return
-                status, body = (200, {"id": "c", "object": "chat.completion", "created": 0, "model": "m",
-                                      "choices": [{"index": 0, "finish_reason": "stop",
-                                                   "message": endpoint.message}],
-                                      "usage": {"prompt_tokens": 3, "completion_tokens": 2, "total_tokens": 5}}) \
-                    if action == "ok" else (action, {"error": {"message": f"status {action}"}})
-                data = json.dumps(body).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-
-    @property
-    def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.server.server_address[1]}/v1"
-
-    def __enter__(self):
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc):
-        self.stop.set()
-        self.server.shutdown()
-        self.server.server_close()
 
 
 def _backend(url: str, retries: int = 7, concurrency: int = 1) -> OpenAIBackend:
