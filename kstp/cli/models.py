@@ -159,7 +159,7 @@ def write_run_files(folder: Path, run_id: str, summary: dict, samples: list[dict
     return folder / f"{stem}.json"
 
 
-def report_failures(ctx: click.Context, failed: int, pending: int, last_failure: str | None) -> None:
+def report_failures(ctx: click.Context, pending: int, last_failure: str | None, failed: int = 0) -> None:
     """After a run's summary: say how many replies were the model's failures; exit 1 if requests are pending.
 
     ``failed`` replies are stored and counted as incorrect. ``pending`` requests got no

@@ -88,7 +88,7 @@ def scaffolding(ctx, dataset, model, backend, base_url, model_args, gen_kwargs, 
         print_table(table.reset_index(), f"Scaffolding gain of {model} on {dataset} (paper 1, Figure 3 shape)")
         message(f"wrote {out}/scaffolding_{dataset}.csv, .json, scaffolding_accuracy_{dataset}.png (Figure 3) "
                 f"and scaffolding_gain_{dataset}.png")
-    report_failures(ctx, int(result.responses["error"].notna().sum()), result.pending, result.last_failure)
+    report_failures(ctx, result.pending, result.last_failure, int(result.responses["error"].notna().sum()))
 
 
 

@@ -276,7 +276,7 @@ class Generation:
 
 def generate_and_store(store: GraphStore, backend: Backend, run_id: str, learner_id: str,
                        prompts: Mapping[Hashable, list[Message]], sampling: Sampling,
-                       score: Callable[[pd.DataFrame, list[Completion]], None],
+                       score: Callable[[pd.DataFrame, list[Completion]], None] | None = None,
                        samples: Mapping[Hashable, Sequence[int]] | None = None, chunk: int = BATCH,
                        progress: Callable[[int, int], None] | None = None,
                        keys: Mapping[tuple[Hashable, int], str] | None = None,
@@ -287,7 +287,7 @@ def generate_and_store(store: GraphStore, backend: Backend, run_id: str, learner
     ----------
     prompts : mapping of a prompt id to messages
         Prompt id (a question id unless ``columns`` says otherwise) -> its chat.
-    score : callable
+    score : callable, optional
         ``score(rows, completions)`` per batch, after the batch is stored: ``rows`` are
         the Response rows written (``id``, ``sampleIndex``, ``text`` ... and the
         ``columns``), ``completions`` the matching :class:`Completion` objects, in the
@@ -357,7 +357,8 @@ def generate_and_store(store: GraphStore, backend: Backend, run_id: str, learner
         if rows:
             frame = pd.DataFrame(rows)
             write_responses(store, run_id, learner_id, frame)  # stored before it is scored
-            score(frame, completions)
+            if score:
+                score(frame, completions)
         return len(rows)
 
     step = max(1, min(chunk, BATCH))
