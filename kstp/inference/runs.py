@@ -175,14 +175,16 @@ def open_run(store: GraphStore, spec: RunSpec, new_run: bool = False) -> tuple[s
 
     Resumes the newest run whose configuration, questions aside, is the same; a run
     asked for questions it has not covered yet records them (its questions become
-    the union, or ``"all"``). Otherwise creates a run, provided the latest run of this
-    evaluator, model and dataset has the same configuration or ``new_run`` is true.
+    the union, or ``"all"``). Otherwise creates a run, provided ``new_run`` is true or
+    no run of this evaluator, model and dataset holds a Response (one stopped at its
+    first request, say by a server that rejected it, has no results to keep apart: a
+    fixed configuration needs no ``--new-run``).
 
     Raises
     ------
     ConfigChangedError
-        When the configuration changed since the latest run and ``new_run`` is false;
-        the message lists what changed.
+        When the configuration differs from the newest run that holds Responses and
+        ``new_run`` is false; the message lists what changed.
     """
     runs = store.frame("runs_of", {"evaluator": spec.evaluator, "model": spec.model, "dataset": spec.dataset})
     config, identity = spec.config(), spec.identity()
@@ -197,10 +199,11 @@ def open_run(store: GraphStore, spec: RunSpec, new_run: bool = False) -> tuple[s
                                                 "configHash": spec.config_hash(),
                                                 "config": json.dumps(old, sort_keys=True)}]))
         return run.runId, True
-    if len(runs) and not new_run:
-        changes = _differences(_identity(json.loads(runs.iloc[0]["config"])), identity)
+    kept = runs[runs["responses"] > 0]  # a run without any has no results to keep apart
+    if len(kept) and not new_run:
+        changes = _differences(_identity(json.loads(kept.iloc[0]["config"])), identity)
         raise ConfigChangedError(
-            f"the configuration differs from run {runs.iloc[0]['runId']} ({'; '.join(changes)}); "
+            f"the configuration differs from run {kept.iloc[0]['runId']} ({'; '.join(changes)}); "
             "pass --new-run to start a new run with it")
     store.write_nodes("Run", pd.DataFrame([{
         "id": spec.run_id(), "evaluator": spec.evaluator, "evaluatorVersion": spec.evaluator_version,

@@ -32,6 +32,7 @@ from kstp.inference.runs import (
     RunSpec,
     generate_and_store,
     open_run,
+    write_responses,
 )
 from tests.conftest import load_toy
 from tests.endpoint import FakeEndpoint
@@ -74,6 +75,19 @@ def _spec(backend, questions="all", template="t1", **options) -> RunSpec:
                       {"questions": questions, **options})
 
 
+def _reply(store, run_id: str) -> None:
+    """Store one Response of the model in ``run_id``."""
+    store.write_nodes("Learner", pd.DataFrame([{"id": "model:m", "kind": "model", "localId": "m"}]))
+    write_responses(store, run_id, "model:m", pd.DataFrame([{"id": f"reply in {run_id}", "text": "5"}]))
+
+
+def _opened(store, spec) -> str:
+    """Open the run of ``spec`` and store one Response in it (a run without any is no lock)."""
+    run_id, _ = open_run(store, spec)
+    _reply(store, run_id)
+    return run_id
+
+
 def test_run_identity_includes_endpoint_model_args_and_template(store):
     here, there = _backend("http://127.0.0.1:8000/v1"), _backend("http://10.0.0.2:8000/v1")
     assert endpoint_of(here) == {"backend": "openai", "baseUrl": "http://127.0.0.1:8000/v1"}
@@ -85,7 +99,7 @@ def test_run_identity_includes_endpoint_model_args_and_template(store):
     assert base != cache_key("m", h, sampling, 0, endpoint_of(here), "t2")
     assert base != cache_key("m", h, sampling, 1, endpoint_of(here), "t1")
     assert base != cache_key("m", h, Sampling(seed=7), 0, endpoint_of(here), "t1")
-    open_run(store, _spec(here))
+    _opened(store, _spec(here))
     with pytest.raises(ConfigChangedError, match=r"endpoint.baseUrl: 'http://127.0.0.1:8000/v1' -> "
                                                  r"'http://10.0.0.2:8000/v1'"):
         open_run(store, _spec(there))
@@ -93,8 +107,7 @@ def test_run_identity_includes_endpoint_model_args_and_template(store):
 
 def test_open_run_a_larger_limit_extends_the_run_and_a_smaller_one_resumes_it(store):
     backend = _backend("http://127.0.0.1:8000/v1")
-    first, resumed = open_run(store, _spec(backend, ["q1", "q2"]))
-    assert resumed is False
+    first = _opened(store, _spec(backend, ["q1", "q2"]))
     assert open_run(store, _spec(backend, ["q1", "q2", "q3"])) == (first, True)
     assert open_run(store, _spec(backend, ["q1"])) == (first, True)  # --limit 5 after --limit 20
     [run] = store.run("run_by_id", {"runId": first})
@@ -109,11 +122,21 @@ def test_open_run_a_larger_limit_extends_the_run_and_a_smaller_one_resumes_it(st
 
 def test_config_change_message_lists_a_few_ids_then_a_count(store):
     backend = _backend("http://127.0.0.1:8000/v1")
-    open_run(store, _spec(backend, shots=[f"q{i}" for i in range(500)]))
+    _opened(store, _spec(backend, shots=[f"q{i}" for i in range(500)]))
     with pytest.raises(ConfigChangedError) as caught:
         open_run(store, _spec(backend, shots=[f"r{i}" for i in range(400)]))
     assert "options.shots: [q0, q1, q2 and 497 more] (500) -> [r0, r1, r2 and 397 more] (400)" in str(caught.value)
     assert len(str(caught.value)) < 300
+
+
+def test_a_run_without_responses_does_not_lock_out_a_changed_configuration(store):
+    backend = _backend("http://127.0.0.1:8000/v1")
+    stopped, _ = open_run(store, _spec(backend, template="t1"))  # stopped before any reply
+    fixed, resumed = open_run(store, _spec(backend, template="t2"))
+    assert (fixed != stopped, resumed) == (True, False)
+    _reply(store, fixed)
+    with pytest.raises(ConfigChangedError, match="promptTemplateHash: 't2' -> 't3'"):
+        open_run(store, _spec(backend, template="t3"))
 
 
 def _generate(store, backend, questions, progress=None):
@@ -280,6 +303,15 @@ def test_rejected_request_stores_nothing_and_the_fixed_command_asks_it(toy, stat
         fixed = _answers(toy, server)  # the server takes the request now
     assert (fixed.run_id, fixed.resumed, fixed.generated, fixed.pending) == (run["runId"], True, 8, 0)
     assert fixed.summary()["accuracy"] == 0.125  # \boxed{5} is right for q2 only
+
+
+def test_a_rejected_max_tokens_is_fixed_without_new_run(toy):
+    with FakeEndpoint([400]) as server:  # "max_tokens is too large": no reply at all
+        backend = _backend(server.base_url)
+        with pytest.raises(RejectedRequestError, match="max_tokens must fit the model's context"):
+            answers.evaluate(toy, backend, "toy", Sampling(max_tokens=100_000))
+        fixed = answers.evaluate(toy, backend, "toy", Sampling(max_tokens=8))
+    assert (fixed.resumed, fixed.generated, fixed.summary()["questions"]) == (False, 8, 8)
 
 
 def test_a_refusal_the_model_writes_is_a_counted_answer(toy):
