@@ -32,7 +32,7 @@ from kstp.evaluators.rqeval.dimensions import NAME, VERSION, _mean, score_item, 
 from kstp.evaluators.rqeval.prompts import PROMPTS, build_prompt, template_hash
 from kstp.evaluators.rqeval.results import _text, item_frame, run_items, run_scores
 from kstp.graph.store import GraphStore
-from kstp.inference.backend import Backend, Completion, Sampling
+from kstp.inference.backend import Backend, Completion, RejectedRequestError, Sampling
 from kstp.inference.grading import option_count
 from kstp.inference.runs import (
     Generation,
@@ -205,6 +205,9 @@ def evaluate(store: GraphStore, backend: Backend, dataset: str, sampling: Sampli
     try:
         generation = _generate(store, backend, run_id, learner, requests, sampling, progress, chunk)
         requested, generated, status = generation.requested, generation.stored, generation.status
+    except RejectedRequestError:
+        status = "failed"
+        raise
     finally:
         responses = store.frame("rqeval_responses", {"runId": run_id})
         primary = responses[(responses["sampleIndex"] == 0) & responses["questionId"].isin(order)]
