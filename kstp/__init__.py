@@ -89,7 +89,7 @@ if TYPE_CHECKING:
         outer_fringe,
         question_prerequisite_pairs,
     )
-    from kstp.inference.backend import Completion, Sampling, backend_names, get_backend
+    from kstp.inference.backend import Completion, RejectedRequestError, Sampling, backend_names, get_backend
     from kstp.inference.grading import Verdict, grade
     from kstp.inference.runs import ConfigChangedError
     from kstp.kst.blim import BlimError, BlimFit, fit_blim, most_likely_states, response_patterns

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from kstp.cli.models import model_options, parse_sampling, progress_bar, start_backend
+from kstp.cli.models import model_options, parse_sampling, progress_bar, report_failures, start_backend
 from kstp.cli.output import dumps, emit, get_store, json_option, message, print_table
 
 __all__ = ["annotate"]
@@ -65,7 +65,8 @@ def concepts(ctx, dataset, framework, model, backend, base_url, model_args, gen_
 
     Writes ASSESSES {source: "llm:<model>", runId} for every concept chosen;
     ids not offered are dropped and counted, replies that are not a JSON array are
-    retried and then recorded as failed. Re-running resumes.
+    retried and then recorded as failed. Re-running resumes; requests that got no
+    reply leave their questions pending (exit 1) for the next run.
 
     \b
     Examples:
@@ -88,6 +89,7 @@ def concepts(ctx, dataset, framework, model, backend, base_url, model_args, gen_
         print_table(pd.DataFrame([summary]), f"{model}: concept annotation of {dataset}")
         if summary["failed"]:
             message(f"{summary['failed']} questions failed (no valid JSON array after {retries + 1} attempts)")
+    report_failures(ctx, result.pending, result.last_failure)
 
 
 @annotate.command()
@@ -131,3 +133,4 @@ def evaluate(ctx, framework, model, backend, base_url, model_args, gen_kwargs, s
     else:
         columns = ["model", "pairs", "correct", "incorrect", "unannotated", "accuracy", "failed", "droppedIds"]
         print_table(pd.DataFrame([score])[columns], f"Annotation of {framework} example problems (Appendix B shape)")
+    report_failures(ctx, result.pending, result.last_failure)

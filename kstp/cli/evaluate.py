@@ -6,7 +6,14 @@ from pathlib import Path
 
 import click
 
-from kstp.cli.models import backend_options, parse_sampling, progress_bar, start_backend, write_run_files
+from kstp.cli.models import (
+    backend_options,
+    parse_sampling,
+    progress_bar,
+    report_failures,
+    start_backend,
+    write_run_files,
+)
 from kstp.cli.output import dumps, emit, get_store, json_option, message, print_table, status
 from kstp.errors import InputError
 
@@ -137,7 +144,10 @@ def answers(ctx, dataset, model, backend, base_url, model_args, gen_kwargs, limi
     Every completion becomes a Response in the graph before it is graded; the
     primary sample of each question becomes the model's ANSWERED edge, so
     `kstp evaluate psr` compares it with the human learners. Re-running the same
-    command resumes: finished completions are not requested again.
+    command resumes: finished completions are not requested again, and a smaller
+    --limit reports those questions of the run. Requests that got no reply after the
+    retries leave the run incomplete (exit 1; the next run asks them); a request the
+    server rejects (a bad key, an unknown model) stops the run at once (exit 1).
 
     \b
     Examples:
@@ -166,7 +176,5 @@ def answers(ctx, dataset, model, backend, base_url, model_args, gen_kwargs, limi
         emit(summary)
     else:
         print_table(pd.DataFrame([summary]), f"{model} on {dataset}")
-        if summary["failed"]:
-            message(f"{summary['failed']} samples failed (recorded with their reason, counted as incorrect); "
-                    "re-run the same command to retry transport failures")
+    report_failures(ctx, result.pending, result.last_failure, summary["failed"])
 

@@ -9,13 +9,13 @@ from pathlib import Path
 
 import click
 
-from kstp.cli.output import dumps, err_console, status
+from kstp.cli.output import dumps, err_console, message, status
 from kstp.errors import ConfigError
 from kstp.inference.backend import BUILTIN_BACKENDS, Backend, Sampling, get_backend
 
 __all__ = ["GEN_KEYS", "MODEL_BACKENDS", "backend_options", "backend_options_with", "model_options",
            "parse_kwargs", "parse_sampling", "start_backend",
-           "progress_bar", "write_run_files"]
+           "progress_bar", "write_run_files", "report_failures"]
 
 #: Keys --gen-kwargs accepts (the rest of Sampling is set by options or by the method).
 GEN_KEYS = ("temperature", "top_p", "max_tokens", "stop")
@@ -157,3 +157,19 @@ def write_run_files(folder: Path, run_id: str, summary: dict, samples: list[dict
             for row in samples:
                 handle.write(dumps(row).replace("\n", " ") + "\n")
     return folder / f"{stem}.json"
+
+
+def report_failures(ctx: click.Context, pending: int, last_failure: str | None, failed: int = 0) -> None:
+    """After a run's summary: say how many replies were the model's failures; exit 1 if requests are pending.
+
+    ``failed`` replies are stored and counted as incorrect. ``pending`` requests got no
+    reply: nothing was stored for them, so they are not counted, the run is incomplete
+    and the same command asks them again.
+    """
+    if failed:
+        message(f"{failed} replies are the model's failures (an empty reply, say): recorded with their reason and "
+                "counted as incorrect")
+    if pending:
+        message(f"{pending} requests got no reply after the retries ({last_failure or 'not asked'}); the run is "
+                "incomplete and they are not counted: re-run the same command to ask them")
+        ctx.exit(1)

@@ -6,7 +6,14 @@ from pathlib import Path
 
 import click
 
-from kstp.cli.models import backend_options_with, parse_sampling, progress_bar, start_backend, write_run_files
+from kstp.cli.models import (
+    backend_options_with,
+    parse_sampling,
+    progress_bar,
+    report_failures,
+    start_backend,
+    write_run_files,
+)
 from kstp.cli.output import dumps, emit, get_store, json_option, message, print_table, status
 
 __all__ = ["nextstep_evaluate", "nextstep_report", "catalogue"]
@@ -41,7 +48,7 @@ def _conditions(ctx, param, value: str) -> list[str]:
 @click.option("--gen-kwargs", help="Sampling k=v,... over the --sampling preset: temperature, top_p, max_tokens, stop.")
 @click.option("--seed", type=int, default=42, show_default=True, help="Sampling seed.")
 @click.option("--retries", type=click.IntRange(min=0), default=2, show_default=True,
-              help="Extra rounds for cells whose answer is technically missing (transport failure).")
+              help="Extra rounds for cells whose request got no reply (technically missing).")
 @click.option("--output-path", type=click.Path(file_okay=False, path_type=Path),
               help="Folder for the run summary (JSON) and, with --log-samples, every scored cell as JSONL.")
 @click.option("--log-samples", is_flag=True, help="Also write each cell's validity, prediction and scores.")
@@ -94,10 +101,8 @@ def nextstep_evaluate(ctx, names, conditions, orders, model, backend, base_url, 
         emit(summary)
     else:
         print_table(pd.DataFrame([summary]), f"{model}: next-step recommendations")
-        if summary["missing"]:
-            message(f"{summary['missing']} cells technically missing (transport failures, not scored); "
-                    "re-run the same command to retry them")
         message(f"kstp report nextstep --run {result.run_id}  computes the tables and statistics")
+    report_failures(ctx, result.missing, result.last_failure)
 
 
 @click.command("nextstep")

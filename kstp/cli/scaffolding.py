@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from kstp.cli.models import model_options, parse_sampling, progress_bar, start_backend
+from kstp.cli.models import model_options, parse_sampling, progress_bar, report_failures, start_backend
 from kstp.cli.output import dumps, emit, get_store, json_option, message, print_table, status
 
 if TYPE_CHECKING:
@@ -78,7 +78,7 @@ def scaffolding(ctx, dataset, model, backend, base_url, model_args, gen_kwargs, 
     out.mkdir(parents=True, exist_ok=True)
     table.to_csv(out / f"scaffolding_{dataset}.csv")
     summary = {"runId": result.run_id, "resumed": result.resumed, "model": model, "dataset": dataset,
-               "questions": len(result.questions), "generatedNow": result.generated,
+               "questions": len(result.questions), "generatedNow": result.generated, "pending": result.pending,
                "strategies": table.reset_index().to_dict("records")}
     (out / f"scaffolding_{dataset}.json").write_text(dumps(summary) + "\n")
     _figure({model: table}, dataset, out)
@@ -86,11 +86,9 @@ def scaffolding(ctx, dataset, model, backend, base_url, model_args, gen_kwargs, 
         emit(summary)
     else:
         print_table(table.reset_index(), f"Scaffolding gain of {model} on {dataset} (paper 1, Figure 3 shape)")
-        failed = int(result.responses["error"].notna().sum())
-        if failed:
-            message(f"{failed} completions failed (recorded, counted as incorrect); re-run to retry transport failures")
         message(f"wrote {out}/scaffolding_{dataset}.csv, .json, scaffolding_accuracy_{dataset}.png (Figure 3) "
                 f"and scaffolding_gain_{dataset}.png")
+    report_failures(ctx, result.pending, result.last_failure, int(result.responses["error"].notna().sum()))
 
 
 

@@ -25,7 +25,10 @@ array is asked again (the next sample index, so seed + 1) up to ``retries`` time
 then the question is recorded as failed. An empty array is a valid answer: the
 question assesses nothing offered (no clusters means no concepts, without a second
 stage). Every reply is stored as a Response (``stage``, attempt = ``sampleIndex``)
-before it is parsed, so a run resumes where it stopped.
+before it is parsed, so a run resumes where it stopped. Requests go through
+:func:`~kstp.inference.runs.generate_and_store`, as in every evaluation: one that got
+no reply is not stored and leaves its question ``pending`` (no links written or
+removed) for the next run; one the server rejects stops the run.
 
 The result is written as ``(:Question)-[:ASSESSES {source: "llm:<model>", runId}]->
 (:Concept)``. A run states the whole annotation of its questions by this model:
@@ -57,8 +60,8 @@ import pandas as pd
 
 from kstp.errors import ConfigError, UnknownIdError
 from kstp.graph.store import GraphStore
-from kstp.inference.backend import Backend, Message, Sampling, cache_key, endpoint_of, prompt_hash
-from kstp.inference.runs import RunSpec, finish_run, model_learner_id, now, open_run, pending, write_responses
+from kstp.inference.backend import Backend, Message, RejectedRequestError, Sampling, cache_key, endpoint_of, prompt_hash
+from kstp.inference.runs import RunSpec, finish_run, generate_and_store, model_learner_id, open_run
 
 __all__ = ["NAME", "VERSION", "HIGHER_IS_BETTER", "SAMPLING", "ID_LIST_SCHEMA", "PromptSet", "PROMPTS",
            "DEFAULT_PROMPT", "Parsed", "parse_ids", "cluster_prompt", "concept_prompt", "AnnotationResult", "annotate",
@@ -236,6 +239,7 @@ class _Outcome:
     dropped: int = 0
     attempts: int = 0
     valid: bool = False
+    pending: bool = False  # a request got no reply: the next run asks it
 
 
 @dataclass
@@ -243,8 +247,10 @@ class AnnotationResult:
     """Outcome of one annotation run.
 
     ``items`` has one row per question: ``questionId``, ``clusters``, ``concepts``
-    (lists of ids), ``status`` (``annotated``, ``empty`` or ``failed``), ``dropped``
-    (ids not offered, both stages), ``attempts`` (replies asked for, both stages).
+    (lists of ids), ``status`` (``annotated``, ``empty``, ``failed``, or ``pending``:
+    a request got no reply), ``dropped`` (ids not offered, both stages), ``attempts``
+    (replies asked for, both stages). ``pending`` counts the requests that got no
+    reply, ``last_failure`` is the last one's error.
     """
 
     run_id: str
@@ -252,53 +258,57 @@ class AnnotationResult:
     generated: int
     items: pd.DataFrame
     links: dict[str, int] = field(default_factory=dict)
+    pending: int = 0
+    last_failure: str | None = None
 
     def summary(self) -> dict:
         counts = self.items["status"].value_counts()
         return {"runId": self.run_id, "resumed": self.resumed, "questions": len(self.items),
                 "annotated": int(counts.get("annotated", 0)), "empty": int(counts.get("empty", 0)),
-                "failed": int(counts.get("failed", 0)), "droppedIds": int(self.items["dropped"].sum()),
+                "failed": int(counts.get("failed", 0)), "pending": int(counts.get("pending", 0)),
+                "droppedIds": int(self.items["dropped"].sum()),
                 "links": int(self.items["concepts"].map(len).sum()), "generatedNow": self.generated, **self.links}
 
 
 def _ask(store: GraphStore, backend: Backend, run_id: str, learner: str, stage: str,
          requests: Mapping[str, tuple[list[Message], list[str]]], sampling: Sampling, attempts: int,
-         template: str, progress: Callable[[int], None] | None) -> tuple[dict[str, _Outcome], int]:
-    """Ask each request until a valid id list comes back or ``attempts`` replies were asked."""
-    hashes = {q: prompt_hash(m) for q, (m, _) in requests.items()}
+         template: str, progress: Callable[[int], None] | None) -> tuple[dict[str, _Outcome], int, int, str | None]:
+    """Ask each request until a valid id list comes back or ``attempts`` replies were asked.
+
+    Returns the outcome per question, the replies stored now, the requests left
+    pending (no reply: the question is asked no further attempt) and the last
+    transport failure.
+    """
     outcome = {q: _Outcome() for q in requests}
-    open_, generated = list(requests), 0
+    open_, generated, waiting, last_failure = list(requests), 0, 0, None
     for attempt in range(attempts):
         if not open_:
             break
-        keys = {q: cache_key(backend.model, hashes[q], sampling, attempt, endpoint_of(backend), template)
-                for q in open_}
-        todo = pending(store, list(keys.values()))
-        ask = [q for q in open_ if keys[q] in todo]
-        for start in range(0, len(ask), CHUNK):
-            part = ask[start:start + CHUNK]
-            results = backend.generate([requests[q][0] for q in part], sampling, [[attempt]] * len(part))
-            rows = [{"id": keys[q], "question": q, "model": backend.model, "promptHash": hashes[q],
-                     "sampleIndex": c.sample_index, "seed": c.seed, "text": c.text, "finishReason": c.finish_reason,
-                     "error": c.error, "tokensIn": c.tokens_in, "tokensOut": c.tokens_out, "latencyS": c.latency_s,
-                     "createdAt": now(), "stage": stage}
-                    for q, completions in zip(part, results, strict=True) for c in completions]
-            write_responses(store, run_id, learner, pd.DataFrame(rows))  # stored before it is parsed
-            generated += len(rows)
-            if progress:
-                progress(generated)
+        keys = {(q, attempt): cache_key(backend.model, prompt_hash(requests[q][0]), sampling, attempt,
+                                        endpoint_of(backend), template) for q in open_}
+        done = generate_and_store(store, backend, run_id, learner, {q: requests[q][0] for q in open_}, sampling,
+                                  samples={q: [attempt] for q in open_}, chunk=CHUNK, keys=keys,
+                                  columns={q: {"question": q, "stage": stage} for q in open_},
+                                  progress=(lambda d, _, base=generated: progress(base + d)) if progress else None)
+        generated, waiting = generated + done.stored, waiting + done.pending
+        last_failure = done.last_failure or last_failure
         stored = store.frame("responses_by_id", {"ids": list(keys.values())}).set_index("responseId")
         verdicts = []
         for q in open_:
-            row = stored.loc[keys[q]]
+            if keys[(q, attempt)] not in stored.index:
+                outcome[q] = replace(outcome[q], pending=True)
+                continue
+            row = stored.loc[keys[(q, attempt)]]
             parsed = parse_ids(None if pd.notna(row["error"]) else row["text"], requests[q][1])
             outcome[q] = _Outcome(parsed.ids, outcome[q].dropped + parsed.dropped, attempt + 1, parsed.valid)
-            verdicts.append({"id": keys[q], "extracted": json.dumps(list(parsed.ids)) if parsed.valid else None,
+            verdicts.append({"id": keys[(q, attempt)], "extracted": json.dumps(list(parsed.ids)) if parsed.valid
+                             else None,
                              "verdict": "valid" if parsed.valid else row["error"] if pd.notna(row["error"])
                              else "invalid JSON (truncated)" if row["finishReason"] == "length" else "invalid JSON"})
-        store.write_nodes("Response", pd.DataFrame(verdicts))
-        open_ = [q for q in open_ if not outcome[q].valid]
-    return outcome, generated
+        if verdicts:
+            store.write_nodes("Response", pd.DataFrame(verdicts))
+        open_ = [q for q in open_ if not outcome[q].valid and not outcome[q].pending]
+    return outcome, generated, waiting, last_failure
 
 
 def annotate(store: GraphStore, backend: Backend, dataset: str, framework: str, sampling: Sampling = SAMPLING,
@@ -333,6 +343,8 @@ def annotate(store: GraphStore, backend: Backend, dataset: str, framework: str, 
         a cluster.
     ConfigChangedError
         When the configuration changed since the latest run and ``new_run`` is false.
+    RejectedRequestError
+        When the server rejects a request as wrong (the run's status is ``failed``).
     """
     if prompt not in PROMPTS:
         raise ConfigError(f"unknown annotation prompt set {prompt!r}; use one of {', '.join(PROMPTS)}")
@@ -355,43 +367,53 @@ def annotate(store: GraphStore, backend: Backend, dataset: str, framework: str, 
     store.write_nodes("Learner", pd.DataFrame([{"id": learner, "kind": "model", "localId": backend.model}]))
     texts = dict(zip(questions["questionId"], questions["text"], strict=True))
     solutions = {q: v for q, v in zip(questions["questionId"], questions["solution"], strict=True) if pd.notna(v)}
-    status = "interrupted"
-    generated = 0
+    status, generated, waiting, last_failure = "interrupted", 0, 0, None
     try:
-        first, generated = _ask(store, backend, run_id, learner, "clusters",
-                                {q: cluster_prompt(t, outline, prompt, solutions.get(q)) for q, t in texts.items()},
-                                sampling, retries + 1, PROMPTS[prompt].template_hash,
-                                progress)
+        first, generated, waiting, last_failure = _ask(
+            store, backend, run_id, learner, "clusters",
+            {q: cluster_prompt(t, outline, prompt, solutions.get(q)) for q, t in texts.items()},
+            sampling, retries + 1, PROMPTS[prompt].template_hash, progress)
         chosen = {q: o.ids for q, o in first.items() if o.valid and o.ids}
-        second, more = _ask(store, backend, run_id, learner, "concepts",
-                            {q: concept_prompt(texts[q], outline, ids, prompt, solutions.get(q))
-                             for q, ids in chosen.items()}, sampling, retries + 1, PROMPTS[prompt].template_hash,
-                            (lambda d: progress(generated + d)) if progress else None)
-        generated += more
+        second, more, later, failure = _ask(
+            store, backend, run_id, learner, "concepts",
+            {q: concept_prompt(texts[q], outline, ids, prompt, solutions.get(q)) for q, ids in chosen.items()},
+            sampling, retries + 1, PROMPTS[prompt].template_hash,
+            (lambda d: progress(generated + d)) if progress else None)
+        generated, waiting, last_failure = generated + more, waiting + later, failure or last_failure
         rows = []
         for q in texts:
             one, two = first[q], second.get(q, _Outcome(valid=True))
             failed = not one.valid or not two.valid
             rows.append({"questionId": q, "clusters": list(one.ids), "concepts": [] if failed else list(two.ids),
-                         "status": "failed" if failed else "annotated" if two.ids else "empty",
+                         "status": "pending" if one.pending or two.pending else "failed" if failed
+                         else "annotated" if two.ids else "empty",
                          "dropped": one.dropped + two.dropped, "attempts": one.attempts + two.attempts})
         items = pd.DataFrame(rows)
         links = _write_links(store, dataset, run_id, f"llm:{backend.model}", items)
-        status = "finished"
+        status = "incomplete" if waiting else "finished"
+    except RejectedRequestError:
+        status = "failed"
+        raise
     finally:
-        finish_run(store, run_id, status, requested=len(texts),
-                   completed=int((items["status"] != "failed").sum()) if status == "finished" else None,
-                   failed=int((items["status"] == "failed").sum()) if status == "finished" else None)
-    return AnnotationResult(run_id, resumed, generated, items, links)
+        ended = status in ("finished", "incomplete")
+        finish_run(store, run_id, status, requested=len(texts), pending=waiting,
+                   completed=int(items["status"].isin(("annotated", "empty")).sum()) if ended else None,
+                   failed=int((items["status"] == "failed").sum()) if ended else None)
+    return AnnotationResult(run_id, resumed, generated, items, links, waiting, last_failure)
 
 
 def _write_links(store: GraphStore, dataset: str, run_id: str, source: str, items: pd.DataFrame) -> dict[str, int]:
-    """Write the run's ASSESSES links; drop stale links of ``source``; keep other sources' links."""
-    pairs = items[items["status"] != "failed"].explode("concepts").dropna(subset=["concepts"])
+    """Write the run's ASSESSES links; drop stale links of ``source``; keep other sources' links.
+
+    Only questions the run annotated (or found empty) are touched: a failed or pending
+    one keeps the links it has.
+    """
+    decided = items["status"].isin(("annotated", "empty"))
+    pairs = items[decided].explode("concepts").dropna(subset=["concepts"])
     new = pd.DataFrame({"from_id": pairs["questionId"], "to_id": pairs["concepts"]})
     stored = store.frame("concept_links", {"dataset": dataset}).rename(
         columns={"questionId": "from_id", "conceptId": "to_id"})
-    stored = stored[stored["from_id"].isin(items.loc[items["status"] != "failed", "questionId"])]
+    stored = stored[stored["from_id"].isin(items.loc[decided, "questionId"])]
     mine = stored["source"] == source
     other = stored.loc[~mine, ["from_id", "to_id"]]
     keep = new.merge(other, on=["from_id", "to_id"], how="left", indicator=True)["_merge"] == "left_only"
@@ -442,7 +464,8 @@ def score_annotations(gold: pd.DataFrame, items: pd.DataFrame) -> dict:
     Parameters
     ----------
     gold : pandas.DataFrame
-        ``questionId``, ``conceptId``: the gold pairs (only questions in ``items`` count).
+        ``questionId``, ``conceptId``: the gold pairs (only questions in ``items`` count,
+        and of those not the ``pending`` ones: the model has not answered them yet).
     items : pandas.DataFrame
         :attr:`AnnotationResult.items` (``questionId``, ``concepts``, ``status``).
 
@@ -462,7 +485,8 @@ def score_annotations(gold: pd.DataFrame, items: pd.DataFrame) -> dict:
     >>> score_annotations(gold, items)
     {'pairs': 4, 'correct': 1, 'incorrect': 1, 'unannotated': 2, 'failed': 1, 'accuracy': 0.5}
     """
-    merged = gold.merge(items[["questionId", "concepts", "status"]], on="questionId", how="inner")
+    answered = items[items["status"] != "pending"]
+    merged = gold.merge(answered[["questionId", "concepts", "status"]], on="questionId", how="inner")
     empty = merged["concepts"].map(len) == 0
     hit = [c in set(cs) for c, cs in zip(merged["conceptId"], merged["concepts"], strict=True)]
     correct = int((pd.Series(hit, index=merged.index, dtype=bool) & ~empty).sum())

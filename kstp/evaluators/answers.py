@@ -5,10 +5,14 @@ Each question is put to the model with a chain-of-thought prompt in the paper's 
 its options for multiple choice). Every completion is stored as a Response before it
 is graded (:mod:`kstp.inference.grading`); the primary sample (index 0) of each
 question becomes the model learner's ``ANSWERED {correct, runId}`` edge, so PSR
-compares the model with the human learners on the same items. Failures (transport,
-refusal, empty or truncated output, no answer found) are recorded with their reason
-and count as incorrect: they never leave the denominator. Defaults follow the paper:
-temperature 0.6, top-p 0.95, seed 42.
+compares the model with the human learners on the same items. The model's failures
+(an empty reply, a refusal it writes, truncated output, no answer found) are recorded
+with their reason and count as incorrect: they never leave the denominator. A request
+that got no reply (transport failures after retries) is no answer of the model: it is
+not stored, the run stays incomplete and the next run asks it; a request the server
+rejects as wrong stops the run (:mod:`kstp.inference.runs`). A reasoning model whose
+content is empty is graded on its reasoning. Defaults follow the paper: temperature
+0.6, top-p 0.95, seed 42.
 
 References
 ----------
@@ -20,15 +24,23 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import pandas as pd
 
 from kstp.graph.store import GraphStore
 from kstp.graph.structures import answerable_questions
-from kstp.inference.backend import Backend, Completion, Message, Sampling
+from kstp.inference.backend import Backend, Completion, Message, RejectedRequestError, Sampling
 from kstp.inference.grading import Verdict, grade, option_count
-from kstp.inference.runs import RunSpec, finish_run, generate_and_store, model_learner_id, open_run, write_verdicts
+from kstp.inference.runs import (
+    Generation,
+    RunSpec,
+    finish_run,
+    generate_and_store,
+    model_learner_id,
+    open_run,
+    write_verdicts,
+)
 
 __all__ = ["NAME", "VERSION", "HIGHER_IS_BETTER", "SYSTEM_PROMPT", "build_prompt", "score_item", "aggregate",
            "AnswersResult", "evaluate"]
@@ -53,9 +65,11 @@ def build_prompt(text: str) -> list[Message]:
 def score_item(completion: Completion, gold: str, options: int | None = None) -> Verdict:
     """Grade one completion (``options``: the question's option count, :func:`~kstp.inference.grading.grade`).
 
-    A completion without text (its ``error`` is the reason, else "empty output") and
-    a truncated one (``finish_reason == "length"``: the reply never reached its final
-    answer, so the last number in it is no answer) are incorrect with that reason.
+    A reply whose content is empty is graded on its reasoning (a reasoning model's
+    thinking returned apart, :attr:`Completion.reasoning`), and the reason says so.
+    A completion without either (its ``error`` is the reason, else "empty output")
+    and a truncated one (``finish_reason == "length"``: the reply never reached its
+    final answer, so the last number in it is no answer) are incorrect with that reason.
 
     Examples
     --------
@@ -63,12 +77,19 @@ def score_item(completion: Completion, gold: str, options: int | None = None) ->
     True
     >>> score_item(Completion(0, 42, text="First, 3 + 4 = 7, then", finish_reason="length"), "7").reason
     'truncated'
+    >>> score_item(Completion(0, 42, text=None, reasoning="3 * 4 = 12, so \\boxed{12}", finish_reason="stop"),
+    ...            "12").reason
+    'correct (graded on the reasoning: the content was empty)'
     """
-    if completion.text is None or not completion.text.strip():
+    content = (completion.text or "").strip()
+    text = content or (completion.reasoning or "").strip()
+    if not text:
         return Verdict("none", None, None, False, completion.error or "empty output")
     if completion.finish_reason == "length":
-        return Verdict("none", None, None, False, "truncated")
-    return grade(completion.text, gold, options=options)
+        return Verdict("none", None, None, False, "truncated" if content else "truncated (in the reasoning)")
+    verdict = grade(text, gold, options=options)
+    return verdict if content else replace(verdict, reason=f"{verdict.reason} (graded on the reasoning: "
+                                                           "the content was empty)")
 
 
 @dataclass
@@ -80,16 +101,21 @@ class AnswersResult:
     requested: int
     generated: int
     responses: pd.DataFrame
+    pending: int = 0
+    last_failure: str | None = None
 
     def summary(self) -> dict:
+        """:func:`aggregate` of the questions asked now, the run id, and ``pending``: requests the next run asks."""
         return aggregate(self.responses) | {"runId": self.run_id, "resumed": self.resumed,
-                                            "requested": self.requested, "generatedNow": self.generated}
+                                            "requested": self.requested, "generatedNow": self.generated,
+                                            "pending": self.pending}
 
 
 def aggregate(responses: pd.DataFrame) -> dict:
     """Accuracy of the primary samples, mean accuracy over all samples, failure counts.
 
-    Every completion is in the denominator; failures count as incorrect.
+    Every stored completion is in the denominator; its failures (``failed``: an error
+    such as an empty reply) count as incorrect.
     """
     primary = responses[responses["sampleIndex"] == 0]
     reasons = responses["verdict"].fillna("").value_counts().to_dict()
@@ -111,7 +137,8 @@ def evaluate(store: GraphStore, backend: Backend, dataset: str, sampling: Sampli
     sampling : Sampling
         ``n`` samples per question; sample 0 is the primary one.
     limit : int, optional
-        Only the first ``limit`` questions (by position) that have text and a gold answer.
+        Only the first ``limit`` questions (by position) that have text and a gold
+        answer: a run asked for more before resumes and reports only these.
     new_run : bool
         Allow a configuration that differs from the latest run's.
     progress : callable, optional
@@ -119,12 +146,20 @@ def evaluate(store: GraphStore, backend: Backend, dataset: str, sampling: Sampli
     chunk : int
         Questions per generate call; each chunk is stored before the next is asked.
 
+    Returns
+    -------
+    AnswersResult
+        Its ``responses`` are those of the questions asked now; ``pending`` counts
+        requests that got no reply (the run's status is then ``incomplete``).
+
     Raises
     ------
     UnknownIdError
         When the dataset has no question with text and a gold answer.
     ConfigChangedError
         When the configuration changed and ``new_run`` is false.
+    RejectedRequestError
+        When the server rejects a request as wrong (the run's status is ``failed``).
     """
     questions = answerable_questions(store, dataset, limit)
     spec = RunSpec.of(backend, NAME, VERSION, dataset, sampling, TEMPLATE_HASH,
@@ -140,11 +175,14 @@ def evaluate(store: GraphStore, backend: Backend, dataset: str, sampling: Sampli
         verdicts = [score_item(c, gold[q], choices[q]) for q, c in zip(rows["question"], completions, strict=True)]
         write_verdicts(store, rows["id"], verdicts)
 
-    status, requested, done = "interrupted", len(prompts) * sampling.n, 0
+    status, generation = "interrupted", Generation(len(prompts) * sampling.n, 0)
     try:
-        requested, done = generate_and_store(store, backend, run_id, learner, prompts, sampling, grade_chunk,
-                                             chunk=chunk, progress=progress)
-        status = "finished"
+        generation = generate_and_store(store, backend, run_id, learner, prompts, sampling, grade_chunk,
+                                        chunk=chunk, progress=progress)
+        status = generation.status
+    except RejectedRequestError:
+        status = "failed"
+        raise
     finally:
         responses = store.frame("run_responses", {"runId": run_id})
         primary = responses[responses["sampleIndex"] == 0]
@@ -152,8 +190,10 @@ def evaluate(store: GraphStore, backend: Backend, dataset: str, sampling: Sampli
             "from_id": learner, "to_id": primary["questionId"],
             "correct": primary["correct"].fillna(False).astype(bool), "runId": run_id}))
         figures = aggregate(responses) if len(responses) else {}
-        finish_run(store, run_id, status, requested=requested, completed=int(responses["error"].isna().sum()),
-                   failed=int(responses["error"].notna().sum()),
-                   correct=int(primary["correct"].fillna(False).astype(bool).sum()),
+        finish_run(store, run_id, status, requested=generation.requested,
+                   completed=int(responses["error"].isna().sum()), failed=int(responses["error"].notna().sum()),
+                   pending=generation.pending, correct=int(primary["correct"].fillna(False).astype(bool).sum()),
                    accuracy=figures.get("accuracy"))
-    return AnswersResult(run_id, resumed, requested, done, responses)
+    return AnswersResult(run_id, resumed, generation.requested, generation.stored,
+                         responses[responses["questionId"].isin(prompts)], generation.pending,
+                         generation.last_failure)

@@ -52,7 +52,7 @@ import pandas as pd
 from kstp.errors import InputError, UnknownIdError
 from kstp.graph.store import GraphStore
 from kstp.graph.structures import answerable_questions
-from kstp.inference.backend import Backend, Completion, Message, Sampling
+from kstp.inference.backend import Backend, Completion, Message, RejectedRequestError, Sampling
 from kstp.inference.runs import RunSpec, finish_run, generate_and_store, model_learner_id, open_run, write_verdicts
 from kstp.loaders.cot import Step, Trajectory, TrajectoryScore, score_trajectory, trajectory_json, write_steps
 
@@ -475,9 +475,12 @@ def evaluate(store: GraphStore, backend: Backend, dataset: str, sampling: Sampli
 
     status, requested, done = "interrupted", len(prompts) * sampling.n, 0
     try:
-        requested, done = generate_and_store(store, backend, run_id, learner, prompts, sampling, check_chunk,
-                                             chunk=chunk, progress=progress)
-        status = "finished"
+        generation = generate_and_store(store, backend, run_id, learner, prompts, sampling, check_chunk,
+                                        chunk=chunk, progress=progress)
+        requested, done, status = generation.requested, generation.stored, generation.status
+    except RejectedRequestError:
+        status = "failed"
+        raise
     finally:
         metrics = score_run(store, run_id)
         responses = store.frame("run_responses", {"runId": run_id})

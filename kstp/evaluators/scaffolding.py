@@ -61,16 +61,24 @@ from kstp.errors import ConfigError, UnknownIdError
 from kstp.evaluators.answers import SYSTEM_PROMPT, USER_TEMPLATE, score_item
 from kstp.graph.store import GraphStore
 from kstp.graph.vector_search import nearest_questions
-from kstp.inference.backend import Backend, Message, Sampling, cache_key, endpoint_of, prompt_hash
+from kstp.inference.backend import (
+    Backend,
+    Completion,
+    Message,
+    RejectedRequestError,
+    Sampling,
+    cache_key,
+    endpoint_of,
+    prompt_hash,
+)
 from kstp.inference.embeddings import EmbeddingModel
 from kstp.inference.runs import (
+    Generation,
     RunSpec,
     finish_run,
+    generate_and_store,
     model_learner_id,
-    now,
     open_run,
-    pending,
-    write_responses,
     write_verdicts,
 )
 
@@ -362,6 +370,8 @@ class ScaffoldingResult:
     requested: int
     generated: int
     responses: pd.DataFrame
+    pending: int = 0
+    last_failure: str | None = None
 
     def table(self) -> pd.DataFrame:
         """The per-strategy table (:func:`aggregate`)."""
@@ -408,11 +418,18 @@ def evaluate(store: GraphStore, backend: Backend, dataset: str, sampling: Sampli
     seed : int
         Seed of the exemplar selection (sampling has its own).
     limit : int, optional
-        Only the first ``limit`` questions of the common subset (by position).
+        Only the first ``limit`` questions of the common subset (by position): a run
+        asked for more before resumes and reports only these.
     new_run : bool
         Allow a configuration that differs from the latest run's.
     progress : callable, optional
         ``progress(done, total)`` as completions arrive.
+
+    Returns
+    -------
+    ScaffoldingResult
+        The responses of the questions asked now; ``pending`` counts requests that
+        got no reply (not stored: the run is ``incomplete`` and the next run asks them).
 
     Raises
     ------
@@ -423,6 +440,8 @@ def evaluate(store: GraphStore, backend: Backend, dataset: str, sampling: Sampli
         (derive question prerequisites first).
     ConfigChangedError
         When the configuration changed and ``new_run`` is false.
+    RejectedRequestError
+        When the server rejects a request as wrong (the run's status is ``failed``).
     """
     unknown = [s for s in strategies if s not in STRATEGIES]
     if unknown or "none" not in strategies or k < 1:
@@ -464,43 +483,33 @@ def evaluate(store: GraphStore, backend: Backend, dataset: str, sampling: Sampli
         for q in targets:
             chosen = select_exemplars(s, q, candidates[s][q], k, seed)
             requests[(q, s)] = (build_prompt(info.at[q, "text"], [shown[p] for p in chosen]), chosen)
-    hashes = {key: prompt_hash(messages) for key, (messages, _) in requests.items()}
-    keys = {(q, s, i): cache_key(backend.model, prompt_hash([{"role": "strategy", "content": s}, *requests[(q, s)][0]]),
-                                 sampling, i, endpoint_of(backend), TEMPLATE_HASH)
-            for (q, s) in requests for i in range(sampling.n)}
-    todo = pending(store, list(keys.values()))
-    wanted: dict[tuple[str, str], list[int]] = {}
-    for (q, s, i), key in keys.items():
-        if key in todo:
-            wanted.setdefault((q, s), []).append(i)
-    total, done = sum(map(len, wanted.values())), 0
-    status = "interrupted"
+    # The strategy is part of the key: two strategies that show the same exemplars are two answers.
+    keys = {((q, s), i): cache_key(backend.model, prompt_hash([{"role": "strategy", "content": s}, *messages]),
+                                   sampling, i, endpoint_of(backend), TEMPLATE_HASH)
+            for (q, s), (messages, _) in requests.items() for i in range(sampling.n)}
+
+    def grade(rows: pd.DataFrame, completions: list[Completion]) -> None:
+        write_verdicts(store, rows["id"], [score_item(c, info.at[q, "answer"])
+                                           for q, c in zip(rows["question"], completions, strict=True)])
+
+    status, generation = "interrupted", Generation(len(keys), 0)
     try:
-        items = list(wanted.items())
-        for start in range(0, len(items), chunk):
-            part = items[start:start + chunk]
-            results = backend.generate([requests[r][0] for r, _ in part], sampling, [i for _, i in part],
-                                       progress=(lambda d, base=done: progress(base + d, total)) if progress else None)
-            rows = []
-            for ((q, s), _), completions in zip(part, results, strict=True):
-                for c in completions:
-                    rows.append({"id": keys[(q, s, c.sample_index)], "question": q, "model": backend.model,
-                                 "promptHash": hashes[(q, s)], "sampleIndex": c.sample_index, "seed": c.seed,
-                                 "text": c.text, "finishReason": c.finish_reason, "error": c.error,
-                                 "tokensIn": c.tokens_in, "tokensOut": c.tokens_out, "latencyS": c.latency_s,
-                                 "createdAt": now(), "strategy": s, "exemplars": requests[(q, s)][1], "_c": c})
-            frame = pd.DataFrame(rows)
-            write_responses(store, run_id, learner, frame.drop(columns=["_c"]))  # stored before it is graded
-            verdicts = [score_item(c, info.at[q, "answer"]) for q, c in zip(frame["question"], frame["_c"],
-                                                                            strict=True)]
-            write_verdicts(store, frame["id"], verdicts)
-            done += len(frame)
-        status = "finished"
+        generation = generate_and_store(
+            store, backend, run_id, learner, {r: messages for r, (messages, _) in requests.items()}, sampling, grade,
+            chunk=chunk, progress=progress, keys=keys,
+            columns={(q, s): {"question": q, "strategy": s, "exemplars": shown_ids}
+                     for (q, s), (_, shown_ids) in requests.items()})
+        status = generation.status
+    except RejectedRequestError:
+        status = "failed"
+        raise
     finally:
         responses = _responses(store, run_id)
         finish_run(store, run_id, status, requested=len(keys), completed=int(responses["error"].isna().sum()),
-                   failed=int(responses["error"].notna().sum()))
-    return ScaffoldingResult(run_id, resumed, targets, len(keys), done, responses)
+                   failed=int(responses["error"].notna().sum()), pending=generation.pending)
+    return ScaffoldingResult(run_id, resumed, targets, len(keys), generation.stored,
+                             responses[responses["questionId"].isin(targets)], generation.pending,
+                             generation.last_failure)
 
 
 def _responses(store: GraphStore, run_id: str) -> pd.DataFrame:

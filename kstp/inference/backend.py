@@ -9,7 +9,11 @@ the backend and its endpoint (base URL) and model options (:func:`endpoint_of`),
 prompt template version, the prompt, sampling, seed and sample index.
 
 A backend interrupted (Ctrl-C, SIGTERM) raises :class:`Interrupted` carrying the
-completions that had arrived, so the caller stores them before it exits.
+completions that had arrived, so the caller stores them before it exits. A server that
+rejects a request as wrong (HTTP 400, 401, 403, 404, 422: a bad key, a model it does
+not serve, ``max_tokens`` beyond its context) raises :class:`RejectedRequestError`, also
+carrying what had arrived: no retry fixes that request, and its reply is not the model's
+answer.
 
 Backends are registered by name (:func:`get_backend`); their modules import their
 heavy dependencies only when used.
@@ -25,10 +29,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from typing import Protocol
 
-from kstp.errors import ConfigError
+from kstp.errors import ConfigError, KstpError
 
-__all__ = ["Message", "Sampling", "Completion", "Backend", "Interrupted", "register_backend", "get_backend",
-           "BUILTIN_BACKENDS", "backend_names", "endpoint_of", "prompt_hash", "cache_key", "TRANSPORT_ERROR"]
+__all__ = ["Message", "Sampling", "Completion", "Backend", "Interrupted", "RejectedRequestError", "register_backend",
+           "get_backend", "BUILTIN_BACKENDS", "backend_names", "endpoint_of", "prompt_hash", "cache_key",
+           "TRANSPORT_ERROR"]
 
 Message = dict[str, str]
 
@@ -46,6 +51,18 @@ class Interrupted(KeyboardInterrupt):
 
     def __init__(self, partial: list[list[Completion]]):
         super().__init__("interrupted")
+        self.partial = partial
+
+
+class RejectedRequestError(KstpError):
+    """The server rejected a request that no retry can fix: the run is misconfigured.
+
+    The message quotes the server and says what to change; ``partial[k]`` lists prompt
+    ``k``'s completions that had arrived before (possibly none), which are the model's.
+    """
+
+    def __init__(self, message: str, partial: list[list[Completion]]):
+        super().__init__(message)
         self.partial = partial
 
 
@@ -98,7 +115,9 @@ class Completion:
 
     ``text`` is ``None`` when no output came back; ``error`` then says why
     (``"transport: ..."`` for connection failures, which a rerun retries).
-    ``finish_reason`` is the backend's (``stop``, ``length``...).
+    ``finish_reason`` is the backend's (``stop``, ``length``...). ``reasoning`` is a
+    reasoning model's thinking where the server returns it apart from the content
+    (``reasoning_content`` or ``reasoning``); a reply can hold only that.
     """
 
     sample_index: int
@@ -109,6 +128,7 @@ class Completion:
     tokens_out: int | None = None
     latency_s: float | None = None
     error: str | None = None
+    reasoning: str | None = None
     extra: dict = field(default_factory=dict)
 
 

@@ -5,17 +5,22 @@ its endpoint and model options, dataset, sampling, prompt template): re-running 
 same command finds the run with the same configuration hash and resumes it. A
 different configuration for the same evaluator, model and dataset is refused unless
 the caller asks for a new run, so results from two configurations (or two servers
-behind one model name) are never mixed by accident. A change that only adds work (a
-larger ``--limit``: the old questions are a subset of the new) extends the run.
+behind one model name) are never mixed by accident. The questions asked (``--limit``)
+are not part of that identity: they are how far the run has got. A larger
+``--limit`` extends the run, a smaller one resumes it and reports those questions.
 
 Completions are ``(:Response)`` nodes keyed by their cache key (model, endpoint,
 prompt template, prompt hash, sampling, seed, sample index), linked
 ``(:Learner)-[:GAVE]->(:Response)-[:TO]->(:Question)`` and
-``(:Response)-[:IN_RUN]->(:Run)``. A completion that failed in transport (no output)
-is not stored: it is not the model's answer, and a resumed run asks for it again;
-every other completion, failed or not, is final. Completions are stored in small
-batches as they arrive, and on Ctrl-C or SIGTERM every completion that has arrived is
-stored before the interruption goes on.
+``(:Response)-[:IN_RUN]->(:Run)``. A request that failed in transport (no output
+after the backend's retries) is not stored: it is not the model's answer; the run is
+left incomplete and a resumed run asks for it again. A request the server rejects as
+wrong (:class:`~kstp.inference.backend.RejectedRequestError`) stops the run with
+nothing stored for it. Every other completion, failed or not, is final; a reply with
+neither content nor reasoning is stored as the failure ``empty: ...``. Completions are
+stored in small batches as they arrive, and on Ctrl-C, SIGTERM or a rejected request
+every completion that has arrived is stored before the error goes on. Every evaluator
+that asks a model goes through :func:`generate_and_store`.
 """
 
 from __future__ import annotations
@@ -23,8 +28,8 @@ from __future__ import annotations
 import hashlib
 import json
 import subprocess
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Hashable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -39,6 +44,7 @@ from kstp.inference.backend import (
     Completion,
     Interrupted,
     Message,
+    RejectedRequestError,
     Sampling,
     cache_key,
     endpoint_of,
@@ -47,10 +53,12 @@ from kstp.inference.backend import (
 from kstp.inference.grading import Verdict
 
 __all__ = ["RunSpec", "ConfigChangedError", "model_learner_id", "open_run", "pending", "write_responses",
-           "generate_and_store", "write_verdicts", "finish_run", "now", "few_ids"]
+           "Generation", "generate_and_store", "write_verdicts", "finish_run", "now", "few_ids", "EMPTY_REPLY"]
 
 #: Completions per store write while a run generates: a kill loses at most this many.
 BATCH = 8
+#: ``error`` of a reply with neither content nor reasoning: stored, final, counted as failed.
+EMPTY_REPLY = "empty: the reply has no content and no reasoning"
 
 
 def few_ids(ids, shown: int = 3) -> str:
@@ -86,7 +94,11 @@ def _git_hash() -> str | None:
 
 @dataclass(frozen=True)
 class RunSpec:
-    """Everything that makes two runs comparable; its hash identifies the run."""
+    """Everything that makes two runs comparable; the hash of its :meth:`identity` identifies the run.
+
+    ``options["questions"]`` (a list of question ids, or ``"all"``), where an evaluator
+    sets it, is the run's coverage, not its identity.
+    """
 
     evaluator: str
     evaluator_version: str
@@ -111,11 +123,35 @@ class RunSpec:
                 "sampling": self.sampling.as_dict(), "promptTemplateHash": self.prompt_template_hash,
                 "options": self.options}
 
+    def identity(self) -> dict:
+        """:meth:`config` without the questions asked (see :func:`_identity`)."""
+        return _identity(self.config())
+
     def config_hash(self) -> str:
-        return hashlib.sha256(json.dumps(self.config(), sort_keys=True).encode()).hexdigest()
+        return hashlib.sha256(json.dumps(self.identity(), sort_keys=True).encode()).hexdigest()
 
     def run_id(self) -> str:
         return f"{self.evaluator}:{self.model}:{self.dataset}:{self.config_hash()[:12]}"
+
+
+def _identity(config: dict) -> dict:
+    """A stored or new configuration without ``options.questions``.
+
+    >>> _identity({"model": "m", "options": {"questions": ["q1"], "k": 2}})
+    {'model': 'm', 'options': {'k': 2}}
+    """
+    return {**config, "options": {k: v for k, v in config.get("options", {}).items() if k != "questions"}}
+
+
+def _covered(old, new):
+    """The questions of a run after it is asked ``new``: ``"all"`` or the old ids then the new ones.
+
+    >>> _covered(["q1", "q2"], ["q1", "q3"]), _covered(["q1"], "all"), _covered("all", ["q1"])
+    (['q1', 'q2', 'q3'], 'all', 'all')
+    """
+    if old == "all" or new == "all":
+        return "all"
+    return list(old) + [q for q in new if q not in set(old)]
 
 
 def _differences(old: dict, new: dict, prefix: str = "") -> list[str]:
@@ -134,55 +170,47 @@ def _shown(value) -> str:
     return f"[{few_ids(value)}] ({len(value)})" if isinstance(value, list) and len(value) > 3 else repr(value)
 
 
-def _only_adds_work(old: dict, new: dict) -> bool:
-    """Whether ``new`` differs from ``old`` only by asking more questions (a larger ``--limit``)."""
-    old_questions, new_questions = old.get("options", {}).get("questions"), new.get("options", {}).get("questions")
-    if not isinstance(old_questions, list) or old_questions == new_questions:
-        return False
-    same = {**old, "options": {**old["options"], "questions": None}} == \
-        {**new, "options": {**new["options"], "questions": None}}
-    return same and (new_questions == "all" or (isinstance(new_questions, list)
-                                                 and set(old_questions) <= set(new_questions)))
-
-
 def open_run(store: GraphStore, spec: RunSpec, new_run: bool = False) -> tuple[str, bool]:
     """The run to write into: ``(run id, resumed)``.
 
-    Resumes the run with the same configuration if there is one; extends the latest
-    run when the new configuration only adds questions to it (its configuration
-    becomes the new one); otherwise creates one, provided the latest run of this
-    evaluator, model and dataset has the same configuration or ``new_run`` is true.
+    Resumes the newest run whose configuration, questions aside, is the same; a run
+    asked for questions it has not covered yet records them (its questions become
+    the union, or ``"all"``). Otherwise creates a run, provided ``new_run`` is true or
+    no run of this evaluator, model and dataset holds a Response (one stopped at its
+    first request, say by a server that rejected it, has no results to keep apart: a
+    fixed configuration needs no ``--new-run``).
 
     Raises
     ------
     ConfigChangedError
-        When the configuration changed since the latest run and ``new_run`` is false;
-        the message lists what changed.
+        When the configuration differs from the newest run that holds Responses and
+        ``new_run`` is false; the message lists what changed.
     """
     runs = store.frame("runs_of", {"evaluator": spec.evaluator, "model": spec.model, "dataset": spec.dataset})
-    digest = spec.config_hash()
-    same = runs[runs["configHash"] == digest]
-    if len(same):
-        run_id = same.iloc[0]["runId"]
-        store.write_nodes("Run", pd.DataFrame([{"id": run_id, "status": "running", "finishedAt": None}]))
-        return run_id, True
-    if len(runs) and _only_adds_work(json.loads(runs.iloc[0]["config"]), spec.config()):
-        run_id = runs.iloc[0]["runId"]
-        store.write_nodes("Run", pd.DataFrame([{"id": run_id, "status": "running", "finishedAt": None,
-                                                "configHash": digest,
-                                                "config": json.dumps(spec.config(), sort_keys=True)}]))
-        return run_id, True
-    if len(runs) and not new_run:
-        changes = _differences(json.loads(runs.iloc[0]["config"]), spec.config())
+    config, identity = spec.config(), spec.identity()
+    for run in runs.itertuples(index=False):  # newest first
+        old = json.loads(run.config)
+        if _identity(old) != identity:
+            continue
+        questions = _covered(old["options"].get("questions", "all"), config["options"].get("questions", "all"))
+        if "questions" in config["options"]:
+            old["options"]["questions"] = questions
+        store.write_nodes("Run", pd.DataFrame([{"id": run.runId, "status": "running", "finishedAt": None,
+                                                "configHash": spec.config_hash(),
+                                                "config": json.dumps(old, sort_keys=True)}]))
+        return run.runId, True
+    kept = runs[runs["responses"] > 0]  # a run without any has no results to keep apart
+    if len(kept) and not new_run:
+        changes = _differences(_identity(json.loads(kept.iloc[0]["config"])), identity)
         raise ConfigChangedError(
-            f"the configuration differs from run {runs.iloc[0]['runId']} ({'; '.join(changes)}); "
+            f"the configuration differs from run {kept.iloc[0]['runId']} ({'; '.join(changes)}); "
             "pass --new-run to start a new run with it")
     store.write_nodes("Run", pd.DataFrame([{
         "id": spec.run_id(), "evaluator": spec.evaluator, "evaluatorVersion": spec.evaluator_version,
         "model": spec.model, "backend": spec.backend, "dataset": spec.dataset,
         "sampling": json.dumps(spec.sampling.as_dict(), sort_keys=True),
-        "promptTemplateHash": spec.prompt_template_hash, "configHash": digest,
-        "config": json.dumps(spec.config(), sort_keys=True), "gitHash": _git_hash(), "kstpVersion": __version__,
+        "promptTemplateHash": spec.prompt_template_hash, "configHash": spec.config_hash(),
+        "config": json.dumps(config, sort_keys=True), "gitHash": _git_hash(), "kstpVersion": __version__,
         "startedAt": now(), "status": "running"}]))
     return spec.run_id(), False
 
@@ -220,88 +248,138 @@ def _template_of(store: GraphStore, run_id: str) -> str | None:
     return json.loads(run.iloc[0]["config"]).get("promptTemplateHash") if len(run) and run.iloc[0]["config"] else None
 
 
+@dataclass(frozen=True)
+class Generation:
+    """What :func:`generate_and_store` did.
+
+    Attributes
+    ----------
+    requested : int
+        Completions the run asks for in all (stored before or now, or pending).
+    stored : int
+        Completions stored now.
+    pending : int
+        Requests that failed in transport after the backend's retries, or were not
+        asked because a whole batch had failed so (the server looks down); nothing is
+        stored for them and the next run asks them.
+    last_failure : str or None
+        The error of the last transport failure (``"transport: HTTP 503 ..."``).
+    """
+
+    requested: int
+    stored: int
+    pending: int = 0
+    last_failure: str | None = None
+
+    @property
+    def status(self) -> str:
+        """The run's status after it: ``finished``, or ``incomplete`` while requests are pending."""
+        return "incomplete" if self.pending else "finished"
+
+
 def generate_and_store(store: GraphStore, backend: Backend, run_id: str, learner_id: str,
-                       prompts: Mapping[str, list[Message]], sampling: Sampling,
-                       score: Callable[[pd.DataFrame, list[Completion]], None],
-                       samples: Mapping[str, Sequence[int]] | None = None, chunk: int = BATCH,
-                       progress: Callable[[int, int], None] | None = None) -> tuple[int, int]:
-    """Complete every (question, sample) not stored yet, storing each batch before it is scored.
+                       prompts: Mapping[Hashable, list[Message]], sampling: Sampling,
+                       score: Callable[[pd.DataFrame, list[Completion]], None] | None = None,
+                       samples: Mapping[Hashable, Sequence[int]] | None = None, chunk: int = BATCH,
+                       progress: Callable[[int, int], None] | None = None,
+                       keys: Mapping[tuple[Hashable, int], str] | None = None,
+                       columns: Mapping[Hashable, dict] | None = None) -> Generation:
+    """Complete every (prompt, sample) not stored yet, storing each batch before it is scored.
 
     Parameters
     ----------
-    prompts : mapping of str to messages
-        Question id -> its prompt.
-    score : callable
+    prompts : mapping of a prompt id to messages
+        Prompt id (a question id unless ``columns`` says otherwise) -> its chat.
+    score : callable, optional
         ``score(rows, completions)`` per batch, after the batch is stored: ``rows`` are
-        the Response rows written (``id``, ``question``, ``sampleIndex``, ``text`` ...),
-        ``completions`` the matching :class:`Completion` objects, in the same order.
-    samples : mapping of str to sequence of int, optional
-        Sample indices per question (default: ``range(sampling.n)`` for each).
+        the Response rows written (``id``, ``sampleIndex``, ``text`` ... and the
+        ``columns``), ``completions`` the matching :class:`Completion` objects, in the
+        same order.
+    samples : mapping of a prompt id to sequence of int, optional
+        Sample indices per prompt (default: ``range(sampling.n)`` for each).
     chunk : int
-        Questions per ``generate`` call (at most :data:`BATCH` are asked at once, so a
+        Prompts per ``generate`` call (at most :data:`BATCH` are asked at once, so a
         killed run loses at most that many completions).
     progress : callable, optional
         ``progress(done, total)`` as completions arrive.
+    keys : mapping of (prompt id, sample index) to str, optional
+        The Response id of each completion (default: its :func:`cache_key`).
+    columns : mapping of a prompt id to dict, optional
+        Response properties of the prompt's completions (default: ``{"question": id}``;
+        a ``question`` gets a ``TO`` edge).
 
     Returns
     -------
-    (int, int)
-        Completions this run asks for in all, and those stored now. Completions
-        already stored under the same cache key (by this or another run) are linked
-        into this run, not asked again. Transport failures are not stored (a rerun
-        asks them again).
+    Generation
+        Completions already stored under the same key (by this or another run) are
+        linked into this run, not asked again. Transport failures are not stored and
+        are :attr:`Generation.pending`; after a batch in which every request failed so,
+        the rest is not asked either.
 
     Raises
     ------
+    RejectedRequestError
+        When the server rejects a request as wrong (bad key, unknown model, ...), after
+        the completions that had arrived are stored and scored.
     KeyboardInterrupt
         On Ctrl-C or SIGTERM, after the completions that had arrived are stored and scored.
     """
-    hashes = {q: prompt_hash(p) for q, p in prompts.items()}
-    endpoint, template = endpoint_of(backend), _template_of(store, run_id)
-    keys = {(q, i): cache_key(backend.model, hashes[q], sampling, i, endpoint, template)
-            for q in prompts for i in (samples[q] if samples is not None else range(sampling.n))}
+    hashes = {p: prompt_hash(m) for p, m in prompts.items()}
+    columns = columns if columns is not None else {p: {"question": p} for p in prompts}
+    if keys is None:
+        endpoint, template = endpoint_of(backend), _template_of(store, run_id)
+        keys = {(p, i): cache_key(backend.model, hashes[p], sampling, i, endpoint, template)
+                for p in prompts for i in (samples[p] if samples is not None else range(sampling.n))}
     todo = pending(store, list(keys.values()))
-    stored = [(key, q) for (q, _), key in keys.items() if key not in todo]
+    stored = [{"id": key, **columns[p]} for (p, _), key in keys.items() if key not in todo]
     if stored:
-        write_responses(store, run_id, learner_id, pd.DataFrame(stored, columns=["id", "question"]))
-    wanted: dict[str, list[int]] = {}
-    for (q, i), key in keys.items():
+        write_responses(store, run_id, learner_id, pd.DataFrame(stored))
+    wanted: dict[Hashable, list[int]] = {}
+    for (p, i), key in keys.items():
         if key in todo:
-            wanted.setdefault(q, []).append(i)
-    total, done, asked = sum(map(len, wanted.values())), 0, 0
+            wanted.setdefault(p, []).append(i)
+    total, done, asked, last_failure = sum(map(len, wanted.values())), 0, 0, None
     items = list(wanted.items())
 
     def keep(part, results) -> int:
+        nonlocal last_failure
         rows, completions = [], []
-        for (q, _), answered in zip(part, results, strict=True):
+        for (p, _), answered in zip(part, results, strict=True):
             for c in answered:
                 if c.text is None and (c.error or "").startswith(TRANSPORT_ERROR):
+                    last_failure = c.error
                     continue  # not the model's answer: asked again by the next run
-                rows.append({"id": keys[(q, c.sample_index)], "question": q, "model": backend.model,
-                             "promptHash": hashes[q], "sampleIndex": c.sample_index, "seed": c.seed,
-                             "text": c.text, "finishReason": c.finish_reason, "error": c.error,
-                             "tokensIn": c.tokens_in, "tokensOut": c.tokens_out, "latencyS": c.latency_s,
-                             "createdAt": now()})
+                if c.error is None and not (c.text or "").strip() and not (c.reasoning or "").strip():
+                    c = replace(c, error=EMPTY_REPLY)
+                rows.append({"id": keys[(p, c.sample_index)], **columns[p], "model": backend.model,
+                             "promptHash": hashes[p], "sampleIndex": c.sample_index, "seed": c.seed,
+                             "text": c.text, "reasoning": c.reasoning, "finishReason": c.finish_reason,
+                             "error": c.error, "tokensIn": c.tokens_in, "tokensOut": c.tokens_out,
+                             "latencyS": c.latency_s, "createdAt": now()})
                 completions.append(c)
         if rows:
             frame = pd.DataFrame(rows)
             write_responses(store, run_id, learner_id, frame)  # stored before it is scored
-            score(frame, completions)
+            if score:
+                score(frame, completions)
         return len(rows)
 
     step = max(1, min(chunk, BATCH))
     for start in range(0, len(items), step):
         part = items[start:start + step]
         try:
-            results = backend.generate([prompts[q] for q, _ in part], sampling, [s for _, s in part],
+            results = backend.generate([prompts[p] for p, _ in part], sampling, [s for _, s in part],
                                        progress=(lambda d, base=asked: progress(base + d, total)) if progress
                                        else None)
-        except Interrupted as stop:
+        except (Interrupted, RejectedRequestError) as stop:
             keep(part, stop.partial)
             raise
         asked += sum(len(s) for _, s in part)
-        done += keep(part, results)
-    return len(keys), done
+        kept = keep(part, results)
+        done += kept
+        if not kept:
+            break  # a whole batch failed in transport: the server is down, the next run asks the rest
+    return Generation(len(keys), done, total - done, last_failure)
 
 
 def write_verdicts(store: GraphStore, ids: Sequence[str], verdicts: Sequence[Verdict], **extra) -> None:

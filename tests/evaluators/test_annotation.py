@@ -18,9 +18,11 @@ from click.testing import CliRunner
 from kstp.cli.main import cli
 from kstp.errors import ConfigError, UnknownIdError
 from kstp.evaluators import annotation
-from kstp.inference.backend import Completion, Sampling, get_backend
+from kstp.inference.backend import Completion, RejectedRequestError, Sampling, get_backend
+from kstp.inference.backends.openai_compat import OpenAIBackend
 from kstp.loaders import items
 from kstp.loaders.standards import load_standards
+from tests.endpoint import FakeEndpoint
 
 CONCEPTS = ("id,code,description,cluster\nA1,A.1,add two numbers,add\nA2,A.2,add with carrying,add\n"
             "G1,G.1,name shapes,geo\nG2,G.2,measure angles,geo\n")
@@ -129,6 +131,39 @@ def test_annotate_retries_drops_and_writes_links(an):
     assert redo.links["staleLinksRemoved"] == 1
     assert an.frame("concept_links", {"dataset": "ds"})[["questionId", "conceptId", "runId"]].values.tolist() == [
         ["ds:x1", "an:A2", redo.run_id]]
+
+
+def _over_http(store, server, retries=5):
+    backend = OpenAIBackend("m", base_url=server.base_url, retries=retries, max_wait=0.05, concurrency=1)
+    return annotation.annotate(store, backend, "ds", "an", retries=0)
+
+
+def test_a_question_without_reply_is_pending_and_keeps_its_links(an):
+    an.write_relationships("ASSESSES", "Question", "Concept", pd.DataFrame(
+        {"from_id": ["ds:x1"], "to_id": ["an:A1"], "source": ["llm:m"], "runId": ["earlier"]}))
+    with FakeEndpoint([503, 503], answer="[]") as server:  # x1's clusters request, twice
+        first = _over_http(an, server, retries=2)
+        rows = first.items.set_index("questionId")["status"].to_dict()
+        assert rows == {"ds:x1": "pending", "ds:x2": "empty", "ds:x3": "empty"}
+        assert (first.pending, first.summary()["pending"], first.generated) == (1, 1, 2)
+        [run] = an.run("runs_of", {"evaluator": "annotation", "model": "m", "dataset": "ds"})
+        assert run["status"] == "incomplete"
+        assert an.frame("concept_links", {"dataset": "ds"})["runId"].tolist() == ["earlier"]  # not decided yet
+        assert annotation.score_annotations(pd.DataFrame({"questionId": ["ds:x1"], "conceptId": ["an:A1"]}),
+                                            first.items)["pairs"] == 0  # a pending question is not scored
+        again = _over_http(an, server, retries=2)
+    assert (again.pending, again.generated, again.summary()["empty"]) == (0, 1, 3)
+    assert an.frame("concept_links", {"dataset": "ds"}).empty  # x1 is now found to assess nothing
+
+
+def test_a_rejected_request_stops_the_annotation_and_stores_nothing(an):
+    with FakeEndpoint([404], answer="[]") as server:
+        with pytest.raises(RejectedRequestError, match="HTTP 404: 'status 404'; check --model"):
+            _over_http(an, server)
+        [run] = an.run("runs_of", {"evaluator": "annotation", "model": "m", "dataset": "ds"})
+        assert run["status"] == "failed" and an.frame("run_responses", {"runId": run["runId"]}).empty
+        fixed = _over_http(an, server)
+    assert (fixed.run_id, fixed.generated, fixed.summary()["empty"]) == (run["runId"], 3, 3)
 
 
 def test_release_prompt_shows_the_solution_and_is_another_configuration(an, tmp_path):

@@ -16,9 +16,11 @@ from statsmodels.stats.multitest import multipletests
 from kstp.cli.main import cli
 from kstp.errors import ConfigError, KstpError
 from kstp.evaluators import nextstep as ns
-from kstp.inference.backend import Completion, Sampling, get_backend
+from kstp.inference.backend import Completion, RejectedRequestError, Sampling, get_backend
+from kstp.inference.backends.openai_compat import OpenAIBackend
 from kstp.inference.runs import ConfigChangedError
 from kstp.loaders.catalogues import Coverage, make_catalogue, resolve_catalogue, shipped_catalogues
+from tests.endpoint import FakeEndpoint
 
 DIAMOND = make_catalogue("diamond", "Diamond", [("a", "count"), ("b", "add"), ("c", "subtract"), ("d", "multiply")],
                          [("a", "b"), ("a", "c"), ("b", "d"), ("c", "d")])
@@ -365,19 +367,39 @@ class FlakyOracle(ns.FringeOracle):
         return answers
 
 
-def test_transport_failures_are_missing_kept_and_retried_on_resume(store):
+def test_transport_failures_are_missing_not_stored_and_asked_on_resume(store):
     tiny = make_catalogue("tiny", "Tiny", [("a", "add"), ("b", "carry")], [("a", "b")])
     flaky = FlakyOracle(catalogues=[tiny])
     first = ns.evaluate(store, flaky, [tiny], ["P0"], 1, Sampling(temperature=0), retries=0)
-    assert first.summary()["missing"] == 3 and first.scored["exact"].isna().all()
+    assert (first.summary()["missing"], first.generated, first.last_failure) == (3, 0, "transport: APIConnectionError")
+    assert first.scored.empty and store.frame("nextstep_responses", {"runId": first.run_id}).empty
+    [run] = store.run("runs_of", {"evaluator": "nextstep", "model": flaky.model, "dataset": "tiny"})
+    assert run["status"] == "incomplete"
     again = ns.evaluate(store, flaky, [tiny], ["P0"], 1, Sampling(temperature=0), retries=0)
     assert again.run_id == first.run_id and again.resumed and again.generated == 3
-    assert (again.scored["validity"] == "valid").all() and (again.scored["attempts"] == 2).all()
-    attempts = store.frame("nextstep_responses", {"runId": first.run_id})
-    assert sorted(attempts["verdict"]) == ["missing"] * 3 + ["valid"] * 3  # every attempt kept for audit
+    assert (again.scored["validity"] == "valid").all() and (again.scored["attempts"] == 1).all()
+    assert again.summary()["missing"] == 0
     assert ns.evaluate(store, flaky, [tiny], ["P0"], 1, Sampling(temperature=0)).generated == 0
     with pytest.raises(ConfigChangedError, match="conditions"):
         ns.evaluate(store, flaky, [tiny], ["P0", "P1"], 1, Sampling(temperature=0))
+
+
+def test_retries_ask_a_cell_without_reply_again_in_the_same_run(store):
+    tiny = make_catalogue("tiny", "Tiny", [("a", "add"), ("b", "carry")], [("a", "b")])
+    result = ns.evaluate(store, FlakyOracle(catalogues=[tiny]), [tiny], ["P0"], 1, Sampling(temperature=0), retries=1)
+    assert (result.generated, result.summary()["missing"], (result.scored["validity"] == "valid").all()) == \
+        (3, 0, True)
+
+
+def test_a_rejected_request_stops_the_run_and_stores_nothing(store):
+    tiny = make_catalogue("tiny", "Tiny", [("a", "add"), ("b", "carry")], [("a", "b")])
+    with FakeEndpoint([401]) as server:
+        backend = OpenAIBackend("m", base_url=server.base_url, max_wait=0.05, concurrency=1)
+        with pytest.raises(RejectedRequestError, match="HTTP 401: 'status 401'"):
+            ns.evaluate(store, backend, [tiny], ["P0"], 1, Sampling(temperature=0))
+        assert server.requests == 1
+    [run] = store.run("runs_of", {"evaluator": "nextstep", "model": "m", "dataset": "tiny"})
+    assert run["status"] == "failed" and store.frame("nextstep_responses", {"runId": run["runId"]}).empty
 
 
 def test_rescore_refuses_a_catalogue_that_changed(store):

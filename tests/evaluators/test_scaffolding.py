@@ -23,10 +23,12 @@ from kstp.cli.main import cli
 from kstp.errors import ConfigError, UnknownIdError
 from kstp.evaluators import scaffolding
 from kstp.graph.structures import derive_question_prerequisites
-from kstp.inference.backend import Completion, Sampling, get_backend, prompt_hash
+from kstp.inference.backend import Completion, RejectedRequestError, Sampling, get_backend, prompt_hash
+from kstp.inference.backends.openai_compat import OpenAIBackend
 from kstp.inference.embeddings import get_embedding_model
 from kstp.loaders import items
 from kstp.loaders.standards import load_standards
+from tests.endpoint import FakeEndpoint
 
 ITEMS = [
     {"id": "p1", "text": "What is 2 + 2?", "answer": "4", "type": "number", "concepts": ["A"],
@@ -159,6 +161,31 @@ def test_evaluate_refuses_without_prerequisites(store, tmp_path):
     items.write_items(store, items.read_items_jsonl(tmp_path / "x.jsonl", "x", None, set()))
     with pytest.raises(UnknownIdError, match="derive question prerequisites first"):
         scaffolding.evaluate(store, None, "x", Sampling(), strategies=("none", "prerequisite"))
+
+
+def _over_http(sc, server, retries=5):
+    backend = OpenAIBackend("m", base_url=server.base_url, retries=retries, max_wait=0.05, concurrency=1)
+    return scaffolding.evaluate(sc, backend, "sc", Sampling(max_tokens=8), strategies=["none"], k=3)
+
+
+def test_a_rejected_request_stops_the_run_and_stores_nothing(sc):
+    with FakeEndpoint([401]) as server:  # t1 and t3 under "none": two requests
+        with pytest.raises(RejectedRequestError, match="HTTP 401: 'status 401'; check the API key"):
+            _over_http(sc, server)
+        [run] = sc.run("runs_of", {"evaluator": "scaffolding", "model": "m", "dataset": "sc"})
+        assert run["status"] == "failed" and sc.frame("scaffolding_responses", {"runId": run["runId"]}).empty
+        fixed = _over_http(sc, server)
+    assert (fixed.run_id, fixed.generated, fixed.pending, len(fixed.responses)) == (run["runId"], 2, 0, 2)
+
+
+def test_exhausted_retries_leave_the_run_incomplete_for_the_next(sc):
+    with FakeEndpoint([503, 503]) as server:  # t1's two attempts
+        first = _over_http(sc, server, retries=2)
+        [run] = sc.run("runs_of", {"evaluator": "scaffolding", "model": "m", "dataset": "sc"})
+        assert (first.generated, first.pending, run["status"]) == (1, 1, "incomplete")
+        assert first.responses["questionId"].tolist() == ids("t3")  # nothing stored for t1
+        again = _over_http(sc, server, retries=2)
+    assert (again.generated, again.pending, sorted(again.responses["questionId"])) == (1, 0, ids("t1", "t3"))
 
 
 def test_evaluate_end_to_end_with_local_model(sc):

@@ -1,7 +1,7 @@
 """Run identity, retries and interruptions, against a real HTTP server on 127.0.0.1.
 
-The server is a few lines of the standard library that answer as an OpenAI-compatible
-endpoint would, or fail as real ones do (429, 503, 408, 409, 425, a reset connection,
+The server (tests/endpoint.py) is a few lines of the standard library that answer as an
+OpenAI-compatible endpoint would, or fail as real ones do (429, 503, 408, 409, 425, a reset connection,
 a reply that never comes); the code under test is the real client, runs and CLI.
 """
 
@@ -10,84 +10,35 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
-import struct
 import subprocess
 import sys
 import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pandas as pd
 import pytest
+from click.testing import CliRunner
 
+from kstp.cli.main import cli
+from kstp.evaluators import answers
 from kstp.graph.ladybug import LadybugStore
-from kstp.inference.backend import Sampling, cache_key, endpoint_of, prompt_hash
+from kstp.inference.backend import RejectedRequestError, Sampling, cache_key, endpoint_of, prompt_hash
 from kstp.inference.backends.openai_compat import OpenAIBackend
-from kstp.inference.runs import ConfigChangedError, RunSpec, generate_and_store, open_run
+from kstp.inference.runs import (
+    EMPTY_REPLY,
+    ConfigChangedError,
+    Generation,
+    RunSpec,
+    generate_and_store,
+    open_run,
+    write_responses,
+)
 from tests.conftest import load_toy
+from tests.endpoint import FakeEndpoint
 
 CHAT = [{"role": "user", "content": "2 + 3?"}]
 ROOT = Path(__file__).resolve().parents[2]
-
-
-class FakeEndpoint:
-    """An OpenAI-compatible chat endpoint that plays ``script`` (one action per request), then answers.
-
-    Actions: an HTTP status (429, 503, ...), ``"reset"`` (close the connection with RST),
-    ``"stall"`` (never answer). An answer is ``\\boxed{5}``.
-    """
-
-    def __init__(self, script=(), answer="\\boxed{5}"):
-        self.script, self.answer, self.requests = list(script), answer, 0
-        self.lock, self.stop = threading.Lock(), threading.Event()
-        endpoint = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args):
-                pass
-
-            def do_POST(self):
-                self.rfile.read(int(self.headers.get("Content-Length", 0)))
-                with endpoint.lock:
-                    endpoint.requests += 1
-                    action = endpoint.script.pop(0) if endpoint.script else "ok"
-                if action == "reset":
-                    self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
-                    self.connection.close()
-                    return
-                if action == "stall":
-                    endpoint.stop.wait(60)
-                    return
-                status, body = (200, {"id": "c", "object": "chat.completion", "created": 0, "model": "m",
-                                      "choices": [{"index": 0, "finish_reason": "stop",
-                                                   "message": {"role": "assistant", "content": endpoint.answer}}],
-                                      "usage": {"prompt_tokens": 3, "completion_tokens": 2, "total_tokens": 5}}) \
-                    if action == "ok" else (action, {"error": {"message": f"status {action}"}})
-                data = json.dumps(body).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-
-    @property
-    def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.server.server_address[1]}/v1"
-
-    def __enter__(self):
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc):
-        self.stop.set()
-        self.server.shutdown()
-        self.server.server_close()
 
 
 def _backend(url: str, retries: int = 7, concurrency: int = 1) -> OpenAIBackend:
@@ -101,17 +52,40 @@ def test_openai_backend_retries_transport_failures(failure):
     assert (completion.text, completion.error, server.requests) == ("\\boxed{5}", None, 3)
 
 
-def test_openai_backend_persistent_failure_is_transport_and_a_bad_request_a_refusal():
+def test_openai_backend_persistent_failure_is_transport():
     with FakeEndpoint([503] * 3) as server:
         [[completion]] = _backend(server.base_url, retries=3).generate([CHAT], Sampling(max_tokens=8))
     assert completion.text is None and completion.error.startswith("transport: HTTP 503")
-    with FakeEndpoint([400]) as server:
-        [[completion]] = _backend(server.base_url).generate([CHAT], Sampling(max_tokens=8))
-    assert completion.error.startswith("refused: HTTP 400") and server.requests == 1
 
 
-def _spec(backend, questions="all", template="t1") -> RunSpec:
-    return RunSpec.of(backend, "answers", "1.0", "toy", Sampling(max_tokens=8), template, {"questions": questions})
+@pytest.mark.parametrize(("status", "fix"), [(400, "max_tokens must fit"), (401, "OPENAI_API_KEY"),
+                                             (403, "may use this model"), (404, "--model"), (422, "--gen-kwargs")])
+def test_openai_backend_client_error_is_rejected_at_once_with_what_arrived(status, fix):
+    with FakeEndpoint(["ok", status]) as server:
+        with pytest.raises(RejectedRequestError) as caught:
+            _backend(server.base_url).generate([CHAT, CHAT, CHAT], Sampling(max_tokens=8))
+        assert server.requests == 2  # not retried, and the third prompt is never asked
+    assert f"rejected the request for model 'm' with HTTP {status}: 'status {status}'; " in str(caught.value)
+    assert fix in str(caught.value) and "\n" not in str(caught.value)
+    assert [[c.text for c in row] for row in caught.value.partial] == [["\\boxed{5}"], [], []]
+
+
+def _spec(backend, questions="all", template="t1", **options) -> RunSpec:
+    return RunSpec.of(backend, "answers", "1.0", "toy", Sampling(max_tokens=8), template,
+                      {"questions": questions, **options})
+
+
+def _reply(store, run_id: str) -> None:
+    """Store one Response of the model in ``run_id``."""
+    store.write_nodes("Learner", pd.DataFrame([{"id": "model:m", "kind": "model", "localId": "m"}]))
+    write_responses(store, run_id, "model:m", pd.DataFrame([{"id": f"reply in {run_id}", "text": "5"}]))
+
+
+def _opened(store, spec) -> str:
+    """Open the run of ``spec`` and store one Response in it (a run without any is no lock)."""
+    run_id, _ = open_run(store, spec)
+    _reply(store, run_id)
+    return run_id
 
 
 def test_run_identity_includes_endpoint_model_args_and_template(store):
@@ -125,30 +99,44 @@ def test_run_identity_includes_endpoint_model_args_and_template(store):
     assert base != cache_key("m", h, sampling, 0, endpoint_of(here), "t2")
     assert base != cache_key("m", h, sampling, 1, endpoint_of(here), "t1")
     assert base != cache_key("m", h, Sampling(seed=7), 0, endpoint_of(here), "t1")
-    open_run(store, _spec(here))
+    _opened(store, _spec(here))
     with pytest.raises(ConfigChangedError, match=r"endpoint.baseUrl: 'http://127.0.0.1:8000/v1' -> "
                                                  r"'http://10.0.0.2:8000/v1'"):
         open_run(store, _spec(there))
 
 
-def test_open_run_raising_the_limit_extends_the_run(store):
+def test_open_run_a_larger_limit_extends_the_run_and_a_smaller_one_resumes_it(store):
     backend = _backend("http://127.0.0.1:8000/v1")
-    first, resumed = open_run(store, _spec(backend, ["q1", "q2"]))
-    assert resumed is False
+    first = _opened(store, _spec(backend, ["q1", "q2"]))
     assert open_run(store, _spec(backend, ["q1", "q2", "q3"])) == (first, True)
+    assert open_run(store, _spec(backend, ["q1"])) == (first, True)  # --limit 5 after --limit 20
+    [run] = store.run("run_by_id", {"runId": first})
+    assert json.loads(run["config"])["options"]["questions"] == ["q1", "q2", "q3"]  # what the run has covered
     assert open_run(store, _spec(backend, "all")) == (first, True)
-    assert open_run(store, _spec(backend, "all")) == (first, True)  # the extended configuration resumes
-    with pytest.raises(ConfigChangedError, match="questions"):
-        open_run(store, _spec(backend, ["q1"]))  # fewer questions is another configuration
+    assert open_run(store, _spec(backend, ["q2"])) == (first, True)
+    [run] = store.run("run_by_id", {"runId": first})
+    assert json.loads(run["config"])["options"]["questions"] == "all"
+    with pytest.raises(ConfigChangedError, match="promptTemplateHash: 't1' -> 't2'"):
+        open_run(store, _spec(backend, ["q1"], template="t2"))
 
 
 def test_config_change_message_lists_a_few_ids_then_a_count(store):
     backend = _backend("http://127.0.0.1:8000/v1")
-    open_run(store, _spec(backend, [f"q{i}" for i in range(500)]))
+    _opened(store, _spec(backend, shots=[f"q{i}" for i in range(500)]))
     with pytest.raises(ConfigChangedError) as caught:
-        open_run(store, _spec(backend, [f"r{i}" for i in range(400)]))
-    assert "options.questions: [q0, q1, q2 and 497 more] (500) -> [r0, r1, r2 and 397 more] (400)" in str(caught.value)
+        open_run(store, _spec(backend, shots=[f"r{i}" for i in range(400)]))
+    assert "options.shots: [q0, q1, q2 and 497 more] (500) -> [r0, r1, r2 and 397 more] (400)" in str(caught.value)
     assert len(str(caught.value)) < 300
+
+
+def test_a_run_without_responses_does_not_lock_out_a_changed_configuration(store):
+    backend = _backend("http://127.0.0.1:8000/v1")
+    stopped, _ = open_run(store, _spec(backend, template="t1"))  # stopped before any reply
+    fixed, resumed = open_run(store, _spec(backend, template="t2"))
+    assert (fixed != stopped, resumed) == (True, False)
+    _reply(store, fixed)
+    with pytest.raises(ConfigChangedError, match="promptTemplateHash: 't2' -> 't3'"):
+        open_run(store, _spec(backend, template="t3"))
 
 
 def _generate(store, backend, questions, progress=None):
@@ -165,13 +153,23 @@ def _generate(store, backend, questions, progress=None):
 def test_transport_failures_are_not_stored_and_are_asked_again(toy):
     with FakeEndpoint([503] * 2) as server:  # the first question fails twice: its retries are spent
         backend = _backend(server.base_url, retries=2)
-        run_id, (requested, done), graded = _generate(toy, backend, ["q1", "q2", "q3"])
-        assert (requested, done, len(graded)) == (3, 2, 2)
+        run_id, result, graded = _generate(toy, backend, ["q1", "q2", "q3"])
+        assert result == Generation(3, 2, 1, "transport: HTTP 503 status 503")
+        assert (result.status, len(graded)) == ("incomplete", 2)
         stored = toy.frame("run_responses", {"runId": run_id})
         assert len(stored) == 2 and stored["error"].isna().all()
-        run_id, (requested, done), graded = _generate(toy, backend, ["q1", "q2", "q3"])
-    assert (requested, done) == (3, 1)  # only the failed one is asked again
+        run_id, result, graded = _generate(toy, backend, ["q1", "q2", "q3"])
+    assert result == Generation(3, 1) and result.status == "finished"  # only the failed one is asked again
     assert len(toy.frame("run_responses", {"runId": run_id})) == 3
+
+
+def test_a_batch_that_fails_whole_stops_the_run(toy):
+    questions = [f"q{i}" for i in range(1, 13)]  # 12 prompts: a batch of 8, then one of 4
+    with FakeEndpoint([503] * 16) as server:  # each of the first 8 fails twice
+        run_id, result, graded = _generate(toy, _backend(server.base_url, retries=2, concurrency=8), questions)
+        assert server.requests == 16  # the second batch is never asked: the server looks down
+    assert (result.requested, result.stored, result.pending, graded) == (12, 0, 12, [])
+    assert toy.frame("run_responses", {"runId": run_id}).empty
 
 
 @pytest.fixture
@@ -284,3 +282,116 @@ def test_killed_kstp_leaves_no_local_llama_server(tmp_path):
     while any(map(_alive, servers)) and time.monotonic() < deadline:
         time.sleep(0.2)
     assert not any(map(_alive, servers))
+
+
+# ---- what the answers evaluation and its command make of failed requests -----------------
+def _answers(store, server, new_run=False, **backend):
+    return answers.evaluate(store, _backend(server.base_url, **backend), "toy", Sampling(max_tokens=8),
+                            new_run=new_run)
+
+
+@pytest.mark.parametrize("status", [401, 400])
+def test_rejected_request_stores_nothing_and_the_fixed_command_asks_it(toy, status):
+    with FakeEndpoint([status]) as server:
+        with pytest.raises(RejectedRequestError, match=f"HTTP {status}: 'status {status}'"):
+            _answers(toy, server)
+        assert server.requests == 1  # the run stops at the first rejection
+        [run] = toy.run("runs_of", {"evaluator": "answers", "model": "m", "dataset": "toy"})
+        assert run["status"] == "failed"
+        assert toy.frame("run_responses", {"runId": run["runId"]}).empty
+        assert "model:m" not in set(toy.frame("answers", {"dataset": "toy"})["learnerId"])  # no learner that got 0
+        fixed = _answers(toy, server)  # the server takes the request now
+    assert (fixed.run_id, fixed.resumed, fixed.generated, fixed.pending) == (run["runId"], True, 8, 0)
+    assert fixed.summary()["accuracy"] == 0.125  # \boxed{5} is right for q2 only
+
+
+def test_a_rejected_max_tokens_is_fixed_without_new_run(toy):
+    with FakeEndpoint([400]) as server:  # "max_tokens is too large": no reply at all
+        backend = _backend(server.base_url)
+        with pytest.raises(RejectedRequestError, match="max_tokens must fit the model's context"):
+            answers.evaluate(toy, backend, "toy", Sampling(max_tokens=100_000))
+        fixed = answers.evaluate(toy, backend, "toy", Sampling(max_tokens=8))
+    assert (fixed.resumed, fixed.generated, fixed.summary()["questions"]) == (False, 8, 8)
+
+
+def test_a_refusal_the_model_writes_is_a_counted_answer(toy):
+    with FakeEndpoint(answer="I'm sorry, but I can't help with that.") as server:
+        summary = _answers(toy, server).summary()
+    assert (summary["questions"], summary["accuracy"], summary["failed"], summary["noAnswer"]) == (8, 0.0, 0, 8)
+
+
+def test_exhausted_retries_leave_the_answers_run_incomplete(toy):
+    with FakeEndpoint([503, 503]) as server:  # q1's two attempts
+        result = _answers(toy, server, retries=2)
+        [run] = toy.run("runs_of", {"evaluator": "answers", "model": "m", "dataset": "toy"})
+        assert (result.pending, result.generated, run["status"]) == (1, 7, "incomplete")
+        assert result.summary()["questions"] == 7 and result.last_failure == "transport: HTTP 503 status 503"
+        again = _answers(toy, server, retries=2)
+    assert (again.pending, again.generated, again.summary()["questions"]) == (0, 1, 8)
+
+
+@pytest.mark.parametrize("field", ["reasoning_content", "reasoning"])
+def test_reasoning_model_with_empty_content_is_graded_on_its_reasoning(toy, field):
+    thinking = "2 + 3 = 5, so the answer is \\boxed{5}."
+    with FakeEndpoint(message={"content": None, field: thinking}) as server:
+        result = _answers(toy, server)
+    q2 = result.responses.set_index("questionId").loc["toy:q2"]
+    assert (q2["text"], q2["reasoning"], bool(q2["correct"])) == (None, thinking, True)
+    assert q2["verdict"] == "correct (graded on the reasoning: the content was empty)"
+    assert (result.summary()["accuracy"], result.summary()["failed"]) == (0.125, 0)
+
+
+def test_an_empty_reply_is_a_failure_the_summary_counts(toy):
+    with FakeEndpoint(message={"content": ""}) as server:
+        summary = _answers(toy, server).summary()
+    assert (summary["accuracy"], summary["failed"], summary["pending"]) == (0.0, 8, 0)
+    with FakeEndpoint(message={"content": None}) as server:  # another port: another endpoint
+        result = _answers(toy, server, new_run=True)
+    assert set(result.responses["verdict"]) == {EMPTY_REPLY}
+
+
+def test_a_smaller_limit_resumes_and_reports_its_questions(toy):
+    with FakeEndpoint() as server:
+        backend = _backend(server.base_url)
+        first = answers.evaluate(toy, backend, "toy", Sampling(max_tokens=8), limit=3)
+        wider = answers.evaluate(toy, backend, "toy", Sampling(max_tokens=8), limit=6)
+        again = answers.evaluate(toy, backend, "toy", Sampling(max_tokens=8), limit=3)
+        assert server.requests == 6
+    assert (wider.run_id, wider.generated, wider.summary()["questions"]) == (first.run_id, 3, 6)
+    assert (again.run_id, again.resumed, again.generated) == (first.run_id, True, 0)
+    assert again.responses["questionId"].tolist() == ["toy:q1", "toy:q2", "toy:q3"]
+    assert again.summary()["accuracy"] == pytest.approx(1 / 3)
+
+
+def _cli(graph: str, *args):
+    return CliRunner().invoke(cli, ["--graph", graph, "evaluate", "answers", "--dataset", "toy", "--model", "m",
+                                    "--model-args", "retries=2,max_wait=0.05", *args])
+
+
+def test_cli_unreachable_server_exits_1_and_says_the_run_is_incomplete(tmp_path):
+    result = _cli(_toy_graph(tmp_path), "--base-url", "http://127.0.0.1:9/v1", "--json")
+    assert result.exit_code == 1
+    assert json.loads(result.stdout)["pending"] == 8
+    assert "8 requests got no reply after the retries (transport: APIConnectionError: Connection error.); " \
+           "the run is incomplete" in " ".join(result.stderr.split())  # a console message wraps
+
+
+def test_cli_rejected_request_is_one_line_and_exit_1(tmp_path):
+    graph = _toy_graph(tmp_path)
+    with FakeEndpoint([401]) as server:
+        result = _cli(graph, "--base-url", server.base_url, "--json")
+        assert (result.exit_code, result.stdout) == (1, "")
+        assert result.stderr.strip().startswith(f"Error: {server.base_url} rejected the request for model 'm' with "
+                                        "HTTP 401: 'status 401'; check the API key (OPENAI_API_KEY).")
+        assert "\n" not in result.stderr.strip()  # one line (after the progress bar's blank one)
+        fixed = _cli(graph, "--base-url", server.base_url, "--json")
+    assert fixed.exit_code == 0 and json.loads(fixed.stdout)["questions"] == 8
+
+
+def test_cli_limit_down_after_up_resumes(tmp_path):
+    graph = _toy_graph(tmp_path)
+    with FakeEndpoint() as server:
+        runs = [_cli(graph, "--base-url", server.base_url, "--limit", str(n), "--json") for n in (5, 8, 5)]
+    assert [r.exit_code for r in runs] == [0, 0, 0], runs[-1].stderr
+    assert [(s["questions"], s["generatedNow"], s["resumed"]) for s in (json.loads(r.stdout) for r in runs)] == \
+        [(5, 5, False), (8, 3, True), (5, 0, True)]

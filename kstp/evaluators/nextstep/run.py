@@ -1,10 +1,13 @@
 """Paper 2's run: the crossed design asked of one model, stored and scored, and re-scored.
 
 :func:`design` lays out every (catalogue, state, condition, presentation) cell;
-:func:`evaluate` asks the backend's model for each, stores every attempt as a
-Response before it is parsed and scored, asks a technically missing cell again and
-resumes a rerun of the same configuration; :func:`rescore` recomputes every cell
-from the stored text, without inference.
+:func:`evaluate` asks the backend's model for each through
+:func:`~kstp.inference.runs.generate_and_store`, as every evaluation does (each reply
+stored as a Response before it is parsed and scored; a request that got no reply is
+not stored and its cell is technically missing, asked again and by a rerun; a
+request the server rejects stops the run), and resumes a rerun of the same
+configuration; :func:`rescore` recomputes every cell from the stored text, without
+inference.
 
 - **Sampling** (:data:`SAMPLING`): ``paper`` (default) leaves temperature and top-p
   at the provider's defaults and allows 16,000 output tokens (§3); ``deterministic``
@@ -33,8 +36,16 @@ from kstp.evaluators.nextstep.prompts import CONDITIONS, TEMPLATE_HASH, answer_s
 from kstp.evaluators.nextstep.scoring import METRICS, score_item
 from kstp.graph.store import GraphStore
 from kstp.graph.structures import state_id_of, store_states
-from kstp.inference.backend import Backend, Completion, Sampling, cache_key, endpoint_of, prompt_hash
-from kstp.inference.runs import RunSpec, finish_run, model_learner_id, now, open_run, write_responses
+from kstp.inference.backend import (
+    Backend,
+    Completion,
+    RejectedRequestError,
+    Sampling,
+    cache_key,
+    endpoint_of,
+    prompt_hash,
+)
+from kstp.inference.runs import RunSpec, finish_run, generate_and_store, model_learner_id, open_run
 from kstp.loaders.catalogues import Catalogue, Coverage, stored_catalogue, write_catalogue
 
 __all__ = ["NAME", "VERSION", "SAMPLING", "design", "evaluate", "NextstepResult", "rescore"]
@@ -77,20 +88,31 @@ def design(catalogues: Sequence[Catalogue], conditions: Sequence[str], orders: i
 
 @dataclass
 class NextstepResult:
-    """Outcome of one evaluation run: the run, what was asked now, every scored cell."""
+    """Outcome of one evaluation run: the run, what was asked now, every scored cell.
+
+    ``scored`` holds the cells with a stored reply; ``summary()["missing"]`` counts
+    the cells without an answer (no reply yet: the next run asks them).
+    ``last_failure`` is the error of the last request that got no reply.
+    """
 
     run_id: str
     resumed: bool
     requested: int
     generated: int
     scored: pd.DataFrame
+    last_failure: str | None = None
+
+    @property
+    def missing(self) -> int:
+        """Cells of the design without an answer: no stored reply, or only a technically missing one."""
+        return self.requested - int((self.scored["validity"] != "missing").sum())
 
     def summary(self) -> dict:
         valid = self.scored["validity"]
         by_condition = self.scored[valid != "missing"].groupby("condition")["exact"].mean().to_dict()
         return {"runId": self.run_id, "resumed": self.resumed, "cells": self.requested,
                 "generatedNow": self.generated, "valid": int((valid == "valid").sum()),
-                "invalid": int((valid == "invalid").sum()), "missing": int((valid == "missing").sum()),
+                "invalid": int((valid == "invalid").sum()), "missing": self.missing,
                 "exactSetAccuracy": float(self.scored.loc[valid != "missing", "exact"].mean())
                 if (valid != "missing").any() else float("nan"),
                 **{f"exact {c}": v for c, v in sorted(by_condition.items())}}
@@ -132,8 +154,8 @@ def evaluate(store: GraphStore, backend: Backend, catalogues: Sequence[Catalogue
     Each catalogue is written to the graph (:func:`write_catalogue`) with its states
     (``KnowledgeState`` with ``weight``). A cell's prompt is built, asked with the
     answer schema as structured output, stored as a Response (with ``attempt``)
-    before it is parsed and scored. Cells whose every attempt is technically
-    missing are asked again up to ``retries`` more times; a rerun of the same
+    before it is parsed and scored. Cells whose request got no reply (nothing is
+    stored for them) are asked again up to ``retries`` more times; a rerun of the same
     configuration asks only for cells without a final answer.
 
     Parameters
@@ -150,6 +172,8 @@ def evaluate(store: GraphStore, backend: Backend, catalogues: Sequence[Catalogue
         On an unknown condition, ``orders`` < 1 or two catalogues with one id.
     ConfigChangedError
         When the configuration changed and ``new_run`` is false.
+    RejectedRequestError
+        When the server rejects a request as wrong (the run's status is ``failed``).
     """
     unknown = [c for c in conditions if c not in CONDITIONS]
     if unknown or not conditions or orders < 1:
@@ -189,57 +213,59 @@ def evaluate(store: GraphStore, backend: Backend, catalogues: Sequence[Catalogue
         keys.append(cache_key(backend.model, prompt_hash(messages), cell_sampling, 0, endpoint_of(backend),
                               TEMPLATE_HASH))
     cells = cells.assign(cellKey=keys)
-    asked = 0
-    total = len(cells)
-    status = "interrupted"
+    cell_of = {key: k for k, key in enumerate(keys)}
+    # One request per schema (conditions and catalogue sizes differ): the cells of each go together.
+    groups: dict[str, list[int]] = {}
+    for k, cell_sampling in enumerate(samplings):
+        groups.setdefault(json.dumps(cell_sampling.json_schema, sort_keys=True), []).append(k)
+
+    def score(rows: pd.DataFrame, completions: list[Completion]) -> None:
+        scored = []
+        for key, completion in zip(rows["cellKey"], completions, strict=True):
+            cell = cells.iloc[cell_of[key]]
+            scored.append(_graph_row(by_id[cell.catalogue], cell.state, cell.condition,
+                                     views[(cell.catalogue, cell.presentation)], completion))
+        store.write_nodes("Response", pd.concat([rows[["id"]], pd.DataFrame(scored)], axis=1))
+
+    asked, total, last_failure, status = 0, len(cells), None, "interrupted"
     try:
         for _ in range(retries + 1):
             stored = store.frame("nextstep_responses", {"runId": run_id})
             attempts = stored.groupby("cellKey")["attempt"].max().to_dict() if len(stored) else {}
             final = set(stored.loc[stored["verdict"] != "missing", "cellKey"]) if len(stored) else set()
-            todo = [k for k, key in enumerate(keys) if key not in final]
-            if not todo:
+            waiting = 0
+            for members in groups.values():
+                todo = [k for k in members if keys[k] not in final]
+                if not todo:
+                    continue
+                # A cell that an earlier kstp stored as technically missing keeps those attempts for audit.
+                attempt = {k: attempts.get(keys[k], -1) + 1 for k in todo}
+                done = generate_and_store(
+                    store, backend, run_id, learner, {k: prompts[k] for k in todo}, samplings[todo[0]], score,
+                    samples={k: [0] for k in todo}, chunk=chunk,
+                    keys={(k, 0): f"{keys[k]}:{attempt[k]}" for k in todo},
+                    columns={k: {"catalogue": cells.at[k, "catalogue"], "stateId": cells.at[k, "stateId"],
+                                 "condition": cells.at[k, "condition"],
+                                 "presentation": int(cells.at[k, "presentation"]), "attempt": attempt[k],
+                                 "cellKey": keys[k]} for k in todo},
+                    progress=(lambda d, _, base=asked: progress(base + d, total)) if progress else None)
+                asked, waiting = asked + done.stored, waiting + done.pending
+                last_failure = done.last_failure or last_failure
+            if not waiting:
                 break
-            for start in range(0, len(todo), chunk):
-                part = todo[start:start + chunk]
-                # One generate call per schema (conditions and catalogue sizes differ).
-                groups: dict[str, list[int]] = {}
-                for k in part:
-                    groups.setdefault(json.dumps(samplings[k].json_schema, sort_keys=True), []).append(k)
-                rows = []
-                for members in groups.values():
-                    results = backend.generate([prompts[k] for k in members], samplings[members[0]],
-                                               [[0]] * len(members))
-                    for k, [completion] in zip(members, results, strict=True):
-                        cell = cells.iloc[k]
-                        order = views[(cell.catalogue, cell.presentation)]
-                        attempt = attempts.get(keys[k], -1) + 1
-                        rows.append({"id": f"{keys[k]}:{attempt}", "model": backend.model,
-                                     "promptHash": prompt_hash(prompts[k]), "sampleIndex": 0, "seed": completion.seed,
-                                     "text": completion.text, "finishReason": completion.finish_reason,
-                                     "error": completion.error, "tokensIn": completion.tokens_in,
-                                     "tokensOut": completion.tokens_out, "latencyS": completion.latency_s,
-                                     "createdAt": now(), "catalogue": cell.catalogue, "stateId": cell.stateId,
-                                     "condition": cell.condition, "presentation": int(cell.presentation),
-                                     "attempt": attempt, "cellKey": keys[k],
-                                     "_score": (by_id[cell.catalogue], cell.state, cell.condition, order, completion)})
-                frame = pd.DataFrame(rows)
-                write_responses(store, run_id, learner, frame.drop(columns=["_score"]))  # stored before scoring
-                scored = pd.DataFrame([_graph_row(*args) for args in frame["_score"]])
-                store.write_nodes("Response", pd.concat([frame[["id"]], scored], axis=1))
-                asked += len(frame)
-                if progress:
-                    progress(asked, total)
-        status = "finished"
+        status = "incomplete" if waiting else "finished"
+    except RejectedRequestError:
+        status = "failed"
+        raise
     finally:
         result = rescore(store, run_id, catalogues)
         valid = result["validity"]
         answered = result[valid != "missing"]
-        finish_run(store, run_id, status, requested=total, completed=int((valid != "missing").sum()),
-                   failed=int((valid == "missing").sum()), invalid=int((valid == "invalid").sum()),
-                   correct=int(answered["exact"].sum()),
+        finish_run(store, run_id, status, requested=total, completed=len(answered),
+                   failed=total - len(answered), pending=total - len(answered),
+                   invalid=int((valid == "invalid").sum()), correct=int(answered["exact"].sum()),
                    exactSetAccuracy=float(answered["exact"].mean()) if len(answered) else None)
-    return NextstepResult(run_id, resumed, total, asked, result)
+    return NextstepResult(run_id, resumed, total, asked, result, last_failure)
 
 
 # ---- recomputation from the graph --------------------------------------------------------

@@ -32,9 +32,17 @@ from kstp.evaluators.rqeval.dimensions import NAME, VERSION, _mean, score_item, 
 from kstp.evaluators.rqeval.prompts import PROMPTS, build_prompt, template_hash
 from kstp.evaluators.rqeval.results import _text, item_frame, run_items, run_scores
 from kstp.graph.store import GraphStore
-from kstp.inference.backend import Backend, Completion, Sampling
+from kstp.inference.backend import Backend, Completion, RejectedRequestError, Sampling
 from kstp.inference.grading import option_count
-from kstp.inference.runs import RunSpec, finish_run, generate_and_store, model_learner_id, open_run, write_verdicts
+from kstp.inference.runs import (
+    Generation,
+    RunSpec,
+    finish_run,
+    generate_and_store,
+    model_learner_id,
+    open_run,
+    write_verdicts,
+)
 from kstp.inference.similarity import BertScore, NliBackend
 
 __all__ = ["CHUNK", "SAMPLING", "RqevalResult", "evaluate", "temperature_warning"]
@@ -78,11 +86,10 @@ class RqevalResult:
                 "generatedNow": self.generated}
 
 
-def _generate(store, backend, run_id, learner, requests, sampling, progress, chunk) -> tuple[int, int]:
+def _generate(store, backend, run_id, learner, requests, sampling, progress, chunk) -> Generation:
     """Ask for every pending (prompt, sample) of ``requests`` and store and grade the completions.
 
-    ``requests`` maps a question id to ``(messages, gold, answer type, sample indices, option count)``;
-    returns (completions requested, completions generated now).
+    ``requests`` maps a question id to ``(messages, gold, answer type, sample indices, option count)``.
     """
     def grade_chunk(rows: pd.DataFrame, completions: list[Completion]) -> None:
         verdicts = [score_item(c, requests[q][1], requests[q][2], requests[q][4])
@@ -200,15 +207,18 @@ def evaluate(store: GraphStore, backend: Backend, dataset: str, sampling: Sampli
                                    row.answerType, [0], option_count(row.variantText))
     status, requested, generated = "interrupted", 0, 0
     try:
-        requested, generated = _generate(store, backend, run_id, learner, requests, sampling, progress, chunk)
-        status = "finished"
+        generation = _generate(store, backend, run_id, learner, requests, sampling, progress, chunk)
+        requested, generated, status = generation.requested, generation.stored, generation.status
+    except RejectedRequestError:
+        status = "failed"
+        raise
     finally:
         responses = store.frame("rqeval_responses", {"runId": run_id})
         primary = responses[(responses["sampleIndex"] == 0) & responses["questionId"].isin(order)]
         store.write_relationships("ANSWERED", "Learner", "Question", pd.DataFrame({
             "from_id": learner, "to_id": primary["questionId"],
             "correct": primary["correct"].fillna(False).astype(bool), "runId": run_id}))
-        if status != "finished":
+        if status not in ("finished", "incomplete"):
             finish_run(store, run_id, status)
     invalid = _score_coherence(store, responses, order, nli)
     _score_stability(store, responses, order, similarity, sampling.n)

@@ -3,8 +3,13 @@
 Requests run concurrently under a bounded semaphore; transport failures (HTTP 408, 409,
 425, 429 and 5xx, timeouts, connection errors and resets) are retried with exponential
 backoff (tenacity) and, if they persist, returned as ``transport:`` failures that a
-resumed run asks again; other 4xx replies are the server's refusal of the request.
-Ctrl-C or SIGTERM raises :class:`~kstp.inference.backend.Interrupted` with the
+resumed run asks again. Any other 4xx reply (400, 401, 403, 404, 422...) says the
+request itself is wrong: it raises
+:class:`~kstp.inference.backend.RejectedRequestError` at once, quoting the server, with
+the completions that had arrived. A reasoning model's thinking, returned apart from the
+content (``reasoning_content``, vLLM's reasoning parsers; ``reasoning``, several hosted
+APIs), is kept as :attr:`Completion.reasoning`. Ctrl-C or SIGTERM raises
+:class:`~kstp.inference.backend.Interrupted` with the
 completions that had arrived. ``n`` is emulated: one request
 per sample with seed ``seed + i`` (several servers refuse or ignore ``n`` > 1, and
 per-sample seeds keep each sample reproducible on its own). The API key comes from
@@ -19,7 +24,15 @@ import time
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
-from kstp.inference.backend import TRANSPORT_ERROR, Completion, Interrupted, Message, Sampling, register_backend
+from kstp.inference.backend import (
+    TRANSPORT_ERROR,
+    Completion,
+    Interrupted,
+    Message,
+    RejectedRequestError,
+    Sampling,
+    register_backend,
+)
 
 if TYPE_CHECKING:
     import openai
@@ -37,6 +50,35 @@ def _retryable(exc: BaseException) -> bool:
     if isinstance(exc, openai.APIStatusError):
         return exc.status_code in RETRYABLE_STATUS or exc.status_code >= 500
     return isinstance(exc, openai.APIConnectionError | openai.APITimeoutError)
+
+
+#: What to change when the server rejects a request with this status.
+_FIXES = {400: "check --model, --model-args and --gen-kwargs (max_tokens must fit the model's context)",
+          401: "check the API key (OPENAI_API_KEY)",
+          403: "check that the API key (OPENAI_API_KEY) may use this model",
+          404: "check --model (a model this server serves) and --base-url (usually ending in /v1)",
+          422: "check --gen-kwargs and --model-args against what this server accepts"}
+
+
+class _Rejected(Exception):
+    """A request the server rejected (not retryable); becomes :class:`RejectedRequestError` in ``generate``."""
+
+
+def _server_message(exc: openai.APIStatusError) -> str:
+    """The server's own words: ``error.message``, ``message`` or ``detail`` of the body, else the SDK's text."""
+    body = exc.body
+    if isinstance(body, dict):
+        inner = body.get("error", body)
+        said = inner.get("message") or inner.get("detail") if isinstance(inner, dict) else inner
+        if said:
+            return str(said)
+    return exc.message
+
+
+def _reasoning(message) -> str | None:
+    """The thinking a server returns beside the content (fields the SDK does not declare)."""
+    extra = message.model_extra or {}
+    return extra.get("reasoning_content") or extra.get("reasoning") or None
 
 
 def _by_prompt(arrived: list[tuple[int, Completion]], prompts: int) -> list[list[Completion]]:
@@ -108,15 +150,20 @@ class OpenAIBackend:
                     with attempt:
                         reply = await client.chat.completions.create(**self._request(messages, one))
         except openai.APIStatusError as exc:
-            kind = TRANSPORT_ERROR if _retryable(exc) else "refused"
-            return Completion(index, one.seed, error=f"{kind}: HTTP {exc.status_code} {exc.message}",
-                              latency_s=time.perf_counter() - start)
+            if not _retryable(exc):
+                fix = _FIXES.get(exc.status_code, "check the command's options")
+                raise _Rejected(f"{self.endpoint['baseUrl']} rejected the request for model {self.model!r} with "
+                                f"HTTP {exc.status_code}: {_server_message(exc)!r}; {fix}. Nothing was recorded "
+                                "for it: the same command asks it again") from None
+            return Completion(index, one.seed, latency_s=time.perf_counter() - start,
+                              error=f"{TRANSPORT_ERROR}: HTTP {exc.status_code} {_server_message(exc)}")
         except (openai.APIConnectionError, openai.APITimeoutError) as exc:
             return Completion(index, one.seed, error=f"{TRANSPORT_ERROR}: {type(exc).__name__}: {exc}",
                               latency_s=time.perf_counter() - start)
         choice = reply.choices[0] if reply.choices else None
         usage = reply.usage
         return Completion(index, one.seed, text=choice.message.content if choice else None,
+                          reasoning=_reasoning(choice.message) if choice else None,
                           finish_reason=choice.finish_reason if choice else None,
                           tokens_in=usage.prompt_tokens if usage else None,
                           tokens_out=usage.completion_tokens if usage else None,
@@ -152,6 +199,8 @@ class OpenAIBackend:
             asyncio.run(self._all(list(prompts), sampling, samples, progress, arrived))
         except KeyboardInterrupt:
             raise Interrupted(_by_prompt(arrived, len(prompts))) from None
+        except _Rejected as exc:  # the requests still in flight are cancelled by asyncio.run
+            raise RejectedRequestError(str(exc), _by_prompt(arrived, len(prompts))) from None
         return _by_prompt(arrived, len(prompts))
 
     def close(self) -> None:

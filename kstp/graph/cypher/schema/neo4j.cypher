@@ -27,7 +27,8 @@ CREATE CONSTRAINT cot_step_id IF NOT EXISTS FOR (n:CotStep) REQUIRE n.id IS UNIQ
 CREATE VECTOR INDEX question_embedding IF NOT EXISTS FOR (n:Question) ON n.embedding OPTIONS {indexConfig: {`vector.dimensions`: 1024, `vector.similarity_function`: 'cosine', `vector.quantization.enabled`: false}};
 // Properties added for paper 1 NB2 and §3.2 need no DDL here (Neo4j is schemaless):
 // Question.solution, Question.embeddingModel, Response.strategy, Response.exemplars
-// (list of question ids), Response.stage, ASSESSES.runId.
+// (list of question ids), Response.stage, Response.reasoning (a reasoning model's thinking),
+// Run.pending (requests a resumed run still asks), ASSESSES.runId.
 // BLIM (issue 15), no DDL needed: Question {careless, guess, carelessSe, guessSe, blimRunId},
 // Learner {blimStateId, blimPosterior, blimRunId}, KnowledgeState {probability, blimRunId},
 // Run {structure, method, states, logLikelihood, g2, df, pValue, aic, bic, nParameters,
