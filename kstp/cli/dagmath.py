@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from kstp.cli.models import backend_options, parse_sampling, progress_bar, start_backend
+from kstp.cli.models import backend_options, parse_sampling, progress_bar, report_failures, start_backend
 from kstp.cli.output import dumps, emit, get_store, json_option, message, print_table, status
 from kstp.errors import UnknownIdError
 
@@ -130,7 +130,9 @@ def evaluate_dagmath(ctx, dataset, model, backend, base_url, model_args, gen_kwa
     """Let a model solve problems in the DAG-MATH format; store, check and score every trajectory (paper 4).
 
     Each completion is stored before it is checked; a format failure is stored
-    with its reason and counts as a failure. Re-running the same command resumes.
+    with its reason and counts as a failure. Re-running the same command resumes;
+    requests that get no reply after the retries leave the run incomplete (exit 1)
+    and are asked by the next run.
     Prints PASS@1 (answer accuracy, whatever the DAG's form), the perfect
     reasoning rate R-hat, their gap and the closeness AUC: the model's row of
     paper 4, Table 2 (its Std row, over models: kstp report dagmath with one run per model).
@@ -161,6 +163,7 @@ def evaluate_dagmath(ctx, dataset, model, backend, base_url, model_args, gen_kwa
         emit(summary)
     else:
         _print_summary(summary, f"{model} on {dataset} (paper 4, Table 2 shape)")
+    report_failures(ctx, result.pending, result.last_failure)
 
 
 @click.command("dagmath")

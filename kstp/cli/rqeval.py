@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from kstp.cli.models import backend_options, parse_sampling, progress_bar, start_backend
+from kstp.cli.models import backend_options, parse_sampling, progress_bar, report_failures, start_backend
 from kstp.cli.output import emit, get_store, json_option, message, print_table, status
 from kstp.errors import DataNotFoundError, InputError
 
@@ -178,7 +178,9 @@ def evaluate_rqeval(ctx, datasets, data, model, backend, base_url, model_args, g
 
     Each item is answered K times and each of up to P perturbations once; every
     completion is stored and graded before scoring. Scores go onto the Responses, the
-    Run and a (model)-[:SCORED_ON]->(dataset) edge. Re-running resumes.
+    Run and a (model)-[:SCORED_ON]->(dataset) edge. Re-running resumes. Requests that
+    get no reply after the retries leave the run incomplete: no tables, exit 1, and the
+    same command asks them again.
 
     \b
     Examples:
@@ -206,7 +208,7 @@ def evaluate_rqeval(ctx, datasets, data, model, backend, base_url, model_args, g
     with status("loading the similarity model"):
         similarity = BertScore(similarity_model, num_layers)
     engine = start_backend(backend, model, model_args, base_url, concurrency, seed)
-    summaries, frames = [], {}
+    summaries, frames, pending, last_failure = [], {}, 0, None
     try:
         judge = nli_backend(nli, engine)
         for dataset in ids:
@@ -215,11 +217,19 @@ def evaluate_rqeval(ctx, datasets, data, model, backend, base_url, model_args, g
                                      new_run=not resume, progress=progress, prompt=prompt)
             summaries.append(result.summary())
             frames[(result.model, dataset)] = result.items
+            pending, last_failure = pending + result.pending, result.last_failure or last_failure
             if result.nli_invalid:
                 message(f"{dataset}: {result.nli_invalid} step pairs got no NLI label (counted as not contradicting)")
     finally:
         engine.close()
     table = pd.DataFrame(summaries)
+    if pending:  # an incomplete run has no tables yet: its scores would rank the requests that failed
+        if as_json:
+            emit({"runs": summaries})
+        else:
+            print_table(table[["model", "dataset", "runId", "requested", "generatedNow", "pending"]],
+                        "RQEval runs (incomplete: the tables wait for every reply)")
+        report_failures(ctx, pending, last_failure)
     _tables(table[["model", "dataset", "runId", "items", *rq.DIMENSIONS]], frames, chosen, overall, out, as_json,
             {"runs": summaries})
 

@@ -416,10 +416,13 @@ class DagMathResult:
     generated: int
     shots: list[str]
     metrics: pd.DataFrame
+    pending: int = 0
+    last_failure: str | None = None
 
     def summary(self) -> dict:
         return {"runId": self.run_id, **aggregate(self.metrics), "resumed": self.resumed,
-                "requested": self.requested, "generatedNow": self.generated, "shots": len(self.shots)}
+                "requested": self.requested, "generatedNow": self.generated, "pending": self.pending,
+                "shots": len(self.shots)}
 
 
 def evaluate(store: GraphStore, backend: Backend, dataset: str, sampling: Sampling, shots_run: str | None = None,
@@ -486,5 +489,6 @@ def evaluate(store: GraphStore, backend: Backend, dataset: str, sampling: Sampli
         responses = store.frame("run_responses", {"runId": run_id})
         finish_run(store, run_id, status, requested=requested, completed=int(responses["error"].isna().sum()),
                    failed=int(responses["error"].notna().sum()), correct=int(metrics["correct"].sum()))
-    return DagMathResult(run_id, resumed, requested, done, [rid for rid, _, _ in examples], metrics)
+    return DagMathResult(run_id, resumed, requested, done, [rid for rid, _, _ in examples], metrics,
+                         generation.pending, generation.last_failure)
 

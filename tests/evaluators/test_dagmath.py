@@ -369,3 +369,18 @@ def test_no_gold_shots_is_a_domain_error(store, tmp_path):
     load_toy(store, tmp_path)
     with pytest.raises(UnknownIdError, match="pass --shots 0"):
         dagmath.evaluate(store, None, "toy", Sampling(), "cot:gold:none", shots=2)
+
+
+def test_cli_unreachable_server_leaves_the_run_incomplete_and_exits_1(graph_location):
+    """Exhausted transport retries are pending requests, never the model's answers (as for evaluate answers)."""
+    runner = CliRunner()
+    graph = ["--graph", graph_location]
+    assert runner.invoke(cli, [*graph, "ingest", "cot", str(FIXTURE), "--dataset", "logs"]).exit_code == 0
+    args = [*graph, "evaluate", "dagmath", "--dataset", "logs", "--model", "m", "--base-url",
+            "http://127.0.0.1:9/v1", "--model-args", "retries=2,max_wait=0.05", "--samples", "2", "--shots", "0",
+            "--json"]
+    result = runner.invoke(cli, args)
+    assert result.exit_code == 1, result.output
+    summary = json.loads(result.stdout)
+    assert (summary["pending"], summary["generatedNow"], summary["trajectories"]) == (2, 0, 0)
+    assert "2 requests got no reply after the retries" in " ".join(result.stderr.split())

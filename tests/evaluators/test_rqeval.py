@@ -422,6 +422,20 @@ def test_nli_labels_from_a_generative_judge():
 
 # ---- end to end with the tiny local model -----------------------------------------------------
 
+def test_cli_unreachable_server_leaves_the_run_incomplete_and_exits_1(tmp_path, data_root, monkeypatch,
+                                                                      graph_location):
+    """Exhausted transport retries are pending requests, never the model's answers (as for evaluate answers)."""
+    monkeypatch.setenv("KSTP_DATA", str(data_root))
+    result = CliRunner().invoke(cli, [
+        "--graph", graph_location, "evaluate", "rqeval", "--dataset", "gsm8k", "--model", "m", "--base-url",
+        "http://127.0.0.1:9/v1", "--model-args", "retries=2,max_wait=0.05", "--limit", "1", "--k", "2", "--p", "0",
+        "--out", str(tmp_path / "out"), "--json"])
+    assert result.exit_code == 1, result.output
+    (run,) = json.loads(result.stdout)["runs"]
+    assert (run["pending"], run["generatedNow"], run["requested"]) == (2, 0, 2)
+    assert "2 requests got no reply after the retries" in " ".join(result.stderr.split())
+
+
 def test_end_to_end_with_the_local_model_on_every_dataset(tmp_path, data_root, monkeypatch, graph_location):
     """A few items of each RQEval dataset, K = 2, P = 1, short replies, LLM-as-NLI; then the report."""
     monkeypatch.setenv("KSTP_DATA", str(data_root))

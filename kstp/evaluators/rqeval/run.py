@@ -78,12 +78,14 @@ class RqevalResult:
     nli_backend: str
     nli_invalid: int
     similarity_model: str
+    pending: int = 0
+    last_failure: str | None = None
 
     def summary(self) -> dict:
         return {"model": self.model, "dataset": self.dataset, "runId": self.run_id, "items": len(self.items),
                 **self.scores, "nliBackend": self.nli_backend, "nliInvalid": self.nli_invalid,
                 "similarityModel": self.similarity_model, "resumed": self.resumed, "requested": self.requested,
-                "generatedNow": self.generated}
+                "generatedNow": self.generated, "pending": self.pending}
 
 
 def _generate(store, backend, run_id, learner, requests, sampling, progress, chunk) -> Generation:
@@ -231,4 +233,4 @@ def evaluate(store: GraphStore, backend: Backend, dataset: str, sampling: Sampli
     store.write_relationships("SCORED_ON", "Learner", "Dataset", pd.DataFrame([{
         "from_id": learner, "to_id": dataset, "evaluator": NAME, "runId": run_id, "items": len(frame), **scores}]))
     return RqevalResult(run_id, backend.model, dataset, resumed, requested, generated, frame, scores, nli.name,
-                        invalid, similarity.name)
+                        invalid, similarity.name, generation.pending, generation.last_failure)
