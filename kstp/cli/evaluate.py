@@ -6,7 +6,14 @@ from pathlib import Path
 
 import click
 
-from kstp.cli.models import backend_options, parse_sampling, progress_bar, start_backend, write_run_files
+from kstp.cli.models import (
+    backend_options,
+    parse_sampling,
+    progress_bar,
+    prompt_option,
+    start_backend,
+    write_run_files,
+)
 from kstp.cli.output import dumps, emit, get_store, json_option, message, print_table, status
 from kstp.errors import InputError
 
@@ -128,10 +135,11 @@ def _merged_summary(path: Path, rows: list[dict]):
 @click.option("--output-path", type=click.Path(file_okay=False, path_type=Path),
               help="Folder for the run summary (JSON) and, with --log-samples, every sample as JSONL.")
 @click.option("--log-samples", is_flag=True, help="Also write each sample's prompt hash, text, answer and grade.")
+@prompt_option
 @json_option
 @click.pass_context
 def answers(ctx, dataset, model, backend, base_url, model_args, gen_kwargs, limit, samples, seed, concurrency,
-            output_path, log_samples, resume, as_json) -> None:
+            output_path, log_samples, prompt, resume, as_json) -> None:
     """Let a model answer a dataset's questions; store, grade and record every completion (paper 1, NB1).
 
     Every completion becomes a Response in the graph before it is graded; the
@@ -155,7 +163,7 @@ def answers(ctx, dataset, model, backend, base_url, model_args, gen_kwargs, limi
     try:
         with progress_bar(f"{model} on {dataset}") as progress:
             result = answers_evaluator.evaluate(store, engine, dataset, sampling, limit, new_run=not resume,
-                                                progress=progress)
+                                                progress=progress, prompt=prompt)
     finally:
         engine.close()
     summary = result.summary()

@@ -169,8 +169,8 @@ def test_release_prompt_shows_the_solution_and_is_another_configuration(an, tmp_
     assert result.items["concepts"].tolist() == [["an:A1"]]
     hashes = set(an.frame("run_responses", {"runId": result.run_id})["promptHash"])
     assert prompt_hash(chat) in hashes and prompt_hash(second) in hashes
-    with pytest.raises(ConfigError, match="unknown annotation prompt set 'paper'"):
-        annotation.annotate(an, Stages({}), "sol", "an", prompt="paper")
+    with pytest.raises(ConfigError, match="unknown annotation prompt set 'papr'"):
+        annotation.annotate(an, Stages({}), "sol", "an", prompt="papr")
 
 
 def test_annotate_keeps_links_of_other_sources(an):
