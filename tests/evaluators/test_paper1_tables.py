@@ -33,3 +33,23 @@ def test_paper1_table3_psr_micro_macro_cells_equal_release_files(data_root, mode
 def test_paper1_table3_cells_the_release_files_do_not_reproduce(data_root, model):
     printed_micro, printed_macro, micro, macro = TABLE3_DIFFERING[model]
     assert _figures(data_root, model) == (micro, macro) != (printed_micro, printed_macro)
+
+
+def test_paper1_table1_counts_from_the_released_annotation(store, data_root):
+    """Table 1: 4,118 questions, 480 concepts, 1.07 concepts per question, 1.58 prerequisites per
+    concept, from the coherence map and the release's annotation as kstp ingests them. Its 16.4
+    prerequisites per question is not what Eq. 1 gives on them: the strict rule derives 1,234,207
+    pairs, 299.7 per question (tests/parity); the paper's prerequisite file is not public."""
+    from kstp.loaders import items
+    from kstp.loaders.standards import load_standards
+
+    load_standards(store, data_root / "standards/nys_concepts.json")
+    items.write_items(store, items.read_concept_map(data_root / "llm_kst/xes_skills_nys.json", "xes", "ccss",
+                                                    items.framework_concepts(store, "ccss")))
+    questions = len(store.frame("dataset_questions", {"dataset": "xes"}))
+    concepts = len(store.frame("framework_concepts", {"framework": "ccss"}))
+    links = len(store.frame("question_concepts", {"dataset": "xes"}))
+    edges = len(store.frame("concept_prerequisites", {"framework": "ccss"}))
+    assert (questions, concepts) == (4118, 480)
+    assert round(links / questions, 2) == 1.07 and round(edges / concepts, 2) == 1.58
+    assert round(1_234_207 / questions, 1) == 299.7 != 16.4
