@@ -387,6 +387,9 @@ def _row(result: PsrResult, label: str, learners: pd.DataFrame) -> dict:
            "accuracy": float(learners["accuracy"].mean()) if len(learners) else float("nan"),
            "psrMicro": float(learners["psrMicro"].mean()), "psrMacro": float(learners["psrMacro"].mean()),
            "pairsInDistribution": int(counts.sum()), "minPrerequisites": result.min_prerequisites,
+           # the mean denominator of a scored (learner, question): §5.1's "prerequisites per target question"
+           "prerequisitesPerTarget": float(learners["pairs"].sum() / learners["questionsScored"].sum())
+           if learners["questionsScored"].sum() else float("nan"),
            "denominator": result.denominator, "subset": result.subset}
     row.update({f"psr {b}": float(v) for b, v in _shares(counts).items()})
     return row

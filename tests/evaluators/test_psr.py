@@ -204,6 +204,8 @@ def test_psr_verified_subset_hand_computed(verified):
     assert [subset[f] for f in figures] == pytest.approx([2 / 3, 1 / 2, 1 / 2, 2 / 3])
     assert [subset[f"psr {b}"] for b in psr.BUCKETS] == pytest.approx([1 / 3, 0, 0, 0, 0, 2 / 3])
     assert (full["subset"], subset["subset"], subset["pairsInDistribution"]) == ("full", "verified", 3)
+    # §5.1's prerequisites per target: full 1 + 2 + 1 + 2 over 4 scored questions, verified 1 + 2 + 1 over 3
+    assert (full["prerequisitesPerTarget"], subset["prerequisitesPerTarget"]) == pytest.approx((6 / 4, 4 / 3))
 
 
 def test_psr_verified_subset_needs_verified_links(toy):
