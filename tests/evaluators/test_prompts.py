@@ -114,3 +114,29 @@ def test_answers_run_with_paper_prompt_is_another_run(store, tmp_path):
     assert paper.summary()["accuracy"] == 1.0
     run = store.frame("run_responses", {"runId": paper.run_id})
     assert run["correct"].astype(bool).tolist() == [True, True]
+
+
+def test_cli_evaluate_answers_prompt_paper_is_another_run(graph_location, data_root):
+    """`--prompt paper` reaches the evaluator: with the local model, the paper-prompt run is refused as a
+    changed configuration of the kstp-prompt run, then runs as a new one."""
+    import json
+
+    from click.testing import CliRunner
+
+    from kstp.cli.main import cli
+
+    def kstp(*args):
+        return CliRunner().invoke(cli, ["--graph", graph_location, *map(str, args)])
+
+    folder = data_root / "responses/frcsub"
+    assert kstp("ingest", "items", folder / "items.csv", "--dataset", "frcsub", "--qmatrix",
+                folder / "qmatrix.csv").exit_code == 0
+    args = ["evaluate", "answers", "--dataset", "frcsub", "--model", "smollm2", "--backend", "local", "--limit", "1",
+            "--gen-kwargs", "max_tokens=8", "--json"]
+    first = json.loads(kstp(*args).stdout)
+    refused = kstp(*args, "--prompt", "paper")
+    assert refused.exit_code == 1 and "promptTemplateHash" in refused.stderr
+    paper = kstp(*args, "--prompt", "paper", "--new-run")
+    assert paper.exit_code == 0, paper.output
+    assert json.loads(paper.stdout)["runId"] != first["runId"]
+    assert kstp(*args, "--prompt", "papr").exit_code == 2
