@@ -13,7 +13,7 @@ __all__ = ["annotate"]
 
 #: The prompt sets and the default (kstp.evaluators.annotation.PROMPTS, DEFAULT_PROMPT; named here so --help
 #: imports no evaluator).
-_PROMPTS = ("kstp", "release")
+_PROMPTS = ("kstp", "release", "paper")
 _DEFAULT_PROMPT = "kstp"
 
 
@@ -43,8 +43,8 @@ def _run(ctx, dataset, framework, model, backend, base_url, model_args, gen_kwar
 
 def _annotation_options(func):
     func = click.option("--prompt", type=click.Choice(_PROMPTS), default=_DEFAULT_PROMPT, show_default=True,
-                        help="Prompt set: kstp's, or what the authors' release shows (the problem with its "
-                             "solution, id: name menus).")(func)
+                        help="Prompt set: kstp's, what the authors' release shows (the problem with its "
+                             "solution, id: name menus), or paper 1's Prompt 2 as written (release menus).")(func)
     func = click.option("--limit", type=click.IntRange(min=1), help="Only the first N questions.")(func)
     func = click.option("--retries", type=click.IntRange(min=0), default=2, show_default=True,
                         help="Further attempts after a reply that is not a JSON array.")(func)

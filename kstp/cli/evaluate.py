@@ -10,6 +10,7 @@ from kstp.cli.models import (
     backend_options,
     parse_sampling,
     progress_bar,
+    prompt_option,
     report_failures,
     start_backend,
     write_run_files,
@@ -19,8 +20,10 @@ from kstp.errors import InputError
 
 __all__ = ["evaluate"]
 
-#: The PSR denominators (kstp.evaluators.psr.DENOMINATORS; named here so --help imports no evaluator).
+#: The PSR denominators and question subsets (kstp.evaluators.psr.DENOMINATORS, SUBSETS; named here so --help
+#: imports no evaluator).
 _DENOMINATORS = ("release", "paper")
+_SUBSETS = ("full", "verified")
 
 
 @click.group()
@@ -42,10 +45,13 @@ def evaluate() -> None:
               "filter; the paper's text has none: 1).")
 @click.option("--unannotated", type=click.Choice(("exclude", "include")), default="exclude", show_default=True,
               help="Questions without a concept: left out of accuracy and PSR (Appendix B), or counted.")
+@click.option("--subset", type=click.Choice(_SUBSETS), default="full", show_default=True,
+              help="full: every annotated question (Table 2); verified: only the concept links a person checked "
+              "(ASSESSES.verified) and the prerequisites they give (Table 3).")
 @json_option
 @click.pass_context
 def psr(ctx, datasets: tuple[str, ...], out: Path, denominator: str, min_prerequisites: int, unannotated: str,
-        as_json: bool) -> None:
+        subset: str, as_json: bool) -> None:
     """Compute accuracy and PSR (micro, macro, distribution) of every learner (paper 1, Eq. 2-4).
 
     Needs the dataset's question prerequisites (kstp derive question-prerequisites).
@@ -57,6 +63,7 @@ def psr(ctx, datasets: tuple[str, ...], out: Path, denominator: str, min_prerequ
     Examples:
       kstp evaluate psr --dataset frcsub --out results/
       kstp evaluate psr --denominator paper --min-prerequisites 1 --json
+      kstp evaluate psr --dataset xes --subset verified
     """
     import pandas as pd
 
@@ -73,7 +80,7 @@ def psr(ctx, datasets: tuple[str, ...], out: Path, denominator: str, min_prerequ
     for dataset in datasets:
         with status(f"PSR of {dataset}"):
             result = psr_evaluator.evaluate_dataset(store, dataset, min_prerequisites, denominator=denominator,
-                                                    exclude_unannotated=unannotated == "exclude")
+                                                    exclude_unannotated=unannotated == "exclude", subset=subset)
         if result.learners.empty:
             message(f"{dataset}: no learner answered its questions; skipped")
             continue
@@ -88,7 +95,8 @@ def psr(ctx, datasets: tuple[str, ...], out: Path, denominator: str, min_prerequ
     table.to_csv(out / "psr_summary.csv", index=False)
     (out / "psr_summary.json").write_text(dumps(table) + "\n")
     buckets = [f"psr {b}" for b in psr_evaluator.BUCKETS]
-    labels = table["dataset"] + (" / " + table["learner"]).where(table["learner"] != "human learners", "")
+    labels = (table["dataset"] + pd.Series(" (verified)", index=table.index).where(table["subset"] == "verified", "")
+              + (" / " + table["learner"]).where(table["learner"] != "human learners", ""))
     shares = table.set_index(labels)[buckets]
     shares.columns = list(psr_evaluator.BUCKETS)
     grouped_bars(shares, out / "psr_distribution.png", "Question-level PSR distribution",
@@ -99,7 +107,8 @@ def psr(ctx, datasets: tuple[str, ...], out: Path, denominator: str, min_prerequ
         now = pd.DataFrame(summaries)
         filtered = "attempted prerequisites" if denominator == "release" else "prerequisites"
         print_table(now[["dataset", "learner", "learners", "accuracy", "psrMicro", "psrMacro", *buckets]],
-                    f"Accuracy and PSR (paper 1, Table 2 shape); denominator: {denominator}; distribution over "
+                    f"Accuracy and PSR (paper 1, {'Table 3' if subset == 'verified' else 'Table 2'} shape; "
+                    f"{subset} subset); denominator: {denominator}; distribution over "
                     f"pairs with >= {min_prerequisites} {filtered}"
                     f"{' (the release filter)' if min_prerequisites == 5 else ''}")
         message(f"wrote {out}/psr_summary.csv, psr_summary.json, psr_distribution.png and per-learner CSVs")
@@ -118,7 +127,10 @@ def _merged_summary(path: Path, rows: list[dict]):
         raise InputError(f"{path}: not a kstp PSR summary ({exc}); move it away or choose another --out") from None
     if earlier.empty or "dataset" not in earlier:
         return now
-    kept = earlier[~earlier["dataset"].isin(now["dataset"])]
+    # A row is replaced by one of the same dataset and subset (files from before subsets were all "full")
+    subset = earlier["subset"].fillna("full") if "subset" in earlier else pd.Series("full", index=earlier.index)
+    kept = earlier[~pd.MultiIndex.from_arrays([earlier["dataset"], subset]).isin(
+        pd.MultiIndex.from_frame(now[["dataset", "subset"]]))]
     return pd.concat([kept, now], ignore_index=True) if len(kept) else now
 
 
@@ -135,10 +147,11 @@ def _merged_summary(path: Path, rows: list[dict]):
 @click.option("--output-path", type=click.Path(file_okay=False, path_type=Path),
               help="Folder for the run summary (JSON) and, with --log-samples, every sample as JSONL.")
 @click.option("--log-samples", is_flag=True, help="Also write each sample's prompt hash, text, answer and grade.")
+@prompt_option
 @json_option
 @click.pass_context
 def answers(ctx, dataset, model, backend, base_url, model_args, gen_kwargs, limit, samples, seed, concurrency,
-            output_path, log_samples, resume, as_json) -> None:
+            output_path, log_samples, prompt, resume, as_json) -> None:
     """Let a model answer a dataset's questions; store, grade and record every completion (paper 1, NB1).
 
     Every completion becomes a Response in the graph before it is graded; the
@@ -165,7 +178,7 @@ def answers(ctx, dataset, model, backend, base_url, model_args, gen_kwargs, limi
     try:
         with progress_bar(f"{model} on {dataset}") as progress:
             result = answers_evaluator.evaluate(store, engine, dataset, sampling, limit, new_run=not resume,
-                                                progress=progress)
+                                                progress=progress, prompt=prompt)
     finally:
         engine.close()
     summary = result.summary()

@@ -25,6 +25,7 @@ from kstp.cli.next_steps import next_steps
 from kstp.cli.nextstep import catalogue, nextstep_evaluate, nextstep_report
 from kstp.cli.output import KstpGroup
 from kstp.cli.query import query
+from kstp.cli.reasoning import reasoning
 from kstp.cli.report import report
 from kstp.cli.rqeval import evaluate_rqeval, report_rqeval, rqeval
 from kstp.cli.scaffolding import scaffolding, scaffolding_report
@@ -70,6 +71,7 @@ for command in (db, ingest, derive, kst, query, evaluate, report, grade, demo):
     cli.add_command(command)
 cli.add_command(validate)
 evaluate.add_command(koc, "koc")
+evaluate.add_command(reasoning, "reasoning")
 ingest.add_command(ingest_cot, "cot")
 evaluate.add_command(evaluate_dagmath, "dagmath")
 report.add_command(report_dagmath, "dagmath")

@@ -13,7 +13,7 @@ from kstp.cli.output import dumps, err_console, message, status
 from kstp.errors import ConfigError
 from kstp.inference.backend import BUILTIN_BACKENDS, Backend, Sampling, get_backend
 
-__all__ = ["GEN_KEYS", "MODEL_BACKENDS", "backend_options", "backend_options_with", "model_options",
+__all__ = ["GEN_KEYS", "MODEL_BACKENDS", "backend_options", "backend_options_with", "model_options", "prompt_option",
            "parse_kwargs", "parse_sampling", "start_backend",
            "progress_bar", "write_run_files", "report_failures"]
 
@@ -62,6 +62,18 @@ def model_options(command: Callable) -> Callable:
     )):
         command = option(command)
     return backend_options(command)
+
+
+#: The answer prompt sets (kstp.evaluators.answers.PROMPTS, DEFAULT_PROMPT; named here so --help imports no
+#: evaluator).
+_ANSWER_PROMPTS = ("kstp", "paper")
+
+
+def prompt_option(command: Callable) -> Callable:
+    """Add --prompt kstp|paper: the answer prompt set of ``evaluate answers`` and ``evaluate scaffolding``."""
+    return click.option("--prompt", type=click.Choice(_ANSWER_PROMPTS), default=_ANSWER_PROMPTS[0],
+                        show_default=True, help="Prompt set: kstp's own, or paper 1's Appendix A as written "
+                        "(Prompt 1; with exemplars Prompt 3). Part of the run's identity.")(command)
 
 
 def parse_kwargs(text: str | None, option: str) -> dict:

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from kstp.cli.models import model_options, parse_sampling, progress_bar, report_failures, start_backend
+from kstp.cli.models import model_options, parse_sampling, progress_bar, prompt_option, report_failures, start_backend
 from kstp.cli.output import dumps, emit, get_store, json_option, message, print_table, status
 
 if TYPE_CHECKING:
@@ -38,10 +38,11 @@ _EMBEDDING_DEFAULT = "bge-m3"
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=Path("results"), show_default=True,
               help="Folder for scaffolding_<dataset>.csv/.json, scaffolding_accuracy_<dataset>.png (Figure 3) "
                    "and scaffolding_gain_<dataset>.png.")
+@prompt_option
 @json_option
 @click.pass_context
 def scaffolding(ctx, dataset, model, backend, base_url, model_args, gen_kwargs, seed, concurrency, resume,
-                strategies, k, embedding_model, limit, out, as_json) -> None:
+                strategies, k, embedding_model, limit, out, prompt, as_json) -> None:
     """Measure the scaffolding gain of five exemplar strategies (paper 1, NB2, Eq. 5).
 
     Each target of the common subset (at least k prerequisites and k same-skill
@@ -71,7 +72,7 @@ def scaffolding(ctx, dataset, model, backend, base_url, model_args, gen_kwargs, 
     try:
         with progress_bar(f"{model} on {dataset}") as progress:
             result = scaffolding_evaluator.evaluate(store, engine, dataset, sampling, embedder, chosen, k, seed, limit,
-                                                    new_run=not resume, progress=progress)
+                                                    new_run=not resume, progress=progress, prompt=prompt)
     finally:
         engine.close()
     table = result.table()

@@ -16,9 +16,12 @@ Prompt sets (``prompt``, part of the run's configuration hash):
   of pengcuix/LLM-KST) shows the model: the problem **and its solution** (where the
   dataset has one), clusters as ``id: name`` and concepts as ``id: description``; the
   release does not publish its instruction sentences, so those are kstp's.
+- ``paper``: Prompt 2 of paper 1's Appendix A verbatim
+  (``prompts/paper1_concept_extraction.yaml``), one template for both stages, no system
+  message; the problem with its solution where the dataset has one; menus as in
+  ``release`` (the paper names no menu format).
 
-The paper's own Appendix A wording was not available to this project, so no ``paper``
-set is offered yet; ``kstp`` stays the default because it is what earlier runs used.
+``kstp`` stays the default because it is what earlier runs used.
 
 Ids outside the offered list are dropped and counted. A reply that is not a JSON
 array is asked again (the next sample index, so seed + 1) up to ``retries`` times,
@@ -59,6 +62,7 @@ from dataclasses import dataclass, field, replace
 import pandas as pd
 
 from kstp.errors import ConfigError, UnknownIdError
+from kstp.evaluators.prompts import load as load_prompt
 from kstp.graph.store import GraphStore
 from kstp.inference.backend import Backend, Message, RejectedRequestError, Sampling, cache_key, endpoint_of, prompt_hash
 from kstp.inference.runs import RunSpec, finish_run, generate_and_store, model_learner_id, open_run
@@ -108,6 +112,7 @@ class PromptSet:
                                            self.concept_line, str(self.solution))).encode()).hexdigest()
 
 
+_PAPER = load_prompt("paper1_concept_extraction")
 #: The prompt sets by name; see the module notes for their sources.
 PROMPTS = {
     "kstp": PromptSet(SYSTEM_PROMPT, CLUSTER_TEMPLATE, CONCEPT_TEMPLATE,
@@ -116,6 +121,8 @@ PROMPTS = {
     "release": PromptSet(SYSTEM_PROMPT, CLUSTER_TEMPLATE.replace("(id: grade, domain: cluster)", "(id: name)"),
                          CONCEPT_TEMPLATE.replace("(id: code: description)", "(id: description)"),
                          "{clusterId}: {clusterName}", "{conceptId}: {description}", solution=True),
+    "paper": PromptSet(_PAPER["system"], _PAPER["user"], _PAPER["user"], _PAPER["cluster_line"],
+                       _PAPER["concept_line"], solution=True),
 }
 DEFAULT_PROMPT = "kstp"
 CHUNK = 32
@@ -174,11 +181,13 @@ def parse_ids(text: str | None, offered: Sequence[str]) -> Parsed:
 _MISSING = {"grade": "?", "domainName": "no domain"}
 
 
-def _chat(prompts: PromptSet, template: str, text: str, solution: str | None, menu: list[str],
+def _chat(chosen: PromptSet, template: str, text: str, solution: str | None, menu: list[str],
           example: str) -> list[Message]:
-    shown = f"{text}\n\nSolution:\n{solution}" if prompts.solution and solution else text
+    shown = f"{text}\n\nSolution:\n{solution}" if chosen.solution and solution else text
     content = template.format(text=shown, menu="\n".join(menu), example=example)
-    return [{"role": "system", "content": prompts.system}, {"role": "user", "content": content}]
+    # Prompt 2 of the paper has no system part: no empty system message is sent for it
+    system = [{"role": "system", "content": chosen.system}] if chosen.system else []
+    return [*system, {"role": "user", "content": content}]
 
 
 def _line(template: str, row: pd.Series) -> str:

@@ -2,7 +2,11 @@
 
 Each question is put to the model with a chain-of-thought prompt in the paper's shape
 (system: reason step by step, final answer in ``\\boxed{}``; user: the question, with
-its options for multiple choice). Every completion is stored as a Response before it
+its options for multiple choice). Two prompt sets (``prompt``, part of the run's
+template hash, so a run with the other set is a different run): ``kstp`` (default,
+what earlier runs used: a system line of kstp's wording, the problem after
+"Problem:") and ``paper``, Prompt 1 of Appendix A verbatim
+(``prompts/paper1_evaluation.yaml``). Every completion is stored as a Response before it
 is graded (:mod:`kstp.inference.grading`); the primary sample (index 0) of each
 question becomes the model learner's ``ANSWERED {correct, runId}`` edge, so PSR
 compares the model with the human learners on the same items. The model's failures
@@ -28,6 +32,8 @@ from dataclasses import dataclass, replace
 
 import pandas as pd
 
+from kstp.errors import ConfigError
+from kstp.evaluators.prompts import load as load_prompt
 from kstp.graph.store import GraphStore
 from kstp.graph.structures import answerable_questions
 from kstp.inference.backend import Backend, Completion, Message, RejectedRequestError, Sampling
@@ -42,7 +48,8 @@ from kstp.inference.runs import (
     write_verdicts,
 )
 
-__all__ = ["NAME", "VERSION", "HIGHER_IS_BETTER", "SYSTEM_PROMPT", "build_prompt", "score_item", "aggregate",
+__all__ = ["NAME", "VERSION", "HIGHER_IS_BETTER", "SYSTEM_PROMPT", "PROMPTS", "DEFAULT_PROMPT", "check_prompt",
+           "template_hash", "build_prompt", "score_item", "aggregate",
            "AnswersResult", "evaluate"]
 
 NAME = "answers"
@@ -51,15 +58,42 @@ HIGHER_IS_BETTER = {"accuracy": True}
 SYSTEM_PROMPT = ("You are a careful mathematics student. Work through the problem step by step, "
                  "then write only your final answer inside \\boxed{}.")
 USER_TEMPLATE = "Problem:\n{text}"
-#: Hash of the prompt template, stored on the Run so a template change is a new configuration.
-TEMPLATE_HASH = hashlib.sha256((SYSTEM_PROMPT + "\x00" + USER_TEMPLATE).encode()).hexdigest()
+_PAPER = load_prompt("paper1_evaluation")
+#: The prompt sets by name: (system, user template); ``paper`` is Prompt 1 of paper 1.
+PROMPTS = {"kstp": (SYSTEM_PROMPT, USER_TEMPLATE), "paper": (_PAPER["system"], _PAPER["user"])}
+DEFAULT_PROMPT = "kstp"
 #: Prompts per generate call: a killed run loses at most one such chunk of work.
 CHUNK = 32
 
 
-def build_prompt(text: str) -> list[Message]:
-    """The chat for one question (options, if any, are part of the question text)."""
-    return [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": USER_TEMPLATE.format(text=text)}]
+def check_prompt(prompt: str) -> None:
+    """Raise :class:`ConfigError` unless ``prompt`` names a set of :data:`PROMPTS`."""
+    if prompt not in PROMPTS:
+        raise ConfigError(f"unknown answer prompt set {prompt!r}; use one of {', '.join(PROMPTS)}")
+
+
+def template_hash(prompt: str = DEFAULT_PROMPT) -> str:
+    """Hash of a prompt set's texts, stored on the Run so a template change is a new configuration."""
+    check_prompt(prompt)
+    return hashlib.sha256("\x00".join(PROMPTS[prompt]).encode()).hexdigest()
+
+
+def build_prompt(text: str, prompt: str = DEFAULT_PROMPT) -> list[Message]:
+    """The chat for one question (options, if any, are part of the question text).
+
+    Raises
+    ------
+    ConfigError
+        On an unknown prompt set.
+
+    Examples
+    --------
+    >>> build_prompt("2 + 3 = ?", "paper")[1]
+    {'role': 'user', 'content': '2 + 3 = ?'}
+    """
+    check_prompt(prompt)
+    system, user = PROMPTS[prompt]
+    return [{"role": "system", "content": system}, {"role": "user", "content": user.format(text=text)}]
 
 
 def score_item(completion: Completion, gold: str, options: int | None = None) -> Verdict:
@@ -129,7 +163,7 @@ def aggregate(responses: pd.DataFrame) -> dict:
 
 def evaluate(store: GraphStore, backend: Backend, dataset: str, sampling: Sampling, limit: int | None = None,
              new_run: bool = False, progress: Callable[[int, int], None] | None = None,
-             chunk: int = CHUNK) -> AnswersResult:
+             chunk: int = CHUNK, prompt: str = DEFAULT_PROMPT) -> AnswersResult:
     """Run (or resume) the evaluation of ``backend``'s model on the questions of ``dataset``.
 
     Parameters
@@ -145,6 +179,8 @@ def evaluate(store: GraphStore, backend: Backend, dataset: str, sampling: Sampli
         ``progress(done, total)`` as completions arrive.
     chunk : int
         Questions per generate call; each chunk is stored before the next is asked.
+    prompt : str
+        The prompt set, a key of :data:`PROMPTS` (``paper``: paper 1's Prompt 1).
 
     Returns
     -------
@@ -154,6 +190,8 @@ def evaluate(store: GraphStore, backend: Backend, dataset: str, sampling: Sampli
 
     Raises
     ------
+    ConfigError
+        On an unknown prompt set.
     UnknownIdError
         When the dataset has no question with text and a gold answer.
     ConfigChangedError
@@ -161,13 +199,14 @@ def evaluate(store: GraphStore, backend: Backend, dataset: str, sampling: Sampli
     RejectedRequestError
         When the server rejects a request as wrong (the run's status is ``failed``).
     """
+    check_prompt(prompt)
     questions = answerable_questions(store, dataset, limit)
-    spec = RunSpec.of(backend, NAME, VERSION, dataset, sampling, TEMPLATE_HASH,
+    spec = RunSpec.of(backend, NAME, VERSION, dataset, sampling, template_hash(prompt),
                    {"questions": questions["questionId"].tolist() if limit is not None else "all"})
     run_id, resumed = open_run(store, spec, new_run)
     learner = model_learner_id(backend.model)
     store.write_nodes("Learner", pd.DataFrame([{"id": learner, "kind": "model", "localId": backend.model}]))
-    prompts = {q: build_prompt(t) for q, t in zip(questions["questionId"], questions["text"], strict=True)}
+    chats = {q: build_prompt(t, prompt) for q, t in zip(questions["questionId"], questions["text"], strict=True)}
     gold = dict(zip(questions["questionId"], questions["answer"], strict=True))
     choices = {q: option_count(t) for q, t in zip(questions["questionId"], questions["text"], strict=True)}
 
@@ -175,9 +214,9 @@ def evaluate(store: GraphStore, backend: Backend, dataset: str, sampling: Sampli
         verdicts = [score_item(c, gold[q], choices[q]) for q, c in zip(rows["question"], completions, strict=True)]
         write_verdicts(store, rows["id"], verdicts)
 
-    status, generation = "interrupted", Generation(len(prompts) * sampling.n, 0)
+    status, generation = "interrupted", Generation(len(chats) * sampling.n, 0)
     try:
-        generation = generate_and_store(store, backend, run_id, learner, prompts, sampling, grade_chunk,
+        generation = generate_and_store(store, backend, run_id, learner, chats, sampling, grade_chunk,
                                         chunk=chunk, progress=progress)
         status = generation.status
     except RejectedRequestError:
@@ -195,5 +234,5 @@ def evaluate(store: GraphStore, backend: Backend, dataset: str, sampling: Sampli
                    pending=generation.pending, correct=int(primary["correct"].fillna(False).astype(bool).sum()),
                    accuracy=figures.get("accuracy"))
     return AnswersResult(run_id, resumed, generation.requested, generation.stored,
-                         responses[responses["questionId"].isin(prompts)], generation.pending,
+                         responses[responses["questionId"].isin(chats)], generation.pending,
                          generation.last_failure)

@@ -26,6 +26,12 @@ paper's text has none, which is ``min_prerequisites=1``).
 Questions without a concept (no ASSESSES edge) are left out of accuracy and PSR, as
 Appendix B does (``exclude_unannotated``); Eq. 1 gives them no prerequisites anyway.
 
+Two subsets of questions (:data:`SUBSETS`, ``subset``): ``full``, every annotated
+question with the stored prerequisite relation (Table 2, XES-full); ``verified``, only
+the concept links a person checked (``ASSESSES.verified = true``): the questions that
+have one, with the prerequisite pairs Eq. 1 gives on those links alone, under the rule
+the stored relation was derived with (Table 3, XES-verified).
+
 How it is computed: per learner, packed bitsets of the attempted and the solved
 questions over the questions that are somebody's prerequisite; per question, its
 prerequisite bitset, stored as its non-zero 64-bit words only (prerequisite questions
@@ -52,10 +58,11 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from kstp.errors import UnknownIdError
 from kstp.graph.store import GraphStore
-from kstp.graph.structures import dataset_questions
+from kstp.graph.structures import dataset_questions, question_prerequisite_pairs
 
-__all__ = ["VERSION", "HIGHER_IS_BETTER", "BUCKETS", "DENOMINATORS", "PrerequisiteBitsets", "PsrResult",
+__all__ = ["VERSION", "HIGHER_IS_BETTER", "BUCKETS", "DENOMINATORS", "SUBSETS", "PrerequisiteBitsets", "PsrResult",
            "last_answers", "score_pairs", "aggregate", "distribution", "summarize", "evaluate_dataset"]
 
 VERSION = "2.0"
@@ -64,6 +71,8 @@ HIGHER_IS_BETTER = {"accuracy": True, "psrMicro": True, "psrMacro": True}
 BUCKETS = ("[0,.2)", "[.2,.4)", "[.4,.6)", "[.6,.8)", "[.8,1)", "1.0")
 #: PSR denominators: attempted prerequisites (the authors' release) or all of Pre(q) (Eq. 2).
 DENOMINATORS = ("release", "paper")
+#: Question subsets: every annotated question (Table 2), or the verified annotations (Table 3).
+SUBSETS = ("full", "verified")
 #: Learners per graph read in :func:`evaluate_dataset`.
 BATCH = 4096
 _COUNTS = [f"pairs {b}" for b in BUCKETS]  # per-learner bucket counts
@@ -364,6 +373,7 @@ class PsrResult:
     learners: pd.DataFrame
     min_prerequisites: int
     denominator: str = "release"
+    subset: str = "full"
 
     def summary(self) -> list[dict]:
         """Rows in the shape of paper 1 Table 2: all human learners as one row, each model as its own."""
@@ -377,7 +387,10 @@ def _row(result: PsrResult, label: str, learners: pd.DataFrame) -> dict:
            "accuracy": float(learners["accuracy"].mean()) if len(learners) else float("nan"),
            "psrMicro": float(learners["psrMicro"].mean()), "psrMacro": float(learners["psrMacro"].mean()),
            "pairsInDistribution": int(counts.sum()), "minPrerequisites": result.min_prerequisites,
-           "denominator": result.denominator}
+           # the mean denominator of a scored (learner, question): §5.1's "prerequisites per target question"
+           "prerequisitesPerTarget": float(learners["pairs"].sum() / learners["questionsScored"].sum())
+           if learners["questionsScored"].sum() else float("nan"),
+           "denominator": result.denominator, "subset": result.subset}
     row.update({f"psr {b}": float(v) for b, v in _shares(counts).items()})
     return row
 
@@ -401,7 +414,7 @@ def summarize(result: PsrResult) -> list[dict]:
 
 def evaluate_dataset(store: GraphStore, dataset: str, min_prerequisites: int = 5, write_back: bool = True,
                      denominator: str = "release", exclude_unannotated: bool = True,
-                     batch: int = BATCH) -> PsrResult:
+                     batch: int = BATCH, subset: str = "full") -> PsrResult:
     """Compute PSR and accuracy for every learner of ``dataset``; write them on the Learners.
 
     Reads the question prerequisites once (``question_prerequisite_keys``), then the
@@ -419,26 +432,36 @@ def evaluate_dataset(store: GraphStore, dataset: str, min_prerequisites: int = 5
         Leave questions without a concept out of accuracy and PSR (Appendix B).
     batch : int
         Learners per graph read; bounds memory to about batch x questions / 4 bytes.
+    subset : {"full", "verified"}
+        ``verified``: only questions with a verified concept link, with the
+        prerequisites those links give (see the module notes; Table 3).
 
     Raises
     ------
     UnknownIdError
-        When the dataset is not in the graph.
+        When the dataset is not in the graph; for ``verified``, when it has no verified
+        concept link or no derived question prerequisites.
     ValueError
-        On an unknown denominator.
+        On an unknown denominator or subset.
     """
     _checked_denominator(denominator)
+    if subset not in SUBSETS:
+        raise ValueError(f"unknown question subset {subset!r}; choose from {', '.join(SUBSETS)}")
     questions = pd.Index(dataset_questions(store, dataset)["questionId"])  # raises on an unknown dataset
     # The bulk reads name questions and learners by the engine's node keys (offsets on
     # Ladybug, cheaper to read than ids): position i of ``keys`` is the key of questions[i].
     keyed = store.frame("question_keys", {"dataset": dataset})
     keys = pd.Index(keyed.set_index("questionId")["questionKey"].reindex(questions).to_numpy())
-    pairs = store.frame("question_prerequisite_keys", {"dataset": dataset}, categorical=True)  # 1.2 M rows at XES
-    bits = PrerequisiteBitsets(keys, pairs.rename(columns={"fromKey": "fromId", "toKey": "toId"}))
     counted = np.ones(len(questions), bool)
-    if exclude_unannotated:
+    if subset == "verified":
+        annotated, pairs = _verified(store, dataset, pd.Series(keys, index=questions))
+    else:
+        annotated = store.frame("question_concepts", {"dataset": dataset})["questionId"]
+        pairs = store.frame("question_prerequisite_keys", {"dataset": dataset}, categorical=True)  # 1.2 M at XES
+    bits = PrerequisiteBitsets(keys, pairs.rename(columns={"fromKey": "fromId", "toKey": "toId"}))
+    if exclude_unannotated or subset == "verified":  # the verified subset is its verified questions only
         counted[:] = False
-        counted[questions.get_indexer(store.frame("question_concepts", {"dataset": dataset})["questionId"])] = True
+        counted[questions.get_indexer(annotated)] = True
     roster = store.frame("dataset_learners", {"dataset": dataset})
     learner_of_key = pd.Series(roster["learnerId"].to_numpy(), index=roster["learnerKey"])
     parts = []
@@ -460,4 +483,20 @@ def evaluate_dataset(store: GraphStore, dataset: str, min_prerequisites: int = 5
             "id": learners.index, "accuracy": learners["accuracy"].to_numpy(float),
             "psrMicro": learners["psrMicro"].to_numpy(float), "psrMacro": learners["psrMacro"].to_numpy(float),
             "nAnswered": learners["answered"].to_numpy(np.int64)}))
-    return PsrResult(dataset, learners, min_prerequisites, denominator)
+    return PsrResult(dataset, learners, min_prerequisites, denominator, subset)
+
+
+def _verified(store: GraphStore, dataset: str, key_of: pd.Series) -> tuple[pd.Series, pd.DataFrame]:
+    """The questions with a verified concept link, and Eq. 1's pairs on those links (as node keys)."""
+    links = store.frame("verified_question_concepts", {"dataset": dataset})
+    if links.empty:
+        raise UnknownIdError(f"dataset {dataset!r} has no verified concept link (ASSESSES.verified); ingest items "
+                             "with \"verified\": true, or use --subset full")
+    rules = store.frame("question_prerequisite_edges", {"dataset": dataset})["rule"].dropna().unique()
+    if len(rules) == 0:
+        raise UnknownIdError(f"dataset {dataset!r} has no derived question prerequisites; derive them first "
+                             "(kstp derive question-prerequisites)")
+    closure = store.frame("dataset_concept_closure", {"dataset": dataset})
+    pairs = question_prerequisite_pairs(links, closure, rules[0])
+    return links["questionId"].drop_duplicates(), pd.DataFrame({"fromKey": key_of.loc[pairs["fromId"]].to_numpy(),
+                                                                 "toKey": key_of.loc[pairs["toId"]].to_numpy()})

@@ -21,6 +21,9 @@ leaves those out of every computation, so they are neither targets nor exemplars
 Each exemplar shows its problem (options included, for multiple choice), its
 solution where the dataset has one, and its answer in ``\\boxed{}``; then comes the
 target in the prompt of the answer evaluation (:mod:`kstp.evaluators.answers`).
+Two prompt sets (``prompt``, part of the run's template hash): ``kstp`` (default, what
+earlier runs used) and ``paper``, Prompt 3 of Appendix A (``prompts/paper1_scaffolding.yaml``;
+its target, and the prompt without exemplars, is Prompt 1).
 Selection is seeded per (seed, strategy, question), so a target's exemplars do not
 depend on which other targets are asked.
 
@@ -58,7 +61,9 @@ import numpy as np
 import pandas as pd
 
 from kstp.errors import ConfigError, UnknownIdError
-from kstp.evaluators.answers import SYSTEM_PROMPT, USER_TEMPLATE, score_item
+from kstp.evaluators.answers import DEFAULT_PROMPT, check_prompt, score_item
+from kstp.evaluators.answers import PROMPTS as ANSWER_PROMPTS
+from kstp.evaluators.prompts import load as load_prompt
 from kstp.graph.store import GraphStore
 from kstp.graph.vector_search import nearest_questions
 from kstp.inference.backend import (
@@ -82,7 +87,8 @@ from kstp.inference.runs import (
     write_verdicts,
 )
 
-__all__ = ["NAME", "VERSION", "STRATEGIES", "HIGHER_IS_BETTER", "K", "Exemplar", "build_prompt", "common_subset",
+__all__ = ["NAME", "VERSION", "STRATEGIES", "HIGHER_IS_BETTER", "K", "PROMPTS", "template_hash", "Exemplar",
+           "build_prompt", "common_subset",
            "select_exemplars", "scaffolding_gain", "aggregate", "figure3", "embed_questions", "ScaffoldingResult",
            "evaluate"]
 
@@ -96,9 +102,17 @@ K = 3
 EXEMPLAR_TEMPLATE = "Example {number}:\nProblem:\n{text}\n{solution}Answer: \\boxed{{{answer}}}"
 INTRO = "Here are worked examples of related problems.\n\n"
 OUTRO = "\n\nNow solve the following problem.\n"
-#: Hash of the prompt templates, stored on the Run so a template change is a new configuration.
-TEMPLATE_HASH = hashlib.sha256("\x00".join((SYSTEM_PROMPT, USER_TEMPLATE, EXEMPLAR_TEMPLATE, INTRO, OUTRO))
-                               .encode()).hexdigest()
+_PAPER = load_prompt("paper1_scaffolding")
+#: The prompt sets by name: (system, target template, exemplar template, intro, outro).
+PROMPTS = {"kstp": (*ANSWER_PROMPTS["kstp"], EXEMPLAR_TEMPLATE, INTRO, OUTRO),
+           "paper": (_PAPER["system"], _PAPER["user"], _PAPER["exemplar"], _PAPER["intro"], _PAPER["outro"])}
+
+
+def template_hash(prompt: str = DEFAULT_PROMPT) -> str:
+    """Hash of a prompt set's texts, stored on the Run so a template change is a new configuration."""
+    check_prompt(prompt)
+    return hashlib.sha256("\x00".join(PROMPTS[prompt]).encode()).hexdigest()
+
 #: Prompts per generate call: a killed run loses at most one such chunk of work.
 CHUNK = 32
 
@@ -113,10 +127,16 @@ class Exemplar:
     solution: str | None = None
 
 
-def build_prompt(text: str, exemplars: Sequence[Exemplar] = ()) -> list[Message]:
+def build_prompt(text: str, exemplars: Sequence[Exemplar] = (), prompt: str = DEFAULT_PROMPT) -> list[Message]:
     """The chat for one target: worked exemplars (if any), then the target problem.
 
-    Without exemplars it is exactly the prompt of the answer evaluation.
+    Without exemplars it is exactly the prompt of the answer evaluation with the same
+    prompt set (``paper``: Prompt 1; with exemplars Prompt 3).
+
+    Raises
+    ------
+    ConfigError
+        On an unknown prompt set.
 
     Examples
     --------
@@ -134,13 +154,15 @@ def build_prompt(text: str, exemplars: Sequence[Exemplar] = ()) -> list[Message]
     Problem:
     2 + 5?
     """
-    target = USER_TEMPLATE.format(text=text)
+    check_prompt(prompt)
+    system, user, exemplar, intro, outro = PROMPTS[prompt]
+    target = user.format(text=text)
     if exemplars:
-        shown = "\n\n".join(EXEMPLAR_TEMPLATE.format(number=i, text=e.text, answer=e.answer,
-                                                     solution=f"Solution: {e.solution}\n" if e.solution else "")
+        shown = "\n\n".join(exemplar.format(number=i, text=e.text, answer=e.answer,
+                                             solution=f"Solution: {e.solution}\n" if e.solution else "")
                             for i, e in enumerate(exemplars, 1))
-        target = INTRO + shown + OUTRO + target
-    return [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": target}]
+        target = intro + shown + outro + target
+    return [{"role": "system", "content": system}, {"role": "user", "content": target}]
 
 
 def _same_skill(concepts: Mapping[str, set[str]], pool: Sequence[str]) -> dict[str, list[str]]:
@@ -403,7 +425,8 @@ def _candidates(store: GraphStore, pool: pd.DataFrame, targets: list[str], conce
 def evaluate(store: GraphStore, backend: Backend, dataset: str, sampling: Sampling,
              embedding_model: EmbeddingModel | None = None, strategies: Sequence[str] = STRATEGIES, k: int = K,
              seed: int = 42, limit: int | None = None, new_run: bool = False,
-             progress: Callable[[int, int], None] | None = None, chunk: int = CHUNK) -> ScaffoldingResult:
+             progress: Callable[[int, int], None] | None = None, chunk: int = CHUNK,
+             prompt: str = DEFAULT_PROMPT) -> ScaffoldingResult:
     """Run (or resume) the scaffolding evaluation of ``backend``'s model on ``dataset``.
 
     Parameters
@@ -424,6 +447,8 @@ def evaluate(store: GraphStore, backend: Backend, dataset: str, sampling: Sampli
         Allow a configuration that differs from the latest run's.
     progress : callable, optional
         ``progress(done, total)`` as completions arrive.
+    prompt : str
+        The prompt set, a key of :data:`PROMPTS` (``paper``: paper 1's Prompts 1 and 3).
 
     Returns
     -------
@@ -434,7 +459,8 @@ def evaluate(store: GraphStore, backend: Backend, dataset: str, sampling: Sampli
     Raises
     ------
     ConfigError
-        On an unknown strategy, no ``none``, k < 1, or ``similarity`` without a model.
+        On an unknown strategy or prompt set, no ``none``, k < 1, or ``similarity``
+        without a model.
     UnknownIdError
         When no question of the dataset has k prerequisites and k same-skill questions
         (derive question prerequisites first).
@@ -447,6 +473,7 @@ def evaluate(store: GraphStore, backend: Backend, dataset: str, sampling: Sampli
     if unknown or "none" not in strategies or k < 1:
         raise ConfigError(f"strategies {list(strategies)} with k = {k}: need k >= 1, 'none' among them and only "
                           f"{', '.join(STRATEGIES)}")
+    check_prompt(prompt)
     strategies = [s for s in STRATEGIES if s in strategies]
     if "similarity" in strategies and embedding_model is not None:
         pool = embed_questions(store, dataset, embedding_model)
@@ -468,7 +495,7 @@ def evaluate(store: GraphStore, backend: Backend, dataset: str, sampling: Sampli
                              "questions with text and answer; derive question prerequisites first "
                              "(kstp derive question-prerequisites)")
     candidates = _candidates(store, pool, targets, concepts, edges, strategies, embedding_model, k)
-    spec = RunSpec.of(backend, NAME, VERSION, dataset, sampling, TEMPLATE_HASH,
+    spec = RunSpec.of(backend, NAME, VERSION, dataset, sampling, template_hash(prompt),
                    {"k": k, "selectionSeed": seed, "strategies": strategies,
                     "embeddingModel": embedding_model.name if "similarity" in strategies else None,
                     "questions": targets if limit is not None else "all"})
@@ -482,10 +509,10 @@ def evaluate(store: GraphStore, backend: Backend, dataset: str, sampling: Sampli
     for s in strategies:
         for q in targets:
             chosen = select_exemplars(s, q, candidates[s][q], k, seed)
-            requests[(q, s)] = (build_prompt(info.at[q, "text"], [shown[p] for p in chosen]), chosen)
+            requests[(q, s)] = (build_prompt(info.at[q, "text"], [shown[p] for p in chosen], prompt), chosen)
     # The strategy is part of the key: two strategies that show the same exemplars are two answers.
     keys = {((q, s), i): cache_key(backend.model, prompt_hash([{"role": "strategy", "content": s}, *messages]),
-                                   sampling, i, endpoint_of(backend), TEMPLATE_HASH)
+                                   sampling, i, endpoint_of(backend), template_hash(prompt))
             for (q, s), (messages, _) in requests.items() for i in range(sampling.n)}
 
     def grade(rows: pd.DataFrame, completions: list[Completion]) -> None:

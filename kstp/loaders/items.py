@@ -242,9 +242,12 @@ def read_concept_map(path: str | Path, dataset: str, framework: str, known: set[
 
 
 def read_items_jsonl(path: str | Path, dataset: str, framework: str | None, known: set[str]) -> ItemSet:
-    """Read items as JSON lines: ``{"id", "text", "answer", "type", "solution", "concepts": [...]}``.
+    """Read items as JSON lines: ``{"id", "text", "answer", "type", "solution", "concepts": [...], "verified"}``.
 
     ``concepts`` (optional) are local ids of ``framework``, which must be in the graph.
+    ``verified`` (optional, true/false) says a person checked the item's concepts; where
+    any item has it, every concept link carries it as ``ASSESSES.verified`` (absent:
+    false), the subset ``kstp evaluate psr --subset verified`` reads (paper 1, Table 3).
 
     Raises
     ------
@@ -255,7 +258,7 @@ def read_items_jsonl(path: str | Path, dataset: str, framework: str | None, know
     """
     path = require_file(path)
     seen: dict[str, int] = {}
-    questions, links, solutions = [], [], []
+    questions, links, solutions, verified, says_verified = [], [], [], [], False
     for number, line in enumerate(read_text(path).splitlines(), 1):
         if not line.strip():
             continue
@@ -278,8 +281,14 @@ def read_items_jsonl(path: str | Path, dataset: str, framework: str | None, know
                           "answer": None if answer is None else str(answer),
                           "answerType": item.get("type"), "position": len(questions) + 1})
         solutions.append(item.get("solution"))
+        if item.get("verified", False) not in (True, False):
+            raise InputError(f"{path}:{number}: \"verified\" must be true or false, not {item['verified']!r}")
         links += [(scoped(dataset, qid), scoped(framework, c)) for c in dict.fromkeys(concepts)]
+        verified += [item.get("verified", False)] * len(dict.fromkeys(concepts))
+        says_verified = says_verified or "verified" in item
     assesses = pd.DataFrame(links, columns=["from_id", "to_id"]).assign(source=path.name)
+    if says_verified:  # only then: a file that never says leaves stored verified flags as they are
+        assesses["verified"] = verified
     frame = _questions(dataset, questions)
     if any(solutions):  # worked solutions, shown with in-context exemplars (paper 1 NB2)
         frame["solution"] = solutions

@@ -10,8 +10,8 @@ import pandas as pd
 from matplotlib.colors import Normalize, TwoSlopeNorm
 from matplotlib.figure import Figure
 
-__all__ = ["grouped_bars", "bars_with_baseline", "heatmap", "curves", "box_groups", "radar", "interval_bars",
-           "residual_plot", "error_rates", "labelled_hbars"]
+__all__ = ["grouped_bars", "bar_panels", "bars_with_baseline", "heatmap", "curves", "box_groups", "radar",
+           "interval_bars", "residual_plot", "error_rates", "labelled_hbars"]
 
 
 def grouped_bars(frame: pd.DataFrame, path: str | Path, title: str, ylabel: str) -> Path:
@@ -33,6 +33,35 @@ def grouped_bars(frame: pd.DataFrame, path: str | Path, title: str, ylabel: str)
     fig, ax = _subplots(figsize=(max(6, 1.2 * len(frame.columns)), 4), dpi=120)
     _bar_groups(ax, frame.columns, [(label, row.to_numpy(float), None) for label, row in frame.iterrows()])
     return _finish(fig, ax, path, title, ylabel)
+
+
+def bar_panels(panels: list[tuple[pd.DataFrame, str, str, tuple[float, float]]], path: str | Path,
+               title: str) -> Path:
+    """Bar charts side by side, one per panel: a group per row of its frame, a bar per column.
+
+    Parameters
+    ----------
+    panels : list of (frame, panel title, y label, (y min, y max))
+        Each frame's rows are the groups (e.g. models), its columns the bars (e.g.
+        metrics), in the given order.
+    path : path
+        Where to write the PNG (its folder is created).
+
+    Returns
+    -------
+    pathlib.Path
+        ``path``.
+    """
+    fig, axes = _subplots(1, len(panels), figsize=(5.5 * len(panels), 4), dpi=120, squeeze=False)
+    for ax, (frame, panel, ylabel, limits) in zip(axes[0], panels, strict=True):
+        _bar_groups(ax, frame.index, [(c, frame[c].to_numpy(float), None) for c in frame.columns], rotation=20)
+        ax.set_ylim(*limits)
+        ax.set_ylabel(ylabel)
+        ax.set_title(panel)
+        ax.legend(frameon=False)
+        ax.spines[["top", "right"]].set_visible(False)
+    fig.suptitle(title)
+    return _save(fig, path)
 
 
 def bars_with_baseline(frame: pd.DataFrame, baseline: pd.Series, path: str | Path, title: str, ylabel: str,

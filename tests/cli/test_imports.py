@@ -43,13 +43,26 @@ def test_cli_import_check_sees_a_heavy_library_when_one_is_loaded():
 
 
 def test_cli_choices_named_for_start_up_equal_the_library_constants():
-    from kstp.cli import annotate, dagmath, derive, evaluate, ingest, koc, kst, nextstep, rqeval, scaffolding, validate
-    from kstp.evaluators import annotation, counterexamples
+    from kstp.cli import (
+        annotate,
+        dagmath,
+        derive,
+        evaluate,
+        ingest,
+        koc,
+        kst,
+        models,
+        nextstep,
+        rqeval,
+        scaffolding,
+        validate,
+    )
+    from kstp.evaluators import annotation, answers, counterexamples
     from kstp.evaluators import koc as koc_evaluator
     from kstp.evaluators import rqeval as rqeval_evaluator
     from kstp.evaluators import scaffolding as scaffolding_evaluator
     from kstp.evaluators.nextstep import CONDITIONS, SAMPLING
-    from kstp.evaluators.psr import DENOMINATORS
+    from kstp.evaluators.psr import DENOMINATORS, SUBSETS
     from kstp.graph.structures import RULES
     from kstp.inference import embeddings
     from kstp.kst.spaces import FRINGES
@@ -59,6 +72,8 @@ def test_cli_choices_named_for_start_up_equal_the_library_constants():
         tuple(RULES), tuple(DENOMINATORS), tuple(CONDITIONS), tuple(SAMPLING), tuple(FRINGES))
     assert (annotate._PROMPTS, annotate._DEFAULT_PROMPT) == (tuple(annotation.PROMPTS), annotation.DEFAULT_PROMPT)
     assert dagmath._GOLD == cot.GOLD
+    assert models._ANSWER_PROMPTS == tuple(answers.PROMPTS) == tuple(scaffolding_evaluator.PROMPTS)
+    assert (models._ANSWER_PROMPTS[0], evaluate._SUBSETS) == (answers.DEFAULT_PROMPT, tuple(SUBSETS))
     assert (ingest._RESPONSE_FORMATS, ingest._MISSING) == (tuple(responses.FORMATS), tuple(responses.MISSING))
     assert koc._QUESTION_SETS == tuple(koc_evaluator.QUESTION_SETS)
     assert (rqeval._DIMENSIONS, rqeval._PROMPTS, rqeval._OVERALL) == (

@@ -204,8 +204,8 @@ def test_release_prompt_shows_the_solution_and_is_another_configuration(an, tmp_
     assert result.items["concepts"].tolist() == [["an:A1"]]
     hashes = set(an.frame("run_responses", {"runId": result.run_id})["promptHash"])
     assert prompt_hash(chat) in hashes and prompt_hash(second) in hashes
-    with pytest.raises(ConfigError, match="unknown annotation prompt set 'paper'"):
-        annotation.annotate(an, Stages({}), "sol", "an", prompt="paper")
+    with pytest.raises(ConfigError, match="unknown annotation prompt set 'papr'"):
+        annotation.annotate(an, Stages({}), "sol", "an", prompt="papr")
 
 
 def test_annotate_keeps_links_of_other_sources(an):
@@ -275,3 +275,24 @@ def test_cli_annotate_concepts_and_evaluate(tmp_path, graph_location):
     assert json.loads(kstp(*args, "--json").stdout)["generatedNow"] == 0
     missing = kstp("annotate", "evaluate", "--framework", "an", "--model", "smollm2", "--backend", "local")
     assert missing.exit_code == 1 and "no concept of framework 'an' has an example problem" in missing.stderr
+
+
+def test_paper_prompt_annotates_in_two_stages_with_one_template(an):
+    """--prompt paper: Prompt 2 for both stages, a single user message; the first stage lists the
+    clusters, the second the concepts of the chosen cluster; the links are written as with kstp's set."""
+    add = cluster_id(an, "add")
+    asked = []
+
+    class Paper(ScriptedModel):
+        def generate(self, prompts, sampling, samples=None, progress=None):
+            asked.extend(prompts)
+            return [[Completion(i, 1, text='["an:A1"]' if "an:A1: add two numbers" in chat[-1]["content"]
+                                else json.dumps([add]), finish_reason="stop") for i in wanted]
+                    for chat, wanted in zip(prompts, samples, strict=True)]
+
+    result = annotation.annotate(an, Paper({}), "ds", "an", prompt="paper")
+    assert result.items["concepts"].tolist() == [["an:A1"]] * 3
+    assert {len(chat) for chat in asked} == {1} and {chat[0]["role"] for chat in asked} == {"user"}
+    assert all(chat[0]["content"].startswith("You are an expert in mathematics education.") for chat in asked)
+    first = next(chat[0]["content"] for chat in asked if "17 + 25" in chat[0]["content"] and add in chat[0]["content"])
+    assert first.endswith(f"Skill list:\n{add}: add\n{cluster_id(an, 'geo')}: geo\n\nQuestion:\nWhat is 17 + 25?")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 import random
 
@@ -163,3 +164,88 @@ def test_psr_learner_batches_give_the_same_result(scored, batch):
     store, whole = scored
     parts = psr.evaluate_dataset(store, "toy", min_prerequisites=3, write_back=False, batch=batch).learners
     pd.testing.assert_frame_equal(parts.sort_index(), whole.learners.sort_index())
+
+
+VT_CONCEPTS = "id,code,description\nA,A,count\nB,B,add\nC,C,multiply\n"
+VT_EDGES = "from_id,to_id\nA,B\nB,C\n"
+# q3 is not verified: the verified subset is q1, q2, q4 with the pairs q1->q2, q1->q4, q2->q4
+VT_ITEMS = ['{"id": "q1", "text": "1?", "answer": "1", "concepts": ["A"], "verified": true}',
+            '{"id": "q2", "text": "2?", "answer": "2", "concepts": ["B"], "verified": true}',
+            '{"id": "q3", "text": "3?", "answer": "3", "concepts": ["C"]}',
+            '{"id": "q4", "text": "4?", "answer": "4", "concepts": ["C"], "verified": true}']
+VT_ANSWERS = "learner,q1,q2,q3,q4\nL1,1,1,0,1\nL2,0,1,1,0\n"
+
+
+@pytest.fixture
+def verified(store, tmp_path):
+    from kstp.loaders import items, responses
+    from kstp.loaders.standards import load_standards
+
+    (tmp_path / "c.csv").write_text(VT_CONCEPTS)
+    (tmp_path / "e.csv").write_text(VT_EDGES)
+    (tmp_path / "vt.jsonl").write_text("\n".join(VT_ITEMS) + "\n")
+    (tmp_path / "a.csv").write_text(VT_ANSWERS)
+    load_standards(store, tmp_path / "c.csv", tmp_path / "e.csv", "vt")
+    items.write_items(store, items.read_items_jsonl(tmp_path / "vt.jsonl", "vt", "vt", {"A", "B", "C"}))
+    responses.write_answers(store, "vt", responses.read_wide(tmp_path / "a.csv", {"q1", "q2", "q3", "q4"}), "a")
+    derive_question_prerequisites(store, "vt", "strict")
+    return store
+
+
+def test_psr_verified_subset_hand_computed(verified):
+    """Paper 1 Table 3's shape on a toy. Full (Pre(q2) = {q1}, Pre(q3) = Pre(q4) = {q1, q2}):
+    L1 q2 1/1, q4 2/2 -> micro 1, macro 1, acc 3/4; L2 q2 0/1, q3 1/2 -> micro 1/3, macro 1/4, acc 1/2.
+    Verified (q3 out, its pairs too): L1 q2 1/1, q4 2/2, acc 3/3; L2 q2 0/1, acc 1/3.
+    PSR = 1 share: full 2 of 4 pairs, verified 2 of 3."""
+    [full] = psr.evaluate_dataset(verified, "vt", min_prerequisites=1).summary()
+    [subset] = psr.evaluate_dataset(verified, "vt", min_prerequisites=1, subset="verified").summary()
+    figures = ["accuracy", "psrMicro", "psrMacro", "psr 1.0"]
+    assert [full[f] for f in figures] == pytest.approx([5 / 8, 2 / 3, 5 / 8, 1 / 2])
+    assert [subset[f] for f in figures] == pytest.approx([2 / 3, 1 / 2, 1 / 2, 2 / 3])
+    assert [subset[f"psr {b}"] for b in psr.BUCKETS] == pytest.approx([1 / 3, 0, 0, 0, 0, 2 / 3])
+    assert (full["subset"], subset["subset"], subset["pairsInDistribution"]) == ("full", "verified", 3)
+    # §5.1's prerequisites per target: full 1 + 2 + 1 + 2 over 4 scored questions, verified 1 + 2 + 1 over 3
+    assert (full["prerequisitesPerTarget"], subset["prerequisitesPerTarget"]) == pytest.approx((6 / 4, 4 / 3))
+
+
+def test_psr_verified_subset_needs_verified_links(toy):
+    from kstp.errors import UnknownIdError
+
+    with pytest.raises(UnknownIdError, match="dataset 'toy' has no verified concept link"):
+        psr.evaluate_dataset(toy, "toy", subset="verified")
+    with pytest.raises(ValueError, match="unknown question subset 'checked'; choose from full, verified"):
+        psr.evaluate_dataset(toy, "toy", subset="checked")
+
+
+def test_cli_psr_subset_verified_prints_table3_shape(graph_location, tmp_path):
+    """`kstp evaluate psr --subset verified` on the toy of the test above: the same figures, and the
+    summary keeps the full row beside the verified one."""
+    from click.testing import CliRunner
+
+    from kstp.cli.main import cli
+
+    def kstp(*args):
+        return CliRunner().invoke(cli, ["--graph", graph_location, *map(str, args)])
+
+    (tmp_path / "c.csv").write_text(VT_CONCEPTS)
+    (tmp_path / "e.csv").write_text(VT_EDGES)
+    (tmp_path / "vt.jsonl").write_text("\n".join(VT_ITEMS) + "\n")
+    (tmp_path / "a.csv").write_text(VT_ANSWERS)
+    assert kstp("ingest", "standards", tmp_path / "c.csv", "--edges", tmp_path / "e.csv", "--framework",
+                "vt").exit_code == 0
+    assert kstp("ingest", "items", tmp_path / "vt.jsonl", "--dataset", "vt", "--framework", "vt").exit_code == 0
+    assert kstp("ingest", "responses", tmp_path / "a.csv", "--dataset", "vt").exit_code == 0
+    assert kstp("derive", "question-prerequisites", "--dataset", "vt").exit_code == 0
+    out = tmp_path / "out"
+    assert kstp("evaluate", "psr", "--dataset", "vt", "--min-prerequisites", "1", "--out", out).exit_code == 0
+    result = kstp("evaluate", "psr", "--dataset", "vt", "--min-prerequisites", "1", "--subset", "verified",
+                  "--out", out, "--json")
+    assert result.exit_code == 0, result.output
+    [row] = json.loads(result.stdout)
+    assert [row[f] for f in ("subset", "accuracy", "psrMicro", "psrMacro", "psr 1.0")] == \
+        pytest.approx(["verified", 2 / 3, 1 / 2, 1 / 2, 2 / 3])
+    summary = json.loads((out / "psr_summary.json").read_text())
+    assert [r["subset"] for r in summary] == ["full", "verified"]
+    assert [r["psr 1.0"] for r in summary] == pytest.approx([1 / 2, 2 / 3])
+    table = kstp("evaluate", "psr", "--dataset", "vt", "--subset", "verified", "--out", out)
+    assert "Table 3 shape; verified subset" in table.stdout

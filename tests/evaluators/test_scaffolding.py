@@ -303,3 +303,29 @@ def test_similarity_exemplars_equal_on_both_engines(neo4j_store, tmp_path, data_
         cosine = {q: float(v @ vectors[t]) / float(np.linalg.norm(v) * np.linalg.norm(vectors[t]))
                   for q, v in vectors.items() if q != t}
         assert chosen == sorted(cosine, key=lambda q: (-cosine[q], q))[:3]
+
+
+def test_paper_prompt_run_is_another_run_with_prompt3(sc):
+    """--prompt paper: each prerequisite chat is Prompt 3 over its stored exemplars (Prompt 1 without
+    exemplars), and the run is not the kstp-prompt run."""
+    from kstp.inference.runs import ConfigChangedError
+
+    kstp_run = scaffolding.evaluate(sc, Echo(), "sc", Sampling(), strategies=("none", "prerequisite"), seed=1)
+    with pytest.raises(ConfigChangedError, match="promptTemplateHash"):
+        scaffolding.evaluate(sc, Echo(), "sc", Sampling(), strategies=("none", "prerequisite"), seed=1,
+                             prompt="paper")
+    paper = scaffolding.evaluate(sc, Echo(), "sc", Sampling(), strategies=("none", "prerequisite"), seed=1,
+                                 prompt="paper", new_run=True)
+    assert paper.run_id != kstp_run.run_id and paper.generated == len(paper.responses) == 4
+    texts = {f"sc:{i['id']}": i["text"] for i in ITEMS}
+    shown = {f"sc:{i['id']}": scaffolding.Exemplar(f"sc:{i['id']}", i["text"], i["answer"], i.get("solution"))
+             for i in ITEMS}
+    hashes = sc.frame("run_responses", {"runId": paper.run_id}).set_index("responseId")["promptHash"]
+    for row in paper.responses.itertuples():
+        chat = scaffolding.build_prompt(texts[row.questionId], [shown[q] for q in row.exemplars], "paper")
+        assert hashes[row.responseId] == prompt_hash(chat)
+        if row.strategy == "prerequisite":
+            assert chat[1]["content"].startswith("The following problems and their solutions are provided as "
+                                                 "background knowledge:\n\nProblem 1: ")
+        else:
+            assert chat[1]["content"] == texts[row.questionId]

@@ -143,3 +143,18 @@ def test_item_ids_are_nfc_normalised(tmp_path):
     (tmp_path / "i.jsonl").write_text('{"id": "e\\u0301t\\u00e9", "text": "t", "answer": "1"}\n', encoding="utf-8")
     item_set = items.read_items_jsonl(tmp_path / "i.jsonl", "d", None, set())
     assert item_set.questions[["id", "localId"]].values.tolist() == [["d:\u00e9t\u00e9", "\u00e9t\u00e9"]]
+
+
+def test_items_jsonl_verified_flag_is_read_and_checked(tmp_path):
+    """"verified" marks the concept links a person checked (paper 1, XES-verified); absent reads false,
+    and a file that never says leaves the flag unset."""
+    path = tmp_path / "v.jsonl"
+    path.write_text('{"id": "a", "concepts": ["X", "Y"], "verified": true}\n{"id": "b", "concepts": ["X"]}\n')
+    links = items.read_items_jsonl(path, "v", "f", {"X", "Y"}).assesses
+    assert links[["from_id", "to_id", "verified"]].values.tolist() == [["v:a", "f:X", True], ["v:a", "f:Y", True],
+                                                                       ["v:b", "f:X", False]]
+    path.write_text('{"id": "a", "concepts": ["X"]}\n')
+    assert "verified" not in items.read_items_jsonl(path, "v", "f", {"X"}).assesses
+    path.write_text('{"id": "a", "concepts": ["X"]}\n{"id": "b", "concepts": ["X"], "verified": "yes"}\n')
+    with pytest.raises(InputError, match=r"v.jsonl:2: \"verified\" must be true or false, not 'yes'"):
+        items.read_items_jsonl(path, "v", "f", {"X"})
