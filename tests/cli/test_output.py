@@ -34,7 +34,7 @@ def _toy(tmp_path) -> Path:
 def test_db_stats_names_the_graph_and_a_missing_graph_is_named(tmp_path):
     path = _toy(tmp_path)
     result = _run(f"ladybug:{path}", "db", "stats", "--json")
-    assert result.exit_code == 0 and json.loads(result.output)["graph"] == f"ladybug:{path.resolve()}"
+    assert result.exit_code == 0 and json.loads(result.stdout)["graph"] == f"ladybug:{path.resolve()}"
     assert _run(f"ladybug:{path}", "db", "stats").output.splitlines()[0] == f"Graph: ladybug:{path.resolve()}"
     missing = _run(f"ladybug:{tmp_path / 'none'}", "db", "stats")
     assert missing.exit_code == 1
@@ -75,7 +75,7 @@ def test_a_second_writer_is_told_who_holds_the_lock_and_readers_go_on(tmp_path):
         assert f"the graph at {path.resolve()} is open for writing in process {holder.pid}; wait for it" in \
             writer.output and "Neo4j" in writer.output
         reader = _run(f"ladybug:{path}", "query", "datasets", "--format", "json")
-        assert reader.exit_code == 0 and [d["datasetId"] for d in json.loads(reader.output)] == ["toy"]
+        assert reader.exit_code == 0 and [d["datasetId"] for d in json.loads(reader.stdout)] == ["toy"]
     finally:
         holder.kill()
         holder.wait()
@@ -98,4 +98,4 @@ def test_ingest_responses_missing_blank_counts_not_attempted(tmp_path):
     result = _run(f"ladybug:{path}", "ingest", "responses", tmp_path / "w.csv", "--dataset", "toy",
                   "--missing", "blank", "--json")
     assert result.exit_code == 0
-    assert json.loads(result.output)["notes"]["blank cells read as not attempted"] == 2
+    assert json.loads(result.stdout)["notes"]["blank cells read as not attempted"] == 2
