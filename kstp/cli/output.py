@@ -363,19 +363,26 @@ def print_table(frame: pd.DataFrame, title: str | None = None, digits: int = 3) 
     Console(width=width, emoji=False).print(render_table(frame, title, digits, width))
 
 
-#: Progress verbosity: 0 none (``--quiet``), 1 spinners and bars on a terminal and lines
-#: elsewhere, 2 the step lines on a terminal too (``--verbose``).
-_VERBOSITY = {"level": 1}
+_VERBOSITY = "kstp.verbosity"  # ctx.meta key, set by the group's --quiet / --verbose
 
 
 def set_verbosity(level: int) -> None:
-    """Set how much progress goes to stderr: 0 (``--quiet``), 1 (default) or 2 (``--verbose``)."""
-    _VERBOSITY["level"] = level
+    """Set how much progress the running command writes to stderr.
+
+    0 none (``--quiet``); 1, the default, spinners and bars on a terminal and lines
+    elsewhere; 2 lines on a terminal too (``--verbose``).
+    """
+    click.get_current_context().meta[_VERBOSITY] = level
+
+
+def _verbosity() -> int:
+    ctx = click.get_current_context(silent=True)
+    return ctx.meta.get(_VERBOSITY, 1) if ctx is not None else 1
 
 
 def _lines() -> bool:
     """Whether progress is written as lines (stderr is not a terminal, or --verbose), not drawn."""
-    return _VERBOSITY["level"] >= 2 or not err_console.is_terminal
+    return _verbosity() >= 2 or not err_console.is_terminal
 
 
 @contextmanager
@@ -385,8 +392,8 @@ def status(text: str, keep: bool = False) -> Iterator[None]:
     ``keep``: print the done line on a terminal too (the demo's numbered steps). Nothing
     under ``--quiet``; no done line when the step raises.
     """
-    level, start = _VERBOSITY["level"], time.monotonic()
-    if level == 0:
+    start = time.monotonic()
+    if _verbosity() == 0:
         yield
         return
     if _lines():
@@ -409,15 +416,15 @@ def progress_bar(description: str) -> Iterator[Callable[[int, int], None]]:
     On a terminal a transient bar; elsewhere a line ``<description>: done/total (P%),
     S s`` each :data:`PROGRESS_STEP` percent and at the end; nothing under ``--quiet``.
     """
-    if _VERBOSITY["level"] == 0:
+    if _verbosity() == 0:
         yield lambda done, total: None
         return
     if _lines():
-        start, shown = time.monotonic(), [-PROGRESS_STEP]
+        start, shown = time.monotonic(), [0]
 
         def update(done: int, total: int) -> None:
             percent = 100 * done // total if total else 0
-            if total and (percent >= shown[0] + PROGRESS_STEP or done == total) and percent != shown[0]:
+            if total and (percent >= shown[0] + PROGRESS_STEP or done == total > 0) and percent != shown[0]:
                 shown[0] = percent
                 message(f"{description}: {done:,}/{total:,} ({percent}%), {time.monotonic() - start:.1f} s")
 
@@ -432,5 +439,5 @@ def progress_bar(description: str) -> Iterator[Callable[[int, int], None]]:
 
 
 def message(text: str) -> None:
-    """A progress or status line on stderr."""
-    err_console.print(text, highlight=False)
+    """A progress or status line on stderr, never wrapped (a log keeps one line per message)."""
+    err_console.print(text, highlight=False, soft_wrap=True)
