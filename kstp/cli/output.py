@@ -220,6 +220,12 @@ def to_csv(data: Any) -> str:
     a block of its other fields, each block led by a ``# <name>`` line and parted by a
     blank line. Nested records become dotted columns (``nodes.Question``), lists of
     values their JSON text (``["q1", "q2"]``), None (and NaN) an empty cell.
+
+    Examples
+    --------
+    >>> print(to_csv({"dataset": "toy", "state": ["q1", "q2"], "size": {"items": 2}}), end="")
+    dataset,state,size.items
+    toy,"[""q1"", ""q2""]",2
     """
     data = _clean(data)
     if isinstance(data, dict) and any(_is_records(v) for v in data.values()):
