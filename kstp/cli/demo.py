@@ -10,7 +10,7 @@ from pathlib import Path
 import click
 
 from kstp._version import __version__
-from kstp.cli.output import get_store, message, print_table, status
+from kstp.cli.output import get_store, message, on_interrupt, print_table, status
 from kstp.settings import data_dir, graph_target
 
 __all__ = ["demo"]
@@ -29,10 +29,14 @@ _OUTPUTS = ("psr_summary.csv", "psr_summary.json", "psr_distribution.png")
 
 @contextmanager
 def _step(counter: list[int], title: str):
+    """One numbered step: a spinner while it runs, then ``[i/N] title: done in S s``."""
     counter[0] += 1
-    with status(f"[{counter[0]}/{_STEPS}] {title}"):
+    done = counter[0] - 1
+    on_interrupt(f"in step {counter[0]}/{_STEPS} ({title}); "
+                 + (f"steps 1-{done} are in the graph" if done else "no step had finished")
+                 + "; run kstp demo again to finish (steps already done change nothing).")
+    with status(f"[{counter[0]}/{_STEPS}] {title}", keep=True):
         yield
-    message(f"[{counter[0]}/{_STEPS}] {title}: done")
 
 
 def _inputs(root: Path) -> list[Path]:
@@ -137,6 +141,8 @@ def demo(ctx: click.Context, data: Path | None, out: Path) -> None:
                                            answers)
         with _step(done, f"Eq. 1 on {dataset} (reflexive)"):
             derive_question_prerequisites(store, dataset, "reflexive")
+    on_interrupt(f"all {_STEPS} steps are in the graph, the PSR results may be incomplete; run kstp demo again "
+                 "to write them.")
     stats = graph_stats(store)
     print_table(pd.DataFrame(stats["frameworks"]).query("framework == 'ccss'"), "Curriculum (paper 1, Table 1)",
                 digits=2)

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from kstp.cli.output import emit, get_store, json_option, message, print_table, status
+from kstp.cli.output import emit, get_store, json_option, message, on_interrupt, print_table, status
 
 __all__ = ["fit"]
 
@@ -142,6 +142,9 @@ def prerequisites(ctx, dataset: str, rule: str, variant: str, threshold: int | N
     from kstp.evaluators import blim as evaluator
 
     store = get_store(ctx)
+    on_interrupt("nothing was written (--no-write)." if no_write else
+                 "the learned pairs are written once the search has ended, so an interrupted search wrote none; "
+                 "run the same command again (it also replaces what an interrupted write left).")
     with status(f"learning prerequisites of {dataset} ({rule})"):
         report = evaluator.learn_prerequisites(store, dataset, rule, int(variant), threshold, search,
                                                write=not no_write)

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from kstp.cli.output import emit, get_store, json_option, message, print_table, status
+from kstp.cli.output import emit, format_option, get_store, json_option, message, print_table, status
 from kstp.errors import InputError
 
 if TYPE_CHECKING:
@@ -93,7 +93,7 @@ def _item_format(path: Path, chosen: str) -> str:
 @click.option("--text-column", help="Question text column (default: text, question, expression or problem).")
 @click.option("--answer-column", help="Gold answer column (default: answer, correct_answer, computed_answer, "
               "correct_answer_note).")
-@json_option
+@format_option("--output-format")  # --format is the input's format here
 @click.pass_context
 def items(ctx, path: Path, dataset: str, fmt: str, qmatrix, skills, framework, id_column, text_column,
           answer_column, as_json: bool) -> None:
@@ -157,7 +157,7 @@ def _response_format(path: Path, chosen: str) -> str:
 @click.option("--missing", type=click.Choice(_MISSING), default="refuse", show_default=True,
               help="A blank cell of a wide matrix: refuse the file (with its line), or read it as not attempted "
               "(counted in the report).")
-@json_option
+@format_option("--output-format")  # --format is the input's format here
 @click.pass_context
 def responses(ctx, path: Path, dataset: str, fmt: str, missing: str, as_json: bool) -> None:
     """Load learner answers: a wide 0/1 matrix, a long CSV, or a pyKT sequence CSV.

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from kstp.cli.output import emit, get_store, json_option
+from kstp.cli.output import emit, get_store, json_option, on_interrupt, status
 
 # spaces.FRINGES, written out: importing the spaces module here would slow every `kstp --help`
 _FRINGES = ("standard", "notions")
@@ -125,9 +125,13 @@ def space(ctx, dataset: str, mode: str, sample: int | None, seed: int, limit: in
     """
     from kstp.graph import structures
     graph = get_store(ctx)
+    if store:  # states are stored in one go, after they are all drawn or listed
+        on_interrupt("no state was stored (states are stored once all are drawn or listed); "
+                     "run the same command again.")
     if sample is not None:
         knowledge_space = structures.dataset_space(graph, dataset)
-        states, source = knowledge_space.sample(sample, seed), f"sample:seed={seed}"
+        with status(f"sampling {sample:,} states of {dataset}"):
+            states, source = knowledge_space.sample(sample, seed), f"sample:seed={seed}"
         rows = [{"state": sorted(s), "size": len(s), "innerFringe": knowledge_space.inner_fringe(s, fringe),
                  "outerFringe": knowledge_space.outer_fringe(s, fringe)} for s in states]
     elif mode == "enumerate":
@@ -149,6 +153,8 @@ def space(ctx, dataset: str, mode: str, sample: int | None, seed: int, limit: in
         return
     summary = {**_summary(dataset, knowledge_space), "fringe": fringe}
     if store:
+        # a state's id is its content: storing the same states again completes an interrupted write
+        on_interrupt("the states written so far are kept; run the same command again to store the rest.")
         summary["stored"] = structures.store_states(graph, dataset, states, source)
     if as_json:
         emit({**summary, "states": rows})

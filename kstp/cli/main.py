@@ -23,7 +23,7 @@ from kstp.cli.koc import koc
 from kstp.cli.kst import kst
 from kstp.cli.next_steps import next_steps
 from kstp.cli.nextstep import catalogue, nextstep_evaluate, nextstep_report
-from kstp.cli.output import KstpGroup
+from kstp.cli.output import KstpGroup, set_verbosity
 from kstp.cli.query import query
 from kstp.cli.reasoning import reasoning
 from kstp.cli.report import report
@@ -47,9 +47,12 @@ def _graph_location(ctx: click.Context, param: click.Parameter, value: str | Non
 @click.group(cls=KstpGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("--graph", metavar="LOCATION", envvar="KSTP_GRAPH", callback=_graph_location,
               help="ladybug:PATH or a Neo4j URI (default: $KSTP_GRAPH, else ladybug:.kstp/graph).")
+@click.option("-q", "--quiet", is_flag=True, help="No progress on stderr (results, warnings and errors still print).")
+@click.option("-v", "--verbose", is_flag=True,
+              help="Progress as lines with timings on a terminal too (the default there: spinners and bars).")
 @click.version_option(__version__, prog_name="kstp")
 @click.pass_context
-def cli(ctx: click.Context, graph: str | None) -> None:
+def cli(ctx: click.Context, graph: str | None, quiet: bool, verbose: bool) -> None:
     """Knowledge Space Theory on a property graph: ingest curricula, questions and
     learner answers, derive question prerequisites, and measure whether learners'
     knowledge is structured (PSR).
@@ -63,6 +66,9 @@ def cli(ctx: click.Context, graph: str | None) -> None:
       kstp derive question-prerequisites --dataset frcsub --rule reflexive
       kstp evaluate psr --dataset frcsub
     """
+    if quiet and verbose:
+        raise click.UsageError("--quiet and --verbose contradict each other; give one")
+    set_verbosity(0 if quiet else 2 if verbose else 1)
     ctx.ensure_object(dict)
     ctx.obj["graph"] = graph
 

@@ -3,13 +3,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from pathlib import Path
 
 import click
 
-from kstp.cli.output import dumps, err_console, message, status
+from kstp.cli.output import dumps, message, on_interrupt, progress_bar, status
 from kstp.errors import ConfigError
 from kstp.inference.backend import BUILTIN_BACKENDS, Backend, Sampling, get_backend
 
@@ -144,19 +143,10 @@ def start_backend(backend: str, model: str, model_args: str | None, base_url: st
         raise click.BadParameter("--base-url goes with --backend openai", param_hint="--base-url")
     if backend == "vllm":
         options.setdefault("seed", seed)
+    # a model run stores each completion as it arrives and skips the stored ones when run again
+    on_interrupt("every completion that had arrived is stored; run the same command again to resume.")
     with status(f"starting the {backend} backend for {model}"):
         return get_backend(backend, model, **options)
-
-
-@contextmanager
-def progress_bar(description: str) -> Iterator[Callable[[int, int], None]]:
-    """A transient progress bar on stderr; yields ``update(done, total)``."""
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                  console=err_console, transient=True) as bar:
-        task = bar.add_task(description, total=None)
-        yield lambda done, total: bar.update(task, completed=done, total=total)
 
 
 def write_run_files(folder: Path, run_id: str, summary: dict, samples: list[dict] | None = None) -> Path:

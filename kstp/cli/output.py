@@ -1,18 +1,30 @@
-"""What every command shares: the store in the context, ``--json``, tables, messages.
+"""What every command shares: the store in the context, ``--format``, tables, progress, messages.
 
 Data goes to stdout, messages to stderr. Exit status: 0 ok; 1 bad input or data (a
 :class:`KstpError` becomes a one-line ``Error: ...``); 2 usage (click); 130 interrupted
-by Ctrl-C or SIGTERM, after what had arrived is stored.
+by Ctrl-C or SIGTERM, with a line saying what the command had kept (:func:`on_interrupt`).
+
+Output: ``--format table`` (the default) prints tables that fit the terminal, numbers
+whole; ``json`` and ``csv`` print the same result as data (:func:`emit`). Progress goes to
+stderr: a spinner or bar on a terminal, otherwise a line per step and per few percent
+with counts and elapsed seconds; ``kstp --quiet`` drops it, ``kstp --verbose`` keeps the
+step lines on a terminal too.
 """
 
 from __future__ import annotations
 
+import csv
 import functools
+import io
 import json
 import math
+import os
 import signal
 import sys
 import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -26,7 +38,9 @@ if TYPE_CHECKING:
 
     from kstp.graph.store import GraphStore
 
-__all__ = ["KstpGroup", "json_option", "dumps", "emit", "print_table", "get_store", "message", "status", "err_console"]
+__all__ = ["KstpGroup", "format_option", "json_option", "output_format", "dumps", "to_csv", "emit", "print_table",
+           "render_table", "get_store", "message", "status", "progress_bar", "on_interrupt", "set_verbosity",
+           "err_console"]
 
 # Ids are data: no emoji codes (':M:' in a run id) and no markup taken from them.
 err_console = Console(stderr=True, emoji=False, markup=False)
@@ -48,8 +62,7 @@ class KstpGroup(click.Group):
             click.echo(f"Error: {exc}{_graph_named(ctx, exc)}", err=True)
             ctx.exit(1)
         except KeyboardInterrupt:
-            click.echo("Interrupted: every completion that had arrived is stored; run the same command again "
-                       "to resume.", err=True)
+            click.echo(f"Interrupted: {ctx.meta.get(_KEPT) or _kept_by_default(ctx)}", err=True)
             ctx.exit(130)
         finally:
             if main:
@@ -68,6 +81,25 @@ def _graph_named(ctx: click.Context, exc: KstpError) -> str:
 #: Commands that only read the graph: they open an embedded graph read-only, so they
 #: work on a read-only disk and while another process writes (``kst space`` unless --store).
 READ_ONLY = ("db stats", "query", "report", "kst fringe", "kst check", "kst space")
+
+_KEPT = "kstp.kept"  # ctx.meta key: what an interruption keeps, as the running command last said
+
+
+def on_interrupt(text: str) -> None:
+    """Say what a Ctrl-C (or SIGTERM) from now on leaves behind: ``Interrupted: <text>`` on stderr.
+
+    A command calls it as it moves from step to step; the last call before the interruption
+    is the line printed. Without one the group says what fits the command (see
+    :class:`KstpGroup`).
+    """
+    click.get_current_context().meta[_KEPT] = text
+
+
+def _kept_by_default(ctx: click.Context) -> str:
+    """What an interrupted command that said nothing (:func:`on_interrupt`) kept: it depends on the graph."""
+    if "store" not in (ctx.obj or {}):
+        return "the graph was not opened, nothing was written; run the same command again."
+    return "what the command had written is kept; run the same command again to finish it."
 
 
 def _command(ctx: click.Context) -> str:
@@ -92,20 +124,56 @@ def get_store(ctx: click.Context) -> GraphStore:
         read_only = any(command == c or command.startswith(c + " ") for c in READ_ONLY) \
             and not ctx.params.get("store")
         store = open_store(root.obj.get("graph"), read_only=read_only)
+        if read_only:
+            root.meta.setdefault(_KEPT, "nothing was written to the graph (the command only reads it).")
         root.obj["store"] = store
         root.call_on_close(store.close)
     return root.obj["store"]
 
 
-def json_option(func):
-    """Add ``--json``: the command's result is printed as JSON instead of a table."""
+FORMATS = ("table", "json", "csv")
+_FORMAT = "kstp.format"  # ctx.meta key: the --format of the running command
 
-    @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON on stdout.")
-    @functools.wraps(func)
-    def wrapper(*args, **kwargs):
-        return func(*args, **kwargs)
 
-    return wrapper
+def format_option(flag: str = "--format") -> Callable:
+    """A decorator adding ``--format table|json|csv`` (named ``flag``) and ``--json``, its alias for json.
+
+    The command receives ``as_json``: False for a table, True for json and csv, which it
+    prints with :func:`emit` (so the two always hold the same values); :func:`output_format`
+    tells the format itself. ``flag`` names the option where ``--format`` already means
+    something else (``ingest items --format jsonl`` is the input's format).
+
+    Raises
+    ------
+    click.UsageError
+        ``--json`` together with another ``--format`` (exit 2).
+    """
+
+    def decorate(func: Callable) -> Callable:
+        @click.option(flag, "output_format", type=click.Choice(FORMATS), default="table", show_default=True,
+                      help="Print the result as a table, JSON or CSV on stdout.")
+        @click.option("--json", "as_json", is_flag=True, help=f"Print the result as JSON (same as {flag} json).")
+        @functools.wraps(func)
+        def wrapper(*args, output_format: str = "table", as_json: bool = False, **kwargs):
+            if as_json and output_format not in ("table", "json"):
+                raise click.UsageError(f"--json and {flag} {output_format} contradict each other; give one")
+            chosen = "json" if as_json else output_format
+            click.get_current_context().meta[_FORMAT] = chosen
+            return func(*args, as_json=chosen != "table", **kwargs)
+
+        return wrapper
+
+    return decorate
+
+
+#: ``--format table|json|csv`` and ``--json`` (see :func:`format_option`).
+json_option = format_option()
+
+
+def output_format() -> str:
+    """The ``--format`` of the running command: ``table``, ``json`` or ``csv``."""
+    ctx = click.get_current_context(silent=True)
+    return ctx.meta.get(_FORMAT, "table") if ctx is not None else "table"
 
 
 def _clean(data: Any) -> Any:
@@ -129,35 +197,253 @@ def dumps(data: Any) -> str:
     return json.dumps(_clean(data), indent=2, allow_nan=False)
 
 
+def _flat(record: dict, prefix: str = "") -> dict:
+    """One CSV row: nested dicts as dotted columns, lists as their JSON text."""
+    row = {}
+    for key, value in record.items():
+        if isinstance(value, dict):
+            row.update(_flat(value, f"{prefix}{key}."))
+        else:
+            row[prefix + key] = json.dumps(value) if isinstance(value, list) else value
+    return row
+
+
+def _is_records(value: Any) -> bool:
+    return isinstance(value, list) and bool(value) and all(isinstance(r, dict) for r in value)
+
+
+def to_csv(data: Any) -> str:
+    """``data`` as CSV: the values :func:`dumps` prints, full precision, in rows.
+
+    A list of records is one row per record; a record alone is one row. A record holding
+    lists of records (``db stats``: frameworks, datasets) gives one block per list, after
+    a block of its other fields, each block led by a ``# <name>`` line and parted by a
+    blank line. Nested records become dotted columns (``nodes.Question``), lists of
+    values their JSON text (``["q1", "q2"]``), None (and NaN) an empty cell.
+
+    Examples
+    --------
+    >>> print(to_csv({"dataset": "toy", "state": ["q1", "q2"], "size": {"items": 2}}), end="")
+    dataset,state,size.items
+    toy,"[""q1"", ""q2""]",2
+    """
+    data = _clean(data)
+    if isinstance(data, dict) and any(_is_records(v) for v in data.values()):
+        rest = {k: v for k, v in data.items() if not _is_records(v)}
+        blocks = [("summary", [rest])] if rest else []
+        blocks += [(k, v) for k, v in data.items() if _is_records(v)]
+    elif isinstance(data, dict):
+        blocks = [(None, [data])]
+    elif isinstance(data, list):
+        blocks = [(None, data if all(isinstance(r, dict) for r in data) else [{"value": v} for v in data])]
+    else:
+        blocks = [(None, [{"value": data}])]
+    out = io.StringIO()
+    for number, (name, records) in enumerate(blocks):
+        if len(blocks) > 1:
+            out.write(("\n" if number else "") + f"# {name}\n")
+        rows = [_flat(r) for r in records]
+        columns = list(dict.fromkeys(k for row in rows for k in row))
+        writer = csv.DictWriter(out, columns, lineterminator="\n")
+        if columns:
+            writer.writeheader()
+        writer.writerows(rows)
+    return out.getvalue()
+
+
 def emit(data: Any) -> None:
-    """Print ``data`` as JSON on stdout (see :func:`dumps`)."""
-    click.echo(dumps(data))
+    """Print ``data`` on stdout as JSON (see :func:`dumps`), or as CSV under ``--format csv`` (:func:`to_csv`)."""
+    if output_format() == "csv":
+        click.echo(to_csv(data), nl=False)
+    else:
+        click.echo(dumps(data))
 
 
-def print_table(frame: pd.DataFrame, title: str | None = None, digits: int = 3) -> None:
-    """Print a DataFrame as a table on stdout; floats rounded to ``digits``."""
-    import pandas as pd
+#: A text cell may fold down to this many characters; a number never folds.
+_TEXT_MIN = 10
+_BORDERS = 3  # per column of a boxed table: one padding space each side and a rule
+
+
+def _widths(headers: list[str], columns: list[list[tuple[str, bool]]], width: int) -> list[int] | None:
+    """Column widths within ``width`` characters that keep every number whole, or None if none do.
+
+    Each column gets its natural width (widest cell or header) when all fit; otherwise
+    its minimum (widest number, or up to :data:`_TEXT_MIN` of text, which folds) plus a
+    share of what is left in proportion to what it lacks.
+    """
+    natural = [max([len(h), *(len(c) for c, _ in col)]) for h, col in zip(headers, columns, strict=True)]
+    minimum = [max([min(_TEXT_MIN, n), *(len(c) for c, number in col if number)])
+               for n, col in zip(natural, columns, strict=True)]
+    spare = width - 1 - _BORDERS * len(headers) - sum(minimum)
+    if spare < 0:
+        return None
+    lacking = [n - m for n, m in zip(natural, minimum, strict=True)]
+    if sum(lacking) <= spare:
+        return natural
+    return [m + lack * spare // sum(lacking) for m, lack in zip(minimum, lacking, strict=True)]
+
+
+def _cell(value: Any, digits: int) -> tuple[str, bool]:
+    """The text of a cell and whether it is a number (which must never be cut)."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "", False
+    if hasattr(value, "item") and not isinstance(value, str | bytes):
+        value = value.item()  # numpy scalar
+    if isinstance(value, bool):
+        return str(value), False
+    if isinstance(value, float):
+        return f"{value:.{digits}f}", True
+    return str(value), isinstance(value, int)
+
+
+def render_table(frame: pd.DataFrame, title: str | None = None, digits: int = 3, width: int = 80):
+    """A rich renderable of ``frame`` at most ``width`` characters wide, every number whole.
+
+    Tried in turn: the table as it is (text cells fold, headers wrap); transposed, one
+    column per row of ``frame`` (a few wide rows, such as a one-row summary); one small
+    two-column table per row. Floats are rounded to ``digits``; nothing is cut with ``…``.
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        Rows to show; the column names are the headers.
+    title : str, optional
+        Printed above the table (over each part in the one-table-per-row layout).
+    digits : int
+        Decimals of float cells.
+    width : int
+        Characters available (a terminal's columns).
+
+    Returns
+    -------
+    rich.console.RenderableType
+        A :class:`rich.table.Table`, or a :class:`rich.console.Group` of them.
+    """
+    from rich.console import Group
+
+    headers = [str(c) for c in frame.columns]
+    rows = [[_cell(v, digits) for v in row] for row in frame.itertuples(index=False)]
+    columns = [list(col) for col in zip(*rows, strict=True)] if rows else [[] for _ in headers]
+    if (widths := _widths(headers, columns, width)) is not None:
+        return _table(title, headers, columns, widths)
+    fields = [(h, False) for h in headers]
+    # a column of field names, then one column per row of frame, headed by its first cell when that is text
+    keyed = len(rows) > 1 and len(headers) > 1 and not any(number for _, number in columns[0])
+    labels = [headers[0], *(r[0][0] for r in rows)] if keyed else ["", *(f"row {i + 1}" for i in range(len(rows)))]
+    transposed = [fields[1:], *(r[1:] for r in rows)] if keyed else [fields, *rows]
+    if (widths := _widths(labels, transposed, width)) is not None:
+        return _table(title, labels, transposed, widths, header=len(rows) > 1)
+    parts = []
+    for number, row in enumerate(rows, 1):
+        # narrower than a field name and a number side by side: let the numbers decide (overflowing)
+        widths = _widths(["", ""], [fields, row], width) or [_TEXT_MIN, max(len(c) for c, _ in row)]
+        parts.append(_table(f"{title or ''} ({number}/{len(rows)})".strip(), ["", ""], [fields, row], widths,
+                            header=False))
+    return Group(*parts)
+
+
+def _table(title, headers, columns, widths, header: bool = True):
     from rich.table import Table
     from rich.text import Text
 
-    table = Table(title=Text(title) if title else None, show_lines=False)
-    for column in frame.columns:
-        table.add_column(Text(str(column)),
-                         justify="right" if pd.api.types.is_numeric_dtype(frame[column]) else "left")
-    for row in frame.itertuples(index=False):
-        table.add_row(*(Text("" if v is None or (isinstance(v, float) and math.isnan(v))
-                             else f"{v:.{digits}f}" if isinstance(v, float) else str(v)) for v in row))
+    table = Table(title=Text(title) if title else None, show_header=header)
+    for name, col, w in zip(headers, columns, widths, strict=True):
+        numeric = bool(col) and all(number or not text for text, number in col)
+        table.add_column(Text(name), width=w, overflow="fold", justify="right" if numeric else "left")
+    for row in zip(*columns, strict=True):
+        table.add_row(*(Text(text, overflow="fold", justify="right" if number else "left") for text, number in row))
+    return table
+
+
+def _columns() -> int:
+    """The width tables are laid out for: the terminal's, else ``$COLUMNS``, else 240 (no squeeze in a file)."""
     console = Console(emoji=False)
-    if not console.is_terminal:  # piped or captured: do not squeeze to 80 columns
-        console = Console(width=240, emoji=False)
-    console.print(table)
+    if console.is_terminal:
+        return console.width
+    return int(os.environ["COLUMNS"]) if os.environ.get("COLUMNS", "").isdigit() else 240
 
 
-def status(text: str):
-    """A spinner on stderr while a step runs (a context manager)."""
-    return err_console.status(text)
+def print_table(frame: pd.DataFrame, title: str | None = None, digits: int = 3) -> None:
+    """Print a DataFrame on stdout as a table that fits the terminal (:func:`render_table`)."""
+    width = _columns()
+    Console(width=width, emoji=False).print(render_table(frame, title, digits, width))
+
+
+_VERBOSITY = "kstp.verbosity"  # ctx.meta key, set by the group's --quiet / --verbose
+
+
+def set_verbosity(level: int) -> None:
+    """Set how much progress the running command writes to stderr.
+
+    0 none (``--quiet``); 1, the default, spinners and bars on a terminal and lines
+    elsewhere; 2 lines on a terminal too (``--verbose``).
+    """
+    click.get_current_context().meta[_VERBOSITY] = level
+
+
+def _verbosity() -> int:
+    ctx = click.get_current_context(silent=True)
+    return ctx.meta.get(_VERBOSITY, 1) if ctx is not None else 1
+
+
+def _lines() -> bool:
+    """Whether progress is written as lines (stderr is not a terminal, or --verbose), not drawn."""
+    return _verbosity() >= 2 or not err_console.is_terminal
+
+
+@contextmanager
+def status(text: str, keep: bool = False) -> Iterator[None]:
+    """Show that a step runs: a spinner on a terminal; elsewhere ``<text>: done in S s`` once it ends.
+
+    ``keep``: print the done line on a terminal too (the demo's numbered steps). Nothing
+    under ``--quiet``; no done line when the step raises.
+    """
+    start = time.monotonic()
+    if _verbosity() == 0:
+        yield
+        return
+    if _lines():
+        yield
+    else:
+        with err_console.status(text):
+            yield
+    if keep or _lines():
+        message(f"{text}: done in {time.monotonic() - start:.1f} s")
+
+
+#: A line every this many percent of a bar outside a terminal.
+PROGRESS_STEP = 5
+
+
+@contextmanager
+def progress_bar(description: str) -> Iterator[Callable[[int, int], None]]:
+    """Progress of a counted task; yields ``update(done, total)``.
+
+    On a terminal a transient bar; elsewhere a line ``<description>: done/total (P%),
+    S s`` each :data:`PROGRESS_STEP` percent and at the end; nothing under ``--quiet``.
+    """
+    if _verbosity() == 0:
+        yield lambda done, total: None
+        return
+    if _lines():
+        start, shown = time.monotonic(), [0]
+
+        def update(done: int, total: int) -> None:
+            percent = 100 * done // total if total else 0
+            if total and (percent >= shown[0] + PROGRESS_STEP or done == total > 0) and percent != shown[0]:
+                shown[0] = percent
+                message(f"{description}: {done:,}/{total:,} ({percent}%), {time.monotonic() - start:.1f} s")
+
+        yield update
+        return
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  console=err_console, transient=True) as bar:
+        task = bar.add_task(description, total=None)
+        yield lambda done, total: bar.update(task, completed=done, total=total)
 
 
 def message(text: str) -> None:
-    """A progress or status line on stderr."""
-    err_console.print(text, highlight=False)
+    """A progress or status line on stderr, never wrapped (a log keeps one line per message)."""
+    err_console.print(text, highlight=False, soft_wrap=True)

@@ -6,7 +6,7 @@ import json
 
 import click
 
-from kstp.cli.output import emit, get_store, print_table
+from kstp.cli.output import emit, get_store, json_option, print_table
 from kstp.errors import QueryError
 from kstp.graph.queries import get_query, registry
 from kstp.settings import graph_target
@@ -55,10 +55,10 @@ def parse_param(text: str, kinds: dict[str, str]) -> tuple[str, object]:
 @click.argument("name", required=False)
 @click.option("-p", "--param", "params", multiple=True, metavar="KEY=VALUE",
               help="A query parameter (repeatable); lists as a,b,c or a JSON array.")
-@click.option("--format", "fmt", type=click.Choice(("table", "json", "csv")), default="table", show_default=True)
 @click.option("--list", "list_queries", is_flag=True, help="List the registered queries with their parameters.")
+@json_option
 @click.pass_context
-def query(ctx, name: str | None, params: tuple[str, ...], fmt: str, list_queries: bool) -> None:
+def query(ctx, name: str | None, params: tuple[str, ...], list_queries: bool, as_json: bool) -> None:
     """Run a registered Cypher query by name and print its rows.
 
     Queries are read-only and take their parameters as given: a fringe query does not
@@ -76,7 +76,7 @@ def query(ctx, name: str | None, params: tuple[str, ...], fmt: str, list_queries
         rows = [{"name": q.name, "area": q.area, "params": ", ".join(f"${k}: {v}" for k, v in q.params.items()),
                  "returns": ", ".join(q.returns), "description": q.description}
                 for q in sorted(registry().values(), key=lambda q: (q.area, q.name))]
-        if fmt == "json":
+        if as_json:
             emit(rows)
         else:
             print_table(pd.DataFrame(rows).drop(columns=["description"]), "Registered queries")
@@ -91,9 +91,7 @@ def query(ctx, name: str | None, params: tuple[str, ...], fmt: str, list_queries
     if frame.empty:
         where = graph_target(ctx.find_root().obj.get("graph")).describe()
         click.echo(f"{name}: no rows in the graph {where}", err=True)
-    if fmt == "json":
+    if as_json:
         emit(frame)
-    elif fmt == "csv":
-        click.echo(frame.to_csv(index=False), nl=False)
     else:
         print_table(frame, name)

@@ -14,6 +14,7 @@ import csv
 import json
 import logging
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -106,7 +107,9 @@ def credentials(target: GraphTarget, password: str | None = None) -> dict[str, s
 
 
 def one_error_line(stderr: str) -> str:
-    lines = [line for line in stderr.splitlines() if line.strip()]
+    """The error on stderr, which must be one line; the progress lines of the steps that finished before it
+    (``<step>: done in S s``, printed when stderr is not a terminal) are not part of it."""
+    lines = [line for line in stderr.splitlines() if line.strip() and not re.search(r": done in \d+\.\d s$", line)]
     assert len(lines) == 1, f"expected one line on stderr, got {len(lines)}:\n{stderr}"
     assert lines[0].startswith("Error: "), lines[0]
     return lines[0]

@@ -234,7 +234,7 @@ def test_cli_evaluate_interrupted_stores_what_arrived_and_exits_130(tmp_path, si
         process.send_signal(sig)
         _, err = process.communicate(timeout=60)
     assert process.returncode == 130, err
-    assert "Interrupted" in err
+    assert "Interrupted: every completion that had arrived is stored; run the same command again to resume." in err
     store = LadybugStore(tmp_path / "graph")
     try:
         runs = store.frame("runs_of", {"evaluator": "answers", "model": "m", "dataset": "toy"})
