@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from kstp.cli.models import model_options, parse_sampling, progress_bar, start_backend
+from kstp.cli.models import model_options, parse_sampling, progress_bar, report_failures, start_backend
 from kstp.cli.output import dumps, emit, get_store, json_option, print_table
 
 __all__ = ["reasoning"]
@@ -76,3 +76,5 @@ def reasoning(ctx, dataset, judged, model, backend, base_url, model_args, gen_kw
     else:
         print_table(pd.DataFrame(summary)[["model", "traces", "scored", *reasoning_evaluator.DIMENSIONS, "psrMicro",
                                            "psr 1.0"]], f"Reasoning scores (judge {model}) and PSR on {dataset}")
+    report_failures(ctx, sum(r.pending for r in results.values()),
+                    next((r.last_failure for r in results.values() if r.last_failure), None))

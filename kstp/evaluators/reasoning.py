@@ -45,7 +45,7 @@ import pandas as pd
 
 from kstp.errors import UnknownIdError
 from kstp.graph.store import GraphStore
-from kstp.inference.backend import Backend, Message, Sampling
+from kstp.inference.backend import Backend, Message, RejectedRequestError, Sampling
 from kstp.inference.runs import RunSpec, finish_run, generate_and_store, model_learner_id, open_run
 
 __all__ = ["NAME", "VERSION", "DIMENSIONS", "HIGHER_IS_BETTER", "SCALE", "SAMPLING", "SCORE_SCHEMA",
@@ -173,10 +173,12 @@ class ReasoningResult:
     answers_run: str
     generated: int
     traces: pd.DataFrame
+    pending: int = 0
+    last_failure: str | None = None
 
     def summary(self) -> dict:
         return {"runId": self.run_id, "resumed": self.resumed, "model": self.model, "answersRun": self.answers_run,
-                "generatedNow": self.generated, **aggregate(self.traces)}
+                "generatedNow": self.generated, "pending": self.pending, **aggregate(self.traces)}
 
 
 def evaluate(store: GraphStore, judge: Backend, dataset: str, model: str, sampling: Sampling = SAMPLING,
@@ -220,15 +222,18 @@ def evaluate(store: GraphStore, judge: Backend, dataset: str, model: str, sampli
     chats = {q: build_prompt(texts.get(q) or "", t) for q, t in zip(traces["questionId"], traces["text"],
                                                                     strict=True)}
     found: dict[str, dict[str, int]] = {}
-    status, done = "interrupted", 0
+    status, done, pending, last_failure = "interrupted", 0, 0, None
     try:
         waiting = list(chats)
         for attempt in range(retries + 1):
             # attempt k is sample k (seed + k); a reply stored by an earlier run is linked, not asked again
-            _, now = generate_and_store(store, judge, run_id, learner, {q: chats[q] for q in waiting}, sampling,
-                                        lambda rows, completions: None, samples={q: [attempt] for q in waiting},
-                                        progress=progress)
-            done += now
+            generation = generate_and_store(store, judge, run_id, learner, {q: chats[q] for q in waiting}, sampling,
+                                            lambda rows, completions: None, samples={q: [attempt] for q in waiting},
+                                            progress=progress)
+            done += generation.stored
+            if generation.pending:  # no reply is no score: the next run asks again, from this attempt
+                pending, last_failure = generation.pending, generation.last_failure
+                break
             replies = store.frame("run_responses", {"runId": run_id})
             replies = replies[(replies["sampleIndex"] == attempt) & replies["questionId"].isin(waiting)]
             scored = {q: s for q, t in zip(replies["questionId"], replies["text"], strict=True)
@@ -241,11 +246,15 @@ def evaluate(store: GraphStore, judge: Backend, dataset: str, model: str, sampli
             waiting = [q for q in waiting if q not in found]
             if not waiting:
                 break
-        status = "finished"
+        status = "incomplete" if pending else "finished"
+    except RejectedRequestError:
+        status = "failed"
+        raise
     finally:
         table = traces[["responseId", "questionId"]].copy()
         for d in DIMENSIONS:
             table[d] = [found.get(q, {}).get(d) for q in table["questionId"]]
         table = table.astype({d: float for d in DIMENSIONS})
-        finish_run(store, run_id, status, requested=len(chats), completed=len(found), failed=len(chats) - len(found))
-    return ReasoningResult(run_id, resumed, model, answers_run, done, table)
+        finish_run(store, run_id, status, requested=len(chats), completed=len(found),
+                   failed=len(chats) - len(found) - pending, pending=pending)
+    return ReasoningResult(run_id, resumed, model, answers_run, done, table, pending, last_failure)

@@ -12,7 +12,9 @@ from click.testing import CliRunner
 from kstp.errors import UnknownIdError
 from kstp.evaluators import answers, reasoning
 from kstp.inference.backend import Completion, Sampling
+from kstp.inference.backends.openai_compat import OpenAIBackend
 from kstp.loaders import items
+from tests.endpoint import FakeEndpoint
 
 ITEMS = ['{"id": "a", "text": "What is 17 + 25?", "answer": "42"}',
          '{"id": "b", "text": "What is 3 * 4?", "answer": "12"}',
@@ -66,8 +68,9 @@ def test_reasoning_scores_retried_written_and_resumed(answered):
     judge = Scripted("judge", judge_reply)
     result = reasoning.evaluate(store, judge, "t", "pupil", retries=1)
     assert result.summary() | {"runId": None} == {"runId": None, "resumed": False, "model": "pupil",
-                                                  "answersRun": answers_run, "generatedNow": 5, "traces": 3,
-                                                  "scored": 2, "relevance": 4.0, "coherence": 3.5, "accuracy": 3.0}
+                                                  "answersRun": answers_run, "generatedNow": 5, "pending": 0,
+                                                  "traces": 3, "scored": 2, "relevance": 4.0, "coherence": 3.5,
+                                                  "accuracy": 3.0}
     assert sorted((t.split("\n")[1], i) for t, i in judge.asked) == [
         ("What is 17 + 25?", 0), ("What is 3 * 4?", 0), ("What is 3 * 4?", 1), ("What is 9 - 5?", 0),
         ("What is 9 - 5?", 1)]
@@ -140,3 +143,21 @@ def test_cli_evaluate_reasoning_with_the_local_model(graph_location, data_root, 
     assert json.loads((tmp_path / "out/reasoning_frcsub.json").read_text()) == [row]
     again = json.loads(kstp(*args).stdout)
     assert again[0]["generatedNow"] == 0 and again[0]["scored"] == row["scored"]
+
+
+def test_a_judge_without_reply_leaves_the_run_incomplete_for_the_next(answered):
+    """A judge answering 503 until its retries run out: no score and no failure of the judge, but pending
+    requests; the same command asks them again and completes the same run."""
+    store, _ = answered
+    score = '{"relevance": 5, "coherence": 4, "accuracy": 5}'
+    with FakeEndpoint([503] * 6, answer=score) as server:  # 3 traces x 2 tries
+        judge = OpenAIBackend("judge", server.base_url, retries=2, max_wait=0.05)
+        result = reasoning.evaluate(store, judge, "t", "pupil", retries=1)
+        summary = result.summary()
+        assert (summary["pending"], summary["generatedNow"], summary["scored"]) == (3, 0, 0)
+        assert result.last_failure.startswith("transport: ")
+        run = store.frame("runs_of", {"evaluator": reasoning.NAME, "model": "judge", "dataset": "t"}).iloc[0]
+        assert run["status"] == "incomplete"
+        again = reasoning.evaluate(store, judge, "t", "pupil", retries=1)
+    assert (again.run_id, again.pending, again.summary()["scored"], again.summary()["relevance"]) == (
+        result.run_id, 0, 3, 5.0)
