@@ -171,6 +171,7 @@ def check_all(store, edges, qc, answers, rule):
     assert (ds["questions"], ds["questionsWithConcepts"], ds["assesses"], ds["answers"]) == (
         len(qc), sum(1 for cs in qc.values() if cs), len(links), len(rows))
     assert ds["learners"] == len(answers)
+    assert ds["questionPrerequisites"] == len(expected)  # kstp db stats counts it in the engine
     checked |= check_overlap_and_counterexamples(store, edges, qc, answers, expected)
     return checked
 
