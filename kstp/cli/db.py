@@ -92,3 +92,31 @@ def reset(ctx: click.Context, yes: bool) -> None:
         click.confirm("Delete every node and relationship in the graph?", abort=True, err=True)
     get_store(ctx).reset()
     message("graph emptied")
+
+
+@db.command("delete-dataset")
+@click.argument("dataset")
+@click.option("--dry-run", is_flag=True, help="Print what would be deleted, and delete nothing.")
+@json_option
+@click.pass_context
+def delete_dataset(ctx: click.Context, dataset: str, dry_run: bool, as_json: bool) -> None:
+    """Delete one dataset: its questions, answers, derived prerequisites, catalogues, runs and own learners.
+
+    Frameworks, concepts and every other dataset stay as they are; a learner (a model)
+    that also answered another dataset stays too.
+
+    \b
+    Examples:
+      kstp db delete-dataset probability_pks --dry-run
+      kstp db delete-dataset probability_pks
+    """
+    from kstp.graph.manage import dataset_footprint
+    from kstp.graph.manage import delete_dataset as delete
+
+    store = get_store(ctx)
+    counts = (dataset_footprint(store, dataset) if dry_run else delete(store, dataset)).counts()
+    if as_json:
+        emit({"dataset": dataset, "dryRun": dry_run, "deleted": counts})
+        return
+    verb = "would delete" if dry_run else "deleted"
+    message(f"{verb} dataset {dataset}: " + ", ".join(f"{n} {kind}" for kind, n in counts.items()))

@@ -30,7 +30,7 @@ def list_(ctx: click.Context, evaluator: str | None, model: str | None, dataset:
       kstp runs list
       kstp runs list --evaluator answers --dataset frcsub --json
     """
-    from kstp.inference.runs import list_runs
+    from kstp.graph.manage import list_runs
 
     table = list_runs(get_store(ctx), evaluator, model, dataset)
     if as_json:
@@ -54,7 +54,7 @@ def show(ctx: click.Context, run_id: str, as_json: bool) -> None:
     """
     import pandas as pd
 
-    from kstp.inference.runs import run_footprint
+    from kstp.graph.manage import run_footprint
 
     store = get_store(ctx)
     footprint = run_footprint(store, run_id)  # refuses an unknown id, naming close ones
@@ -87,7 +87,7 @@ def delete(ctx: click.Context, run_id: str, dry_run: bool, as_json: bool) -> Non
       kstp runs delete 'answers:smollm2:frcsub:3f2a9c1d0b7e' --dry-run
       kstp runs delete 'answers:smollm2:frcsub:3f2a9c1d0b7e'
     """
-    from kstp.inference.runs import delete_run, run_footprint
+    from kstp.graph.manage import delete_run, run_footprint
 
     store = get_store(ctx)
     counts = (run_footprint(store, run_id) if dry_run else delete_run(store, run_id)).counts()

@@ -20,7 +20,6 @@ stored before the interruption goes on.
 
 from __future__ import annotations
 
-import difflib
 import hashlib
 import json
 import subprocess
@@ -32,7 +31,7 @@ from pathlib import Path
 import pandas as pd
 
 from kstp._version import __version__
-from kstp.errors import KstpError, UnknownIdError
+from kstp.errors import KstpError
 from kstp.graph.store import GraphStore
 from kstp.inference.backend import (
     TRANSPORT_ERROR,
@@ -48,8 +47,7 @@ from kstp.inference.backend import (
 from kstp.inference.grading import Verdict
 
 __all__ = ["RunSpec", "ConfigChangedError", "model_learner_id", "open_run", "pending", "write_responses",
-           "generate_and_store", "write_verdicts", "finish_run", "now", "few_ids", "HEADLINE", "list_runs",
-           "RunFootprint", "run_footprint", "delete_run"]
+           "generate_and_store", "write_verdicts", "finish_run", "now", "few_ids"]
 
 #: Completions per store write while a run generates: a kill loses at most this many.
 BATCH = 8
@@ -317,133 +315,3 @@ def write_verdicts(store: GraphStore, ids: Sequence[str], verdicts: Sequence[Ver
 def finish_run(store: GraphStore, run_id: str, status: str, **figures) -> None:
     """Record the run's end: status (``finished``, ``interrupted``, ``failed``), time and figures."""
     store.write_nodes("Run", pd.DataFrame([{"id": run_id, "status": status, "finishedAt": now(), **figures}]))
-
-
-#: The figure that sums up a run of each evaluator in ``kstp runs list``; scaffolding and
-#: annotation runs carry counts only (their figures are per strategy or per question).
-HEADLINE = {"answers": "accuracy", "rqeval": "cq", "dagmath": "perfectReasoningRate",
-            "cot": "perfectReasoningRate", "nextstep": "exactSetAccuracy", "blim": "logLikelihood"}
-
-#: The properties a BLIM fit writes onto the nodes it was fitted to, cleared when its run is deleted.
-OUTCOME_PROPERTIES = {"Question": ("careless", "guess", "carelessSe", "guessSe", "blimRunId"),
-                      "Learner": ("blimStateId", "blimPosterior", "blimRunId"),
-                      "KnowledgeState": ("probability", "blimRunId")}
-
-
-def list_runs(store: GraphStore, evaluator: str | None = None, model: str | None = None,
-              dataset: str | None = None) -> pd.DataFrame:
-    """The runs in the graph, newest first, narrowed to an evaluator, model and dataset where given.
-
-    Returns
-    -------
-    pandas.DataFrame
-        One row per run: ``runId, evaluator, model, endpoint`` (the server's base URL,
-        else the backend name), ``dataset, created`` (start time, else finish time),
-        ``status, done, planned`` (completions stored and asked for), ``figure`` and
-        ``value`` (the evaluator's headline, :data:`HEADLINE`; empty where it has none).
-    """
-    runs = store.frame("run_list", {"evaluator": evaluator or "", "model": model or "", "dataset": dataset or ""})
-    figure = runs["evaluator"].map(HEADLINE)
-    value = [row[name] if isinstance(name, str) else None
-             for name, (_, row) in zip(figure, runs.iterrows(), strict=True)]
-    return pd.DataFrame({
-        "runId": runs["runId"], "evaluator": runs["evaluator"], "model": runs["model"],
-        "endpoint": [_endpoint(config, backend) for config, backend in zip(runs["config"], runs["backend"],
-                                                                           strict=True)],
-        "dataset": runs["dataset"], "created": runs["startedAt"].fillna(runs["finishedAt"]),
-        "status": runs["status"], "done": runs["completed"].astype("Int64"),
-        "planned": runs["requested"].astype("Int64"), "figure": figure,
-        "value": pd.Series(value, index=runs.index, dtype=float)})
-
-
-def _endpoint(config: str | None, backend: str | None) -> str | None:
-    endpoint = json.loads(config).get("endpoint", {}) if config else {}
-    return endpoint.get("baseUrl") or backend
-
-
-@dataclass
-class RunFootprint:
-    """What belongs to one run: what ``kstp runs delete`` removes.
-
-    Attributes
-    ----------
-    responses : list of str
-        Response ids that this run alone holds (deleted); ``shared`` those also linked
-        into another run (kept, only their link to this run goes).
-    cot_steps : list of str
-        CotStep ids of the deleted Responses.
-    learners : list of str
-        Non-human Learners that gave Responses of this run and of no other (deleted).
-    links : pandas.DataFrame
-        ``type, fromLabel, toLabel, fromId, toId``: relationships carrying the run id
-        (ANSWERED, SCORED_ON, ASSESSES, LEARNED_PREREQUISITE_OF; deleted).
-    outcomes : pandas.DataFrame
-        ``label, id``: nodes whose BLIM outcome properties name the run (cleared,
-        :data:`OUTCOME_PROPERTIES`).
-    """
-
-    run_id: str
-    responses: list[str]
-    shared: list[str]
-    cot_steps: list[str]
-    learners: list[str]
-    links: pd.DataFrame
-    outcomes: pd.DataFrame
-
-    def counts(self) -> dict[str, int]:
-        """Counts per kind, the run itself included: what a dry run prints."""
-        return {"Run": 1, "Response": len(self.responses), "sharedResponses": len(self.shared),
-                "CotStep": len(self.cot_steps), "Learner": len(self.learners),
-                **{kind: int((self.links["type"] == kind).sum())
-                   for kind in ("ANSWERED", "SCORED_ON", "ASSESSES", "LEARNED_PREREQUISITE_OF")},
-                "outcomeProperties": len(self.outcomes)}
-
-
-def run_footprint(store: GraphStore, run_id: str) -> RunFootprint:
-    """What belongs to the run ``run_id`` (see :class:`RunFootprint`).
-
-    Raises
-    ------
-    UnknownIdError
-        When the graph has no such run; the message suggests close run ids.
-    """
-    if store.nodes("Run", [run_id]).empty:
-        known = store.frame("run_list", {"evaluator": "", "model": "", "dataset": ""})["runId"].tolist()
-        close = difflib.get_close_matches(run_id, known, n=3)
-        hint = f"; did you mean {', '.join(close)}?" if close else ""
-        raise UnknownIdError(f"no run {run_id!r} in the graph{hint} (kstp runs list shows them)")
-    members = store.frame("run_members", {"runId": run_id})
-    owned = members[~members["shared"].astype(bool)]
-    return RunFootprint(run_id, owned.loc[owned["label"] == "Response", "id"].tolist(),
-                        members.loc[(members["label"] == "Response") & members["shared"].astype(bool), "id"].tolist(),
-                        owned.loc[owned["label"] == "CotStep", "id"].tolist(),
-                        owned.loc[owned["label"] == "Learner", "id"].tolist(),
-                        store.frame("run_links", {"runId": run_id}), store.frame("run_outcomes", {"runId": run_id}))
-
-
-def delete_run(store: GraphStore, run_id: str) -> RunFootprint:
-    """Delete the run ``run_id`` and what belongs to it alone; return what was deleted.
-
-    Its Responses (those another run also holds stay), their CoT steps, the
-    relationships that carry its id, its model Learners that have no other run, the
-    BLIM outcome properties it wrote, and the Run node. Human learners, questions and
-    every other run are untouched; a learner that stays keeps its accuracy and PSR
-    properties until ``kstp evaluate psr`` writes them again.
-
-    Raises
-    ------
-    UnknownIdError
-        When the graph has no such run.
-    """
-    footprint = run_footprint(store, run_id)
-    for (rel, from_label, to_label), rows in footprint.links.groupby(["type", "fromLabel", "toLabel"]):
-        store.delete_relationships(rel, from_label, to_label, rows.rename(columns={"fromId": "from_id",
-                                                                                  "toId": "to_id"}))
-    store.delete_nodes("CotStep", footprint.cot_steps)
-    store.delete_nodes("Response", footprint.responses)
-    store.delete_nodes("Learner", footprint.learners)
-    for label, rows in footprint.outcomes.groupby("label"):
-        cleared = {name: None for name in OUTCOME_PROPERTIES[label]}
-        store.write_nodes(label, pd.DataFrame({"id": rows["id"].tolist(), **cleared}))
-    store.delete_nodes("Run", [run_id])  # its IN_RUN links, those of shared Responses too
-    return footprint

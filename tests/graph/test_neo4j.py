@@ -227,7 +227,8 @@ def test_tiny_graph_writes_are_idempotent(store):
 # ---- parity: every registered query, the same rows on both engines --------------------------
 K = ["t:q1", "t:q2"]
 PARITY_CASES = [
-    ("frameworks", {}), ("datasets", {}), ("node_counts", {}), ("relationship_counts", {}), ("question_count", {}),
+    ("frameworks", {}), ("datasets", {}), ("dataset_members", {"dataset": "ds"}),
+    ("node_counts", {}), ("relationship_counts", {}), ("question_count", {}),
     ("concept_ancestors", {"conceptId": "t:c3"}), ("concept_descendants", {"conceptId": "t:c1"}),
     ("concept_closure", {"framework": "t"}), ("concept_prerequisites", {"framework": "t"}),
     ("concept_cycles", {"framework": "t"}), ("curriculum_figures", {"framework": "t"}),

@@ -173,6 +173,9 @@ def check_all(store, edges, qc, answers, rule):
         len(qc), sum(1 for cs in qc.values() if cs), len(links), len(rows))
     assert ds["learners"] == len(answers)
     assert ds["questionPrerequisites"] == len(expected)  # kstp db stats counts it in the engine
+    states = {("KnowledgeState", k) for k in store.nodes("KnowledgeState")["id"]}  # the empty one has no CONTAINS
+    assert as_set(run("dataset_members", dataset=DATASET), "label", "id") == states | \
+        {("Question", q) for q in qc} | {("Learner", learner) for learner in answers}  # one dataset: all of it
     checked |= check_overlap_and_counterexamples(store, edges, qc, answers, expected)
     return checked
 
