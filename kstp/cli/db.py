@@ -120,3 +120,55 @@ def delete_dataset(ctx: click.Context, dataset: str, dry_run: bool, as_json: boo
         return
     verb = "would delete" if dry_run else "deleted"
     message(f"{verb} dataset {dataset}: " + ", ".join(f"{n} {kind}" for kind, n in counts.items()))
+
+
+@db.command("export")
+@click.argument("folder", metavar="DIR", type=click.Path(file_okay=False))
+@click.option("--dataset", help="Export only this dataset, with its frameworks' concepts and edges.")
+@json_option
+@click.pass_context
+def export(ctx: click.Context, folder: str, dataset: str | None, as_json: bool) -> None:
+    """Write the graph (or one dataset) to DIR as CSV files with a manifest of counts and SHA-256s.
+
+    The files are neo4j-admin's import format; `kstp db import DIR` loads them on either engine.
+
+    \b
+    Examples:
+      kstp db export backup/
+      kstp db export frcsub-only/ --dataset frcsub
+      kstp --graph neo4j://localhost:7687 db import backup/
+    """
+    from kstp.graph.transfer import export_graph
+
+    manifest = export_graph(get_store(ctx), folder, dataset)
+    if as_json:
+        emit(manifest)
+        return
+    nodes = sum(f["rows"] for f in manifest["files"] if "label" in f)
+    rels = sum(f["rows"] for f in manifest["files"] if "type" in f)
+    message(f"exported {nodes} nodes and {rels} relationships in {len(manifest['files'])} files to {folder}")
+
+
+@db.command("import")
+@click.argument("folder", metavar="DIR", type=click.Path(exists=True, file_okay=False))
+@json_option
+@click.pass_context
+def import_(ctx: click.Context, folder: str, as_json: bool) -> None:
+    """Load an export folder into the graph (empty or not), after checking its manifest.
+
+    Refuses, writing nothing, a manifest of another schema version or a file whose
+    SHA-256 differs from the manifest's. Nodes already in the graph take the files' values.
+
+    \b
+    Example:
+      kstp --graph ladybug:/data/copy db import backup/
+    """
+    from kstp.graph.store import WriteReport
+    from kstp.graph.transfer import import_graph
+
+    written = import_graph(get_store(ctx), folder)
+    if as_json:
+        emit({path: vars(report) for path, report in written.items()})
+        return
+    total = sum(written.values(), WriteReport())
+    message(f"imported {folder}: {total.created} created, {total.updated} updated, {total.unchanged} unchanged")

@@ -67,7 +67,8 @@ def _graph_named(ctx: click.Context, exc: KstpError) -> str:
 
 #: Commands that only read the graph: they open an embedded graph read-only, so they
 #: work on a read-only disk and while another process writes (``kst space`` unless --store).
-READ_ONLY = ("db stats", "query", "report", "kst fringe", "kst check", "kst space", "runs list", "runs show")
+READ_ONLY = ("db stats", "db export", "query", "report", "kst fringe", "kst check", "kst space", "runs list",
+             "runs show")
 
 
 def _command(ctx: click.Context) -> str:

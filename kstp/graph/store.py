@@ -142,6 +142,27 @@ class GraphStore:
                                  list(dict.fromkeys(ids)), columns, f"nodes {label}")
         return rows.sort_values("id", ignore_index=True)
 
+    def relationships(self, rel: str, from_label: str, to_label: str) -> pd.DataFrame:
+        """Every ``(from)-[rel]->(to)`` relationship with all its properties.
+
+        Returns
+        -------
+        pandas.DataFrame
+            Columns ``from_id``, ``to_id`` and each property of the type in DDL order,
+            ordered by ``from_id, to_id``.
+
+        Raises
+        ------
+        KeyError
+            When ``rel`` does not join ``from_label`` to ``to_label``.
+        """
+        spec = schema.rel_type(rel, from_label, to_label)
+        columns = ["from_id", "to_id", *(name for name, _ in spec.properties)]
+        returns = "".join(f", r.{name} AS {name}" for name, _ in spec.properties)
+        rows = self._execute(f"MATCH (a:{from_label})-[r:{rel}]->(b:{to_label}) RETURN a.id AS from_id, "
+                             f"b.id AS to_id{returns} ORDER BY from_id, to_id", {}, f"relationships {rel}")
+        return rows if len(rows.columns) else pd.DataFrame(columns=columns)
+
     def delete_nodes(self, label: str, ids: list[str]) -> int:
         """Delete the ``label`` nodes named by ``ids`` with every relationship they have.
 

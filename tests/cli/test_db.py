@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 import pandas as pd
 import pytest
 from click.testing import CliRunner
@@ -102,3 +103,107 @@ def test_delete_dataset_leaves_every_other_dataset_as_it_was(two_datasets):
         "PREREQUISITE_OF": 5 + before["datasets"][1]["questionPrerequisites"], "TO": 1}
     missing = kstp(two_datasets, "db", "delete-dataset", "toy")
     assert missing.exit_code == 1 and "no dataset 'toy' in the graph; it has: toy2" in missing.stderr
+
+
+def add_awkward_values(store):
+    """Values a CSV round trip can break: quotes, commas, newlines, Unicode, a 200 KB cell,
+    an empty string beside missing values, arrays, booleans, integers and doubles."""
+    store.write_nodes("Question", pd.DataFrame([{
+        "id": "toy:q1", "text": 'He said "a, b"\nthen;left — é 😀', "solution": "", "difficulty": 0.1 + 0.2,
+        "embedding": [0.1, -2.5e-300, 1 / 3], "position": 7}, {"id": "toy:q2", "text": "x" * 200_000}]))
+    store.write_nodes("Response", pd.DataFrame([{"id": "k1", "exemplars": ["toy:q3", "toy:q4"], "closed": False,
+                                                "tokensOut": 2**40, "latencyS": 1e-9}]))
+    store.write_nodes("CotStep", pd.DataFrame({"id": ["k1#1", "k1#2"], "stepId": [1, 2], "final": [False, True]}))
+    store.write_relationships("HAS_STEP", "Response", "CotStep", pd.DataFrame({"from_id": "k1",
+                                                                               "to_id": ["k1#1", "k1#2"]}))
+    store.write_relationships("SUPPORTS", "CotStep", "CotStep", pd.DataFrame([{"from_id": "k1#1", "to_id": "k1#2"}]))
+
+
+def files_of(folder) -> dict:
+    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def test_export_round_trip_ladybug_neo4j_ladybug_gives_the_same_graph(neo4j_server, tmp_path, monkeypatch):
+    from kstp.graph import schema
+    from tests.conftest import connect_neo4j
+
+    first = tmp_path / "first"
+    with open_store(f"ladybug:{first}") as store:
+        build_two_datasets(store, tmp_path)
+        add_awkward_values(store)
+        original = {label: store.nodes(label) for label in schema.node_labels()}
+    with connect_neo4j(neo4j_server) as neo4j:
+        neo4j.reset()
+    monkeypatch.setenv("NEO4J_USER", neo4j_server.user)
+    monkeypatch.setenv("NEO4J_PASSWORD", neo4j_server.password)
+    steps = [(f"ladybug:{first}", "export", tmp_path / "a"), (neo4j_server.location, "import", tmp_path / "a"),
+             (neo4j_server.location, "export", tmp_path / "b"), (f"ladybug:{tmp_path / 'second'}", "import",
+                                                                tmp_path / "b"),
+             (f"ladybug:{tmp_path / 'second'}", "export", tmp_path / "c")]
+    for location, command, folder in steps:
+        result = kstp(location, "db", command, folder)
+        assert result.exit_code == 0, result.output
+    exported = files_of(tmp_path / "a")
+    assert len(exported) == 1 + 9 + 12  # the manifest, 9 labels (not Domain, Cluster), 12 (type, from, to) in use
+    assert files_of(tmp_path / "b") == exported == files_of(tmp_path / "c")
+    with connect_neo4j(neo4j_server) as neo4j:  # the server holds the declared types, not text
+        types = neo4j._execute("MATCH (q:Question {id: 'toy:q1'}) RETURN valueType(q.position) AS position, "
+                               "valueType(q.embedding) AS embedding, valueType(q.solution) AS solution", {}, "test")
+    assert types.values.tolist() == [["INTEGER NOT NULL", "LIST<FLOAT NOT NULL> NOT NULL", "STRING NOT NULL"]]
+    with open_store(f"ladybug:{tmp_path / 'second'}", read_only=True) as store:
+        for label, rows in original.items():
+            again = store.nodes(label)
+            assert _cells(again) == _cells(rows), label
+        q1 = store.nodes("Question", ["toy:q1"]).iloc[0]
+    assert (q1["text"], q1["solution"], q1["answer"]) == ('He said "a, b"\nthen;left — é 😀', "", "3")
+
+
+def _cells(frame: pd.DataFrame) -> list[list]:
+    return [[_plain(v) for v in row] for row in frame.itertuples(index=False)]
+
+
+def _plain(value):
+    """A cell as a comparable value: arrays as tuples, every missing value as None."""
+    if isinstance(value, np.ndarray | list):
+        return tuple(np.asarray(value).tolist())
+    return None if pd.isna(value) else value
+
+
+def test_import_refuses_another_schema_version_or_a_changed_file(graph_location, tmp_path):
+    source = f"ladybug:{tmp_path / 'source'}"
+    with open_store(source) as store:
+        load_toy(store, tmp_path)
+    assert kstp(source, "db", "export", tmp_path / "out").exit_code == 0
+    manifest_path = tmp_path / "out" / "manifest.json"
+    manifest = json.loads(manifest_path.read_text())
+    manifest_path.write_text(json.dumps({**manifest, "schemaVersion": 99}))
+    result = kstp(graph_location, "db", "import", tmp_path / "out")
+    assert result.exit_code == 1 and len(result.stderr.splitlines()) == 1
+    assert "has schema version 99; this kstp reads version 1" in result.stderr
+    manifest_path.write_text(json.dumps(manifest))
+    answers = tmp_path / "out" / "relationships" / "ANSWERED-Learner-Question.csv"
+    answers.write_text(answers.read_text().replace('"true"', '"false"', 1))
+    result = kstp(graph_location, "db", "import", tmp_path / "out")
+    assert result.exit_code == 1 and len(result.stderr.splitlines()) == 1
+    assert "ANSWERED-Learner-Question.csv does not match its SHA-256 in the manifest" in result.stderr
+    assert stats(graph_location)["nodes"] == {}  # nothing written either time
+    again = kstp(source, "db", "export", tmp_path / "out")
+    assert again.exit_code == 1 and "is not an empty folder; export into a new one" in again.stderr
+
+
+def test_export_of_one_dataset_brings_its_framework_and_nothing_else(two_datasets, tmp_path):
+    before = stats(two_datasets)
+    result = kstp(two_datasets, "db", "export", tmp_path / "toy2", "--dataset", "toy2", "--json")
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["dataset"] == "toy2"
+    copy = f"ladybug:{tmp_path / 'copy'}"
+    result = kstp(copy, "db", "import", tmp_path / "toy2")
+    assert result.exit_code == 0, result.output
+    after = stats(copy)
+    assert after["datasets"] == [d for d in before["datasets"] if d["datasetId"] == "toy2"]
+    assert after["frameworks"] == before["frameworks"]
+    # toy2's L1-L3 and model:m1 with its toy2 run and response; the toy framework's 6 concepts
+    assert after["nodes"] == {"Concept": 6, "Dataset": 1, "Framework": 1, "Learner": 4, "Question": 8,
+                              "Response": 1, "Run": 1}
+    assert after["relationships"]["ANSWERED"] == 12  # 11 of toy2's learners and m1's toy2 answer, not its toy one
+    assert kstp(two_datasets, "db", "export", tmp_path / "none", "--dataset", "nope").exit_code == 1
