@@ -130,7 +130,8 @@ def delete_dataset(ctx: click.Context, dataset: str, dry_run: bool, as_json: boo
 def export(ctx: click.Context, folder: str, dataset: str | None, as_json: bool) -> None:
     """Write the graph (or one dataset) to DIR as CSV files with a manifest of counts and SHA-256s.
 
-    The files are neo4j-admin's import format; `kstp db import DIR` loads them on either engine.
+    The files are neo4j-admin's import format: `kstp db import DIR` loads them on either
+    engine, and the printed `neo4j-admin database import full` command into a new Neo4j database.
 
     \b
     Examples:
@@ -138,7 +139,7 @@ def export(ctx: click.Context, folder: str, dataset: str | None, as_json: bool) 
       kstp db export frcsub-only/ --dataset frcsub
       kstp --graph neo4j://localhost:7687 db import backup/
     """
-    from kstp.graph.transfer import export_graph
+    from kstp.graph.transfer import export_graph, neo4j_admin_command
 
     manifest = export_graph(get_store(ctx), folder, dataset)
     if as_json:
@@ -146,7 +147,10 @@ def export(ctx: click.Context, folder: str, dataset: str | None, as_json: bool) 
         return
     nodes = sum(f["rows"] for f in manifest["files"] if "label" in f)
     rels = sum(f["rows"] for f in manifest["files"] if "type" in f)
-    message(f"exported {nodes} nodes and {rels} relationships in {len(manifest['files'])} files to {folder}")
+    message(f"exported {nodes} nodes and {rels} relationships in {len(manifest['files'])} files to {folder}; "
+            "kstp db import loads them on either engine, or this command into a new Neo4j database (server "
+            "stopped; then kstp db init):")
+    click.echo(neo4j_admin_command(folder), err=True)  # not wrapped, so it can be pasted
 
 
 @db.command("import")
