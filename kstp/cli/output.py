@@ -146,7 +146,7 @@ def print_table(frame: pd.DataFrame, title: str | None = None, digits: int = 3) 
         table.add_column(Text(str(column)),
                          justify="right" if pd.api.types.is_numeric_dtype(frame[column]) else "left")
     for row in frame.itertuples(index=False):
-        table.add_row(*(Text("" if v is None or (isinstance(v, float) and math.isnan(v))
+        table.add_row(*(Text("" if v is None or v is pd.NA or (isinstance(v, float) and math.isnan(v))
                              else f"{v:.{digits}f}" if isinstance(v, float) else str(v)) for v in row))
     console = Console(emoji=False)
     if not console.is_terminal:  # piped or captured: do not squeeze to 80 columns

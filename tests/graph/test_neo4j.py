@@ -178,6 +178,19 @@ def test_writes_are_batched(neo4j_store, monkeypatch):
     assert len(neo4j_store.run("framework_concepts", {"framework": "t"})) == 10
 
 
+def test_delete_nodes_removes_their_relationships_in_batches(neo4j_store, monkeypatch):
+    """Neo4j alone: it deletes a node's relationships in bounded transactions before the node."""
+    import kstp.graph.neo4j as module
+
+    monkeypatch.setattr(module, "BATCH_SIZE", 3)
+    neo4j_store.write_nodes("Concept", _frame("id framework", *[(f"t:c{i}", "t") for i in range(8)]))
+    edges = _frame("from_id to_id", *[(f"t:c{i}", f"t:c{j}") for i in range(4) for j in range(4, 8)])
+    neo4j_store.write_relationships("PREREQUISITE_OF", "Concept", "Concept", edges)
+    assert neo4j_store.delete_nodes("Concept", ["t:c0", "t:c1", "t:c1", "t:c4", "t:nowhere"]) == 5
+    assert sorted(neo4j_store.nodes("Concept")["id"]) == ["t:c2", "t:c3", "t:c5", "t:c6", "t:c7"]
+    assert neo4j_store.run("relationship_counts") == [{"type": "PREREQUISITE_OF", "count": 6}]  # c2, c3 -> c5..c7
+
+
 # ---- both engines, same expectations --------------------------------------------------------
 def test_write_nodes_counts(store):
     rows = _frame("id framework code", ("t:c1", "t", "A"), ("t:c2", "t", "B"), ("t:c3", "t", None))
