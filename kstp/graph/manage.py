@@ -47,8 +47,7 @@ def list_runs(store: GraphStore, evaluator: str | None = None, model: str | None
     """
     runs = store.frame("run_list", {"evaluator": evaluator or "", "model": model or "", "dataset": dataset or ""})
     figure = runs["evaluator"].map(HEADLINE)
-    value = [row[name] if isinstance(name, str) else None
-             for name, (_, row) in zip(figure, runs.iterrows(), strict=True)]
+    value = [runs.at[i, name] if isinstance(name, str) else None for i, name in figure.items()]
     return pd.DataFrame({
         "runId": runs["runId"], "evaluator": runs["evaluator"], "model": runs["model"],
         "endpoint": [_endpoint(config, backend) for config, backend in zip(runs["config"], runs["backend"],
