@@ -42,12 +42,11 @@ def graph_stats(store: GraphStore) -> dict:
         frameworks.append({"framework": fw["frameworkId"], **figures,
                            "prerequisitesPerConcept": figures["prerequisiteEdges"] / concepts if concepts else 0.0})
     datasets = []
-    for ds in store.run("datasets"):
-        edges = len(store.frame("question_prerequisite_edges", {"dataset": ds["datasetId"]}))
+    for ds in store.run("datasets"):  # every figure a count() in the engine, no edge crosses the wire
         questions = ds["questions"]
         datasets.append({**ds, "conceptsPerQuestion": ds["assesses"] / questions if questions else 0.0,
-                         "questionPrerequisites": edges,
-                         "questionPrerequisitesPerQuestion": edges / questions if questions else 0.0})
+                         "questionPrerequisitesPerQuestion":
+                             ds["questionPrerequisites"] / questions if questions else 0.0})
     return {"nodes": {r["label"]: r["count"] for r in store.run("node_counts")},
             "relationships": {r["type"]: r["count"] for r in store.run("relationship_counts")},
             "frameworks": frameworks, "datasets": datasets}
@@ -93,3 +92,87 @@ def reset(ctx: click.Context, yes: bool) -> None:
         click.confirm("Delete every node and relationship in the graph?", abort=True, err=True)
     get_store(ctx).reset()
     message("graph emptied")
+
+
+@db.command("delete-dataset")
+@click.argument("dataset")
+@click.option("--dry-run", is_flag=True, help="Print what would be deleted, and delete nothing.")
+@json_option
+@click.pass_context
+def delete_dataset(ctx: click.Context, dataset: str, dry_run: bool, as_json: bool) -> None:
+    """Delete one dataset: its questions, answers, derived prerequisites, catalogues, runs and own learners.
+
+    Frameworks, concepts and every other dataset stay as they are; a learner (a model)
+    that also answered another dataset stays too.
+
+    \b
+    Examples:
+      kstp db delete-dataset probability_pks --dry-run
+      kstp db delete-dataset probability_pks
+    """
+    from kstp.graph.manage import dataset_footprint
+    from kstp.graph.manage import delete_dataset as delete
+
+    store = get_store(ctx)
+    counts = (dataset_footprint(store, dataset) if dry_run else delete(store, dataset)).counts()
+    if as_json:
+        emit({"dataset": dataset, "dryRun": dry_run, "deleted": counts})
+        return
+    verb = "would delete" if dry_run else "deleted"
+    message(f"{verb} dataset {dataset}: " + ", ".join(f"{n} {kind}" for kind, n in counts.items()))
+
+
+@db.command("export")
+@click.argument("folder", metavar="DIR", type=click.Path(file_okay=False))
+@click.option("--dataset", help="Export only this dataset, with its frameworks' concepts and edges.")
+@json_option
+@click.pass_context
+def export(ctx: click.Context, folder: str, dataset: str | None, as_json: bool) -> None:
+    """Write the graph (or one dataset) to DIR as CSV files with a manifest of counts and SHA-256s.
+
+    The files are neo4j-admin's import format: `kstp db import DIR` loads them on either
+    engine, and the printed `neo4j-admin database import full` command into a new Neo4j database.
+
+    \b
+    Examples:
+      kstp db export backup/
+      kstp db export frcsub-only/ --dataset frcsub
+      kstp --graph neo4j://localhost:7687 db import backup/
+    """
+    from kstp.graph.transfer import export_graph, neo4j_admin_command
+
+    manifest = export_graph(get_store(ctx), folder, dataset)
+    if as_json:
+        emit(manifest)
+        return
+    nodes = sum(f["rows"] for f in manifest["files"] if "label" in f)
+    rels = sum(f["rows"] for f in manifest["files"] if "type" in f)
+    message(f"exported {nodes} nodes and {rels} relationships in {len(manifest['files'])} files to {folder}; "
+            "kstp db import loads them on either engine, or this command into a new Neo4j database (server "
+            "stopped; then kstp db init):")
+    click.echo(neo4j_admin_command(folder), err=True)  # not wrapped, so it can be pasted
+
+
+@db.command("import")
+@click.argument("folder", metavar="DIR", type=click.Path(exists=True, file_okay=False))
+@json_option
+@click.pass_context
+def import_(ctx: click.Context, folder: str, as_json: bool) -> None:
+    """Load an export folder into the graph (empty or not), after checking its manifest.
+
+    Refuses, writing nothing, a manifest of another schema version or a file whose
+    SHA-256 differs from the manifest's. Nodes already in the graph take the files' values.
+
+    \b
+    Example:
+      kstp --graph ladybug:/data/copy db import backup/
+    """
+    from kstp.graph.store import WriteReport
+    from kstp.graph.transfer import import_graph
+
+    written = import_graph(get_store(ctx), folder)
+    if as_json:
+        emit({path: vars(report) for path, report in written.items()})
+        return
+    total = sum(written.values(), WriteReport())
+    message(f"imported {folder}: {total.created} created, {total.updated} updated, {total.unchanged} unchanged")

@@ -28,6 +28,7 @@ from kstp.cli.query import query
 from kstp.cli.reasoning import reasoning
 from kstp.cli.report import report
 from kstp.cli.rqeval import evaluate_rqeval, report_rqeval, rqeval
+from kstp.cli.runs import runs
 from kstp.cli.scaffolding import scaffolding, scaffolding_report
 from kstp.cli.validate import validate
 from kstp.errors import KstpError
@@ -73,7 +74,7 @@ def cli(ctx: click.Context, graph: str | None, quiet: bool, verbose: bool) -> No
     ctx.obj["graph"] = graph
 
 
-for command in (db, ingest, derive, kst, query, evaluate, report, grade, demo):
+for command in (db, ingest, derive, kst, query, evaluate, report, grade, demo, runs):
     cli.add_command(command)
 cli.add_command(validate)
 evaluate.add_command(koc, "koc")

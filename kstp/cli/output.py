@@ -80,7 +80,8 @@ def _graph_named(ctx: click.Context, exc: KstpError) -> str:
 
 #: Commands that only read the graph: they open an embedded graph read-only, so they
 #: work on a read-only disk and while another process writes (``kst space`` unless --store).
-READ_ONLY = ("db stats", "query", "report", "kst fringe", "kst check", "kst space")
+READ_ONLY = ("db stats", "db export", "query", "report", "kst fringe", "kst check", "kst space", "runs list",
+             "runs show")
 
 _KEPT = "kstp.kept"  # ctx.meta key: what an interruption keeps, as the running command last said
 
@@ -285,7 +286,8 @@ def _widths(headers: list[str], columns: list[list[tuple[str, bool]]], width: in
 
 def _cell(value: Any, digits: int) -> tuple[str, bool]:
     """The text of a cell and whether it is a number (which must never be cut)."""
-    if value is None or (isinstance(value, float) and math.isnan(value)):
+    pd = sys.modules.get("pandas")  # pandas.NA: a missing nullable integer is a blank cell too
+    if value is None or (pd is not None and value is pd.NA) or (isinstance(value, float) and math.isnan(value)):
         return "", False
     if hasattr(value, "item") and not isinstance(value, str | bytes):
         value = value.item()  # numpy scalar

@@ -139,6 +139,20 @@ class Neo4jStore(GraphStore):
     def close(self) -> None:
         self._driver.close()
 
+    def delete_nodes(self, label: str, ids: list[str]) -> int:
+        # DETACH DELETE would hold every relationship of a batch in one transaction (a dataset's
+        # questions carry 1.2 M derived edges): delete those first in bounded batches, as reset does.
+        schema.node_label(label)
+        unique = list(dict.fromkeys(ids))
+        for start in range(0, len(unique), BATCH_SIZE):
+            chunk = unique[start:start + BATCH_SIZE]
+            while self._run(f"UNWIND $ids AS key MATCH (:{label} {{id: key}})-[r]-() WITH DISTINCT r LIMIT $batch "
+                            "DELETE r RETURN count(*) AS n", {"ids": chunk, "batch": BATCH_SIZE},
+                            f"delete {label} relationships")["n"].iloc[0]:
+                pass
+            self._run(f"UNWIND $ids AS key MATCH (n:{label} {{id: key}}) DELETE n", {"ids": chunk}, f"delete {label}")
+        return len(ids)
+
     def _run(self, text: str, params: dict, name: str, routing: neo4j.RoutingControl = _WRITE) -> pd.DataFrame:
         """Run ``text`` in one managed transaction, tagged with ``name``; its rows as a DataFrame."""
         query = neo4j.Query(text, metadata={"app": f"kstp/{__version__}", "query": name})

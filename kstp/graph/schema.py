@@ -13,7 +13,12 @@ from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 
-__all__ = ["NodeLabel", "RelType", "node_labels", "rel_types", "node_label", "rel_type"]
+__all__ = ["SCHEMA_VERSION", "NodeLabel", "RelType", "node_labels", "rel_types", "node_label", "rel_type"]
+
+#: The graph model's version, written into every export manifest (``kstp db export``). Bump
+#: it when a property or relationship changes meaning or goes away; properties added at the
+#: end of a DDL line keep old exports importable and need no bump.
+SCHEMA_VERSION = 1
 
 _NODE_RE = re.compile(r"CREATE NODE TABLE IF NOT EXISTS (\w+)\((.*)\);")
 _REL_RE = re.compile(r"CREATE REL TABLE IF NOT EXISTS (\w+)\((.*)\);")

@@ -118,6 +118,68 @@ class GraphStore:
         for lo, hi in self._ranges(keys, size):
             yield self.frame(name, {**params, "lo": lo, "hi": hi}, categorical=True)
 
+    def nodes(self, label: str, ids: list[str] | None = None) -> pd.DataFrame:
+        """Every property of the ``label`` nodes named by ``ids`` (all of them when ``None``).
+
+        Returns
+        -------
+        pandas.DataFrame
+            One row per node found, a column per property of the label in DDL order
+            (``id`` first; a property a node lacks is missing), ordered by id.
+
+        Raises
+        ------
+        KeyError
+            When ``label`` is not part of the graph model.
+        """
+        spec = schema.node_label(label)
+        returns = ", ".join(f"n.{name} AS {name}" for name, _ in spec.properties)
+        columns = [name for name, _ in spec.properties]
+        if ids is None:
+            rows = self._execute(f"MATCH (n:{label}) RETURN {returns} ORDER BY id", {}, f"nodes {label}")
+            return rows if len(rows.columns) else pd.DataFrame(columns=columns)
+        rows = self._read_by_ids(f"UNWIND $ids AS key MATCH (n:{label} {{id: key}}) RETURN {returns}",
+                                 list(dict.fromkeys(ids)), columns, f"nodes {label}")
+        return rows.sort_values("id", ignore_index=True)
+
+    def relationships(self, rel: str, from_label: str, to_label: str) -> pd.DataFrame:
+        """Every ``(from)-[rel]->(to)`` relationship with all its properties.
+
+        Returns
+        -------
+        pandas.DataFrame
+            Columns ``from_id``, ``to_id`` and each property of the type in DDL order,
+            ordered by ``from_id, to_id``.
+
+        Raises
+        ------
+        KeyError
+            When ``rel`` does not join ``from_label`` to ``to_label``.
+        """
+        spec = schema.rel_type(rel, from_label, to_label)
+        columns = ["from_id", "to_id", *(name for name, _ in spec.properties)]
+        returns = "".join(f", r.{name} AS {name}" for name, _ in spec.properties)
+        rows = self._execute(f"MATCH (a:{from_label})-[r:{rel}]->(b:{to_label}) RETURN a.id AS from_id, "
+                             f"b.id AS to_id{returns} ORDER BY from_id, to_id", {}, f"relationships {rel}")
+        return rows if len(rows.columns) else pd.DataFrame(columns=columns)
+
+    def delete_nodes(self, label: str, ids: list[str]) -> int:
+        """Delete the ``label`` nodes named by ``ids`` with every relationship they have.
+
+        Returns the number of ids given; ids without a node are ignored. Not a
+        registered query, as :meth:`reset` is not: ``kstp query`` only reads.
+
+        Raises
+        ------
+        KeyError
+            When ``label`` is not part of the graph model.
+        """
+        schema.node_label(label)
+        if ids:
+            self._execute_rows(f"UNWIND $rows AS row MATCH (n:{label} {{id: row.id}}) DETACH DELETE n",
+                               pd.DataFrame({"id": list(dict.fromkeys(ids))}), f"delete {label}")
+        return len(ids)
+
     @staticmethod
     def _ranges(keys: list[str], size: int) -> Iterator[tuple[str, str]]:
         for start in range(0, len(keys), size):

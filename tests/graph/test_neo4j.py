@@ -178,6 +178,19 @@ def test_writes_are_batched(neo4j_store, monkeypatch):
     assert len(neo4j_store.run("framework_concepts", {"framework": "t"})) == 10
 
 
+def test_delete_nodes_removes_their_relationships_in_batches(neo4j_store, monkeypatch):
+    """Neo4j alone: it deletes a node's relationships in bounded transactions before the node."""
+    import kstp.graph.neo4j as module
+
+    monkeypatch.setattr(module, "BATCH_SIZE", 3)
+    neo4j_store.write_nodes("Concept", _frame("id framework", *[(f"t:c{i}", "t") for i in range(8)]))
+    edges = _frame("from_id to_id", *[(f"t:c{i}", f"t:c{j}") for i in range(4) for j in range(4, 8)])
+    neo4j_store.write_relationships("PREREQUISITE_OF", "Concept", "Concept", edges)
+    assert neo4j_store.delete_nodes("Concept", ["t:c0", "t:c1", "t:c1", "t:c4", "t:nowhere"]) == 5
+    assert sorted(neo4j_store.nodes("Concept")["id"]) == ["t:c2", "t:c3", "t:c5", "t:c6", "t:c7"]
+    assert neo4j_store.run("relationship_counts") == [{"type": "PREREQUISITE_OF", "count": 6}]  # c2, c3 -> c5..c7
+
+
 # ---- both engines, same expectations --------------------------------------------------------
 def test_write_nodes_counts(store):
     rows = _frame("id framework code", ("t:c1", "t", "A"), ("t:c2", "t", "B"), ("t:c3", "t", None))
@@ -227,7 +240,8 @@ def test_tiny_graph_writes_are_idempotent(store):
 # ---- parity: every registered query, the same rows on both engines --------------------------
 K = ["t:q1", "t:q2"]
 PARITY_CASES = [
-    ("frameworks", {}), ("datasets", {}), ("node_counts", {}), ("relationship_counts", {}), ("question_count", {}),
+    ("frameworks", {}), ("datasets", {}), ("dataset_members", {"dataset": "ds"}),
+    ("node_counts", {}), ("relationship_counts", {}), ("question_count", {}),
     ("concept_ancestors", {"conceptId": "t:c3"}), ("concept_descendants", {"conceptId": "t:c1"}),
     ("concept_closure", {"framework": "t"}), ("concept_prerequisites", {"framework": "t"}),
     ("concept_cycles", {"framework": "t"}), ("curriculum_figures", {"framework": "t"}),
@@ -266,7 +280,7 @@ PARITY_CASES = [
 ]
 #: Need a run in the graph; their Ladybug parity is in tests/parity/test_parity.py.
 RUN_QUERIES = {"runs_of", "responses_by_id", "run_responses", "run_by_id", "nextstep_responses",
-               "scaffolding_responses", "evaluator_runs",
+               "scaffolding_responses", "evaluator_runs", "run_list", "run_members", "run_links", "run_outcomes",
                # need a BLIM fit; test_parity_blim_queries runs them on both engines
                "blim_states", "blim_learners", "blim_item_parameters", "learned_prerequisites"}
 

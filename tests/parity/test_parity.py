@@ -16,6 +16,7 @@ from tests import reference as ref
 DATASET, FRAMEWORK = "gen", "gen"
 #: Checked by test_parity_run_queries.
 RUN_QUERIES = {"runs_of", "responses_by_id", "run_responses", "run_by_id", "nextstep_responses",
+               "run_list", "run_members", "run_links", "run_outcomes",
                "rqeval_items", "rqeval_responses", "rqeval_scores"}  # the last three: test_parity_rqeval_queries
 
 
@@ -171,6 +172,10 @@ def check_all(store, edges, qc, answers, rule):
     assert (ds["questions"], ds["questionsWithConcepts"], ds["assesses"], ds["answers"]) == (
         len(qc), sum(1 for cs in qc.values() if cs), len(links), len(rows))
     assert ds["learners"] == len(answers)
+    assert ds["questionPrerequisites"] == len(expected)  # kstp db stats counts it in the engine
+    states = {("KnowledgeState", k) for k in store.nodes("KnowledgeState")["id"]}  # the empty one has no CONTAINS
+    assert as_set(run("dataset_members", dataset=DATASET), "label", "id") == states | \
+        {("Question", q) for q in qc} | {("Learner", learner) for learner in answers}  # one dataset: all of it
     checked |= check_overlap_and_counterexamples(store, edges, qc, answers, expected)
     return checked
 
@@ -281,6 +286,22 @@ def test_parity_run_queries(store):
     by_id = store.frame("responses_by_id", {"ids": ["k1", "k2", "zz"]})
     assert set(by_id["responseId"]) == {"k1", "k2"}
     assert pending(store, ["k1", "k2", "k3", "k4"]) == {"k2", "k4"}
+    listed = store.frame("run_list", {"evaluator": "answers", "model": "", "dataset": DATASET})
+    assert listed[["runId", "model", "status"]].values.tolist() == [[run_id, "tiny", "running"]]
+    assert store.frame("run_list", {"evaluator": "", "model": "other", "dataset": ""}).empty
+    store.write_nodes("Learner", pd.DataFrame([{"id": "m", "kind": "model"}]))
+    store.write_nodes("CotStep", pd.DataFrame({"id": ["k1#1"]}))
+    store.write_relationships("HAS_STEP", "Response", "CotStep", pd.DataFrame([{"from_id": "k1", "to_id": "k1#1"}]))
+    store.write_relationships("ANSWERED", "Learner", "Question",
+                              pd.DataFrame([{"from_id": "m", "to_id": "q1", "correct": True, "runId": run_id}]))
+    store.write_nodes("Question", pd.DataFrame([{"id": "q2", "careless": 0.1, "blimRunId": run_id}]))
+    members = store.frame("run_members", {"runId": run_id})
+    assert sorted(members[["label", "id", "shared"]].values.tolist()) == [
+        ["CotStep", "k1#1", False], ["Learner", "m", False], ["Response", "k1", False], ["Response", "k2", False],
+        ["Response", "k3", False]]
+    assert store.frame("run_links", {"runId": run_id}).values.tolist() == [["ANSWERED", "Learner", "Question", "m",
+                                                                           "q1"]]
+    assert store.frame("run_outcomes", {"runId": run_id}).values.tolist() == [["Question", "q2"]]
 
 
 def check_overlap_and_counterexamples(store, edges, qc, answers, question_edges):

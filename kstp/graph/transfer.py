@@ -1,0 +1,311 @@
+"""Moving and backing up a graph: portable CSV files with a manifest, read back on either engine.
+
+An export folder holds::
+
+    manifest.json                          format, schema version, kstp version, dataset,
+                                           and per file: what it holds, rows, SHA-256
+    nodes/<Label>.csv                      id:ID(<Label>),<property>:<type>,...
+    relationships/<TYPE>-<From>-<To>.csv   :START_ID(<From>),:END_ID(<To>),<property>:<type>,...
+
+The files are in the input format of ``neo4j-admin database import full``, so the same
+bytes can seed a fresh Neo4j database: one ID space per label, typed columns
+(``string``, ``long``, ``double``, ``boolean``, ``string[]`` and ``double[]`` with
+:data:`ARRAY_DELIMITER` between elements), every present value quoted and a missing one
+an empty unquoted field, so an empty string stays one (neo4j-admin's default, and what
+pyarrow's CSV reader is told here). Doubles are written in their shortest round-trip
+form, so a value comes back bit for bit. :func:`neo4j_admin_command` prints the command.
+
+Assumes the graph holds only the properties of :mod:`kstp.graph.schema` (every kstp
+write is checked against it) and no NaN (kstp stores missing values as nulls).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+from pathlib import Path
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.csv as pacsv
+
+from kstp._version import __version__
+from kstp.errors import ConfigError, DataNotFoundError, InputError
+from kstp.graph import schema
+from kstp.graph.store import GraphStore, WriteReport
+
+__all__ = ["FORMAT", "ARRAY_DELIMITER", "export_graph", "read_manifest", "import_graph", "neo4j_admin_command"]
+
+#: The ``format`` of a manifest written here.
+FORMAT = "kstp-graph-export"
+#: Between the elements of an array cell: neo4j-admin's default, so its command needs no flag.
+ARRAY_DELIMITER = ";"
+_TYPES = {"STRING": "string", "INT64": "long", "DOUBLE": "double", "BOOLEAN": "boolean",
+          "STRING[]": "string[]", "DOUBLE[]": "double[]"}
+_ARROW = {"STRING": pa.string(), "INT64": pa.int64(), "DOUBLE": pa.float64(), "BOOLEAN": pa.bool_()}
+
+
+def _digest(path: Path) -> str:
+    sha = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            sha.update(block)
+    return sha.hexdigest()
+
+
+def _cell(value, kind: str, where: str):
+    """One value as the text or Arrow scalar its CSV column takes (arrays joined here)."""
+    if kind.endswith("[]"):
+        if value is None:  # an array arrives as a list (Neo4j) or a numpy array (Ladybug)
+            return None
+        items = [repr(float(v)) if kind == "DOUBLE[]" else str(v) for v in value]
+        if any(ARRAY_DELIMITER in item for item in items):
+            raise InputError(f"{where}: an array element contains {ARRAY_DELIMITER!r}, the array delimiter of the "
+                             "export format; it cannot be written")
+        return ARRAY_DELIMITER.join(items)
+    if pd.isna(value):
+        return None
+    if kind == "INT64":
+        return int(value)
+    if kind == "DOUBLE":
+        return float(value)
+    return bool(value) if kind == "BOOLEAN" else str(value)
+
+
+def _write_csv(path: Path, header: list[str], columns: list[tuple[str, str]], rows: pd.DataFrame, what: str) -> None:
+    arrays = []
+    for name, kind in columns:
+        values = [_cell(v, kind, f"{what}.{name}") for v in rows[name].tolist()]
+        arrays.append(pa.array(values, pa.string() if kind.endswith("[]") else _ARROW[kind]))
+    body = io.BytesIO()
+    pacsv.write_csv(pa.table(arrays, names=[f"c{i}" for i in range(len(arrays))]), body,
+                    pacsv.WriteOptions(include_header=False, quoting_style="all_valid"))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes((",".join(header) + "\n").encode() + body.getvalue())
+
+
+def _subset(dataset: str, nodes: dict[str, pd.DataFrame],
+            rels: dict[tuple[str, str, str], pd.DataFrame]) -> dict[str, set]:
+    """The node ids one dataset needs: its own nodes and its frameworks' curricula."""
+    def ends(rel, from_label, to_label):
+        return rels.get((rel, from_label, to_label), pd.DataFrame(columns=["from_id", "to_id"]))
+
+    if dataset not in set(nodes["Dataset"]["id"]):
+        raise DataNotFoundError(f"no dataset {dataset!r} in the graph; it has: "
+                                f"{', '.join(nodes['Dataset']['id']) or 'none'}")
+    keep: dict[str, set] = {label: set() for label in schema.node_labels()}
+    keep["Dataset"] = {dataset}
+    in_dataset = ends("IN_DATASET", "Question", "Dataset")
+    keep["Question"] = set(in_dataset.loc[in_dataset["to_id"] == dataset, "from_id"])
+    runs = nodes["Run"]
+    keep["Run"] = set(runs.loc[runs["dataset"] == dataset, "id"])
+    to, in_run = ends("TO", "Response", "Question"), ends("IN_RUN", "Response", "Run")
+    keep["Response"] = set(to.loc[to["to_id"].isin(keep["Question"]), "from_id"]) | \
+        set(in_run.loc[in_run["to_id"].isin(keep["Run"]), "from_id"])
+    steps = ends("HAS_STEP", "Response", "CotStep")
+    keep["CotStep"] = set(steps.loc[steps["from_id"].isin(keep["Response"]), "to_id"])
+    states = nodes["KnowledgeState"]
+    keep["KnowledgeState"] = set(states.loc[states["dataset"] == dataset, "id"])
+    answered, gave, scored = (ends("ANSWERED", "Learner", "Question"), ends("GAVE", "Learner", "Response"),
+                              ends("SCORED_ON", "Learner", "Dataset"))
+    learners = nodes["Learner"]
+    keep["Learner"] = set(answered.loc[answered["to_id"].isin(keep["Question"]), "from_id"]) | \
+        set(gave.loc[gave["to_id"].isin(keep["Response"]), "from_id"]) | \
+        set(scored.loc[scored["to_id"] == dataset, "from_id"]) | set(learners.loc[learners["dataset"] == dataset, "id"])
+    assesses = ends("ASSESSES", "Question", "Concept")
+    concepts = nodes["Concept"]
+    assessed = set(assesses.loc[assesses["from_id"].isin(keep["Question"]), "to_id"])
+    frameworks = set(concepts.loc[concepts["id"].isin(assessed), "framework"].dropna())
+    keep["Framework"] = frameworks
+    keep["Concept"] = set(concepts.loc[concepts["framework"].isin(frameworks), "id"])
+    part_of = {pair: ends("PART_OF", *pair) for pair in schema.rel_types()["PART_OF"].endpoints}
+    def parts_of(child, parents):
+        links = part_of[(child, parents)]
+        return set(links.loc[links["to_id"].isin(keep[parents]), "from_id"])
+
+    keep["Domain"] = parts_of("Domain", "Framework")
+    keep["Cluster"] = parts_of("Cluster", "Domain") | parts_of("Cluster", "Framework")
+    return keep
+
+
+def export_graph(store: GraphStore, folder: str | Path, dataset: str | None = None) -> dict:
+    """Write the graph, or one dataset with what it needs, as CSV files and a manifest.
+
+    Parameters
+    ----------
+    folder : str or Path
+        A new or empty folder.
+    dataset : str, optional
+        Export only this dataset: its Dataset node, Questions, the Learners that answered
+        them (with those answers only), its runs with their Responses and CoT steps, its
+        KnowledgeStates, and the whole curriculum of every framework its questions
+        assess (Framework, Domains, Clusters, Concepts and their edges). Every
+        relationship between exported nodes is exported.
+
+    Returns
+    -------
+    dict
+        The manifest written to ``manifest.json``.
+
+    Raises
+    ------
+    ConfigError
+        When ``folder`` exists and is not an empty folder.
+    DataNotFoundError
+        When ``dataset`` is not in the graph.
+    InputError
+        When an array element contains :data:`ARRAY_DELIMITER`.
+    """
+    folder = Path(folder)
+    if folder.exists() and (not folder.is_dir() or any(folder.iterdir())):
+        raise ConfigError(f"{folder} is not an empty folder; export into a new one")
+    nodes = {label: store.nodes(label) for label in schema.node_labels()}
+    rels = {(rel.name, a, b): store.relationships(rel.name, a, b)
+            for rel in schema.rel_types().values() for a, b in rel.endpoints}
+    if dataset is not None:
+        keep = _subset(dataset, nodes, rels)
+        nodes = {label: rows[rows["id"].isin(keep[label])] for label, rows in nodes.items()}
+        rels = {key: rows[rows["from_id"].isin(keep[key[1]]) & rows["to_id"].isin(keep[key[2]])]
+                for key, rows in rels.items()}
+    files = []
+    for label, rows in nodes.items():
+        if rows.empty:
+            continue
+        props = schema.node_label(label).properties
+        header = [f"id:ID({label})", *(f"{name}:{_TYPES[kind]}" for name, kind in props[1:])]
+        path = folder / "nodes" / f"{label}.csv"
+        _write_csv(path, header, list(props), rows, label)
+        files.append({"path": f"nodes/{label}.csv", "label": label, "rows": len(rows), "sha256": _digest(path)})
+    for (rel, from_label, to_label), rows in rels.items():
+        if rows.empty:
+            continue
+        props = schema.rel_type(rel, from_label, to_label).properties
+        header = [f":START_ID({from_label})", f":END_ID({to_label})",
+                  *(f"{name}:{_TYPES[kind]}" for name, kind in props)]
+        name = f"relationships/{rel}-{from_label}-{to_label}.csv"
+        _write_csv(folder / name, header, [("from_id", "STRING"), ("to_id", "STRING"), *props], rows, rel)
+        files.append({"path": name, "type": rel, "from": from_label, "to": to_label, "rows": len(rows),
+                      "sha256": _digest(folder / name)})
+    manifest = {"format": FORMAT, "schemaVersion": schema.SCHEMA_VERSION, "kstpVersion": __version__,
+                "dataset": dataset, "arrayDelimiter": ARRAY_DELIMITER, "files": files}
+    (folder / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
+    return manifest
+
+
+def read_manifest(folder: str | Path) -> dict:
+    """The manifest of an export folder, checked: format, schema version, every file's SHA-256.
+
+    Raises
+    ------
+    DataNotFoundError
+        When the folder has no ``manifest.json`` or a file it lists is missing.
+    InputError
+        When the manifest is not kstp's, has another schema version, or a file's
+        checksum differs from the manifest's.
+    """
+    folder = Path(folder)
+    path = folder / "manifest.json"
+    if not path.is_file():
+        raise DataNotFoundError(f"no manifest.json in {folder}: not a kstp export folder (kstp db export writes one)")
+    try:
+        manifest = json.loads(path.read_text())
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise InputError(f"{path} is not a kstp export manifest ({exc})") from None
+    if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
+        raise InputError(f"{path} is not a kstp export manifest (format is not {FORMAT!r})")
+    if manifest.get("schemaVersion") != schema.SCHEMA_VERSION:
+        raise InputError(f"{path} has schema version {manifest.get('schemaVersion')!r}; this kstp reads version "
+                         f"{schema.SCHEMA_VERSION}: import it with the kstp that exported it")
+    for entry in manifest["files"]:
+        file = folder / entry["path"]
+        if not file.is_file():
+            raise DataNotFoundError(f"{file} is listed in the manifest but missing")
+        if _digest(file) != entry["sha256"]:
+            raise InputError(f"{file} does not match its SHA-256 in the manifest: the file changed or is damaged "
+                             "since the export; nothing was imported")
+    return manifest
+
+
+def _read_csv(path: Path, columns: list[tuple[str, str]]) -> pd.DataFrame:
+    """A file of :func:`_write_csv` as typed columns; a missing value is ``None``."""
+    table = pacsv.read_csv(path, read_options=pacsv.ReadOptions(column_names=[c for c, _ in columns],
+                                                               skip_rows=1, block_size=1 << 26),
+                           parse_options=pacsv.ParseOptions(newlines_in_values=True),
+                           convert_options=pacsv.ConvertOptions(
+                               column_types={c: pa.string() for c, _ in columns}, strings_can_be_null=True,
+                               quoted_strings_can_be_null=False))
+    out = {}
+    for name, kind in columns:
+        column = table[name]
+        if kind.endswith("[]"):
+            convert = float if kind == "DOUBLE[]" else str
+            out[name] = pd.Series([None if v is None else [convert(x) for x in v.split(ARRAY_DELIMITER)] if v else []
+                                   for v in column.to_pylist()], dtype=object)
+        else:
+            out[name] = column.cast(_ARROW[kind]).to_pandas(integer_object_nulls=True)
+    return pd.DataFrame(out)
+
+
+def import_graph(store: GraphStore, folder: str | Path) -> dict[str, WriteReport]:
+    """Load an export folder into ``store``, empty or not; return what was written per file.
+
+    Checks the whole manifest (:func:`read_manifest`) before writing anything. Nodes are
+    written before relationships, and as every kstp write: a node or relationship
+    already in the graph takes the file's values, one not in the files stays.
+
+    Raises
+    ------
+    DataNotFoundError, InputError
+        As :func:`read_manifest`; and :class:`InputError` when a file's header is not
+        the graph model's.
+    """
+    folder = Path(folder)
+    manifest = read_manifest(folder)
+    written: dict[str, WriteReport] = {}
+    for entry in sorted(manifest["files"], key=lambda e: "type" in e):  # nodes first
+        path = folder / entry["path"]
+        if "label" in entry:
+            props = schema.node_label(entry["label"]).properties
+            rows = _read_csv(_checked_header(path, [f"id:ID({entry['label']})",
+                                                    *(f"{n}:{_TYPES[k]}" for n, k in props[1:])]), list(props))
+            written[entry["path"]] = store.write_nodes(entry["label"], rows)
+        else:
+            props = schema.rel_type(entry["type"], entry["from"], entry["to"]).properties
+            header = [f":START_ID({entry['from']})", f":END_ID({entry['to']})",
+                      *(f"{n}:{_TYPES[k]}" for n, k in props)]
+            rows = _read_csv(_checked_header(path, header), [("from_id", "STRING"), ("to_id", "STRING"), *props])
+            written[entry["path"]] = store.write_relationships(entry["type"], entry["from"], entry["to"], rows)
+    return written
+
+
+def _checked_header(path: Path, expected: list[str]) -> Path:
+    with path.open(encoding="utf-8") as handle:
+        header = handle.readline().rstrip("\n").split(",")
+    if header != expected:
+        differs = next((f"{a!r} where the graph model has {b!r}" for a, b in zip(header, expected, strict=False)
+                        if a != b), f"{len(header)} columns where the graph model has {len(expected)}")
+        raise InputError(f"{path}:1: the header has {differs}")
+    return path
+
+
+def neo4j_admin_command(folder: str | Path, database: str = "neo4j") -> str:
+    """The ``neo4j-admin database import full`` command that loads an export into a new database.
+
+    Examples
+    --------
+    >>> import json, tempfile
+    >>> folder = Path(tempfile.mkdtemp())
+    >>> _ = (folder / "manifest.json").write_text(json.dumps({"files": [
+    ...     {"path": "nodes/Concept.csv", "label": "Concept"},
+    ...     {"path": "relationships/PREREQUISITE_OF-Concept-Concept.csv", "type": "PREREQUISITE_OF"}]}))
+    >>> print(neo4j_admin_command(folder).replace(str(folder), "DIR"))
+    neo4j-admin database import full neo4j --multiline-fields=true --nodes=Concept=DIR/nodes/Concept.csv \\
+    --relationships=PREREQUISITE_OF=DIR/relationships/PREREQUISITE_OF-Concept-Concept.csv
+    """
+    folder = Path(folder).resolve()
+    manifest = json.loads((folder / "manifest.json").read_text())
+    parts = [f"--nodes={e['label']}={folder / e['path']}" for e in manifest["files"] if "label" in e]
+    parts += [f"--relationships={e['type']}={folder / e['path']}" for e in manifest["files"] if "type" in e]
+    return " \\\n".join([f"neo4j-admin database import full {database} --multiline-fields=true {parts[0]}",
+                         *parts[1:]]) if parts else f"neo4j-admin database import full {database}"
