@@ -26,7 +26,8 @@ if TYPE_CHECKING:
 
     from kstp.graph.store import GraphStore
 
-__all__ = ["KstpGroup", "json_option", "dumps", "emit", "print_table", "get_store", "message", "status", "err_console"]
+__all__ = ["KstpGroup", "json_option", "dumps", "emit", "csv_text", "print_table", "get_store", "message", "status",
+           "err_console"]
 
 # Ids are data: no emoji codes (':M:' in a run id) and no markup taken from them.
 err_console = Console(stderr=True, emoji=False, markup=False)
@@ -132,6 +133,25 @@ def dumps(data: Any) -> str:
 def emit(data: Any) -> None:
     """Print ``data`` as JSON on stdout (see :func:`dumps`)."""
     click.echo(dumps(data))
+
+
+def csv_text(frame: pd.DataFrame) -> str:
+    """``frame`` as CSV text holding the values :func:`dumps` prints for it.
+
+    A string cell is written as it is, a missing one (None, NaN) empty, every other
+    value (numbers, booleans, lists, maps) as its JSON text, so ``--format csv`` and
+    ``--format json`` carry the same values on every engine.
+    """
+    import csv
+    import io
+
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(frame.columns)
+    for record in _clean(frame):
+        writer.writerow(["" if v is None else v if isinstance(v, str) else json.dumps(v, allow_nan=False)
+                         for v in record.values()])
+    return out.getvalue()
 
 
 def print_table(frame: pd.DataFrame, title: str | None = None, digits: int = 3) -> None:

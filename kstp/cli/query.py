@@ -6,7 +6,7 @@ import json
 
 import click
 
-from kstp.cli.output import emit, get_store, print_table
+from kstp.cli.output import csv_text, emit, get_store, print_table
 from kstp.errors import QueryError
 from kstp.graph.queries import get_query, registry
 from kstp.settings import graph_target
@@ -94,6 +94,6 @@ def query(ctx, name: str | None, params: tuple[str, ...], fmt: str, list_queries
     if fmt == "json":
         emit(frame)
     elif fmt == "csv":
-        click.echo(frame.to_csv(index=False), nl=False)
+        click.echo(csv_text(frame), nl=False)
     else:
         print_table(frame, name)

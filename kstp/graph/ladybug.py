@@ -46,6 +46,18 @@ def _column(values: pd.Series, kind: pa.DataType) -> pa.Array:
     return pa.Array.from_pandas(values.astype(object) if values.dtype == object else values, type=kind)
 
 
+def _plain(table: pa.Table) -> pa.Table:
+    """``table`` with its DECIMAL columns as int64 (scale 0) or float64.
+
+    Ladybug sums INT64 to INT128 and reads it as ``decimal128(38, 0)``, which pandas holds
+    as ``decimal.Decimal``: JSON cannot encode it, and Neo4j returns the same sum as an
+    integer. A count of rows fits int64; other decimals become floats, as Neo4j's.
+    """
+    columns = [column.cast(pa.int64() if column.type.scale == 0 else pa.float64())
+               if pa.types.is_decimal(column.type) else column for column in table.columns]
+    return pa.table(columns, names=table.column_names)
+
+
 def _sets(var: str, columns: list[str], properties) -> str:
     """``SET`` items for ``columns``; typed ones cast, because Ladybug types a parameter
     column that holds only nulls as STRING and then refuses it for a DOUBLE property."""
@@ -149,13 +161,13 @@ class LadybugStore(GraphStore):
             raise QueryError(f"query {name or 'statement'} failed on Ladybug ({self.path}): {first}") from None
         if not result.get_column_names():  # a pure write returns no columns
             return pd.DataFrame()
-        return result.get_as_arrow().to_pandas()
+        return _plain(result.get_as_arrow()).to_pandas()
 
     def _execute_categorical(self, text, params, name=""):
         result = self._conn.execute(text, params)
         if not result.get_column_names():
             return pd.DataFrame()
-        table = result.get_as_arrow()
+        table = _plain(result.get_as_arrow())
         return pa.table({name: pc.dictionary_encode(column) if pa.types.is_string(column.type) else column
                          for name, column in zip(table.column_names, table.columns, strict=True)}).to_pandas()
 
