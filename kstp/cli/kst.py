@@ -28,6 +28,19 @@ def _ids(dataset: str, text: str) -> list[str]:
     return [v if v.startswith(f"{dataset}:") else f"{dataset}:{v}" for v in (x.strip() for x in text.split(",")) if v]
 
 
+def _note_underived(store, dataset: str) -> None:
+    """Say on stderr when no question of ``dataset`` has a prerequisite: every set is then a state.
+
+    Usually Eq. 1 was never derived for it; a derivation that found no pair (questions
+    without concepts, or on unrelated ones) reads the same, so this is a note, not a refusal.
+    """
+    bound = store.run("space_lower_bound", {"dataset": dataset})
+    if bound and bound[0]["questions"] and bound[0]["withoutPrerequisites"] == bound[0]["questions"]:
+        click.echo(f"note: no question of dataset {dataset} has a prerequisite, so every question is free and every "
+                f"set is a knowledge state; derive them first: kstp derive question-prerequisites --dataset "
+                f"{dataset} --rule strict|reflexive", err=True)
+
+
 @click.group()
 def kst() -> None:
     """Knowledge states and fringes of a dataset's derived prerequisite relation."""
@@ -59,6 +72,7 @@ def fringe(ctx, dataset: str, state_ids: str, learner: str | None, fringe: str, 
     if learner and state_ids:
         raise click.UsageError("give --state or --learner, not both")
     ids = structures.knowledge_state(store, dataset, learner) if learner else _ids(dataset, state_ids)
+    _note_underived(store, dataset)
     result = {"dataset": dataset, "state": sorted(ids), "fringe": fringe,
               "innerFringe": structures.inner_fringe(store, dataset, ids, fringe),
               "outerFringe": structures.outer_fringe(store, dataset, ids, fringe)}
@@ -77,14 +91,17 @@ def fringe(ctx, dataset: str, state_ids: str, learner: str | None, fringe: str, 
 def check(ctx, dataset: str, state_ids: str, as_json: bool) -> None:
     """Say whether an item set is a knowledge state and, if not, what breaks closure.
 
-    Exit status 0 either way; unknown ids are an error (exit 1).
+    Exit status 0 for a knowledge state, 1 for a set that is not one (each item with
+    the prerequisites it lacks, on stdout; ``--json`` keeps the verdict) or an unknown id.
 
     \b
     Example:
       kstp kst check --dataset frcsub --state Item04,Item10
     """
     from kstp.graph import structures
-    violations = structures.check_state(get_store(ctx), dataset, _ids(dataset, state_ids))
+    store = get_store(ctx)
+    violations = structures.check_state(store, dataset, _ids(dataset, state_ids))
+    _note_underived(store, dataset)
     if as_json:
         emit({"isState": not violations, "missingPrerequisites": violations})
     elif not violations:
@@ -93,6 +110,8 @@ def check(ctx, dataset: str, state_ids: str, as_json: bool) -> None:
         click.echo("not a knowledge state:")
         for item, missing in sorted(violations.items()):
             click.echo(f"  {item} lacks {', '.join(missing)}")
+    if violations:
+        ctx.exit(1)
 
 
 @kst.command()
@@ -125,6 +144,7 @@ def space(ctx, dataset: str, mode: str, sample: int | None, seed: int, limit: in
     """
     from kstp.graph import structures
     graph = get_store(ctx)
+    _note_underived(graph, dataset)
     if sample is not None:
         knowledge_space = structures.dataset_space(graph, dataset)
         states, source = knowledge_space.sample(sample, seed), f"sample:seed={seed}"

@@ -240,8 +240,31 @@ def test_kst_fringe_and_check_validate_the_set(kstp, toy_files):
     assert refused.exit_code == 1 and "toy:q5 lacks toy:q1, toy:q2, toy:q3, toy:q4" in refused.stderr
     unknown = kstp("kst", "fringe", "--dataset", "toy", "--state", "zzz")
     assert unknown.exit_code == 1 and "'toy:zzz' not a question of dataset 'toy'" in unknown.stderr
-    check = json.loads(kstp("kst", "check", "--dataset", "toy", "--state", "q2", "--json").stdout)
-    assert check == {"isState": False, "missingPrerequisites": {"toy:q2": ["toy:q1"]}}
+
+
+def test_kst_check_exits_1_on_a_non_state_and_names_what_breaks_closure(kstp, toy_files):
+    ingest_toy(kstp, toy_files)
+    kstp("derive", "question-prerequisites", "--dataset", "toy")
+    check = kstp("kst", "check", "--dataset", "toy", "--state", "q2,q5")
+    assert check.exit_code == 1
+    assert check.stdout.splitlines() == ["not a knowledge state:", "  toy:q2 lacks toy:q1",
+                                         "  toy:q5 lacks toy:q1, toy:q3, toy:q4"]
+    verdict = kstp("kst", "check", "--dataset", "toy", "--state", "q2", "--json")
+    assert verdict.exit_code == 1
+    assert json.loads(verdict.stdout) == {"isState": False, "missingPrerequisites": {"toy:q2": ["toy:q1"]}}
+    state = kstp("kst", "check", "--dataset", "toy", "--state", "q1,q2", "--json")
+    assert state.exit_code == 0 and json.loads(state.stdout) == {"isState": True, "missingPrerequisites": {}}
+
+
+@pytest.mark.parametrize("args", [["fringe", "--state", "q5"], ["check", "--state", "q5"], ["space"]])
+def test_kst_before_derive_says_every_question_is_free(kstp, toy_files, args):
+    ingest_toy(kstp, toy_files)
+    result = kstp("kst", args[0], "--dataset", "toy", *args[1:])
+    assert result.exit_code == 0, result.output
+    assert ("note: no question of dataset toy has a prerequisite, so every question is free and every set is a "
+            "knowledge state; derive them first: kstp derive question-prerequisites --dataset toy") in result.stderr
+    kstp("derive", "question-prerequisites", "--dataset", "toy")
+    assert "note:" not in kstp("kst", "fringe", "--dataset", "toy", "--state", "q1").stderr
 
 
 @pytest.mark.parametrize("args", [
