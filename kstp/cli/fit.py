@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from kstp.cli.output import emit, get_store, json_option, message, print_table, status
+from kstp.cli.output import emit, get_store, json_option, message, option_given, print_table, refuse_together, status
 
 __all__ = ["fit"]
 
@@ -139,6 +139,11 @@ def prerequisites(ctx, dataset: str, rule: str, variant: str, threshold: int | N
       kstp fit prerequisites --dataset probability_pks
       kstp fit prerequisites --dataset frcsub --rule ita --search global --json
     """
+    for name in ("threshold", "search") if rule == "iita" else ("variant",):
+        if option_given(ctx, name):
+            raise click.UsageError(f"--{name} goes with --rule {'ita' if rule == 'iita' else 'iita'}, not --rule "
+                                   f"{rule}")
+    refuse_together(ctx, "threshold", ("search",), "a given threshold is used as it is, not searched")
     from kstp.evaluators import blim as evaluator
 
     store = get_store(ctx)

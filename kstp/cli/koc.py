@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from kstp.cli.output import dumps, emit, get_store, json_option, message, print_table, status
+from kstp.cli.output import dumps, emit, get_store, json_option, message, print_table, refuse_together, status
 
 __all__ = ["koc"]
 
@@ -61,6 +61,8 @@ def koc(ctx, dataset: str, learners: tuple[str, ...], cuts: str, group_names: st
       kstp evaluate koc --dataset xes --cuts 0,0.25,0.5,0.75 --groups q1,q2,q3 --json
       kstp evaluate koc --dataset frcsub --no-groups --learner frcsub:Subject001 --learner frcsub:Subject002
     """
+    refuse_together(ctx, "no_groups", ("group_names", "cuts", "threshold"),
+                    "the groups, their cuts and threshold describe the human groups that --no-groups leaves out")
     from kstp.evaluators import koc as koc_evaluator
     from kstp.reports.plots import heatmap
     cut_points = _floats(cuts, "--cuts")

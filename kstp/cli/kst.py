@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from kstp.cli.output import emit, get_store, json_option
+from kstp.cli.output import emit, get_store, json_option, refuse_together
 
 # spaces.FRINGES, written out: importing the spaces module here would slow every `kstp --help`
 _FRINGES = ("standard", "notions")
@@ -67,10 +67,9 @@ def fringe(ctx, dataset: str, state_ids: str, learner: str | None, fringe: str, 
       kstp kst fringe --dataset frcsub --state Item09 --fringe notions
       kstp kst fringe --dataset probability_pks --learner probability_pks:l0001 --json
     """
+    refuse_together(ctx, "learner", ("state_ids",), "--learner takes that learner's state, --state names one")
     from kstp.graph import structures
     store = get_store(ctx)
-    if learner and state_ids:
-        raise click.UsageError("give --state or --learner, not both")
     ids = structures.knowledge_state(store, dataset, learner) if learner else _ids(dataset, state_ids)
     _note_underived(store, dataset)
     result = {"dataset": dataset, "state": sorted(ids), "fringe": fringe,
@@ -142,6 +141,9 @@ def space(ctx, dataset: str, mode: str, sample: int | None, seed: int, limit: in
       kstp kst space --dataset probability_pks --enumerate --json
       kstp kst space --dataset xes3g5m --sample 100 --seed 1 --store
     """
+    refuse_together(ctx, "sample", ("mode",), "--sample draws states, --count counts them, --enumerate lists them")
+    if store and mode == "count" and sample is None:
+        raise click.UsageError("--store goes with --enumerate or --sample: a count lists no state to store")
     from kstp.graph import structures
     graph = get_store(ctx)
     _note_underived(graph, dataset)

@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from kstp.graph.store import GraphStore
 
 __all__ = ["KstpGroup", "json_option", "dumps", "emit", "csv_text", "print_table", "get_store", "message", "status",
-           "err_console"]
+           "err_console", "refuse_together", "option_given"]
 
 # Ids are data: no emoji codes (':M:' in a run id) and no markup taken from them.
 err_console = Console(stderr=True, emoji=False, markup=False)
@@ -96,6 +96,37 @@ def get_store(ctx: click.Context) -> GraphStore:
         root.obj["store"] = store
         root.call_on_close(store.close)
     return root.obj["store"]
+
+
+def option_given(ctx: click.Context, name: str) -> bool:
+    """Whether parameter ``name`` was typed on the command line or set in the environment (not a default)."""
+    return ctx.get_parameter_source(name) in (click.core.ParameterSource.COMMANDLINE,
+                                              click.core.ParameterSource.ENVIRONMENT)
+
+
+def _flag(ctx: click.Context, name: str) -> str:
+    """The option the user gave for parameter ``name`` (of flags sharing it, the one whose value was taken)."""
+    options = [p for p in ctx.command.params if p.name == name]
+    chosen = next((p for p in options if getattr(p, "flag_value", None) == ctx.params[name]), options[0])
+    return chosen.opts[-1]
+
+
+def refuse_together(ctx: click.Context, name: str, others: tuple[str, ...], why: str) -> None:
+    """Exit 2 (a usage error) when option ``name`` and one of ``others`` were both given.
+
+    Names are the parameters' Python names; only values typed on the command line or
+    set in the environment count, defaults never do.
+
+    Raises
+    ------
+    click.UsageError
+        ``--no-groups and --groups contradict each other: <why>``.
+    """
+    if not option_given(ctx, name):
+        return
+    for other in others:
+        if option_given(ctx, other):
+            raise click.UsageError(f"{_flag(ctx, name)} and {_flag(ctx, other)} contradict each other: {why}")
 
 
 def json_option(func):

@@ -396,3 +396,27 @@ def test_psr_out_keeps_earlier_datasets_rows(kstp, toy_files, tmp_path):
     paper = kstp("evaluate", "psr", "--dataset", "toy", "--out", out, "--denominator", "paper", "--json")
     assert json.loads(paper.stdout)[0]["denominator"] == "paper"
     assert json.loads(paper.stdout)[0]["psrMicro"] == pytest.approx((3 / 5 + 2 / 7) / 2)
+
+
+@pytest.mark.parametrize(("args", "text"), [
+    (["evaluate", "koc", "--dataset", "d", "--no-groups", "--groups", "a,b,c"], "--no-groups and --groups"),
+    (["evaluate", "koc", "--dataset", "d", "--no-groups", "--cuts", "0,0.5,1"], "--no-groups and --cuts"),
+    (["evaluate", "koc", "--dataset", "d", "--no-groups", "--threshold", "0.6"], "--no-groups and --threshold"),
+    (["kst", "fringe", "--dataset", "d", "--learner", "d:L1", "--state", "q1"], "--learner and --state"),
+    (["kst", "space", "--dataset", "d", "--sample", "3", "--enumerate"], "--sample and --enumerate"),
+    (["kst", "space", "--dataset", "d", "--sample", "3", "--count"], "--sample and --count"),
+    (["kst", "space", "--dataset", "d", "--store"], "--store goes with --enumerate or --sample"),
+    (["fit", "prerequisites", "--dataset", "d", "--threshold", "3"],
+     "--threshold goes with --rule ita, not --rule iita"),
+    (["fit", "prerequisites", "--dataset", "d", "--search", "global"], "--search goes with --rule ita"),
+    (["fit", "prerequisites", "--dataset", "d", "--rule", "ita", "--variant", "2"],
+     "--variant goes with --rule iita, not --rule ita"),
+    (["fit", "prerequisites", "--dataset", "d", "--rule", "ita", "--threshold", "3", "--search", "global"],
+     "--threshold and --search"),
+])
+def test_contradicting_options_are_usage_errors(tmp_path, args, text):
+    """Refused before the graph is opened: nothing is created at the --graph path."""
+    result = CliRunner().invoke(cli, ["--graph", f"ladybug:{tmp_path / 'graph'}", *args])
+    assert result.exit_code == 2, result.output
+    assert f"{text}" in result.stderr and "Traceback" not in result.output
+    assert not (tmp_path / "graph").exists()
