@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from kstp.cli.models import backend_options, parse_sampling, progress_bar, start_backend
-from kstp.cli.output import dumps, emit, get_store, json_option, message, print_table, status
+from kstp.cli.output import dumps, emit, get_store, json_option, message, out_option, print_table, status
 from kstp.errors import UnknownIdError
 
 __all__ = ["ingest_cot", "evaluate_dagmath", "report_dagmath"]
@@ -121,8 +121,7 @@ def ingest_cot(ctx, files: tuple[Path, ...], dataset: str, source: str, as_json:
               help="Few-shot gold trajectories per prompt (the paper: 4).")
 @click.option("--shots-from", help="Run holding the gold trajectories (default: cot:gold:DATASET).")
 @click.option("--limit", type=click.IntRange(min=1), help="Only the first N problems.")
-@click.option("--out", type=click.Path(file_okay=False, path_type=Path),
-              help="Also write the report's tables and figures to this folder.")
+@out_option("the report's tables (JSON, CSV) and figures (PNG)")
 @json_option
 @click.pass_context
 def evaluate_dagmath(ctx, dataset, model, backend, base_url, model_args, gen_kwargs, samples, seed, shots,
@@ -165,11 +164,10 @@ def evaluate_dagmath(ctx, dataset, model, backend, base_url, model_args, gen_kwa
 
 @click.command("dagmath")
 @click.option("--run", "run_id", required=True, help="Run id (kstp evaluate dagmath prints it; ingests: cot:gold:D).")
-@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=Path("results"), show_default=True,
-              help="Folder for the tables (JSON, CSV) and figures (PNG).")
+@out_option("the tables (JSON, CSV) and figures (PNG)")
 @json_option
 @click.pass_context
-def report_dagmath(ctx, run_id: str, out: Path, as_json: bool) -> None:
+def report_dagmath(ctx, run_id: str, out: Path | None, as_json: bool) -> None:
     """Recompute a DAG-MATH run's tables and figures from the graph (paper 4, Tables 1-2, Figures 3-4).
 
     Closeness and graph statistics are recomputed in Cypher and written back on

@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from kstp.cli.models import backend_options, parse_sampling, progress_bar, start_backend, write_run_files
-from kstp.cli.output import dumps, emit, get_store, json_option, message, print_table, status
+from kstp.cli.output import dumps, emit, get_store, json_option, message, out_option, print_table, status
 from kstp.errors import InputError
 
 __all__ = ["evaluate"]
@@ -24,9 +24,8 @@ def evaluate() -> None:
 @evaluate.command()
 @click.option("--dataset", "datasets", multiple=True,
               help="Dataset to evaluate (repeatable; default: every dataset with answers).")
-@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=Path("results"), show_default=True,
-              help="Folder for psr_summary.csv/.json, psr_learners_<dataset>.csv and psr_distribution.png; "
-              "rows of datasets not evaluated now are kept.")
+@out_option("psr_summary.csv/.json (rows of datasets not evaluated now are kept), psr_learners_<dataset>.csv "
+            "and psr_distribution.png")
 @click.option("--denominator", type=click.Choice(_DENOMINATORS), default="release", show_default=True,
               help="release: only attempted prerequisites count (the authors' code, Table 2); "
               "paper: all of Pre(q), as Eq. 2 is printed.")
@@ -37,7 +36,7 @@ def evaluate() -> None:
               help="Questions without a concept: left out of accuracy and PSR (Appendix B), or counted.")
 @json_option
 @click.pass_context
-def psr(ctx, datasets: tuple[str, ...], out: Path, denominator: str, min_prerequisites: int, unannotated: str,
+def psr(ctx, datasets: tuple[str, ...], out: Path | None, denominator: str, min_prerequisites: int, unannotated: str,
         as_json: bool) -> None:
     """Compute accuracy and PSR (micro, macro, distribution) of every learner (paper 1, Eq. 2-4).
 
@@ -61,7 +60,6 @@ def psr(ctx, datasets: tuple[str, ...], out: Path, denominator: str, min_prerequ
     if not datasets:
         message("no dataset with learner answers in the graph; ingest responses first")
         ctx.exit(1)
-    out.mkdir(parents=True, exist_ok=True)
     summaries = []
     for dataset in datasets:
         with status(f"PSR of {dataset}"):
@@ -73,19 +71,22 @@ def psr(ctx, datasets: tuple[str, ...], out: Path, denominator: str, min_prerequ
         if result.learners["psrMicro"].notna().sum() == 0:
             message(f"{dataset}: no learner has a scored question; "
                     "derive question prerequisites first (kstp derive question-prerequisites)")
-        result.learners.sort_index().to_csv(out / f"psr_learners_{dataset}.csv")  # one order on every engine
+        if out is not None:
+            out.mkdir(parents=True, exist_ok=True)
+            result.learners.sort_index().to_csv(out / f"psr_learners_{dataset}.csv")  # one order on every engine
         summaries.extend(result.summary())
     if not summaries:
         raise InputError(f"no learner answers in {', '.join(datasets)}; ingest responses first (kstp ingest responses)")
-    table = _merged_summary(out / "psr_summary.json", summaries)
-    table.to_csv(out / "psr_summary.csv", index=False)
-    (out / "psr_summary.json").write_text(dumps(table) + "\n")
     buckets = [f"psr {b}" for b in psr_evaluator.BUCKETS]
-    labels = table["dataset"] + (" / " + table["learner"]).where(table["learner"] != "human learners", "")
-    shares = table.set_index(labels)[buckets]
-    shares.columns = list(psr_evaluator.BUCKETS)
-    grouped_bars(shares, out / "psr_distribution.png", "Question-level PSR distribution",
-                 "share of (learner, question) pairs")
+    if out is not None:
+        table = _merged_summary(out / "psr_summary.json", summaries)
+        table.to_csv(out / "psr_summary.csv", index=False)
+        (out / "psr_summary.json").write_text(dumps(table) + "\n")
+        labels = table["dataset"] + (" / " + table["learner"]).where(table["learner"] != "human learners", "")
+        shares = table.set_index(labels)[buckets]
+        shares.columns = list(psr_evaluator.BUCKETS)
+        grouped_bars(shares, out / "psr_distribution.png", "Question-level PSR distribution",
+                     "share of (learner, question) pairs")
     if as_json:
         emit(summaries)
     else:
@@ -95,7 +96,8 @@ def psr(ctx, datasets: tuple[str, ...], out: Path, denominator: str, min_prerequ
                     f"Accuracy and PSR (paper 1, Table 2 shape); denominator: {denominator}; distribution over "
                     f"pairs with >= {min_prerequisites} {filtered}"
                     f"{' (the release filter)' if min_prerequisites == 5 else ''}")
-        message(f"wrote {out}/psr_summary.csv, psr_summary.json, psr_distribution.png and per-learner CSVs")
+        if out is not None:
+            message(f"wrote {out}/psr_summary.csv, psr_summary.json, psr_distribution.png and per-learner CSVs")
 
 
 def _merged_summary(path: Path, rows: list[dict]):

@@ -27,7 +27,8 @@ if TYPE_CHECKING:
     from kstp.graph.store import GraphStore
 
 __all__ = ["KstpGroup", "json_option", "dumps", "emit", "csv_text", "print_table", "get_store", "message", "status",
-           "err_console", "refuse_together", "option_given"]
+           "err_console", "refuse_together", "option_given",
+           "out_option"]
 
 # Ids are data: no emoji codes (':M:' in a run id) and no markup taken from them.
 err_console = Console(stderr=True, emoji=False, markup=False)
@@ -127,6 +128,18 @@ def refuse_together(ctx: click.Context, name: str, others: tuple[str, ...], why:
     for other in others:
         if option_given(ctx, other):
             raise click.UsageError(f"{_flag(ctx, name)} and {_flag(ctx, other)} contradict each other: {why}")
+
+
+def out_option(what: str):
+    """``--out DIR``: the folder for ``what``. The rule of every command that writes files
+    (README, "Output files"): they are written only where ``--out`` names a folder; without
+    it the command prints its result and writes no file (what it writes to the graph is
+    the same either way). ``kstp demo``, whose job is to leave ``results/``, is the exception.
+    """
+    from pathlib import Path
+
+    return click.option("--out", type=click.Path(file_okay=False, path_type=Path),
+                        help=f"Also write {what} to this folder (without --out no file is written).")
 
 
 def json_option(func):

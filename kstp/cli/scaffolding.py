@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 import click
 
 from kstp.cli.models import model_options, parse_sampling, progress_bar, start_backend
-from kstp.cli.output import dumps, emit, get_store, json_option, message, print_table, status
+from kstp.cli.output import dumps, emit, get_store, json_option, message, out_option, print_table, status
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -35,9 +35,8 @@ _EMBEDDING_DEFAULT = "bge-m3"
               f"{_EMBEDDING_DEFAULT}: set KSTP_BGE_M3_PATH to its local folder and pass --embedding-model "
               f"{_EMBEDDING_DEFAULT}, or pass the folder itself.")
 @click.option("--limit", type=click.IntRange(min=1), help="Only the first N questions of the common subset.")
-@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=Path("results"), show_default=True,
-              help="Folder for scaffolding_<dataset>.csv/.json, scaffolding_accuracy_<dataset>.png (Figure 3) "
-                   "and scaffolding_gain_<dataset>.png.")
+@out_option("scaffolding_<dataset>.csv/.json, scaffolding_accuracy_<dataset>.png (Figure 3) and "
+            "scaffolding_gain_<dataset>.png")
 @json_option
 @click.pass_context
 def scaffolding(ctx, dataset, model, backend, base_url, model_args, gen_kwargs, seed, concurrency, resume,
@@ -75,13 +74,14 @@ def scaffolding(ctx, dataset, model, backend, base_url, model_args, gen_kwargs, 
     finally:
         engine.close()
     table = result.table()
-    out.mkdir(parents=True, exist_ok=True)
-    table.to_csv(out / f"scaffolding_{dataset}.csv")
     summary = {"runId": result.run_id, "resumed": result.resumed, "model": model, "dataset": dataset,
                "questions": len(result.questions), "generatedNow": result.generated,
                "strategies": table.reset_index().to_dict("records")}
-    (out / f"scaffolding_{dataset}.json").write_text(dumps(summary) + "\n")
-    _figure({model: table}, dataset, out)
+    if out is not None:
+        out.mkdir(parents=True, exist_ok=True)
+        table.to_csv(out / f"scaffolding_{dataset}.csv")
+        (out / f"scaffolding_{dataset}.json").write_text(dumps(summary) + "\n")
+        _figure({model: table}, dataset, out)
     if as_json:
         emit(summary)
     else:
@@ -89,8 +89,9 @@ def scaffolding(ctx, dataset, model, backend, base_url, model_args, gen_kwargs, 
         failed = int(result.responses["error"].notna().sum())
         if failed:
             message(f"{failed} completions failed (recorded, counted as incorrect); re-run to retry transport failures")
-        message(f"wrote {out}/scaffolding_{dataset}.csv, .json, scaffolding_accuracy_{dataset}.png (Figure 3) "
-                f"and scaffolding_gain_{dataset}.png")
+        if out is not None:
+            message(f"wrote {out}/scaffolding_{dataset}.csv, .json, scaffolding_accuracy_{dataset}.png (Figure 3) "
+                    f"and scaffolding_gain_{dataset}.png")
 
 
 
@@ -113,11 +114,10 @@ def _figure(tables: dict[str, pd.DataFrame], dataset: str, out: Path) -> Path | 
 
 @click.command("scaffolding")
 @click.option("--dataset", required=True, help="Dataset of the scaffolding runs.")
-@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=Path("results"), show_default=True,
-              help="Folder for scaffolding_report_<dataset>.csv and scaffolding_gain_<dataset>.png.")
+@out_option("scaffolding_report_<dataset>.csv, scaffolding_accuracy_<dataset>.png and scaffolding_gain_<dataset>.png")
 @json_option
 @click.pass_context
-def scaffolding_report(ctx, dataset: str, out: Path, as_json: bool) -> None:
+def scaffolding_report(ctx, dataset: str, out: Path | None, as_json: bool) -> None:
     """Recompute the scaffolding table and Figure 3 of every model from stored responses.
 
     Takes each model's latest scaffolding run on the dataset; no inference.
@@ -140,12 +140,15 @@ def scaffolding_report(ctx, dataset: str, out: Path, as_json: bool) -> None:
               for r in latest.itertuples()}
     rows = pd.concat({m: t for m, t in tables.items()}, names=["model"]).reset_index()
     rows = rows.merge(latest[["model", "runId", "status"]], on="model")
-    out.mkdir(parents=True, exist_ok=True)
-    rows.to_csv(out / f"scaffolding_report_{dataset}.csv", index=False)
-    figure = _figure(tables, dataset, out)
+    figure = None
+    if out is not None:
+        out.mkdir(parents=True, exist_ok=True)
+        rows.to_csv(out / f"scaffolding_report_{dataset}.csv", index=False)
+        figure = _figure(tables, dataset, out)
     if as_json:
         emit(rows)
     else:
         print_table(rows, f"Scaffolding gain on {dataset} (paper 1, Figure 3)")
-        message(f"wrote {out}/scaffolding_report_{dataset}.csv"
-                + (f", scaffolding_accuracy_{dataset}.png and {figure.name}" if figure else ""))
+        if out is not None:
+            message(f"wrote {out}/scaffolding_report_{dataset}.csv"
+                    + (f", scaffolding_accuracy_{dataset}.png and {figure.name}" if figure else ""))

@@ -420,3 +420,21 @@ def test_contradicting_options_are_usage_errors(tmp_path, args, text):
     assert result.exit_code == 2, result.output
     assert f"{text}" in result.stderr and "Traceback" not in result.output
     assert not (tmp_path / "graph").exists()
+
+
+def test_evaluators_write_files_only_where_out_names_a_folder(kstp, toy_files, tmp_path, monkeypatch):
+    """The one rule of every file-writing command: without --out it prints and writes no file."""
+    ingest_toy(kstp, toy_files)
+    kstp("derive", "question-prerequisites", "--dataset", "toy")
+    here = tmp_path / "here"
+    here.mkdir()
+    monkeypatch.chdir(here)
+    for args in (["evaluate", "psr", "--dataset", "toy"], ["evaluate", "koc", "--dataset", "toy", "--cuts", "0,0.5,1",
+                                                           "--groups", "low,high"]):
+        result = kstp(*args, "--json")
+        assert result.exit_code == 0, result.output
+        assert json.loads(result.stdout) and "wrote" not in result.stderr
+        assert list(here.iterdir()) == []
+    assert kstp("evaluate", "psr", "--dataset", "toy", "--out", "o").exit_code == 0
+    assert sorted(p.name for p in (here / "o").iterdir()) == ["psr_distribution.png", "psr_learners_toy.csv",
+                                                              "psr_summary.csv", "psr_summary.json"]
