@@ -67,7 +67,7 @@ def koc(ctx, dataset: str, learners: tuple[str, ...], cuts: str, group_names: st
     \b
     Examples:
       kstp evaluate koc --dataset frcsub --out results/
-      kstp evaluate koc --dataset xes --cuts 0,0.25,0.5,0.75 --groups q1,q2,q3 --json
+      kstp evaluate koc --dataset xes3g5m --cuts 0,0.25,0.5,0.75 --groups q1,q2,q3 --json
       kstp evaluate koc --dataset frcsub --no-groups --learner frcsub:Subject001 --learner frcsub:Subject002
     """
     refuse_together(ctx, "no_groups", ("group_names", "cuts", "threshold"),

@@ -53,7 +53,7 @@ def scaffolding(ctx, dataset, model, backend, base_url, model_args, gen_kwargs, 
     Examples:
       kstp evaluate scaffolding --dataset probability_pks --model smollm2 --backend local \\
           --embedding-model minilm --limit 5 --gen-kwargs max_tokens=64
-      kstp evaluate scaffolding --dataset xes --model Qwen/Qwen2.5-7B-Instruct \\
+      kstp evaluate scaffolding --dataset xes3g5m --model Qwen/Qwen2.5-7B-Instruct \\
           --base-url http://127.0.0.1:8000/v1 --out results/
     """
     from kstp.evaluators import scaffolding as scaffolding_evaluator
@@ -124,7 +124,7 @@ def scaffolding_report(ctx, dataset: str, out: Path | None, as_json: bool) -> No
 
     \b
     Examples:
-      kstp report scaffolding --dataset xes --out results/
+      kstp report scaffolding --dataset xes3g5m --out results/
     """
     import pandas as pd
 
