@@ -143,3 +143,13 @@ def test_item_ids_are_nfc_normalised(tmp_path):
     (tmp_path / "i.jsonl").write_text('{"id": "e\\u0301t\\u00e9", "text": "t", "answer": "1"}\n', encoding="utf-8")
     item_set = items.read_items_jsonl(tmp_path / "i.jsonl", "d", None, set())
     assert item_set.questions[["id", "localId"]].values.tolist() == [["d:\u00e9t\u00e9", "\u00e9t\u00e9"]]
+
+
+def test_a_question_text_of_one_megabyte_is_ingested_whole(store, tmp_path):
+    """Past the csv module's default cell limit (131,072 characters), which ended in a _csv.Error."""
+    text = "a long question." * 65_536  # 1,048,576 characters
+    path = tmp_path / "items.csv"
+    path.write_text(f'id,text,answer\nq1,"{text}",4\nq2,short,5\n')
+    items.write_items(store, items.read_items_csv(path, "big"))
+    stored = store.frame("dataset_questions", {"dataset": "big"}).set_index("localId")["text"]
+    assert len(stored["q1"]) == 1_048_576 and stored["q1"] == text and stored["q2"] == "short"
