@@ -70,6 +70,8 @@ def test_query_by_name_with_typed_params(kstp, toy_files):
     result = kstp("query", "outer_fringe", "-p", "dataset=toy", "-p", "questionIds=toy:q1,toy:q2", "--format", "json")
     assert result.exit_code == 0, result.output
     assert [r["questionId"] for r in json.loads(result.stdout)] == ["toy:q3", "toy:q4", "toy:q7", "toy:q8"]
+    local = kstp("query", "outer_fringe", "-p", "dataset=toy", "-p", "questionIds=q1,q2", "--format", "json")
+    assert local.exit_code == 0 and json.loads(local.stdout) == json.loads(result.stdout)  # prefixed as kst does
     result = kstp("query", "concept_ancestors", "-p", "conceptId=toy:D", "--format", "csv")
     assert result.stdout.splitlines() == ["conceptId,code", "toy:A,A", "toy:B,B", "toy:C,C"]
     listing = json.loads(kstp("query", "--list", "--format", "json").stdout)
