@@ -278,11 +278,11 @@ def check_namespace(value: str, what: str) -> str:
 
 @dataclass
 class LoadReport:
-    """What an ingest wrote and what it noticed, per kind of record."""
+    """What an ingest wrote and what it noticed, per kind of record (a note is a count or the ids it names)."""
 
     source: str
     written: dict[str, WriteReport] = field(default_factory=dict)
-    notes: dict[str, int] = field(default_factory=dict)
+    notes: dict[str, int | list[str]] = field(default_factory=dict)
 
     def add(self, what: str, report: WriteReport) -> None:
         self.written[what] = self.written.get(what, WriteReport()) + report

@@ -440,3 +440,21 @@ def test_evaluators_write_files_only_where_out_names_a_folder(kstp, toy_files, t
     assert kstp("evaluate", "psr", "--dataset", "toy", "--out", "o").exit_code == 0
     assert sorted(p.name for p in (here / "o").iterdir()) == ["psr_distribution.png", "psr_learners_toy.csv",
                                                               "psr_summary.csv", "psr_summary.json"]
+
+
+def test_wide_matrix_without_some_questions_names_them_and_strict_refuses(kstp, toy_files):
+    ingest_toy(kstp, toy_files)
+    toy_files["answers"].write_text("learner,q1,q2,q4\nW1,1,0,1\n")
+    result = kstp("ingest", "responses", toy_files["answers"], "--dataset", "toy", "--json")
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["notes"]["questions of the dataset without a column"] == [
+        "q3", "q5", "q6", "q7", "q8"]
+    toy_files["answers"].write_text("learner,q1,q2,q4\nW2,1,0,1\n")
+    refused = kstp("ingest", "responses", toy_files["answers"], "--dataset", "toy", "--strict")
+    assert refused.exit_code == 1
+    assert ("toy_answers.csv:1: no column for 5 of the dataset's 8 questions: q3, q5, q6, q7, q8; add their "
+            "columns, or ingest without --strict") in refused.stderr
+    learners = json.loads(kstp("query", "dataset_learners", "-p", "dataset=toy", "--format", "json").stdout)
+    assert "toy:W2" not in {row["learnerId"] for row in learners}  # refused whole: nothing written
+    long = kstp("ingest", "responses", toy_files["answers"], "--dataset", "toy", "--strict", "--format", "long")
+    assert long.exit_code == 2 and "--strict goes with a wide matrix" in long.stderr
