@@ -103,9 +103,13 @@ def blim(ctx, dataset: str, kind: str, method: str, bootstrap: int, seed: int, c
     print_table(report.items_table(), title=f"BLIM of {dataset}: {kind}, {method}, {summary['states']} states",
                 digits=4)
     p = "" if summary["bootstrapP"] is None else f", bootstrap p = {summary['bootstrapP']:.3f} ({bootstrap} samples)"
-    click.echo(f"G2({summary['df']}) = {summary['G2']:.3f}, p = {summary['pValue']:.4g}{p}; AIC {summary['AIC']:.2f}, "
+    gof = f"G2 = {summary['G2']:.3f}" if summary["gofUndefined"] else \
+        f"G2({summary['df']}) = {summary['G2']:.3f}, p = {summary['pValue']:.4g}"
+    click.echo(f"{gof}{p}; AIC {summary['AIC']:.2f}, "
                f"BIC {summary['BIC']:.2f}; {summary['learners']} learners, {summary['patterns']} patterns, "
                f"{summary['iterations']} iterations; mean discrepancy {summary['discrepancy']:.3f}")
+    if summary["gofUndefined"]:
+        message(summary["gofUndefined"])
     if report.data.incomplete:
         message(f"{report.data.incomplete} learners left out: they did not answer every item")
     message("written to the graph as run " + report.run_id if not no_write else "nothing written (--no-write)")

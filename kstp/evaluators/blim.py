@@ -144,8 +144,23 @@ class BlimReport:
                 "logLikelihood": f.log_likelihood, "G2": f.g2, "df": f.df, "pValue": f.p_value,
                 "nParameters": f.n_parameters, "AIC": f.aic, "BIC": f.bic, "discrepancy": f.discrepancy,
                 "bootstrapP": self.bootstrap_p, "bootstrapSamples": self.bootstrap_samples,
-                "standardErrors": self.se_source,
+                "standardErrors": self.se_source, "gofUndefined": self.gof_undefined(),
                 "errors": f.errors}
+
+    def gof_undefined(self) -> str | None:
+        """Why the G2 test has no p value (df <= 0, as pks reports it), or None when it has one.
+
+        The saturated model has one free probability per independent cell (distinct
+        response patterns, at most the learners); a structure with at least as many free
+        parameters leaves no degrees of freedom, and G2 no chi-square distribution.
+        """
+        f = self.fit
+        if f.df > 0:
+            return None
+        return (f"the goodness-of-fit test is not defined: the structure has {f.n_parameters} free parameters, "
+                f"not fewer than the {f.n_parameters + f.df} independent cells of the data (distinct response "
+                f"patterns, at most the learners), so df = {f.df} and G2 has no chi-square reference; compare fits "
+                "by AIC/BIC, or fit a structure with fewer states")
 
     def items_table(self) -> pd.DataFrame:
         """careless (beta) and guess (eta) with standard errors, one row per question."""
@@ -297,7 +312,7 @@ def next_steps(store: GraphStore, dataset: str, learner: str | None = None, limi
                 structures[run_id] = _stored_structure(store, run_id, items)
             ids, states = structures[run_id]
             k = ids.index(sid)
-            rows.append({"learnerId": lid, "source": f"blim:{run_id}", "state": _members(items, states[k]),
+            rows.append({"learnerId": lid, "source": run_id, "state": _members(items, states[k]),
                          "posterior": float(fitted.at[lid, "posterior"]),
                          "nextSteps": _members(items, model.outer_fringe(states, k)),
                          "nextStates": [_members(items, states[c] & ~states[k])
