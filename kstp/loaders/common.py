@@ -143,9 +143,10 @@ def read_csv(path: str | Path, delimiter: str = ",", short_rows: str = "pad") ->
     Raises
     ------
     InputError
-        When the file is empty, holds a NUL byte (a binary file), a row has more cells
-        than the header (or fewer, with ``short_rows="refuse"``), or a column name
-        repeats; the message names the file and the line. A cell may be of any size.
+        When the file is empty or only a header (every loader refuses a file with
+        nothing to ingest), holds a NUL byte (a binary file), a row has more cells than
+        the header (or fewer, with ``short_rows="refuse"``), or a column name repeats;
+        the message names the file and the line. A cell may be of any size.
     """
     columns, chunks = read_csv_chunks(path, 1 << 16, delimiter, short_rows)
     return columns, [row for chunk in chunks for row in chunk]
@@ -200,6 +201,7 @@ def read_csv_chunks(path: str | Path, size: int, delimiter: str = ",",
 def _row_chunks(path: Path, handle, reader, columns: list[str], size: int, short_rows: str) -> Iterator[list[Row]]:
     with handle:
         rows: list[Row] = []
+        any_rows = False
         start = reader.line_num + 1
         try:
             for cells in reader:
@@ -210,6 +212,7 @@ def _row_chunks(path: Path, handle, reader, columns: list[str], size: int, short
                     width = len(cells)
                     cells = [normalise_id(c) for c in cells] + [""] * (len(columns) - len(cells))
                     rows.append(Row(start, dict(zip(columns, cells, strict=True)), width))
+                    any_rows = True
                     if len(rows) == size:
                         yield rows
                         rows = []
@@ -217,6 +220,8 @@ def _row_chunks(path: Path, handle, reader, columns: list[str], size: int, short
         except UnicodeDecodeError:
             read_text(path)  # raises with the line of the bad byte
             raise
+        if not any_rows:
+            raise InputError(f"{path}: a header and no rows: nothing to ingest")
         if rows:
             yield rows
 

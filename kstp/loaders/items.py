@@ -279,6 +279,8 @@ def read_items_jsonl(path: str | Path, dataset: str, framework: str | None, know
                           "answerType": item.get("type"), "position": len(questions) + 1})
         solutions.append(item.get("solution"))
         links += [(scoped(dataset, qid), scoped(framework, c)) for c in dict.fromkeys(concepts)]
+    if not questions:
+        raise InputError(f"{path}: no items: nothing to ingest")
     assesses = pd.DataFrame(links, columns=["from_id", "to_id"]).assign(source=path.name)
     frame = _questions(dataset, questions)
     if any(solutions):  # worked solutions, shown with in-context exemplars (paper 1 NB2)

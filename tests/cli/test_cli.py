@@ -320,7 +320,7 @@ def test_header_only_and_wrong_delimiter_responses(kstp, toy_files):
     ingest_toy(kstp, toy_files)
     toy_files["answers"].write_text("learner,q1,q2\n")
     result = kstp("ingest", "responses", toy_files["answers"], "--dataset", "toy", "--format", "wide")
-    assert result.exit_code == 1 and "no answers found" in result.stderr
+    assert result.exit_code == 1 and "toy_answers.csv: a header and no rows: nothing to ingest" in result.stderr
     toy_files["answers"].write_text("learner;q1;q2\nL1;1;0\n")
     result = kstp("ingest", "responses", toy_files["answers"], "--dataset", "toy")
     assert result.exit_code == 1 and "kstp reads comma-separated files" in result.stderr
@@ -458,3 +458,20 @@ def test_wide_matrix_without_some_questions_names_them_and_strict_refuses(kstp, 
     assert "toy:W2" not in {row["learnerId"] for row in learners}  # refused whole: nothing written
     long = kstp("ingest", "responses", toy_files["answers"], "--dataset", "toy", "--strict", "--format", "long")
     assert long.exit_code == 2 and "--strict goes with a wide matrix" in long.stderr
+
+
+@pytest.mark.parametrize(("args", "content"), [
+    (["ingest", "standards", "FILE"], "id,code,description\n"),
+    (["ingest", "items", "FILE", "--dataset", "h"], "id,text,answer\n"),
+    (["ingest", "items", "FILE", "--dataset", "h"], "\n\n"),  # items JSONL with no line
+    (["ingest", "responses", "FILE", "--dataset", "toy", "--format", "long"], "learner,item,correct\n"),
+])
+def test_a_file_with_nothing_to_ingest_is_refused_and_nothing_is_written(kstp, toy_files, tmp_path, args, content):
+    ingest_toy(kstp, toy_files)
+    before = json.loads(kstp("db", "stats", "--json").stdout)
+    path = tmp_path / ("empty.jsonl" if content == "\n\n" else "empty.csv")
+    path.write_text(content)
+    result = kstp(*[str(path) if a == "FILE" else a for a in args])
+    assert result.exit_code == 1
+    assert f"{path}: " in result.stderr and "nothing to ingest" in result.stderr
+    assert json.loads(kstp("db", "stats", "--json").stdout) == before
