@@ -127,11 +127,13 @@ def blim(ctx, dataset: str, kind: str, method: str, bootstrap: int, seed: int, c
               "(default: searched).")
 @click.option("--search", type=click.Choice(["local", "global"]), default="local", show_default=True,
               help="ITA threshold search.")
+@click.option("--limit", type=click.IntRange(min=1), default=200_000, show_default=True,
+              help="ITA: refuse a relation whose knowledge space has more states (each is listed to weigh it).")
 @click.option("--no-write", is_flag=True, help="Learn and print; write nothing to the graph.")
 @json_option
 @click.pass_context
-def prerequisites(ctx, dataset: str, rule: str, variant: str, threshold: int | None, search: str, no_write: bool,
-                  as_json: bool) -> None:
+def prerequisites(ctx, dataset: str, rule: str, variant: str, threshold: int | None, search: str, limit: int,
+                  no_write: bool, as_json: bool) -> None:
     """Learn a prerequisite relation from the answers and compare it with the Eq. 1 edges.
 
     The learned pairs go onto the graph as LEARNED_PREREQUISITE_OF {rule} edges,
@@ -141,9 +143,10 @@ def prerequisites(ctx, dataset: str, rule: str, variant: str, threshold: int | N
     \b
     Examples:
       kstp fit prerequisites --dataset probability_pks
-      kstp fit prerequisites --dataset frcsub --rule ita --search global --json
+      kstp fit prerequisites --dataset probability_pks --rule ita --search global --json
+      kstp fit prerequisites --dataset frcsub --rule ita --threshold 30
     """
-    for name in ("threshold", "search") if rule == "iita" else ("variant",):
+    for name in ("threshold", "search", "limit") if rule == "iita" else ("variant",):
         if option_given(ctx, name):
             raise click.UsageError(f"--{name} goes with --rule {'ita' if rule == 'iita' else 'iita'}, not --rule "
                                    f"{rule}")
@@ -153,7 +156,7 @@ def prerequisites(ctx, dataset: str, rule: str, variant: str, threshold: int | N
     store = get_store(ctx)
     with status(f"learning prerequisites of {dataset} ({rule})"):
         report = evaluator.learn_prerequisites(store, dataset, rule, int(variant), threshold, search,
-                                               write=not no_write)
+                                               write=not no_write, limit=limit)
     learned_only = report.pairs[~report.pairs["inEq1"]]
     if as_json:
         emit({**report.summary(), "written": not no_write, "pairs": report.pairs,

@@ -353,7 +353,8 @@ class PrerequisiteReport:
 
 
 def learn_prerequisites(store: GraphStore, dataset: str, rule: str = "iita", variant: int = 1,
-                        threshold: int | None = None, search: str = "local", write: bool = True) -> PrerequisiteReport:
+                        threshold: int | None = None, search: str = "local", write: bool = True,
+                        limit: int = 200_000) -> PrerequisiteReport:
     """Learn a prerequisite relation from the answers (ITA or IITA) and compare it with Eq. 1.
 
     The learned pairs are written as ``(:Question)-[:LEARNED_PREREQUISITE_OF {rule,
@@ -361,10 +362,15 @@ def learn_prerequisites(store: GraphStore, dataset: str, rule: str = "iita", var
     learned relation (of either rule); the Eq. 1 ``PREREQUISITE_OF`` edges are read,
     never changed: every KST query (fringes, PSR, the space) reads those alone.
 
+    ``limit`` bounds the knowledge space of each relation ITA weighs (its discrepancy
+    needs the states listed).
+
     Raises
     ------
     KstpError
         On an unknown rule, and as :func:`response_data`.
+    TooManyStatesError
+        ITA only: when a relation on the way has a space of more than ``limit`` states.
     """
     if rule not in ("iita", "ita"):
         raise KstpError(f"unknown rule {rule!r}; use iita or ita")
@@ -375,7 +381,13 @@ def learn_prerequisites(store: GraphStore, dataset: str, rule: str = "iita", var
         details = {"variant": learned.IITA_VARIANTS[variant], "errorRate": error, "diff": float(result.diff[
             result.selected])}
     else:
-        ita_result = learned.ita(data.matrix, threshold, search)
+        try:
+            ita_result = learned.ita(data.matrix, threshold, search, space_limit=limit)
+        except TooManyStatesError:
+            raise TooManyStatesError(
+                f"item tree analysis of {dataset!r}: a relation on the way ({search} threshold search) has a "
+                f"knowledge space of more than {limit:,} states, whose discrepancy needs them listed; pass a larger "
+                "--limit (time and memory grow with it), a --threshold, or --search local") from None
         relation, error = ita_result.relation & ~np.eye(len(data.items), dtype=bool), float("nan")
         details = {"threshold": ita_result.threshold, "discrepancy": ita_result.discrepancy}
     b = learned.counterexamples(data.matrix)

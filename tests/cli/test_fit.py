@@ -99,3 +99,16 @@ def test_fit_blim_says_the_gof_test_is_undefined_without_degrees_of_freedom(kstp
     summary = json.loads(kstp("fit", "blim", "--dataset", "frcsub", "--no-write", "--json").stdout)
     assert (summary["nParameters"], summary["patterns"], summary["df"], summary["pValue"]) == (411, 367, -44, None)
     assert summary["gofUndefined"].startswith("the goodness-of-fit test is not defined")
+
+
+def test_fit_prerequisites_ita_global_search_runs_and_its_space_limit_is_an_option(probability):
+    """The --help example (global ITA search) finishes; a small --limit refuses naming the option."""
+    result = probability("fit", "prerequisites", "--dataset", "probability_pks", "--rule", "ita", "--search", "global",
+                         "--json", "--no-write")
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["rule"] == "ita"
+    refused = probability("fit", "prerequisites", "--dataset", "probability_pks", "--rule", "ita", "--search",
+                          "global", "--limit", "10", "--no-write")
+    assert refused.exit_code == 1
+    assert "has a knowledge space of more than 10 states" in refused.stderr
+    assert "pass a larger --limit" in refused.stderr
