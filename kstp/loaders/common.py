@@ -266,18 +266,25 @@ def scoped(namespace: str, local_id: str) -> str:
 
 
 def check_namespace(value: str, what: str) -> str:
-    """A dataset or framework id: non-empty, without ':' (it separates the namespace).
+    """A dataset or framework id: non-empty, without ':' (it separates the namespace) or a path character.
+
+    The id names output files (``psr_learners_<dataset>.csv``, ``koc_<dataset>.json``),
+    so ``/`` and ``\\`` (and the names ``.`` and ``..``) are refused here, at ingest,
+    rather than mapped: a file name then is the id as it is, on every system.
 
     Raises
     ------
     InputError
-        Otherwise; ``a:b`` as a dataset would let dataset ``a`` overwrite its questions.
+        Otherwise; ``a:b`` as a dataset would let dataset ``a`` overwrite its questions,
+        ``math/grade1`` would make its output files fail or land in a sub-folder.
 
     >>> check_namespace("frcsub", "dataset")
     'frcsub'
     """
-    if not value or ":" in value or value != value.strip():
-        raise InputError(f"{what} id {value!r} must be non-empty, without ':' or surrounding spaces")
+    if (not value or value != value.strip() or value in (".", "..")
+            or any(c in value for c in ":/\\\x00")):
+        raise InputError(f"{what} id {value!r} must be non-empty, without ':', '/', '\\' or surrounding spaces "
+                         "(ids name output files); e.g. math_grade1")
     return value
 
 

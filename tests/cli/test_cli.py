@@ -309,7 +309,7 @@ def test_learners_without_correct_answers(kstp, toy_files, tmp_path):
     assert json.loads(result.stdout)[0]["learners"] == 5
 
 
-@pytest.mark.parametrize("dataset", ["a:b", "", " x"])
+@pytest.mark.parametrize("dataset", ["a:b", "", " x", "math/grade1", "a\\b", ".."])
 def test_dataset_ids_with_separator_are_refused(kstp, toy_files, dataset):
     ingest_toy(kstp, toy_files)
     result = kstp("ingest", "items", toy_files["items"], "--dataset", dataset, "--framework", "toy")
