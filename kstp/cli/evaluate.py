@@ -7,7 +7,17 @@ from pathlib import Path
 import click
 
 from kstp.cli.models import backend_options, parse_sampling, progress_bar, start_backend, write_run_files
-from kstp.cli.output import dumps, emit, get_store, json_option, message, out_option, print_table, status
+from kstp.cli.output import (
+    dumps,
+    emit,
+    get_store,
+    json_option,
+    message,
+    out_option,
+    print_table,
+    require_output_path,
+    status,
+)
 from kstp.errors import InputError
 
 __all__ = ["evaluate"]
@@ -151,6 +161,7 @@ def answers(ctx, dataset, model, backend, base_url, model_args, gen_kwargs, limi
 
     from kstp.evaluators import answers as answers_evaluator
 
+    require_output_path(log_samples, output_path)
     sampling = parse_sampling(gen_kwargs, n=samples, seed=seed)
     store = get_store(ctx)
     engine = start_backend(backend, model, model_args, base_url, concurrency, seed)

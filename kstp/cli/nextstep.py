@@ -7,7 +7,17 @@ from pathlib import Path
 import click
 
 from kstp.cli.models import backend_options_with, parse_sampling, progress_bar, start_backend, write_run_files
-from kstp.cli.output import dumps, emit, get_store, json_option, message, out_option, print_table, status
+from kstp.cli.output import (
+    dumps,
+    emit,
+    get_store,
+    json_option,
+    message,
+    out_option,
+    print_table,
+    require_output_path,
+    status,
+)
 
 __all__ = ["nextstep_evaluate", "nextstep_report", "catalogue"]
 
@@ -69,6 +79,7 @@ def nextstep_evaluate(ctx, names, conditions, orders, model, backend, base_url, 
 
     from kstp.evaluators import nextstep as benchmark
     from kstp.loaders import catalogues as catalogue_files
+    require_output_path(log_samples, output_path)
     catalogues = [catalogue_files.resolve_catalogue(n) for n in names]
     sampling = parse_sampling(gen_kwargs, benchmark.SAMPLING[preset], seed=seed)
     extra = {}

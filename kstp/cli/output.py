@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 
 __all__ = ["KstpGroup", "json_option", "dumps", "emit", "csv_text", "print_table", "get_store", "message", "status",
            "err_console", "refuse_together", "option_given",
-           "out_option"]
+           "out_option", "require_output_path"]
 
 # Ids are data: no emoji codes (':M:' in a run id) and no markup taken from them.
 err_console = Console(stderr=True, emoji=False, markup=False)
@@ -140,6 +140,12 @@ def out_option(what: str):
 
     return click.option("--out", type=click.Path(file_okay=False, path_type=Path),
                         help=f"Also write {what} to this folder (without --out no file is written).")
+
+
+def require_output_path(log_samples: bool, output_path) -> None:
+    """``--log-samples`` writes into ``--output-path``: alone it would log nowhere (a usage error, exit 2)."""
+    if log_samples and output_path is None:
+        raise click.UsageError("--log-samples goes with --output-path, the folder the samples are written to")
 
 
 def json_option(func):

@@ -415,6 +415,10 @@ def test_psr_out_keeps_earlier_datasets_rows(kstp, toy_files, tmp_path):
      "--variant goes with --rule iita, not --rule ita"),
     (["fit", "prerequisites", "--dataset", "d", "--rule", "ita", "--threshold", "3", "--search", "global"],
      "--threshold and --search"),
+    (["evaluate", "answers", "--dataset", "d", "--model", "m", "--log-samples"],
+     "--log-samples goes with --output-path"),
+    (["evaluate", "nextstep", "--catalogue", "cm_8f", "--backend", "fringe-oracle", "--log-samples"],
+     "--log-samples goes with --output-path"),
 ])
 def test_contradicting_options_are_usage_errors(tmp_path, args, text):
     """Refused before the graph is opened: nothing is created at the --graph path."""
