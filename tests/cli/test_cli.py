@@ -468,12 +468,13 @@ def test_wide_matrix_without_some_questions_names_them_and_strict_refuses(kstp, 
     (["ingest", "standards", "FILE"], "id,code,description\n"),
     (["ingest", "items", "FILE", "--dataset", "h"], "id,text,answer\n"),
     (["ingest", "items", "FILE", "--dataset", "h"], "\n\n"),  # items JSONL with no line
+    (["ingest", "standards", "FILE"], '{"domains": {}, "clusters": {}, "standards": {}}'),  # a Coherence Map
     (["ingest", "responses", "FILE", "--dataset", "toy", "--format", "long"], "learner,item,correct\n"),
 ])
 def test_a_file_with_nothing_to_ingest_is_refused_and_nothing_is_written(kstp, toy_files, tmp_path, args, content):
     ingest_toy(kstp, toy_files)
     before = json.loads(kstp("db", "stats", "--json").stdout)
-    path = tmp_path / ("empty.jsonl" if content == "\n\n" else "empty.csv")
+    path = tmp_path / ("empty.jsonl" if content == "\n\n" else "empty.json" if content.startswith("{") else "empty.csv")
     path.write_text(content)
     result = kstp(*[str(path) if a == "FILE" else a for a in args])
     assert result.exit_code == 1
