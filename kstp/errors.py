@@ -15,8 +15,14 @@ __all__ = [
     "UnknownIdError",
     "QueryError",
     "NotAKnowledgeStateError",
+    "MissingExtraError",
+    "import_extra",
     "procedure_error",
 ]
+
+import importlib
+import importlib.util
+from types import ModuleType
 
 
 class KstpError(Exception):
@@ -81,6 +87,51 @@ class NotAKnowledgeStateError(KstpError):
     def __init__(self, message: str, violations: dict[str, list[str]]):
         super().__init__(message)
         self.violations = violations
+
+
+class MissingExtraError(ConfigError):
+    """An optional dependency is not installed; the message names the kstp extra that installs it."""
+
+
+def import_extra(module: str, extra: str, needed_for: str, load: bool = True) -> ModuleType | None:
+    """Import the optional ``module`` of the extra ``kstp[extra]`` (``load=False``: only check it is there).
+
+    Parameters
+    ----------
+    module : str
+        Dotted module name, e.g. ``"sentence_transformers"``.
+    extra : str
+        The ``[project.optional-dependencies]`` key of pyproject.toml that installs it.
+    needed_for : str
+        What needs it, as the message's subject (``"the local backend"``).
+
+    Returns
+    -------
+    module or None
+        The module; ``None`` when ``load`` is false (it is then found, not imported).
+
+    Raises
+    ------
+    MissingExtraError
+        When the module, or a module it imports, is missing: names that module and
+        the ``pip install 'kstp[extra]'`` line.
+
+    Examples
+    --------
+    >>> import_extra("no_such_module", "models", "BERTScore")
+    Traceback (most recent call last):
+    ...
+    kstp.errors.MissingExtraError: BERTScore needs no_such_module, which is not installed: pip install 'kstp[models]'
+    """
+    try:
+        if not load:
+            if importlib.util.find_spec(module) is None:
+                raise ModuleNotFoundError(name=module)
+            return None
+        return importlib.import_module(module)
+    except ModuleNotFoundError as exc:
+        raise MissingExtraError(f"{needed_for} needs {exc.name or module}, which is not installed: "
+                                f"pip install 'kstp[{extra}]'") from None
 
 
 def procedure_error(exc: Exception, procedure: str, missing: str) -> KstpError:

@@ -71,7 +71,7 @@ def concepts(ctx, dataset, framework, model, backend, base_url, model_args, gen_
     \b
     Examples:
       kstp annotate concepts --items frcsub --framework ccss --model smollm2 --backend local --limit 3
-      kstp annotate concepts --items xes --framework ccss --model Qwen/Qwen2.5-7B-Instruct \\
+      kstp annotate concepts --items xes3g5m --framework ccss --model Qwen/Qwen2.5-7B-Instruct \\
           --base-url http://127.0.0.1:8000/v1 --out annotations.csv
     """
     import pandas as pd

@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from kstp.cli.models import backend_options, parse_sampling, progress_bar, report_failures, start_backend
-from kstp.cli.output import dumps, emit, get_store, json_option, message, print_table, status
+from kstp.cli.output import dumps, emit, get_store, json_option, message, out_option, print_table, status
 from kstp.errors import UnknownIdError
 
 __all__ = ["ingest_cot", "evaluate_dagmath", "report_dagmath"]
@@ -121,8 +121,7 @@ def ingest_cot(ctx, files: tuple[Path, ...], dataset: str, source: str, as_json:
               help="Few-shot gold trajectories per prompt (the paper: 4).")
 @click.option("--shots-from", help="Run holding the gold trajectories (default: cot:gold:DATASET).")
 @click.option("--limit", type=click.IntRange(min=1), help="Only the first N problems.")
-@click.option("--out", type=click.Path(file_okay=False, path_type=Path),
-              help="Also write the report's tables and figures to this folder.")
+@out_option("the report's tables (JSON, CSV) and figures (PNG)")
 @json_option
 @click.pass_context
 def evaluate_dagmath(ctx, dataset, model, backend, base_url, model_args, gen_kwargs, samples, seed, shots,
@@ -170,11 +169,10 @@ def evaluate_dagmath(ctx, dataset, model, backend, base_url, model_args, gen_kwa
 @click.option("--run", "run_ids", required=True, multiple=True,
               help="Run id (kstp evaluate dagmath prints it; ingests: cot:gold:D); repeat it, one run per model "
               "and dataset, for Table 2 with its Std row over the models.")
-@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=Path("results"), show_default=True,
-              help="Folder for the tables (JSON, CSV) and figures (PNG).")
+@out_option("the tables (JSON, CSV) and figures (PNG)")
 @json_option
 @click.pass_context
-def report_dagmath(ctx, run_ids: tuple[str, ...], out: Path, as_json: bool) -> None:
+def report_dagmath(ctx, run_ids: tuple[str, ...], out: Path | None, as_json: bool) -> None:
     """Recompute DAG-MATH runs' tables and figures from the graph (paper 4, Tables 1-4, Figures 3-4).
 
     Closeness and graph statistics are recomputed in Cypher and written back on
@@ -202,8 +200,9 @@ def report_dagmath(ctx, run_ids: tuple[str, ...], out: Path, as_json: bool) -> N
         reports.append(report)
         rows.append({"model": run["model"].iloc[0], "dataset": run["dataset"].iloc[0], **report["summary"]})
     table2 = dagmath_evaluator.table2(pd.DataFrame(rows))
-    out.mkdir(parents=True, exist_ok=True)
-    table2.to_csv(out / "table2.csv", index=False)
+    if out is not None:
+        out.mkdir(parents=True, exist_ok=True)
+        table2.to_csv(out / "table2.csv", index=False)
     if as_json:
         emit({"table2": table2, "runs": reports})
         return

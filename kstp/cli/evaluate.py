@@ -15,7 +15,17 @@ from kstp.cli.models import (
     start_backend,
     write_run_files,
 )
-from kstp.cli.output import dumps, emit, get_store, json_option, message, print_table, status
+from kstp.cli.output import (
+    dumps,
+    emit,
+    get_store,
+    json_option,
+    message,
+    out_option,
+    print_table,
+    require_output_path,
+    status,
+)
 from kstp.errors import InputError
 
 __all__ = ["evaluate"]
@@ -34,9 +44,8 @@ def evaluate() -> None:
 @evaluate.command()
 @click.option("--dataset", "datasets", multiple=True,
               help="Dataset to evaluate (repeatable; default: every dataset with answers).")
-@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=Path("results"), show_default=True,
-              help="Folder for psr_summary.csv/.json, psr_learners_<dataset>.csv and psr_distribution.png; "
-              "rows of datasets not evaluated now are kept.")
+@out_option("psr_summary.csv/.json (rows of datasets not evaluated now are kept), psr_learners_<dataset>.csv "
+            "and psr_distribution.png")
 @click.option("--denominator", type=click.Choice(_DENOMINATORS), default="release", show_default=True,
               help="release: only attempted prerequisites count (the authors' code, Table 2); "
               "paper: all of Pre(q), as Eq. 2 is printed.")
@@ -50,7 +59,7 @@ def evaluate() -> None:
               "(ASSESSES.verified) and the prerequisites they give (Table 3).")
 @json_option
 @click.pass_context
-def psr(ctx, datasets: tuple[str, ...], out: Path, denominator: str, min_prerequisites: int, unannotated: str,
+def psr(ctx, datasets: tuple[str, ...], out: Path | None, denominator: str, min_prerequisites: int, unannotated: str,
         subset: str, as_json: bool) -> None:
     """Compute accuracy and PSR (micro, macro, distribution) of every learner (paper 1, Eq. 2-4).
 
@@ -75,7 +84,6 @@ def psr(ctx, datasets: tuple[str, ...], out: Path, denominator: str, min_prerequ
     if not datasets:
         message("no dataset with learner answers in the graph; ingest responses first")
         ctx.exit(1)
-    out.mkdir(parents=True, exist_ok=True)
     summaries = []
     for dataset in datasets:
         with status(f"PSR of {dataset}"):
@@ -87,20 +95,24 @@ def psr(ctx, datasets: tuple[str, ...], out: Path, denominator: str, min_prerequ
         if result.learners["psrMicro"].notna().sum() == 0:
             message(f"{dataset}: no learner has a scored question; "
                     "derive question prerequisites first (kstp derive question-prerequisites)")
-        result.learners.sort_index().to_csv(out / f"psr_learners_{dataset}.csv")  # one order on every engine
+        if out is not None:
+            out.mkdir(parents=True, exist_ok=True)
+            result.learners.sort_index().to_csv(out / f"psr_learners_{dataset}.csv")  # one order on every engine
         summaries.extend(result.summary())
     if not summaries:
         raise InputError(f"no learner answers in {', '.join(datasets)}; ingest responses first (kstp ingest responses)")
-    table = _merged_summary(out / "psr_summary.json", summaries)
-    table.to_csv(out / "psr_summary.csv", index=False)
-    (out / "psr_summary.json").write_text(dumps(table) + "\n")
     buckets = [f"psr {b}" for b in psr_evaluator.BUCKETS]
-    labels = (table["dataset"] + pd.Series(" (verified)", index=table.index).where(table["subset"] == "verified", "")
-              + (" / " + table["learner"]).where(table["learner"] != "human learners", ""))
-    shares = table.set_index(labels)[buckets]
-    shares.columns = list(psr_evaluator.BUCKETS)
-    grouped_bars(shares, out / "psr_distribution.png", "Question-level PSR distribution",
-                 "share of (learner, question) pairs")
+    if out is not None:
+        table = _merged_summary(out / "psr_summary.json", summaries)
+        table.to_csv(out / "psr_summary.csv", index=False)
+        (out / "psr_summary.json").write_text(dumps(table) + "\n")
+        labels = (table["dataset"]
+                  + pd.Series(" (verified)", index=table.index).where(table["subset"] == "verified", "")
+                  + (" / " + table["learner"]).where(table["learner"] != "human learners", ""))
+        shares = table.set_index(labels)[buckets]
+        shares.columns = list(psr_evaluator.BUCKETS)
+        grouped_bars(shares, out / "psr_distribution.png", "Question-level PSR distribution",
+                     "share of (learner, question) pairs")
     if as_json:
         emit(summaries)
     else:
@@ -111,7 +123,8 @@ def psr(ctx, datasets: tuple[str, ...], out: Path, denominator: str, min_prerequ
                     f"{subset} subset); denominator: {denominator}; distribution over "
                     f"pairs with >= {min_prerequisites} {filtered}"
                     f"{' (the release filter)' if min_prerequisites == 5 else ''}")
-        message(f"wrote {out}/psr_summary.csv, psr_summary.json, psr_distribution.png and per-learner CSVs")
+        if out is not None:
+            message(f"wrote {out}/psr_summary.csv, psr_summary.json, psr_distribution.png and per-learner CSVs")
 
 
 def _merged_summary(path: Path, rows: list[dict]):
@@ -172,6 +185,7 @@ def answers(ctx, dataset, model, backend, base_url, model_args, gen_kwargs, limi
 
     from kstp.evaluators import answers as answers_evaluator
 
+    require_output_path(log_samples, output_path)
     sampling = parse_sampling(gen_kwargs, n=samples, seed=seed)
     store = get_store(ctx)
     engine = start_backend(backend, model, model_args, base_url, concurrency, seed)

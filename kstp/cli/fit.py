@@ -6,7 +6,17 @@ from pathlib import Path
 
 import click
 
-from kstp.cli.output import emit, get_store, json_option, message, on_interrupt, print_table, status
+from kstp.cli.output import (
+    emit,
+    get_store,
+    json_option,
+    message,
+    on_interrupt,
+    option_given,
+    print_table,
+    refuse_together,
+    status,
+)
 
 __all__ = ["fit"]
 
@@ -103,9 +113,13 @@ def blim(ctx, dataset: str, kind: str, method: str, bootstrap: int, seed: int, c
     print_table(report.items_table(), title=f"BLIM of {dataset}: {kind}, {method}, {summary['states']} states",
                 digits=4)
     p = "" if summary["bootstrapP"] is None else f", bootstrap p = {summary['bootstrapP']:.3f} ({bootstrap} samples)"
-    click.echo(f"G2({summary['df']}) = {summary['G2']:.3f}, p = {summary['pValue']:.4g}{p}; AIC {summary['AIC']:.2f}, "
+    gof = f"G2 = {summary['G2']:.3f}" if summary["gofUndefined"] else \
+        f"G2({summary['df']}) = {summary['G2']:.3f}, p = {summary['pValue']:.4g}"
+    click.echo(f"{gof}{p}; AIC {summary['AIC']:.2f}, "
                f"BIC {summary['BIC']:.2f}; {summary['learners']} learners, {summary['patterns']} patterns, "
                f"{summary['iterations']} iterations; mean discrepancy {summary['discrepancy']:.3f}")
+    if summary["gofUndefined"]:
+        message(summary["gofUndefined"])
     if report.data.incomplete:
         message(f"{report.data.incomplete} learners left out: they did not answer every item")
     message("written to the graph as run " + report.run_id if not no_write else "nothing written (--no-write)")
@@ -123,11 +137,13 @@ def blim(ctx, dataset: str, kind: str, method: str, bootstrap: int, seed: int, c
               "(default: searched).")
 @click.option("--search", type=click.Choice(["local", "global"]), default="local", show_default=True,
               help="ITA threshold search.")
+@click.option("--limit", type=click.IntRange(min=1), default=200_000, show_default=True,
+              help="ITA: refuse a relation whose knowledge space has more states (each is listed to weigh it).")
 @click.option("--no-write", is_flag=True, help="Learn and print; write nothing to the graph.")
 @json_option
 @click.pass_context
-def prerequisites(ctx, dataset: str, rule: str, variant: str, threshold: int | None, search: str, no_write: bool,
-                  as_json: bool) -> None:
+def prerequisites(ctx, dataset: str, rule: str, variant: str, threshold: int | None, search: str, limit: int,
+                  no_write: bool, as_json: bool) -> None:
     """Learn a prerequisite relation from the answers and compare it with the Eq. 1 edges.
 
     The learned pairs go onto the graph as LEARNED_PREREQUISITE_OF {rule} edges,
@@ -137,8 +153,14 @@ def prerequisites(ctx, dataset: str, rule: str, variant: str, threshold: int | N
     \b
     Examples:
       kstp fit prerequisites --dataset probability_pks
-      kstp fit prerequisites --dataset frcsub --rule ita --search global --json
+      kstp fit prerequisites --dataset probability_pks --rule ita --search global --json
+      kstp fit prerequisites --dataset frcsub --rule ita --threshold 30
     """
+    for name in ("threshold", "search", "limit") if rule == "iita" else ("variant",):
+        if option_given(ctx, name):
+            raise click.UsageError(f"--{name} goes with --rule {'ita' if rule == 'iita' else 'iita'}, not --rule "
+                                   f"{rule}")
+    refuse_together(ctx, "threshold", ("search",), "a given threshold is used as it is, not searched")
     from kstp.evaluators import blim as evaluator
 
     store = get_store(ctx)
@@ -147,7 +169,7 @@ def prerequisites(ctx, dataset: str, rule: str, variant: str, threshold: int | N
                  "run the same command again (it also replaces what an interrupted write left).")
     with status(f"learning prerequisites of {dataset} ({rule})"):
         report = evaluator.learn_prerequisites(store, dataset, rule, int(variant), threshold, search,
-                                               write=not no_write)
+                                               write=not no_write, limit=limit)
     learned_only = report.pairs[~report.pairs["inEq1"]]
     if as_json:
         emit({**report.summary(), "written": not no_write, "pairs": report.pairs,

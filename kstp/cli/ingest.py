@@ -35,8 +35,8 @@ def _report(report: LoadReport, as_json: bool) -> None:
         return
     rows = [{"kind": k, **vars(v)} for k, v in report.written.items()]
     print_table(pd.DataFrame(rows, columns=["kind", "created", "updated", "unchanged"]), f"Ingested {report.source}")
-    for note, count in report.notes.items():
-        message(f"{note}: {count}")
+    for note, value in report.notes.items():
+        message(f"{note}: {', '.join(value) if isinstance(value, list) else value}")
 
 
 @click.group()
@@ -157,9 +157,11 @@ def _response_format(path: Path, chosen: str) -> str:
 @click.option("--missing", type=click.Choice(_MISSING), default="refuse", show_default=True,
               help="A blank cell of a wide matrix: refuse the file (with its line), or read it as not attempted "
               "(counted in the report).")
+@click.option("--strict", is_flag=True, help="Refuse a wide matrix without a column for every question of the "
+              "dataset (by default the report names them).")
 @format_option("--output-format")  # --format is the input's format here
 @click.pass_context
-def responses(ctx, path: Path, dataset: str, fmt: str, missing: str, as_json: bool) -> None:
+def responses(ctx, path: Path, dataset: str, fmt: str, missing: str, strict: bool, as_json: bool) -> None:
     """Load learner answers: a wide 0/1 matrix, a long CSV, or a pyKT sequence CSV.
 
     Learners become Learner {kind: human} nodes with ids DATASET:id; each answer an
@@ -180,7 +182,9 @@ def responses(ctx, path: Path, dataset: str, fmt: str, missing: str, as_json: bo
     if not known:
         raise InputError(f"dataset {dataset!r} has no questions in the graph; ingest its items first")
     fmt = _response_format(path, fmt)
-    reader = {"wide": functools.partial(responses_loader.read_wide, missing=missing),
+    if strict and fmt != "wide":
+        raise click.UsageError(f"--strict goes with a wide matrix; {path.name} reads as {fmt}")
+    reader = {"wide": functools.partial(responses_loader.read_wide, missing=missing, strict=strict),
               "long": responses_loader.read_long, "pykt": responses_loader.read_pykt}[fmt]
     with status(f"reading {path.name} ({fmt})"):
         answers = reader(path, known)
@@ -188,4 +192,6 @@ def responses(ctx, path: Path, dataset: str, fmt: str, missing: str, as_json: bo
         report = responses_loader.write_answers(store, dataset, answers, path.name)
     if fmt == "wide" and missing == "blank":
         report.notes["blank cells read as not attempted"] = answers.attrs["notAttempted"]
+    if fmt == "wide" and answers.attrs["itemsWithoutColumn"]:
+        report.notes["questions of the dataset without a column"] = answers.attrs["itemsWithoutColumn"]
     _report(report, as_json)

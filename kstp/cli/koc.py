@@ -6,7 +6,17 @@ from pathlib import Path
 
 import click
 
-from kstp.cli.output import dumps, emit, get_store, json_option, message, print_table, status
+from kstp.cli.output import (
+    dumps,
+    emit,
+    get_store,
+    json_option,
+    message,
+    out_option,
+    print_table,
+    refuse_together,
+    status,
+)
 
 __all__ = ["koc"]
 
@@ -39,12 +49,11 @@ def _short(learner_id: str, dataset: str) -> str:
 @click.option("--no-groups", is_flag=True, help="Compare only the --learner ids / models, without human groups.")
 @click.option("--questions", type=click.Choice(_QUESTION_SETS), default="annotated", show_default=True,
               help="Questions counted: those with a concept (paper 1, Appendix B) or all of the dataset.")
-@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=Path("results"), show_default=True,
-              help="Folder for koc_<dataset>.csv/.json, koc_norm_<dataset>.csv and the two heatmap PNGs.")
+@out_option("koc_<dataset>.csv/.json, koc_norm_<dataset>.csv and the two heatmap PNGs")
 @json_option
 @click.pass_context
 def koc(ctx, dataset: str, learners: tuple[str, ...], cuts: str, group_names: str, threshold: float,
-        no_groups: bool, questions: str, out: Path, as_json: bool) -> None:
+        no_groups: bool, questions: str, out: Path | None, as_json: bool) -> None:
     """Compute the knowledge overlap (KOC, KOC_norm) of every pair of learners (paper 1, Eq. 6-7).
 
     Groups the dataset's human learners by accuracy rank (stored as Learner nodes of
@@ -58,9 +67,11 @@ def koc(ctx, dataset: str, learners: tuple[str, ...], cuts: str, group_names: st
     \b
     Examples:
       kstp evaluate koc --dataset frcsub --out results/
-      kstp evaluate koc --dataset xes --cuts 0,0.25,0.5,0.75 --groups q1,q2,q3 --json
+      kstp evaluate koc --dataset xes3g5m --cuts 0,0.25,0.5,0.75 --groups q1,q2,q3 --json
       kstp evaluate koc --dataset frcsub --no-groups --learner frcsub:Subject001 --learner frcsub:Subject002
     """
+    refuse_together(ctx, "no_groups", ("group_names", "cuts", "threshold"),
+                    "the groups, their cuts and threshold describe the human groups that --no-groups leaves out")
     from kstp.evaluators import koc as koc_evaluator
     from kstp.reports.plots import heatmap
     cut_points = _floats(cuts, "--cuts")
@@ -72,9 +83,6 @@ def koc(ctx, dataset: str, learners: tuple[str, ...], cuts: str, group_names: st
     labels = [_short(i, dataset) for i in result.learners.index]
     raw = result.koc.set_axis(labels, axis=0).set_axis(labels, axis=1)
     norm = result.koc_norm.set_axis(labels, axis=0).set_axis(labels, axis=1)
-    out.mkdir(parents=True, exist_ok=True)
-    raw.to_csv(out / f"koc_{dataset}.csv")
-    norm.to_csv(out / f"koc_norm_{dataset}.csv")
     learner_rows = result.learners.reset_index()[["learnerId", "kind", "block", "answered", "correct", "accuracy",
                                                   "rankBy"]]
     payload = {"dataset": dataset, "evaluator": "koc", "version": koc_evaluator.VERSION,
@@ -82,11 +90,15 @@ def koc(ctx, dataset: str, learners: tuple[str, ...], cuts: str, group_names: st
                "questionsCounted": result.counted, "learners": learner_rows,
                "groups": result.groups, "koc": result.koc.to_dict("index"), "kocNorm": result.koc_norm.to_dict("index"),
                "pairs": result.pairs}
-    (out / f"koc_{dataset}.json").write_text(dumps(payload) + "\n")
-    heatmap(raw, out / f"koc_{dataset}.png", f"KOC on {dataset} (paper 1, Figure 4)", result.blocks, vmin=0.0,
-            label="KOC")
-    heatmap(norm, out / f"koc_norm_{dataset}.png", f"KOC_norm on {dataset} (paper 1, Figure 5)", result.blocks,
-            vmin=None, cmap="RdBu_r", center=0.0, label="KOC_norm")
+    if out is not None:
+        out.mkdir(parents=True, exist_ok=True)
+        raw.to_csv(out / f"koc_{dataset}.csv")
+        norm.to_csv(out / f"koc_norm_{dataset}.csv")
+        (out / f"koc_{dataset}.json").write_text(dumps(payload) + "\n")
+        heatmap(raw, out / f"koc_{dataset}.png", f"KOC on {dataset} (paper 1, Figure 4)", result.blocks, vmin=0.0,
+                label="KOC")
+        heatmap(norm, out / f"koc_norm_{dataset}.png", f"KOC_norm on {dataset} (paper 1, Figure 5)", result.blocks,
+                vmin=None, cmap="RdBu_r", center=0.0, label="KOC_norm")
     if as_json:
         emit(payload)
         return
@@ -95,4 +107,5 @@ def koc(ctx, dataset: str, learners: tuple[str, ...], cuts: str, group_names: st
                     f"Human ability groups of {dataset} (state: mean accuracy > {threshold})")
     print_table(raw.reset_index(names="KOC"), "KOC (paper 1, Eq. 6)")
     print_table(norm.reset_index(names="KOC_norm"), "KOC_norm (paper 1, Eq. 7)")
-    message(f"wrote {out}/koc_{dataset}.csv, koc_norm_{dataset}.csv, koc_{dataset}.json and two heatmaps")
+    if out is not None:
+        message(f"wrote {out}/koc_{dataset}.csv, koc_norm_{dataset}.csv, koc_{dataset}.json and two heatmaps")

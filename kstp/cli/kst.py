@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import click
 
-from kstp.cli.output import emit, get_store, json_option, on_interrupt, status
+from kstp.cli.output import emit, get_store, json_option, on_interrupt, refuse_together, status
 
 # spaces.FRINGES, written out: importing the spaces module here would slow every `kstp --help`
 _FRINGES = ("standard", "notions")
 
-__all__ = ["kst"]
+__all__ = ["kst", "question_ids"]
 
 #: States that counting may enumerate where the space cannot be counted without listing (8 bytes each).
 COUNT_LIMIT = 10**7
@@ -23,9 +23,31 @@ def _fringe_option(command):
                         "whole.")(command)
 
 
+def question_ids(dataset: str, ids) -> list[str]:
+    """Question ids of ``dataset``: a local id (``Item04``) gets its dataset prefix, a full one is kept.
+
+    >>> question_ids("frcsub", ["Item04", "frcsub:Item06"])
+    ['frcsub:Item04', 'frcsub:Item06']
+    """
+    return [v if v.startswith(f"{dataset}:") else f"{dataset}:{v}" for v in ids]
+
+
 def _ids(dataset: str, text: str) -> list[str]:
-    """Comma-separated question ids; a local id (``Item04``) gets its dataset prefix."""
-    return [v if v.startswith(f"{dataset}:") else f"{dataset}:{v}" for v in (x.strip() for x in text.split(",")) if v]
+    """Comma-separated question ids, local or full (:func:`question_ids`)."""
+    return question_ids(dataset, [v for v in (x.strip() for x in text.split(",")) if v])
+
+
+def _note_underived(store, dataset: str) -> None:
+    """Say on stderr when no question of ``dataset`` has a prerequisite: every set is then a state.
+
+    Usually Eq. 1 was never derived for it; a derivation that found no pair (questions
+    without concepts, or on unrelated ones) reads the same, so this is a note, not a refusal.
+    """
+    bound = store.run("space_lower_bound", {"dataset": dataset})
+    if bound and bound[0]["questions"] and bound[0]["withoutPrerequisites"] == bound[0]["questions"]:
+        click.echo(f"note: no question of dataset {dataset} has a prerequisite, so every question is free and every "
+                f"set is a knowledge state; derive them first: kstp derive question-prerequisites --dataset "
+                f"{dataset} --rule strict|reflexive", err=True)
 
 
 @click.group()
@@ -54,11 +76,11 @@ def fringe(ctx, dataset: str, state_ids: str, learner: str | None, fringe: str, 
       kstp kst fringe --dataset frcsub --state Item09 --fringe notions
       kstp kst fringe --dataset probability_pks --learner probability_pks:l0001 --json
     """
+    refuse_together(ctx, "learner", ("state_ids",), "--learner takes that learner's state, --state names one")
     from kstp.graph import structures
     store = get_store(ctx)
-    if learner and state_ids:
-        raise click.UsageError("give --state or --learner, not both")
     ids = structures.knowledge_state(store, dataset, learner) if learner else _ids(dataset, state_ids)
+    _note_underived(store, dataset)
     result = {"dataset": dataset, "state": sorted(ids), "fringe": fringe,
               "innerFringe": structures.inner_fringe(store, dataset, ids, fringe),
               "outerFringe": structures.outer_fringe(store, dataset, ids, fringe)}
@@ -77,14 +99,17 @@ def fringe(ctx, dataset: str, state_ids: str, learner: str | None, fringe: str, 
 def check(ctx, dataset: str, state_ids: str, as_json: bool) -> None:
     """Say whether an item set is a knowledge state and, if not, what breaks closure.
 
-    Exit status 0 either way; unknown ids are an error (exit 1).
+    Exit status 0 for a knowledge state, 1 for a set that is not one (each item with
+    the prerequisites it lacks, on stdout; ``--json`` keeps the verdict) or an unknown id.
 
     \b
     Example:
       kstp kst check --dataset frcsub --state Item04,Item10
     """
     from kstp.graph import structures
-    violations = structures.check_state(get_store(ctx), dataset, _ids(dataset, state_ids))
+    store = get_store(ctx)
+    violations = structures.check_state(store, dataset, _ids(dataset, state_ids))
+    _note_underived(store, dataset)
     if as_json:
         emit({"isState": not violations, "missingPrerequisites": violations})
     elif not violations:
@@ -93,6 +118,8 @@ def check(ctx, dataset: str, state_ids: str, as_json: bool) -> None:
         click.echo("not a knowledge state:")
         for item, missing in sorted(violations.items()):
             click.echo(f"  {item} lacks {', '.join(missing)}")
+    if violations:
+        ctx.exit(1)
 
 
 @kst.command()
@@ -123,8 +150,12 @@ def space(ctx, dataset: str, mode: str, sample: int | None, seed: int, limit: in
       kstp kst space --dataset probability_pks --enumerate --json
       kstp kst space --dataset xes3g5m --sample 100 --seed 1 --store
     """
+    refuse_together(ctx, "sample", ("mode",), "--sample draws states, --count counts them, --enumerate lists them")
+    if store and mode == "count" and sample is None:
+        raise click.UsageError("--store goes with --enumerate or --sample: a count lists no state to store")
     from kstp.graph import structures
     graph = get_store(ctx)
+    _note_underived(graph, dataset)
     if store:  # states are stored in one go, after they are all drawn or listed
         on_interrupt("no state was stored (states are stored once all are drawn or listed); "
                      "run the same command again.")

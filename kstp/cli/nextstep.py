@@ -14,7 +14,17 @@ from kstp.cli.models import (
     start_backend,
     write_run_files,
 )
-from kstp.cli.output import dumps, emit, get_store, json_option, message, print_table, status
+from kstp.cli.output import (
+    dumps,
+    emit,
+    get_store,
+    json_option,
+    message,
+    out_option,
+    print_table,
+    require_output_path,
+    status,
+)
 
 __all__ = ["nextstep_evaluate", "nextstep_report", "catalogue"]
 
@@ -76,6 +86,7 @@ def nextstep_evaluate(ctx, names, conditions, orders, model, backend, base_url, 
 
     from kstp.evaluators import nextstep as benchmark
     from kstp.loaders import catalogues as catalogue_files
+    require_output_path(log_samples, output_path)
     catalogues = [catalogue_files.resolve_catalogue(n) for n in names]
     sampling = parse_sampling(gen_kwargs, benchmark.SAMPLING[preset], seed=seed)
     extra = {}
@@ -107,8 +118,7 @@ def nextstep_evaluate(ctx, names, conditions, orders, model, backend, base_url, 
 
 @click.command("nextstep")
 @click.option("--run", "runs", multiple=True, required=True, help="A nextstep run id (repeatable: one per model).")
-@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=Path("results/nextstep"),
-              show_default=True, help="Folder for the CSV tables and the PNG figures.")
+@out_option("the CSV tables, nextstep_report.json and the PNG figures")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the bootstrap and sign-flip draws.")
 @click.option("--resamples", type=click.IntRange(min=100), default=10_000, show_default=True,
               help="Bootstrap resamples of states.")
@@ -119,7 +129,7 @@ def nextstep_evaluate(ctx, names, conditions, orders, model, backend, base_url, 
                    "Figure 3: Graph to Equation under P1).")
 @json_option
 @click.pass_context
-def nextstep_report(ctx, runs, out, seed, resamples, flips, focus, as_json) -> None:
+def nextstep_report(ctx, runs, out: Path | None, seed, resamples, flips, focus, as_json) -> None:
     """Recompute the next-step tables, statistics and charts from stored answers (no inference).
 
     Re-parses and re-scores every stored answer against fringes recomputed from the
@@ -144,26 +154,32 @@ def nextstep_report(ctx, runs, out, seed, resamples, flips, focus, as_json) -> N
     from kstp.errors import ConfigError
     from kstp.evaluators import nextstep as benchmark
     from kstp.reports.plots import curves, heatmap, interval_bars, labelled_hbars
+    if focus and out is None:
+        raise click.UsageError("--focus draws nextstep_focus.png: give --out DIR for it")
     store = get_store(ctx)
     with status("re-scoring stored answers"):
         scored = pd.concat([benchmark.rescore(store, run) for run in runs], ignore_index=True)
     with status("bootstrap and sign-flip tests"):
         report = benchmark.aggregate(scored, seed, resamples, flips)
-    out.mkdir(parents=True, exist_ok=True)
     tables = report.tables()
-    for name, table in tables.items():
-        table.to_csv(out / f"nextstep_{name}.csv", index=False)
-    scored.assign(predicted=scored["predicted"].map(lambda p: None if p is None else " ".join(sorted(p)))) \
-        .to_csv(out / "nextstep_cells.csv", index=False)
-    heatmap(report.domains.set_index("catalogue"), out / "nextstep_domains.png",
-            "Exact-set accuracy by domain and condition", vmin=0.0, vmax=1.0, label="exact-set accuracy")
-    interval_bars(report.conditions.set_index("condition"),
-                  {"exact-set accuracy": ("exact", "exact low", "exact high"), "macro F1": ("f1", "f1 low", "f1 high")},
-                  out / "nextstep_conditions.png", "By condition (95% bootstrap interval over states)")
-    curves({c: g.rename(columns={"fringeSize": "threshold", "exact": "rate"}) for c, g in report.by_fringe.groupby(
-        "condition")}, out / "nextstep_fringe.png", "Exact-set accuracy by the size of the outer fringe",
-        "outer-fringe size |T|", "exact-set accuracy")
-    figures = ["nextstep_conditions.png", "nextstep_domains.png", "nextstep_fringe.png"]
+    figures = []
+    if out is not None:
+        out.mkdir(parents=True, exist_ok=True)
+        for name, table in tables.items():
+            table.to_csv(out / f"nextstep_{name}.csv", index=False)
+        scored.assign(predicted=scored["predicted"].map(lambda p: None if p is None else " ".join(sorted(p)))) \
+            .to_csv(out / "nextstep_cells.csv", index=False)
+        heatmap(report.domains.set_index("catalogue"), out / "nextstep_domains.png",
+                "Exact-set accuracy by domain and condition", vmin=0.0, vmax=1.0, label="exact-set accuracy")
+        interval_bars(report.conditions.set_index("condition"),
+                      {"exact-set accuracy": ("exact", "exact low", "exact high"),
+                       "macro F1": ("f1", "f1 low", "f1 high")},
+                      out / "nextstep_conditions.png", "By condition (95% bootstrap interval over states)")
+        by_fringe = {c: g.rename(columns={"fringeSize": "threshold", "exact": "rate"})
+                     for c, g in report.by_fringe.groupby("condition")}
+        curves(by_fringe, out / "nextstep_fringe.png", "Exact-set accuracy by the size of the outer fringe",
+               "outer-fringe size |T|", "exact-set accuracy")
+        figures = ["nextstep_conditions.png", "nextstep_domains.png", "nextstep_fringe.png"]
     if focus:
         catalogue_id, _, condition = focus.rpartition(":")
         cell = report.model_domains[(report.model_domains["catalogue"] == catalogue_id)
@@ -176,7 +192,8 @@ def nextstep_report(ctx, runs, out, seed, resamples, flips, focus, as_json) -> N
                                                                  f"({r['correct']}/{r['responses']})", axis=1),
                        out / "nextstep_focus.png", f"{catalogue_id} | {condition.upper()}", "Exact-set accuracy (%)")
         figures.append("nextstep_focus.png")
-    (out / "nextstep_report.json").write_text(dumps(tables) + "\n")
+    if out is not None:
+        (out / "nextstep_report.json").write_text(dumps(tables) + "\n")
     if as_json:
         emit(tables)
         return
@@ -185,7 +202,8 @@ def nextstep_report(ctx, runs, out, seed, resamples, flips, focus, as_json) -> N
     print_table(report.models, "Exact-set accuracy, model x condition, with ranks (Table 4 shape)")
     print_table(report.domain_summary, "Per domain, pooled over conditions and models")
     print_table(report.agreement, "Agreement between presentations (both answers valid; 'all' pools)")
-    message(f"wrote {out}/nextstep_*.csv, {', '.join(figures)}")
+    if out is not None:
+        message(f"wrote {out}/nextstep_*.csv, {', '.join(figures)}")
 
 
 @click.group()

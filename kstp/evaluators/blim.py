@@ -144,8 +144,23 @@ class BlimReport:
                 "logLikelihood": f.log_likelihood, "G2": f.g2, "df": f.df, "pValue": f.p_value,
                 "nParameters": f.n_parameters, "AIC": f.aic, "BIC": f.bic, "discrepancy": f.discrepancy,
                 "bootstrapP": self.bootstrap_p, "bootstrapSamples": self.bootstrap_samples,
-                "standardErrors": self.se_source,
+                "standardErrors": self.se_source, "gofUndefined": self.gof_undefined(),
                 "errors": f.errors}
+
+    def gof_undefined(self) -> str | None:
+        """Why the G2 test has no p value (df <= 0, as pks reports it), or None when it has one.
+
+        The saturated model has one free probability per independent cell (distinct
+        response patterns, at most the learners); a structure with at least as many free
+        parameters leaves no degrees of freedom, and G2 no chi-square distribution.
+        """
+        f = self.fit
+        if f.df > 0:
+            return None
+        return (f"the goodness-of-fit test is not defined: the structure has {f.n_parameters} free parameters, "
+                f"not fewer than the {f.n_parameters + f.df} independent cells of the data (distinct response "
+                f"patterns, at most the learners), so df = {f.df} and G2 has no chi-square reference; compare fits "
+                "by AIC/BIC, or fit a structure with fewer states")
 
     def items_table(self) -> pd.DataFrame:
         """careless (beta) and guess (eta) with standard errors, one row per question."""
@@ -297,7 +312,7 @@ def next_steps(store: GraphStore, dataset: str, learner: str | None = None, limi
                 structures[run_id] = _stored_structure(store, run_id, items)
             ids, states = structures[run_id]
             k = ids.index(sid)
-            rows.append({"learnerId": lid, "source": f"blim:{run_id}", "state": _members(items, states[k]),
+            rows.append({"learnerId": lid, "source": run_id, "state": _members(items, states[k]),
                          "posterior": float(fitted.at[lid, "posterior"]),
                          "nextSteps": _members(items, model.outer_fringe(states, k)),
                          "nextStates": [_members(items, states[c] & ~states[k])
@@ -338,7 +353,8 @@ class PrerequisiteReport:
 
 
 def learn_prerequisites(store: GraphStore, dataset: str, rule: str = "iita", variant: int = 1,
-                        threshold: int | None = None, search: str = "local", write: bool = True) -> PrerequisiteReport:
+                        threshold: int | None = None, search: str = "local", write: bool = True,
+                        limit: int = 200_000) -> PrerequisiteReport:
     """Learn a prerequisite relation from the answers (ITA or IITA) and compare it with Eq. 1.
 
     The learned pairs are written as ``(:Question)-[:LEARNED_PREREQUISITE_OF {rule,
@@ -346,10 +362,15 @@ def learn_prerequisites(store: GraphStore, dataset: str, rule: str = "iita", var
     learned relation (of either rule); the Eq. 1 ``PREREQUISITE_OF`` edges are read,
     never changed: every KST query (fringes, PSR, the space) reads those alone.
 
+    ``limit`` bounds the knowledge space of each relation ITA weighs (its discrepancy
+    needs the states listed).
+
     Raises
     ------
     KstpError
         On an unknown rule, and as :func:`response_data`.
+    TooManyStatesError
+        ITA only: when a relation on the way has a space of more than ``limit`` states.
     """
     if rule not in ("iita", "ita"):
         raise KstpError(f"unknown rule {rule!r}; use iita or ita")
@@ -360,7 +381,13 @@ def learn_prerequisites(store: GraphStore, dataset: str, rule: str = "iita", var
         details = {"variant": learned.IITA_VARIANTS[variant], "errorRate": error, "diff": float(result.diff[
             result.selected])}
     else:
-        ita_result = learned.ita(data.matrix, threshold, search)
+        try:
+            ita_result = learned.ita(data.matrix, threshold, search, space_limit=limit)
+        except TooManyStatesError:
+            raise TooManyStatesError(
+                f"item tree analysis of {dataset!r}: a relation on the way ({search} threshold search) has a "
+                f"knowledge space of more than {limit:,} states, whose discrepancy needs them listed; pass a larger "
+                "--limit (time and memory grow with it), a --threshold, or --search local") from None
         relation, error = ita_result.relation & ~np.eye(len(data.items), dtype=bool), float("nan")
         details = {"threshold": ita_result.threshold, "discrepancy": ita_result.discrepancy}
     b = learned.counterexamples(data.matrix)

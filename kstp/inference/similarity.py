@@ -26,7 +26,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Protocol
 
-from kstp.errors import ConfigError
+from kstp.errors import ConfigError, import_extra
 from kstp.inference.backend import Backend, Sampling
 
 __all__ = ["NLI_LABELS", "NliBackend", "CrossEncoderNli", "LlmNli", "nli_backend", "BertScore", "parse_nli_label"]
@@ -59,12 +59,12 @@ class CrossEncoderNli:
     ------
     ConfigError
         When the model is not available locally, or its labels are not the three NLI
-        labels.
+        labels (a :class:`~kstp.errors.MissingExtraError` when sentence-transformers,
+        extra ``models``, is not installed).
     """
 
     def __init__(self, model: str, batch_size: int = 32):
-        from sentence_transformers import CrossEncoder
-
+        CrossEncoder = import_extra("sentence_transformers", "models", "a cross-encoder NLI judge").CrossEncoder
         try:
             self._model = CrossEncoder(model, device="cpu", local_files_only=True)
         except (OSError, ValueError) as exc:
@@ -162,6 +162,13 @@ class BertScore:
         Which hidden layer's embeddings to use; required for a local folder.
     batch_size : int
 
+    Raises
+    ------
+    ConfigError
+        When the model cannot be loaded, or a local folder comes without ``num_layers``.
+    MissingExtraError
+        When ``bert-score`` (extra ``models``) is not installed.
+
     Notes
     -----
     Without idf weighting F1 is symmetric in its two texts. A pair with an empty text
@@ -169,8 +176,7 @@ class BertScore:
     """
 
     def __init__(self, model: str, num_layers: int | None = None, batch_size: int = 32):
-        from bert_score import BERTScorer
-
+        BERTScorer = import_extra("bert_score", "models", "BERTScore").BERTScorer
         if Path(model).exists() and num_layers is None:
             raise ConfigError(f"similarity model {model!r} is a local folder: say which layer with --num-layers")
         try:

@@ -69,11 +69,22 @@ def _space_states(relation: np.ndarray, limit: int) -> np.ndarray:
     return out
 
 
+#: States per block of the distance matrix: memory follows the block (patterns x 4096 x 4 bytes
+#: for each of three arrays), not the space, which may hold hundreds of thousands of states.
+DISTANCE_BLOCK = 4096
+
+
 def _discrepancy(responses: np.ndarray, states: np.ndarray) -> tuple[float, float]:
     """pks: mean over patterns of the least distance to a state (fit), and over states to a pattern."""
-    r, k = responses.astype(np.int32), states.astype(np.int32)
-    d = r @ (1 - k).T + (1 - r) @ k.T
-    return float(d.min(axis=1).mean()), float(d.min(axis=0).mean())
+    r = responses.astype(np.int32)
+    to_state = np.full(len(r), np.iinfo(np.int32).max)
+    to_pattern = 0
+    for start in range(0, len(states), DISTANCE_BLOCK):
+        k = states[start:start + DISTANCE_BLOCK].astype(np.int32)
+        d = r @ (1 - k).T + (1 - r) @ k.T
+        np.minimum(to_state, d.min(axis=1), out=to_state)
+        to_pattern += int(d.min(axis=0).sum())
+    return float(to_state.mean()), to_pattern / len(states)
 
 
 def ita(responses: np.ndarray, threshold: int | None = None, search: str = "local",

@@ -9,6 +9,7 @@ stripped, so ``é`` typed as one code point and as ``e`` + combining accent is o
 from __future__ import annotations
 
 import csv
+import ctypes
 import unicodedata
 from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass, field
@@ -16,6 +17,11 @@ from pathlib import Path
 
 from kstp.errors import CycleError, DataNotFoundError, InputError, UnknownIdError
 from kstp.graph.store import WriteReport
+
+# A cell of any size is read (a question's text can pass the csv module's 128 KB default):
+# the limit is a C long, whose largest value differs by platform (sys.maxsize overflows it
+# on Windows).
+csv.field_size_limit(ctypes.c_ulong(-1).value // 2)
 
 __all__ = ["Row", "read_text", "read_header", "read_csv", "read_csv_chunks", "normalise_id", "require_columns",
            "pick_column", "scoped", "LoadReport", "check_acyclic", "collapse_edges", "require_file", "unknown_id",
@@ -56,15 +62,31 @@ def read_text(path: str | Path) -> str:
     DataNotFoundError
         When the file does not exist.
     InputError
-        When it is not UTF-8 text; the message names the file, the line and the byte.
+        When it is not UTF-8 text, or holds a NUL byte (a binary file); the message
+        names the file and the line (and the byte).
     """
     path = require_file(path)
     try:
-        return path.read_text(encoding="utf-8-sig")
+        text = path.read_text(encoding="utf-8-sig")
     except UnicodeDecodeError as exc:
         raise _not_utf8(path, exc) from None
     except IsADirectoryError:
         raise InputError(f"{path} is a folder; expected a file") from None
+    if "\x00" in text:
+        raise _binary(path, text[:text.index("\x00")].count("\n") + 1)
+    return text
+
+
+def _binary(path: Path, line: int) -> InputError:
+    return InputError(f"{path}:{line}: a NUL byte: a binary file, not text; give a UTF-8 text file")
+
+
+def _text_lines(path: Path, handle) -> Iterator[str]:
+    """The lines of ``handle``, refusing a NUL byte (the csv module reads it into a cell since Python 3.11)."""
+    for number, line in enumerate(handle, 1):
+        if "\x00" in line:
+            raise _binary(path, number)
+        yield line
 
 
 def _not_utf8(path: Path, exc: UnicodeDecodeError) -> InputError:
@@ -99,12 +121,12 @@ def read_header(path: str | Path) -> list[str]:
     DataNotFoundError
         When the file does not exist.
     InputError
-        When its first line is not UTF-8 text.
+        When its first line is not UTF-8 text or holds a NUL byte.
     """
     path = require_file(path)
     try:
         with open(path, newline="", encoding="utf-8-sig") as handle:
-            return [c.strip() for c in next(csv.reader(handle), [])]
+            return [c.strip() for c in next(csv.reader(_text_lines(path, handle)), [])]
     except UnicodeDecodeError as exc:
         raise _not_utf8(path, exc) from None
 
@@ -121,8 +143,10 @@ def read_csv(path: str | Path, delimiter: str = ",", short_rows: str = "pad") ->
     Raises
     ------
     InputError
-        When the file is empty, a row has more cells than the header (or fewer, with
-        ``short_rows="refuse"``), or a column name repeats.
+        When the file is empty or only a header (every loader refuses a file with
+        nothing to ingest), holds a NUL byte (a binary file), a row has more cells than
+        the header (or fewer, with ``short_rows="refuse"``), or a column name repeats;
+        the message names the file and the line. A cell may be of any size.
     """
     columns, chunks = read_csv_chunks(path, 1 << 16, delimiter, short_rows)
     return columns, [row for chunk in chunks for row in chunk]
@@ -155,7 +179,7 @@ def read_csv_chunks(path: str | Path, size: int, delimiter: str = ",",
         raise InputError(f"{path} is a folder; expected a file")
     handle = open(path, newline="", encoding="utf-8-sig")
     try:
-        reader = csv.reader(handle, delimiter=delimiter)
+        reader = csv.reader(_text_lines(path, handle), delimiter=delimiter)
         header = next(reader, None)
         if not header:
             raise InputError(f"{path}:1: empty file, expected a header row")
@@ -177,6 +201,7 @@ def read_csv_chunks(path: str | Path, size: int, delimiter: str = ",",
 def _row_chunks(path: Path, handle, reader, columns: list[str], size: int, short_rows: str) -> Iterator[list[Row]]:
     with handle:
         rows: list[Row] = []
+        any_rows = False
         start = reader.line_num + 1
         try:
             for cells in reader:
@@ -187,6 +212,7 @@ def _row_chunks(path: Path, handle, reader, columns: list[str], size: int, short
                     width = len(cells)
                     cells = [normalise_id(c) for c in cells] + [""] * (len(columns) - len(cells))
                     rows.append(Row(start, dict(zip(columns, cells, strict=True)), width))
+                    any_rows = True
                     if len(rows) == size:
                         yield rows
                         rows = []
@@ -194,6 +220,8 @@ def _row_chunks(path: Path, handle, reader, columns: list[str], size: int, short
         except UnicodeDecodeError:
             read_text(path)  # raises with the line of the bad byte
             raise
+        if not any_rows:
+            raise InputError(f"{path}: a header and no rows: nothing to ingest")
         if rows:
             yield rows
 
@@ -238,28 +266,35 @@ def scoped(namespace: str, local_id: str) -> str:
 
 
 def check_namespace(value: str, what: str) -> str:
-    """A dataset or framework id: non-empty, without ':' (it separates the namespace).
+    """A dataset or framework id: non-empty, without ':' (it separates the namespace) or a path character.
+
+    The id names output files (``psr_learners_<dataset>.csv``, ``koc_<dataset>.json``),
+    so ``/`` and ``\\`` (and the names ``.`` and ``..``) are refused here, at ingest,
+    rather than mapped: a file name then is the id as it is, on every system.
 
     Raises
     ------
     InputError
-        Otherwise; ``a:b`` as a dataset would let dataset ``a`` overwrite its questions.
+        Otherwise; ``a:b`` as a dataset would let dataset ``a`` overwrite its questions,
+        ``math/grade1`` would make its output files fail or land in a sub-folder.
 
     >>> check_namespace("frcsub", "dataset")
     'frcsub'
     """
-    if not value or ":" in value or value != value.strip():
-        raise InputError(f"{what} id {value!r} must be non-empty, without ':' or surrounding spaces")
+    if (not value or value != value.strip() or value in (".", "..")
+            or any(c in value for c in ":/\\\x00")):
+        raise InputError(f"{what} id {value!r} must be non-empty, without ':', '/', '\\' or surrounding spaces "
+                         "(ids name output files); e.g. math_grade1")
     return value
 
 
 @dataclass
 class LoadReport:
-    """What an ingest wrote and what it noticed, per kind of record."""
+    """What an ingest wrote and what it noticed, per kind of record (a note is a count or the ids it names)."""
 
     source: str
     written: dict[str, WriteReport] = field(default_factory=dict)
-    notes: dict[str, int] = field(default_factory=dict)
+    notes: dict[str, int | list[str]] = field(default_factory=dict)
 
     def add(self, what: str, report: WriteReport) -> None:
         self.written[what] = self.written.get(what, WriteReport()) + report

@@ -286,6 +286,8 @@ def read_items_jsonl(path: str | Path, dataset: str, framework: str | None, know
         links += [(scoped(dataset, qid), scoped(framework, c)) for c in dict.fromkeys(concepts)]
         verified += [item.get("verified", False)] * len(dict.fromkeys(concepts))
         says_verified = says_verified or "verified" in item
+    if not questions:
+        raise InputError(f"{path}: no items: nothing to ingest")
     assesses = pd.DataFrame(links, columns=["from_id", "to_id"]).assign(source=path.name)
     if says_verified:  # only then: a file that never says leaves stored verified flags as they are
         assesses["verified"] = verified

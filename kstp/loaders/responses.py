@@ -108,7 +108,7 @@ def _require_item(item: str, known: set[str], where: str) -> None:
         raise unknown_id("item", item, where, _HINT)
 
 
-def read_wide(path: str | Path, known_items: set[str], missing: str = "refuse") -> pd.DataFrame:
+def read_wide(path: str | Path, known_items: set[str], missing: str = "refuse", strict: bool = False) -> pd.DataFrame:
     """Read a person x item 0/1 matrix into answers ``(learner, item, correct, timestamp)``.
 
     Parameters
@@ -119,13 +119,16 @@ def read_wide(path: str | Path, known_items: set[str], missing: str = "refuse") 
     missing : {"refuse", "blank"}
         A blank cell (or the cells a short row lacks): refused, or read as not
         attempted and counted in ``answers.attrs["notAttempted"]``.
+    strict : bool
+        Refuse a matrix that has no column for some of ``known_items``; by default
+        they are listed, sorted, in ``answers.attrs["itemsWithoutColumn"]``.
 
     Raises
     ------
     InputError
         On a repeated person id, a cell other than 0 or 1 (or blank, with
-        ``missing="blank"``), or, by default, a blank cell or a short row (with line
-        and column).
+        ``missing="blank"``), by default a blank cell or a short row (with line and
+        column), and with ``strict`` items of the dataset without a column (named).
     UnknownIdError
         When a column names an item that is not a question of the dataset.
     """
@@ -138,6 +141,11 @@ def read_wide(path: str | Path, known_items: set[str], missing: str = "refuse") 
     items = columns[1:]
     for number, item in enumerate(items, 2):
         _require_item(item, known_items, f"{path}:1 (column {number})")
+    absent = sorted(known_items - set(items))
+    if strict and absent:
+        shown = ", ".join(absent[:10]) + (f" and {len(absent) - 10} more" if len(absent) > 10 else "")
+        raise InputError(f"{path}:1: no column for {len(absent)} of the dataset's {len(known_items)} questions: "
+                         f"{shown}; add their columns, or ingest without --strict")
     learners, answered, correct = [], [], []
     seen: dict[str, int] = {}
     blank = 0
@@ -161,6 +169,7 @@ def read_wide(path: str | Path, known_items: set[str], missing: str = "refuse") 
             correct.append(_correct(value, f"{path}:{row.line} column {item!r}"))
     answers = _answers(learners, answered, correct)
     answers.attrs["notAttempted"] = blank
+    answers.attrs["itemsWithoutColumn"] = absent
     return answers
 
 

@@ -94,7 +94,7 @@ def read_coherence_map(path: str | Path, framework: str = "ccss",
     Raises
     ------
     InputError
-        On a missing key or an unreadable file.
+        On a missing key, an unreadable file, or no standards (nothing to ingest).
     UnknownIdError
         When a standard names a cluster, or an edge a standard, that is not in the
         file. A cluster whose domain is missing is kept under the framework and
@@ -111,6 +111,8 @@ def read_coherence_map(path: str | Path, framework: str = "ccss",
     except (KeyError, TypeError):
         raise InputError(f"{path}: not a Coherence Map JSON; expected an object with domains, clusters and "
                          "standards (or give a concepts CSV with --edges)") from None
+    if not standards:
+        raise InputError(f"{path}: no standards: nothing to ingest")
     out = Curriculum(framework, name, str(path.name))
     out.domains = pd.DataFrame([{"id": scoped(framework, d["id"]), "code": d.get("ordinal"), "name": d.get("name"),
                                  "grade": d.get("grade")} for d in domains.values()])

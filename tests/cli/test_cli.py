@@ -71,6 +71,8 @@ def test_query_by_name_with_typed_params(kstp, toy_files):
     result = kstp("query", "outer_fringe", "-p", "dataset=toy", "-p", "questionIds=toy:q1,toy:q2", "--format", "json")
     assert result.exit_code == 0, result.output
     assert [r["questionId"] for r in json.loads(result.stdout)] == ["toy:q3", "toy:q4", "toy:q7", "toy:q8"]
+    local = kstp("query", "outer_fringe", "-p", "dataset=toy", "-p", "questionIds=q1,q2", "--format", "json")
+    assert local.exit_code == 0 and json.loads(local.stdout) == json.loads(result.stdout)  # prefixed as kst does
     result = kstp("query", "concept_ancestors", "-p", "conceptId=toy:D", "--format", "csv")
     assert result.stdout.splitlines() == ["conceptId,code", "toy:A,A", "toy:B,B", "toy:C,C"]
     listing = json.loads(kstp("query", "--list", "--format", "json").stdout)
@@ -241,8 +243,31 @@ def test_kst_fringe_and_check_validate_the_set(kstp, toy_files):
     assert refused.exit_code == 1 and "toy:q5 lacks toy:q1, toy:q2, toy:q3, toy:q4" in refused.stderr
     unknown = kstp("kst", "fringe", "--dataset", "toy", "--state", "zzz")
     assert unknown.exit_code == 1 and "'toy:zzz' not a question of dataset 'toy'" in unknown.stderr
-    check = json.loads(kstp("kst", "check", "--dataset", "toy", "--state", "q2", "--json").stdout)
-    assert check == {"isState": False, "missingPrerequisites": {"toy:q2": ["toy:q1"]}}
+
+
+def test_kst_check_exits_1_on_a_non_state_and_names_what_breaks_closure(kstp, toy_files):
+    ingest_toy(kstp, toy_files)
+    kstp("derive", "question-prerequisites", "--dataset", "toy")
+    check = kstp("kst", "check", "--dataset", "toy", "--state", "q2,q5")
+    assert check.exit_code == 1
+    assert check.stdout.splitlines() == ["not a knowledge state:", "  toy:q2 lacks toy:q1",
+                                         "  toy:q5 lacks toy:q1, toy:q3, toy:q4"]
+    verdict = kstp("kst", "check", "--dataset", "toy", "--state", "q2", "--json")
+    assert verdict.exit_code == 1
+    assert json.loads(verdict.stdout) == {"isState": False, "missingPrerequisites": {"toy:q2": ["toy:q1"]}}
+    state = kstp("kst", "check", "--dataset", "toy", "--state", "q1,q2", "--json")
+    assert state.exit_code == 0 and json.loads(state.stdout) == {"isState": True, "missingPrerequisites": {}}
+
+
+@pytest.mark.parametrize("args", [["fringe", "--state", "q5"], ["check", "--state", "q5"], ["space"]])
+def test_kst_before_derive_says_every_question_is_free(kstp, toy_files, args):
+    ingest_toy(kstp, toy_files)
+    result = kstp("kst", args[0], "--dataset", "toy", *args[1:])
+    assert result.exit_code == 0, result.output
+    assert ("note: no question of dataset toy has a prerequisite, so every question is free and every set is a "
+            "knowledge state; derive them first: kstp derive question-prerequisites --dataset toy") in result.stderr
+    kstp("derive", "question-prerequisites", "--dataset", "toy")
+    assert "note:" not in kstp("kst", "fringe", "--dataset", "toy", "--state", "q1").stderr
 
 
 @pytest.mark.parametrize("args", [
@@ -285,7 +310,7 @@ def test_learners_without_correct_answers(kstp, toy_files, tmp_path):
     assert json.loads(result.stdout)[0]["learners"] == 5
 
 
-@pytest.mark.parametrize("dataset", ["a:b", "", " x"])
+@pytest.mark.parametrize("dataset", ["a:b", "", " x", "math/grade1", "a\\b", ".."])
 def test_dataset_ids_with_separator_are_refused(kstp, toy_files, dataset):
     ingest_toy(kstp, toy_files)
     result = kstp("ingest", "items", toy_files["items"], "--dataset", dataset, "--framework", "toy")
@@ -296,7 +321,7 @@ def test_header_only_and_wrong_delimiter_responses(kstp, toy_files):
     ingest_toy(kstp, toy_files)
     toy_files["answers"].write_text("learner,q1,q2\n")
     result = kstp("ingest", "responses", toy_files["answers"], "--dataset", "toy", "--format", "wide")
-    assert result.exit_code == 1 and "no answers found" in result.stderr
+    assert result.exit_code == 1 and "toy_answers.csv: a header and no rows: nothing to ingest" in result.stderr
     toy_files["answers"].write_text("learner;q1;q2\nL1;1;0\n")
     result = kstp("ingest", "responses", toy_files["answers"], "--dataset", "toy")
     assert result.exit_code == 1 and "kstp reads comma-separated files" in result.stderr
@@ -374,3 +399,85 @@ def test_psr_out_keeps_earlier_datasets_rows(kstp, toy_files, tmp_path):
     paper = kstp("evaluate", "psr", "--dataset", "toy", "--out", out, "--denominator", "paper", "--json")
     assert json.loads(paper.stdout)[0]["denominator"] == "paper"
     assert json.loads(paper.stdout)[0]["psrMicro"] == pytest.approx((3 / 5 + 2 / 7) / 2)
+
+
+@pytest.mark.parametrize(("args", "text"), [
+    (["evaluate", "koc", "--dataset", "d", "--no-groups", "--groups", "a,b,c"], "--no-groups and --groups"),
+    (["evaluate", "koc", "--dataset", "d", "--no-groups", "--cuts", "0,0.5,1"], "--no-groups and --cuts"),
+    (["evaluate", "koc", "--dataset", "d", "--no-groups", "--threshold", "0.6"], "--no-groups and --threshold"),
+    (["kst", "fringe", "--dataset", "d", "--learner", "d:L1", "--state", "q1"], "--learner and --state"),
+    (["kst", "space", "--dataset", "d", "--sample", "3", "--enumerate"], "--sample and --enumerate"),
+    (["kst", "space", "--dataset", "d", "--sample", "3", "--count"], "--sample and --count"),
+    (["kst", "space", "--dataset", "d", "--store"], "--store goes with --enumerate or --sample"),
+    (["fit", "prerequisites", "--dataset", "d", "--threshold", "3"],
+     "--threshold goes with --rule ita, not --rule iita"),
+    (["fit", "prerequisites", "--dataset", "d", "--search", "global"], "--search goes with --rule ita"),
+    (["fit", "prerequisites", "--dataset", "d", "--rule", "ita", "--variant", "2"],
+     "--variant goes with --rule iita, not --rule ita"),
+    (["fit", "prerequisites", "--dataset", "d", "--rule", "ita", "--threshold", "3", "--search", "global"],
+     "--threshold and --search"),
+    (["evaluate", "answers", "--dataset", "d", "--model", "m", "--log-samples"],
+     "--log-samples goes with --output-path"),
+    (["evaluate", "nextstep", "--catalogue", "cm_8f", "--backend", "fringe-oracle", "--log-samples"],
+     "--log-samples goes with --output-path"),
+])
+def test_contradicting_options_are_usage_errors(tmp_path, args, text):
+    """Refused before the graph is opened: nothing is created at the --graph path."""
+    result = CliRunner().invoke(cli, ["--graph", f"ladybug:{tmp_path / 'graph'}", *args])
+    assert result.exit_code == 2, result.output
+    assert f"{text}" in result.stderr and "Traceback" not in result.output
+    assert not (tmp_path / "graph").exists()
+
+
+def test_evaluators_write_files_only_where_out_names_a_folder(kstp, toy_files, tmp_path, monkeypatch):
+    """The one rule of every file-writing command: without --out it prints and writes no file."""
+    ingest_toy(kstp, toy_files)
+    kstp("derive", "question-prerequisites", "--dataset", "toy")
+    here = tmp_path / "here"
+    here.mkdir()
+    monkeypatch.chdir(here)
+    for args in (["evaluate", "psr", "--dataset", "toy"], ["evaluate", "koc", "--dataset", "toy", "--cuts", "0,0.5,1",
+                                                           "--groups", "low,high"]):
+        result = kstp(*args, "--json")
+        assert result.exit_code == 0, result.output
+        assert json.loads(result.stdout) and "wrote" not in result.stderr
+        assert list(here.iterdir()) == []
+    assert kstp("evaluate", "psr", "--dataset", "toy", "--out", "o").exit_code == 0
+    assert sorted(p.name for p in (here / "o").iterdir()) == ["psr_distribution.png", "psr_learners_toy.csv",
+                                                              "psr_summary.csv", "psr_summary.json"]
+
+
+def test_wide_matrix_without_some_questions_names_them_and_strict_refuses(kstp, toy_files):
+    ingest_toy(kstp, toy_files)
+    toy_files["answers"].write_text("learner,q1,q2,q4\nW1,1,0,1\n")
+    result = kstp("ingest", "responses", toy_files["answers"], "--dataset", "toy", "--json")
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["notes"]["questions of the dataset without a column"] == [
+        "q3", "q5", "q6", "q7", "q8"]
+    toy_files["answers"].write_text("learner,q1,q2,q4\nW2,1,0,1\n")
+    refused = kstp("ingest", "responses", toy_files["answers"], "--dataset", "toy", "--strict")
+    assert refused.exit_code == 1
+    assert ("toy_answers.csv:1: no column for 5 of the dataset's 8 questions: q3, q5, q6, q7, q8; add their "
+            "columns, or ingest without --strict") in refused.stderr
+    learners = json.loads(kstp("query", "dataset_learners", "-p", "dataset=toy", "--format", "json").stdout)
+    assert "toy:W2" not in {row["learnerId"] for row in learners}  # refused whole: nothing written
+    long = kstp("ingest", "responses", toy_files["answers"], "--dataset", "toy", "--strict", "--format", "long")
+    assert long.exit_code == 2 and "--strict goes with a wide matrix" in long.stderr
+
+
+@pytest.mark.parametrize(("args", "content"), [
+    (["ingest", "standards", "FILE"], "id,code,description\n"),
+    (["ingest", "items", "FILE", "--dataset", "h"], "id,text,answer\n"),
+    (["ingest", "items", "FILE", "--dataset", "h"], "\n\n"),  # items JSONL with no line
+    (["ingest", "standards", "FILE"], '{"domains": {}, "clusters": {}, "standards": {}}'),  # a Coherence Map
+    (["ingest", "responses", "FILE", "--dataset", "toy", "--format", "long"], "learner,item,correct\n"),
+])
+def test_a_file_with_nothing_to_ingest_is_refused_and_nothing_is_written(kstp, toy_files, tmp_path, args, content):
+    ingest_toy(kstp, toy_files)
+    before = json.loads(kstp("db", "stats", "--json").stdout)
+    path = tmp_path / ("empty.jsonl" if content == "\n\n" else "empty.json" if content.startswith("{") else "empty.csv")
+    path.write_text(content)
+    result = kstp(*[str(path) if a == "FILE" else a for a in args])
+    assert result.exit_code == 1
+    assert f"{path}: " in result.stderr and "nothing to ingest" in result.stderr
+    assert json.loads(kstp("db", "stats", "--json").stdout) == before

@@ -47,7 +47,8 @@ def test_fit_blim_writes_the_fit_and_next_steps_read_it(probability, tmp_path):
     steps = probability("kst", "next-steps", "--dataset", "probability_pks", "--learner", "probability_pks:l0003",
                         "--json")
     row = json.loads(steps.stdout)["learners"][0]
-    assert row["source"] == f"blim:{fit['runId']}" and 0.5 < row["posterior"] <= 1
+    assert row["source"] == fit["runId"] and fit["runId"].startswith("blim:probability_pks:delineated:ML:")
+    assert 0.5 < row["posterior"] <= 1
     # The fit puts l0003 in the {cp, pb, un} state (b104 right by a lucky guess); in the delineated
     # structure the only way on from there is the id skill: five items at once, no single-item step.
     assert row["nextSteps"] == []
@@ -80,3 +81,34 @@ def test_fit_prerequisites_iita_against_eq1(probability):
     assert len(json.loads(stored.stdout)) == report["learned"]
     eq1 = probability("query", "question_prerequisite_edges", "-p", "dataset=probability_pks", "--format", "json")
     assert len(json.loads(eq1.stdout)) == 29  # the Eq. 1 edges are untouched
+
+
+def test_fit_blim_says_the_gof_test_is_undefined_without_degrees_of_freedom(kstp, data_root):  # noqa: F811
+    """frcsub's space (reflexive Eq. 1, 372 states): 371 + 20 + 20 = 411 free parameters against
+    its 367 distinct response patterns, so df = -44 (as pks reports it) and there is no p value."""
+    folder = data_root / "responses" / "frcsub"
+    assert kstp("ingest", "items", folder / "items.csv", "--dataset", "frcsub", "--qmatrix",
+                folder / "qmatrix.csv").exit_code == 0
+    assert kstp("ingest", "responses", folder / "responses.csv", "--dataset", "frcsub").exit_code == 0
+    assert kstp("derive", "question-prerequisites", "--dataset", "frcsub", "--rule", "reflexive").exit_code == 0
+    result = kstp("fit", "blim", "--dataset", "frcsub", "--no-write")
+    assert result.exit_code == 0, result.output
+    assert "p = nan" not in result.stdout and "G2(" not in result.stdout and "G2 = " in result.stdout
+    assert ("the goodness-of-fit test is not defined: the structure has 411 free parameters, not fewer than the "
+            "367 independent cells of the data") in " ".join(result.stderr.split())
+    summary = json.loads(kstp("fit", "blim", "--dataset", "frcsub", "--no-write", "--json").stdout)
+    assert (summary["nParameters"], summary["patterns"], summary["df"], summary["pValue"]) == (411, 367, -44, None)
+    assert summary["gofUndefined"].startswith("the goodness-of-fit test is not defined")
+
+
+def test_fit_prerequisites_ita_global_search_runs_and_its_space_limit_is_an_option(probability):
+    """The --help example (global ITA search) finishes; a small --limit refuses naming the option."""
+    result = probability("fit", "prerequisites", "--dataset", "probability_pks", "--rule", "ita", "--search", "global",
+                         "--json", "--no-write")
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["rule"] == "ita"
+    refused = probability("fit", "prerequisites", "--dataset", "probability_pks", "--rule", "ita", "--search",
+                          "global", "--limit", "10", "--no-write")
+    assert refused.exit_code == 1
+    assert "has a knowledge space of more than 10 states" in refused.stderr
+    assert "pass a larger --limit" in refused.stderr

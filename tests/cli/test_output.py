@@ -64,16 +64,33 @@ def test_read_only_commands_leave_the_graph_file_untouched(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == files
 
 
+def test_a_writable_command_that_writes_nothing_leaves_the_graph_file_untouched(tmp_path):
+    """Ladybug checkpoints a database opened for writing when it closes; a no-op command must not open it so."""
+    path = _toy(tmp_path)
+    ingest = ("ingest", "standards", tmp_path / "toy.csv", "--edges", tmp_path / "toy_edges.csv", "--framework", "toy")
+    derive = ("derive", "question-prerequisites", "--dataset", "toy")
+    assert _run(f"ladybug:{path}", *derive).exit_code == 0  # writes the derived edges
+    before, files = hashlib.sha256(path.read_bytes()).hexdigest(), sorted(p.name for p in tmp_path.iterdir())
+    for args in (("db", "init"), ingest, derive):  # each finds everything in place
+        result = _run(f"ladybug:{path}", *args)
+        assert result.exit_code == 0, result.output
+        assert hashlib.sha256(path.read_bytes()).hexdigest() == before, args
+        assert sorted(p.name for p in tmp_path.iterdir()) == files
+    assert _run(f"ladybug:{path}", *derive[:-1], "toy", "--rule", "reflexive").exit_code == 0
+    assert hashlib.sha256(path.read_bytes()).hexdigest() != before  # a command that writes still writes
+
+
 def test_a_second_writer_is_told_who_holds_the_lock_and_readers_go_on(tmp_path):
     path = _toy(tmp_path)
     holder = subprocess.Popen(
         [sys.executable, "-c", "import sys, time; sys.path.insert(0, sys.argv[2]); "
-         "from kstp.graph.ladybug import LadybugStore; s = LadybugStore(sys.argv[1]); s.ensure_schema(); "
+         "import pandas as pd; from kstp.graph.ladybug import LadybugStore; s = LadybugStore(sys.argv[1]); "
+         "s.write_nodes('Framework', pd.DataFrame([{'id': 'held'}])); "
          "print('open', flush=True); time.sleep(60)", str(path), str(ROOT)], stdout=subprocess.PIPE, text=True)
     try:
         assert holder.stdout.readline().strip() == "open"
         time.sleep(0.5)
-        writer = _run(f"ladybug:{path}", "db", "init")
+        writer = _run(f"ladybug:{path}", "db", "reset", "--yes")  # refused at its first write, before deleting
         assert writer.exit_code == 1
         assert f"the graph at {path.resolve()} is open for writing in process {holder.pid}; wait for it" in \
             writer.output and "Neo4j" in writer.output

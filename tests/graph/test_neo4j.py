@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import math
 import socket
-from decimal import Decimal
 from unittest import mock
 
 import pandas as pd
@@ -294,8 +293,6 @@ def test_parity_cases_cover_every_registered_query():
 
 def _comparable(rows: list[dict], ordered: bool) -> list[tuple]:
     def value(v):
-        if isinstance(v, Decimal):  # Ladybug sums integers to INT128, read as Decimal
-            v = int(v) if v == v.to_integral_value() else float(v)
         return round(v, 9) if isinstance(v, float) and not math.isnan(v) else v
 
     out = [tuple((k, value(v)) for k, v in sorted(row.items())) for row in rows]

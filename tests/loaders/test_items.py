@@ -158,3 +158,13 @@ def test_items_jsonl_verified_flag_is_read_and_checked(tmp_path):
     path.write_text('{"id": "a", "concepts": ["X"]}\n{"id": "b", "concepts": ["X"], "verified": "yes"}\n')
     with pytest.raises(InputError, match=r"v.jsonl:2: \"verified\" must be true or false, not 'yes'"):
         items.read_items_jsonl(path, "v", "f", {"X"})
+
+
+def test_a_question_text_of_one_megabyte_is_ingested_whole(store, tmp_path):
+    """Past the csv module's default cell limit (131,072 characters), which ended in a _csv.Error."""
+    text = "a long question." * 65_536  # 1,048,576 characters
+    path = tmp_path / "items.csv"
+    path.write_text(f'id,text,answer\nq1,"{text}",4\nq2,short,5\n')
+    items.write_items(store, items.read_items_csv(path, "big"))
+    stored = store.frame("dataset_questions", {"dataset": "big"}).set_index("localId")["text"]
+    assert len(stored["q1"]) == 1_048_576 and stored["q1"] == text and stored["q2"] == "short"

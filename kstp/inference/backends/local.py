@@ -26,7 +26,7 @@ import urllib.request
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from kstp.errors import ConfigError
+from kstp.errors import ConfigError, import_extra
 from kstp.inference.backend import Completion, Message, Sampling, register_backend
 from kstp.inference.backends.openai_compat import OpenAIBackend
 
@@ -90,7 +90,9 @@ class LocalServer:
     Raises
     ------
     ConfigError
-        When the model file is missing or the server does not come up.
+        When the model file is missing or the server does not come up (the message
+        ends with the server's last output); a :class:`~kstp.errors.MissingExtraError`
+        when ``xllamacpp`` (extra ``local``) is not installed.
     """
 
     def __init__(self, model: str = SMOLLM2, threads: int = 1, context: int = 4096, port: int | None = None,
@@ -98,6 +100,7 @@ class LocalServer:
         path = smollm2_path() if model == SMOLLM2 else Path(model)
         if not path.is_file():
             raise ConfigError(f"GGUF model {path} not found")
+        import_extra("xllamacpp", "local", "the local backend", load=False)  # imported by the server process
         self.model_path = path
         self.port = port or _free_port()
         self._log = tempfile.TemporaryFile()
@@ -108,9 +111,9 @@ class LocalServer:
         deadline = time.monotonic() + startup_timeout
         while not self._healthy():
             if self._process.poll() is not None or time.monotonic() > deadline:
-                self.close()
                 self._log.seek(0)
-                tail = self._log.read().decode(errors="replace")[-500:]
+                tail = " ".join(self._log.read().decode(errors="replace").split())[-500:]
+                self.close()  # closes the log too: it is read first
                 raise ConfigError(f"the local llama.cpp server for {path.name} did not start: {tail}")
             time.sleep(0.1)
 

