@@ -10,7 +10,7 @@ from pathlib import Path
 import click
 
 from kstp._version import __version__
-from kstp.cli.output import get_store, message, on_interrupt, print_table, status
+from kstp.cli.output import emit, get_store, json_option, message, on_interrupt, print_table, status
 from kstp.settings import data_dir, graph_target
 
 __all__ = ["demo"]
@@ -84,15 +84,17 @@ def _unchanged(root: Path, out: Path, graph: list[Path] | None) -> bool:
               help="Shared data folder (default: $KSTP_DATA, else ../shared/data).")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=Path("results"), show_default=True,
               help="Folder for the PSR tables, per-learner CSVs and the distribution chart.")
+@json_option
 @click.pass_context
-def demo(ctx: click.Context, data: Path | None, out: Path) -> None:
+def demo(ctx: click.Context, data: Path | None, out: Path, as_json: bool) -> None:
     """Run the main job on real data: curriculum, items, students, Eq. 1, PSR.
 
     Ingests the Coherence Map (480 concepts, 757 prerequisite edges) and the
     LLM-KST question annotation map (4,118 questions, strict rule); the probability
     word problems (12 items, 504 learners) and the fraction-subtraction test (20
     items, 536 learners), both skill maps with the reflexive rule; derives question
-    prerequisites and reports accuracy and PSR per dataset. Safe to re-run: finished
+    prerequisites and reports accuracy and PSR per dataset (--format json or csv: the
+    three tables as one document). Safe to re-run: finished
     steps change nothing, and when the data files, the (embedded) graph and the
     results are exactly as the last demo left them, it says "nothing changed" and
     does not open the graph at all.
@@ -104,7 +106,7 @@ def demo(ctx: click.Context, data: Path | None, out: Path) -> None:
     import pandas as pd
 
     from kstp.cli.db import graph_stats
-    from kstp.cli.evaluate import psr
+    from kstp.cli.evaluate import print_psr, psr_summaries
     from kstp.graph.structures import derive_question_prerequisites
     from kstp.loaders import items as items_loader
     from kstp.loaders import responses as responses_loader
@@ -115,6 +117,8 @@ def demo(ctx: click.Context, data: Path | None, out: Path) -> None:
     if _unchanged(root, out, graph):
         message(f"nothing changed since the last demo (same data, graph and kstp {__version__}); "
                 f"the results in {out} are current")
+        if as_json:  # the graph stays closed: the PSR rows the last demo wrote
+            emit({"unchanged": True, "psr": json.loads((out / "psr_summary.json").read_text())})
         return
     finished = []
     if graph is not None:  # runs after the store has closed (callbacks run last-registered first)
@@ -144,8 +148,13 @@ def demo(ctx: click.Context, data: Path | None, out: Path) -> None:
     on_interrupt(f"all {_STEPS} steps are in the graph, the PSR results may be incomplete; run kstp demo again "
                  "to write them.")
     stats = graph_stats(store)
-    print_table(pd.DataFrame(stats["frameworks"]).query("framework == 'ccss'"), "Curriculum (paper 1, Table 1)",
-                digits=2)
-    print_table(pd.DataFrame(stats["datasets"]).drop(columns=["name"]), "Datasets", digits=2)
-    ctx.invoke(psr, datasets=tuple(SKILL_MAP_DATASETS), out=out, min_prerequisites=5, as_json=False)
+    curriculum = pd.DataFrame(stats["frameworks"]).query("framework == 'ccss'")
+    datasets = pd.DataFrame(stats["datasets"]).drop(columns=["name"])
+    summaries = psr_summaries(ctx, tuple(SKILL_MAP_DATASETS), out, "release", 5, "exclude", "full")
+    if as_json:
+        emit({"unchanged": False, "curriculum": curriculum, "datasets": datasets, "psr": summaries})
+    else:
+        print_table(curriculum, "Curriculum (paper 1, Table 1)", digits=2)
+        print_table(datasets, "Datasets", digits=2)
+        print_psr(summaries, "release", 5, "full", out)
     finished.append(True)

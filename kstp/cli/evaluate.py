@@ -28,7 +28,7 @@ from kstp.cli.output import (
 )
 from kstp.errors import InputError
 
-__all__ = ["evaluate"]
+__all__ = ["evaluate", "psr_summaries", "print_psr"]
 
 #: The PSR denominators and question subsets (kstp.evaluators.psr.DENOMINATORS, SUBSETS; named here so --help
 #: imports no evaluator).
@@ -72,8 +72,18 @@ def psr(ctx, datasets: tuple[str, ...], out: Path | None, denominator: str, min_
     Examples:
       kstp evaluate psr --dataset frcsub --out results/
       kstp evaluate psr --denominator paper --min-prerequisites 1 --json
-      kstp evaluate psr --dataset xes --subset verified
+      kstp evaluate psr --dataset xes3g5m --subset verified
     """
+    summaries = psr_summaries(ctx, datasets, out, denominator, min_prerequisites, unannotated, subset)
+    if as_json:
+        emit(summaries)
+    else:
+        print_psr(summaries, denominator, min_prerequisites, subset, out)
+
+
+def psr_summaries(ctx: click.Context, datasets: tuple[str, ...], out: Path | None, denominator: str,
+                  min_prerequisites: int, unannotated: str, subset: str) -> list[dict]:
+    """What ``kstp evaluate psr`` computes, writes back and (with ``out``) writes to files: its summary rows."""
     import pandas as pd
 
     from kstp.evaluators import psr as psr_evaluator
@@ -101,8 +111,8 @@ def psr(ctx, datasets: tuple[str, ...], out: Path | None, denominator: str, min_
         summaries.extend(result.summary())
     if not summaries:
         raise InputError(f"no learner answers in {', '.join(datasets)}; ingest responses first (kstp ingest responses)")
-    buckets = [f"psr {b}" for b in psr_evaluator.BUCKETS]
     if out is not None:
+        buckets = [f"psr {b}" for b in psr_evaluator.BUCKETS]
         table = _merged_summary(out / "psr_summary.json", summaries)
         table.to_csv(out / "psr_summary.csv", index=False)
         (out / "psr_summary.json").write_text(dumps(table) + "\n")
@@ -113,18 +123,25 @@ def psr(ctx, datasets: tuple[str, ...], out: Path | None, denominator: str, min_
         shares.columns = list(psr_evaluator.BUCKETS)
         grouped_bars(shares, out / "psr_distribution.png", "Question-level PSR distribution",
                      "share of (learner, question) pairs")
-    if as_json:
-        emit(summaries)
-    else:
-        now = pd.DataFrame(summaries)
-        filtered = "attempted prerequisites" if denominator == "release" else "prerequisites"
-        print_table(now[["dataset", "learner", "learners", "accuracy", "psrMicro", "psrMacro", *buckets]],
-                    f"Accuracy and PSR (paper 1, {'Table 3' if subset == 'verified' else 'Table 2'} shape; "
-                    f"{subset} subset); denominator: {denominator}; distribution over "
-                    f"pairs with >= {min_prerequisites} {filtered}"
-                    f"{' (the release filter)' if min_prerequisites == 5 else ''}")
-        if out is not None:
-            message(f"wrote {out}/psr_summary.csv, psr_summary.json, psr_distribution.png and per-learner CSVs")
+    return summaries
+
+
+def print_psr(summaries: list[dict], denominator: str, min_prerequisites: int, subset: str,
+              out: Path | None) -> None:
+    """The table of :func:`psr_summaries`' rows (paper 1, Table 2 or 3 shape), and where files went."""
+    import pandas as pd
+
+    from kstp.evaluators.psr import BUCKETS
+    buckets = [f"psr {b}" for b in BUCKETS]
+    now = pd.DataFrame(summaries)
+    filtered = "attempted prerequisites" if denominator == "release" else "prerequisites"
+    print_table(now[["dataset", "learner", "learners", "accuracy", "psrMicro", "psrMacro", *buckets]],
+                f"Accuracy and PSR (paper 1, {'Table 3' if subset == 'verified' else 'Table 2'} shape; "
+                f"{subset} subset); denominator: {denominator}; distribution over "
+                f"pairs with >= {min_prerequisites} {filtered}"
+                f"{' (the release filter)' if min_prerequisites == 5 else ''}")
+    if out is not None:
+        message(f"wrote {out}/psr_summary.csv, psr_summary.json, psr_distribution.png and per-learner CSVs")
 
 
 def _merged_summary(path: Path, rows: list[dict]):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from kstp.cli.output import emit, get_store, json_option, on_interrupt, refuse_together, status
+from kstp.cli.output import emit, get_store, json_option, on_interrupt, progress_bar, refuse_together
 
 # spaces.FRINGES, written out: importing the spaces module here would slow every `kstp --help`
 _FRINGES = ("standard", "notions")
@@ -161,8 +161,8 @@ def space(ctx, dataset: str, mode: str, sample: int | None, seed: int, limit: in
                      "run the same command again.")
     if sample is not None:
         knowledge_space = structures.dataset_space(graph, dataset)
-        with status(f"sampling {sample:,} states of {dataset}"):
-            states, source = knowledge_space.sample(sample, seed), f"sample:seed={seed}"
+        with progress_bar(f"sampling {sample:,} states of {dataset}") as progress:
+            states, source = knowledge_space.sample(sample, seed, progress=progress), f"sample:seed={seed}"
         rows = [{"state": sorted(s), "size": len(s), "innerFringe": knowledge_space.inner_fringe(s, fringe),
                  "outerFringe": knowledge_space.outer_fringe(s, fringe)} for s in states]
     elif mode == "enumerate":

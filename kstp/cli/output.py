@@ -17,6 +17,7 @@ import csv
 import functools
 import io
 import json
+import logging
 import math
 import os
 import signal
@@ -80,8 +81,8 @@ def _graph_named(ctx: click.Context, exc: KstpError) -> str:
 
 #: Commands that only read the graph: they open an embedded graph read-only, so they
 #: work on a read-only disk and while another process writes (``kst space`` unless --store).
-READ_ONLY = ("db stats", "db export", "query", "report", "kst fringe", "kst check", "kst space", "runs list",
-             "runs show")
+READ_ONLY = ("db stats", "db export", "query", "report nextstep", "report rqeval", "kst fringe", "kst check",
+             "kst space", "runs list", "runs show")  # not report dagmath: it writes its recomputed figures back
 
 _KEPT = "kstp.kept"  # ctx.meta key: what an interruption keeps, as the running command last said
 
@@ -248,14 +249,19 @@ def dumps(data: Any) -> str:
 
 
 def _flat(record: dict, prefix: str = "") -> dict:
-    """One CSV row: nested dicts as dotted columns, lists as their JSON text."""
+    """One CSV row: nested dicts as dotted columns; a string as it is, a missing value empty, any other
+    value (numbers, booleans, lists) as its JSON text, so a cell reads as the JSON output's value."""
     row = {}
     for key, value in record.items():
         if isinstance(value, dict):
             row.update(_flat(value, f"{prefix}{key}."))
         else:
-            row[prefix + key] = json.dumps(value) if isinstance(value, list) else value
+            row[prefix + key] = _csv_cell(value)
     return row
+
+
+def _csv_cell(value: Any) -> str | None:
+    return value if value is None or isinstance(value, str) else json.dumps(value)
 
 
 def _is_records(value: Any) -> bool:
@@ -277,8 +283,12 @@ def to_csv(data: Any) -> str:
     dataset,state,size.items
     toy,"[""q1"", ""q2""]",2
     """
+    pd = sys.modules.get("pandas")
+    header = [str(c) for c in data.columns] if pd is not None and isinstance(data, pd.DataFrame) else None
     data = _clean(data)
-    if isinstance(data, dict) and any(_is_records(v) for v in data.values()):
+    if header is not None:  # a frame keeps its header when it has no rows
+        blocks = [(None, data)]
+    elif isinstance(data, dict) and any(_is_records(v) for v in data.values()):
         rest = {k: v for k, v in data.items() if not _is_records(v)}
         blocks = [("summary", [rest])] if rest else []
         blocks += [(k, v) for k, v in data.items() if _is_records(v)]
@@ -292,8 +302,9 @@ def to_csv(data: Any) -> str:
     for number, (name, records) in enumerate(blocks):
         if len(blocks) > 1:
             out.write(("\n" if number else "") + f"# {name}\n")
-        rows = [_flat(r) for r in records]
-        columns = list(dict.fromkeys(k for row in rows for k in row))
+        # a frame's columns are its header: a map in a cell is its JSON text, not more columns
+        rows = [{k: _csv_cell(v) for k, v in r.items()} if header else _flat(r) for r in records]
+        columns = header or list(dict.fromkeys(k for row in rows for k in row))
         writer = csv.DictWriter(out, columns, lineterminator="\n")
         if columns:
             writer.writeheader()
@@ -423,13 +434,29 @@ def print_table(frame: pd.DataFrame, title: str | None = None, digits: int = 3) 
 _VERBOSITY = "kstp.verbosity"  # ctx.meta key, set by the group's --quiet / --verbose
 
 
+class _GraphProgress(logging.Handler):
+    """The graph layer's progress records (``kstp.graph`` at INFO: Neo4j's batched writes), as lines
+    where lines of progress are shown (:func:`progress_bar`'s rule)."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if _verbosity() and _lines():
+            message(record.getMessage())
+
+
+_GRAPH_LOG = logging.getLogger("kstp.graph")
+
+
 def set_verbosity(level: int) -> None:
     """Set how much progress the running command writes to stderr.
 
     0 none (``--quiet``); 1, the default, spinners and bars on a terminal and lines
-    elsewhere; 2 lines on a terminal too (``--verbose``).
+    elsewhere; 2 lines on a terminal too (``--verbose``). The graph layer's progress
+    (``kstp.graph`` log records at INFO) follows the same rule.
     """
     click.get_current_context().meta[_VERBOSITY] = level
+    if not any(isinstance(h, _GraphProgress) for h in _GRAPH_LOG.handlers):
+        _GRAPH_LOG.addHandler(_GraphProgress())
+        _GRAPH_LOG.setLevel(logging.INFO)
 
 
 def _verbosity() -> int:

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import logging
 import socket
+import time
 from urllib.parse import urlsplit
 
 import neo4j
@@ -51,6 +52,10 @@ RETRY_TIME_S = 30.0
 logging.getLogger("neo4j").addHandler(logging.NullHandler())
 
 _READ, _WRITE = neo4j.RoutingControl.READ, neo4j.RoutingControl.WRITE
+
+#: Progress of writes that take several transactions, at INFO: the CLI shows these lines
+#: where it shows progress (``kstp.cli.output``); a library user attaches a handler.
+log = logging.getLogger(__name__)
 
 
 def _frame(result: neo4j.Result) -> pd.DataFrame:
@@ -181,11 +186,15 @@ class Neo4jStore(GraphStore):
         return rows.astype({c: "category" for c in rows.columns if rows[c].dtype == object})
 
     def _execute_rows(self, text: str, rows: pd.DataFrame, name: str = "") -> int:
-        done = 0
+        done, began = 0, time.monotonic()
         for start in range(0, len(rows), BATCH_SIZE):
             chunk = records(rows.iloc[start:start + BATCH_SIZE])
             result = self._run(text, {"rows": chunk}, name)
             done += int(result["n"].sum()) if "n" in result else len(chunk)
+            if len(rows) > BATCH_SIZE:
+                sent, elapsed = start + len(chunk), time.monotonic() - began
+                log.info("%s: %s/%s rows written, %.0f rows/s, %.1f s", name or "write", f"{sent:,}",
+                         f"{len(rows):,}", sent / elapsed if elapsed else 0.0, elapsed)
         return done
 
     def _read_by_ids(self, text: str, ids: list, columns: list[str], name: str) -> pd.DataFrame:

@@ -38,6 +38,7 @@ incomparable, and every subset of an antichain generates its own state).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -471,7 +472,8 @@ class KnowledgeSpace:
         eligible = self._eligible(fringe)
         return sorted(self._items(self._inner(self._require(state), eligible)))
 
-    def sample(self, n: int, seed: int, steps: int | None = None) -> list[frozenset[str]]:
+    def sample(self, n: int, seed: int, steps: int | None = None,
+               progress: Callable[[int, int], None] | None = None) -> list[frozenset[str]]:
         """``n`` states drawn approximately uniformly, reproducibly from ``seed``.
 
         Each draw runs a lazy Glauber chain on the states from the empty state: ``steps``
@@ -480,7 +482,8 @@ class KnowledgeSpace:
         remove: none of its dependants is in). The chain is symmetric and connects all
         states, so its stationary distribution is uniform over the space; a finite run
         is close to it, not exact. Memory: the ``n`` states and the random numbers of
-        one chunk of steps, whatever the size of the space.
+        one chunk of steps, whatever the size of the space. ``progress(done, n)`` is
+        called after each draw.
         """
         rng = np.random.default_rng(seed)
         m = len(self.classes)
@@ -503,6 +506,8 @@ class KnowledgeSpace:
                     elif mask & self.below[k] == self.below[k]:
                         mask |= 1 << k
             out.append(self._items(mask))
+            if progress is not None:
+                progress(len(out), n)
         return out
 
 

@@ -166,10 +166,16 @@ def test_demo_on_real_data(data_root, tmp_path, neo4j_server, monkeypatch):
         assert xes["questionPrerequisites"] == 1_234_207
         files = sorted(p for p in tmp_path.iterdir() if p.name.startswith("graph"))
         before = {p.name: p.read_bytes() for p in files}
-        again = kstp("demo", "--data", data_root, "--out", out)
+        again = kstp("demo", "--data", data_root, "--out", out, "--json")  # its tables as one document
         assert again.exit_code == 0 and json.loads((out / "psr_summary.json").read_text())[0] == \
             summary["probability_pks"]
+        document = json.loads(again.stdout)
+        assert document["psr"] == json.loads((out / "psr_summary.json").read_text())
+        if engine == "neo4j":  # no files to fingerprint: it ran again, so it has every table
+            assert document["unchanged"] is False and document["curriculum"][0]["concepts"] == 480
+            assert {d["datasetId"]: d["questions"] for d in document["datasets"]}["frcsub"] == 20
         if engine == "ladybug":
+            assert document["unchanged"] is True  # the graph stayed closed
             assert "nothing changed since the last demo" in again.stderr
             assert {p.name: p.read_bytes() for p in files} == before  # no write reached the graph
             (data := tmp_path / "data").mkdir()  # another data folder: the demo runs again

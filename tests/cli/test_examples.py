@@ -12,6 +12,7 @@ path that must exist and does not is accepted: the examples name the user's file
 
 from __future__ import annotations
 
+import json
 import re
 import shlex
 from pathlib import Path
@@ -129,7 +130,9 @@ def test_readme_prose_names_real_commands_and_options(line):
 
 
 @pytest.mark.parametrize(("command", "line"), EXAMPLES, ids=[f"{c}::{i}" for i, (c, _) in enumerate(EXAMPLES)])
-def test_help_example_is_accepted(command, line):
+def test_help_example_is_accepted(command, line, monkeypatch):
+    monkeypatch.setenv("NEO4J_USER", "neo4j")  # an example may name a Neo4j server: its credentials are the user's
+    monkeypatch.setenv("NEO4J_PASSWORD", "unused")
     _accepted(line)
 
 
@@ -141,11 +144,13 @@ def test_a_wrong_command_line_is_caught(line):
 
 
 #: How the "Using kstp" block runs on the real fraction-subtraction data (the demo's frcsub):
-#: D is frcsub, the file names are its files, optional [...] parts are left out, a|b takes a
-#: except the rule, which is the demo's (reflexive). Not run: `db reset` (it empties the graph),
-#: the XES3G5M map (4,118 questions: minutes, and no other line reads it) and `evaluate
-#: answers` (a model server); `kst check --state Item10` is the README's non-state (exit 1).
-SKIPPED = ("kstp db reset", "xes_skills_nys.json", "kstp evaluate answers")
+#: D is frcsub, the file names are its files, DIR a fresh folder, optional [...] parts are left
+#: out, a|b takes a except the rule, which is the demo's (reflexive). Not run: `db reset` (it
+#: empties the graph), the XES3G5M map (4,118 questions: minutes, and no other line reads it),
+#: `evaluate answers` (a model server) and `runs show|delete ID` (ID is one of the user's runs);
+#: `kst check --state Item10` is the README's non-state (exit 1). The block ends with
+#: `db delete-dataset D`, so every line before it has the data.
+SKIPPED = ("kstp db reset", "xes_skills_nys.json", "kstp evaluate answers", "kstp runs show", "kstp runs delete")
 EXIT_1 = ("kstp kst check",)
 
 
@@ -154,10 +159,11 @@ def _using_kstp_block() -> list[str]:
     return _commands(re.search(r"^## Using kstp.*?^```\n(.*?)^```", text, re.M | re.S).group(1).splitlines())
 
 
-def test_the_using_kstp_block_runs_on_frcsub(kstp, data_root):  # noqa: F811 (fixture)
+def test_the_using_kstp_block_runs_on_frcsub(kstp, data_root, tmp_path):  # noqa: F811 (fixture)
     folder = data_root / "responses" / "frcsub"
     files = {"nys_concepts.json": data_root / "standards" / "nys_concepts.json", "items.csv": folder / "items.csv",
-             "q.csv": folder / "qmatrix.csv", "responses.csv": folder / "responses.csv"}
+             "q.csv": folder / "qmatrix.csv", "responses.csv": folder / "responses.csv", "DIR": tmp_path / "export",
+             "D": "frcsub"}
     ran = []
     for line in _using_kstp_block():
         if any(skip in line for skip in SKIPPED):
@@ -169,4 +175,5 @@ def test_the_using_kstp_block_runs_on_frcsub(kstp, data_root):  # noqa: F811 (fi
         expected = 1 if line.startswith(EXIT_1) else 0
         assert result.exit_code == expected, f"{line}\n{result.output[-2000:]}"
         ran.append(" ".join(line.split()[:3]))
-    assert len(ran) >= 14
+    assert len(ran) >= 18 and ran[-1] == "kstp db delete-dataset"
+    assert "frcsub" not in {d["datasetId"] for d in json.loads(kstp("db", "stats", "--json").stdout)["datasets"]}

@@ -384,3 +384,21 @@ def test_cli_unreachable_server_leaves_the_run_incomplete_and_exits_1(graph_loca
     summary = json.loads(result.stdout)
     assert (summary["pending"], summary["generatedNow"], summary["trajectories"]) == (2, 0, 0)
     assert "2 requests got no reply after the retries" in " ".join(result.stderr.split())
+
+
+def test_cli_report_writes_back_figures_that_went_stale(graph_location):
+    """report dagmath writes the figures it recomputes onto the run, so the embedded graph opens for
+    writing (it was a read-only command there and stopped at the first figure that had changed)."""
+    import pandas as pd
+
+    from kstp.graph.factory import open_store
+
+    runner = CliRunner()
+    graph = ["--graph", graph_location]
+    assert runner.invoke(cli, [*graph, "ingest", "cot", str(FIXTURE), "--dataset", "logs"]).exit_code == 0
+    with open_store(graph_location) as store:
+        store.write_nodes("Run", pd.DataFrame([{"id": GOLD_RUN, "passAt1": 0.0}]))
+    shown = runner.invoke(cli, [*graph, "report", "dagmath", "--run", GOLD_RUN, "--json"])
+    assert shown.exit_code == 0, shown.output
+    run = json.loads(runner.invoke(cli, [*graph, "runs", "show", GOLD_RUN, "--json"]).stdout)["run"]
+    assert run["passAt1"] == pytest.approx(2 / 3)

@@ -281,7 +281,9 @@ PARITY_CASES = [
 RUN_QUERIES = {"runs_of", "responses_by_id", "run_responses", "run_by_id", "nextstep_responses",
                "scaffolding_responses", "evaluator_runs", "run_list", "run_members", "run_links", "run_outcomes",
                # need a BLIM fit; test_parity_blim_queries runs them on both engines
-               "blim_states", "blim_learners", "blim_item_parameters", "learned_prerequisites"}
+               "blim_states", "blim_learners", "blim_item_parameters", "learned_prerequisites",
+               # need verified links and judge scores; test_parity_verified_links_and_reasoning_scores
+               "verified_question_concepts", "reasoning_scores"}
 
 
 def test_parity_cases_cover_every_registered_query():
@@ -331,3 +333,32 @@ def _keys_as_ids(store, rows: list[dict]) -> list[dict]:
               for column in ("questionKey", "fromKey", "toKey")}}
     return [{k: ids.get((k, v), v) if k.endswith("Key") else v for k, v in row.items()} for row in rows]
 
+
+
+def test_batched_writes_print_progress_lines_outside_a_terminal(neo4j_server, neo4j_store, data_root, monkeypatch):
+    """Neo4j alone (LadybugDB writes a frame in one COPY): a write of several transactions prints
+    ``<query>: done/total rows written, R rows/s, S s`` after each one where progress shows as lines
+    (stderr not a terminal); ``--quiet`` drops them."""
+    import re
+
+    from click.testing import CliRunner
+
+    import kstp.graph.neo4j as module
+    from kstp.cli.main import cli
+
+    monkeypatch.setattr(module, "BATCH_SIZE", 200)
+    monkeypatch.setenv("NEO4J_USER", neo4j_server.user)
+    monkeypatch.setenv("NEO4J_PASSWORD", neo4j_server.password)
+    ingest = ["--graph", neo4j_server.location, "ingest", "standards", str(data_root / "standards/nys_concepts.json")]
+    result = CliRunner().invoke(cli, ingest)
+    assert result.exit_code == 0, result.output
+    lines = re.findall(r"^(\S+): ([\d,]+)/([\d,]+) rows written, \d+ rows/s, \d+\.\d s$", result.stderr, re.M)
+    by_write: dict[tuple[str, int], list[int]] = {}
+    for name, done, total in lines:
+        by_write.setdefault((name, int(total.replace(",", ""))), []).append(int(done.replace(",", "")))
+    concepts = [sent for (_, total), sent in by_write.items() if total == 480]  # the 480 Concept nodes
+    assert concepts == [[200, 400, 480]]
+    assert all(sent == [*range(200, total, 200), total] for (_, total), sent in by_write.items())
+    neo4j_store.reset()
+    quiet = CliRunner().invoke(cli, ["--quiet", *ingest])
+    assert quiet.exit_code == 0 and "rows written" not in quiet.stderr

@@ -363,9 +363,10 @@ def test_a_smaller_limit_resumes_and_reports_its_questions(toy):
     assert again.summary()["accuracy"] == pytest.approx(1 / 3)
 
 
-def _cli(graph: str, *args):
-    return CliRunner().invoke(cli, ["--graph", graph, "evaluate", "answers", "--dataset", "toy", "--model", "m",
-                                    "--model-args", "retries=2,max_wait=0.05", *args])
+def _cli(graph: str, *args, quiet: bool = False):
+    return CliRunner().invoke(cli, [*(["--quiet"] if quiet else []), "--graph", graph, "evaluate", "answers",
+                                    "--dataset", "toy", "--model", "m", "--model-args", "retries=2,max_wait=0.05",
+                                    *args])
 
 
 def test_cli_unreachable_server_exits_1_and_says_the_run_is_incomplete(tmp_path):
@@ -379,11 +380,11 @@ def test_cli_unreachable_server_exits_1_and_says_the_run_is_incomplete(tmp_path)
 def test_cli_rejected_request_is_one_line_and_exit_1(tmp_path):
     graph = _toy_graph(tmp_path)
     with FakeEndpoint([401]) as server:
-        result = _cli(graph, "--base-url", server.base_url, "--json")
+        result = _cli(graph, "--base-url", server.base_url, "--json", quiet=True)  # no progress lines
         assert (result.exit_code, result.stdout) == (1, "")
         assert result.stderr.strip().startswith(f"Error: {server.base_url} rejected the request for model 'm' with "
                                         "HTTP 401: 'status 401'; check the API key (OPENAI_API_KEY).")
-        assert "\n" not in result.stderr.strip()  # one line (after the progress bar's blank one)
+        assert "\n" not in result.stderr.strip()  # one line
         fixed = _cli(graph, "--base-url", server.base_url, "--json")
     assert fixed.exit_code == 0 and json.loads(fixed.stdout)["questions"] == 8
 

@@ -304,6 +304,43 @@ def test_parity_run_queries(store):
     assert store.frame("run_outcomes", {"runId": run_id}).values.tolist() == [["Question", "q2"]]
 
 
+#: Paper 1's verified subset (Table 3) and Appendix C's scores, checked by
+#: test_parity_verified_links_and_reasoning_scores.
+RUN_QUERIES |= {"verified_question_concepts", "reasoning_scores"}
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_parity_verified_links_and_reasoning_scores(store, seed):
+    """Random verified flags on a generated Q-matrix, random judge scores on a run's answers."""
+    from kstp.inference.backend import Sampling
+    from kstp.inference.runs import RunSpec, open_run, write_responses
+
+    edges, qc, answers = generated(seed)
+    build(store, edges, qc, answers)
+    rng = random.Random(seed)
+    flags = {(q, c): rng.random() < 0.5 for q, cs in qc.items() for c in sorted(cs)}
+    store.write_relationships("ASSESSES", "Question", "Concept", pd.DataFrame(
+        [{"from_id": q, "to_id": c, "verified": v} for (q, c), v in flags.items()]))
+    got = store.frame("verified_question_concepts", {"dataset": DATASET})
+    assert list(got[["questionId", "conceptId"]].itertuples(index=False, name=None)) == \
+        sorted(link for link, verified in flags.items() if verified)
+
+    run_id, _ = open_run(store, RunSpec("answers", "1.0", "pupil", "local", DATASET, Sampling(n=2), "t" * 64))
+    questions = sorted(qc)[:12]
+    rows = pd.DataFrame([{"id": f"{q}#{i}", "question": q, "sampleIndex": i, "text": "x"}
+                         for q in questions for i in (0, 1)])
+    store.write_nodes("Learner", pd.DataFrame([{"id": "pupil", "kind": "model"}]))
+    write_responses(store, run_id, "pupil", rows)
+    scores = {q: (rng.randint(1, 5), rng.randint(1, 5), rng.randint(1, 5)) for q in questions if rng.random() < 0.6}
+    store.write_nodes("Response", pd.DataFrame(
+        [{"id": f"{q}#0", "reasoningRelevance": r, "reasoningCoherence": c, "reasoningAccuracy": a,
+          "reasoningRunId": "judge"} for q, (r, c, a) in scores.items()]))
+    got = store.frame("reasoning_scores", {"runId": run_id})
+    table = got.astype(object).where(got.notna(), None).values.tolist()
+    assert table == [[f"{q}#0", q, *scores.get(q, (None, None, None)), "judge" if q in scores else None]
+                     for q in questions]
+
+
 def check_overlap_and_counterexamples(store, edges, qc, answers, question_edges):
     """KOC counts, group answers and counterexample counts against their references."""
     learners = sorted(answers)
