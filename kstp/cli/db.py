@@ -12,7 +12,7 @@ from kstp.settings import graph_target
 if TYPE_CHECKING:
     from kstp.graph.store import GraphStore
 
-__all__ = ["db", "graph_stats"]
+__all__ = ["db", "graph_stats", "report_deletion"]
 
 
 @click.group()
@@ -115,11 +115,17 @@ def delete_dataset(ctx: click.Context, dataset: str, dry_run: bool, as_json: boo
 
     store = get_store(ctx)
     counts = (dataset_footprint(store, dataset) if dry_run else delete(store, dataset)).counts()
+    report_deletion("dataset", dataset, counts, dry_run, as_json)
+
+
+def report_deletion(kind: str, name: str, counts: dict[str, int], dry_run: bool, as_json: bool) -> None:
+    """What a delete removed (or with ``--dry-run`` would remove): JSON, or one line of counts per kind."""
     if as_json:
-        emit({"dataset": dataset, "dryRun": dry_run, "deleted": counts})
+        emit({kind if kind != "run" else "runId": name, "dryRun": dry_run, "deleted": counts})
         return
     verb = "would delete" if dry_run else "deleted"
-    message(f"{verb} dataset {dataset}: " + ", ".join(f"{n} {kind}" for kind, n in counts.items()))
+    parts = {part: n for part, n in counts.items() if not (kind == "run" and part == "Run")}  # the run is named
+    message(f"{verb} {kind} {name}: " + ", ".join(f"{n} {part}" for part, n in parts.items()))
 
 
 @db.command("export")

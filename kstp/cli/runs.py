@@ -87,12 +87,9 @@ def delete(ctx: click.Context, run_id: str, dry_run: bool, as_json: bool) -> Non
       kstp runs delete 'answers:smollm2:frcsub:3f2a9c1d0b7e' --dry-run
       kstp runs delete 'answers:smollm2:frcsub:3f2a9c1d0b7e'
     """
+    from kstp.cli.db import report_deletion
     from kstp.graph.manage import delete_run, run_footprint
 
     store = get_store(ctx)
     counts = (run_footprint(store, run_id) if dry_run else delete_run(store, run_id)).counts()
-    if as_json:
-        emit({"runId": run_id, "dryRun": dry_run, "deleted": counts})
-        return
-    verb = "would delete" if dry_run else "deleted"
-    message(f"{verb} run {run_id}: " + ", ".join(f"{n} {kind}" for kind, n in counts.items() if kind != "Run"))
+    report_deletion("run", run_id, counts, dry_run, as_json)
