@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from kstp.cli.models import backend_options, parse_sampling, progress_bar, report_failures, start_backend
-from kstp.cli.output import dumps, emit, get_store, json_option, message, out_option, print_table, status
+from kstp.cli.output import SEED, dumps, emit, get_store, json_option, message, out_option, print_table, status
 from kstp.errors import UnknownIdError
 
 __all__ = ["ingest_cot", "evaluate_dagmath", "report_dagmath"]
@@ -115,7 +115,7 @@ def ingest_cot(ctx, files: tuple[Path, ...], dataset: str, source: str, as_json:
 @click.option("--gen-kwargs", help="Sampling k=v,...: temperature (0.6), top_p (0.95), max_tokens (1024), stop.")
 @click.option("--samples", type=click.IntRange(min=1), default=32, show_default=True,
               help="Trajectories per problem.")
-@click.option("--seed", type=int, default=42, show_default=True, help="Seed of sample 0; sample i uses seed + i.")
+@click.option("--seed", type=SEED, default=42, show_default=True, help="Seed of sample 0; sample i uses seed + i.")
 # dagmath.SHOTS, written out: importing the evaluator here would slow every `kstp --help`
 @click.option("--shots", type=click.IntRange(min=0), default=4, show_default=True,
               help="Few-shot gold trajectories per prompt (the paper: 4).")

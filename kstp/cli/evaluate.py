@@ -16,6 +16,7 @@ from kstp.cli.models import (
     write_run_files,
 )
 from kstp.cli.output import (
+    SEED,
     dumps,
     emit,
     get_store,
@@ -173,7 +174,7 @@ def _merged_summary(path: Path, rows: list[dict]):
 @click.option("--limit", type=click.IntRange(min=1), help="Only the first N questions.")
 @click.option("--samples", type=click.IntRange(min=1), default=1, show_default=True,
               help="Samples per question; sample 0 is the primary answer.")
-@click.option("--seed", type=int, default=42, show_default=True, help="Seed of sample 0; sample i uses seed + i.")
+@click.option("--seed", type=SEED, default=42, show_default=True, help="Seed of sample 0; sample i uses seed + i.")
 @click.option("--output-path", type=click.Path(file_okay=False, path_type=Path),
               help="Folder for the run summary (JSON) and, with --log-samples, every sample as JSONL.")
 @click.option("--log-samples", is_flag=True, help="Also write each sample's prompt hash, text, answer and grade.")

@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from kstp.cli.output import (
+    SEED,
     emit,
     get_store,
     json_option,
@@ -52,7 +53,7 @@ def fit() -> None:
               help="Maximum likelihood (EM), minimum discrepancy, or MD-restricted ML (pks::blim).")
 @click.option("--bootstrap", type=click.IntRange(min=0), default=0, show_default=True,
               help="Parametric-bootstrap samples for the p value of G2 (and bootstrap standard errors).")
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of --bootstrap.")
+@click.option("--seed", type=SEED, default=0, show_default=True, help="Seed of --bootstrap.")
 @click.option("--careless-equal", is_flag=True, help="Hold every item's careless-error rate equal.")
 @click.option("--guess-equal", is_flag=True, help="Hold every item's lucky-guess rate equal.")
 @click.option("--fix-careless", multiple=True, metavar="ITEM=RATE",

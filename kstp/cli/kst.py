@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from kstp.cli.output import emit, get_store, json_option, on_interrupt, progress_bar, refuse_together
+from kstp.cli.output import SEED, emit, get_store, json_option, on_interrupt, progress_bar, refuse_together
 
 # spaces.FRINGES, written out: importing the spaces module here would slow every `kstp --help`
 _FRINGES = ("standard", "notions")
@@ -127,7 +127,7 @@ def check(ctx, dataset: str, state_ids: str, as_json: bool) -> None:
 @click.option("--count", "mode", flag_value="count", default=True, help="Count the states (default).")
 @click.option("--enumerate", "mode", flag_value="enumerate", help="List every state with its fringes.")
 @click.option("--sample", type=click.IntRange(min=1), help="Draw N states, approximately uniformly (Glauber chain).")
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of --sample.")
+@click.option("--seed", type=SEED, default=0, show_default=True, help="Seed of --sample.")
 @click.option("--limit", type=click.IntRange(min=1), default=100_000, show_default=True,
               help="Refuse to enumerate more states than this.")
 @_fringe_option

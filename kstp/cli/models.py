@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from kstp.cli.output import dumps, message, on_interrupt, progress_bar, status
+from kstp.cli.output import SEED, dumps, message, on_interrupt, progress_bar, status
 from kstp.errors import ConfigError
 from kstp.inference.backend import BUILTIN_BACKENDS, Backend, Sampling, get_backend
 
@@ -57,7 +57,7 @@ def model_options(command: Callable) -> Callable:
         click.option("--model", required=True, help="Model name (as the server knows it), a vLLM model path, or, "
                      "for --backend local, smollm2 or a GGUF path."),
         click.option("--gen-kwargs", help="Sampling k=v,...: temperature, top_p, max_tokens, stop."),
-        click.option("--seed", type=int, default=42, show_default=True, help="Sampling seed (and selection seed)."),
+        click.option("--seed", type=SEED, default=42, show_default=True, help="Sampling seed (and selection seed)."),
     )):
         command = option(command)
     return backend_options(command)

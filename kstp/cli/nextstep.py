@@ -15,6 +15,7 @@ from kstp.cli.models import (
     write_run_files,
 )
 from kstp.cli.output import (
+    SEED,
     dumps,
     emit,
     get_store,
@@ -56,7 +57,7 @@ def _conditions(ctx, param, value: str) -> list[str]:
               help="paper: the provider's default temperature and top-p, max_tokens 16000 (§3); deterministic: "
                    "temperature 0, top_p 0.95, max_tokens 1024. --gen-kwargs overrides single values.")
 @click.option("--gen-kwargs", help="Sampling k=v,... over the --sampling preset: temperature, top_p, max_tokens, stop.")
-@click.option("--seed", type=int, default=42, show_default=True, help="Sampling seed.")
+@click.option("--seed", type=SEED, default=42, show_default=True, help="Sampling seed.")
 @click.option("--retries", type=click.IntRange(min=0), default=2, show_default=True,
               help="Extra rounds for cells whose request got no reply (technically missing).")
 @click.option("--output-path", type=click.Path(file_okay=False, path_type=Path),
@@ -119,7 +120,7 @@ def nextstep_evaluate(ctx, names, conditions, orders, model, backend, base_url, 
 @click.command("nextstep")
 @click.option("--run", "runs", multiple=True, required=True, help="A nextstep run id (repeatable: one per model).")
 @out_option("the CSV tables, nextstep_report.json and the PNG figures")
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the bootstrap and sign-flip draws.")
+@click.option("--seed", type=SEED, default=0, show_default=True, help="Seed of the bootstrap and sign-flip draws.")
 @click.option("--resamples", type=click.IntRange(min=100), default=10_000, show_default=True,
               help="Bootstrap resamples of states.")
 @click.option("--flips", type=click.IntRange(min=100), default=100_000, show_default=True,

@@ -41,7 +41,7 @@ if TYPE_CHECKING:
 
 __all__ = ["KstpGroup", "format_option", "json_option", "output_format", "dumps", "to_csv", "emit", "print_table",
            "render_table", "get_store", "message", "status", "progress_bar", "on_interrupt", "set_verbosity",
-           "err_console", "refuse_together", "option_given", "out_option", "require_output_path"]
+           "err_console", "refuse_together", "option_given", "out_option", "require_output_path", "SEED"]
 
 # Ids are data: no emoji codes (':M:' in a run id) and no markup taken from them.
 err_console = Console(stderr=True, emoji=False, markup=False)
@@ -52,7 +52,8 @@ def _terminate(signum, frame) -> None:
 
 
 class KstpGroup(click.Group):
-    """A click group: :class:`KstpError` -> ``Error: ...``, exit 1; Ctrl-C or SIGTERM -> exit 130."""
+    """A click group: :class:`KstpError` -> ``Error: ...``, exit 1; a file or folder that cannot be
+    written or read (an ``OSError`` naming it: ``--out /proc/x``) the same; Ctrl-C or SIGTERM -> exit 130."""
 
     def invoke(self, ctx: click.Context) -> Any:
         main = threading.current_thread() is threading.main_thread()  # signals go to the main thread only
@@ -61,6 +62,11 @@ class KstpGroup(click.Group):
             return super().invoke(ctx)
         except KstpError as exc:
             click.echo(f"Error: {exc}{_graph_named(ctx, exc)}", err=True)
+            ctx.exit(1)
+        except OSError as exc:
+            if exc.filename is None:  # not about a path the user gave: a defect, with its traceback
+                raise
+            click.echo(f"Error: {exc.filename}: {exc.strerror or exc}", err=True)
             ctx.exit(1)
         except KeyboardInterrupt:
             click.echo(f"Interrupted: {ctx.meta.get(_KEPT) or _kept_by_default(ctx)}", err=True)
@@ -131,6 +137,11 @@ def get_store(ctx: click.Context) -> GraphStore:
         root.obj["store"] = store
         root.call_on_close(store.close)
     return root.obj["store"]
+
+
+#: ``--seed``: what every backend and numpy take (llama.cpp's and many servers' seeds are 32-bit
+#: unsigned; a larger one reached the graph's INT64 column as an overflow traceback).
+SEED = click.IntRange(0, 2**32 - 1)
 
 
 def option_given(ctx: click.Context, name: str) -> bool:

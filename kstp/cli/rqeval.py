@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 import click
 
 from kstp.cli.models import backend_options, parse_sampling, progress_bar, report_failures, start_backend
-from kstp.cli.output import emit, get_store, json_option, message, out_option, print_table, status
+from kstp.cli.output import SEED, emit, get_store, json_option, message, out_option, print_table, status
 from kstp.errors import DataNotFoundError, InputError
 
 if TYPE_CHECKING:
@@ -161,7 +161,7 @@ _overall_option = click.option(
 @click.option("--p", "p", type=click.IntRange(min=0), default=3, show_default=True,
               help="Perturbations asked per item (at most those stored).")
 @click.option("--limit", type=click.IntRange(min=1), help="Only the first N items of each dataset.")
-@click.option("--seed", type=int, default=42, show_default=True, help="Seed of sample 0; sample i uses seed + i.")
+@click.option("--seed", type=SEED, default=42, show_default=True, help="Seed of sample 0; sample i uses seed + i.")
 @click.option("--nli", default=DEFAULT_NLI, show_default=True,
               help="NLI judge for LS: llm (the evaluated model, offline) or cross-encoder:MODEL (a local folder or a "
               "cached id). The paper's judge: download cross-encoder/nli-deberta-v3-small once and pass "
@@ -314,7 +314,7 @@ def _read_scores(path: Path) -> pd.DataFrame:
               help="Dimension the partial correlations control for.")
 @click.option("--resamples", type=click.IntRange(min=100), default=10_000, show_default=True,
               help="Bootstrap resamples for the 95% intervals.")
-@click.option("--seed", type=int, default=42, show_default=True, help="Seed of the bootstrap.")
+@click.option("--seed", type=SEED, default=42, show_default=True, help="Seed of the bootstrap.")
 @json_option
 def validity(path, control, resamples, seed, as_json) -> None:
     """Discriminant validity of the six dimensions: r, p, bootstrap CI and partial r for all 15 pairs.

@@ -250,33 +250,60 @@ def _read_csv(path: Path, columns: list[tuple[str, str]]) -> pd.DataFrame:
 def import_graph(store: GraphStore, folder: str | Path) -> dict[str, WriteReport]:
     """Load an export folder into ``store``, empty or not; return what was written per file.
 
-    Checks the whole manifest (:func:`read_manifest`) before writing anything. Nodes are
-    written before relationships, and as every kstp write: a node or relationship
-    already in the graph takes the file's values, one not in the files stays.
+    Reads and checks everything before it writes anything: the whole manifest
+    (:func:`read_manifest`), every file's header, and every relationship's two ends,
+    each a node of the files or of the graph. Nodes are written before relationships,
+    and as every kstp write: a node or relationship already in the graph takes the
+    file's values, one not in the files stays.
 
     Raises
     ------
     DataNotFoundError, InputError
         As :func:`read_manifest`; and :class:`InputError` when a file's header is not
-        the graph model's.
+        the graph model's, or a relationship names a node that is neither in the files
+        nor in the graph (with the file, its line and the id).
     """
     folder = Path(folder)
     manifest = read_manifest(folder)
-    written: dict[str, WriteReport] = {}
+    nodes, relationships = [], []
     for entry in sorted(manifest["files"], key=lambda e: "type" in e):  # nodes first
         path = folder / entry["path"]
         if "label" in entry:
             props = schema.node_label(entry["label"]).properties
             rows = _read_csv(_checked_header(path, [f"id:ID({entry['label']})",
                                                     *(f"{n}:{_TYPES[k]}" for n, k in props[1:])]), list(props))
-            written[entry["path"]] = store.write_nodes(entry["label"], rows)
+            nodes.append((entry, rows))
         else:
             props = schema.rel_type(entry["type"], entry["from"], entry["to"]).properties
             header = [f":START_ID({entry['from']})", f":END_ID({entry['to']})",
                       *(f"{n}:{_TYPES[k]}" for n, k in props)]
             rows = _read_csv(_checked_header(path, header), [("from_id", "STRING"), ("to_id", "STRING"), *props])
-            written[entry["path"]] = store.write_relationships(entry["type"], entry["from"], entry["to"], rows)
+            relationships.append((entry, rows))
+    _check_ends(store, folder, nodes, relationships)
+    written: dict[str, WriteReport] = {}
+    for entry, rows in nodes:
+        written[entry["path"]] = store.write_nodes(entry["label"], rows)
+    for entry, rows in relationships:
+        written[entry["path"]] = store.write_relationships(entry["type"], entry["from"], entry["to"], rows)
     return written
+
+
+def _check_ends(store: GraphStore, folder: Path, nodes: list, relationships: list) -> None:
+    """Raise :class:`InputError` for the first relationship end that no file and no graph node holds."""
+    known: dict[str, set] = {}
+    for entry, rows in nodes:
+        known.setdefault(entry["label"], set()).update(rows["id"])
+    for entry, rows in relationships:
+        for column, label in (("from_id", entry["from"]), ("to_id", entry["to"])):
+            ids = known.setdefault(label, set())
+            missing = sorted(set(rows[column]) - ids)
+            if missing:
+                ids.update(store.nodes(label, missing)["id"])
+                absent = [i for i in missing if i not in ids]
+                if absent:
+                    line = int((rows[column] == absent[0]).to_numpy().argmax()) + 2  # 1-based, after the header
+                    raise InputError(f"{folder / entry['path']}:{line}: {label} {absent[0]!r} is neither in the "
+                                     f"export nor in the graph ({len(absent)} such ids); nothing was imported")
 
 
 def _checked_header(path: Path, expected: list[str]) -> Path:

@@ -24,6 +24,7 @@ from __future__ import annotations
 import difflib
 import hashlib
 import importlib
+import inspect
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field, replace
@@ -190,7 +191,8 @@ def get_backend(name: str, model: str, **options) -> Backend:
     Raises
     ------
     ConfigError
-        On an unknown name ("Unknown backend 'vlm'. Did you mean: vllm? Available: ...").
+        On an unknown name ("Unknown backend 'vlm'. Did you mean: vllm? Available: ..."),
+        or an option the backend does not take (naming the ones it does).
     """
     if name not in _BACKENDS and name in BUILTIN_BACKENDS:
         importlib.import_module(BUILTIN_BACKENDS[name])  # the module registers itself
@@ -199,7 +201,14 @@ def get_backend(name: str, model: str, **options) -> Backend:
         close = difflib.get_close_matches(name, names, n=2)
         hint = f" Did you mean: {', '.join(close)}?" if close else ""
         raise ConfigError(f"Unknown backend {name!r}.{hint} Available: {', '.join(names)}")
-    return _BACKENDS[name](model=model, **options)
+    factory = _BACKENDS[name]
+    accepted = inspect.signature(factory).parameters
+    if not any(p.kind is p.VAR_KEYWORD for p in accepted.values()):
+        unknown = sorted(set(options) - set(accepted))
+        if unknown:
+            takes = ", ".join(p for p in accepted if p != "model")
+            raise ConfigError(f"the {name} backend takes no option {unknown[0]!r} (--model-args); it takes: {takes}")
+    return factory(model=model, **options)
 
 
 def endpoint_of(backend: Backend) -> dict:

@@ -487,3 +487,22 @@ def test_a_file_with_nothing_to_ingest_is_refused_and_nothing_is_written(kstp, t
     assert result.exit_code == 1
     assert f"{path}: " in result.stderr and "nothing to ingest" in result.stderr
     assert json.loads(kstp("db", "stats", "--json").stdout) == before
+
+
+def test_an_output_folder_that_cannot_be_made_is_one_line(kstp, toy_files):
+    """--out under a folder that refuses new entries (/proc): one line naming it, exit 1, no traceback."""
+    ingest_toy(kstp, toy_files)
+    result = kstp("evaluate", "psr", "--out", "/proc/kstp-forbidden")
+    assert result.exit_code == 1 and result.stderr.strip().splitlines()[-1].startswith(
+        "Error: /proc/kstp-forbidden: "), result.output
+    assert "Traceback" not in result.output
+
+
+def test_an_unknown_model_arg_and_an_out_of_range_seed_are_refused(kstp, toy_files):
+    ingest_toy(kstp, toy_files)
+    args = ("evaluate", "answers", "--dataset", "toy", "--model", "m", "--base-url", "http://127.0.0.1:9/v1")
+    unknown = kstp(*args, "--model-args", "foo=bar")
+    assert unknown.exit_code == 1 and "the openai backend takes no option 'foo' (--model-args); it takes: " \
+        "base_url" in unknown.stderr, unknown.output
+    huge = kstp(*args, "--seed", "99999999999999999999999")
+    assert huge.exit_code == 2 and "--seed" in huge.stderr

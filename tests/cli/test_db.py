@@ -193,6 +193,32 @@ def test_import_refuses_another_schema_version_or_a_changed_file(graph_location,
     assert again.exit_code == 1 and "is not an empty folder; export into a new one" in again.stderr
 
 
+def test_import_of_a_relationship_to_an_unknown_node_writes_nothing(graph_location, tmp_path):
+    """A consistent manifest whose answers name a learner neither in the files nor in the graph: refused with
+    the file, line and id before the first write (the nodes had been written, then the answers failed)."""
+    import hashlib
+
+    source = f"ladybug:{tmp_path / 'source'}"
+    with open_store(source) as store:
+        load_toy(store, tmp_path)
+    assert kstp(source, "db", "export", tmp_path / "out").exit_code == 0
+    answers = tmp_path / "out" / "relationships" / "ANSWERED-Learner-Question.csv"
+    header, first, *rest = answers.read_text().splitlines(keepends=True)
+    learner = first.split(",")[0]
+    answers.write_text(header + first.replace(learner, '"ghost:learner"', 1) + "".join(rest))
+    manifest_path = tmp_path / "out" / "manifest.json"
+    manifest = json.loads(manifest_path.read_text())
+    for entry in manifest["files"]:
+        if entry["path"].endswith("ANSWERED-Learner-Question.csv"):
+            entry["sha256"] = hashlib.sha256(answers.read_bytes()).hexdigest()
+    manifest_path.write_text(json.dumps(manifest))
+    result = kstp(graph_location, "db", "import", tmp_path / "out")
+    assert result.exit_code == 1 and len(result.stderr.splitlines()) == 1, result.output
+    assert "ANSWERED-Learner-Question.csv:2: Learner 'ghost:learner' is neither in the export nor in the graph" \
+        in result.stderr
+    assert stats(graph_location)["nodes"] == {}
+
+
 def test_export_of_one_dataset_brings_its_framework_and_nothing_else(two_datasets, tmp_path):
     before = stats(two_datasets)
     result = kstp(two_datasets, "db", "export", tmp_path / "toy2", "--dataset", "toy2", "--json")
