@@ -39,7 +39,7 @@ correct, and the reverse is wrong. Comparison is by answer type:
   phrase or box, or a reply that opens with it. The word right after the answer phrase
   decides ("The answer is no, even though some say yes." is no), unless the other word
   is joined to it ("yes and no", "yes/no", "yes or no"): that is no answer, and the
-  verdict shows nothing extracted.
+  verdict shows nothing extracted. A negated word is its opposite ("not yes" is no).
 - **expression**: symbolic equivalence with math-verify (sympy underneath), checked
   again where math-verify is known to be loose: two exact constants (factorials,
   powers, radicals inside fractions) must agree to 40 significant digits, and a
@@ -510,6 +510,7 @@ _YESNO_WORD = r"(?:yes|no|true|false)\b"
 # a yes/no joined to another: "yes and no", "Yes/No", "yes or no", "no, yes" ("No, no!" is no)
 _JOINED_RE = re.compile(rf"\W*({_YESNO_WORD})\s*(?:,|/|&|\band\b|\bor\b)\s*({_YESNO_WORD})", re.IGNORECASE)
 _FIRST_WORD_RE = re.compile(r"\W*([A-Za-z]+)")
+_NEGATED_RE = re.compile(rf"\W*not\s+({_YESNO_WORD})", re.IGNORECASE)  # "the answer is not yes" is no
 
 
 def _grade_yesno(text: str, gold: str) -> Verdict:
@@ -521,7 +522,9 @@ def _grade_yesno(text: str, gold: str) -> Verdict:
         return Verdict("yesno", None, None, False, "no answer found")
     said = _clean(candidate)
     first = _FIRST_WORD_RE.match(said)
-    if first and first.group(1).lower() in _YES | _NO:
+    if negated := _NEGATED_RE.match(said):
+        says_yes, ambiguous = negated.group(1).lower() in _NO, False
+    elif first and first.group(1).lower() in _YES | _NO:
         # the word right after the answer phrase decides: "no, even though some say yes" is no
         says_yes, joined = first.group(1).lower() in _YES, _JOINED_RE.match(said)
         ambiguous = bool(joined) and (joined.group(2).lower() in _YES) != says_yes

@@ -358,6 +358,8 @@ def test_option_count_from_the_question_text():
     ("Yes and no.", "yes", None, "no answer found"),
     ("The answer is yes or no depending on the day.", "no", None, "no answer found"),
     ("True/false", "true", None, "no answer found"),
+    ("The answer is not yes.", "yes", "no", "wrong answer"),
+    ("The answer is not true, since 3 > 2.", "false", "no", "correct"),
 ])
 def test_yes_no_is_the_word_right_after_the_answer_phrase(text, gold, extracted, reason):
     verdict = grade(text, gold)
