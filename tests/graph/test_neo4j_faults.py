@@ -107,9 +107,10 @@ def credentials(target: GraphTarget, password: str | None = None) -> dict[str, s
 
 
 def one_error_line(stderr: str) -> str:
-    """The error on stderr, which must be one line; the progress lines of the steps that finished before it
-    (``<step>: done in S s``, printed when stderr is not a terminal) are not part of it."""
-    lines = [line for line in stderr.splitlines() if line.strip() and not re.search(r": done in \d+\.\d s$", line)]
+    """The error on stderr, which must be one line; the progress lines printed before it when stderr is not
+    a terminal (``<step>: done in S s``, ``<write>: done/total rows written, R rows/s, S s``) are not part of it."""
+    progress = re.compile(r": done in \d+\.\d s$|: [\d,]+/[\d,]+ rows written, \d+ rows/s, \d+\.\d s$")
+    lines = [line for line in stderr.splitlines() if line.strip() and not progress.search(line)]
     assert len(lines) == 1, f"expected one line on stderr, got {len(lines)}:\n{stderr}"
     assert lines[0].startswith("Error: "), lines[0]
     return lines[0]
