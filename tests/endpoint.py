@@ -7,10 +7,19 @@ from __future__ import annotations
 import json
 import socket
 import struct
+import sys
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 __all__ = ["FakeEndpoint"]
+
+
+class _Server(ThreadingHTTPServer):
+    def handle_error(self, request, client_address):
+        # A client that stops its run at a 401 drops the requests it still had in flight, as it
+        # would with a real server; only other errors are the fake's own and worth printing.
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
 
 
 class FakeEndpoint:
@@ -56,7 +65,7 @@ class FakeEndpoint:
                 self.end_headers()
                 self.wfile.write(data)
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server = _Server(("127.0.0.1", 0), Handler)
         self.server.daemon_threads = True
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
 
