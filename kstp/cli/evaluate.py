@@ -56,8 +56,8 @@ def evaluate() -> None:
 @click.option("--unannotated", type=click.Choice(("exclude", "include")), default="exclude", show_default=True,
               help="Questions without a concept: left out of accuracy and PSR (Appendix B), or counted.")
 @click.option("--subset", type=click.Choice(_SUBSETS), default="full", show_default=True,
-              help="full: every annotated question (Table 2); verified: only the concept links a person checked "
-              "(ASSESSES.verified) and the prerequisites they give (Table 3).")
+              help="full: every annotated question (Table 2); verified: PSR over the prerequisites that only the "
+              "concept links a person checked (ASSESSES.verified) give, accuracy over the full set (Table 3).")
 @json_option
 @click.pass_context
 def psr(ctx, datasets: tuple[str, ...], out: Path | None, denominator: str, min_prerequisites: int, unannotated: str,

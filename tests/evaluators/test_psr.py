@@ -195,13 +195,14 @@ def verified(store, tmp_path):
 def test_psr_verified_subset_hand_computed(verified):
     """Paper 1 Table 3's shape on a toy. Full (Pre(q2) = {q1}, Pre(q3) = Pre(q4) = {q1, q2}):
     L1 q2 1/1, q4 2/2 -> micro 1, macro 1, acc 3/4; L2 q2 0/1, q3 1/2 -> micro 1/3, macro 1/4, acc 1/2.
-    Verified (q3 out, its pairs too): L1 q2 1/1, q4 2/2, acc 3/3; L2 q2 0/1, acc 1/3.
+    Verified (q3's links unchecked: no pair has it): L1 q2 1/1, q4 2/2; L2 q2 0/1, q3 without
+    prerequisites. Accuracy stays the full set's, as Table 3's Acc column repeats Table 2's.
     PSR = 1 share: full 2 of 4 pairs, verified 2 of 3."""
     [full] = psr.evaluate_dataset(verified, "vt", min_prerequisites=1).summary()
     [subset] = psr.evaluate_dataset(verified, "vt", min_prerequisites=1, subset="verified").summary()
     figures = ["accuracy", "psrMicro", "psrMacro", "psr 1.0"]
     assert [full[f] for f in figures] == pytest.approx([5 / 8, 2 / 3, 5 / 8, 1 / 2])
-    assert [subset[f] for f in figures] == pytest.approx([2 / 3, 1 / 2, 1 / 2, 2 / 3])
+    assert [subset[f] for f in figures] == pytest.approx([5 / 8, 1 / 2, 1 / 2, 2 / 3])
     assert [subset[f"psr {b}"] for b in psr.BUCKETS] == pytest.approx([1 / 3, 0, 0, 0, 0, 2 / 3])
     assert (full["subset"], subset["subset"], subset["pairsInDistribution"]) == ("full", "verified", 3)
     # §5.1's prerequisites per target: full 1 + 2 + 1 + 2 over 4 scored questions, verified 1 + 2 + 1 over 3
@@ -243,7 +244,7 @@ def test_cli_psr_subset_verified_prints_table3_shape(graph_location, tmp_path):
     assert result.exit_code == 0, result.output
     [row] = json.loads(result.stdout)
     assert [row[f] for f in ("subset", "accuracy", "psrMicro", "psrMacro", "psr 1.0")] == \
-        pytest.approx(["verified", 2 / 3, 1 / 2, 1 / 2, 2 / 3])
+        pytest.approx(["verified", 5 / 8, 1 / 2, 1 / 2, 2 / 3])
     summary = json.loads((out / "psr_summary.json").read_text())
     assert [r["subset"] for r in summary] == ["full", "verified"]
     assert [r["psr 1.0"] for r in summary] == pytest.approx([1 / 2, 2 / 3])
