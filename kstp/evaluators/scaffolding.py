@@ -77,6 +77,7 @@ from kstp.inference.backend import (
     prompt_hash,
 )
 from kstp.inference.embeddings import EmbeddingModel
+from kstp.inference.grading import option_count
 from kstp.inference.runs import (
     Generation,
     RunSpec,
@@ -505,6 +506,7 @@ def evaluate(store: GraphStore, backend: Backend, dataset: str, sampling: Sampli
     info = pool.set_index("questionId")
     shown = {q: Exemplar(q, info.at[q, "text"], info.at[q, "answer"],
                          None if pd.isna(info.at[q, "solution"]) else info.at[q, "solution"]) for q in info.index}
+    choices = {q: option_count(info.at[q, "text"]) for q in targets}  # a letter past them is no answer
     requests = {}  # (question, strategy) -> (messages, exemplar ids)
     for s in strategies:
         for q in targets:
@@ -516,7 +518,7 @@ def evaluate(store: GraphStore, backend: Backend, dataset: str, sampling: Sampli
             for (q, s), (messages, _) in requests.items() for i in range(sampling.n)}
 
     def grade(rows: pd.DataFrame, completions: list[Completion]) -> None:
-        write_verdicts(store, rows["id"], [score_item(c, info.at[q, "answer"])
+        write_verdicts(store, rows["id"], [score_item(c, info.at[q, "answer"], choices[q])
                                            for q, c in zip(rows["question"], completions, strict=True)])
 
     status, generation = "interrupted", Generation(len(keys), 0)

@@ -71,6 +71,35 @@ class Echo:
         pass
 
 
+class Letter:
+    """A backend that answers every prompt with ``The answer is C.``."""
+
+    name, model = "letter", "letter"
+
+    def generate(self, prompts, sampling, samples=None, progress=None):
+        return [[Completion(i, 42, text="The answer is C.", finish_reason="stop") for i in wanted]
+                for wanted in samples]
+
+    def close(self):
+        pass
+
+
+def test_a_letter_past_the_options_is_no_answer(store, tmp_path):
+    """A multiple-choice target is graded with its option count, as ``evaluate answers`` grades it:
+    t3 offers (A) and (B), so a reply naming C found no answer (it was read as the wrong option C)."""
+    choice = {**ITEMS[5], "text": "What is 2 times 5? (A) 10 (B) 12", "answer": "A", "type": "choice"}
+    (tmp_path / "sc.csv").write_text("id,code,description\nA,A,adding\nB,B,multiplying\nC,C,shapes\n")
+    (tmp_path / "sc_edges.csv").write_text("from_id,to_id\nA,B\n")
+    (tmp_path / "sc.jsonl").write_text("\n".join(json.dumps(i) for i in [*ITEMS[:5], choice, ITEMS[6]]) + "\n")
+    load_standards(store, tmp_path / "sc.csv", tmp_path / "sc_edges.csv", "sc")
+    items.write_items(store, items.read_items_jsonl(tmp_path / "sc.jsonl", "sc", "sc",
+                                                    items.framework_concepts(store, "sc")))
+    derive_question_prerequisites(store, "sc", "strict")
+    result = scaffolding.evaluate(store, Letter(), "sc", Sampling(), strategies=("none",), seed=1)
+    graded = store.frame("run_responses", {"runId": result.run_id}).set_index("questionId")
+    assert graded.loc["sc:t3", ["extracted", "verdict", "correct"]].tolist() == [None, "no answer found", False]
+
+
 def test_common_subset_by_hand(sc):
     pool = sc.frame("exemplar_pool", {"dataset": "sc"})["questionId"].tolist()
     concepts = {}
