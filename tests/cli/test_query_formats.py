@@ -5,7 +5,8 @@ values in both formats and on both engines (issue 24, §6: LadybugDB returned su
 The graph is the tiny graph of ``tests/graph/test_neo4j.py`` and the parameters its
 parity cases, plus the run and BLIM queries on the DAG-MATH run that graph holds.
 Node keys (``learnerKey``, ...) are the engine's own, so those columns are compared
-within an engine only.
+within an engine only. The Neo4j-only GDS and vector-index queries run on Neo4j alone,
+against hand-computed values.
 """
 
 from __future__ import annotations
@@ -13,7 +14,9 @@ from __future__ import annotations
 import csv
 import io
 import json
+import os
 
+import pandas as pd
 import pytest
 from click.testing import CliRunner
 
@@ -96,3 +99,58 @@ def test_learner_accuracy_prints_its_counts_as_integers(graphs):
                     {"learnerId": "t:l2", "answered": 4, "correct": 2, "accuracy": 0.5},
                     {"learnerId": "t:l3", "answered": 4, "correct": 3, "accuracy": 0.75}]
     assert _query(graphs["ladybug"], "learner_accuracy", {"dataset": "ds"}, "csv").splitlines()[1] == "t:l1,5,4,0.8"
+
+
+def _printed(graph: str, name: str, params: dict) -> list[dict]:
+    """``kstp query`` as JSON, checked equal to its CSV (same columns, same cells, any order)."""
+    rows = json.loads(_query(graph, name, params, "json"))
+    table = list(csv.reader(io.StringIO(_query(graph, name, params, "csv"))))
+    columns = list(get_query(name).returns)
+    assert table[:1] == ([columns] if columns else [])  # a query that returns no column prints nothing
+    assert sorted(table[1:]) == sorted([_as_csv_cell(v) for v in row.values()] for row in rows)
+    return rows
+
+
+def test_neo4j_only_queries_print_as_json_and_csv(graphs):
+    """The GDS and vector-index queries through ``kstp query``, in the order a user calls them
+    (project, compute, drop), against hand-computed values on the tiny graph: concept depths
+    along c1 -> c2 -> c3, c1 -> c4 -> c3 (c5 alone); the overlap coefficient of the learners'
+    correct answers (l1 {q1 q2 q4 q5}, l2 {q2 q3}, l3 {q1 q3 q4}); the nearest questions by the
+    cosine index, whose score is (1 + cos) / 2."""
+    import numpy as np
+
+    from kstp.graph.vector_search import ensure_vector_index
+
+    neo4j = graphs["neo4j"]
+    def once(name, params):  # projections and drops change the catalogue: one call, as JSON
+        return json.loads(_query(neo4j, name, params, "json"))
+
+    for leftover in ("depth", "koc"):  # of a run stopped before its drops: the catalogue outlives it
+        once("gds_drop_projection", {"graph": leftover})
+    assert once("gds_project_concept_prerequisites", {"framework": "t", "graph": "depth"}) == [{"name": "depth"}]
+    depths = {r["conceptId"]: r["depth"] for r in _printed(neo4j, "gds_concept_depth", {"graph": "depth"})}
+    assert depths == {"t:c1": 0, "t:c2": 1, "t:c4": 1, "t:c3": 2, "t:c5": 0}
+    assert once("gds_drop_projection", {"graph": "depth"}) == [{"name": "depth"}]
+    assert _printed(neo4j, "gds_drop_projection", {"graph": "depth"}) == []  # gone: nothing to drop
+
+    once("gds_project_correct_answers", {"learnerIds": ["t:l1", "t:l2", "t:l3"],
+                                                    "questionIds": [f"t:q{i}" for i in range(1, 6)], "graph": "koc"})
+    overlap = {(r["a"], r["b"]): r["similarity"]
+               for r in _printed(neo4j, "gds_overlap_similarity", {"graph": "koc", "topK": 10})}
+    expected = {("t:l1", "t:l2"): 1 / 2, ("t:l1", "t:l3"): 2 / 3, ("t:l2", "t:l3"): 1 / 2}
+    assert overlap == pytest.approx({**expected, **{(b, a): v for (a, b), v in expected.items()}})
+    assert once("gds_drop_projection", {"graph": "koc"}) == [{"name": "koc"}]
+
+    vectors = {"t:q1": [1.0, 0.0], "t:q2": [0.8, 0.6], "t:q3": [0.0, 1.0], "t:q4": [-1.0, 0.0], "t:q5": [0.6, -0.8]}
+    target = GraphTarget("neo4j", neo4j, os.environ["NEO4J_USER"], os.environ["NEO4J_PASSWORD"])
+    with open_store(target) as store:
+        store.write_nodes("Question", pd.DataFrame({"id": list(vectors), "embedding": list(vectors.values())}))
+        index = ensure_vector_index(store, 2)
+    assert {"name": index, "dimensions": 2, "similarity": "COSINE"} in _printed(neo4j, "vector_indexes", {})
+    assert _printed(neo4j, "vector_await_index", {"name": index, "seconds": 30}) == []
+    found = _printed(neo4j, "vector_nearest_questions",
+                     {"targets": ["t:q1"], "index": index, "n": 3, "pool": list(vectors)})
+    cosine = {q: float(np.dot(vectors["t:q1"], v)) for q, v in vectors.items() if q != "t:q1"}
+    nearest = sorted(cosine, key=cosine.get, reverse=True)[:2]  # n = 3 neighbours less the target itself
+    assert [(r["questionId"], r["candidateId"]) for r in found] == [("t:q1", q) for q in nearest]
+    assert [r["score"] for r in found] == pytest.approx([(1 + cosine[q]) / 2 for q in nearest], abs=1e-6)
