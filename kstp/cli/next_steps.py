@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from kstp.cli.output import emit, get_store, json_option, message
+from kstp.cli.output import emit, get_store, json_option, message, print_lines
 
 __all__ = ["next_steps"]
 
@@ -43,11 +43,11 @@ def next_steps(ctx, dataset: str, learner: str | None, limit: int, as_json: bool
     for row in result["learners"]:
         if "nearest" in row:
             for near in row["nearest"]:
-                click.echo(f"{row['learnerId']}  nearest state (distance {row['distance']}): "
+                print_lines(f"{row['learnerId']}  nearest state (distance {row['distance']}): "
                            f"{{{', '.join(near['state'])}}}  next: {', '.join(near['nextSteps']) or '-'}")
         elif "state" in row:
             ahead = "; ".join("{" + ", ".join(s) + "}" for s in row["nextStates"]) or "-"
-            click.echo(f"{row['learnerId']}  state {{{', '.join(row['state'])}}} (posterior {row['posterior']:.3f})  "
+            print_lines(f"{row['learnerId']}  state {{{', '.join(row['state'])}}} (posterior {row['posterior']:.3f})  "
                        f"next: {', '.join(row['nextSteps']) or '-'}  next states add: {ahead}")
         else:
             click.echo(f"{row['learnerId']}  {row['source']}")

@@ -22,6 +22,7 @@ import math
 import os
 import signal
 import sys
+import textwrap
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -434,6 +435,12 @@ def _columns() -> int:
     if console.is_terminal:
         return console.width
     return int(os.environ["COLUMNS"]) if os.environ.get("COLUMNS", "").isdigit() else 240
+
+
+def print_lines(text: str) -> None:
+    """Print a line of prose on stdout wrapped to the table width, continuations indented."""
+    click.echo(textwrap.fill(text, width=_columns(), subsequent_indent="    ", break_long_words=False,
+                             break_on_hyphens=False))
 
 
 def print_table(frame: pd.DataFrame, title: str | None = None, digits: int = 3) -> None:

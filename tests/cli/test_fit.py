@@ -32,6 +32,16 @@ def test_next_steps_without_fit_falls_back_to_nearest_states(probability):
     assert len(row["nearest"]) == 1 and [q.split(":")[1] for q in row["nearest"][0]["nextSteps"]] == ["b109", "b110"]
 
 
+def test_next_steps_text_wraps_to_the_terminal(probability, monkeypatch):
+    """The nearest-state line of l0003 (eight ids, then its next steps) fits 80 columns, continuations indented."""
+    monkeypatch.setenv("COLUMNS", "80")
+    result = probability("kst", "next-steps", "--dataset", "probability_pks", "--learner", "l0003")
+    lines = result.stdout.splitlines()
+    assert result.exit_code == 0 and len(lines) > 1 and max(map(len, lines)) <= 80
+    assert all(line.startswith("    ") for line in lines[1:])
+    assert " ".join(line.strip() for line in lines).endswith("next: probability_pks:b109, probability_pks:b110")
+
+
 def test_fit_blim_writes_the_fit_and_next_steps_read_it(probability, tmp_path):
     result = probability("fit", "blim", "--dataset", "probability_pks", "--structure", "delineated", "--json",
                          "--out", tmp_path / "figs")
