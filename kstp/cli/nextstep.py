@@ -78,10 +78,11 @@ def nextstep_evaluate(ctx, names, conditions, orders, model, backend, base_url, 
     \b
     Examples:
       kstp evaluate nextstep --catalogue cm_8f --backend fringe-oracle
-      kstp evaluate nextstep --catalogue cm_8f --catalogue pks_cip --conditions P0,P2 --orders 2 \\
-          --model smollm2 --backend local --sampling deterministic --gen-kwargs max_tokens=256
-      kstp evaluate nextstep --catalogue my_domain.yaml --model Qwen/Qwen2.5-7B-Instruct \\
-          --backend openai --base-url http://127.0.0.1:8000/v1 --output-path out/ --log-samples
+      kstp evaluate nextstep --catalogue cm_8f --conditions P0 --orders 1 --model smollm2 \\
+          --backend local --sampling deterministic --gen-kwargs max_tokens=128
+      kstp evaluate nextstep --catalogue my_domain.yaml --catalogue pks_cip --conditions P0,P2 \\
+          --model Qwen/Qwen2.5-7B-Instruct --backend openai --base-url http://127.0.0.1:8000/v1 \\
+          --output-path out/ --log-samples
     """
     import pandas as pd
 
@@ -148,7 +149,7 @@ def nextstep_report(ctx, runs, out: Path | None, seed, resamples, flips, focus, 
     Examples:
       kstp report nextstep --run nextstep:fringe-oracle:cm_8f:0123456789ab
       kstp report nextstep --run RUN_A --run RUN_B --out results/nextstep --json
-      kstp report nextstep --run RUN_A --run RUN_B --focus cm_8f:P1
+      kstp report nextstep --run RUN_A --run RUN_B --focus cm_8f:P0 --out results/nextstep
     """
     import pandas as pd
 

@@ -35,7 +35,7 @@ def reasoning(ctx, dataset, judged, model, backend, base_url, model_args, gen_kw
 
     \b
     Examples:
-      kstp evaluate reasoning --dataset frcsub --judged smollm2 --model smollm2 --backend local
+      kstp evaluate reasoning --dataset probability_pks --judged smollm2 --model smollm2 --backend local
       kstp evaluate reasoning --dataset xes3g5m --judged Qwen/Qwen2.5-7B-Instruct --judged Qwen/Qwen2.5-32B-Instruct \\
           --model gpt-4.1-mini --base-url https://api.openai.com/v1
     """
