@@ -2,8 +2,9 @@
 kstp accepts: the command exists, every option is its own, every value has the option's type
 and choices (issue 24, §5: the README named ``kstp koc``).
 
-Each line is parsed by click down to the last subcommand, as a run would, without running
-it (the examples need data, models and servers). A synopsis line is read as one command:
+Each line is parsed by click down to the last subcommand, as a run would; then every
+``--help`` example runs (test_every_help_example_runs) and the README's "Using kstp" block
+runs on both engines (test_the_using_kstp_block_runs_on_frcsub). A synopsis line is read as one command:
 ``[...]`` marks are dropped and their options kept, ``a|b`` takes ``a``, ``kstp db init |
 stats`` is two commands, ``--model ...`` gives some value, and the placeholders N, S and L
 (counts, seeds, thresholds) read as numbers. A
