@@ -1,8 +1,10 @@
 """The embedded LadybugDB store (PyPI ``ladybug``), the default engine.
 
-New rows go in through ``COPY FROM`` an Arrow table, changed rows through
-``UNWIND $rows ... SET``. Measured at XES3G5M scale (5.4 M answers), the whole write
-path is 12-17x faster per edge than batched UNWIND/CREATE or MERGE (``make bench``).
+New rows go in through ``COPY FROM`` an Arrow table (new nodes of a small write, fewer
+than ``COPY_MIN_ROWS``, through ``UNWIND $rows CREATE``: each ``COPY`` holds on to
+memory of its own), changed rows through ``UNWIND $rows ... SET``. Measured at XES3G5M
+scale (5.4 M answers), the whole write path is 12-17x faster per edge than batched
+UNWIND/CREATE or MERGE (``make bench``).
 Assumes a single writer process: Ladybug locks the graph file. A store opened
 ``read_only`` writes nothing (it works on a read-only disk and next to the writer). A
 writable store of an existing graph also opens it read-only and reopens it for writing
@@ -33,6 +35,8 @@ __all__ = ["LadybugStore", "MAX_PATH_LENGTH"]
 #: Longest variable-length path Ladybug follows. Its default, 30, silently truncates
 #: ``*1..`` closures on deeper prerequisite chains; acyclic graphs need at most n - 1.
 MAX_PATH_LENGTH = 100_000
+#: New nodes of a write go in through ``COPY`` from this many rows (a node group's size); fewer through CREATE.
+COPY_MIN_ROWS = 2048
 _ARROW = {"STRING": pa.string(), "DOUBLE": pa.float64(), "INT64": pa.int64(), "BOOLEAN": pa.bool_(),
           "STRING[]": pa.list_(pa.string()), "DOUBLE[]": pa.list_(pa.float64())}
 
@@ -225,7 +229,17 @@ class LadybugStore(GraphStore):
 
     def _create_nodes(self, label, rows):
         self._for_writing()
-        arrow_rows = _arrow(rows, schema.node_label(label).properties)  # noqa: F841 (read by COPY)
+        properties = schema.node_label(label).properties
+        if len(rows) < COPY_MIN_ROWS:
+            # Every COPY into a node table takes memory that the process keeps (16-24 MB a
+            # call, whatever its size; a capped buffer pool fills up with it): a model run
+            # writing each chunk of replies grew to gigabytes. CREATE adds to the last node group.
+            others = [c for c in rows.columns if c != "id"]
+            sets = f" SET {_sets('n', others, properties)}" if others else ""
+            self._execute(f"UNWIND $rows AS row CREATE (n:{label} {{id: row.id}}){sets}", {"rows": records(rows)},
+                          f"create {label}")
+            return
+        arrow_rows = _arrow(rows, properties)  # noqa: F841 (read by COPY)
         self._conn.execute(f"COPY {label} FROM arrow_rows")
 
     def _update_nodes(self, label, rows):
