@@ -39,7 +39,7 @@ def _backend_options(command: Callable, names: tuple[str, ...]) -> Callable:
         click.option("--backend", type=click.Choice(names), default="openai", show_default=True,
                      help="; ".join(f"{n}: {_HELP.get(n, n)}" for n in names) + "."),
         click.option("--base-url", help="Endpoint of the openai backend, e.g. http://127.0.0.1:8000/v1 "
-                     "(key: OPENAI_API_KEY)."),
+                     "(default: OPENAI_BASE_URL, else the OpenAI API; key: OPENAI_API_KEY)."),
         click.option("--model-args", help="Backend options k=v,... (vllm: anything vllm.LLM takes; local: "
                      "threads, context)."),
         click.option("--concurrency", type=click.IntRange(min=1), default=8, show_default=True,

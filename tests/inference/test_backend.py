@@ -104,3 +104,18 @@ def test_registry_takes_a_backend_registered_from_outside():
         assert (type(made), made.model, made.options) == (Echo, "m", {"k": 1})
     finally:
         del _BACKENDS["echo-test"]
+
+
+def test_openai_base_url_from_the_environment_is_the_run_identitys(monkeypatch):
+    """The openai client sends to $OPENAI_BASE_URL when no base URL is given; the run identity names it
+    (it named api.openai.com while the requests went elsewhere)."""
+    from tests.endpoint import FakeEndpoint
+
+    with FakeEndpoint(answer="\\boxed{7}") as server:
+        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+        backend = OpenAIBackend("m", concurrency=1)
+        [[completion]] = backend.generate([[{"role": "user", "content": "3 + 4?"}]], Sampling())
+    assert (completion.text, server.requests) == ("\\boxed{7}", 1)
+    assert backend.endpoint == {"baseUrl": server.base_url}
+    monkeypatch.delenv("OPENAI_BASE_URL")
+    assert OpenAIBackend("m").endpoint == {"baseUrl": "https://api.openai.com/v1"}

@@ -92,7 +92,7 @@ def _by_prompt(arrived: list[tuple[int, Completion]], prompts: int) -> list[list
 
 @register_backend("openai")
 class OpenAIBackend:
-    """Chat completions from ``base_url`` (default: the OpenAI API).
+    """Chat completions from ``base_url`` (default: ``$OPENAI_BASE_URL``, else the OpenAI API).
 
     Parameters
     ----------
@@ -113,12 +113,13 @@ class OpenAIBackend:
     def __init__(self, model: str, base_url: str | None = None, api_key: str | None = None, concurrency: int = 8,
                  retries: int = 5, timeout: float = 600.0, max_wait: float = 30.0):
         self.model = model
-        self.base_url = base_url
+        # The openai client reads OPENAI_BASE_URL itself; read here, the run identity names the server asked.
+        self.base_url = base_url or os.environ.get("OPENAI_BASE_URL") or None
         self.concurrency = concurrency
         self.retries = retries
         self.max_wait = max_wait
         self.timeout = timeout
-        self.endpoint = {"baseUrl": (base_url or "https://api.openai.com/v1").rstrip("/")}
+        self.endpoint = {"baseUrl": (self.base_url or "https://api.openai.com/v1").rstrip("/")}
         self._api_key = api_key or os.environ.get("OPENAI_API_KEY") or "EMPTY"  # local servers accept any key
 
     def __repr__(self) -> str:
