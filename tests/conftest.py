@@ -33,7 +33,8 @@ from kstp.settings import GraphTarget
 #: The engines every graph test runs on.
 ENGINES = ["ladybug", "neo4j"]
 
-DATA = Path(os.environ.get("KSTP_DATA", Path(__file__).resolve().parents[2] / "shared" / "data"))
+# Absolute, so that tests which change directory still find it (CI sets a relative KSTP_DATA).
+DATA = Path(os.environ.get("KSTP_DATA", Path(__file__).resolve().parents[2] / "shared" / "data")).resolve()
 
 TOY_CONCEPTS = ("id,code,description\nA,A,counting\nB,B,adding\nC,C,subtracting\nD,D,multiplying\n"
                 "E,E,dividing\nF,F,shapes\n")

@@ -199,7 +199,7 @@ LAST = ("kstp runs delete 'answers:smollm2:frcsub:3f2a9c1d0b7e'", "kstp db delet
         "kstp db reset --yes")
 #: The example that exits 1 by design: Item04 and Item10 are no knowledge state of frcsub.
 EXIT_1_EXAMPLES = ("kstp kst check --dataset frcsub --state Item04,Item10",)
-RUN_ID = re.compile(r"^(RUN_[AB]|[a-z]+:[^:\s]+:[^:\s]+:[0-9a-f]{12})$")
+RUN_ID = re.compile(r"^(RUN\d?|RUN_[AB]|[a-z]+:[^:\s]+:[^:\s]+:[0-9a-f]{12})$")
 
 
 def _user_files(folder: Path, data_root: Path) -> None:
@@ -223,25 +223,40 @@ def _user_files(folder: Path, data_root: Path) -> None:
     (folder / "gold" / "log_count_again.json").write_text(json.dumps([{**perfect, "problem_id": "log_count_again"}]))
     shutil.copy(ROOT / "tests" / "fixtures" / "dagmath" / "log_count.json", folder / "samples.json")
     shutil.copy(ROOT / "kstp" / "catalogues" / "frcsub_mixed.yaml", folder / "my_domain.yaml")
-    (folder / "weights.yaml").write_text("correct_first: {cq: 0.5, cs: 0.2, rs: 0.1, ls: 0.1, es: 0.05, ss: 0.05}\n")
+    for name in ("weights.yaml", "my_weights.yaml"):
+        (folder / name).write_text("correct_first: {cq: 0.5, cs: 0.2, rs: 0.1, ls: 0.1, es: 0.05, ss: 0.05}\n")
 
 
 def _example_order() -> list[str]:
-    lines = [line for _, line in EXAMPLES if not any(mark in line for mark in NOT_RUN)]
+    """The ``--help`` examples, then the README's other command lines (its "Using kstp" block runs in
+    test_the_using_kstp_block_runs_on_frcsub), less NOT_RUN's, with LAST's at the end."""
+    using = set(_using_kstp_block())
+    lines = [line for _, line in EXAMPLES] + [line for line in README if line not in using]
+    lines = list(dict.fromkeys(line for line in lines if not any(mark in line for mark in NOT_RUN)))
     assert set(LAST) <= set(lines)
     return [line for line in lines if line not in LAST] + list(LAST)
 
 
-@pytest.mark.slow
-def test_every_help_example_runs(data_root, tmp_path, monkeypatch):
-    """Every ``--help`` example block, run in order on one embedded graph as a user would type it
-    (issue 24, §5): the shipped local model answers the ``--backend local`` lines, an
-    OpenAI-compatible endpoint on 127.0.0.1 (tests/endpoint.py) the lines that name a server,
-    and the user's files are real ones (see _user_files). Only NOT_RUN's lines are left out.
+def _filled(line: str) -> str:
+    """A README synopsis as a user types it: optional ``[...]`` parts left out, ``--model M`` a
+    served model, ``--base-url URL`` the server's (see the test), ``RUN`` placeholders runs."""
+    line = re.sub(r"\s*\[[^\[\]]*\]", "", re.sub(r"\s*\[[^\[\]]*\]", "", line))
+    line = re.sub(r"--model M\b", "--model Qwen/Qwen2.5-7B-Instruct", line)
+    return line.replace("--base-url URL", "--base-url http://127.0.0.1:8000/v1")
 
-    Placeholders are read as a user fills them in: a run id that is not in the graph (RUN_A,
-    ``answers:smollm2:frcsub:3f2a...``) is a run of the same evaluator that is, another one for a
-    second placeholder of the same line; ``--graph`` of an import is a new embedded graph."""
+
+@pytest.mark.slow
+def test_every_help_example_and_readme_command_runs(data_root, tmp_path, monkeypatch):
+    """Every ``--help`` example and README command line, run in order on one embedded graph as
+    a user would type it (issue 24, §5): the shipped local model answers the ``--backend local``
+    lines, an OpenAI-compatible endpoint on 127.0.0.1 (tests/endpoint.py) the lines that name a
+    server or none (``$OPENAI_BASE_URL``), and the user's files are real ones (_user_files).
+    Only NOT_RUN's lines are left out.
+
+    Placeholders are read as a user fills them in (_filled): a run id that is not in the graph
+    (RUN, RUN_A, ``answers:smollm2:frcsub:3f2a...``) is a run of the same evaluator (the
+    reported one's for RUN) that is, another one for a second placeholder of the same line;
+    ``--graph`` of an import is a new embedded graph."""
     from tests.endpoint import FakeEndpoint
 
     work = tmp_path / "work"
@@ -260,7 +275,7 @@ def test_every_help_example_runs(data_root, tmp_path, monkeypatch):
         taken, out = set(), []
         for word in args:
             if RUN_ID.match(word) and word not in runs:
-                evaluator = "nextstep" if word.startswith("RUN_") else word.split(":")[0]
+                evaluator = args[1] if word.startswith("RUN") else word.split(":")[0]  # kstp report EVALUATOR
                 same = [r for r, e in runs.items() if e == evaluator] or [r for r in runs if r.startswith("cot:")]
                 word = next((r for r in same if r not in taken), same[0] if same else word)
                 taken.add(word)
@@ -277,8 +292,9 @@ def test_every_help_example_runs(data_root, tmp_path, monkeypatch):
         assert run(*setup).exit_code == 0
     ran = []
     with FakeEndpoint() as endpoint:
+        monkeypatch.setenv("OPENAI_BASE_URL", endpoint.base_url)
         for line in _example_order():
-            line = line.replace("../shared/data", str(data_root))
+            line = _filled(line).replace("../shared/data", str(data_root))
             line = line.replace("kstp/catalogues/", f"{ROOT}/kstp/catalogues/")
             line = re.sub(r"https?://(127\.0\.0\.1:8000|api\.openai\.com)/v1", endpoint.base_url, line)
             if "table7.csv" in line:  # the user's scores table: the one report rqeval wrote
@@ -293,4 +309,4 @@ def test_every_help_example_runs(data_root, tmp_path, monkeypatch):
             expected = 1 if line in EXIT_1_EXAMPLES else 0
             assert result.exit_code == expected, f"{line}\n{result.output[-3000:]}"
             ran.append(line)
-    assert len(ran) == len(EXAMPLES) - sum(any(m in line for m in NOT_RUN) for _, line in EXAMPLES) >= 80
+    assert len(ran) == len(_example_order()) >= 90
