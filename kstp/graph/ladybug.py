@@ -239,8 +239,8 @@ class LadybugStore(GraphStore):
         sets = ", ".join(f"n.{c} = c{i}" for i, c in enumerate(rows.columns) if c != "id")
         self._execute(f"LOAD FROM arrow_rows MATCH (n:{label} {{id: c{key}}}) SET {sets}", {}, f"update {label}")
 
-    def _create_rels(self, rel, from_label, to_label, rows):
-        self._for_writing()
+    def _create_rels(self, rel, from_label, to_label, rows, degrees=None):
+        self._for_writing()  # the single writer: no concurrent one to check ``degrees`` against
         spec = schema.rel_type(rel, from_label, to_label)
         arrow_rows = _arrow(rows, [("from_id", "STRING"), ("to_id", "STRING"), *spec.properties])  # noqa: F841
         try:
