@@ -42,6 +42,7 @@ own log records (routing warnings) go nowhere unless the application configures 
 from __future__ import annotations
 
 import logging
+import os
 import socket
 import time
 from contextlib import contextmanager
@@ -58,7 +59,9 @@ from kstp.graph import schema
 from kstp.graph.queries import get_query
 from kstp.graph.store import GraphStore, _codes, records
 
-__all__ = ["Neo4jStore", "BATCH_SIZE", "REL_BATCH", "KEY_BATCH", "CONNECT_TIMEOUT_S", "RETRY_TIME_S"]
+__all__ = ["Neo4jStore", "node_statements", "relationship_statements", "operators", "PROFILE", "PROFILES",
+           "BAD_OPERATORS", "BATCH_SIZE", "REL_BATCH", "KEY_BATCH",
+           "CONNECT_TIMEOUT_S", "RETRY_TIME_S"]
 
 #: Rows per UNWIND transaction of node writes, updates and deletions: large enough to
 #: amortise round trips, small enough to keep a transaction's memory modest.
@@ -93,9 +96,47 @@ log = logging.getLogger(__name__)
 #: Marks the per-column null list of a columnar read (``collect`` drops nulls).
 _NULLS = "__null"
 
+#: Run each statement name's first execution under ``PROFILE`` and keep its plan in
+#: :data:`PROFILES` (``KSTP_NEO4J_PROFILE=1``; the benchmark sets it). Off by default: a
+#: profiled statement runs slower.
+PROFILE = os.environ.get("KSTP_NEO4J_PROFILE") == "1"
+#: Statement name -> its profiled operators (see :func:`operators`), filled while :data:`PROFILE` is on.
+PROFILES: dict[str, list[dict]] = {}
+
+#: Operators a write by node key or a bulk read must not plan: a scan of a label or of
+#: every node, a cartesian product, or an Eager (which materialises every row first).
+BAD_OPERATORS = ("NodeByLabelScan", "AllNodesScan", "CartesianProduct", "Eager")
+
+
+def operators(plan: dict | None) -> list[dict]:
+    """The operators of a (profiled) plan, depth first: ``operator``, ``rows`` and ``dbHits`` (profiles only).
+
+    >>> operators({"operatorType": "ProduceResults@neo4j", "children": [
+    ...     {"operatorType": "NodeByIdSeek@neo4j", "children": [], "rows": 3, "dbHits": 3}]})
+    ... # doctest: +NORMALIZE_WHITESPACE
+    [{'operator': 'ProduceResults', 'rows': None, 'dbHits': None},
+     {'operator': 'NodeByIdSeek', 'rows': 3, 'dbHits': 3}]
+    """
+    if not plan:
+        return []
+    out = [{"operator": plan["operatorType"].split("@")[0], "rows": plan.get("rows"), "dbHits": plan.get("dbHits")}]
+    for child in plan.get("children", []):
+        out += operators(child)
+    return out
+
 
 class _Conflict(QueryError):
     """A write met a uniqueness constraint (a node that a concurrent writer created)."""
+
+
+def _single(tx: neo4j.ManagedTransaction, text: str, params: dict, name: str) -> neo4j.Record:
+    """The one record of ``text`` run in ``tx`` (profiled the first time when :data:`PROFILE` is on)."""
+    profile = PROFILE and name not in PROFILES
+    result = tx.run(f"PROFILE {text}" if profile else text, params)
+    record = result.single()
+    if profile:
+        PROFILES[name] = operators(result.consume().profile)
+    return record
 
 
 def _frame(result: neo4j.Result) -> pd.DataFrame:
@@ -118,9 +159,11 @@ def _from_columnar(record: pd.Series, columns: list[str]) -> pd.DataFrame:
         if not nulls.any():
             out[column] = values
             continue
-        full = np.full(len(nulls), None, object)
-        full[~nulls] = values
-        out[column] = full
+        if nulls.all():
+            out[column] = np.full(len(nulls), None, object)
+            continue
+        present = iter(values)  # values may be lists (array properties): placed one by one
+        out[column] = pd.Series([None if null else next(present) for null in nulls.tolist()], dtype=object)
     return pd.DataFrame(out, columns=columns)
 
 
@@ -155,6 +198,55 @@ def _values(column: pd.Series) -> list:
     if column.dtype != object and not isinstance(column.dtype, pd.CategoricalDtype) and not column.isna().any():
         return column.to_numpy().tolist()
     return column.astype(object).where(column.notna(), None).tolist()
+
+
+def node_statements(label: str, props: list[str] = ()) -> dict[str, str]:
+    """The statements that write ``label`` nodes and look them up, by use.
+
+    ``create`` takes rows of property maps; ``merge`` and ``update`` set ``props`` (each
+    named, so the planner sees that ``id`` is not written and plans no Eager); ``keys``
+    finds node keys of ids, ``ids`` ids of node keys. ``label`` must come from
+    :mod:`kstp.graph.schema`.
+    """
+    named = [c for c in props if c != "id"]
+    sets = " SET " + ", ".join(f"n.{c} = row.{c}" for c in named) if named else ""
+    return {
+        "create": f"UNWIND $rows AS row CREATE (n:{label}) SET n = row RETURN count(*) AS n",
+        "merge": f"UNWIND $rows AS row MERGE (n:{label} {{id: row.id}}){sets} RETURN count(*) AS n",
+        "update": f"UNWIND $rows AS row MATCH (n:{label} {{id: row.id}}){sets} RETURN count(*) AS n",
+        "keys": f"UNWIND range(0, size($ids) - 1) AS i MATCH (n:{label} {{id: $ids[i]}}) RETURN i, id(n) AS key",
+        "ids": f"UNWIND $keys AS k MATCH (n:{label}) WHERE id(n) = k RETURN k, n.id AS id",
+    }
+
+
+def relationship_statements(rel: str, from_label: str, to_label: str, props: list[str]) -> dict[str, str]:
+    """The statements that write and diff ``(from)-[rel]->(to)`` relationships with ``props``, by use.
+
+    ``guard`` locks a batch's from-nodes (a write to each) and names those whose
+    relationships of the type are no longer the ones the diff read (a concurrent writer's);
+    ``create`` and ``merge`` take one row per from-node with lists (``b``: the to-keys, one
+    list per property); ``update`` one row per relationship; ``existing`` reads what
+    from-nodes hold. Labels and types must come from :mod:`kstp.graph.schema`.
+    """
+    setters = ", ".join(f"{c}: row.{c}[i]" for c in props)
+    sets = " SET " + ", ".join(f"r.{c} = row.{c}" for c in props) if props else ""
+    item_sets = " SET " + ", ".join(f"r.{c} = row.{c}[i]" for c in props) if props else ""
+    returns = "".join(f", r.{c} AS {c}" for c in props)
+    return {
+        "guard": (f"UNWIND $rows AS row MATCH (a:{from_label}) WHERE id(a) = row.a SET a.id = a.id "
+                  f"WITH a, row WHERE COUNT {{ MATCH (a)-[:{rel}]->(:{to_label}) }} <> row.d "
+                  "RETURN collect(row.a) AS clash"),
+        "create": (f"UNWIND $rows AS row MATCH (a:{from_label}) WHERE id(a) = row.a "
+                   f"UNWIND range(0, size(row.b) - 1) AS i MATCH (b:{to_label}) WHERE id(b) = row.b[i] "
+                   f"CREATE (a)-[r:{rel}{' {' + setters + '}' if props else ''}]->(b) RETURN count(r) AS n"),
+        "merge": (f"UNWIND $rows AS row MATCH (a:{from_label}) WHERE id(a) = row.a "
+                  f"UNWIND range(0, size(row.b) - 1) AS i MATCH (b:{to_label}) WHERE id(b) = row.b[i] "
+                  f"MERGE (a)-[r:{rel}]->(b){item_sets} RETURN count(*) AS n"),
+        "update": (f"UNWIND $rows AS row MATCH (a:{from_label}) WHERE id(a) = row.a "
+                   f"MATCH (b:{to_label}) WHERE id(b) = row.b MATCH (a)-[r:{rel}]->(b){sets} RETURN count(*) AS n"),
+        "existing": (f"UNWIND range(0, size($keys) - 1) AS i MATCH (a:{from_label}) WHERE id(a) = $keys[i] "
+                     f"MATCH (a)-[r:{rel}]->(b:{to_label}) RETURN i, id(b) AS b{returns}"),
+    }
 
 
 class Neo4jStore(GraphStore):
@@ -229,6 +321,13 @@ class Neo4jStore(GraphStore):
             session.run("RETURN 1").consume()
             return ",".join(sorted(session.last_bookmarks().raw_values))
 
+    def explain(self, text: str, params: dict) -> list[dict]:
+        """The operators Neo4j plans for ``text`` (``EXPLAIN``: nothing runs), as :func:`operators` lists them."""
+        with self._errors("explain"):
+            summary = self._driver.execute_query(f"EXPLAIN {text}", params, database_=self._database,
+                                                 result_transformer_=neo4j.Result.consume)
+        return operators(summary.plan)
+
     def delete_nodes(self, label: str, ids: list[str]) -> int:
         # DETACH DELETE would hold every relationship of a batch in one transaction (a dataset's
         # questions carry 1.2 M derived edges): delete those first in bounded batches, as reset does.
@@ -243,6 +342,25 @@ class Neo4jStore(GraphStore):
                 pass
             self._run(f"UNWIND $ids AS key MATCH (n:{label} {{id: key}}) DELETE n", {"ids": chunk}, f"delete {label}")
         return len(ids)
+
+    def nodes(self, label: str, ids: list[str] | None = None) -> pd.DataFrame:
+        if ids is not None:
+            return super().nodes(label, ids)
+        spec = schema.node_label(label)  # every node of the label as one record of column lists
+        columns = [name for name, _ in spec.properties]
+        rows = self._run_columnar(f"MATCH (n:{label}) RETURN " + ", ".join(f"n.{c} AS {c}" for c in columns), {},
+                                  columns, f"nodes {label}")
+        return rows.sort_values("id", ignore_index=True)
+
+    def relationships(self, rel: str, from_label: str, to_label: str) -> pd.DataFrame:
+        # Read by from-node key, FROM_BATCH nodes a transaction (5.4 M answers do not fit one record).
+        spec = schema.rel_type(rel, from_label, to_label)
+        columns = [name for name, _ in spec.properties]
+        starts = self._run_columnar(f"MATCH (a:{from_label}) WHERE EXISTS {{ MATCH (a)-[:{rel}]->(:{to_label}) }} "
+                                    "RETURN a.id AS id", {}, ["id"], f"relationships {rel}")["id"]
+        rows = self._existing_rels(rel, from_label, to_label, sorted(starts), columns)
+        rows = rows.astype({"from_id": object, "to_id": object})
+        return rows.sort_values(["from_id", "to_id"], ignore_index=True)
 
     # ---- running statements --------------------------------------------------------------
     def _writable(self) -> None:
@@ -275,10 +393,15 @@ class Neo4jStore(GraphStore):
 
         A read-only store runs it as a read transaction whatever ``routing`` says.
         """
-        query = neo4j.Query(text, metadata=self._metadata(name))
+        profile = PROFILE and name not in PROFILES
+        query = neo4j.Query(f"PROFILE {text}" if profile else text, metadata=self._metadata(name))
         with self._errors(name):
-            return self._driver.execute_query(query, params, routing_=_READ if self.read_only else routing,
-                                              database_=self._database, result_transformer_=_frame)
+            rows = self._driver.execute_query(
+                query, params, routing_=_READ if self.read_only else routing, database_=self._database,
+                result_transformer_=(lambda result: (_frame(result), result.consume().profile)) if profile else _frame)
+        if profile:
+            rows, PROFILES[name] = rows[0], operators(rows[1])
+        return rows
 
     def _run_columnar(self, text: str, params: dict, columns: list[str], name: str,
                       routing: neo4j.RoutingControl = _READ) -> pd.DataFrame:
@@ -347,8 +470,7 @@ class Neo4jStore(GraphStore):
         values = distinct.tolist()
         for start in range(0, len(values), KEY_BATCH):
             chunk = values[start:start + KEY_BATCH]
-            rows = self._run_columnar(f"UNWIND range(0, size($ids) - 1) AS i MATCH (n:{label} {{id: $ids[i]}}) "
-                                      "RETURN i, id(n) AS key", {"ids": chunk}, ["i", "key"], f"keys {label}")
+            rows = self._run_columnar(node_statements(label)["keys"], {"ids": chunk}, ["i", "key"], f"keys {label}")
             found[start + np.asarray(rows["i"], np.int64)] = np.asarray(rows["key"], np.int64)
         return np.where(codes >= 0, found[np.maximum(codes, 0)], -1)
 
@@ -357,8 +479,8 @@ class Neo4jStore(GraphStore):
         distinct, codes = np.unique(keys, return_inverse=True)
         ids = []
         for start in range(0, len(distinct), KEY_BATCH):
-            rows = self._run_columnar(f"UNWIND $keys AS k MATCH (n:{label}) WHERE id(n) = k RETURN k, n.id AS id",
-                                      {"keys": distinct[start:start + KEY_BATCH].tolist()}, ["k", "id"],
+            chunk = distinct[start:start + KEY_BATCH].tolist()
+            rows = self._run_columnar(node_statements(label)["ids"], {"keys": chunk}, ["k", "id"],
                                       f"ids {label}")
             ids.append(pd.Series(rows["id"].to_numpy(object), index=np.asarray(rows["k"], np.int64)))
         found = pd.concat(ids) if ids else pd.Series([], dtype=object)
@@ -369,8 +491,8 @@ class Neo4jStore(GraphStore):
         schema.node_label(label)
         self._writable()
         props = [c for c in rows.columns if rows[c].notna().any()]
-        create = f"UNWIND $rows AS row CREATE (n:{label}) SET n = row RETURN count(*) AS n"
-        merge = f"UNWIND $rows AS row MERGE (n:{label} {{id: row.id}}) SET n += row RETURN count(*) AS n"
+        statements = node_statements(label, props)
+        create, merge = statements["create"], statements["merge"]
         began = time.monotonic()
         for start in range(0, len(rows), BATCH_SIZE):
             chunk = records(rows[props].iloc[start:start + BATCH_SIZE])
@@ -382,8 +504,7 @@ class Neo4jStore(GraphStore):
 
     def _update_nodes(self, label, rows):
         schema.node_label(label)
-        self._execute_rows(f"UNWIND $rows AS row MATCH (n:{label} {{id: row.id}}) SET n += row "
-                           "RETURN count(*) AS n", rows, f"write {label}")
+        self._execute_rows(node_statements(label, list(rows.columns))["update"], rows, f"write {label}")
 
     def _endpoint_keys(self, rel: str, from_label: str, to_label: str, rows: pd.DataFrame
                        ) -> tuple[np.ndarray, np.ndarray]:
@@ -413,21 +534,15 @@ class Neo4jStore(GraphStore):
         lists = {"b": b.tolist(), **{c: _values(rows[c].iloc[order]) for c in props}}
         groups = [{"a": int(a[s]), "d": int(degree[s]), **{k: v[s:e] for k, v in lists.items()}}
                   for s, e in zip(starts.tolist(), ends.tolist(), strict=True)]
-        setters = ", ".join(f"{c}: row.{c}[i]" for c in props)
-        create = (f"UNWIND $rows AS row MATCH (a:{from_label}) WHERE id(a) = row.a "
-                  f"UNWIND range(0, size(row.b) - 1) AS i MATCH (b:{to_label}) WHERE id(b) = row.b[i] "
-                  f"CREATE (a)-[r:{rel}{' {' + setters + '}' if props else ''}]->(b) RETURN count(r) AS n")
-        # Lock the batch's from-nodes (a write to each), then name those whose relationships of the
-        # type are no longer the ones the diff read (a concurrent writer's): their rows are MERGEd.
-        guard = (f"UNWIND $rows AS row MATCH (a:{from_label}) WHERE id(a) = row.a SET a.id = a.id "
-                 f"WITH a, row WHERE COUNT {{ MATCH (a)-[:{rel}]->(:{to_label}) }} <> row.d "
-                 "RETURN collect(row.a) AS clash")
+        statements = relationship_statements(rel, from_label, to_label, props)
+        create, guard = statements["create"], statements["guard"]  # a concurrent writer's rows are MERGEd
         name, total, sent, began, clashed = f"write {rel}", len(a), 0, time.monotonic(), []
 
         def work(tx, batch):
-            clash = set(tx.run(guard, rows=[{"a": g["a"], "d": g["d"]} for g in batch]).single()["clash"])
+            clash = set(_single(tx, guard, {"rows": [{"a": g["a"], "d": g["d"]} for g in batch]},
+                                f"{name} (guard)")["clash"])
             fresh = [g for g in batch if g["a"] not in clash]
-            written = tx.run(create, rows=fresh).single()["n"] if fresh else 0
+            written = _single(tx, create, {"rows": fresh}, name)["n"] if fresh else 0
             return written, [g for g in batch if g["a"] in clash]
 
         for batch in self._rel_batches(groups):
@@ -455,23 +570,19 @@ class Neo4jStore(GraphStore):
             yield batch
 
     def _merge_rels(self, rel, from_label, to_label, groups: list[dict], props: list[str]) -> None:
-        """``MERGE`` the rows of ``groups`` one relationship at a time (pairs a concurrent writer also wrote)."""
-        rows = [{"a": g["a"], "b": b, **{c: g[c][i] for c in props}} for g in groups for i, b in enumerate(g["b"])]
-        sets = " SET " + ", ".join(f"r.{c} = row.{c}" for c in props) if props else ""
-        text = (f"UNWIND $rows AS row MATCH (a:{from_label}) WHERE id(a) = row.a MATCH (b:{to_label}) "
-                f"WHERE id(b) = row.b MERGE (a)-[r:{rel}]->(b){sets} RETURN count(*) AS n")
-        self._execute_rows(text, pd.DataFrame(rows), f"merge {rel}")
+        """``MERGE`` the rows of ``groups`` (from-nodes whose relationships a concurrent writer changed)."""
+        text = relationship_statements(rel, from_label, to_label, props)["merge"]
+        for batch in self._rel_batches(groups):
+            self._write(f"merge {rel}", lambda tx, batch=batch: _single(tx, text, {"rows": batch}, f"merge {rel}"))
 
     def _update_rels(self, rel, from_label, to_label, rows):
         schema.rel_type(rel, from_label, to_label)
         self._writable()
         a, b = self._endpoint_keys(rel, from_label, to_label, rows)
         props = [c for c in rows.columns if c not in ("from_id", "to_id")]
-        sets = " SET " + ", ".join(f"r.{c} = row.{c}" for c in props) if props else ""
         keyed = pd.concat([pd.DataFrame({"a": a, "b": b}), rows[props].reset_index(drop=True)], axis=1)
-        self._execute_rows(f"UNWIND $rows AS row MATCH (a:{from_label}) WHERE id(a) = row.a "
-                           f"MATCH (b:{to_label}) WHERE id(b) = row.b MATCH (a)-[r:{rel}]->(b){sets} "
-                           "RETURN count(*) AS n", keyed, f"write {rel}")
+        self._execute_rows(relationship_statements(rel, from_label, to_label, props)["update"], keyed,
+                           f"write {rel}")
 
     def _existing_rels(self, rel, from_label, to_label, from_ids, columns):
         """The stored ``rel`` relationships from ``from_ids``, ids as categoricals (read by node key)."""
@@ -480,13 +591,11 @@ class Neo4jStore(GraphStore):
         keys = self._node_keys(from_label, pd.Series(from_index))
         known = keys >= 0
         parts = []
-        returns = "".join(f", r.{c} AS {c}" for c in columns)
+        text = relationship_statements(rel, from_label, to_label, columns)["existing"]
         for start in range(0, int(known.sum()), FROM_BATCH):
             chunk = keys[known][start:start + FROM_BATCH]
             parts.append(self._run_columnar(
-                f"UNWIND range(0, size($keys) - 1) AS i MATCH (a:{from_label}) WHERE id(a) = $keys[i] "
-                f"MATCH (a)-[r:{rel}]->(b:{to_label}) RETURN i, id(b) AS b{returns}",
-                {"keys": chunk.tolist()}, ["i", "b", *columns], f"existing {rel}").assign(
+                text, {"keys": chunk.tolist()}, ["i", "b", *columns], f"existing {rel}").assign(
                     i=lambda f, start=start: np.asarray(f["i"], np.int64) + start))
         found = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=["i", "b", *columns])
         if found.empty:

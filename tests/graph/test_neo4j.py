@@ -372,3 +372,38 @@ def test_batched_writes_print_progress_lines_outside_a_terminal(neo4j_server, ne
     neo4j_store.reset()
     quiet = CliRunner().invoke(cli, ["--quiet", *ingest])
     assert quiet.exit_code == 0 and "rows written" not in quiet.stderr
+
+
+# ---- query plans: writes by node key and bulk reads stay seeks ------------------------------
+_PLAN_PARAMS = {"rows": [{"a": 1, "d": 0, "b": [1, 2], "correct": [True, False], "position": [1, 2],
+                          "timestamp": [None, None], "id": "t:l1", "kind": "human"}],
+                "keys": [1], "ids": ["t:l1"], "dataset": "ds", "lo": "t:l1", "hi": "t:l3"}
+
+
+def test_write_and_bulk_read_plans_have_no_scan_cartesian_product_or_eager(neo4j_store):
+    """Neo4j alone: the answer writes (by node key, one row per learner), the node writes and the
+    bulk reads of PSR plan seeks and expansions, never a label scan, a cartesian product or an
+    Eager (a regression of the planner or of a statement fails here; ``answer_keys_in_range``
+    once planned a cartesian product of questions and learners). The benchmark PROFILEs the same
+    statements on the XES-scale graph."""
+    from kstp.graph.neo4j import BAD_OPERATORS, _columnar_text, node_statements, relationship_statements
+
+    build_tiny_graph(neo4j_store)
+    plans = {f"{rel} {use}": text for rel, ends, props in (
+        ("ANSWERED", ("Learner", "Question"), ["correct", "position", "timestamp"]),
+        ("PREREQUISITE_OF", ("Question", "Question"), ["rule", "source"]))
+        for use, text in relationship_statements(rel, *ends, props).items()}
+    plans.update({f"Learner {use}": text for use, text in node_statements("Learner", ["id", "kind"]).items()})
+    for name in ("answer_keys_in_range", "question_prerequisite_keys", "answers", "question_prerequisite_edges",
+                 "dataset_learners", "question_keys"):
+        query = get_query(name)
+        plans[name] = _columnar_text(query.text("neo4j"), list(query.returns))
+    # One pass over the learners (or questions) of the graph is these two reads' plan: no index names them.
+    scans = {"dataset_learners", "question_keys"}
+    for name, text in plans.items():
+        found = {step["operator"] for step in neo4j_store.explain(text, _PLAN_PARAMS)}
+        bad = found & set(BAD_OPERATORS) - ({"NodeByLabelScan"} if name in scans else set())
+        assert not bad, f"{name} plans {sorted(bad)}: {sorted(found)}"
+    assert "NodeByIdSeek" in {s["operator"] for s in neo4j_store.explain(plans["ANSWERED create"], _PLAN_PARAMS)}
+    assert "NodeUniqueIndexSeekByRange" in {s["operator"] for s in neo4j_store.explain(plans["answer_keys_in_range"],
+                                                                                      _PLAN_PARAMS)}
