@@ -12,11 +12,12 @@ import math
 import socket
 from unittest import mock
 
+import neo4j
 import numpy as np
 import pandas as pd
 import pytest
 
-from kstp.errors import ConfigError, UnknownIdError
+from kstp.errors import ConfigError, QueryError, UnknownIdError
 from kstp.graph.factory import open_store
 from kstp.graph.neo4j import Neo4jStore
 from kstp.graph.queries import get_query
@@ -407,3 +408,81 @@ def test_write_and_bulk_read_plans_have_no_scan_cartesian_product_or_eager(neo4j
     assert "NodeByIdSeek" in {s["operator"] for s in neo4j_store.explain(plans["ANSWERED create"], _PLAN_PARAMS)}
     assert "NodeUniqueIndexSeekByRange" in {s["operator"] for s in neo4j_store.explain(plans["answer_keys_in_range"],
                                                                                       _PLAN_PARAMS)}
+
+
+# ---- a re-run writes nothing; read-only commands read; concurrent writers double nothing -----
+def test_rerun_of_the_same_ingest_commits_no_transaction(neo4j_store, data_root):
+    """Neo4j alone: re-running the ingest of real answers and the derivation of their question
+    prerequisites finds everything in place and commits no transaction (the bookmark of the last
+    committed one is unchanged), where one written node moves it on."""
+    from kstp.graph.structures import derive_question_prerequisites
+    from kstp.loaders import items, responses
+
+    folder = data_root / "responses" / "frcsub"
+
+    def ingest():
+        items.write_items(neo4j_store, items.read_items_csv(folder / "items.csv", "frcsub", folder / "qmatrix.csv",
+                                                            folder / "skills.csv"))
+        known = set(neo4j_store.frame("dataset_questions", {"dataset": "frcsub"})["localId"])
+        report = responses.write_answers(neo4j_store, "frcsub", responses.read_wide(folder / "responses.csv", known),
+                                         "responses.csv")
+        derive_question_prerequisites(neo4j_store, "frcsub", "reflexive")
+        return report.written["ANSWERED"]
+
+    first = ingest()
+    assert first.created == 536 * 20
+    before = neo4j_store.last_transaction()
+    assert ingest() == WriteReport(unchanged=536 * 20)
+    assert neo4j_store.last_transaction() == before
+    neo4j_store.write_nodes("Dataset", _frame("id name", ("moved", "on")))
+    assert neo4j_store.last_transaction() != before
+
+
+def test_read_only_commands_open_read_transactions(neo4j_server, neo4j_store, tmp_path, monkeypatch):
+    """Every read-only command opens the Neo4j graph read-only, and such a store's statements run
+    as read transactions (on a cluster, routed to the secondaries): the server itself refuses a
+    write in one; a writing command opens it writable."""
+    from click.testing import CliRunner
+
+    import kstp.graph.factory as factory
+    from kstp.cli.main import cli
+    from kstp.cli.output import READ_ONLY
+    from tests.conftest import load_toy
+
+    load_toy(neo4j_store, tmp_path)
+    opened = []
+    real = factory.open_store
+    monkeypatch.setattr(factory, "open_store",
+                        lambda *a, **k: opened.append(k.get("read_only", False)) or real(*a, **k))
+    monkeypatch.setenv("NEO4J_USER", neo4j_server.user)
+    monkeypatch.setenv("NEO4J_PASSWORD", neo4j_server.password)
+    commands = {"db stats": [], "db export": [str(tmp_path / "export")], "query": ["datasets"], "runs list": [],
+                "kst fringe": ["--dataset", "toy", "--state", "q1"], "kst check": ["--dataset", "toy", "--state", "q1"],
+                "kst space": ["--dataset", "toy"]}
+    assert set(commands) <= set(READ_ONLY)
+    for command, args in commands.items():
+        result = CliRunner().invoke(cli, ["--graph", neo4j_server.location, *command.split(), *args])
+        assert result.exit_code == 0, (command, result.output)
+        assert opened.pop() is True, command
+    assert CliRunner().invoke(cli, ["--graph", neo4j_server.location, "db", "init"]).exit_code == 0
+    assert opened.pop() is False
+    with Neo4jStore(neo4j_server.location, neo4j_server.user, neo4j_server.password, read_only=True) as reader:
+        assert reader.run("datasets")[0]["datasetId"] == "toy"
+        with pytest.raises(QueryError, match="read"):  # the server's refusal: a read transaction
+            reader._run("CREATE (:Dataset {id: 'written'})", {}, "test", neo4j.RoutingControl.WRITE)
+        with pytest.raises(QueryError, match="opened read-only"):
+            reader.write_nodes("Dataset", _frame("id", ("written",)))
+    assert "written" not in set(neo4j_store.nodes("Dataset")["id"])
+
+
+def test_a_concurrent_writers_relationships_are_merged_not_doubled(neo4j_store):
+    """Neo4j alone: rows written as new (``new=True``) that another writer has written since the
+    writer looked are caught by the degree check that rides on the write and MERGEd: every pair
+    once, with the later values."""
+    neo4j_store.write_nodes("Concept", _frame("id framework", *[(f"t:c{i}", "t") for i in range(6)]))
+    rows = _frame("from_id to_id source", *[(f"t:c{i}", f"t:c{j}", "a") for i in range(3) for j in range(3, 6)])
+    assert neo4j_store.write_relationships("PREREQUISITE_OF", "Concept", "Concept", rows, new=True).created == 9
+    later = rows.assign(source="b")
+    neo4j_store.write_relationships("PREREQUISITE_OF", "Concept", "Concept", later, new=True)  # vouched, wrongly
+    stored = neo4j_store.relationships("PREREQUISITE_OF", "Concept", "Concept")
+    assert stored[["from_id", "to_id", "source"]].values.tolist() == later.values.tolist()
