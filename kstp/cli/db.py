@@ -142,9 +142,9 @@ def export(ctx: click.Context, folder: str, dataset: str | None, format_: str, a
     """Write the graph (or one dataset) to DIR as CSV files with a manifest of counts and SHA-256s.
 
     The files are neo4j-admin's import format: `kstp db import DIR` loads them on either
-    engine, `kstp db load DIR` bulk-loads them into the empty database of the Neo4j server
-    kstp manages, and the printed `neo4j-admin database import full` command into any
-    other Neo4j database (then the printed dump and upload steps move it to Aura).
+    engine, `kstp db load DIR` bulk-loads them into the empty database of the local Neo4j
+    server (make neo4j), and the printed `neo4j-admin database import full` command into
+    any other Neo4j database (then the printed dump and upload steps move it to Aura).
 
     \b
     Examples:
