@@ -509,7 +509,7 @@ def _verified(store: GraphStore, dataset: str, key_of: pd.Series) -> tuple[pd.Se
     if links.empty:
         raise UnknownIdError(f"dataset {dataset!r} has no verified concept link (ASSESSES.verified); ingest items "
                              "with \"verified\": true, or use --subset full")
-    rules = store.frame("question_prerequisite_edges", {"dataset": dataset})["rule"].dropna().unique()
+    rules = store.frame("question_prerequisite_edges", {"dataset": dataset}, categorical=True)["rule"].dropna().unique()
     if len(rules) == 0:
         raise UnknownIdError(f"dataset {dataset!r} has no derived question prerequisites; derive them first "
                              "(kstp derive question-prerequisites)")
