@@ -215,6 +215,9 @@ class LadybugStore(GraphStore):
         return pa.table({name: pc.dictionary_encode(column) if pa.types.is_string(column.type) else column
                          for name, column in zip(table.column_names, table.columns, strict=True)}).to_pandas()
 
+    def _read_strings_categorical(self, text, name, params=None):
+        return self._execute_categorical(text, params or {}, name)
+
     def _execute_rows(self, text, rows, name=""):
         self._for_writing()  # every caller writes (UNWIND ... SET / DELETE)
         result = self._execute(text, {"rows": records(rows)}, name)

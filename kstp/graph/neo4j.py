@@ -57,7 +57,7 @@ from kstp._version import __version__
 from kstp.errors import ConfigError, GraphUnavailableError, QueryError, UnknownIdError
 from kstp.graph import schema
 from kstp.graph.queries import get_query
-from kstp.graph.store import GraphStore, _codes, records
+from kstp.graph.store import GraphStore, _codes, records, sorted_by_ids
 
 __all__ = ["Neo4jStore", "node_statements", "relationship_statements", "operators", "PROFILE", "PROFILES",
            "BAD_OPERATORS", "BATCH_SIZE", "REL_BATCH", "KEY_BATCH",
@@ -354,13 +354,20 @@ class Neo4jStore(GraphStore):
 
     def relationships(self, rel: str, from_label: str, to_label: str) -> pd.DataFrame:
         # Read by from-node key, FROM_BATCH nodes a transaction (5.4 M answers do not fit one record).
-        spec = schema.rel_type(rel, from_label, to_label)
-        columns = [name for name, _ in spec.properties]
-        starts = self._run_columnar(f"MATCH (a:{from_label}) WHERE EXISTS {{ MATCH (a)-[:{rel}]->(:{to_label}) }} "
-                                    "RETURN a.id AS id", {}, ["id"], f"relationships {rel}")["id"]
-        rows = self._existing_rels(rel, from_label, to_label, sorted(starts), columns)
-        rows = rows.astype({"from_id": object, "to_id": object})
-        return rows.sort_values(["from_id", "to_id"], ignore_index=True)
+        parts = list(self.relationship_batches(rel, from_label, to_label))
+        if not parts:
+            columns = ["from_id", "to_id", *(name for name, _ in schema.rel_type(rel, from_label, to_label).properties)]
+            return pd.DataFrame(columns=columns)
+        return pd.concat([part.astype({"from_id": object, "to_id": object}) for part in parts], ignore_index=True)
+
+    def relationship_batches(self, rel: str, from_label: str, to_label: str, size: int = 4096):
+        columns = [name for name, _ in schema.rel_type(rel, from_label, to_label).properties]
+        text = f"MATCH (a:{from_label}) WHERE EXISTS {{ MATCH (a)-[:{rel}]->(:{to_label}) }} RETURN a.id AS id"
+        starts = sorted(self._run_columnar(text, {}, ["id"], f"relationships {rel}")["id"])
+        for at in range(0, len(starts), size):
+            rows = self._existing_rels(rel, from_label, to_label, starts[at:at + size], columns)
+            if len(rows):
+                yield sorted_by_ids(rows, ["from_id", "to_id"])
 
     # ---- running statements --------------------------------------------------------------
     def _writable(self) -> None:

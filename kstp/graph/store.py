@@ -21,7 +21,7 @@ from kstp.errors import InputError
 from kstp.graph import schema
 from kstp.graph.queries import get_query
 
-__all__ = ["GraphStore", "WriteReport", "records"]
+__all__ = ["GraphStore", "WriteReport", "records", "sorted_by_ids"]
 
 
 @dataclass
@@ -56,6 +56,24 @@ def _codes(values: pd.Series) -> tuple[np.ndarray, pd.Index]:
         return values.cat.codes.to_numpy(np.int64), pd.Index(values.cat.categories)
     codes, uniques = pd.factorize(values)
     return codes.astype(np.int64), pd.Index(uniques)
+
+
+def sorted_by_ids(rows: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
+    """``rows`` ordered by the ``keys`` columns (string order), ranked by their distinct values' codes.
+
+    Examples
+    --------
+    >>> sorted_by_ids(pd.DataFrame({"a": ["y", "x", "y"], "b": ["2", "9", "1"]}), ["a", "b"]).values.tolist()
+    [['x', '9'], ['y', '1'], ['y', '2']]
+    """
+    ranked = []
+    for key in keys:
+        codes, values = _codes(rows[key])
+        rank = np.empty(len(values), np.int64)
+        rank[np.argsort(np.asarray(values, dtype=object), kind="stable")] = np.arange(len(values))
+        ranked.append(rank[codes] if len(codes) else codes)
+    order = np.lexsort(ranked[::-1]) if ranked else np.arange(len(rows))
+    return rows.iloc[order].reset_index(drop=True)
 
 
 def _locate(rows: pd.DataFrame, existing: pd.DataFrame, keys: list[str]) -> np.ndarray:
@@ -200,9 +218,27 @@ class GraphStore:
         spec = schema.rel_type(rel, from_label, to_label)
         columns = ["from_id", "to_id", *(name for name, _ in spec.properties)]
         returns = "".join(f", r.{name} AS {name}" for name, _ in spec.properties)
-        rows = self._execute_read(f"MATCH (a:{from_label})-[r:{rel}]->(b:{to_label}) RETURN a.id AS from_id, "
-                             f"b.id AS to_id{returns} ORDER BY from_id, to_id", {}, f"relationships {rel}")
-        return rows if len(rows.columns) else pd.DataFrame(columns=columns)
+        # Sorted here by the ids' codes, not by the engine: LadybugDB took 18 s to ORDER BY 6.6 M edges.
+        rows = self._read_strings_categorical(f"MATCH (a:{from_label})-[r:{rel}]->(b:{to_label}) RETURN a.id AS "
+                                              f"from_id, b.id AS to_id{returns}", f"relationships {rel}")
+        return sorted_by_ids(rows, ["from_id", "to_id"]) if len(rows.columns) else pd.DataFrame(columns=columns)
+
+    def relationship_batches(self, rel: str, from_label: str, to_label: str, size: int = 4096
+                             ) -> Iterator[pd.DataFrame]:
+        """:meth:`relationships` in parts, each the relationships of ``size`` consecutive from-nodes.
+
+        The parts come in ``from_id`` order, each ordered by ``from_id, to_id``, so together
+        they are :meth:`relationships`; memory follows the part (an export of 5.4 M answers).
+        Parts without a relationship are skipped.
+        """
+        spec = schema.rel_type(rel, from_label, to_label)
+        returns = "".join(f", r.{name} AS {name}" for name, _ in spec.properties)
+        text = (f"MATCH (a:{from_label})-[r:{rel}]->(b:{to_label}) WHERE a.id >= $lo AND a.id <= $hi "
+                f"RETURN a.id AS from_id, b.id AS to_id{returns}")
+        for lo, hi in self._ranges(sorted(self.nodes(from_label)["id"]), size):
+            rows = self._read_strings_categorical(text, f"relationships {rel}", {"lo": lo, "hi": hi})
+            if len(rows):
+                yield sorted_by_ids(rows, ["from_id", "to_id"])
 
     def delete_nodes(self, label: str, ids: list[str]) -> int:
         """Delete the ``label`` nodes named by ``ids`` with every relationship they have.
@@ -352,6 +388,10 @@ class GraphStore:
     # ---- engine primitives ---------------------------------------------------
     def _execute(self, text: str, params: dict, name: str) -> pd.DataFrame:
         raise NotImplementedError
+
+    def _read_strings_categorical(self, text: str, name: str, params: dict | None = None) -> pd.DataFrame:
+        """The rows of a read, string columns as categoricals where the engine can."""
+        return self._execute_read(text, params or {}, name)
 
     def _execute_read(self, text: str, params: dict, name: str = "", registered: bool = False) -> pd.DataFrame:
         """:meth:`_execute` of a statement that only reads (a server may route it to a secondary);

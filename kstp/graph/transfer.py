@@ -78,11 +78,14 @@ def _cell(value, kind: str, where: str):
 def _column(values: pd.Series, kind: str, where: str) -> pa.Array:
     """One column as the Arrow array its CSV column is written from (arrays joined here).
 
-    Scalars convert in Arrow, column at a time (5.4 M answers in about a second); a column
-    whose values do not convert so (a number in a string property) and array columns go
-    value by value through :func:`_cell`.
+    Scalars convert in Arrow, column at a time (5.4 M answers in about a second; a
+    categorical's codes are decoded there); a column whose values do not convert so (a number
+    in a string property) and array columns go value by value through :func:`_cell`.
     """
     if not kind.endswith("[]"):
+        if isinstance(values.dtype, pd.CategoricalDtype) and kind == "STRING" and \
+                pd.api.types.infer_dtype(values.cat.categories, skipna=True) in ("string", "empty"):
+            return pa.Array.from_pandas(values).dictionary_decode().cast(pa.string())
         plain = values.astype(object) if isinstance(values.dtype, pd.CategoricalDtype) else values
         if plain.dtype == object:
             plain = plain.where(plain.notna(), None)
@@ -94,17 +97,40 @@ def _column(values: pd.Series, kind: str, where: str) -> pa.Array:
                     pa.string() if kind.endswith("[]") else _ARROW[kind])
 
 
-def _write_csv(path: Path, header: list[str], columns: list[tuple[str, str]], rows: pd.DataFrame, what: str) -> bool:
-    """Write ``rows`` as the CSV file ``path``; whether a value holds a line break (a multi-line field)."""
-    arrays = [_column(rows[name].reset_index(drop=True), kind, f"{what}.{name}") for name, kind in columns]
-    multiline = any(pc.any(pc.match_substring_regex(array, "[\r\n]")).as_py() for array in arrays
-                    if pa.types.is_string(array.type) and len(array))
+def _line_breaks(values: pd.Series) -> bool:
+    """Whether a string of ``values`` holds a line break (a categorical's categories are looked at)."""
+    strings = values.cat.categories if isinstance(values.dtype, pd.CategoricalDtype) else values
+    if not len(strings) or pd.api.types.infer_dtype(strings, skipna=True) not in ("string", "mixed"):
+        return False
+    array = pa.array(pd.Series(strings).map(lambda v: v if isinstance(v, str) else None).tolist(), pa.string())
+    return any(pc.any(pc.match_substring(array, brk)).as_py() for brk in ("\n", "\r"))
+
+
+#: Rows converted and written at a time: memory follows the chunk (two columns of strings of
+#: 1 M answers), not the file.
+CSV_CHUNK = 1_000_000
+
+
+def _write_csv(path: Path, header: list[str], columns: list[tuple[str, str]], parts, what: str) -> tuple[int, bool]:
+    """Write the frames ``parts`` one after another as the CSV file ``path``, :data:`CSV_CHUNK` rows
+    at a time; the rows written, and whether a value holds a line break (a multi-line field)."""
     path.parent.mkdir(parents=True, exist_ok=True)
+    written, multiline = 0, False
     with pa.OSFile(str(path), "wb") as out:
         out.write((",".join(header) + "\n").encode())
-        pacsv.write_csv(pa.table(arrays, names=[f"c{i}" for i in range(len(arrays))]), out,
-                        pacsv.WriteOptions(include_header=False, quoting_style="all_valid"))
-    return bool(multiline)
+        for rows in parts:
+            rows = rows.reset_index(drop=True)
+            multiline = multiline or any(_line_breaks(rows[name]) for name, kind in columns if kind == "STRING")
+            for start in range(0, len(rows), CSV_CHUNK):
+                chunk = rows.iloc[start:start + CSV_CHUNK].reset_index(drop=True)
+                arrays = [_column(chunk[name], kind, f"{what}.{name}") for name, kind in columns]
+                multiline = multiline or any(
+                    pc.any(pc.match_substring(array, brk)).as_py() for brk in ("\n", "\r")
+                    for (_, kind), array in zip(columns, arrays, strict=True) if kind == "STRING[]" and len(array))
+                pacsv.write_csv(pa.table(arrays, names=[f"c{i}" for i in range(len(arrays))]), out,
+                                pacsv.WriteOptions(include_header=False, quoting_style="all_valid"))
+            written += len(rows)
+    return written, multiline
 
 
 def _subset(dataset: str, nodes: dict[str, pd.DataFrame],
@@ -183,13 +209,15 @@ def export_graph(store: GraphStore, folder: str | Path, dataset: str | None = No
     if folder.exists() and (not folder.is_dir() or any(folder.iterdir())):
         raise ConfigError(f"{folder} is not an empty folder; export into a new one")
     nodes = {label: store.nodes(label) for label in schema.node_labels()}
-    rels = {(rel.name, a, b): store.relationships(rel.name, a, b)
-            for rel in schema.rel_types().values() for a, b in rel.endpoints}
-    if dataset is not None:
+    keys = [(rel.name, a, b) for rel in schema.rel_types().values() for a, b in rel.endpoints]
+    if dataset is not None:  # the subset needs every relationship to decide; the whole graph streams
+        rels = {key: store.relationships(*key) for key in keys}
         keep = _subset(dataset, nodes, rels)
         nodes = {label: rows[rows["id"].isin(keep[label])] for label, rows in nodes.items()}
         rels = {key: rows[rows["from_id"].isin(keep[key[1]]) & rows["to_id"].isin(keep[key[2]])]
                 for key, rows in rels.items()}
+    else:  # the relationships of a few thousand from-nodes in memory at a time: read, written, let go
+        rels = {key: store.relationship_batches(*key) for key in keys}
     files = []
     for label, rows in nodes.items():
         if rows.empty:
@@ -197,20 +225,21 @@ def export_graph(store: GraphStore, folder: str | Path, dataset: str | None = No
         props = schema.node_label(label).properties
         header = [f"id:ID({label})", *(f"{name}:{_TYPES[kind]}" for name, kind in props[1:])]
         path = folder / "nodes" / f"{label}.csv"
-        multiline = _write_csv(path, header, list(props), rows, label)
+        _, multiline = _write_csv(path, header, list(props), [rows], label)
         files.append({"path": f"nodes/{label}.csv", "label": label, "rows": len(rows), "sha256": _digest(path),
                       "multiline": multiline})
     for (rel, from_label, to_label), rows in rels.items():
-        if rows.empty:
-            continue
         props = schema.rel_type(rel, from_label, to_label).properties
         header = [f":START_ID({from_label})", f":END_ID({to_label})",
                   *(f"{name}:{_TYPES[kind]}" for name, kind in props)]
         name = f"relationships/{rel}-{from_label}-{to_label}.csv"
-        multiline = _write_csv(folder / name, header, [("from_id", "STRING"), ("to_id", "STRING"), *props], rows, rel)
-        files.append({"path": name, "type": rel, "from": from_label, "to": to_label, "rows": len(rows),
-                      "multiline": multiline,
-                      "sha256": _digest(folder / name)})
+        written, multiline = _write_csv(folder / name, header, [("from_id", "STRING"), ("to_id", "STRING"), *props],
+                                        [rows] if isinstance(rows, pd.DataFrame) else rows, rel)
+        if not written:
+            (folder / name).unlink()
+            continue
+        files.append({"path": name, "type": rel, "from": from_label, "to": to_label, "rows": written,
+                      "multiline": multiline, "sha256": _digest(folder / name)})
     manifest = {"format": FORMAT, "schemaVersion": schema.SCHEMA_VERSION, "kstpVersion": __version__,
                 "dataset": dataset, "arrayDelimiter": ARRAY_DELIMITER, "files": files}
     (folder / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
