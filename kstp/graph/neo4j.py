@@ -145,26 +145,45 @@ def _frame(result: neo4j.Result) -> pd.DataFrame:
     return pd.DataFrame([record.values() for record in result], columns=keys)
 
 
-def _columnar_text(text: str, columns: list[str]) -> str:
-    """``text`` wrapped to return one record: per column the list of its values and of its nulls."""
-    lists = ", ".join(f"collect(`{c}`) AS `{c}`, collect(`{c}` IS NULL) AS `{c}{_NULLS}`" for c in columns)
+def _columnar_text(text: str, columns: list[str], masks: tuple[str, ...] = ()) -> str:
+    """``text`` wrapped to return one record: its row count, per column the list of its values
+    (``collect`` drops nulls) and, for the ``masks`` columns, the list of their nulls."""
+    lists = ", ".join(["count(*) AS `__rows`", *(f"collect(`{c}`) AS `{c}`" for c in columns),
+                       *(f"collect(`{c}` IS NULL) AS `{c}{_NULLS}`" for c in masks)])
     return f"CALL () {{\n{text}\n}}\nRETURN {lists}"
 
 
-def _from_columnar(record: pd.Series, columns: list[str]) -> pd.DataFrame:
-    """The rows of one :func:`_columnar_text` record; a column's nulls back in their places."""
-    out = {}
+def _values(values: list) -> np.ndarray | pd.Series:
+    """A decoded list as a column: numbers and booleans as numpy arrays, anything else as objects."""
+    if values and type(values[0]) in (int, float, bool):
+        array = np.asarray(values)
+        if array.dtype.kind in "ifb":
+            return array
+    return pd.Series(values, dtype=object)
+
+
+def _from_columnar(record: pd.Series, columns: list[str]) -> pd.DataFrame | list[str]:
+    """The rows of one :func:`_columnar_text` record, or the columns that need their null lists.
+
+    A column with a value in every row, or in none (all null: NaN), needs no null list; one
+    with some nulls does (``collect`` left no trace of where they were), and is named so the
+    read is run again with its mask.
+    """
+    rows, out, partial = int(record["__rows"]), {}, []
     for column in columns:
-        values, nulls = record[column], np.asarray(record[column + _NULLS], bool)
-        if not nulls.any():
-            out[column] = values
-            continue
-        if nulls.all():
-            out[column] = np.full(len(nulls), None, object)
-            continue
-        present = iter(values)  # values may be lists (array properties): placed one by one
-        out[column] = pd.Series([None if null else next(present) for null in nulls.tolist()], dtype=object)
-    return pd.DataFrame(out, columns=columns)
+        values = record[column]
+        nulls = record.get(column + _NULLS)
+        if nulls is not None:
+            nulls = np.asarray(nulls, bool)
+            present = iter(values)  # values may be lists (array properties): placed one by one
+            out[column] = pd.Series([None if null else next(present) for null in nulls.tolist()], dtype=object)
+        elif len(values) == rows:
+            out[column] = _values(values)
+        elif not values:
+            out[column] = np.full(rows, np.nan)
+        else:
+            partial.append(column)
+    return partial or pd.DataFrame(out, columns=columns)
 
 
 def _unreachable(uri: str, exc: ServiceUnavailable) -> str:
@@ -193,7 +212,7 @@ def _checked_uri(uri: str) -> str:
     return uri
 
 
-def _values(column: pd.Series) -> list:
+def _plain_list(column: pd.Series) -> list:
     """A column as a list of plain Python values, a missing one (None, NaN) as ``None``."""
     if column.dtype != object and not isinstance(column.dtype, pd.CategoricalDtype) and not column.isna().any():
         return column.to_numpy().tolist()
@@ -412,9 +431,15 @@ class Neo4jStore(GraphStore):
 
     def _run_columnar(self, text: str, params: dict, columns: list[str], name: str,
                       routing: neo4j.RoutingControl = _READ) -> pd.DataFrame:
-        """Run the read ``text`` (returning ``columns``) as one record of lists; its rows as a DataFrame."""
-        record = self._run(_columnar_text(text, columns), params, name, routing).iloc[0]
-        return _from_columnar(record, columns)
+        """Run the read ``text`` (returning ``columns``) as one record of lists; its rows as a DataFrame.
+
+        Where some values of a column are null, the read runs again with that column's null list.
+        """
+        rows = _from_columnar(self._run(_columnar_text(text, columns), params, name, routing).iloc[0], columns)
+        if isinstance(rows, list):
+            masked = _columnar_text(text, columns, tuple(rows))
+            rows = _from_columnar(self._run(masked, params, name, routing).iloc[0], columns)
+        return rows
 
     def _write(self, name: str, work):
         """Run ``work(tx)`` in one managed write transaction (retried whole on transient errors)."""
@@ -538,7 +563,7 @@ class Neo4jStore(GraphStore):
         a, b, degree = a[order], b[order], degree[order]
         starts = np.flatnonzero(np.r_[True, a[1:] != a[:-1]]) if len(a) else np.zeros(0, np.int64)
         ends = np.r_[starts[1:], len(a)]
-        lists = {"b": b.tolist(), **{c: _values(rows[c].iloc[order]) for c in props}}
+        lists = {"b": b.tolist(), **{c: _plain_list(rows[c].iloc[order]) for c in props}}
         groups = [{"a": int(a[s]), "d": int(degree[s]), **{k: v[s:e] for k, v in lists.items()}}
                   for s, e in zip(starts.tolist(), ends.tolist(), strict=True)]
         statements = relationship_statements(rel, from_label, to_label, props)
@@ -601,15 +626,15 @@ class Neo4jStore(GraphStore):
         text = relationship_statements(rel, from_label, to_label, columns)["existing"]
         for start in range(0, int(known.sum()), FROM_BATCH):
             chunk = keys[known][start:start + FROM_BATCH]
-            parts.append(self._run_columnar(
-                text, {"keys": chunk.tolist()}, ["i", "b", *columns], f"existing {rel}").assign(
-                    i=lambda f, start=start: np.asarray(f["i"], np.int64) + start))
-        found = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=["i", "b", *columns])
-        if found.empty:
+            part = self._run_columnar(text, {"keys": chunk.tolist()}, ["i", "b", *columns], f"existing {rel}")
+            if len(part):
+                parts.append((np.asarray(part["i"], np.int64) + start, part))
+        if not parts:
             return pd.DataFrame(columns=["from_id", "to_id", *columns])
-        position = np.flatnonzero(known)[np.asarray(found["i"], np.int64)]  # into from_index
+        position = np.flatnonzero(known)[np.concatenate([i for i, _ in parts])]  # into from_index
         out = pd.DataFrame({"from_id": pd.Categorical.from_codes(position, from_index.astype(object)),
-                            "to_id": self._ids_of(to_label, np.asarray(found["b"], np.int64))})
-        for column in columns:
-            out[column] = found[column].to_numpy()
+                            "to_id": self._ids_of(to_label, np.concatenate([np.asarray(p["b"], np.int64)
+                                                                             for _, p in parts]))})
+        for column in columns:  # numpy concatenation: pandas' would test every None of an object column
+            out[column] = np.concatenate([p[column].to_numpy() for _, p in parts])
         return out

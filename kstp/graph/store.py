@@ -423,10 +423,10 @@ class GraphStore:
                        columns: list[str]) -> pd.DataFrame:
         schema.rel_type(rel, from_label, to_label)
         returns = "".join(f", r.{c} AS {c}" for c in columns)
-        return self._read_by_ids(
+        rows = self._read_strings_categorical(
             f"MATCH (a:{from_label})-[r:{rel}]->(b:{to_label}) WHERE a.id IN $ids "
-            f"RETURN a.id AS from_id, b.id AS to_id{returns}", from_ids, ["from_id", "to_id", *columns],
-            f"existing {rel}")
+            f"RETURN a.id AS from_id, b.id AS to_id{returns}", f"existing {rel}", {"ids": from_ids})
+        return rows if len(rows.columns) else pd.DataFrame(columns=["from_id", "to_id", *columns])
 
     def _ddl_statements(self) -> list[str]:
         """The statements of this engine's DDL file (``cypher/schema/<engine>.cypher``)."""

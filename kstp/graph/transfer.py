@@ -26,6 +26,7 @@ import json
 import shlex
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -59,8 +60,8 @@ def _digest(path: Path) -> str:
 def _cell(value, kind: str, where: str):
     """One value as the text or Arrow scalar its CSV column takes (arrays joined here)."""
     if kind.endswith("[]"):
-        if value is None:  # an array arrives as a list (Neo4j) or a numpy array (Ladybug)
-            return None
+        if not isinstance(value, list | tuple | np.ndarray):  # an array arrives as a list (Neo4j) or a numpy
+            return None  # array (Ladybug); a missing one as None or NaN
         items = [repr(float(v)) if kind == "DOUBLE[]" else str(v) for v in value]
         if any(ARRAY_DELIMITER in item for item in items):
             raise InputError(f"{where}: an array element contains {ARRAY_DELIMITER!r}, the array delimiter of the "

@@ -120,7 +120,7 @@ def test_statements_run_in_managed_transactions_with_metadata(monkeypatch):
     def answer(query, params, **_):  # the columnar existence read finds nothing; the CREATE counts its rows
         if "rows" in params:
             return pd.DataFrame({"n": [len(params["rows"])]})
-        return pd.DataFrame({c: [[]] for c in ("id", "id__null", "code", "code__null")})
+        return pd.DataFrame({"__rows": [0], "id": [[]], "code": [[]]})
 
     driver.execute_query.side_effect = answer
     monkeypatch.setattr(neo4j.GraphDatabase, "driver", mock.MagicMock(return_value=driver))
