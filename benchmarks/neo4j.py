@@ -9,7 +9,8 @@ Inputs: the real Coherence Map and annotation map (4,118 questions) and the synt
 XES3G5M log (``scale`` x 18,066 learners, 200-400 answers each: 5.4 M at scale 1) as a pyKT
 CSV. Steps, in this order:
 
-1. **demo**: ``kstp demo`` on the empty Neo4j database and on a new embedded graph (CLI
+1. **demo**: ``kstp demo`` on a new embedded graph, and on the empty Neo4j database twice:
+   first on the server as it started (its JIT cold), then again after emptying it (CLI
    processes, wall time); the PSR summaries must be equal. The database is emptied after.
 2. **LadybugDB ingest** (the staging graph): the Coherence Map, the annotation map as
    dataset ``xes3g5m``, ``read_pykt`` + ``write_answers`` of the log, strict Eq. 1 derived.
@@ -338,15 +339,18 @@ def main(quick: bool = False, scale: float | None = None) -> dict:
             print("1. demo", flush=True)
             r["demo_ladybug"] = _cli("--quiet", "--graph", f"ladybug:{tmp / 'demo'}", "demo", "--out",
                                      str(tmp / "demo-lb"), "--json")
-            r["demo_neo4j"] = _cli("--quiet", "--graph", uri, "demo", "--out", str(tmp / "demo-nj"), "--json")
             from kstp.graph.factory import open_store
 
-            start = time.perf_counter()
-            with open_store(uri) as store:
-                store.reset()
-            r["reset_s"] = time.perf_counter() - start
-            print(f"   embedded {fmt_s(r['demo_ladybug']['wall'])} s, Neo4j {fmt_s(r['demo_neo4j']['wall'])} s; "
-                  f"emptied in {fmt_s(r['reset_s'])} s", flush=True)
+            # First on the server as it started (its JIT cold, every statement planned anew), then again.
+            for key in ("demo_neo4j_cold", "demo_neo4j"):
+                r[key] = _cli("--quiet", "--graph", uri, "demo", "--out", str(tmp / key), "--json")
+                start = time.perf_counter()
+                with open_store(uri) as store:
+                    store.reset()
+                r["reset_s"] = time.perf_counter() - start
+            print(f"   embedded {fmt_s(r['demo_ladybug']['wall'])} s, Neo4j {fmt_s(r['demo_neo4j_cold']['wall'])} s "
+                  f"on the new server, {fmt_s(r['demo_neo4j']['wall'])} s again; emptied in {fmt_s(r['reset_s'])} s",
+                  flush=True)
             print("2. LadybugDB ingest (the staging graph)", flush=True)
             r["stage"] = run_isolated("benchmarks.neo4j:child_stage", graph=stage, csv=str(csv),
                                       annotation=str(subset))
@@ -384,8 +388,9 @@ def main(quick: bool = False, scale: float | None = None) -> dict:
                                                    - _psr_learners(tmp / "psr-nj").sort_index().to_numpy())))
             r["psr_same_learners"] = _psr_learners(tmp / "psr-lb").index.sort_values().equals(
                 _psr_learners(tmp / "psr-nj").index.sort_values())
-            r["demo_same"] = _same(json.loads(r["demo_ladybug"]["stdout"])["psr"],
-                                  json.loads(r["demo_neo4j"]["stdout"])["psr"])
+            embedded = json.loads(r["demo_ladybug"]["stdout"])["psr"]
+            r["demo_same"] = all(_same(embedded, json.loads(r[key]["stdout"])["psr"])
+                                 for key in ("demo_neo4j", "demo_neo4j_cold"))
             r["server_peak"] = _server_peak_rss(home)
         finally:
             _server(home, "stop")
@@ -466,10 +471,12 @@ def _report(r: dict) -> dict:
          f"{fmt_s(r['psr_neo4j']['wall'])} s, {fmt_bytes(r['psr_neo4j']['peak_rss'])}",
          f"{fmt_s(r['psr_ladybug']['wall'])} s, {fmt_bytes(r['psr_ladybug']['peak_rss'])}", "-",
          fmt_ratio(f["psr_ratio"]), "-", f"<= 3x: {met('psr_ratio', False)}"],
-        ["kstp demo (CLI, empty graph)", f"{fmt_s(r['demo_neo4j']['wall'])} s, "
+        ["kstp demo (CLI, empty graph, server warm)", f"{fmt_s(r['demo_neo4j']['wall'])} s, "
          f"{fmt_bytes(r['demo_neo4j']['peak_rss'])}", f"{fmt_s(r['demo_ladybug']['wall'])} s, "
          f"{fmt_bytes(r['demo_ladybug']['peak_rss'])}", "-", fmt_ratio(f["demo_ratio"]), "-",
          f"<= 2x: {met('demo_ratio', False)}"],
+        ["  the same, first on the server as started", f"{fmt_s(r['demo_neo4j_cold']['wall'])} s", "-", "-",
+         fmt_ratio(r["demo_neo4j_cold"]["wall"] / r["demo_ladybug"]["wall"]), "-", ""],
     ])
     print(f"Neo4j server peak RSS (JVM VmHWM) {fmt_bytes(r['server_peak'])}; started in {fmt_s(r['server_start_s'])} "
           f"s; export files {fmt_bytes(bulk['files_bytes'])}; driver baseline learners {fmt_int(dw['learners'])} in "

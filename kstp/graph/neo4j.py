@@ -238,18 +238,23 @@ def node_statements(label: str, props: list[str] = ()) -> dict[str, str]:
     }
 
 
-def relationship_statements(rel: str, from_label: str, to_label: str, props: list[str]) -> dict[str, str]:
+def relationship_statements(rel: str, from_label: str, to_label: str, props: list[str],
+                            constants: tuple[str, ...] = ()) -> dict[str, str]:
     """The statements that write and diff ``(from)-[rel]->(to)`` relationships with ``props``, by use.
 
     ``guard`` locks a batch's from-nodes (a write to each) and names those whose
     relationships of the type are no longer the ones the diff read (a concurrent writer's);
     ``create`` and ``merge`` take one row per from-node with lists (``b``: the to-keys, one
-    list per property); ``update`` one row per relationship; ``existing`` reads what
-    from-nodes hold. Labels and types must come from :mod:`kstp.graph.schema`.
+    list per property, save the ``constants``, one value for every row in ``$const``);
+    ``update`` one row per relationship; ``existing`` reads what from-nodes hold. Labels and
+    types must come from :mod:`kstp.graph.schema`.
     """
-    setters = ", ".join(f"{c}: row.{c}[i]" for c in props)
+    def item(c: str) -> str:
+        return f"$const.{c}" if c in constants else f"row.{c}[i]"
+
+    setters = ", ".join(f"{c}: {item(c)}" for c in props)
     sets = " SET " + ", ".join(f"r.{c} = row.{c}" for c in props) if props else ""
-    item_sets = " SET " + ", ".join(f"r.{c} = row.{c}[i]" for c in props) if props else ""
+    item_sets = " SET " + ", ".join(f"r.{c} = {item(c)}" for c in props) if props else ""
     returns = "".join(f", r.{c} AS {c}" for c in props)
     return {
         "guard": (f"UNWIND $rows AS row MATCH (a:{from_label}) WHERE id(a) = row.a SET a.id = a.id "
@@ -320,11 +325,11 @@ class Neo4jStore(GraphStore):
 
     def reset(self) -> None:
         # One DETACH DELETE of the whole graph holds every deleted entity in a single
-        # transaction's memory; delete in bounded batches instead (constraints stay).
+        # transaction's memory; delete in bounded batches of REL_BATCH instead (constraints stay).
         self._writable()
         for what, text in (("relationships", "MATCH ()-[r]->() WITH r LIMIT $batch DELETE r RETURN count(*) AS n"),
                            ("nodes", "MATCH (n) WITH n LIMIT $batch DETACH DELETE n RETURN count(*) AS n")):
-            while self._run(text, {"batch": BATCH_SIZE}, f"reset {what}")["n"].iloc[0]:
+            while self._run(text, {"batch": REL_BATCH}, f"reset {what}")["n"].iloc[0]:
                 pass
 
     def close(self) -> None:
@@ -563,10 +568,13 @@ class Neo4jStore(GraphStore):
         a, b, degree = a[order], b[order], degree[order]
         starts = np.flatnonzero(np.r_[True, a[1:] != a[:-1]]) if len(a) else np.zeros(0, np.int64)
         ends = np.r_[starts[1:], len(a)]
-        lists = {"b": b.tolist(), **{c: _plain_list(rows[c].iloc[order]) for c in props}}
+        # A property with one value in every row (Eq. 1's rule and source) goes once, as a parameter.
+        constants = {c: _plain_list(rows[c].iloc[:1])[0] for c in props
+                     if rows[c].notna().all() and rows[c].nunique() == 1 and not isinstance(rows[c].iloc[0], list)}
+        lists = {"b": b.tolist(), **{c: _plain_list(rows[c].iloc[order]) for c in props if c not in constants}}
         groups = [{"a": int(a[s]), "d": int(degree[s]), **{k: v[s:e] for k, v in lists.items()}}
                   for s, e in zip(starts.tolist(), ends.tolist(), strict=True)]
-        statements = relationship_statements(rel, from_label, to_label, props)
+        statements = relationship_statements(rel, from_label, to_label, props, tuple(constants))
         create, guard = statements["create"], statements["guard"]  # a concurrent writer's rows are MERGEd
         name, total, sent, began, clashed = f"write {rel}", len(a), 0, time.monotonic(), []
 
@@ -574,7 +582,7 @@ class Neo4jStore(GraphStore):
             clash = set(_single(tx, guard, {"rows": [{"a": g["a"], "d": g["d"]} for g in batch]},
                                 f"{name} (guard)")["clash"])
             fresh = [g for g in batch if g["a"] not in clash]
-            written = _single(tx, create, {"rows": fresh}, name)["n"] if fresh else 0
+            written = _single(tx, create, {"rows": fresh, "const": constants}, name)["n"] if fresh else 0
             return written, [g for g in batch if g["a"] in clash]
 
         for batch in self._rel_batches(groups):
@@ -586,7 +594,7 @@ class Neo4jStore(GraphStore):
             sent += expected
             self._progress(name, sent, total, began, total > REL_BATCH)
         if clashed:
-            self._merge_rels(rel, from_label, to_label, clashed, props)
+            self._merge_rels(rel, from_label, to_label, clashed, props, constants)
 
     @staticmethod
     def _rel_batches(groups: list[dict]):
@@ -601,11 +609,12 @@ class Neo4jStore(GraphStore):
         if batch:
             yield batch
 
-    def _merge_rels(self, rel, from_label, to_label, groups: list[dict], props: list[str]) -> None:
+    def _merge_rels(self, rel, from_label, to_label, groups: list[dict], props: list[str], constants: dict) -> None:
         """``MERGE`` the rows of ``groups`` (from-nodes whose relationships a concurrent writer changed)."""
-        text = relationship_statements(rel, from_label, to_label, props)["merge"]
+        text = relationship_statements(rel, from_label, to_label, props, tuple(constants))["merge"]
         for batch in self._rel_batches(groups):
-            self._write(f"merge {rel}", lambda tx, batch=batch: _single(tx, text, {"rows": batch}, f"merge {rel}"))
+            self._write(f"merge {rel}", lambda tx, batch=batch: _single(tx, text, {"rows": batch, "const": constants},
+                                                                        f"merge {rel}"))
 
     def _update_rels(self, rel, from_label, to_label, rows):
         schema.rel_type(rel, from_label, to_label)
