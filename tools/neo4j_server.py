@@ -20,7 +20,12 @@ a command line, in a log or on the terminal); data, logs and the pid under ``.ks
 logs and ``DIR/neo4j.env``) on the jars of the project's install; tests that kill a server
 use one so the shared one is left alone.
 
-Memory: ``KSTP_NEO4J_HEAP`` (default ``2g``) and ``KSTP_NEO4J_PAGECACHE`` (default ``512m``).
+Memory is sized from the machine's at every start (:func:`memory_sizes`, printed by
+``start``): the heap a twelfth of it (2-8 GB; the pure-Cypher Eq. 1 over
+the annotation map needs 2), the page cache an eighth (0.5-16 GB), so
+that a graph of XES3G5M's size (5.4 M answers) stays in the page cache; set
+``KSTP_NEO4J_HEAP`` / ``KSTP_NEO4J_PAGECACHE`` (``2g``, ``1536m``) to choose them. Old
+transaction logs are pruned past 1 GB.
 """
 
 from __future__ import annotations
@@ -29,12 +34,16 @@ import argparse
 import os
 import secrets
 import shutil
-import signal
 import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
+
+if __package__ in (None, ""):  # run as a script: the repository's kstp first on the path
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from kstp.errors import ConfigError  # noqa: E402
+from kstp.graph import local_server  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 JARS = ROOT / ".kstp" / "neo4j"  # lib/ and plugins/, shared by every home
@@ -42,20 +51,7 @@ HOME = JARS  # the server's conf, data, logs and run folders (``--home``)
 ENV_FILE = ROOT / ".kstp" / "neo4j.env"
 POM = ROOT / "neo4j" / "pom.xml"
 USER = "neo4j"
-START_TIMEOUT_S = 180
-
-# The JVM options of Neo4j's own launcher (neo4j.conf ``server.jvm.additional``), less
-# AlwaysPreTouch, which would commit the whole heap at once on a shared machine.
-JVM_OPTIONS = [
-    "-XX:+UseG1GC", "-XX:-OmitStackTraceInFastThrow", "-XX:+UnlockExperimentalVMOptions",
-    "-XX:+TrustFinalNonStaticFields", "-XX:+DisableExplicitGC", "-Djdk.nio.maxCachedBufferSize=1024",
-    "-Dio.netty.tryReflectionSetAccessible=true", "-Djdk.tls.ephemeralDHKeySize=2048",
-    "-Djdk.tls.rejectClientInitiatedRenegotiation=true", "-XX:+UnlockDiagnosticVMOptions",
-    "-XX:+DebugNonSafepoints", "--add-opens=java.base/java.nio=ALL-UNNAMED",
-    "--add-opens=java.base/java.io=ALL-UNNAMED", "--add-opens=java.base/sun.nio.ch=ALL-UNNAMED",
-    "--add-opens=java.base/java.lang=ALL-UNNAMED", "--enable-native-access=ALL-UNNAMED",
-    "-Dlog4j2.disable.jmx=true", "-Djdk.attach.allowAttachSelf=true",
-]
+START_TIMEOUT_S = local_server.START_TIMEOUT_S
 
 # Sets the initial password from stdin, so it never appears in a process list.
 SET_PASSWORD_JAVA = """
@@ -69,12 +65,16 @@ public class SetInitialPassword {
 
 
 def java() -> str:
-    """The ``java`` to run Neo4j 5 with: ``$JAVA_HOME/bin/java``, else the one on PATH (17 or 21)."""
-    home = os.environ.get("JAVA_HOME")
-    exe = Path(home, "bin", "java") if home else shutil.which("java")
-    if not exe or not Path(exe).exists():
-        sys.exit("neo4j: no java found; Neo4j 5 needs Java 17 or 21 (set JAVA_HOME)")
-    return str(exe)
+    """The ``java`` to run Neo4j 5 with (:func:`kstp.graph.local_server.java`); exits when there is none."""
+    try:
+        return local_server.java()
+    except ConfigError as exc:
+        sys.exit(f"neo4j: {exc}")
+
+
+def server() -> local_server.LocalServer:
+    """The server of the current home."""
+    return local_server.LocalServer(HOME)
 
 
 def _free_port() -> int:
@@ -123,14 +123,38 @@ def install() -> None:
         _set_password()
 
 
+def memory_sizes(total: int | None = None) -> tuple[str, str]:
+    """Heap and page cache for a machine with ``total`` bytes of memory (default: this one's).
+
+    The environment's ``KSTP_NEO4J_HEAP`` and ``KSTP_NEO4J_PAGECACHE`` win.
+
+    >>> memory_sizes(24 * 2**30)
+    ('2048m', '3072m')
+    >>> memory_sizes(4 * 2**30)
+    ('2048m', '512m')
+    """
+    total = total or os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    mb = total // 2**20
+
+    def clamp(value: int, low: int, high: int) -> str:
+        return f"{max(low, min(high, value // 256 * 256))}m"
+
+    return (os.environ.get("KSTP_NEO4J_HEAP") or clamp(mb // 12, 2048, 8192),
+            os.environ.get("KSTP_NEO4J_PAGECACHE") or clamp(mb // 8, 512, 16384))
+
+
 def _write_conf() -> None:
+    """Write ``neo4j.conf``: the ports of the existing one (new free ones at install), memory as sized now."""
     conf = HOME / "conf"
     conf.mkdir(parents=True, exist_ok=True)
-    bolt, http = _free_port(), _free_port()
-    heap = os.environ.get("KSTP_NEO4J_HEAP", "2g")
-    pagecache = os.environ.get("KSTP_NEO4J_PAGECACHE", "512m")
+    if (conf / "neo4j.conf").exists():
+        old = _conf()
+        bolt, http = (int(old[f"server.{k}.listen_address"].rsplit(":", 1)[1]) for k in ("bolt", "http"))
+    else:
+        bolt, http = _free_port(), _free_port()
+    heap, pagecache = memory_sizes()
     lines = [
-        "# Written by tools/neo4j_server.py; ports were free at install time.",
+        "# Written by tools/neo4j_server.py at each start; ports were free at install time.",
         f"server.directories.data={HOME / 'data'}",
         f"server.directories.logs={HOME / 'logs'}",
         f"server.directories.plugins={JARS / 'plugins'}",
@@ -154,6 +178,9 @@ def _write_conf() -> None:
         # 4,118-question annotation map holds about 1.2 M pairs in one transaction.
         "db.memory.transaction.total.max=" + _share(heap, 0.7),
         "dbms.usage_report.enabled=false",
+        # A local server keeps no point-in-time history: transaction logs past 1 GB go at a checkpoint
+        # (a 5.4 M-answer ingest writes some 3 GB of them).
+        "db.tx_log.rotation.retention_policy=1G size",
     ]
     (conf / "neo4j.conf").write_text("\n".join(lines) + "\n")
 
@@ -211,15 +238,7 @@ def read_env() -> dict[str, str]:
 
 
 def _pid() -> int | None:
-    path = HOME / "run" / "neo4j.pid"
-    if not path.exists():
-        return None
-    pid = int(path.read_text().strip() or 0)
-    try:
-        os.kill(pid, 0)
-    except (ProcessLookupError, ValueError):
-        return None
-    return pid
+    return server().pid()
 
 
 def _answers(timeout: float = 2.0) -> bool:
@@ -239,53 +258,31 @@ def _answers(timeout: float = 2.0) -> bool:
 
 def start() -> float:
     """Start the server in the background (or find it running); wait for Bolt; seconds taken."""
-    began = time.monotonic()
     if ENV_FILE.exists() and _pid() and _answers():  # never re-resolve jars under a running server
         print(f"neo4j: already running at {read_env()['KSTP_GRAPH']} (pid {_pid()})")
         return 0.0
     install()
-    heap = _conf()["server.memory.heap.max_size"]
-    (HOME / "logs").mkdir(parents=True, exist_ok=True)
-    log = open(HOME / "logs" / "console.log", "ab")  # noqa: SIM115 - handed to the server process
-    command = [java(), f"-Xms{heap}", f"-Xmx{heap}", *JVM_OPTIONS, "-cp", _classpath(),
-               "org.neo4j.server.CommunityEntryPoint", f"--home-dir={HOME}", f"--config-dir={HOME / 'conf'}"]
-    process = subprocess.Popen(command, cwd=HOME, env=_env(), stdout=log, stderr=subprocess.STDOUT,
-                               stdin=subprocess.DEVNULL, start_new_session=True)
-    (HOME / "run").mkdir(parents=True, exist_ok=True)
-    (HOME / "run" / "neo4j.pid").write_text(str(process.pid))
-    deadline = began + START_TIMEOUT_S
-    while not _answers():
-        if process.poll() is not None:
-            tail = (HOME / "logs" / "console.log").read_text(errors="replace")[-3000:]
-            sys.exit(f"neo4j: the server exited with {process.returncode} while starting; "
-                     f"{HOME / 'logs' / 'console.log'} ends with:\n{tail}")
-        if time.monotonic() > deadline:
-            sys.exit(f"neo4j: no Bolt answer within {START_TIMEOUT_S} s; see {HOME / 'logs'}")
-        time.sleep(0.5)
-    took = time.monotonic() - began
-    print(f"neo4j: started at {read_env()['KSTP_GRAPH']} (pid {process.pid}) in {took:.1f} s; "
-          f"credentials in {ENV_FILE.relative_to(ROOT) if ENV_FILE.is_relative_to(ROOT) else ENV_FILE}")
+    _write_conf()
+    conf = _conf()
+    try:
+        took = server().start(_answers, START_TIMEOUT_S)
+    except ConfigError as exc:
+        sys.exit(f"neo4j: {exc}")
+    total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
+    print(f"neo4j: started at {read_env()['KSTP_GRAPH']} (pid {_pid()}) in {took:.1f} s; "
+          f"credentials in {ENV_FILE.relative_to(ROOT) if ENV_FILE.is_relative_to(ROOT) else ENV_FILE}; "
+          f"heap {conf['server.memory.heap.max_size']}, page cache {conf['server.memory.pagecache.size']} "
+          f"(sized from {total:.1f} GiB of memory; KSTP_NEO4J_HEAP / KSTP_NEO4J_PAGECACHE choose them)")
     return took
 
 
 def stop() -> None:
     """Stop the server cleanly: SIGTERM, then wait for it to checkpoint and exit."""
-    pid = _pid()
-    if pid is None:
-        print("neo4j: not running")
-        return
-    os.kill(pid, signal.SIGTERM)
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            break
-        time.sleep(0.3)
-    else:
-        sys.exit(f"neo4j: pid {pid} did not stop within 120 s")
-    (HOME / "run" / "neo4j.pid").unlink(missing_ok=True)
-    print(f"neo4j: stopped (pid {pid})")
+    try:
+        pid = server().stop()
+    except ConfigError as exc:
+        sys.exit(f"neo4j: {exc}")
+    print(f"neo4j: stopped (pid {pid})" if pid else "neo4j: not running")
 
 
 def use_home(home: Path) -> None:

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import time
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
 
-from kstp.cli.output import emit, get_store, json_option, message, print_table
+from kstp.cli.output import emit, format_option, get_store, json_option, message, print_table, status
 from kstp.settings import graph_target
 
 if TYPE_CHECKING:
@@ -131,32 +133,102 @@ def report_deletion(kind: str, name: str, counts: dict[str, int], dry_run: bool,
 @db.command("export")
 @click.argument("folder", metavar="DIR", type=click.Path(file_okay=False))
 @click.option("--dataset", help="Export only this dataset, with its frameworks' concepts and edges.")
-@json_option
+@click.option("--format", "format_", type=click.Choice(["neo4j-import"]), default="neo4j-import", show_default=True,
+              help="The file format: neo4j-admin's import CSV, the one format of kstp db import, kstp db load and "
+                   "neo4j-admin database import full.")
+@format_option("--output-format")  # --format is the files' format here
 @click.pass_context
-def export(ctx: click.Context, folder: str, dataset: str | None, as_json: bool) -> None:
+def export(ctx: click.Context, folder: str, dataset: str | None, format_: str, as_json: bool) -> None:
     """Write the graph (or one dataset) to DIR as CSV files with a manifest of counts and SHA-256s.
 
     The files are neo4j-admin's import format: `kstp db import DIR` loads them on either
-    engine, and the printed `neo4j-admin database import full` command into a new Neo4j database.
+    engine, `kstp db load DIR` bulk-loads them into the empty database of the local Neo4j
+    server (make neo4j), and the printed `neo4j-admin database import full` command into
+    any other Neo4j database (then the printed dump and upload steps move it to Aura).
 
     \b
     Examples:
       kstp db export backup/
       kstp db export frcsub-only/ --dataset frcsub
+      kstp db export xes-import/ --format neo4j-import
       kstp --graph neo4j://localhost:7687 db import backup/
     """
-    from kstp.graph.transfer import export_graph, neo4j_admin_command
+    from kstp.graph.transfer import aura_upload_command, export_graph, neo4j_admin_command
 
     manifest = export_graph(get_store(ctx), folder, dataset)
     if as_json:
-        emit(manifest)
+        emit({**manifest, "neo4jAdmin": neo4j_admin_command(folder), "auraUpload": aura_upload_command()})
         return
     nodes = sum(f["rows"] for f in manifest["files"] if "label" in f)
     rels = sum(f["rows"] for f in manifest["files"] if "type" in f)
     message(f"exported {nodes} nodes and {rels} relationships in {len(manifest['files'])} files to {folder}; "
-            "kstp db import loads them on either engine, or this command into a new Neo4j database (server "
-            "stopped; then kstp db init):")
+            "kstp db import loads them on either engine, kstp db load into the empty database of the Neo4j server "
+            "kstp manages, and this command into a new database of any other Neo4j server (run it where the "
+            "server's files are, the server stopped; then kstp db init):")
     click.echo(neo4j_admin_command(folder), err=True)  # not wrapped, so it can be pasted
+    message("To move that database to Aura afterwards (the server stopped), dump it and upload the dump:")
+    click.echo(aura_upload_command(), err=True)
+
+
+@db.command("load")
+@click.argument("source", metavar="SOURCE")
+@click.option("--home", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="The folder of the Neo4j server kstp manages (default .kstp/neo4j, where make neo4j puts it).")
+@json_option
+@click.pass_context
+def load(ctx: click.Context, source: str, home: Path | None, as_json: bool) -> None:
+    """Bulk-load SOURCE into the empty database of the local Neo4j server, with neo4j-admin.
+
+    SOURCE is an export folder (kstp db export) or an embedded graph (ladybug:PATH, which
+    the ingest commands build: it is exported to a folder beside the server first). The
+    Neo4j graph (--graph) must be the server kstp manages (make neo4j) and hold nothing: kstp
+    stops it, runs neo4j-admin database import full on its jars, starts it again, creates the
+    schema and checks every count against the export's manifest. Into a graph that holds
+    data, or another server, use kstp db import (online) or the command kstp db export prints.
+
+    \b
+    Examples:
+      kstp --graph ladybug:stage ingest responses xes3g5m.csv --dataset xes3g5m
+      kstp --graph "$KSTP_GRAPH" db load ladybug:stage
+      kstp --graph "$KSTP_GRAPH" db load xes-import/
+    """
+    import shutil
+    import tempfile
+
+    from kstp.errors import ConfigError
+    from kstp.graph.bulk import bulk_load
+    from kstp.graph.factory import open_store
+    from kstp.graph.local_server import DEFAULT_HOME, LocalServer
+    from kstp.graph.transfer import export_graph
+
+    target = graph_target(ctx.find_root().obj.get("graph"))
+    if target.engine != "neo4j":
+        raise ConfigError(f"kstp db load fills a Neo4j database; the graph is {target.describe()} (use --graph "
+                          "neo4j://... for the server kstp manages, or kstp db import DIR for an embedded graph)")
+    server = LocalServer.at(home or DEFAULT_HOME)
+    folder, staged, exported = Path(source), None, {}
+    began = time.monotonic()
+    if not (folder / "manifest.json").is_file() and source.startswith("ladybug:"):
+        staged = Path(tempfile.mkdtemp(prefix="kstp-load-", dir=server.home))
+        folder = staged / "export"
+        with status(f"exporting {source}"), open_store(source, read_only=True) as embedded:
+            exported = export_graph(embedded, folder)
+    try:
+        export_s = time.monotonic() - began
+        with status(f"loading {folder} into {target.location} (server stopped and started again)"):
+            report = bulk_load(server, target.location, target.user, target.password, folder)
+    finally:
+        if staged is not None:
+            shutil.rmtree(staged, ignore_errors=True)
+    seconds = {"export": export_s, **report.seconds} if exported else report.seconds
+    if as_json:
+        emit({"nodes": report.nodes, "relationships": report.relationships, "seconds": seconds,
+              "relationshipsPerSecond": report.relationships_per_s, "importPeakRss": report.import_peak_rss})
+        return
+    message(f"loaded {report.nodes:,} nodes and {report.relationships:,} relationships into {target.location}: "
+            f"import {report.seconds['import']:.1f} s ({report.relationships_per_s:,.0f} relationships/s), "
+            + ", ".join(f"{step} {s:.1f} s" for step, s in seconds.items() if step not in ("import", "total"))
+            + f"; {time.monotonic() - began:.1f} s in all")
 
 
 @db.command("import")

@@ -84,11 +84,26 @@ def psr(ctx, datasets: tuple[str, ...], out: Path | None, denominator: str, min_
 
 def psr_summaries(ctx: click.Context, datasets: tuple[str, ...], out: Path | None, denominator: str,
                   min_prerequisites: int, unannotated: str, subset: str) -> list[dict]:
-    """What ``kstp evaluate psr`` computes, writes back and (with ``out``) writes to files: its summary rows."""
+    """What ``kstp evaluate psr`` computes, writes back and (with ``out``) writes to files: its summary rows.
+
+    The chart is drawn by a :class:`~kstp.reports.worker.FigureWorker`, which imports
+    matplotlib on the other core while the graph is read and scored.
+    """
+    from kstp.reports.worker import FigureWorker
+
+    worker = FigureWorker() if out is not None else None
+    try:
+        return _psr_summaries(ctx, datasets, out, denominator, min_prerequisites, unannotated, subset, worker)
+    finally:
+        if worker is not None:
+            worker.close()
+
+
+def _psr_summaries(ctx: click.Context, datasets: tuple[str, ...], out: Path | None, denominator: str,
+                   min_prerequisites: int, unannotated: str, subset: str, worker) -> list[dict]:
     import pandas as pd
 
     from kstp.evaluators import psr as psr_evaluator
-    from kstp.reports.plots import grouped_bars
 
     store = get_store(ctx)
     datasets = datasets or tuple(r["datasetId"] for r in store.run("datasets") if r["answers"])
@@ -122,8 +137,8 @@ def psr_summaries(ctx: click.Context, datasets: tuple[str, ...], out: Path | Non
                   + (" / " + table["learner"]).where(table["learner"] != "human learners", ""))
         shares = table.set_index(labels)[buckets]
         shares.columns = list(psr_evaluator.BUCKETS)
-        grouped_bars(shares, out / "psr_distribution.png", "Question-level PSR distribution",
-                     "share of (learner, question) pairs")
+        worker.draw("grouped_bars", shares, out / "psr_distribution.png", "Question-level PSR distribution",
+                    "share of (learner, question) pairs")
     return summaries
 
 

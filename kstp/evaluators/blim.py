@@ -25,7 +25,7 @@ import pandas as pd
 from kstp._version import __version__
 from kstp.errors import KstpError, UnknownIdError
 from kstp.graph.store import GraphStore
-from kstp.graph.structures import dataset_questions, dataset_space, state_id_of
+from kstp.graph.structures import dataset_answers, dataset_questions, dataset_space, state_id_of
 from kstp.inference.runs import now
 from kstp.kst import blim as model
 from kstp.kst import blim_gof as gof
@@ -67,7 +67,7 @@ def response_data(store: GraphStore, dataset: str) -> ResponseData:
     items = dataset_questions(store, dataset)["questionId"].tolist()
     kinds = store.frame("dataset_learners", {"dataset": dataset})
     humans = set(kinds.loc[kinds["kind"] == "human", "learnerId"])
-    answers = store.frame("answers", {"dataset": dataset})
+    answers = dataset_answers(store, dataset).astype({"learnerId": object, "questionId": object})
     answers = answers[answers["learnerId"].isin(humans)]
     unanswered = sorted(set(items) - set(answers["questionId"]))
     if unanswered:
@@ -319,7 +319,7 @@ def next_steps(store: GraphStore, dataset: str, learner: str | None = None, limi
                                         for c in model.covering_states(states, k)]})
         return {"dataset": dataset, "fitted": True, "learners": rows}
     space = structure(store, dataset, "space", items, limit)
-    answers = store.frame("answers", {"dataset": dataset})
+    answers = dataset_answers(store, dataset).astype({"learnerId": object, "questionId": object})
     correct = answers[answers["correct"].astype(bool)].groupby("learnerId")["questionId"].apply(set)
     column = {q: j for j, q in enumerate(items)}
     for lid in wanted:
@@ -391,7 +391,7 @@ def learn_prerequisites(store: GraphStore, dataset: str, rule: str = "iita", var
         relation, error = ita_result.relation & ~np.eye(len(data.items), dtype=bool), float("nan")
         details = {"threshold": ita_result.threshold, "discrepancy": ita_result.discrepancy}
     b = learned.counterexamples(data.matrix)
-    eq1 = store.frame("question_prerequisite_edges", {"dataset": dataset})
+    eq1 = store.frame("question_prerequisite_edges", {"dataset": dataset}, categorical=True)
     eq1_pairs = set(zip(eq1["fromId"], eq1["toId"], strict=True))
     p, q = np.nonzero(relation)
     pairs = pd.DataFrame({"fromId": [data.items[i] for i in p], "toId": [data.items[j] for j in q],

@@ -53,7 +53,7 @@ import pandas as pd
 
 from kstp.errors import KstpError, UnknownIdError
 from kstp.graph.store import GraphStore
-from kstp.graph.structures import dataset_questions
+from kstp.graph.structures import dataset_answers, dataset_questions
 
 __all__ = ["VERSION", "HIGHER_IS_BETTER", "GROUP_CUTS", "GROUP_NAMES", "STATE_THRESHOLD", "QUESTION_SETS",
            "score_pair", "counted_questions", "learner_counts", "ability_groups", "group_states", "store_groups",
@@ -113,7 +113,7 @@ def learner_counts(store: GraphStore, dataset: str, question_ids: list[str]) -> 
         Indexed by learner id: ``answered``, ``correct`` (int) and ``accuracy`` in [0, 1]
         (NaN for a learner who answered none of them).
     """
-    answers = store.frame("answers", {"dataset": dataset})
+    answers = dataset_answers(store, dataset).astype({"learnerId": object, "questionId": object})
     answers = answers[answers["questionId"].isin(set(question_ids))]
     counts = answers.assign(correct=answers["correct"].fillna(False).astype(bool)).groupby("learnerId")["correct"] \
         .agg(answered="size", correct="sum").astype(np.int64)
@@ -278,7 +278,7 @@ def store_groups(store: GraphStore, dataset: str, groups: pd.DataFrame, answers:
         "members": groups["members"].astype(np.int64), "memberAccuracy": groups["memberAccuracy"]}))
     edges = pd.DataFrame({"from_id": answers["learnerId"], "to_id": answers["questionId"],
                           "correct": answers["correct"].astype(bool), "meanCorrect": answers["meanCorrect"]})
-    stored = store.frame("answers", {"dataset": dataset})
+    stored = dataset_answers(store, dataset).astype({"learnerId": object, "questionId": object})
     stored = stored[stored["learnerId"].isin(groups["learnerId"])].rename(
         columns={"learnerId": "from_id", "questionId": "to_id"})
     store.delete_stale("ANSWERED", "Learner", "Question", stored, edges)

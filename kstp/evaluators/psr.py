@@ -55,12 +55,14 @@ Reasoning?", §3.3.1, Eq. 2-4, Appendix B (arXiv 2609.05245).
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
 from kstp.errors import UnknownIdError
+from kstp.graph.queries import get_query
 from kstp.graph.store import GraphStore
 from kstp.graph.structures import dataset_questions, question_prerequisite_pairs
 
@@ -420,8 +422,9 @@ def evaluate_dataset(store: GraphStore, dataset: str, min_prerequisites: int = 5
     """Compute PSR and accuracy for every learner of ``dataset``; write them on the Learners.
 
     Reads the question prerequisites once (``question_prerequisite_keys``), then the
-    answers in batches of ``batch`` learners (``answer_keys_in_range`` over the id
-    ranges of ``dataset_learners``, :meth:`GraphStore.frame_batches`), scores each
+    answers in batches of ``batch`` learners (``answer_keys_in_range``, or its packed form
+    ``answer_codes_in_range`` where the engine has one, over the id ranges of
+    ``dataset_learners``, :meth:`GraphStore.frame_batches`), scores each
     batch with :class:`PrerequisiteBitsets` and keeps one row per learner. Sets
     ``accuracy``, ``psrMicro``, ``psrMacro`` and ``nAnswered`` on each Learner node
     (for a model evaluated on several datasets, the last dataset evaluated).
@@ -467,8 +470,7 @@ def evaluate_dataset(store: GraphStore, dataset: str, min_prerequisites: int = 5
     roster = store.frame("dataset_learners", {"dataset": dataset})
     learner_of_key = pd.Series(roster["learnerId"].to_numpy(), index=roster["learnerKey"])
     parts = []
-    for answers in store.frame_batches("answer_keys_in_range", {"dataset": dataset}, roster["learnerId"].tolist(),
-                                       batch):
+    for answers in _answer_batches(store, dataset, roster["learnerId"].tolist(), batch):
         learner, learners, question, correct = _codes(answers["learnerKey"], _positions(keys, answers["questionKey"]),
                                                       answers["correct"].to_numpy(bool))
         keep = counted[question]
@@ -488,13 +490,28 @@ def evaluate_dataset(store: GraphStore, dataset: str, min_prerequisites: int = 5
     return PsrResult(dataset, learners, min_prerequisites, denominator, subset)
 
 
+def _answer_batches(store: GraphStore, dataset: str, learner_ids: list[str], batch: int) -> Iterator[pd.DataFrame]:
+    """The answers of ``dataset`` as ``learnerKey, questionKey, correct``, ``batch`` learners at a time.
+
+    On an engine that has it, ``answer_codes_in_range`` sends each answer packed into one
+    integer (LadybugDB: 0.8 s for 5.4 M answers against 1.3 s for three columns), decoded here.
+    """
+    if store.engine not in get_query("answer_codes_in_range").engines:
+        yield from store.frame_batches("answer_keys_in_range", {"dataset": dataset}, learner_ids, batch)
+        return
+    for packed in store.frame_batches("answer_codes_in_range", {"dataset": dataset}, learner_ids, batch):
+        code = packed["answer"].to_numpy(np.int64)
+        yield pd.DataFrame({"learnerKey": code >> 33, "questionKey": (code >> 1) & 0xFFFFFFFF,
+                            "correct": (code & 1).astype(bool)})
+
+
 def _verified(store: GraphStore, dataset: str, key_of: pd.Series) -> pd.DataFrame:
     """Eq. 1's pairs on the verified concept links alone, as node keys."""
     links = store.frame("verified_question_concepts", {"dataset": dataset})
     if links.empty:
         raise UnknownIdError(f"dataset {dataset!r} has no verified concept link (ASSESSES.verified); ingest items "
                              "with \"verified\": true, or use --subset full")
-    rules = store.frame("question_prerequisite_edges", {"dataset": dataset})["rule"].dropna().unique()
+    rules = store.frame("question_prerequisite_edges", {"dataset": dataset}, categorical=True)["rule"].dropna().unique()
     if len(rules) == 0:
         raise UnknownIdError(f"dataset {dataset!r} has no derived question prerequisites; derive them first "
                              "(kstp derive question-prerequisites)")

@@ -219,6 +219,9 @@ class LadybugStore(GraphStore):
         return pa.table({name: pc.dictionary_encode(column) if pa.types.is_string(column.type) else column
                          for name, column in zip(table.column_names, table.columns, strict=True)}).to_pandas()
 
+    def _read_strings_categorical(self, text, name, params=None):
+        return self._execute_categorical(text, params or {}, name)
+
     def _execute_rows(self, text, rows, name=""):
         self._for_writing()  # every caller writes (UNWIND ... SET / DELETE)
         result = self._execute(text, {"rows": records(rows)}, name)
@@ -253,8 +256,8 @@ class LadybugStore(GraphStore):
         sets = ", ".join(f"n.{c} = c{i}" for i, c in enumerate(rows.columns) if c != "id")
         self._execute(f"LOAD FROM arrow_rows MATCH (n:{label} {{id: c{key}}}) SET {sets}", {}, f"update {label}")
 
-    def _create_rels(self, rel, from_label, to_label, rows):
-        self._for_writing()
+    def _create_rels(self, rel, from_label, to_label, rows, degrees=None):
+        self._for_writing()  # the single writer: no concurrent one to check ``degrees`` against
         spec = schema.rel_type(rel, from_label, to_label)
         arrow_rows = _arrow(rows, [("from_id", "STRING"), ("to_id", "STRING"), *spec.properties])  # noqa: F841
         try:

@@ -22,7 +22,10 @@ from kstp.kst.spaces import KnowledgeSpace, TooManyStatesError, check_fringe
 
 __all__ = ["RULES", "question_prerequisite_pairs", "derive_question_prerequisites", "DerivationReport",
            "dataset_questions", "answerable_questions", "knowledge_state", "check_state", "inner_fringe",
-           "outer_fringe", "dataset_space", "store_states", "state_id_of"]
+           "outer_fringe", "dataset_space", "store_states", "state_id_of", "dataset_answers", "ANSWER_BATCH"]
+
+#: Learners per read of :func:`dataset_answers` (memory follows the batch, not the graph).
+ANSWER_BATCH = 4096
 
 #: Eq. 1 variants: ``strict`` needs a proper (transitive) concept prerequisite,
 #: ``reflexive`` also accepts the same concept (for skill maps this is
@@ -147,7 +150,7 @@ def derive_question_prerequisites(store: GraphStore, dataset: str, rule: str = "
     closure = store.frame("dataset_concept_closure", {"dataset": dataset})
     pairs = question_prerequisite_pairs(qc, closure, rule)
     edges = pd.DataFrame({"from_id": pairs["fromId"], "to_id": pairs["toId"], "rule": rule, "source": "eq1"})
-    stored = store.frame("question_prerequisite_edges", {"dataset": dataset}).rename(
+    stored = store.frame("question_prerequisite_edges", {"dataset": dataset}, categorical=True).rename(
         columns={"fromId": "from_id", "toId": "to_id"})
     report = DerivationReport(dataset, rule, len(questions), qc["questionId"].nunique(), len(pairs))
     if _same_pairs(stored, pairs) and (stored["rule"] == rule).all():
@@ -173,6 +176,36 @@ def _same_pairs(stored: pd.DataFrame, pairs: pd.DataFrame) -> bool:
         return np.sort((ids.get_indexer(a) + 1).astype(np.int64) * size + ids.get_indexer(b) + 1)
 
     return bool(np.array_equal(keys(stored["from_id"], stored["to_id"]), keys(pairs["fromId"], pairs["toId"])))
+
+
+def dataset_answers(store: GraphStore, dataset: str, batch: int = ANSWER_BATCH) -> pd.DataFrame:
+    """Every answer into the questions of ``dataset``: the ``answers`` query's rows, read on the bulk path.
+
+    The answers come ``batch`` learners at a time by node key (``answer_keys_in_range`` over
+    the id ranges of ``dataset_learners``; on Neo4j each batch is one record of integer
+    lists, no string id per answer), the keys mapped back to ids once per learner and question.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``learnerId, questionId`` (categoricals) and ``correct``, one row per ANSWERED edge:
+        the rows of ``store.frame("answers", {"dataset": dataset})`` (a test holds them equal).
+    """
+    roster = store.frame("dataset_learners", {"dataset": dataset})
+    keyed = store.frame("question_keys", {"dataset": dataset})
+    learners, questions = pd.Index(roster["learnerKey"]), pd.Index(keyed["questionKey"])
+    learner_ids, question_ids = roster["learnerId"].astype(object), keyed["questionId"].astype(object)
+    parts = [pd.DataFrame({"learnerId": pd.Categorical.from_codes(learners.get_indexer(rows["learnerKey"]),
+                                                                   learner_ids),
+                           "questionId": pd.Categorical.from_codes(questions.get_indexer(rows["questionKey"]),
+                                                                    question_ids),
+                           "correct": rows["correct"].to_numpy()})
+             for rows in store.frame_batches("answer_keys_in_range", {"dataset": dataset},
+                                             roster["learnerId"].tolist(), batch)]
+    if not parts:
+        return pd.DataFrame({"learnerId": pd.Categorical([], learner_ids), "questionId":
+                             pd.Categorical([], question_ids), "correct": pd.Series([], dtype=object)})
+    return pd.concat(parts, ignore_index=True)
 
 
 def dataset_questions(store: GraphStore, dataset: str) -> pd.DataFrame:
@@ -330,7 +363,7 @@ def dataset_space(store: GraphStore, dataset: str, limit: int | None = None) -> 
         if 2 ** max(free, unneeded) > limit:
             raise TooManyStatesError.at_least(max(free, unneeded), "questions without prerequisites" if free >= unneeded
                                               else "questions no other question needs", limit)
-    edges = store.frame("question_prerequisite_edges", {"dataset": dataset})
+    edges = store.frame("question_prerequisite_edges", {"dataset": dataset}, categorical=True)
     return KnowledgeSpace.build(questions.tolist(), zip(edges["fromId"].tolist(), edges["toId"].tolist(), strict=True))
 
 

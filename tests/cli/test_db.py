@@ -143,8 +143,11 @@ def test_export_round_trip_ladybug_neo4j_ladybug_gives_the_same_graph(neo4j_serv
     for location, command, folder in steps:
         result = kstp(location, "db", command, folder)
         assert result.exit_code == 0, result.output
-    assert f"neo4j-admin database import full neo4j --multiline-fields=true --nodes=Framework={tmp_path}/c/nodes/" \
-        f"Framework.csv \\\n" in result.stderr  # of the last export
+    # The command of the last export: the question texts hold line breaks, so its file is named multi-line.
+    assert (f"neo4j-admin database import full neo4j --overwrite-destination=true --multiline-fields-format=v2 "
+            f"--multiline-fields={tmp_path}/c/nodes/Question.csv \\\n--nodes=Framework={tmp_path}/c/nodes/"
+            f"Framework.csv \\\n") in result.stderr
+    assert "neo4j-admin database upload neo4j --from-path=dumps/" in result.stderr  # and the step to Aura
     exported = files_of(tmp_path / "a")
     assert len(exported) == 1 + 9 + 12  # the manifest, 9 labels (not Domain, Cluster), 12 (type, from, to) in use
     assert files_of(tmp_path / "b") == exported == files_of(tmp_path / "c")

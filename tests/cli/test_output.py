@@ -140,12 +140,13 @@ def _commands(group, prefix=()):
 
 def test_every_command_with_a_result_takes_format_table_json_csv():
     """--json is the alias of --format json wherever a command prints a result; ingest items and
-    responses, whose --format is the input's, call theirs --output-format."""
+    responses, whose --format is the input's, and db export, whose --format is the files', call
+    theirs --output-format."""
     with_json = {}
     for name, command in _commands(cli):
         options = {o: p for p in command.params for o in p.opts}
         if "--json" in options:
-            flag = "--output-format" if name in ("ingest items", "ingest responses") else "--format"
+            flag = "--output-format" if name in ("ingest items", "ingest responses", "db export") else "--format"
             with_json[name] = (options[flag].name, tuple(options[flag].type.choices), options[flag].default)
     assert {"db stats", "evaluate psr", "kst next-steps", "kst fringe", "query", "derive question-prerequisites",
             "ingest items", "fit prerequisites"} <= set(with_json)

@@ -12,10 +12,12 @@ import math
 import socket
 from unittest import mock
 
+import neo4j
+import numpy as np
 import pandas as pd
 import pytest
 
-from kstp.errors import ConfigError, UnknownIdError
+from kstp.errors import ConfigError, QueryError, UnknownIdError
 from kstp.graph.factory import open_store
 from kstp.graph.neo4j import Neo4jStore
 from kstp.graph.queries import get_query
@@ -114,19 +116,24 @@ def test_statements_run_in_managed_transactions_with_metadata(monkeypatch):
     from kstp._version import __version__
 
     driver = mock.MagicMock()
-    driver.execute_query.side_effect = lambda query, params, **_: (
-        pd.DataFrame({"n": [len(params["rows"])]}) if "rows" in params else pd.DataFrame(columns=["id", "code"]))
+
+    def answer(query, params, **_):  # the columnar existence read finds nothing; the CREATE counts its rows
+        if "rows" in params:
+            return pd.DataFrame({"n": [len(params["rows"])]})
+        return pd.DataFrame({"__rows": [0], "id": [[]], "code": [[]]})
+
+    driver.execute_query.side_effect = answer
     monkeypatch.setattr(neo4j.GraphDatabase, "driver", mock.MagicMock(return_value=driver))
     store = Neo4jStore("neo4j://localhost:7687", "neo4j", "s3cret-pw", database="kstp")
     assert "s3cret-pw" not in repr(store)
     store.write_nodes("Concept", _frame("id code", ("t:c1", "A"), ("t:c2", "B")))
+    (read, _), read_kwargs = driver.execute_query.call_args_list[0]
+    assert read.metadata == {"app": f"kstp/{__version__}", "query": "existing Concept"}
+    assert read_kwargs["routing_"] == neo4j.RoutingControl.READ  # a read: a cluster's secondaries may answer it
     (query, params), kwargs = driver.execute_query.call_args
-    assert isinstance(query, neo4j.Query) and query.text.startswith("UNWIND $rows AS row MERGE (n:Concept")
+    assert isinstance(query, neo4j.Query) and query.text.startswith("UNWIND $rows AS row CREATE (n:Concept)")
     assert query.metadata == {"app": f"kstp/{__version__}", "query": "write Concept"}
-    assert params == {"rows": [{"id": "t:c1", "framework": None, "localId": None, "code": "A", "description": None,
-                                "grade": None, "exampleProblem": None, "depth": None},
-                               {"id": "t:c2", "framework": None, "localId": None, "code": "B", "description": None,
-                                "grade": None, "exampleProblem": None, "depth": None}]}
+    assert params == {"rows": [{"id": "t:c1", "code": "A"}, {"id": "t:c2", "code": "B"}]}  # no empty property
     assert kwargs["database_"] == "kstp" and kwargs["routing_"] == neo4j.RoutingControl.WRITE
     result = mock.MagicMock()
     result.keys.return_value = ["id", "code"]
@@ -347,6 +354,7 @@ def test_batched_writes_print_progress_lines_outside_a_terminal(neo4j_server, ne
     from kstp.cli.main import cli
 
     monkeypatch.setattr(module, "BATCH_SIZE", 200)
+    monkeypatch.setattr(module, "REL_BATCH", 200)
     monkeypatch.setenv("NEO4J_USER", neo4j_server.user)
     monkeypatch.setenv("NEO4J_PASSWORD", neo4j_server.password)
     ingest = ["--graph", neo4j_server.location, "ingest", "standards", str(data_root / "standards/nys_concepts.json")]
@@ -357,8 +365,124 @@ def test_batched_writes_print_progress_lines_outside_a_terminal(neo4j_server, ne
     for name, done, total in lines:
         by_write.setdefault((name, int(total.replace(",", ""))), []).append(int(done.replace(",", "")))
     assert by_write[("write Concept", 480)] == [200, 400, 480]  # the Coherence Map's 480 concepts
-    assert by_write[("write PREREQUISITE_OF", 757)] == [200, 400, 600, 757]  # and its 757 edges
-    assert all(sent == [*range(200, total, 200), total] for (_, total), sent in by_write.items())
+    # Relationships go in whole from-nodes (a concept's prerequisite edges in one transaction): at
+    # most 200 a transaction here, the last line at the total.
+    sent = by_write[("write PREREQUISITE_OF", 757)]  # the Coherence Map's 757 edges
+    steps = np.diff([0, *sent])
+    assert sent[-1] == 757 and len(sent) >= 4 and (steps > 0).all() and (steps <= 200).all()
     neo4j_store.reset()
     quiet = CliRunner().invoke(cli, ["--quiet", *ingest])
     assert quiet.exit_code == 0 and "rows written" not in quiet.stderr
+
+
+# ---- query plans: writes by node key and bulk reads stay seeks ------------------------------
+_PLAN_PARAMS = {"rows": [{"a": 1, "d": 0, "b": [1, 2], "correct": [True, False], "position": [1, 2],
+                          "timestamp": [None, None], "id": "t:l1", "kind": "human"}],
+                "keys": [1], "ids": ["t:l1"], "dataset": "ds", "lo": "t:l1", "hi": "t:l3"}
+
+
+def test_write_and_bulk_read_plans_have_no_scan_cartesian_product_or_eager(neo4j_store):
+    """Neo4j alone: the answer writes (by node key, one row per learner), the node writes and the
+    bulk reads of PSR plan seeks and expansions, never a label scan, a cartesian product or an
+    Eager (a regression of the planner or of a statement fails here; ``answer_keys_in_range``
+    once planned a cartesian product of questions and learners). The benchmark PROFILEs the same
+    statements on the XES-scale graph."""
+    from kstp.graph.neo4j import BAD_OPERATORS, _columnar_text, node_statements, relationship_statements
+
+    build_tiny_graph(neo4j_store)
+    plans = {f"{rel} {use}": text for rel, ends, props in (
+        ("ANSWERED", ("Learner", "Question"), ["correct", "position", "timestamp"]),
+        ("PREREQUISITE_OF", ("Question", "Question"), ["rule", "source"]))
+        for use, text in relationship_statements(rel, *ends, props).items()}
+    plans.update({f"Learner {use}": text for use, text in node_statements("Learner", ["id", "kind"]).items()})
+    for name in ("answer_keys_in_range", "question_prerequisite_keys", "answers", "question_prerequisite_edges",
+                 "dataset_learners", "question_keys"):
+        query = get_query(name)
+        plans[name] = _columnar_text(query.text("neo4j"), list(query.returns))
+    # One pass over the learners (or questions) of the graph is these two reads' plan: no index names them.
+    scans = {"dataset_learners", "question_keys"}
+    for name, text in plans.items():
+        found = {step["operator"] for step in neo4j_store.explain(text, _PLAN_PARAMS)}
+        bad = found & set(BAD_OPERATORS) - ({"NodeByLabelScan"} if name in scans else set())
+        assert not bad, f"{name} plans {sorted(bad)}: {sorted(found)}"
+    assert "NodeByIdSeek" in {s["operator"] for s in neo4j_store.explain(plans["ANSWERED create"], _PLAN_PARAMS)}
+    assert "NodeUniqueIndexSeekByRange" in {s["operator"] for s in neo4j_store.explain(plans["answer_keys_in_range"],
+                                                                                      _PLAN_PARAMS)}
+
+
+# ---- a re-run writes nothing; read-only commands read; concurrent writers double nothing -----
+def test_rerun_of_the_same_ingest_commits_no_transaction(neo4j_store, data_root):
+    """Neo4j alone: re-running the ingest of real answers and the derivation of their question
+    prerequisites finds everything in place and commits no transaction (the bookmark of the last
+    committed one is unchanged), where one written node moves it on."""
+    from kstp.graph.structures import derive_question_prerequisites
+    from kstp.loaders import items, responses
+
+    folder = data_root / "responses" / "frcsub"
+
+    def ingest():
+        items.write_items(neo4j_store, items.read_items_csv(folder / "items.csv", "frcsub", folder / "qmatrix.csv",
+                                                            folder / "skills.csv"))
+        known = set(neo4j_store.frame("dataset_questions", {"dataset": "frcsub"})["localId"])
+        report = responses.write_answers(neo4j_store, "frcsub", responses.read_wide(folder / "responses.csv", known),
+                                         "responses.csv")
+        derive_question_prerequisites(neo4j_store, "frcsub", "reflexive")
+        return report.written["ANSWERED"]
+
+    first = ingest()
+    assert first.created == 536 * 20
+    before = neo4j_store.last_transaction()
+    assert ingest() == WriteReport(unchanged=536 * 20)
+    assert neo4j_store.last_transaction() == before
+    neo4j_store.write_nodes("Dataset", _frame("id name", ("moved", "on")))
+    assert neo4j_store.last_transaction() != before
+
+
+def test_read_only_commands_open_read_transactions(neo4j_server, neo4j_store, tmp_path, monkeypatch):
+    """Every read-only command opens the Neo4j graph read-only, and such a store's statements run
+    as read transactions (on a cluster, routed to the secondaries): the server itself refuses a
+    write in one; a writing command opens it writable."""
+    from click.testing import CliRunner
+
+    import kstp.graph.factory as factory
+    from kstp.cli.main import cli
+    from kstp.cli.output import READ_ONLY
+    from tests.conftest import load_toy
+
+    load_toy(neo4j_store, tmp_path)
+    opened = []
+    real = factory.open_store
+    monkeypatch.setattr(factory, "open_store",
+                        lambda *a, **k: opened.append(k.get("read_only", False)) or real(*a, **k))
+    monkeypatch.setenv("NEO4J_USER", neo4j_server.user)
+    monkeypatch.setenv("NEO4J_PASSWORD", neo4j_server.password)
+    commands = {"db stats": [], "db export": [str(tmp_path / "export")], "query": ["datasets"], "runs list": [],
+                "kst fringe": ["--dataset", "toy", "--state", "q1"], "kst check": ["--dataset", "toy", "--state", "q1"],
+                "kst space": ["--dataset", "toy"]}
+    assert set(commands) <= set(READ_ONLY)
+    for command, args in commands.items():
+        result = CliRunner().invoke(cli, ["--graph", neo4j_server.location, *command.split(), *args])
+        assert result.exit_code == 0, (command, result.output)
+        assert opened.pop() is True, command
+    assert CliRunner().invoke(cli, ["--graph", neo4j_server.location, "db", "init"]).exit_code == 0
+    assert opened.pop() is False
+    with Neo4jStore(neo4j_server.location, neo4j_server.user, neo4j_server.password, read_only=True) as reader:
+        assert reader.run("datasets")[0]["datasetId"] == "toy"
+        with pytest.raises(QueryError, match="read"):  # the server's refusal: a read transaction
+            reader._run("CREATE (:Dataset {id: 'written'})", {}, "test", neo4j.RoutingControl.WRITE)
+        with pytest.raises(QueryError, match="opened read-only"):
+            reader.write_nodes("Dataset", _frame("id", ("written",)))
+    assert "written" not in set(neo4j_store.nodes("Dataset")["id"])
+
+
+def test_a_concurrent_writers_relationships_are_merged_not_doubled(neo4j_store):
+    """Neo4j alone: rows written as new (``new=True``) that another writer has written since the
+    writer looked are caught by the degree check that rides on the write and MERGEd: every pair
+    once, with the later values."""
+    neo4j_store.write_nodes("Concept", _frame("id framework", *[(f"t:c{i}", "t") for i in range(6)]))
+    rows = _frame("from_id to_id source", *[(f"t:c{i}", f"t:c{j}", "a") for i in range(3) for j in range(3, 6)])
+    assert neo4j_store.write_relationships("PREREQUISITE_OF", "Concept", "Concept", rows, new=True).created == 9
+    later = rows.assign(source="b")
+    neo4j_store.write_relationships("PREREQUISITE_OF", "Concept", "Concept", later, new=True)  # vouched, wrongly
+    stored = neo4j_store.relationships("PREREQUISITE_OF", "Concept", "Concept")
+    assert stored[["from_id", "to_id", "source"]].values.tolist() == later.values.tolist()

@@ -13,12 +13,7 @@ from __future__ import annotations
 import csv
 import json
 import logging
-import os
-import re
-import signal
 import socket
-import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -30,90 +25,7 @@ from kstp.graph.neo4j import CONNECT_TIMEOUT_S, RETRY_TIME_S, Neo4jStore
 from kstp.loaders import items, responses
 from kstp.settings import GraphTarget
 from tests.conftest import connect_neo4j as connect
-
-ROOT = Path(__file__).resolve().parents[2]
-KSTP = [sys.executable, "-c", "from kstp.cli.main import cli; cli(prog_name='kstp')"]
-
-
-# ---- a throw-away server -----------------------------------------------------------------
-class Server:
-    """A Neo4j server of the test's own in ``home`` (``tools/neo4j_server.py --home``)."""
-
-    def __init__(self, home: Path):
-        self.home = home
-
-    def tool(self, command: str) -> subprocess.CompletedProcess:
-        env = {**os.environ, "KSTP_NEO4J_HEAP": "512m", "KSTP_NEO4J_PAGECACHE": "128m"}
-        return subprocess.run([sys.executable, str(ROOT / "tools" / "neo4j_server.py"), "--home", str(self.home),
-                               command], env=env, capture_output=True, text=True, timeout=300)
-
-    def start(self) -> None:
-        done = self.tool("start")
-        assert done.returncode == 0, f"the throw-away Neo4j server did not start: {done.stdout}{done.stderr}"
-
-    @property
-    def env(self) -> dict[str, str]:
-        pairs = (line.split("=", 1) for line in (self.home / "neo4j.env").read_text().splitlines() if "=" in line)
-        return dict(pairs)
-
-    @property
-    def target(self) -> GraphTarget:
-        env = self.env
-        return GraphTarget("neo4j", env["KSTP_GRAPH"], env["NEO4J_USER"], env["NEO4J_PASSWORD"])
-
-    def kill(self) -> None:
-        """SIGKILL the JVM (no shutdown, no checkpoint) and wait until it is gone."""
-        pid = int((self.home / "run" / "neo4j.pid").read_text())
-        os.kill(pid, signal.SIGKILL)
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            try:
-                os.kill(pid, 0)
-            except ProcessLookupError:
-                return
-            time.sleep(0.1)
-        raise AssertionError(f"Neo4j pid {pid} still alive 30 s after SIGKILL")
-
-    def logs(self) -> str:
-        return "".join(p.read_text(errors="replace") for p in (self.home / "logs").glob("*.log"))
-
-
-@pytest.fixture(scope="module")
-def own_server(tmp_path_factory):
-    """A throw-away Neo4j server with the kstp schema, stopped afterwards."""
-    server = Server(tmp_path_factory.mktemp("neo4j-home"))
-    server.start()
-    with connect(server.target) as graph:
-        graph.ensure_schema()
-    yield server
-    server.tool("stop")
-
-
-def kstp(*args: str, env: dict[str, str] | None = None, timeout: float = 300) -> subprocess.CompletedProcess:
-    """Run the kstp CLI in a fresh interpreter (this worktree first on the path)."""
-    full = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
-            "OMP_NUM_THREADS": "1", **(env or {})}
-    return subprocess.run([*KSTP, *args], env=full, capture_output=True, text=True, timeout=timeout)
-
-
-def start_kstp(*args: str, env: dict[str, str]) -> subprocess.Popen:
-    full = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
-            "OMP_NUM_THREADS": "1", **env}
-    return subprocess.Popen([*KSTP, *args], env=full, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-
-
-def credentials(target: GraphTarget, password: str | None = None) -> dict[str, str]:
-    return {"NEO4J_USER": target.user, "NEO4J_PASSWORD": target.password if password is None else password}
-
-
-def one_error_line(stderr: str) -> str:
-    """The error on stderr, which must be one line; the progress lines printed before it when stderr is not
-    a terminal (``<step>: done in S s``, ``<write>: done/total rows written, R rows/s, S s``) are not part of it."""
-    progress = re.compile(r": done in \d+\.\d s$|: [\d,]+/[\d,]+ rows written, \d+ rows/s, \d+\.\d s$")
-    lines = [line for line in stderr.splitlines() if line.strip() and not progress.search(line)]
-    assert len(lines) == 1, f"expected one line on stderr, got {len(lines)}:\n{stderr}"
-    assert lines[0].startswith("Error: "), lines[0]
-    return lines[0]
+from tests.graph.servers import credentials, kstp, one_error_line, start_kstp
 
 
 def free_port() -> int:
@@ -287,14 +199,15 @@ def test_two_concurrent_ingests_lose_and_double_nothing(neo4j_server, tmp_path):
 
 
 def test_ingest_rerun_after_server_kill_gives_uninterrupted_counts(own_server, tmp_path):
-    """SIGKILL the Neo4j JVM while ``kstp ingest responses`` writes 60,000 answers: the ingest
+    """SIGKILL the Neo4j JVM while ``kstp ingest responses`` writes 300,000 answers (ten transactions of
+    whole learners at the store's 30 k relationships a transaction, so the kill falls between two): the ingest
     exits 1 with one line saying to re-run; with the server down ``kstp db stats`` does too; after
     a restart the re-run exits 0 and the graph holds exactly the counts of an uninterrupted
     ingest (LadybugDB, same files, and counted from the log here), nothing doubled."""
     target = own_server.target
     env = credentials(target)
     items_csv = write_items(tmp_path, 300)
-    log = write_log(tmp_path, range(3000), 300, 20, "answers.csv")
+    log = write_log(tmp_path, range(15_000), 300, 20, "answers.csv")
     assert kstp("--graph", target.location, "ingest", "items", str(items_csv), "--dataset", "kill",
                 env=env).returncode == 0
     ingest = start_kstp("--graph", target.location, "ingest", "responses", str(log), "--dataset", "kill", env=env)
@@ -318,7 +231,7 @@ def test_ingest_rerun_after_server_kill_gives_uninterrupted_counts(own_server, t
 
     own_server.start()
     partial = graph_counts(target)
-    expected = expected_counts(range(3000), 300, 20)
+    expected = expected_counts(range(15_000), 300, 20)
     assert partial[1] < expected[1], "the kill came after the last batch; the test proved nothing"
     rerun = kstp("--graph", target.location, "ingest", "responses", str(log), "--dataset", "kill", "--json", env=env)
     assert rerun.returncode == 0, rerun.stderr

@@ -105,6 +105,8 @@ def test_single_engine_query_runs_on_its_engine_only(tmp_path):
     # each shipped area of Neo4j-only queries has a test that runs all of them against a reference
     # (tests/graph/test_gds.py, tests/graph/test_vector_search.py)
     assert {q.area for q in registry().values() if q.engines == ("neo4j",)} == {"gds", "vector"}
+    # and the one LadybugDB-only query, PSR's packed answers, is held to the portable one in tests/parity
+    assert [n for n, q in registry().items() if q.engines == ("ladybug",)] == ["answer_codes_in_range"]
 
 
 @pytest.mark.parametrize("rel, engine, message", [

@@ -170,3 +170,18 @@ def test_fringes_of_equally_informative_questions_by_hand(store, data_root):
     assert structures.inner_fringe(store, "probability_pks", with_pair, "notions") == with_pair[2:]
     with pytest.raises(KstpError, match="unknown fringe reading 'class'"):
         structures.outer_fringe(store, "probability_pks", p, "class")
+
+
+def test_dataset_answers_on_the_bulk_path_equal_the_answers_query(toy):
+    """The batched read by node key (BLIM and KOC read it) gives exactly the ``answers`` query's rows,
+    on both engines, with batches smaller than the roster."""
+    from kstp.graph.structures import dataset_answers
+
+    def rows(frame):
+        return sorted(zip(frame["learnerId"].astype(str), frame["questionId"].astype(str),
+                          frame["correct"].astype(bool), strict=True))
+
+    want = rows(toy.frame("answers", {"dataset": "toy"}))
+    assert len(want) == 11
+    assert rows(dataset_answers(toy, "toy", batch=2)) == rows(dataset_answers(toy, "toy")) == want
+    assert dataset_answers(toy, "nowhere").empty

@@ -6,6 +6,9 @@ CREATE CONSTRAINT cluster_id IF NOT EXISTS FOR (n:Cluster) REQUIRE n.id IS UNIQU
 CREATE CONSTRAINT concept_id IF NOT EXISTS FOR (n:Concept) REQUIRE n.id IS UNIQUE;
 CREATE CONSTRAINT dataset_id IF NOT EXISTS FOR (n:Dataset) REQUIRE n.id IS UNIQUE;
 CREATE CONSTRAINT question_id IF NOT EXISTS FOR (n:Question) REQUIRE n.id IS UNIQUE;
+// A dataset's questions by an index seek (question_keys, the PSR and BLIM reads), not a scan
+// of every Question.
+CREATE INDEX question_dataset IF NOT EXISTS FOR (n:Question) ON (n.dataset);
 CREATE CONSTRAINT learner_id IF NOT EXISTS FOR (n:Learner) REQUIRE n.id IS UNIQUE;
 CREATE CONSTRAINT run_id IF NOT EXISTS FOR (n:Run) REQUIRE n.id IS UNIQUE;
 CREATE CONSTRAINT response_id IF NOT EXISTS FOR (n:Response) REQUIRE n.id IS UNIQUE;
