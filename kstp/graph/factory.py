@@ -23,7 +23,8 @@ def open_store(target: GraphTarget | str | os.PathLike | None = None, read_only:
     The store closes with ``close()`` or at the end of a ``with`` block.
 
     ``read_only`` opens an embedded graph without writing anything (its schema is taken
-    as it is); a Neo4j graph is opened as usual.
+    as it is), and a Neo4j graph with every statement in a read transaction (the server
+    refuses writes there).
 
     Raises
     ------
@@ -42,7 +43,7 @@ def open_store(target: GraphTarget | str | os.PathLike | None = None, read_only:
     else:
         from kstp.graph.neo4j import Neo4jStore
 
-        store = Neo4jStore(target.location, target.user, target.password)
+        store = Neo4jStore(target.location, target.user, target.password, read_only=read_only)
     try:
         store.ensure_schema()
     except BaseException:

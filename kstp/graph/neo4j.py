@@ -93,7 +93,9 @@ def _checked_uri(uri: str) -> str:
 class Neo4jStore(GraphStore):
     """A Neo4j 5 database at ``uri`` (``neo4j://``, ``bolt://``, ``neo4j+s://``...).
 
-    ``database`` names the database; ``None`` uses the user's home database.
+    ``database`` names the database; ``None`` uses the user's home database. ``read_only``
+    runs every statement in a read transaction (the server refuses a write there) and
+    neither creates the schema nor writes anything.
 
     Raises
     ------
@@ -106,9 +108,10 @@ class Neo4jStore(GraphStore):
 
     engine = "neo4j"
 
-    def __init__(self, uri: str, user: str, password: str, database: str | None = None):
+    def __init__(self, uri: str, user: str, password: str, database: str | None = None, read_only: bool = False):
         self.uri = _checked_uri(uri)
         self._database = database
+        self.read_only = read_only
         try:
             self._driver = neo4j.GraphDatabase.driver(uri, auth=(user, password), user_agent=f"kstp/{__version__}",
                                                       connection_timeout=CONNECT_TIMEOUT_S,
@@ -130,6 +133,8 @@ class Neo4jStore(GraphStore):
         return f"Neo4jStore({self.uri!r})"
 
     def ensure_schema(self) -> None:
+        if self.read_only:
+            return  # a read-only graph is read as it is
         for statement in self._ddl_statements():
             self._run(statement, {}, "schema")
 
@@ -159,7 +164,12 @@ class Neo4jStore(GraphStore):
         return len(ids)
 
     def _run(self, text: str, params: dict, name: str, routing: neo4j.RoutingControl = _WRITE) -> pd.DataFrame:
-        """Run ``text`` in one managed transaction, tagged with ``name``; its rows as a DataFrame."""
+        """Run ``text`` in one managed transaction, tagged with ``name``; its rows as a DataFrame.
+
+        A read-only store runs every statement in a read transaction, whatever ``routing`` asks.
+        """
+        if self.read_only:
+            routing = _READ
         query = neo4j.Query(text, metadata={"app": f"kstp/{__version__}", "query": name})
         try:
             return self._driver.execute_query(query, params, routing_=routing, database_=self._database,
