@@ -146,7 +146,8 @@ def layered(nodes: list[str], edges: list[tuple[str, str]], layers: dict[str, in
     CycleError
         When ``layers`` is not given and the edges hold a cycle.
     ValueError
-        When a given layer puts an edge's head at or above its tail.
+        When a given layer puts an edge's head at or above its tail, or an edge names a node
+        not in ``nodes``.
 
     Examples
     --------
@@ -160,6 +161,10 @@ def layered(nodes: list[str], edges: list[tuple[str, str]], layers: dict[str, in
     """
     nodes = list(dict.fromkeys(nodes))
     edges = list(dict.fromkeys((a, b) for a, b in edges if a != b))
+    known = set(nodes)
+    stray = [f"{a} -> {b}" for a, b in edges if a not in known or b not in known]
+    if stray:
+        raise ValueError(f"edge {stray[0]} names a node that is not drawn")
     layer = dict(layers) if layers is not None else _longest_path_layers(nodes, edges)
     rank = {value: k for k, value in enumerate(sorted(set(layer[n] for n in nodes)))}
     layer = {n: rank[layer[n]] for n in nodes}

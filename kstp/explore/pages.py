@@ -470,9 +470,11 @@ class Explorer:
 
     def _prompt(self, run: dict, detail: dict, response: dict) -> dict:
         """The prompt messages of an answers sample, rebuilt and checked against the stored prompt hash."""
+        if not response.get("promptHash"):
+            return {"messages": None, "why": "ingested, not generated: it was never a prompt's reply"}
         if run.get("evaluator") != "answers" or not detail.get("questionText"):
             return {"messages": None, "why": f"{run.get('evaluator')} runs store the prompt's hash only "
-                    f"({response.get('promptHash', '?')[:16]}…)"}
+                    f"({response['promptHash'][:16]}…)"}
         from kstp.evaluators.answers import PROMPTS, build_prompt, template_hash
         from kstp.inference.backend import prompt_hash
 
@@ -621,7 +623,7 @@ def _cot(steps: pd.DataFrame) -> dict:
         step = by_step.setdefault(row["stepId"], {**{k: row[k] for k in ("stepId", "position", "node", "edge",
                                                                           "final", "closed")}, "parents": []})
         if row["parentStepId"] is not None:
-            step["parents"].append(row["parentStepId"])
+            step["parents"].append(int(row["parentStepId"]))  # a column with nulls arrives as floats
     ordered = sorted(by_step.values(), key=lambda s: (s["position"], s["stepId"]))
     names = [str(s["stepId"]) for s in ordered]
     edges = [(str(p), str(s["stepId"])) for s in ordered for p in s["parents"] if p in by_step]

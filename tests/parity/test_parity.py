@@ -674,6 +674,8 @@ def test_parity_explore_queries(store, seed):
                                "extracted": str(i), "correct": i % 2 == 0, "verdict": "correct" if i % 2 == 0 else
                                "wrong answer", "error": "timeout" if i == 5 else None} for i, q in enumerate(asked)])
     write_responses(store, "run", "model:m", responses)
+    store.write_nodes("Response", pd.DataFrame([{"id": "n0", "stateId": "s", "condition": "P0"}]))  # no question
+    store.write_relationships("IN_RUN", "Response", "Run", pd.DataFrame([{"from_id": "n0", "to_id": "run"}]))
     write_steps(store, {"r0": Trajectory((Step(1, "given", (), "a = 1"), Step(2, "then", (1,), "b = 2"),
                                           Step(3, "so", (1, 2), "\\boxed{3}")))})
 
@@ -699,11 +701,14 @@ def test_parity_explore_queries(store, seed):
     assert list(zip(got["fromId"], got["toId"], strict=True)) == want
     assert got["counterexamples"].tolist() == [figures[p][1] for p in want]
     samples = store.frame("run_samples", {"runId": "run"})
-    assert samples["responseId"].tolist() == [f"r{i}" for i in range(len(asked))]
-    assert samples["error"].tolist()[-1] == "timeout" and samples["extracted"].tolist()[1] == "1"
+    assert samples["responseId"].tolist() == ["n0", *(f"r{i}" for i in range(len(asked)))]
+    assert samples["error"].tolist()[-1] == "timeout" and samples["extracted"].tolist()[2] == "1"
+    assert samples["questionId"].isna().tolist() == [True, *[False] * len(asked)]
     detail = store.frame("response_detail", {"responseId": "r3"})
     assert detail[["runId", "evaluator", "learnerId", "questionId"]].values.tolist() == [
         ["run", "answers", "model:m", asked[3]]]
+    detail = store.frame("response_detail", {"responseId": "n0"})
+    assert detail["runId"].tolist() == ["run"] and detail[["learnerId", "questionId"]].isna().all(axis=None)
     steps = store.frame("response_steps", {"responseId": "r0"})
     assert list(zip(steps["stepId"], steps["parentStepId"].astype(object).where(steps["parentStepId"].notna(), None),
                     strict=True)) == [(1, None), (2, 1), (3, 1), (3, 2)]
