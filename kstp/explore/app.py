@@ -124,7 +124,8 @@ def create_app(explorer: Explorer) -> Starlette:
     def dataset(request):
         sort = request.query_params.get("sort", "learnerId")
         return {"page": explorer.dataset(ident(request), sort if sort in SORTABLE else "learnerId",
-                                         request.query_params.get("desc") == "1", number(request, "page", 1)),
+                                         request.query_params.get("desc") == "1", number(request, "page", 1),
+                                         qpage=number(request, "qpage", 1)),
                 "sortable": SORTABLE}
 
     def psr(request):

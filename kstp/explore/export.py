@@ -40,7 +40,7 @@ def _pages(explorer: Explorer) -> Iterator[tuple[str, str, Callable[[], dict]]]:
     for dataset in overview["datasets"]:
         did = dataset["datasetId"]
         yield (f"dataset/{slug(did)}.html", "dataset.html",
-               lambda did=did: {"page": explorer.dataset(did, size=_WHOLE), "sortable": SORTABLE})
+               lambda did=did: {"page": explorer.dataset(did, size=_WHOLE, qsize=_WHOLE), "sortable": SORTABLE})
         if dataset["answers"]:
             yield f"psr/{slug(did)}.html", "psr.html", lambda did=did: {"page": {"dataset": did,
                                                                                  "psr": explorer.psr(did)}}

@@ -45,6 +45,10 @@ NEXT_STEPS_LIMIT = 20_000
 #: Datasets with at most this many answers get their PSR distribution on the dataset page; larger
 #: ones on a page of their own (it reads every answer: seconds at XES3G5M scale).
 PSR_INLINE_ANSWERS = 500_000
+#: Q-matrix rows per page.
+QMATRIX_PAGE = 200
+#: Most of a learner's missing prerequisites listed (they are counted in full).
+MISSING_SHOWN = 200
 #: Learner-table columns a user may sort by.
 SORTABLE = ("learnerId", "kind", "nAnswered", "accuracy", "psrMicro", "psrMacro", "blimPosterior")
 #: Sample filters of a run page.
@@ -109,11 +113,13 @@ def _rows(frame: pd.DataFrame) -> list[dict[str, Any]]:
     return [{k: _plain(v) for k, v in row.items()} for row in records(frame)]
 
 
-def _page(rows: list, page: int, size: int = PAGE_SIZE) -> dict:
+def _page(rows: list | pd.DataFrame, page: int, size: int = PAGE_SIZE) -> dict:
     size = max(size, 1)
     pages = max(1, math.ceil(len(rows) / size))
     page = min(max(page, 1), pages)
-    return {"rows": rows[(page - 1) * size:page * size], "page": page, "pages": pages, "total": len(rows)}
+    part = rows.iloc[(page - 1) * size:page * size] if isinstance(rows, pd.DataFrame) else \
+        rows[(page - 1) * size:page * size]
+    return {"rows": part, "page": page, "pages": pages, "total": len(rows)}
 
 
 class Explorer:
@@ -297,32 +303,62 @@ class Explorer:
 
     # ---- datasets ------------------------------------------------------------------------
     def dataset(self, dataset: str, sort: str = "learnerId", descending: bool = False, page: int = 1,
-                size: int = PAGE_SIZE) -> dict:
+                size: int = PAGE_SIZE, qpage: int = 1, qsize: int = QMATRIX_PAGE) -> dict:
         """A dataset: figures, Q-matrix, prerequisite DAG, space size, Hasse diagram, PSR, BLIM, learners
-        (``size`` of them from ``page``, sorted by ``sort``)."""
+        (``size`` of them from ``page``, sorted by ``sort``; ``qsize`` Q-matrix rows from ``qpage``)."""
         row = self._dataset_row(dataset)
-        questions = self.store.frame("dataset_questions", {"dataset": dataset})
-        links = self.store.frame("question_concepts", {"dataset": dataset})
-        concepts_of = links.groupby("questionId")["conceptId"].apply(list).to_dict() if len(links) else {}
-        qmatrix = [{"id": q, "localId": local, "concepts": concepts_of.get(q, [])}
-                   for q, local in zip(questions["questionId"], questions["localId"], strict=True)]
         counted = self.space_size(dataset)
+        drawings = self._kept(("drawings", dataset), lambda: self._drawings(dataset, counted))
+        psr = self.psr(dataset) if 0 < row["answers"] <= PSR_INLINE_ANSWERS else None
+        column = sort if sort in SORTABLE else "learnerId"
+        ordered = self._kept(("order", dataset, column, descending), lambda: self.learner_figures(dataset).sort_values(
+            [column, "learnerId"], ascending=[not descending, True], na_position="last", kind="stable"))
+        learners = _page(ordered, page, size)
+        learners["rows"] = _rows(learners["rows"])  # only the rows shown become dicts (18 k at XES3G5M scale)
+        return {"dataset": row, "qmatrix": _page(self._qmatrix(dataset), qpage, qsize), "space": counted,
+                **drawings, "psr": psr, "storedPsr": self.stored_psr(dataset),
+                "psrInline": row["answers"] <= PSR_INLINE_ANSWERS,
+                "contradicted": self._kept(("contradicted", dataset), lambda: _rows(self.store.frame(
+                    "contradicted_prerequisites", {"dataset": dataset}))),
+                "blim": self.blim(dataset), "learners": learners, "sort": column, "descending": descending}
+
+    def _qmatrix(self, dataset: str) -> list[dict]:
+        def compute() -> list[dict]:
+            questions = self._questions(dataset)
+            links = self.store.frame("question_concepts", {"dataset": dataset})
+            concepts_of = links.groupby("questionId")["conceptId"].apply(list).to_dict() if len(links) else {}
+            return [{"id": q, "localId": local, "concepts": concepts_of.get(q, [])}
+                    for q, local in zip(questions["questionId"], questions["localId"], strict=True)]
+
+        return self._kept(("qmatrix", dataset), compute)
+
+    def _questions(self, dataset: str) -> pd.DataFrame:
+        return self._kept(("questions", dataset), lambda: self.store.frame("dataset_questions", {"dataset": dataset}))
+
+    def _drawings(self, dataset: str, counted: dict) -> dict:
+        """The question prerequisite DAG and the Hasse diagram, where the space is small enough to draw."""
         space = self.space(dataset) if "states" in counted else None
         dag = hasse = None
         if space is not None and len(space.classes) <= DRAW_LIMIT:
-            dag = _class_dag(space, _local_names(questions))
+            dag = _class_dag(space, _local_names(self._questions(dataset)))
         if space is not None and counted["states"] <= HASSE_LIMIT:
             hasse = _hasse(space, dataset)
-        psr = self.psr(dataset) if 0 < row["answers"] <= PSR_INLINE_ANSWERS else None
-        learners = self.learner_figures(dataset)
-        column = sort if sort in SORTABLE else "learnerId"
-        ordered = learners.sort_values([column, "learnerId"], ascending=[not descending, True],
-                                       na_position="last", kind="stable")
-        blim = self.blim(dataset)
-        return {"dataset": row, "qmatrix": qmatrix, "space": counted, "dag": dag, "hasse": hasse,
-                "psr": psr, "storedPsr": self.stored_psr(dataset), "psrInline": row["answers"] <= PSR_INLINE_ANSWERS,
-                "contradicted": _rows(self.store.frame("contradicted_prerequisites", {"dataset": dataset})),
-                "blim": blim, "learners": _page(_rows(ordered), page, size), "sort": column, "descending": descending}
+        return {"dag": dag, "hasse": hasse}
+
+    def warm(self, progress: Callable[[str], None] | None = None) -> None:
+        """Compute what pages keep (figures, sizes, depths, drawings; the PSR of small datasets) before serving,
+        so that no visitor waits for it."""
+        for framework in self.stats()["frameworks"]:
+            if progress:
+                progress(f"framework {framework['framework']}")
+            self.depths(framework["framework"])
+            self._framework_edges(framework["framework"])
+        for row in self.stats()["datasets"]:
+            dataset = row["datasetId"]
+            if progress:
+                progress(f"dataset {dataset}")
+            self.dataset(dataset)
+            self._kept(("fitted", dataset), lambda d=dataset: self._fitted(d))
 
     def psr(self, dataset: str) -> dict:
         """``kstp evaluate psr --dataset D``'s rows (not written back) and each learner's figures (kept)."""
@@ -337,7 +373,13 @@ class Explorer:
         return self._kept(("psr", dataset), compute)
 
     def blim(self, dataset: str) -> dict | None:
-        """The dataset's latest BLIM fit: the run's figures, β and η per question, the likeliest states."""
+        """The dataset's latest BLIM fit: the run's figures, β and η per question, the likeliest states (kept)."""
+        return self._kept(("blim", dataset), lambda: self._blim(dataset))
+
+    def _fitted(self, dataset: str) -> bool:
+        return self.blim(dataset) is not None
+
+    def _blim(self, dataset: str) -> dict | None:
         items = self.store.frame("blim_item_parameters", {"dataset": dataset})
         if items.empty:
             return None
@@ -371,14 +413,17 @@ class Explorer:
         wrong = set(answers.loc[~answers["correct"].fillna(False).astype(bool), "questionId"])
         contradicted = [{"questionId": q, "prerequisiteId": p, "answered": p in wrong}
                         for q, missing in sorted(violations.items()) for p in missing]
+        contradicted.sort(key=lambda c: not c["answered"])  # answered wrongly first: the stronger evidence
         section: dict[str, Any] = {"dataset": dataset, "answers": _rows(answers), "state": state,
-                                   "isState": not violations, "contradicted": contradicted,
+                                   "isState": not violations, "contradicted": contradicted[:MISSING_SHOWN],
+                                   "missing": len(contradicted),
+                                   "missingAnswered": sum(1 for c in contradicted if c["answered"]),
                                    "correct": int(answers["correct"].fillna(False).astype(bool).sum())}
         if not violations:
             section["innerFringe"] = structures.inner_fringe(self.store, dataset, state)
             section["outerFringe"] = structures.outer_fringe(self.store, dataset, state)
         size = self.space_size(dataset)
-        fitted = not self.store.frame("blim_item_parameters", {"dataset": dataset}).empty
+        fitted = self._kept(("fitted", dataset), lambda: self._fitted(dataset))
         if fitted or size.get("states", NEXT_STEPS_LIMIT + 1) <= NEXT_STEPS_LIMIT:
             from kstp.evaluators.blim import next_steps
 
@@ -391,7 +436,7 @@ class Explorer:
                                          "large to match the answers to its nearest states")
         space = self.space(dataset)
         if space is not None and len(space.classes) <= DRAW_LIMIT:
-            questions = self.store.frame("dataset_questions", {"dataset": dataset})
+            questions = self._questions(dataset)
             marks = {q: "correct" for q in state} | {q: "wrong" for q in wrong}
             for q in section.get("outerFringe", []):
                 marks[q] = "outer"
@@ -412,9 +457,21 @@ class Explorer:
         for key in ("config", "sampling"):
             if isinstance(identity.get(key), str):
                 identity[key] = json.loads(identity[key])
-        holds = run_footprint(self.store, run_id).counts()
-        samples = self.store.frame("run_samples", {"runId": run_id})
+        holds = self._kept(("holds", run_id), lambda: run_footprint(self.store, run_id).counts())
         evaluator = identity.get("evaluator", "")
+        rows = self._kept(("samples", run_id), lambda: self._samples(run_id, evaluator))
+        counts = {f: sum(1 for r in rows if f == "all" or r["kind"] == f or (f == "wrong" and r["kind"] != "right"))
+                  for f in FILTERS}
+        chosen = show if show in FILTERS else "all"
+        kept = [r for r in rows if chosen == "all" or r["kind"] == chosen
+                or (chosen == "wrong" and r["kind"] != "right")]
+        items = self._kept(("rqeval", run_id), lambda: self._rqeval_items(run_id)) if evaluator == "rqeval" else None
+        return {"run": identity, "holds": holds, "evaluator": evaluator, "filter": chosen, "counts": counts,
+                "samples": _page(kept, page, size), "rqevalItems": items,
+                "figures": {k: identity[k] for k in RUN_FIGURES.get(evaluator, ()) if k in identity}}
+
+    def _samples(self, run_id: str, evaluator: str) -> list[dict]:
+        samples = self.store.frame("run_samples", {"runId": run_id})
         if evaluator == "nextstep":
             stored = self.store.frame("nextstep_responses", {"runId": run_id}).set_index("responseId")
             for column in ("predicted", "reference", "catalogue"):
@@ -422,15 +479,7 @@ class Explorer:
         rows = _rows(samples)
         for row in rows:
             row["kind"] = _sample_kind(row)
-        counts = {f: sum(1 for r in rows if f == "all" or r["kind"] == f or (f == "wrong" and r["kind"] != "right"))
-                  for f in FILTERS}
-        chosen = show if show in FILTERS else "all"
-        kept = [r for r in rows if chosen == "all" or r["kind"] == chosen
-                or (chosen == "wrong" and r["kind"] != "right")]
-        items = self._rqeval_items(run_id) if evaluator == "rqeval" else None
-        return {"run": identity, "holds": holds, "evaluator": evaluator, "filter": chosen, "counts": counts,
-                "samples": _page(kept, page, size), "rqevalItems": items,
-                "figures": {k: identity[k] for k in RUN_FIGURES.get(evaluator, ()) if k in identity}}
+        return rows
 
     def _rqeval_items(self, run_id: str) -> list[dict] | None:
         """RQEval's dimensions per item of a run, from the stored responses (ES needs the whole run: on the run)."""

@@ -10,6 +10,7 @@ from __future__ import annotations
 import ipaddress
 import socket
 import threading
+import time
 import webbrowser
 from collections.abc import Callable
 
@@ -61,7 +62,8 @@ def bind(host: str, port: int) -> socket.socket:
 
 def serve(explorer: Explorer, sock: socket.socket, open_browser: bool = False,
           announce: Callable[[str], None] = print) -> None:
-    """Serve ``explorer``'s pages on the bound ``sock`` until Ctrl-C or SIGTERM.
+    """Serve ``explorer``'s pages on the bound ``sock`` until Ctrl-C or SIGTERM, once what the pages keep is
+    computed (:meth:`~kstp.explore.pages.Explorer.warm`: seconds at XES3G5M scale).
 
     Parameters
     ----------
@@ -78,12 +80,15 @@ def serve(explorer: Explorer, sock: socket.socket, open_browser: bool = False,
 
     from kstp.explore.app import create_app
 
+    began = time.perf_counter()
+    explorer.warm()
     host, port = sock.getsockname()[:2]
     shown = f"[{host}]" if ":" in host else host
     url = f"http://{shown}:{port}/"
     server = uvicorn.Server(uvicorn.Config(create_app(explorer), log_level="warning", access_log=False,
                                            timeout_graceful_shutdown=5))
-    announce(f"kstp explore: {url} (graph {explorer.where}, read-only); Ctrl-C stops it")
+    announce(f"kstp explore: {url} (graph {explorer.where}, read-only; ready in {time.perf_counter() - began:.1f} s); "
+             "Ctrl-C stops it")
     if open_browser:
         def wait_then_open() -> None:
             while not server.started and not server.should_exit:

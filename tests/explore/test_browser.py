@@ -6,7 +6,8 @@ holds a script, a next-step run and DAG-MATH gold trajectories; ``kstp explore -
 started as a command; then the browser opens every page kind and clicks overview ->
 dataset -> learner -> run -> sample, compares the figures on the pages with the commands'
 JSON, checks that a click on a concept moves the graph, that no script from a completion
-ran, that a write is refused, and that the static export opens from disk with no server.
+ran, that a write is refused, and that the static export (of the embedded graph; the export
+of both engines is in test_pages.py) opens from disk with no server.
 A screenshot of each page kind goes to the test's folder (and to ``$KSTP_EXPLORE_SCREENSHOTS``
 when set: ``docs/explore`` holds the ones the README shows). Both engines must show the
 same figures on every page.
@@ -116,7 +117,7 @@ def page_figures(driver) -> list:
         "return [...document.querySelectorAll('.fig')].map(e => e.dataset.value)")]
 
 
-def walk(driver, url: str, graph: str, runs: dict, shots: Path, site: Path) -> dict:
+def walk(driver, url: str, graph: str, runs: dict, shots: Path, site: Path | None) -> dict:
     """Every page kind in the browser, checked against the commands; returns each page's figures."""
     from selenium.webdriver.common.action_chains import ActionChains
     from selenium.webdriver.common.by import By
@@ -234,6 +235,8 @@ def walk(driver, url: str, graph: str, runs: dict, shots: Path, site: Path) -> d
     assert driver.find_element(By.ID, "cypher-error").text.startswith("refused: SET writes to the graph")
     screenshot(driver, shots, "query")
 
+    if site is None:
+        return seen
     # the export opens from disk, with no server
     driver.get(site.as_uri() + "/index.html")
     driver.find_element(By.CSS_SELECTOR, "#datasets a[href$='dataset/frcsub.html']").click()
@@ -255,9 +258,11 @@ def test_browser_walkthrough_on_both_engines(browser, data_root, neo4j_server, t
             monkeypatch.setenv("NEO4J_PASSWORD", neo4j_server.password)
             graph = neo4j_server.location
         runs = populate_demo(graph, data_root, tmp_path / engine)
-        site = tmp_path / engine / "site"
-        exported = kstp_json(graph, "explore", "--export", site)
-        assert exported["pages"] > 1500 and exported["skipped"] == []
+        site = None
+        if engine == "ladybug":  # the export's pages are the server's (tests/explore/test_pages.py: both engines)
+            site = tmp_path / engine / "site"
+            exported = kstp_json(graph, "explore", "--export", site)
+            assert exported["pages"] > 1500 and exported["skipped"] == []
         server = Served(graph, dict(os.environ))
         try:
             seen[engine] = walk(browser, server.url, graph, runs, tmp_path / "screenshots" / engine, site)
