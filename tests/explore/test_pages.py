@@ -173,3 +173,45 @@ def test_explore_export_is_a_site_with_relative_links(explored, tmp_path):
     assert "<script>alert(1)" not in "".join(p.read_text() for p in (site / "sample").glob("*.html"))
     assert urljoin("file:///x/run/a.html", "../dataset/toy.html") == "file:///x/dataset/toy.html"
     assert Path(result["index"]) == site / "index.html"
+
+
+def _start(graph: str, *args: str):
+    import os
+    import subprocess
+    import sys
+
+    command = [str(Path(sys.executable).parent / "kstp"), "--graph", graph, "explore", *args]
+    return subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=dict(os.environ))
+
+
+def test_explore_warns_when_it_listens_beyond_this_machine(explored):
+    """--host 0.0.0.0: a warning that anyone who reaches the port reads the graph; Ctrl-C stops it (exit 130)."""
+    import signal
+
+    graph, _ = explored
+    process = _start(graph, "--host", "0.0.0.0", "--port", "0")
+    warning, started = process.stderr.readline(), process.stderr.readline()
+    assert warning.startswith("warning: listening on 0.0.0.0: anyone who can reach port ")
+    port = int(re.search(r"http://0\.0\.0\.0:(\d+)/", started).group(1))
+    assert get(f"http://127.0.0.1:{port}/index.html")[0] == 200
+    process.send_signal(signal.SIGINT)
+    _, rest = process.communicate(timeout=30)
+    assert process.returncode == 130 and rest.strip() == \
+        "Interrupted: kstp explore stopped; it wrote nothing (it only reads the graph)."
+
+
+def test_explore_port_in_use_is_one_line(explored):
+    import socket
+
+    graph, _ = explored
+    taken = socket.socket()
+    taken.bind(("127.0.0.1", 0))
+    taken.listen()
+    port = taken.getsockname()[1]
+    try:
+        process = _start(graph, "--port", str(port))
+        _, err = process.communicate(timeout=60)
+    finally:
+        taken.close()
+    assert process.returncode == 1 and err.count("\n") == 1
+    assert err.startswith(f"Error: cannot listen on 127.0.0.1:{port}: ") and "choose another port with --port" in err
