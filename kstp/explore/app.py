@@ -82,6 +82,8 @@ def create_app(explorer: Explorer) -> Starlette:
     starlette.applications.Starlette
     """
     env = environment()
+    for name in env.list_templates():  # compiled now, not on a visitor's first page of each kind
+        env.get_template(name)
 
     def page(template: str, build, depth: int = 1):
         async def endpoint(request: Request) -> Response:

@@ -45,6 +45,8 @@ NEXT_STEPS_LIMIT = 20_000
 #: Datasets with at most this many answers get their PSR distribution on the dataset page; larger
 #: ones on a page of their own (it reads every answer: seconds at XES3G5M scale).
 PSR_INLINE_ANSWERS = 500_000
+#: Most rows an ad-hoc statement returns (a LIMIT is added where it has none).
+AD_HOC_ROWS = 1000
 #: Q-matrix rows per page.
 QMATRIX_PAGE = 200
 #: Most of a learner's missing prerequisites listed (they are counted in full).
@@ -348,6 +350,7 @@ class Explorer:
     def warm(self, progress: Callable[[str], None] | None = None) -> None:
         """Compute what pages keep (figures, sizes, depths, drawings; the PSR of small datasets) before serving,
         so that no visitor waits for it."""
+        self.overview()  # its queries and modules, once
         for framework in self.stats()["frameworks"]:
             if progress:
                 progress(f"framework {framework['framework']}")
@@ -563,12 +566,13 @@ class Explorer:
 
     def cypher(self, text: str) -> dict:
         """Run a read-only ad-hoc statement (:func:`~kstp.explore.readonly.check_read_only` first)."""
-        from kstp.explore.readonly import check_read_only
+        from kstp.explore.readonly import check_read_only, limited
 
-        statement = check_read_only(text)
+        statement = limited(check_read_only(text), AD_HOC_ROWS + 1)
         with self._lock:
             frame = self.store.read_statement(statement)
-        return {"rows": _rows(frame), "columns": list(frame.columns)}
+        return {"rows": _rows(frame.head(AD_HOC_ROWS)), "columns": list(frame.columns),
+                "more": len(frame) > AD_HOC_ROWS}
 
 
 def _typed(key: str, text: str, kind: str) -> tuple[str, Any]:

@@ -18,7 +18,7 @@ import re
 
 from kstp.errors import ReadOnlyError
 
-__all__ = ["check_read_only", "WRITE_CLAUSES", "FIRST_WORDS", "READ_PROCEDURES"]
+__all__ = ["check_read_only", "limited", "WRITE_CLAUSES", "FIRST_WORDS", "READ_PROCEDURES"]
 
 #: Words that start a clause that writes the graph, reads or writes files, or leaves the
 #: database (one-line refusal names the first one found).
@@ -85,3 +85,16 @@ def check_read_only(text: str) -> str:
                 raise ReadOnlyError(f"refused: CALL {name or '{...}'} may write, and kstp explore only reads the graph "
                                     f"(procedures allowed: {', '.join(READ_PROCEDURES)})")
     return statement
+
+
+def limited(statement: str, rows: int) -> str:
+    """``statement`` with ``LIMIT rows`` appended where it has no LIMIT of its own (a cross product typed by
+    mistake would otherwise be read whole).
+
+    >>> limited("MATCH (c:Concept) RETURN c.id", 1001)
+    'MATCH (c:Concept) RETURN c.id LIMIT 1001'
+    >>> limited("MATCH (c:Concept) RETURN c.id LIMIT 5", 1001)
+    'MATCH (c:Concept) RETURN c.id LIMIT 5'
+    """
+    words = {w.upper() for w in _WORD.findall(_MASKED.sub(" ", statement))}
+    return statement if "LIMIT" in words else f"{statement} LIMIT {rows}"
