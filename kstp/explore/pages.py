@@ -220,10 +220,20 @@ class Explorer:
         runs = _rows(list_runs(self.store))
         stored = self.store.nodes("Run")
         figures = {r["id"]: r for r in _rows(stored)} if len(stored) else {}
+        from kstp.inference.runs import model_learner_id
+
+        models = {run["model"]: model_learner_id(run["model"]) for run in runs
+                  if run["evaluator"] == "answers" and run["model"]}
+        found = self.store.nodes("Learner", list(models.values())) if models else pd.DataFrame()
+        psr = {r["id"]: r for r in _rows(found)} if len(found) else {}
         for run in runs:
             record = figures.get(run["runId"], {})
             run["figures"] = {k: record.get(k) for k in RUN_FIGURES.get(run["evaluator"], ())
                               if record.get(k) is not None}
+            learner = psr.get(models.get(run["model"], ""), {})
+            for key in ("psrMicro", "psrMacro"):  # the model's PSR as kstp evaluate psr last stored it
+                if run["evaluator"] == "answers" and learner.get(key) is not None:
+                    run["figures"][key] = learner[key]
         datasets = []
         for row in stats["datasets"]:
             datasets.append({**row, "psr": self.stored_psr(row["datasetId"]) if row["answers"] else None})
@@ -471,7 +481,13 @@ class Explorer:
         kept = [r for r in rows if chosen == "all" or r["kind"] == chosen
                 or (chosen == "wrong" and r["kind"] != "right")]
         items = self._kept(("rqeval", run_id), lambda: self._rqeval_items(run_id)) if evaluator == "rqeval" else None
+        reasons: dict[str, int] = {}
+        for r in rows:
+            if r["kind"] in ("failed", "invalid"):
+                reason = f"{r['kind']}: {r['error'] or r.get('invalidKind') or r['verdict'] or 'invalid CoT'}"
+                reasons[reason] = reasons.get(reason, 0) + 1
         return {"run": identity, "holds": holds, "evaluator": evaluator, "filter": chosen, "counts": counts,
+                "failures": sorted(reasons.items(), key=lambda kv: (-kv[1], kv[0])),
                 "samples": _page(kept, page, size), "rqevalItems": items,
                 "figures": {k: identity[k] for k in RUN_FIGURES.get(evaluator, ()) if k in identity}}
 

@@ -215,3 +215,25 @@ def test_explore_port_in_use_is_one_line(explored):
         taken.close()
     assert process.returncode == 1 and err.count("\n") == 1
     assert err.startswith(f"Error: cannot listen on 127.0.0.1:{port}: ") and "choose another port with --port" in err
+
+
+def test_explore_run_counts_failures_by_kind(explored):
+    """A model that replies with nothing: every sample failed with the empty-reply reason, counted by kind;
+    the overview shows no PSR for it (none of its answers is correct)."""
+    from tests.endpoint import FakeEndpoint
+    from tests.explore.conftest import kstp_json as run_kstp
+
+    graph, _ = explored
+    with FakeEndpoint(message={"content": ""}) as server:
+        summary = run_kstp(graph, "evaluate", "answers", "--dataset", "toy", "--model", "mute", "--backend", "openai",
+                           "--base-url", server.base_url, "--limit", "2")
+    assert summary["failed"] == 2
+    with serving(graph) as url:
+        _, run = get(url + f"run/{slug(summary['runId'])}.html")
+        _, failed = get(url + f"run/{slug(summary['runId'])}.html?show=failed")
+        _, overview = get(url + "index.html")
+    rows = re.findall(r"<tr><td>([^<]*)</td><td><span class=\"fig\" data-value=\"(\d+)\"",
+                      run.split('id="failures"')[1].split("</table>")[0])
+    assert rows == [("failed: empty: the reply has no content and no reasoning", "2")]
+    assert failed.count('class="sample failed"') == 2
+    assert "psrMicro" not in keyed_row(overview, "runs", summary["runId"])
