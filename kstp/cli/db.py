@@ -4,17 +4,13 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import click
 
 from kstp.cli.output import emit, format_option, get_store, json_option, message, print_table, status
 from kstp.settings import graph_target
 
-if TYPE_CHECKING:
-    from kstp.graph.store import GraphStore
-
-__all__ = ["db", "graph_stats", "report_deletion"]
+__all__ = ["db", "report_deletion"]
 
 
 @click.group()
@@ -35,25 +31,6 @@ def init(ctx: click.Context) -> None:
     message(f"graph ready: {graph_target(ctx.find_root().obj.get('graph')).describe()}")
 
 
-def graph_stats(store: GraphStore) -> dict:
-    """Counts per label and relationship type, and per framework and dataset figures."""
-    frameworks = []
-    for fw in store.run("frameworks"):
-        figures = store.run("curriculum_figures", {"framework": fw["frameworkId"]})[0]
-        concepts = figures["concepts"]
-        frameworks.append({"framework": fw["frameworkId"], **figures,
-                           "prerequisitesPerConcept": figures["prerequisiteEdges"] / concepts if concepts else 0.0})
-    datasets = []
-    for ds in store.run("datasets"):  # every figure a count() in the engine, no edge crosses the wire
-        questions = ds["questions"]
-        datasets.append({**ds, "conceptsPerQuestion": ds["assesses"] / questions if questions else 0.0,
-                         "questionPrerequisitesPerQuestion":
-                             ds["questionPrerequisites"] / questions if questions else 0.0})
-    return {"nodes": {r["label"]: r["count"] for r in store.run("node_counts")},
-            "relationships": {r["type"]: r["count"] for r in store.run("relationship_counts")},
-            "frameworks": frameworks, "datasets": datasets}
-
-
 @db.command()
 @json_option
 @click.pass_context
@@ -65,6 +42,8 @@ def stats(ctx: click.Context, as_json: bool) -> None:
       kstp db stats --json
     """
     import pandas as pd
+
+    from kstp.graph.manage import graph_stats
 
     result = {"graph": graph_target(ctx.find_root().obj.get("graph")).describe(), **graph_stats(get_store(ctx))}
     if as_json:

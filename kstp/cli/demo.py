@@ -105,8 +105,8 @@ def demo(ctx: click.Context, data: Path | None, out: Path, as_json: bool) -> Non
     """
     import pandas as pd
 
-    from kstp.cli.db import graph_stats
     from kstp.cli.evaluate import print_psr, psr_summaries
+    from kstp.graph.manage import graph_stats
     from kstp.graph.structures import derive_question_prerequisites
     from kstp.loaders import items as items_loader
     from kstp.loaders import responses as responses_loader

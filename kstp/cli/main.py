@@ -16,6 +16,7 @@ from kstp.cli.demo import demo
 from kstp.cli.depth import depth
 from kstp.cli.derive import derive
 from kstp.cli.evaluate import evaluate
+from kstp.cli.explore import explore
 from kstp.cli.fit import fit
 from kstp.cli.grade import grade
 from kstp.cli.ingest import ingest
@@ -74,7 +75,7 @@ def cli(ctx: click.Context, graph: str | None, quiet: bool, verbose: bool) -> No
     ctx.obj["graph"] = graph
 
 
-for command in (db, ingest, derive, kst, query, evaluate, report, grade, demo, runs):
+for command in (db, ingest, derive, kst, query, evaluate, report, grade, demo, runs, explore):
     cli.add_command(command)
 cli.add_command(validate)
 evaluate.add_command(koc, "koc")

@@ -19,7 +19,7 @@ import pandas as pd
 from kstp.errors import UnknownIdError
 from kstp.graph.store import GraphStore
 
-__all__ = ["HEADLINE", "OUTCOME_PROPERTIES", "list_runs", "RunFootprint", "run_footprint", "delete_run",
+__all__ = ["graph_stats", "HEADLINE", "OUTCOME_PROPERTIES", "list_runs", "RunFootprint", "run_footprint", "delete_run",
            "DatasetFootprint", "dataset_footprint", "delete_dataset"]
 
 #: The figure that sums up a run of each evaluator in ``kstp runs list``; scaffolding and
@@ -31,6 +31,34 @@ HEADLINE = {"answers": "accuracy", "rqeval": "cq", "dagmath": "perfectReasoningR
 OUTCOME_PROPERTIES = {"Question": ("careless", "guess", "carelessSe", "guessSe", "blimRunId"),
                       "Learner": ("blimStateId", "blimPosterior", "blimRunId"),
                       "KnowledgeState": ("probability", "blimRunId")}
+
+
+def graph_stats(store: GraphStore) -> dict:
+    """Counts per label and relationship type, and per framework and dataset figures (``kstp db stats``).
+
+    Returns
+    -------
+    dict
+        ``nodes`` (label -> count), ``relationships`` (type -> count), ``frameworks`` (one
+        record per framework: the ``curriculum_figures`` counts and prerequisites per concept)
+        and ``datasets`` (the ``datasets`` query's records with concepts and question
+        prerequisites per question).
+    """
+    frameworks = []
+    for fw in store.run("frameworks"):
+        figures = store.run("curriculum_figures", {"framework": fw["frameworkId"]})[0]
+        concepts = figures["concepts"]
+        frameworks.append({"framework": fw["frameworkId"], **figures,
+                           "prerequisitesPerConcept": figures["prerequisiteEdges"] / concepts if concepts else 0.0})
+    datasets = []
+    for ds in store.run("datasets"):  # every figure a count() in the engine, no edge crosses the wire
+        questions = ds["questions"]
+        datasets.append({**ds, "conceptsPerQuestion": ds["assesses"] / questions if questions else 0.0,
+                         "questionPrerequisitesPerQuestion":
+                             ds["questionPrerequisites"] / questions if questions else 0.0})
+    return {"nodes": {r["label"]: r["count"] for r in store.run("node_counts")},
+            "relationships": {r["type"]: r["count"] for r in store.run("relationship_counts")},
+            "frameworks": frameworks, "datasets": datasets}
 
 
 def list_runs(store: GraphStore, evaluator: str | None = None, model: str | None = None,

@@ -158,6 +158,20 @@ class GraphStore:
             df = pd.DataFrame(columns=list(query.returns))
         return df
 
+    def read_statement(self, text: str, params: dict[str, Any] | None = None) -> pd.DataFrame:
+        """Run a statement that is not a registered query (``kstp explore``'s ad-hoc Cypher); its rows.
+
+        For a store opened read-only: the engine then refuses a write (a read-only Ladybug
+        file, a Neo4j read transaction). Callers check the text first
+        (:func:`kstp.explore.readonly.check_read_only`); parameters go in as parameters.
+
+        Raises
+        ------
+        QueryError
+            When the engine refuses the statement (a syntax error, a write).
+        """
+        return self._execute(text, params or {}, "ad hoc")
+
     def frame_batches(self, name: str, params: dict[str, Any], keys: list[str], size: int) -> Iterator[pd.DataFrame]:
         """Run the registered query ``name`` once per run of ``size`` consecutive ``keys``.
 

@@ -14,7 +14,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 HEAVY = ("torch", "openai", "matplotlib", "statsmodels", "scipy.stats", "sentence_transformers", "transformers",
          # what kept `kstp --help` over 1 s: data frames, arrays, the graph engines' drivers, the progress bar
-         "pandas", "numpy", "scipy", "pyarrow", "ladybug", "neo4j", "rich.progress")
+         "pandas", "numpy", "scipy", "pyarrow", "ladybug", "neo4j", "rich.progress",
+         # kstp explore's web stack: only `kstp explore` itself loads it
+         "starlette", "uvicorn", "jinja2", "kstp.explore.app", "kstp.explore.pages")
 
 
 def _loaded_after(statement: str) -> set[str]:

@@ -283,6 +283,11 @@ PARITY_CASES = [
     ("concept_examples", {"framework": "t"}), ("concept_links", {"dataset": "ds"}),
     ("questions_answered_by_all", {"dataset": "ds", "learnerIds": ["t:l1", "t:l2"]}),
     ("correct_counts", {"learnerIds": ["t:l1", "t:l2", "t:l3"], "questionIds": K}),
+    # kstp explore's
+    ("learner_kinds", {}), ("concept_questions", {"conceptId": "t:c1"}),
+    ("dataset_learner_figures", {"dataset": "ds"}), ("learner_answers", {"learnerId": "t:l1"}),
+    ("contradicted_prerequisites", {"dataset": "ds"}), ("run_samples", {"runId": "t:run"}),
+    ("response_detail", {"responseId": "t:r1"}), ("response_steps", {"responseId": "t:r1"}),
 ]
 #: Need a run in the graph; their Ladybug parity is in tests/parity/test_parity.py.
 RUN_QUERIES = {"runs_of", "responses_by_id", "run_responses", "run_by_id", "nextstep_responses",

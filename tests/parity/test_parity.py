@@ -642,3 +642,83 @@ def test_parity_blim_queries(store):
     eq1 = ref.eq1(qc, {("c1", "c2")}, True)
     assert {(a, b) for a, b, ok in zip(stored["fromId"], stored["toId"], stored["inEq1"], strict=True) if ok} \
         == as_set(stored, "fromId", "toId") & eq1
+
+
+#: The queries kstp explore added, checked by test_parity_explore_queries.
+EXPLORE_QUERIES = {"learner_kinds", "concept_questions", "dataset_learner_figures", "learner_answers",
+                   "contradicted_prerequisites", "run_samples", "response_detail", "response_steps"}
+RUN_QUERIES |= EXPLORE_QUERIES
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_parity_explore_queries(store, seed):
+    """The explorer's queries on a generated graph with a model, its run, stored figures and a trajectory,
+    against the rows written (tests/reference.py)."""
+    from kstp.inference.runs import write_responses
+    from kstp.loaders.cot import Step, Trajectory, write_steps
+
+    edges, qc, answers = generated(seed)
+    build(store, edges, qc, answers)
+    rng = random.Random(seed)
+    questions = sorted(qc)
+    pairs = sorted(ref.eq1(qc, edges, False))
+    flags = {pair: rng.random() < 0.3 for pair in pairs}
+    figures = {pair: (rng.randint(1, 30), rng.randint(0, 9), rng.random(), rng.random() / 2, 0.5 + rng.random() / 2)
+               for pair in pairs}
+    store.write_relationships("PREREQUISITE_OF", "Question", "Question", pd.DataFrame(
+        [{"from_id": a, "to_id": b, "rule": "strict", "contradicted": flags[(a, b)], "attemptedBoth": f[0],
+          "counterexamples": f[1], "counterexampleRate": f[2], "counterexampleLow": f[3],
+          "counterexampleHigh": f[4]} for (a, b), f in figures.items()]))
+    stored = {learner: (rng.random(), rng.random() if rng.random() < 0.8 else None) for learner in sorted(answers)}
+    store.write_nodes("Learner", pd.DataFrame([{"id": learner, "accuracy": acc, "psrMicro": micro,
+                                                "nAnswered": len(answers[learner])}
+                                               for learner, (acc, micro) in stored.items()]))
+    store.write_nodes("Learner", pd.DataFrame([{"id": "model:m", "kind": "model", "localId": "m"},
+                                               {"id": "g", "kind": "group", "dataset": DATASET}]))
+    asked = questions[:6]
+    store.write_relationships("ANSWERED", "Learner", "Question", pd.DataFrame(
+        [{"from_id": "model:m", "to_id": q, "correct": i % 2 == 0, "runId": "run"} for i, q in enumerate(asked)]))
+    store.write_nodes("Run", pd.DataFrame([{"id": "run", "evaluator": "answers", "model": "m", "dataset": DATASET}]))
+    responses = pd.DataFrame([{"id": f"r{i}", "question": q, "sampleIndex": 0, "text": f"<b>{i}</b>",
+                               "extracted": str(i), "correct": i % 2 == 0, "verdict": "correct" if i % 2 == 0 else
+                               "wrong answer", "error": "timeout" if i == 5 else None} for i, q in enumerate(asked)])
+    write_responses(store, "run", "model:m", responses)
+    store.write_nodes("Response", pd.DataFrame([{"id": "n0", "stateId": "s", "condition": "P0"}]))  # no question
+    store.write_relationships("IN_RUN", "Response", "Run", pd.DataFrame([{"from_id": "n0", "to_id": "run"}]))
+    write_steps(store, {"r0": Trajectory((Step(1, "given", (), "a = 1"), Step(2, "then", (1,), "b = 2"),
+                                          Step(3, "so", (1, 2), "\\boxed{3}")))})
+
+    kinds = store.frame("learner_kinds")
+    assert dict(zip(kinds["kind"], kinds["learners"], strict=True)) == ref.count_by(
+        ["human"] * len(answers) + ["model", "group"])
+    for concept in sorted({c for cs in qc.values() for c in cs})[:6]:
+        got = store.frame("concept_questions", {"conceptId": concept})
+        assert got[["questionId", "datasetId"]].values.tolist() == [[q, DATASET] for q in questions if concept in qc[q]]
+    got = store.frame("dataset_learner_figures", {"dataset": DATASET}).set_index("learnerId")
+    assert sorted(got.index) == sorted([*answers, "g", "model:m"])
+    for learner, (acc, micro) in stored.items():
+        assert got.loc[learner, "accuracy"] == pytest.approx(acc)
+        assert (pd.isna(got.loc[learner, "psrMicro"]) if micro is None else got.loc[learner, "psrMicro"] == micro)
+    for learner in [*sorted(answers)[:4], "model:m"]:
+        got = store.frame("learner_answers", {"learnerId": learner})
+        given = answers.get(learner) or {q: i % 2 == 0 for i, q in enumerate(asked)}
+        assert {(r.questionId, bool(r.correct)) for r in got.itertuples()} == set(given.items())
+        assert got["questionId"].tolist() == sorted(given, key=questions.index)
+        assert set(got["runId"].dropna()) == ({"run"} if learner == "model:m" else set())
+    got = store.frame("contradicted_prerequisites", {"dataset": DATASET})
+    want = sorted(((a, b) for (a, b), flag in flags.items() if flag), key=lambda p: (-figures[p][3], p))
+    assert list(zip(got["fromId"], got["toId"], strict=True)) == want
+    assert got["counterexamples"].tolist() == [figures[p][1] for p in want]
+    samples = store.frame("run_samples", {"runId": "run"})
+    assert samples["responseId"].tolist() == ["n0", *(f"r{i}" for i in range(len(asked)))]
+    assert samples["error"].tolist()[-1] == "timeout" and samples["extracted"].tolist()[2] == "1"
+    assert samples["questionId"].isna().tolist() == [True, *[False] * len(asked)]
+    detail = store.frame("response_detail", {"responseId": "r3"})
+    assert detail[["runId", "evaluator", "learnerId", "questionId"]].values.tolist() == [
+        ["run", "answers", "model:m", asked[3]]]
+    detail = store.frame("response_detail", {"responseId": "n0"})
+    assert detail["runId"].tolist() == ["run"] and detail[["learnerId", "questionId"]].isna().all(axis=None)
+    steps = store.frame("response_steps", {"responseId": "r0"})
+    assert list(zip(steps["stepId"], steps["parentStepId"].astype(object).where(steps["parentStepId"].notna(), None),
+                    strict=True)) == [(1, None), (2, 1), (3, 1), (3, 2)]
+    assert store.frame("response_steps", {"responseId": "r1"}).empty

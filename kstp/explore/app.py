@@ -1,0 +1,207 @@
+"""The web application of ``kstp explore``: Starlette routes that render the pages with Jinja2.
+
+Every page has a stable address that is also its file in the static export
+(``dataset/frcsub.html``; ids as :func:`~kstp.explore.pages.slug` s), and every link is
+relative, so the same templates serve both. Jinja2 escapes every value it prints (ids,
+question texts, model completions, query results): nothing from the graph or the user
+becomes markup. Each response carries a ``Server-Timing`` header with the milliseconds
+the page took on the server. The browser code is the package's own ``static/explore.js``
+(filtering, sorting shown tables, the fringes of a hovered state): nothing is fetched
+from the internet.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+import time
+from importlib import resources
+from typing import Any
+
+from jinja2 import Environment, PackageLoader, select_autoescape
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, RedirectResponse, Response
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
+
+from kstp._version import __version__
+from kstp.errors import KstpError, QueryError, ReadOnlyError, UnknownIdError
+from kstp.explore.pages import FILTERS, PAGE_SIZE, SORTABLE, Explorer, slug, unslug
+
+__all__ = ["create_app", "environment", "render"]
+
+
+def _number(value: Any, digits: int = 3) -> str:
+    """A figure as the page shows it: floats to ``digits`` decimals, integers with thousands separators, - for none.
+
+    >>> _number(0.53412), _number(12345), _number(None), _number(float("nan"))
+    ('0.534', '12,345', '-', '-')
+    """
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "-"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, int):
+        return f"{value:,}"
+    if isinstance(value, float):
+        return f"{value:.{digits}f}"
+    return str(value)
+
+
+def environment() -> Environment:
+    """The templates, with autoescaping on for every one of them."""
+    env = Environment(loader=PackageLoader("kstp.explore", "templates"), autoescape=select_autoescape(default=True),
+                      trim_blocks=True, lstrip_blocks=True)
+    env.filters["num"] = _number
+    env.filters["slug"] = slug
+    env.filters["json"] = lambda value: json.dumps(value, sort_keys=True, default=str)
+    env.filters["short"] = lambda text, n=80: text if text is None or len(str(text)) <= n else str(text)[:n - 1] + "…"
+    env.globals["version"] = __version__
+    return env
+
+
+def render(env: Environment, template: str, root: str, static: bool, **context: Any) -> str:
+    """One page as HTML. ``root`` leads from the page to the site's top (``""`` or ``"../"``); ``static``:
+    for the export, where controls that need a server are left out."""
+    return env.get_template(template).render(root=root, static=static, **context)
+
+
+def create_app(explorer: Explorer) -> Starlette:
+    """The ASGI application over ``explorer``'s graph.
+
+    Parameters
+    ----------
+    explorer : Explorer
+        The pages of a graph opened read-only.
+
+    Returns
+    -------
+    starlette.applications.Starlette
+    """
+    env = environment()
+    for name in env.list_templates():  # compiled now, not on a visitor's first page of each kind
+        env.get_template(name)
+
+    def page(template: str, build, depth: int = 1):
+        async def endpoint(request: Request) -> Response:
+            began = time.perf_counter()
+            root = "../" * depth
+            try:
+                with explorer.locked():
+                    context = build(request)
+                if isinstance(context, Response):
+                    return context
+                html = render(env, template, root, False, **context)
+                status = 200
+            except UnknownIdError as exc:
+                html, status = render(env, "error.html", root, False, message=str(exc), title="Not found"), 404
+            except KstpError as exc:
+                html, status = render(env, "error.html", root, False, message=str(exc), title="Refused"), 400
+            elapsed = (time.perf_counter() - began) * 1000
+            return HTMLResponse(html, status, headers={"Server-Timing": f"page;dur={elapsed:.1f}"})
+
+        return endpoint
+
+    def ident(request: Request) -> str:
+        return unslug(request.path_params["slug"])
+
+    def number(request: Request, name: str, default: int) -> int:
+        try:
+            return int(request.query_params.get(name, default))
+        except ValueError:
+            return default
+
+    def overview(request):
+        return {"page": explorer.overview()}
+
+    def framework(request):
+        return {"page": explorer.framework(ident(request))}
+
+    def concept(request):
+        return {"page": explorer.concept(ident(request), max(1, min(number(request, "depth", 2), 50)))}
+
+    def dataset(request):
+        sort = request.query_params.get("sort", "learnerId")
+        return {"page": explorer.dataset(ident(request), sort if sort in SORTABLE else "learnerId",
+                                         request.query_params.get("desc") == "1", number(request, "page", 1),
+                                         qpage=number(request, "qpage", 1)),
+                "sortable": SORTABLE}
+
+    def psr(request):
+        dataset_id = ident(request)
+        return {"page": {"dataset": dataset_id, "psr": explorer.psr(dataset_id)}}
+
+    def learner(request):
+        return {"page": explorer.learner(ident(request))}
+
+    def run(request):
+        return {"page": explorer.run(ident(request), request.query_params.get("show", "all"),
+                                     number(request, "page", 1)), "filters": FILTERS}
+
+    def sample(request):
+        return {"page": explorer.sample(ident(request))}
+
+    def queries(request):
+        text = request.query_params.get("cypher")
+        result, error = None, None
+        if text is not None:
+            try:
+                result = explorer.cypher(text)
+            except (ReadOnlyError, QueryError) as exc:
+                error = str(exc)
+        return {"queries": explorer.queries(), "cypher": text or "", "result": result, "error": error}
+
+    def query(request):
+        name = ident(request)
+        given = {k: v for k, v in request.query_params.items() if k != "run"}
+        ran = request.query_params.get("run") == "1"
+        try:
+            return {"page": explorer.query(name, given if ran else {}), "error": None}
+        except QueryError as exc:
+            from kstp.graph.queries import get_query
+
+            spec = get_query(name)
+            return {"page": {"query": spec, "given": given, "rows": None, "columns": list(spec.returns)},
+                    "error": str(exc)}
+
+    async def query_csv(request: Request) -> Response:
+        name = unslug(request.path_params["slug"])
+        given = dict(request.query_params)
+        try:
+            with explorer.locked():
+                result = explorer.query(name, given)
+        except KstpError as exc:
+            return Response(f"Error: {exc}\n", 400, media_type="text/plain")
+        out = io.StringIO()
+        writer = csv.DictWriter(out, result["columns"], lineterminator="\n")
+        writer.writeheader()
+        for row in result["rows"] or []:
+            writer.writerow({k: v if v is None or isinstance(v, str) else json.dumps(v) for k, v in row.items()})
+        return Response(out.getvalue(), media_type="text/csv",
+                        headers={"Content-Disposition": f'attachment; filename="{slug(name)}.csv"'})
+
+    async def index_redirect(request: Request) -> Response:
+        return RedirectResponse("index.html")
+
+    static = StaticFiles(directory=str(resources.files("kstp.explore").joinpath("static")))
+    routes = [
+        Route("/", index_redirect),
+        Route("/index.html", page("overview.html", overview, 0)),
+        Route("/query.html", page("query.html", queries, 0)),
+        Route("/framework/{slug}.html", page("framework.html", framework)),
+        Route("/concept/{slug}.html", page("concept.html", concept)),
+        Route("/dataset/{slug}.html", page("dataset.html", dataset)),
+        Route("/psr/{slug}.html", page("psr.html", psr)),
+        Route("/learner/{slug}.html", page("learner.html", learner)),
+        Route("/run/{slug}.html", page("run.html", run)),
+        Route("/sample/{slug}.html", page("sample.html", sample)),
+        Route("/query/{slug}.html", page("query_one.html", query)),
+        Route("/query/{slug}.csv", query_csv),
+        Mount("/static", app=static, name="static"),
+    ]
+    app = Starlette(routes=routes)
+    app.state.page_size = PAGE_SIZE
+    return app

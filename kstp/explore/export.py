@@ -1,0 +1,103 @@
+"""``kstp explore --export DIR``: every page of the explorer as files, a static site that opens from disk.
+
+The pages are the server's (:mod:`kstp.explore.app`), rendered once with their default view
+(depth, first filter) and every table whole (no pager: there is no server to ask for the
+next page); links are relative, so the folder can be zipped, served by any web server or
+opened with a browser from disk, as ``inspect view bundle`` makes of an Inspect log.
+Forms that need a server (depth, sorting, filters, queries) are left out.
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Callable, Iterator
+from importlib import resources
+from pathlib import Path
+
+from kstp.errors import KstpError
+from kstp.explore.app import environment, render
+from kstp.explore.pages import FILTERS, SORTABLE, Explorer, slug
+
+__all__ = ["export_site"]
+
+#: Rows that stand for "the whole table" in the export.
+_WHOLE = 10**9
+
+
+def _pages(explorer: Explorer) -> Iterator[tuple[str, str, Callable[[], dict]]]:
+    """(file, template, context) of every page, overview first."""
+    overview = explorer.overview()
+    yield "index.html", "overview.html", lambda: {"page": overview}
+    yield "query.html", "query.html", lambda: {"queries": explorer.queries(), "cypher": "", "result": None,
+                                               "error": None}
+    for framework in overview["frameworks"]:
+        fid = framework["framework"]
+        yield f"framework/{slug(fid)}.html", "framework.html", lambda fid=fid: {"page": explorer.framework(fid)}
+        concepts = explorer.store.frame("framework_concepts", {"framework": fid})["conceptId"]
+        for cid in concepts:
+            yield f"concept/{slug(cid)}.html", "concept.html", lambda cid=cid: {"page": explorer.concept(cid)}
+    learners: set[str] = set()
+    for dataset in overview["datasets"]:
+        did = dataset["datasetId"]
+        yield (f"dataset/{slug(did)}.html", "dataset.html",
+               lambda did=did: {"page": explorer.dataset(did, size=_WHOLE, qsize=_WHOLE), "sortable": SORTABLE})
+        if dataset["answers"]:
+            yield f"psr/{slug(did)}.html", "psr.html", lambda did=did: {"page": {"dataset": did,
+                                                                                 "psr": explorer.psr(did)}}
+        learners.update(explorer.learner_figures(did)["learnerId"])
+    for lid in sorted(learners):
+        yield f"learner/{slug(lid)}.html", "learner.html", lambda lid=lid: {"page": explorer.learner(lid)}
+    for run in overview["runs"]:
+        rid = run["runId"]
+        page = explorer.run(rid, size=_WHOLE)
+        yield f"run/{slug(rid)}.html", "run.html", lambda page=page: {"page": page, "filters": FILTERS}
+        for sample in page["samples"]["rows"]:
+            sid = sample["responseId"]
+            yield f"sample/{slug(sid)}.html", "sample.html", lambda sid=sid: {"page": explorer.sample(sid)}
+
+
+def export_site(explorer: Explorer, folder: str | Path, progress: Callable[[int, str], None] | None = None) -> dict:
+    """Write every page of ``explorer``'s graph under ``folder`` with the static files beside them.
+
+    Parameters
+    ----------
+    explorer : Explorer
+        The pages of a graph opened read-only.
+    folder : str or pathlib.Path
+        Created if missing; pages already there are overwritten, other files left alone.
+    progress : callable, optional
+        Called as ``progress(pages_written, file)`` after each page.
+
+    Returns
+    -------
+    dict
+        ``folder`` (absolute), ``pages`` (how many), ``index`` (the path of ``index.html``) and
+        ``skipped`` (``[file, reason]`` of pages that could not be drawn: an id the graph lost meanwhile).
+    """
+    root = Path(folder).resolve()
+    root.mkdir(parents=True, exist_ok=True)
+    target = root / "static"
+    target.mkdir(exist_ok=True)
+    static = resources.files("kstp.explore").joinpath("static")
+    for entry in static.iterdir():
+        if entry.is_file() and not entry.name.startswith("."):
+            with resources.as_file(entry) as source:
+                shutil.copyfile(source, target / entry.name)
+    env = environment()
+    written, skipped, seen = 0, [], set()
+    for name, template, context in _pages(explorer):
+        if name in seen:
+            continue
+        seen.add(name)
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            html = render(env, template, "../" * name.count("/"), True, **context())
+        except KstpError as exc:
+            skipped.append([name, str(exc)])
+            continue
+        path.write_text(html, encoding="utf-8")
+        written += 1
+        if progress:
+            progress(written, name)
+    return {"folder": str(root), "pages": written, "index": str(root / "index.html"), "skipped": skipped}

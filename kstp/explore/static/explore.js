@@ -1,0 +1,79 @@
+// kstp explore: the little the pages do in the browser. Pure functions first (tested with node --test),
+// then the wiring to the page. No network access, no third-party code.
+"use strict";
+
+/** Whether a row's text matches every word of a search query (case and accents ignored). */
+function matches(text, query) {
+  const fold = (s) => String(s).normalize("NFD").replace(/[\u0300-\u036f]/g, "").toLowerCase();
+  const haystack = fold(text);
+  return fold(query).split(/\s+/).filter(Boolean).every((word) => haystack.includes(word));
+}
+
+/** The text shown for a hovered state of a Hasse diagram: the state and its two fringes. */
+function describeState(data) {
+  const list = (s) => (s && s.trim() ? s.trim().split(/\s+/).join(", ") : "-");
+  return `state {${list(data.state).replace(/^-$/, "")}}\ninner fringe: ${list(data.inner)}\nouter fringe: ${list(data.outer)}`;
+}
+
+/** The states a hovered state K reaches by one item of its fringes: K + {q} for q in its outer fringe
+ *  (up) and K - {q} for q in its inner fringe (down). States come as {id, state}, items space-separated. */
+function neighbours(hovered, states) {
+  const items = (s) => new Set((s || "").split(/\s+/).filter(Boolean));
+  const mine = items(hovered.state);
+  const outer = items(hovered.outer);
+  const inner = items(hovered.inner);
+  const up = [];
+  const down = [];
+  for (const other of states) {
+    const theirs = items(other.state);
+    if (theirs.size === mine.size + 1 && [...mine].every((q) => theirs.has(q))) {
+      const added = [...theirs].find((q) => !mine.has(q));
+      if (outer.has(added)) up.push(other.id);
+    } else if (theirs.size === mine.size - 1 && [...theirs].every((q) => mine.has(q))) {
+      const removed = [...mine].find((q) => !theirs.has(q));
+      if (inner.has(removed)) down.push(other.id);
+    }
+  }
+  return { up, down };
+}
+
+if (typeof module !== "undefined") {
+  module.exports = { matches, describeState, neighbours };
+}
+
+if (typeof document !== "undefined") {
+  document.addEventListener("DOMContentLoaded", () => {
+    for (const input of document.querySelectorAll("input[data-filter]")) {
+      const rows = [...document.querySelectorAll(input.dataset.filter)];
+      const count = document.getElementById("search-count");
+      input.addEventListener("input", () => {
+        let shown = 0;
+        for (const row of rows) {
+          const keep = matches(row.textContent, input.value);
+          row.hidden = !keep;
+          shown += keep;
+        }
+        if (count) count.textContent = input.value ? `${shown} of ${rows.length} concepts` : "";
+      });
+    }
+    const info = document.getElementById("state-info");
+    const hasse = document.getElementById("hasse");
+    if (info && hasse) {
+      const nodes = [...hasse.querySelectorAll("g.node")];
+      const states = nodes.map((n) => ({ id: n.dataset.id, state: n.dataset.state || "" }));
+      const byId = new Map(nodes.map((n) => [n.dataset.id, n]));
+      for (const node of nodes) {
+        node.addEventListener("mouseenter", () => {
+          info.textContent = describeState(node.dataset);
+          const near = neighbours(node.dataset, states);
+          node.classList.add("hovered");
+          for (const id of near.up) byId.get(id).classList.add("neighbour-outer");
+          for (const id of near.down) byId.get(id).classList.add("neighbour-inner");
+        });
+        node.addEventListener("mouseleave", () => {
+          for (const n of nodes) n.classList.remove("hovered", "neighbour-outer", "neighbour-inner");
+        });
+      }
+    }
+  });
+}

@@ -1,0 +1,285 @@
+"""kstp explore in a real browser: headless Chromium (Debian's chromium and chromium-driver) driven by Selenium.
+
+One walk-through per engine, in one test because it compares the engines: the demo graph
+(``kstp demo``) with a BLIM fit, checked prerequisite edges, a model run whose completion
+holds a script, a next-step run and DAG-MATH gold trajectories; ``kstp explore --port 0``
+started as a command; then the browser opens every page kind and clicks overview ->
+dataset -> learner -> run -> sample, compares the figures on the pages with the commands'
+JSON, checks that a click on a concept moves the graph, that no script from a completion
+ran, that a write is refused, and that the static export (of the embedded graph; the export
+of both engines is in test_pages.py) opens from disk with no server.
+A screenshot of each page kind goes to the test's folder (and to ``$KSTP_EXPLORE_SCREENSHOTS``
+when set: ``docs/explore`` holds the ones the README shows). Both engines must show the
+same figures on every page.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from kstp.explore.pages import slug
+from tests.conftest import connect_neo4j
+from tests.endpoint import FakeEndpoint
+from tests.explore.conftest import kstp, kstp_json
+
+ROOT = Path(__file__).resolve().parents[2]
+CHROMIUM, DRIVER = Path("/usr/bin/chromium"), Path("/usr/bin/chromedriver")
+FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+         "--disable-background-networking", "--disable-component-update", "--disable-sync", "--window-size=1400,1000")
+#: The model and its completion: a name with quotes and markup, a reply with a script that must not run.
+MODEL = "tiny \"o'neil\" <i>"
+COMPLETION = ("<script>window.__pwned = 1; document.title = 'pwned'</script><img src=x onerror=\"window.__pwned=2\">"
+              " 8 of 30 red, 10 black, 12 yellow: 12/30 = 0.4, so \\boxed{0.40}")
+
+
+def populate_demo(graph: str, data_root: Path, folder: Path) -> dict:
+    """The demo graph and one run of each kind the pages draw; returns the ids the walk-through uses."""
+    kstp(graph, "demo", "--data", data_root, "--out", folder / "results")
+    kstp(graph, "fit", "blim", "--dataset", "probability_pks")
+    kstp(graph, "validate", "prerequisites", "--dataset", "frcsub")
+    with FakeEndpoint(answer=COMPLETION) as server:
+        answers = kstp_json(graph, "evaluate", "answers", "--dataset", "probability_pks", "--model", MODEL,
+                            "--backend", "openai", "--base-url", server.base_url, "--limit", "4")
+    nextstep = kstp_json(graph, "evaluate", "nextstep", "--catalogue", "pks_cip", "--conditions", "P0", "--orders",
+                         "1", "--backend", "fringe-oracle", "--model", "fringe-oracle")
+    kstp(graph, "ingest", "cot", ROOT / "tests/fixtures/dagmath/heptagon.json", "--dataset", "logs")
+    kstp(graph, "evaluate", "psr", "--dataset", "probability_pks", "--dataset", "frcsub")
+    return {"answers": answers["runId"], "nextstep": nextstep["runId"]}
+
+
+class Served:
+    """``kstp explore`` as a command, on a free port."""
+
+    def __init__(self, graph: str, env: dict):
+        command = [str(Path(sys.executable).parent / "kstp"), "--graph", graph, "explore", "--port", "0"]
+        self.process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+        line = self.process.stderr.readline()
+        found = re.search(r"kstp explore: (http://\S+/) ", line)
+        assert found, f"kstp explore did not start: {line}{self.process.stderr.read() if self.process.poll() else ''}"
+        self.url = found.group(1)
+
+    def stop(self) -> tuple[int, str]:
+        """Ctrl-C, as a user stops it; its exit status and what it printed after the start line."""
+        self.process.send_signal(signal.SIGINT)
+        _, err = self.process.communicate(timeout=30)
+        return self.process.returncode, err
+
+
+@pytest.fixture(scope="module")
+def browser(tmp_path_factory):
+    """Headless Chromium from Debian's packages, driven through chromedriver (nothing is downloaded)."""
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    assert CHROMIUM.exists() and DRIVER.exists(), "install chromium and chromium-driver (make test does)"
+    options = webdriver.ChromeOptions()
+    options.binary_location = str(CHROMIUM)
+    for flag in (*FLAGS, f"--user-data-dir={tmp_path_factory.mktemp('chromium')}"):
+        options.add_argument(flag)
+    driver = webdriver.Chrome(service=Service(str(DRIVER)), options=options)
+    driver.set_page_load_timeout(60)
+    yield driver
+    driver.quit()
+
+
+def screenshot(driver, folder: Path, name: str) -> None:
+    """The whole page (up to 2,400 px high) as ``name``.png in ``folder`` and in $KSTP_EXPLORE_SCREENSHOTS."""
+    height = min(2400, driver.execute_script("return document.documentElement.scrollHeight"))
+    driver.set_window_size(1400, max(height, 700))
+    folder.mkdir(parents=True, exist_ok=True)
+    driver.save_screenshot(str(folder / f"{name}.png"))
+    driver.set_window_size(1400, 1000)
+    chosen = os.environ.get("KSTP_EXPLORE_SCREENSHOTS")
+    if chosen:
+        Path(chosen).mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(folder / f"{name}.png", Path(chosen) / f"{name}.png")
+
+
+def values(driver, css: str) -> list:
+    """The full-precision figures (``data-value``) inside the elements matching ``css``."""
+    from selenium.webdriver.common.by import By
+
+    return [json.loads(e.get_attribute("data-value")) for e in driver.find_elements(By.CSS_SELECTOR, f"{css} .fig")]
+
+
+def page_figures(driver) -> dict:
+    """Every figure on the page, what the engines must agree on: those in a keyed table row (a run, a
+    dataset) under the row's key, the others in page order (rows of runs made in the same second may
+    come in either order). A run's key loses its configuration hash: the model's endpoint, a port of
+    this test, is part of it."""
+    found: dict = {}
+    for key, value in driver.execute_script(
+            "return [...document.querySelectorAll('.fig')].map(e => {"
+            "  const row = e.closest('tr[data-key]');"
+            "  return [row ? row.closest('table').id + ' ' + row.dataset.key : '', e.dataset.value]; })"):
+        found.setdefault(re.sub(r":[0-9a-f]{12}$", "", key), []).append(json.loads(value))
+    return found
+
+
+def walk(driver, url: str, graph: str, runs: dict, shots: Path, site: Path | None) -> dict:
+    """Every page kind in the browser, checked against the commands; returns each page's figures."""
+    from selenium.webdriver.common.action_chains import ActionChains
+    from selenium.webdriver.common.by import By
+
+    seen: dict[str, list] = {}
+    psr = {r["dataset"]: r for r in kstp_json(graph, "evaluate", "psr", "--dataset", "probability_pks", "--dataset",
+                                              "frcsub")}
+    listed = {r["runId"]: r for r in kstp_json(graph, "runs", "list")}
+
+    # overview: the same numbers as kstp evaluate psr and kstp runs list
+    driver.get(url)
+    assert driver.title.startswith("Overview")
+    row = 'tr[data-key="frcsub"]'
+    assert values(driver, f"#datasets {row} td.psrMicro") == [pytest.approx(psr["frcsub"]["psrMicro"], abs=1e-12)]
+    assert values(driver, f"#datasets {row} td.accuracy") == [pytest.approx(psr["frcsub"]["accuracy"], abs=1e-12)]
+    assert driver.find_element(By.CSS_SELECTOR, f"#datasets {row} td.psrMacro").text == \
+        f"{psr['frcsub']['psrMacro']:.3f}"
+    headlines = {}
+    for row_element in driver.find_elements(By.CSS_SELECTOR, "#runs tbody tr"):
+        cell = row_element.find_element(By.CSS_SELECTOR, "td.headline")
+        headlines[row_element.get_attribute("data-key")] = [json.loads(f.get_attribute("data-value"))
+                                                            for f in cell.find_elements(By.CSS_SELECTOR, ".fig")]
+    assert headlines == {run_id: [] if run["figure"] is None else [run["value"]] for run_id, run in listed.items()}
+    seen["overview"] = page_figures(driver)
+    screenshot(driver, shots, "overview")
+
+    # overview -> dataset: the knowledge space count of kstp kst space, the Hasse diagram's fringes on hover
+    driver.find_element(By.CSS_SELECTOR, "#datasets a[href$='dataset/probability_pks.html']").click()
+    assert driver.title.startswith("Dataset probability_pks")
+    space = kstp_json(graph, "kst", "space", "--dataset", "probability_pks")
+    assert driver.find_element(By.ID, "space-states").text.replace(",", "") == str(space["states"])
+    enumerated = {tuple(s["state"]): s for s in kstp_json(graph, "kst", "space", "--dataset", "probability_pks",
+                                                          "--enumerate")["states"]}
+    node = next(n for n in driver.find_elements(By.CSS_SELECTOR, "#hasse g.node")
+                if n.get_attribute("data-state") and n.get_attribute("data-outer"))
+    driver.execute_script("arguments[0].scrollIntoView({block: 'center'})", node)  # not under the sticky panel
+    ActionChains(driver).move_to_element(node).perform()
+    state = tuple(f"probability_pks:{q}" for q in (node.get_attribute("data-state") or "").split())
+    info = driver.find_element(By.ID, "state-info").text
+    assert f"outer fringe: {', '.join(q.split(':')[1] for q in enumerated[state]['outerFringe']) or '-'}" in info
+    assert "neighbour-outer" in " ".join(n.get_attribute("class") for n in
+                                         driver.find_elements(By.CSS_SELECTOR, "#hasse g.node"))
+    assert len(driver.find_elements(By.CSS_SELECTOR, "#blim-items tbody tr")) == 12
+    seen["dataset"] = page_figures(driver)
+    screenshot(driver, shots, "dataset")
+
+    # dataset -> learner: BLIM's most likely state and next steps as kstp kst next-steps prints them
+    driver.find_element(By.CSS_SELECTOR, "#learner-table a[href*='probability_pks~3A']").click()
+    learner = driver.find_element(By.TAG_NAME, "h1").text.split()[1]
+    steps = kstp_json(graph, "kst", "next-steps", "--dataset", "probability_pks", "--learner", learner)["learners"][0]
+    assert driver.find_element(By.CSS_SELECTOR, ".next-steps").text == (", ".join(steps["nextSteps"]) or "none")
+    assert values(driver, ".posterior") == [pytest.approx(steps["posterior"], abs=1e-12)]
+    seen["learner"] = page_figures(driver)
+    screenshot(driver, shots, "learner")
+
+    # the model learner: which run each answer came from -> run -> sample
+    driver.get(url + "dataset/probability_pks.html?sort=kind&desc=1")
+    driver.find_element(By.CSS_SELECTOR, f"#learner-table a[href$='{slug('model:' + MODEL)}.html']").click()
+    assert MODEL in driver.find_element(By.TAG_NAME, "h1").text
+    driver.find_element(By.CSS_SELECTOR, f"table.answers a[href$='{slug(runs['answers'])}.html']").click()
+    assert driver.find_element(By.ID, "run-id").text == runs["answers"]
+    assert len(driver.find_elements(By.CSS_SELECTOR, "#samples tr.sample")) == 4
+    driver.find_element(By.CSS_SELECTOR, "a[data-filter-name='wrong']").click()
+    assert len(driver.find_elements(By.CSS_SELECTOR, "#samples tr.sample")) == 3  # only b101's gold is 0.40
+    driver.find_element(By.CSS_SELECTOR, "a[data-filter-name='all']").click()
+    seen["run"] = page_figures(driver)
+    screenshot(driver, shots, "run")
+    driver.find_element(By.LINK_TEXT, "open").click()
+    assert driver.find_element(By.ID, "completion").text == COMPLETION
+    first = kstp_json(graph, "query", "run_samples", "-p", f"runId={runs['answers']}")[0]
+    assert (first["extracted"], first["verdict"]) == ("2/5", "correct")  # 0.40 read as a number, equal to the gold
+    assert driver.find_element(By.ID, "extracted").text == "2/5" and driver.find_element(By.ID, "verdict").text == \
+        "correct"
+    assert driver.execute_script("return window.__pwned === undefined") and driver.title.startswith("Sample")
+    assert "Problem:" in driver.find_element(By.CSS_SELECTOR, ".message.user pre").text
+    seen["sample"] = page_figures(driver)
+    screenshot(driver, shots, "sample")
+
+    # next-step and DAG-MATH samples: fringes side by side, the CoT DAG with its unclosed steps
+    driver.get(url + f"run/{slug(runs['nextstep'])}.html")
+    driver.find_element(By.LINK_TEXT, "open").click()
+    assert driver.find_elements(By.CSS_SELECTOR, "#fringes .item.hit") or \
+        driver.find_element(By.CSS_SELECTOR, "#fringes").text.strip() == "proposed reference (outer fringe)"
+    driver.get(url + f"run/{slug('cot:gold:logs')}.html")
+    driver.find_element(By.LINK_TEXT, "open").click()
+    unclosed = driver.find_elements(By.CSS_SELECTOR, "#cot g.node.unclosed")
+    assert sorted(int(n.get_attribute("data-id")) for n in unclosed) == [1, 6, 8, 13, 16, 18, 26, 30]  # paper 4, App. B
+    screenshot(driver, shots, "cot")
+
+    # curriculum: search, then a concept; a click on a node moves the graph to that concept
+    driver.get(url)
+    driver.find_element(By.CSS_SELECTOR, "#frameworks a[href$='framework/ccss.html']").click()
+    driver.find_element(By.ID, "search").send_keys("3.OA.D")
+    shown = [r for r in driver.find_elements(By.CSS_SELECTOR, "#concepts tr.concept") if r.is_displayed()]
+    assert [r.text.split()[1] for r in shown] == ["3.OA.D.8", "3.OA.D.9"]
+    seen["framework"] = page_figures(driver)
+    screenshot(driver, shots, "framework")
+    shown[0].find_element(By.TAG_NAME, "a").click()
+    depth = {r["conceptId"]: r["depth"] for r in kstp_json(graph, "kst", "depth", "--framework", "ccss")}
+    assert driver.find_element(By.ID, "concept-title").get_attribute("data-id") == "ccss:142"
+    assert values(driver, "p")[0] == depth["ccss:142"]
+    seen["concept"] = page_figures(driver)
+    screenshot(driver, shots, "concept")
+    target = driver.find_element(By.CSS_SELECTOR, "#neighbourhood g.node:not(.focus)")
+    moved_to = target.get_attribute("data-id")
+    target.find_element(By.XPATH, "..").click()
+    assert driver.find_element(By.ID, "concept-title").get_attribute("data-id") == moved_to != "ccss:142"
+    assert driver.find_element(By.CSS_SELECTOR, "#neighbourhood g.node.focus").get_attribute("data-id") == moved_to
+
+    # query: a registered query as a form, a write refused in one line
+    driver.get(url + "query.html")
+    box = driver.find_element(By.ID, "cypher")
+    box.send_keys("MATCH (c:Concept {id: 'ccss:142'}) SET c.code = 'x' RETURN c")
+    driver.find_element(By.CSS_SELECTOR, "#cypher-form button").click()
+    assert driver.find_element(By.ID, "cypher-error").text.startswith("refused: SET writes to the graph")
+    screenshot(driver, shots, "query")
+
+    if site is None:
+        return seen
+    # the export opens from disk, with no server
+    driver.get(site.as_uri() + "/index.html")
+    driver.find_element(By.CSS_SELECTOR, "#datasets a[href$='dataset/frcsub.html']").click()
+    assert driver.title.startswith("Dataset frcsub") and driver.current_url.startswith("file://")
+    assert driver.find_elements(By.CSS_SELECTOR, "#hasse g.node")
+    driver.find_element(By.CSS_SELECTOR, "#learner-table tbody tr td a").click()
+    assert driver.title.startswith("Learner") and driver.current_url.startswith("file://")
+    return seen
+
+
+def test_browser_walkthrough_on_both_engines(browser, data_root, neo4j_server, tmp_path, monkeypatch):
+    seen = {}
+    for engine in ("ladybug", "neo4j"):
+        graph = f"ladybug:{tmp_path / 'graph'}"
+        if engine == "neo4j":
+            with connect_neo4j(neo4j_server) as emptied:
+                emptied.reset()
+            monkeypatch.setenv("NEO4J_USER", neo4j_server.user)
+            monkeypatch.setenv("NEO4J_PASSWORD", neo4j_server.password)
+            graph = neo4j_server.location
+        runs = populate_demo(graph, data_root, tmp_path / engine)
+        site = None
+        if engine == "ladybug":  # the export's pages are the server's (tests/explore/test_pages.py: both engines)
+            site = tmp_path / engine / "site"
+            exported = kstp_json(graph, "explore", "--export", site)
+            assert exported["pages"] > 1500 and exported["skipped"] == []
+        server = Served(graph, dict(os.environ))
+        try:
+            seen[engine] = walk(browser, server.url, graph, runs, tmp_path / "screenshots" / engine, site)
+        finally:
+            status, said = server.stop()
+        assert status == 130 and "Interrupted: kstp explore stopped; it wrote nothing" in said
+        assert "Traceback" not in said
+        monkeypatch.delenv("KSTP_EXPLORE_SCREENSHOTS", raising=False)  # the README shows the embedded graph's
+    for kind in seen["ladybug"]:
+        assert seen["neo4j"][kind].keys() == seen["ladybug"][kind].keys(), kind
+        for key, figures in seen["ladybug"][kind].items():
+            assert seen["neo4j"][kind][key] == pytest.approx(figures, abs=1e-9, nan_ok=True), (kind, key)
