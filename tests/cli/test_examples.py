@@ -195,6 +195,11 @@ NOT_RUN = {
     "report scaffolding --dataset xes3g5m": "reports the run of the line above",
     "annotate concepts --items xes3g5m": "asks about the 4,118 XES3G5M questions twice",
     "cross-encoder:/models/": "names an NLI model folder of the user's (no hub downloads here)",
+    "xes3g5m.csv": "XES3G5M's student log is not in ../shared/data",
+    "db load": "stops and refills the Neo4j server kstp manages (tests/graph/test_bulk.py loads a throw-away one)",
+    "explore --open": "serves until Ctrl-C (tests/explore/test_browser.py serves and stops it)",
+    "explore --port": "serves until Ctrl-C",
+    "7687 explore": "serves until Ctrl-C",
 }
 #: Examples that end in the graph's loss or another graph's gain run last, in this order.
 LAST = ("kstp runs delete 'answers:smollm2:frcsub:3f2a9c1d0b7e'", "kstp db delete-dataset probability_pks",
