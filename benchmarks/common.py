@@ -26,10 +26,13 @@ import pandas as pd
 
 __all__ = ["REPO", "SEED", "DATASET", "FRAMEWORK", "data_root", "standards_path", "annotation_path",
            "Sizes", "sizes", "SyntheticLog", "synthetic_log", "annotation_map", "timed", "rss_now", "peak_rss",
-           "process_peak_rss", "PeakRss", "run_isolated", "build_item_graph", "fmt_s", "fmt_bytes", "fmt_int",
+           "process_peak_rss", "PeakRss", "run_isolated", "THREADS", "run_cli", "build_item_graph",
+           "fmt_s", "fmt_bytes", "fmt_int",
            "fmt_ratio", "print_table", "workdir", "banner"]
 
 REPO = Path(__file__).resolve().parents[1]
+#: One BLAS / OpenMP thread in every measured process: the machine is shared and has two cores.
+THREADS = {name: "1" for name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")}
 SEED = 20260611
 DATASET = "xes3g5m"
 FRAMEWORK = "ccss"
@@ -245,6 +248,30 @@ def run_isolated(target: str, **kwargs) -> dict:
         if proc.returncode != 0:
             raise RuntimeError(f"isolated step {target} failed with exit status {proc.returncode}")
         return json.loads(out.read_text())
+
+
+_CLI = ("import sys, time\nstart = time.perf_counter()\nfrom kstp.cli.main import cli\ncode = 0\n"
+        "try:\n    cli.main(sys.argv[1:], prog_name='kstp')\nexcept SystemExit as exit:\n    code = exit.code or 0\n"
+        "from benchmarks.common import peak_rss\n"
+        "print('BENCH', time.perf_counter() - start, peak_rss(), code, file=sys.stderr)")
+
+
+def run_cli(*args: str) -> dict:
+    """``kstp ARGS`` as a user runs it, in a fresh interpreter with :data:`THREADS`.
+
+    Returns ``wall`` (seconds, interpreter start-up included), ``inside`` (seconds from before
+    kstp's import to the command's end), ``peak_rss`` (bytes, that process's VmHWM) and ``stdout``.
+    Raises ``RuntimeError`` with the end of its stderr when the command fails.
+    """
+    env = dict(os.environ, **THREADS, PYTHONPATH=os.pathsep.join(filter(None, [str(REPO),
+                                                                                 os.environ.get("PYTHONPATH")])))
+    start = time.perf_counter()
+    done = subprocess.run([sys.executable, "-c", _CLI, *args], capture_output=True, text=True, env=env, cwd=REPO)
+    wall = time.perf_counter() - start
+    bench = next((line.split()[1:] for line in done.stderr.splitlines() if line.startswith("BENCH")), None)
+    if done.returncode != 0 or bench is None or bench[2] != "0":
+        raise RuntimeError(f"kstp {' '.join(args)} failed: {done.stderr[-2000:]}")
+    return {"wall": wall, "inside": float(bench[0]), "peak_rss": int(bench[1]), "stdout": done.stdout}
 
 
 @contextmanager

@@ -56,6 +56,7 @@ from benchmarks.common import (
     FRAMEWORK,
     FULL,
     REPO,
+    THREADS,
     PeakRss,
     annotation_map,
     banner,
@@ -65,6 +66,7 @@ from benchmarks.common import (
     fmt_ratio,
     fmt_s,
     print_table,
+    run_cli,
     run_isolated,
     synthetic_log,
     workdir,
@@ -80,7 +82,6 @@ SECOND = "xes3g5m_b"
 DRIVER_ANSWERS = 1_000_000
 DRIVER_ROWS = 500_000
 TOLERANCE = 1e-12
-THREADS = {name: "1" for name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")}
 #: Targets of issue 20 on the 2-core machine.
 TARGETS = {"import_rate": 300_000, "import_s": 20.0, "bulk_total_s": 90.0, "bulk_rss": 1.5 * 2**30,
            "online_rate": 50_000, "rerun_s": 15.0, "read_rate": 1_000_000, "psr_ratio": 3.0, "demo_ratio": 2.0}
@@ -276,24 +277,6 @@ def child_driver_read(uri: str, limit: int) -> dict:
     return {"rows": len(rows), "read_s": read_s}
 
 
-def _cli(*args: str, out: Path | None = None) -> dict:
-    """A kstp command as a user runs it, in its own process: wall seconds and that process's peak RSS."""
-    code = ("import sys\nfrom kstp.cli.main import cli\ncode = 0\n"
-            "try:\n    cli.main(sys.argv[1:], prog_name='kstp')\n"
-            "except SystemExit as exit:\n    code = exit.code or 0\n"
-            "from benchmarks.common import peak_rss\nprint('BENCH', peak_rss(), code, file=sys.stderr)")
-    env = dict(os.environ, **THREADS, PYTHONPATH=os.pathsep.join(filter(None, [str(REPO),
-                                                                                 os.environ.get("PYTHONPATH")])))
-    start = time.perf_counter()
-    done = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, env=env, cwd=REPO)
-    wall = time.perf_counter() - start
-    bench = next((line.split()[1:] for line in done.stderr.splitlines() if line.startswith("BENCH")), None)
-    if done.returncode != 0 or bench is None or bench[1] != "0":
-        raise RuntimeError(f"kstp {' '.join(args)} failed: {done.stderr[-2000:]}")
-    peak = int(bench[0])
-    return {"wall": wall, "peak_rss": peak, "stdout": done.stdout}
-
-
 def _same(a, b) -> bool:
     """Whether two JSON values are equal, numbers within :data:`TOLERANCE`."""
     if isinstance(a, dict) and isinstance(b, dict):
@@ -337,13 +320,13 @@ def main(quick: bool = False, scale: float | None = None) -> dict:
         stage = f"ladybug:{tmp / 'stage'}"
         try:
             print("1. demo", flush=True)
-            r["demo_ladybug"] = _cli("--quiet", "--graph", f"ladybug:{tmp / 'demo'}", "demo", "--out",
+            r["demo_ladybug"] = run_cli("--quiet", "--graph", f"ladybug:{tmp / 'demo'}", "demo", "--out",
                                      str(tmp / "demo-lb"), "--json")
             from kstp.graph.factory import open_store
 
             # First on the server as it started (its JIT cold, every statement planned anew), then again.
             for key in ("demo_neo4j_cold", "demo_neo4j"):
-                r[key] = _cli("--quiet", "--graph", uri, "demo", "--out", str(tmp / key), "--json")
+                r[key] = run_cli("--quiet", "--graph", uri, "demo", "--out", str(tmp / key), "--json")
                 start = time.perf_counter()
                 with open_store(uri) as store:
                     store.reset()
@@ -380,9 +363,9 @@ def main(quick: bool = False, scale: float | None = None) -> dict:
             r["driver_read"] = run_isolated("benchmarks.neo4j:child_driver_read", uri=uri,
                                             limit=min(DRIVER_ROWS, r["answers"]))
             print("7. kstp evaluate psr", flush=True)
-            r["psr_ladybug"] = _cli("--quiet", "--graph", stage, "evaluate", "psr", "--dataset", DATASET, "--out",
+            r["psr_ladybug"] = run_cli("--quiet", "--graph", stage, "evaluate", "psr", "--dataset", DATASET, "--out",
                                     str(tmp / "psr-lb"), "--json")
-            r["psr_neo4j"] = _cli("--quiet", "--graph", uri, "evaluate", "psr", "--dataset", DATASET, "--out",
+            r["psr_neo4j"] = run_cli("--quiet", "--graph", uri, "evaluate", "psr", "--dataset", DATASET, "--out",
                                   str(tmp / "psr-nj"), "--json")
             r["psr_diff"] = float(np.nanmax(np.abs(_psr_learners(tmp / "psr-lb").sort_index().to_numpy()
                                                    - _psr_learners(tmp / "psr-nj").sort_index().to_numpy())))

@@ -26,8 +26,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -36,7 +34,7 @@ import pandas as pd
 
 from benchmarks.common import (
     DATASET,
-    REPO,
+    THREADS,
     banner,
     build_item_graph,
     fmt_bytes,
@@ -44,6 +42,7 @@ from benchmarks.common import (
     fmt_ratio,
     fmt_s,
     print_table,
+    run_cli,
     run_isolated,
     sizes,
     synthetic_log,
@@ -59,7 +58,6 @@ RSS_TARGET = 1.5 * 2**30
 TOLERANCE = 1e-12
 #: Paired rounds of dense numpy and the CLI (the reported pair is the one of the median ratio).
 ROUNDS = 3
-THREADS = {name: "1" for name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")}
 
 
 def baseline_psr(answers: pd.DataFrame, prerequisites: pd.DataFrame,
@@ -196,25 +194,10 @@ def child_evaluate(graph: str, denominator: str) -> dict:
             "learners": len(result.learners), "summary": result.summary()}
 
 
-def _cli(graph: Path, out: Path, *extra: str) -> dict:
-    """``kstp evaluate psr`` as a user runs it, in its own process: wall seconds (interpreter start-up
-    included) and that process's peak RSS (VmHWM)."""
-    code = ("import sys, time\nstart = time.perf_counter()\nfrom kstp.cli.main import cli\n"
-            "try:\n    cli.main(sys.argv[1:], prog_name='kstp')\nexcept SystemExit:\n    pass\n"
-            "from benchmarks.common import peak_rss\n"
-            "print('BENCH', time.perf_counter() - start, peak_rss(), file=sys.stderr)")
-    env = dict(os.environ, **THREADS, PYTHONPATH=os.pathsep.join(filter(None, [str(REPO),
-                                                                                 os.environ.get("PYTHONPATH")])))
-    start = time.perf_counter()
-    done = subprocess.run([sys.executable, "-c", code, "--graph", f"ladybug:{graph}", "evaluate", "psr", "--dataset",
-                           DATASET, "--out", str(out), "--json", *extra], capture_output=True, text=True, env=env,
-                          cwd=REPO)
-    wall = time.perf_counter() - start
-    if done.returncode != 0:
-        raise RuntimeError(f"kstp evaluate psr failed: {done.stderr[-2000:]}")
-    inside, peak = next(line.split()[1:] for line in done.stderr.splitlines() if line.startswith("BENCH"))
-    return {"wall": wall, "inside": float(inside), "peak_rss": int(peak),
-            "summary": json.loads(done.stdout)}
+def _cli(graph: Path, out: Path) -> dict:
+    """``kstp evaluate psr`` as a user runs it (:func:`run_cli`), with its JSON summary."""
+    done = run_cli("--graph", f"ladybug:{graph}", "evaluate", "psr", "--dataset", DATASET, "--out", str(out), "--json")
+    return {**done, "summary": json.loads(done["stdout"])}
 
 
 def _build_graph(path: Path, log) -> None:
