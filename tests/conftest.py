@@ -19,6 +19,7 @@ The hand-made curriculum (counted by hand in the tests that use it):
 from __future__ import annotations
 
 import os
+import signal
 from pathlib import Path
 
 import pytest
@@ -51,6 +52,22 @@ TOY_ITEMS = "\n".join([
 ]) + "\n"
 TOY_ANSWERS = ("learner,item,correct\nL1,q1,1\nL1,q2,1\nL1,q3,0\nL1,q5,1\n"
                "L2,q1,0\nL2,q2,1\nL2,q4,1\nL2,q6,1\nL2,q7,1\nL3,q1,1\nL3,q8,0\n")
+
+
+@pytest.fixture
+def sigint_to_python():
+    """SIGINT raises KeyboardInterrupt here and in the processes started meanwhile, as in a terminal.
+
+    A command started in the background by a non-interactive shell (``make test &``, some CI
+    runners) ignores SIGINT, and an ignored signal stays ignored across ``exec``: a kstp child
+    would never see the tests' Ctrl-C. A handled signal is reset to the default in a child,
+    where Python installs its own handler again.
+    """
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    mask = signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+    yield
+    signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+    signal.signal(signal.SIGINT, previous)
 
 
 @pytest.fixture(scope="session")

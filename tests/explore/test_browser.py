@@ -255,6 +255,7 @@ def walk(driver, url: str, graph: str, runs: dict, shots: Path, site: Path | Non
     return seen
 
 
+@pytest.mark.usefixtures("sigint_to_python")
 def test_browser_walkthrough_on_both_engines(browser, data_root, neo4j_server, tmp_path, monkeypatch):
     seen = {}
     for engine in ("ladybug", "neo4j"):

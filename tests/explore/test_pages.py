@@ -184,6 +184,7 @@ def _start(graph: str, *args: str):
     return subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=dict(os.environ))
 
 
+@pytest.mark.usefixtures("sigint_to_python")
 def test_explore_warns_when_it_listens_beyond_this_machine(explored):
     """--host 0.0.0.0: a warning that anyone who reaches the port reads the graph; Ctrl-C stops it (exit 130)."""
     import signal

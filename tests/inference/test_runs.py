@@ -172,22 +172,6 @@ def test_a_batch_that_fails_whole_stops_the_run(toy):
     assert toy.frame("run_responses", {"runId": run_id}).empty
 
 
-@pytest.fixture
-def sigint_to_python():
-    """SIGINT raises KeyboardInterrupt here and in the children started meanwhile.
-
-    In the whole suite (not in this module alone, nor in either half of the suite) both
-    interrupt tests saw SIGINT go nowhere, as if something earlier in the session left it
-    ignored or blocked; each kstp process starts with Python's own handler, so the tests
-    restore that state for themselves.
-    """
-    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
-    mask = signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
-    yield
-    signal.pthread_sigmask(signal.SIG_SETMASK, mask)
-    signal.signal(signal.SIGINT, previous)
-
-
 @pytest.mark.usefixtures("sigint_to_python")
 def test_interrupt_stores_every_completion_that_arrived(toy):
     with FakeEndpoint(["ok", "ok", "ok", "stall", "stall", "stall"]) as server:
