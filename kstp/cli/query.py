@@ -2,54 +2,29 @@
 
 from __future__ import annotations
 
-import json
-
 import click
 
 from kstp.cli.kst import question_ids
 from kstp.cli.output import emit, get_store, json_option, print_table
 from kstp.errors import QueryError
-from kstp.graph.queries import get_query, registry
+from kstp.graph.queries import Query, get_query, registry
 from kstp.settings import graph_target
 
 __all__ = ["query", "parse_param"]
 
 
-def parse_param(text: str, kinds: dict[str, str]) -> tuple[str, object]:
-    """Turn ``key=value`` into a typed parameter, by the query's declared type.
+def parse_param(text: str, spec: Query) -> tuple[str, object]:
+    """Turn ``key=value`` into a typed parameter of query ``spec`` (:meth:`Query.parse_param`).
 
-    Lists are comma-separated or a JSON array; maps are JSON; booleans true/false.
-
-    >>> parse_param("questionIds=a,b", {"questionIds": "list<string>"})
+    >>> parse_param("questionIds=a,b", get_query("outer_fringe"))
     ('questionIds', ['a', 'b'])
-    >>> parse_param("minPrerequisites=5", {"minPrerequisites": "integer"})
+    >>> parse_param("minPrerequisites=5", get_query("psr_distribution"))
     ('minPrerequisites', 5)
     """
     if "=" not in text:
         raise QueryError(f"parameter {text!r} must read key=value")
     key, value = text.split("=", 1)
-    kind = kinds.get(key)
-    if kind is None:
-        raise QueryError(f"unknown parameter ${key}; declared: {', '.join('$' + k for k in kinds) or 'none'}")
-    try:
-        if kind == "integer":
-            return key, int(value)
-        if kind == "float":
-            return key, float(value)
-        if kind == "boolean":
-            if value.lower() not in ("true", "false"):
-                raise ValueError(value)
-            return key, value.lower() == "true"
-        if kind == "list<string>":
-            items = json.loads(value) if value.startswith("[") else [v for v in value.split(",") if v]
-            return key, [str(v) for v in items]
-        if kind.startswith("list"):
-            return key, json.loads(value)
-        if kind == "map":
-            return key, json.loads(value)
-    except (ValueError, json.JSONDecodeError):
-        raise QueryError(f"${key} must be {kind}, got {value!r}") from None
-    return key, value
+    return key, spec.parse_param(key, value)
 
 
 @click.command()
@@ -86,7 +61,7 @@ def query(ctx, name: str | None, params: tuple[str, ...], list_queries: bool, as
         return
     try:
         spec = get_query(name)
-        values = dict(parse_param(p, spec.params) for p in params)
+        values = dict(parse_param(p, spec) for p in params)
         if "dataset" in values and "questionIds" in values:
             values["questionIds"] = question_ids(values["dataset"], values["questionIds"])
         spec.check_params(values)

@@ -47,6 +47,8 @@ NEXT_STEPS_LIMIT = 20_000
 PSR_INLINE_ANSWERS = 500_000
 #: Most rows an ad-hoc statement returns (a LIMIT is added where it has none).
 AD_HOC_ROWS = 1000
+#: How the query form's boolean fields read (typed as text; left empty: false).
+FORM_BOOLEANS = {**{t: True for t in ("true", "1", "yes", "on")}, **{f: False for f in ("false", "0", "no", "off", "")}}
 #: Q-matrix rows per page.
 QMATRIX_PAGE = 200
 #: Most of a learner's missing prerequisites listed (they are counted in full).
@@ -574,7 +576,7 @@ class Explorer:
         spec = get_query(name)
         if not given:
             return {"query": spec, "given": {}, "rows": None, "columns": list(spec.returns)}
-        values = dict(_typed(key, given.get(key, ""), kind) for key, kind in spec.params.items())
+        values = {key: spec.parse_param(key, given.get(key, ""), FORM_BOOLEANS) for key in spec.params}
         spec.check_params(values)
         with self._lock:
             frame = self.store.frame(name, values)
@@ -589,27 +591,6 @@ class Explorer:
             frame = self.store.read_statement(statement)
         return {"rows": _rows(frame.head(AD_HOC_ROWS)), "columns": list(frame.columns),
                 "more": len(frame) > AD_HOC_ROWS}
-
-
-def _typed(key: str, text: str, kind: str) -> tuple[str, Any]:
-    """One form value by its declared type: lists comma-separated (or a JSON array), maps JSON."""
-    from kstp.errors import QueryError
-
-    try:
-        if kind == "integer":
-            return key, int(text)
-        if kind == "float":
-            return key, float(text)
-        if kind == "boolean":
-            return key, text.strip().lower() in ("true", "1", "yes", "on")
-        if kind == "list<string>":
-            return key, [str(v) for v in json.loads(text)] if text.startswith("[") else \
-                [v.strip() for v in text.split(",") if v.strip()]
-        if kind in ("list<map>", "map"):
-            return key, json.loads(text or ("[]" if kind == "list<map>" else "{}"))
-    except (ValueError, json.JSONDecodeError):
-        raise QueryError(f"${key} must be {kind}, got {text!r}") from None
-    return key, text
 
 
 def _reach(start: str, neighbours: dict[str, list[str]], depth: int | None) -> set[str]:

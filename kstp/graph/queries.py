@@ -20,6 +20,7 @@ mid-run. ``schema/`` holds DDL and is not part of the registry.
 from __future__ import annotations
 
 import difflib
+import json
 import re
 from dataclasses import dataclass, field
 from functools import cache
@@ -98,6 +99,48 @@ class Query:
             return self.texts["default"]
         raise QueryError(f"query {self.name!r} runs on {' and '.join(self.engines)} only "
                          f"(it calls procedures that {engine} lacks)")
+
+    def parse_param(self, key: str, text: str, booleans: dict[str, bool] | None = None) -> object:
+        """The value of parameter ``key`` read from ``text`` by its declared type.
+
+        Lists of strings are comma-separated (items stripped, empty ones dropped) or a JSON
+        array; maps and lists of maps are JSON (empty text: an empty one); booleans are
+        spelled as ``booleans`` says (lower-cased text to value; ``true`` / ``false`` by
+        default). One parser for ``kstp query -p`` and ``kstp explore``'s query form.
+
+        Raises
+        ------
+        QueryError
+            When ``key`` is not declared, or ``text`` does not read as its type.
+
+        Examples
+        --------
+        >>> q = registry()["outer_fringe"]
+        >>> q.parse_param("questionIds", "frcsub:Item01, frcsub:Item02")
+        ['frcsub:Item01', 'frcsub:Item02']
+        >>> q.parse_param("dataset", "frcsub")
+        'frcsub'
+        """
+        kind = self.params.get(key)
+        if kind is None:
+            declared = ", ".join(f"${p}" for p in self.params) or "none"
+            raise QueryError(f"{self.name}: unknown parameter ${key}; declared: {declared}")
+        booleans = booleans or {"true": True, "false": False}
+        try:
+            if kind == "integer":
+                return int(text)
+            if kind == "float":
+                return float(text)
+            if kind == "boolean":
+                return booleans[text.strip().lower()]
+            if kind == "list<string>":
+                items = json.loads(text) if text.lstrip().startswith("[") else text.split(",")
+                return [str(v).strip() for v in items if str(v).strip()]
+            if kind in ("list<map>", "map"):
+                return json.loads(text) if text.strip() else [] if kind == "list<map>" else {}
+        except (ValueError, KeyError, json.JSONDecodeError):
+            raise QueryError(f"{self.name}: parameter ${key} must be {kind}, got {text!r}") from None
+        return text
 
     def check_params(self, params: dict) -> None:
         """Raise :class:`QueryError` unless ``params`` match the declaration exactly.

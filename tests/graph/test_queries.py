@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from kstp.errors import QueryError
@@ -93,6 +95,29 @@ def test_call_time_parameter_checks():
         query.check_params({"dataset": "d", "minPrerequisites": "5"})
     with pytest.raises(QueryError, match="must be integer, got bool"):
         query.check_params({"dataset": "d", "minPrerequisites": True})
+
+
+def test_parameter_text_reads_by_declared_type(tmp_path):
+    """``kstp query -p`` and the explorer's form read text through one parser."""
+    write(tmp_path, "x/typed.cypher", "// name: typed\n// params: $n: integer, $m: float, $b: boolean, "
+          "$ids: list<string>, $rows: list<map>, $opts: map, $s: string\n// returns: many {a}\n// Says what.\n"
+          "RETURN [$n, $m, $b, $ids, $rows, $opts, $s] AS a\n")
+    query = load_registry(tmp_path)["typed"]
+    assert query.parse_param("n", "7") == 7 and query.parse_param("m", "0.25") == 0.25
+    assert query.parse_param("b", "TRUE") is True and query.parse_param("b", "false") is False
+    assert query.parse_param("ids", " a, b,,c ") == ["a", "b", "c"]
+    assert query.parse_param("ids", '["a,1", " b"]') == ["a,1", "b"]
+    assert query.parse_param("rows", '[{"k": 1}]') == [{"k": 1}] and query.parse_param("rows", "") == []
+    assert query.parse_param("opts", '{"k": [1, 2]}') == {"k": [1, 2]} and query.parse_param("opts", " ") == {}
+    assert query.parse_param("s", " as typed ") == " as typed "
+    form = {"on": True, "": False}
+    assert query.parse_param("b", "on", form) is True and query.parse_param("b", "", form) is False
+    for key, text, kind in [("n", "7.5", "integer"), ("m", "x", "float"), ("b", "yes", "boolean"),
+                            ("b", "", "boolean"), ("ids", "[not-json", "list<string>"), ("opts", "{", "map")]:
+        with pytest.raises(QueryError, match=re.escape(f"typed: parameter ${key} must be {kind}, got {text!r}")):
+            query.parse_param(key, text)
+    with pytest.raises(QueryError, match="typed: unknown parameter \\$nn; declared: \\$n, \\$m"):
+        query.parse_param("nn", "1")
 
 
 def test_single_engine_query_runs_on_its_engine_only(tmp_path):
