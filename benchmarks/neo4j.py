@@ -29,8 +29,8 @@ CSV. Steps, in this order:
    (learners created first the same way), for the answers of the log's first learners up to
    :data:`DRIVER_ANSWERS` (its rate scales linearly; labelled so), into dataset ``xes3g5m_b``'s
    questions under other learner ids.
-6. **PSR read**: every answer of ``xes3g5m`` through kstp's bulk path (``answer_keys_in_range``
-   on Neo4j, packed ``answer_codes_in_range`` on LadybugDB) in the evaluator's learner batches;
+6. **PSR read**: every answer of ``xes3g5m`` through kstp's bulk path (packed
+   ``answer_codes_in_range``) in the evaluator's learner batches;
    baseline: the driver reading the same rows record by record (:data:`DRIVER_ROWS` of them).
 7. **evaluate psr**: ``kstp evaluate psr --dataset xes3g5m`` end to end (CLI process) on Neo4j
    and on the staging graph; per-learner micro and macro PSR equal within 1e-12.
@@ -244,7 +244,7 @@ def child_driver_write(uri: str, csv: str, dataset: str, limit: int) -> dict:
 
 def child_read(graph: str) -> dict:
     """Every answer of ``xes3g5m`` through kstp's bulk read, in the PSR evaluator's learner batches."""
-    from kstp.evaluators.psr import BATCH, _answer_batches
+    from kstp.evaluators.psr import BATCH, _answer_batches, _packable
     from kstp.graph import neo4j as module
     from kstp.graph.factory import open_store
 
@@ -255,7 +255,8 @@ def child_read(graph: str) -> dict:
     pairs = store.frame("question_prerequisite_keys", {"dataset": DATASET}, categorical=True)
     meta_s = time.perf_counter() - start
     start = time.perf_counter()
-    rows = sum(len(batch) for batch in _answer_batches(store, DATASET, roster["learnerId"].tolist(), BATCH))
+    packed = _packable(roster["learnerKey"], pd.Index(keys["questionKey"]))
+    rows = sum(len(batch) for batch in _answer_batches(store, DATASET, roster["learnerId"].tolist(), BATCH, packed))
     read_s = time.perf_counter() - start
     store.close()
     return {"rows": rows, "read_s": read_s, "meta_s": meta_s, "learners": len(roster), "questions": len(keys),
@@ -411,7 +412,7 @@ def _report(r: dict) -> dict:
     plans = {**on["profiles"], **rn["profiles"]}
     for name, ops in plans.items():  # the writes by node key and the bulk reads must seek; the small reads may scan
         checked = name.startswith(("write ", "merge ", "keys ", "ids ", "existing ")) or name in (
-            "answer_keys_in_range", "question_prerequisite_keys")
+            "answer_codes_in_range", "question_prerequisite_keys")
         bad = sorted({o["operator"] for o in ops} & set(BAD_OPERATORS)) if checked else []
         if bad:
             problems.append(f"PROFILE {name}: {', '.join(bad)}")

@@ -11,7 +11,9 @@ A sibling ``<name>.ladybug.cypher`` or ``<name>.neo4j.cypher`` overrides the tex
 one engine and must declare the same header. A query that only one engine can run (the
 GDS procedures of ``gds/`` exist only on Neo4j) is a lone ``<name>.neo4j.cypher`` whose
 header adds ``// engine: neo4j``; it is held equal to a Python reference on that engine,
-and asking another engine for it names the engine it needs. The registry is checked at load time:
+and asking another engine for it names the engine it needs. A query with no portable form
+(PSR's packed answers: integer node ids on Neo4j, node offsets on Ladybug) is one such
+file per engine, with the same header. The registry is checked at load time:
 the name matches the file stem, names are unique across areas, declared and used
 ``$params`` agree, and every error cites ``path:line``. A typo fails at start-up, not
 mid-run. ``schema/`` holds DDL and is not part of the registry.
@@ -82,8 +84,8 @@ class Query:
 
     @property
     def engines(self) -> tuple[str, ...]:
-        """The engines that can run it: :data:`ENGINES`, or the one a single-engine query names."""
-        return ENGINES if "default" in self.texts else tuple(self.texts)
+        """The engines that can run it: :data:`ENGINES`, or those whose own forms it has."""
+        return ENGINES if "default" in self.texts else tuple(e for e in ENGINES if e in self.texts)
 
     def text(self, engine: str) -> str:
         """The query text to run on ``engine`` (its override if there is one).
@@ -255,8 +257,15 @@ def load_registry(root: Path) -> dict[str, Query]:
                 overrides.append((path, meta, body, suffix[0]))
                 continue
         if meta["name"] in queries:
-            other = queries[meta["name"]].path.relative_to(root)
-            raise QueryError(f"{rel}:1: query name {meta['name']!r} is also used by {other}")
+            base = queries[meta["name"]]
+            if engine and "default" not in base.texts and engine not in base.texts and \
+                    base.path.parent == path.parent:  # a form of its own for each engine
+                if (meta["params"], meta["returns"]) != (base.params, base.returns):
+                    raise QueryError(f"{rel}:1: header differs from {base.path.relative_to(root)} "
+                                     "(params/returns must match)")
+                base.texts[engine] = body
+                continue
+            raise QueryError(f"{rel}:1: query name {meta['name']!r} is also used by {base.path.relative_to(root)}")
         texts = {engine or "default": body}
         queries[meta["name"]] = Query(area=rel.parts[0], texts=texts, path=path, **meta)
     for path, meta, body, engine in overrides:

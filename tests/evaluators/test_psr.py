@@ -158,12 +158,26 @@ def test_repeated_answer_last_one_wins_in_direct_use():
     assert psr.aggregate(answers, pairs).loc["l", ["answered", "correct"]].tolist() == [2, 1]
 
 
+@pytest.mark.parametrize("packed", [True, False])
 @pytest.mark.parametrize("batch", [1, 2])
-def test_psr_learner_batches_give_the_same_result(scored, batch):
-    """Reading the answers one or two learners at a time changes nothing (ranges cover every learner once)."""
+def test_psr_learner_batches_give_the_same_result(scored, batch, packed, monkeypatch):
+    """Reading the answers one or two learners at a time changes nothing (ranges cover every
+    learner once), packed into one integer per answer or, where node keys would not fit, not."""
     store, whole = scored
+    monkeypatch.setattr(psr, "_packable", lambda learner_keys, question_keys: packed)
     parts = psr.evaluate_dataset(store, "toy", min_prerequisites=3, write_back=False, batch=batch).learners
     pd.testing.assert_frame_equal(parts.sort_index(), whole.learners.sort_index())
+
+
+def test_node_keys_past_the_packing_are_read_unpacked():
+    """answer_codes_in_range packs learner key * 2^33 + question key * 2 + correct into an int64."""
+    questions = pd.Index([0, 2**32 - 1])
+    assert psr._packable(pd.Series([0, 2**30 - 1]), questions)
+    assert psr._packable(pd.Series([], dtype="int64"), questions)
+    assert not psr._packable(pd.Series([2**30]), questions)
+    assert not psr._packable(pd.Series([0]), pd.Index([2**32]))
+    assert not psr._packable(pd.Series([-1]), questions)
+    assert not psr._packable(pd.Series(["toy:L1"]), questions)
 
 
 VT_CONCEPTS = "id,code,description\nA,A,count\nB,B,add\nC,C,multiply\n"

@@ -97,6 +97,20 @@ def test_call_time_parameter_checks():
         query.check_params({"dataset": "d", "minPrerequisites": True})
 
 
+def test_a_form_of_its_own_for_each_engine(tmp_path):
+    """No portable text: one ``// engine:`` file per engine, the same header in each."""
+    head = "// name: k\n// params: $x: string\n// returns: many {{a}}\n// engine: {}\n// Says what.\n"
+    write(tmp_path, "x/k.ladybug.cypher", head.format("ladybug") + "RETURN offset(id($x)) AS a\n")
+    write(tmp_path, "x/k.neo4j.cypher", head.format("neo4j") + "RETURN id($x) AS a\n")
+    query = load_registry(tmp_path)["k"]
+    assert query.engines == ("ladybug", "neo4j")
+    assert (query.text("ladybug"), query.text("neo4j")) == ("RETURN offset(id($x)) AS a", "RETURN id($x) AS a")
+    write(tmp_path, "x/k.neo4j.cypher", head.format("neo4j").replace("{a}", "{b}") + "RETURN id($x) AS b\n")
+    with pytest.raises(QueryError, match=r"x/k.neo4j.cypher:1: header differs from x/k.ladybug.cypher"):
+        load_registry(tmp_path)
+    assert registry()["answer_codes_in_range"].engines == ("ladybug", "neo4j")
+
+
 def test_parameter_text_reads_by_declared_type(tmp_path):
     """``kstp query -p`` and the explorer's form read text through one parser."""
     write(tmp_path, "x/typed.cypher", "// name: typed\n// params: $n: integer, $m: float, $b: boolean, "
@@ -130,8 +144,7 @@ def test_single_engine_query_runs_on_its_engine_only(tmp_path):
     # each shipped area of Neo4j-only queries has a test that runs all of them against a reference
     # (tests/graph/test_gds.py, tests/graph/test_vector_search.py)
     assert {q.area for q in registry().values() if q.engines == ("neo4j",)} == {"gds", "vector"}
-    # and the one LadybugDB-only query, PSR's packed answers, is held to the portable one in tests/parity
-    assert [n for n, q in registry().items() if q.engines == ("ladybug",)] == ["answer_codes_in_range"]
+    assert [n for n, q in registry().items() if q.engines == ("ladybug",)] == []
 
 
 @pytest.mark.parametrize("rel, engine, message", [
