@@ -249,9 +249,15 @@ def child_read(graph: str) -> dict:
     from kstp.graph.factory import open_store
 
     store = open_store(graph, read_only=True)
+    if module.PROFILE:  # each statement's profiled first run (slower) outside the timed reads
+        roster = store.frame("dataset_learners", {"dataset": DATASET}, categorical=True)
+        for name in ("question_keys", "question_prerequisite_keys"):
+            store.frame(name, {"dataset": DATASET}, categorical=True)
+        first = roster["learnerId"].iloc[0]  # in id order
+        store.frame("answer_codes_in_range", {"dataset": DATASET, "lo": first, "hi": first}, categorical=True)
     start = time.perf_counter()
-    roster = store.frame("dataset_learners", {"dataset": DATASET})
-    keys = store.frame("question_keys", {"dataset": DATASET})
+    roster = store.frame("dataset_learners", {"dataset": DATASET}, categorical=True)
+    keys = store.frame("question_keys", {"dataset": DATASET}, categorical=True)
     pairs = store.frame("question_prerequisite_keys", {"dataset": DATASET}, categorical=True)
     meta_s = time.perf_counter() - start
     start = time.perf_counter()

@@ -65,7 +65,7 @@ from kstp.graph.store import GraphStore, _codes, records, sorted_by_ids
 
 __all__ = ["Neo4jStore", "node_statements", "relationship_statements", "operators", "PROFILE", "PROFILES",
            "BAD_OPERATORS", "BATCH_SIZE", "REL_BATCH", "KEY_BATCH",
-           "CONNECT_TIMEOUT_S", "RETRY_TIME_S"]
+           "CONNECT_TIMEOUT_S", "RETRY_TIME_S", "READERS", "readers"]
 
 #: Rows per UNWIND transaction of node writes, updates and deletions: large enough to
 #: amortise round trips, small enough to keep a transaction's memory modest.
@@ -97,8 +97,25 @@ _READ, _WRITE = neo4j.RoutingControl.READ, neo4j.RoutingControl.WRITE
 #: where it shows progress (``kstp.cli.output``); a library user attaches a handler.
 log = logging.getLogger(__name__)
 
-#: Sessions that read the ranges of :meth:`Neo4jStore.frame_batches` at once (``KSTP_NEO4J_READERS``).
-READERS = int(os.environ.get("KSTP_NEO4J_READERS", "2"))
+#: Sessions that read batches at once (:meth:`Neo4jStore.frame_batches`, the comparison read of
+#: a write) unless ``KSTP_NEO4J_READERS`` says otherwise: two, one per core of a small machine.
+READERS = 2
+
+
+def readers() -> int:
+    """``KSTP_NEO4J_READERS`` (a whole number from 1), else :data:`READERS`.
+
+    Raises
+    ------
+    ConfigError
+        When the variable is set to anything else.
+    """
+    text = os.environ.get("KSTP_NEO4J_READERS", "").strip()
+    if not text:
+        return READERS
+    if not text.isdigit() or int(text) < 1:
+        raise ConfigError(f"KSTP_NEO4J_READERS must be a whole number from 1 (sessions reading at once), got {text!r}")
+    return int(text)
 
 #: Marks the per-column null list of a columnar read (``collect`` drops nulls).
 _NULLS = "__null"
@@ -479,14 +496,20 @@ class Neo4jStore(GraphStore):
     def frame_batches(self, name: str, params: dict[str, Any], keys: list[str], size: int) -> Iterator[pd.DataFrame]:
         """As :meth:`GraphStore.frame_batches`, with the next ranges read while the caller works on this one.
 
-        :data:`READERS` sessions read ranges in order, so at most that many batches are held
+        :func:`readers` sessions read ranges in order, so at most that many batches are held
         besides the caller's: the server runs reads while Python scores the batch before them.
+
+        Raises
+        ------
+        ConfigError
+            On a malformed ``KSTP_NEO4J_READERS``.
         """
-        with ThreadPoolExecutor(READERS, thread_name_prefix="kstp-read") as pool:
+        sessions = readers()
+        with ThreadPoolExecutor(sessions, thread_name_prefix="kstp-read") as pool:
             ahead: deque = deque()
             for lo, hi in self._ranges(keys, size):
                 ahead.append(pool.submit(self.frame, name, {**params, "lo": lo, "hi": hi}, True))
-                if len(ahead) > READERS:
+                if len(ahead) > sessions:
                     yield ahead.popleft().result()
             while ahead:
                 yield ahead.popleft().result()
@@ -654,7 +677,7 @@ class Neo4jStore(GraphStore):
 
     def _existing_rels(self, rel, from_label, to_label, from_ids, columns):
         """The stored ``rel`` relationships from ``from_ids``, ids as categoricals (read by node key,
-        :data:`READERS` batches of :data:`FROM_BATCH` from-nodes at once)."""
+        :func:`readers` batches of :data:`FROM_BATCH` from-nodes at once)."""
         schema.rel_type(rel, from_label, to_label)
         from_index = pd.Index(from_ids)
         keys = self._node_keys(from_label, pd.Series(from_index))
@@ -666,7 +689,7 @@ class Neo4jStore(GraphStore):
             chunk = keys[known][start:start + FROM_BATCH]
             return self._run_columnar(text, {"keys": chunk.tolist()}, ["i", "b", *columns], f"existing {rel}")
 
-        with ThreadPoolExecutor(READERS, thread_name_prefix="kstp-read") as pool:  # the server reads on both cores
+        with ThreadPoolExecutor(readers(), thread_name_prefix="kstp-read") as pool:  # the server reads on both cores
             parts = [(np.asarray(part["i"], np.int64) + start, part)
                      for start, part in zip(starts, pool.map(read, starts), strict=True) if len(part)]
         if not parts:

@@ -184,6 +184,41 @@ def test_writes_are_batched(neo4j_store, monkeypatch):
     assert len(neo4j_store.run("framework_concepts", {"framework": "t"})) == 10
 
 
+@pytest.mark.parametrize("sessions", ["1", "3"])
+def test_batches_read_ahead_come_in_order_and_whole(neo4j_store, monkeypatch, sessions):
+    """Neo4j alone: ``frame_batches`` reads the next ranges on other sessions; the batches come as
+    one session reads them, one learner each here, and the comparison read of a re-write finds
+    every stored answer (FROM_BATCH 1: a batch per learner, read on the sessions at once)."""
+    import kstp.graph.neo4j as module
+
+    build_tiny_graph(neo4j_store)
+    monkeypatch.setenv("KSTP_NEO4J_READERS", sessions)
+    monkeypatch.setattr(module, "FROM_BATCH", 1)
+    learners = sorted(ANSWERS)
+    batches = list(neo4j_store.frame_batches("answer_keys_in_range", {"dataset": "ds"}, learners, 1))
+    roster = neo4j_store.frame("dataset_learners", {"dataset": "ds"})
+    learner_of = dict(zip(roster["learnerKey"], roster["learnerId"], strict=True))
+    assert [sorted({learner_of[k] for k in b["learnerKey"]}) for b in batches] == [[x] for x in learners]
+    assert [len(b) for b in batches] == [len(ANSWERS[x]) for x in learners]
+    edges = _frame("from_id to_id correct", *[(x, q, ok) for x, answers in ANSWERS.items()
+                                              for q, ok in answers.items()])
+    assert neo4j_store.write_relationships("ANSWERED", "Learner", "Question", edges) == WriteReport(unchanged=13)
+
+
+@pytest.mark.parametrize("value", ["0", "two", "-1"])
+def test_a_malformed_readers_setting_is_named(monkeypatch, value):
+    from kstp.errors import ConfigError
+    from kstp.graph.neo4j import readers
+
+    monkeypatch.setenv("KSTP_NEO4J_READERS", value)
+    with pytest.raises(ConfigError, match=f"KSTP_NEO4J_READERS must be a whole number from 1 .*got '{value}'"):
+        readers()
+    monkeypatch.setenv("KSTP_NEO4J_READERS", " 4 ")
+    assert readers() == 4
+    monkeypatch.delenv("KSTP_NEO4J_READERS")
+    assert readers() == 2
+
+
 def test_delete_nodes_removes_their_relationships_in_batches(neo4j_store, monkeypatch):
     """Neo4j alone: it deletes a node's relationships in bounded transactions before the node."""
     import kstp.graph.neo4j as module
