@@ -682,11 +682,12 @@ class Neo4jStore(GraphStore):
         from_index = pd.Index(from_ids)
         keys = self._node_keys(from_label, pd.Series(from_index))
         known = keys >= 0
+        stored = keys[known]
         text = relationship_statements(rel, from_label, to_label, columns)["existing"]
-        starts = range(0, int(known.sum()), FROM_BATCH)
+        starts = range(0, len(stored), FROM_BATCH)
 
         def read(start: int) -> pd.DataFrame:
-            chunk = keys[known][start:start + FROM_BATCH]
+            chunk = stored[start:start + FROM_BATCH]
             return self._run_columnar(text, {"keys": chunk.tolist()}, ["i", "b", *columns], f"existing {rel}")
 
         with ThreadPoolExecutor(readers(), thread_name_prefix="kstp-read") as pool:  # the server reads on both cores
