@@ -35,6 +35,10 @@ CSV. Steps, in this order:
 7. **evaluate psr**: ``kstp evaluate psr --dataset xes3g5m`` end to end (CLI process) on Neo4j
    and on the staging graph; per-learner micro and macro PSR equal within 1e-12.
 
+For the online write, its re-run and the demo, the server's CPU seconds (the JVM's, from
+``/proc``) and kstp's are printed against the step's wall time: where the server uses one core
+for the whole step, the write rate is the server's.
+
 ``--scale`` below 1 is for quick runs; the figures are reported with the scale they were taken at.
 """
 
@@ -106,6 +110,27 @@ def _server_peak_rss(home: Path) -> int | None:
     except OSError:
         pass
     return None
+
+
+def _server_cpu(home: str | Path | None) -> float:
+    """CPU seconds (user + system, all threads) the server's JVM has used so far; 0 without a server.
+
+    Its growth over a step against the step's wall time says whether the server was the bound:
+    about 1x the wall time is one core busy, about 2x both.
+    """
+    if home is None:
+        return 0.0
+    pid = (Path(home) / "run" / "neo4j.pid").read_text().strip()
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime, stime (stat fields 14, 15)
+
+
+def _children_cpu() -> float:
+    """CPU seconds (user + system) of this process's waited-for children so far."""
+    import resource
+
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def _credentials(home: Path) -> dict[str, str]:
@@ -182,8 +207,12 @@ def child_bulk(stage: str, home: str, uri: str) -> dict:
             "files_bytes": size}
 
 
-def child_online(graph: str, csv: str, annotation: str, dataset: str) -> dict:
-    """Items of ``dataset`` (the annotation map again) and the log into it; the re-run; PROFILEs on Neo4j."""
+def child_online(graph: str, csv: str, annotation: str, dataset: str, home: str | None = None) -> dict:
+    """Items of ``dataset`` (the annotation map again) and the log into it; the re-run; PROFILEs on Neo4j.
+
+    With the server's ``home``, the server's CPU seconds during the write and the re-run too
+    (``*_server_cpu``); this process's own are ``*_cpu``.
+    """
     from kstp.graph.factory import open_store
     from kstp.loaders.items import framework_concepts, read_concept_map, write_items
     from kstp.loaders.responses import read_pykt, write_answers
@@ -196,18 +225,22 @@ def child_online(graph: str, csv: str, annotation: str, dataset: str) -> dict:
     questions = set(store.frame("dataset_questions", {"dataset": dataset})["localId"])
     answers = read_pykt(csv, questions)
     with PeakRss() as peak:
-        start = time.perf_counter()
+        start, cpu, server = time.perf_counter(), time.process_time(), _server_cpu(home)
         report = write_answers(store, dataset, answers, Path(csv).name)
-        write_s = time.perf_counter() - start
+        write_s, write_cpu, write_server_cpu = (time.perf_counter() - start, time.process_time() - cpu,
+                                                _server_cpu(home) - server)
     mark = getattr(store, "last_transaction", lambda: None)()
-    start = time.perf_counter()
+    start, cpu, server = time.perf_counter(), time.process_time(), _server_cpu(home)
     again = write_answers(store, dataset, answers, Path(csv).name)
-    rerun_s = time.perf_counter() - start
+    rerun_s, rerun_cpu, rerun_server_cpu = (time.perf_counter() - start, time.process_time() - cpu,
+                                            _server_cpu(home) - server)
     unmoved = mark == getattr(store, "last_transaction", lambda: None)()
     store.close()
     from kstp.graph import neo4j as module
 
     return {"items_s": items_s, "write_s": write_s, "rerun_s": rerun_s, "write_peak": peak.peak,
+            "write_cpu": write_cpu, "write_server_cpu": write_server_cpu, "rerun_cpu": rerun_cpu,
+            "rerun_server_cpu": rerun_server_cpu,
             "created": report.written["ANSWERED"].created, "unchanged": again.written["ANSWERED"].unchanged,
             "rerun_changed": again.written["ANSWERED"].created + again.written["ANSWERED"].updated,
             "unmoved": unmoved if mark is not None else None, "profiles": module.PROFILES}
@@ -333,7 +366,9 @@ def main(quick: bool = False, scale: float | None = None) -> dict:
 
             # First on the server as it started (its JIT cold, every statement planned anew), then again.
             for key in ("demo_neo4j_cold", "demo_neo4j"):
+                cpu, own = _server_cpu(home), _children_cpu()
                 r[key] = run_cli("--quiet", "--graph", uri, "demo", "--out", str(tmp / key), "--json")
+                r[key].update(server_cpu=_server_cpu(home) - cpu, cpu=_children_cpu() - own)
                 start = time.perf_counter()
                 with open_store(uri) as store:
                     store.reset()
@@ -353,7 +388,7 @@ def main(quick: bool = False, scale: float | None = None) -> dict:
             print("4. online ingest of a second dataset into the loaded database", flush=True)
             os.environ["KSTP_NEO4J_PROFILE"] = "1"
             r["online_neo4j"] = run_isolated("benchmarks.neo4j:child_online", graph=uri, csv=str(csv),
-                                             annotation=str(subset), dataset=SECOND)
+                                             annotation=str(subset), dataset=SECOND, home=str(home))
             r["online_ladybug"] = run_isolated("benchmarks.neo4j:child_online", graph=stage, csv=str(csv),
                                                annotation=str(subset), dataset=SECOND)
             print(f"   Neo4j {fmt_s(r['online_neo4j']['write_s'])} s (re-run {fmt_s(r['online_neo4j']['rerun_s'])} "
@@ -473,6 +508,12 @@ def _report(r: dict) -> dict:
           f"{fmt_s(dw['nodes_s'])} s; PSR read also fetched {fmt_int(rn['learners'])} learners, "
           f"{fmt_int(rn['pairs'])} prerequisite pairs in {fmt_s(rn['meta_s'])} s (LadybugDB "
           f"{fmt_s(rl['meta_s'])} s)")
+    print("CPU seconds during a step, server (JVM) | kstp, against its wall time (1x: one core busy): " + "; ".join(
+        f"{what} {fmt_s(server)} | {fmt_s(own)} s of {fmt_s(wall)} s ({fmt_ratio(server / wall)} | "
+        f"{fmt_ratio(own / wall)})" for what, server, own, wall in [
+            ("online write", on["write_server_cpu"], on["write_cpu"], on["write_s"]),
+            ("no-op re-run", on["rerun_server_cpu"], on["rerun_cpu"], on["rerun_s"]),
+            ("demo", r["demo_neo4j"]["server_cpu"], r["demo_neo4j"]["cpu"], r["demo_neo4j"]["wall"])]))
     print("PROFILE, once per statement (operators; db hits):")
     for name, ops in plans.items():
         hits = sum(o["dbHits"] or 0 for o in ops)
