@@ -159,11 +159,12 @@ def load(ctx: click.Context, source: str, home: Path | None, as_json: bool) -> N
     """Bulk-load SOURCE into the empty database of the local Neo4j server, with neo4j-admin.
 
     SOURCE is an export folder (kstp db export) or an embedded graph (ladybug:PATH, which
-    the ingest commands build: it is exported to a folder beside the server first). The
-    Neo4j graph (--graph) must be the server kstp manages (make neo4j) and hold nothing: kstp
-    stops it, runs neo4j-admin database import full on its jars, starts it again, creates the
-    schema and checks every count against the export's manifest. Into a graph that holds
-    data, or another server, use kstp db import (online) or the command kstp db export prints.
+    the ingest commands build: it is exported to a folder beside the server while the server
+    stops). The Neo4j graph (--graph) must be the server kstp manages (make neo4j) and hold
+    nothing: kstp stops it, runs neo4j-admin database import full on its jars, starts it
+    again, creates the schema and checks every count against the export's manifest. Into a
+    graph that holds data, or another server, use kstp db import (online) or the command kstp
+    db export prints.
 
     \b
     Examples:
@@ -173,6 +174,8 @@ def load(ctx: click.Context, source: str, home: Path | None, as_json: bool) -> N
     """
     import shutil
     import tempfile
+    from contextlib import ExitStack
+    from functools import partial
 
     from kstp.errors import ConfigError
     from kstp.graph.bulk import bulk_load
@@ -185,29 +188,27 @@ def load(ctx: click.Context, source: str, home: Path | None, as_json: bool) -> N
         raise ConfigError(f"kstp db load fills a Neo4j database; the graph is {target.describe()} (use --graph "
                           "neo4j://... for the server kstp manages, or kstp db import DIR for an embedded graph)")
     server = LocalServer.at(home or DEFAULT_HOME)
-    folder, staged, exported = Path(source), None, {}
+    folder = Path(source)
     began = time.monotonic()
-    if not (folder / "manifest.json").is_file() and source.startswith("ladybug:"):
-        staged = Path(tempfile.mkdtemp(prefix="kstp-load-", dir=server.home))
-        folder = staged / "export"
-        with status(f"exporting {source}"), open_store(source, read_only=True) as embedded:
-            exported = export_graph(embedded, folder)
-    try:
-        export_s = time.monotonic() - began
-        with status(f"loading {folder} into {target.location} (server stopped and started again)"):
-            report = bulk_load(server, target.location, target.user, target.password, folder)
-    finally:
-        if staged is not None:
-            shutil.rmtree(staged, ignore_errors=True)
-    seconds = {"export": export_s, **report.seconds} if exported else report.seconds
+    with ExitStack() as stack:
+        what, export = f"loading {folder} into {target.location} (server stopped and started again)", None
+        if not (folder / "manifest.json").is_file() and source.startswith("ladybug:"):
+            # Opened before the server stops, so a graph that cannot be read stops nothing.
+            export = partial(export_graph, stack.enter_context(open_store(source, read_only=True)))
+            staged = Path(tempfile.mkdtemp(prefix="kstp-load-", dir=server.home))
+            stack.callback(shutil.rmtree, staged, ignore_errors=True)
+            folder = staged / "export"
+            what = f"exporting {source} while the server stops, then loading it into {target.location}"
+        with status(what):
+            report = bulk_load(server, target.location, target.user, target.password, folder, export=export)
     if as_json:
-        emit({"nodes": report.nodes, "relationships": report.relationships, "seconds": seconds,
+        emit({"nodes": report.nodes, "relationships": report.relationships, "seconds": report.seconds,
               "relationshipsPerSecond": report.relationships_per_s, "importPeakRss": report.import_peak_rss})
         return
     message(f"loaded {report.nodes:,} nodes and {report.relationships:,} relationships into {target.location}: "
             f"import {report.seconds['import']:.1f} s ({report.relationships_per_s:,.0f} relationships/s), "
-            + ", ".join(f"{step} {s:.1f} s" for step, s in seconds.items() if step not in ("import", "total"))
-            + f"; {time.monotonic() - began:.1f} s in all")
+            + ", ".join(f"{step} {s:.1f} s" for step, s in report.seconds.items() if step not in ("import", "total"))
+            + f"{' (export and stop at once)' if export else ''}; {time.monotonic() - began:.1f} s in all")
 
 
 @db.command("import")

@@ -5,9 +5,10 @@ CSV file per label and per relationship type and pair, in neo4j-admin's import f
 with a manifest of counts and SHA-256s. The same bytes feed either path:
 
 - a server kstp manages (``make neo4j``; :class:`~kstp.graph.local_server.LocalServer`):
-  :func:`bulk_load` checks the manifest and that the database is empty, stops the server,
-  runs the import with the server's own jars, starts it again, creates the schema and
-  checks every count against the manifest (``kstp db load``);
+  :func:`bulk_load` checks the manifest and that the database is empty, stops the server
+  (writing the export meanwhile, when given one to write), runs the import with the
+  server's own jars, starts it again, creates the schema and checks every count against
+  the manifest (``kstp db load``);
 - any other server (Docker, a cluster, Aura): :func:`~kstp.graph.transfer.neo4j_admin_command`
   prints the ``neo4j-admin database import full`` command to run where the server's files
   are, and :func:`~kstp.graph.transfer.aura_upload_command` the dump and
@@ -20,6 +21,8 @@ from __future__ import annotations
 
 import resource
 import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -52,7 +55,7 @@ class BulkReport:
 
 
 def bulk_load(server: LocalServer, uri: str, user: str, password: str, folder: str | Path,
-              database: str = "neo4j") -> BulkReport:
+              database: str = "neo4j", export: Callable[[Path], object] | None = None) -> BulkReport:
     """Replace the empty ``database`` of the local ``server`` with an export folder, by neo4j-admin.
 
     Parameters
@@ -60,13 +63,19 @@ def bulk_load(server: LocalServer, uri: str, user: str, password: str, folder: s
     server : LocalServer
         The server kstp manages; ``uri`` must reach it.
     folder : str or Path
-        An export folder (``kstp db export``), checked whole first (:func:`read_manifest`).
+        An export folder (``kstp db export``), checked whole (:func:`read_manifest`) before
+        the server stops; with ``export``, the folder it writes, checked once written.
+    export : callable, optional
+        ``export(folder)`` writes the export folder while the server stops (the two take
+        about as long and overlap on two cores; ``kstp db load ladybug:PATH`` passes the
+        embedded graph's export). It runs after the database was found empty.
 
     Returns
     -------
     BulkReport
-        Nodes and relationships loaded, seconds per step (``check``, ``stop``, ``import``,
-        ``start``, ``schema``), the import's peak RSS.
+        Nodes and relationships loaded, seconds per step (``check``, ``export`` with
+        ``export``, ``stop``, ``import``, ``start``, ``schema``; ``export`` and ``stop`` at
+        once), the import's peak RSS.
 
     Raises
     ------
@@ -74,7 +83,10 @@ def bulk_load(server: LocalServer, uri: str, user: str, password: str, folder: s
         When ``uri`` is not the local server's, the database holds anything, or the
         import fails (the server is started again first; the output's tail is in the message).
     DataNotFoundError, InputError
-        From :func:`read_manifest`; nothing is stopped then.
+        From :func:`read_manifest`; nothing is stopped then, or, for what ``export``
+        wrote, the server is started again first.
+    Exception
+        Whatever ``export`` raises, after the server is started again.
     """
     report = BulkReport()
     began = time.monotonic()
@@ -82,7 +94,7 @@ def bulk_load(server: LocalServer, uri: str, user: str, password: str, folder: s
         raise ConfigError(f"{uri} is not the Neo4j server kstp manages in {server.home} (Bolt on "
                           f"{':'.join(map(str, server.bolt))}); for another server run the command that "
                           "kstp db export prints where its files are")
-    manifest = read_manifest(folder)
+    manifest = read_manifest(folder) if export is None else None
     with Neo4jStore(uri, user, password, database) as store:
         held = int(store._run("MATCH (n) RETURN count(n) AS n", {}, "count nodes")["n"].iloc[0])
     if held:
@@ -90,9 +102,25 @@ def bulk_load(server: LocalServer, uri: str, user: str, password: str, folder: s
                           "whole, so it fills only an empty one: empty it first (kstp db reset --yes), or add to it "
                           "online (kstp db import DIR)")
     report.seconds["check"] = time.monotonic() - began
-    step = time.monotonic()
-    server.stop()
-    report.seconds["stop"] = time.monotonic() - step
+
+    def stop() -> float:
+        step = time.monotonic()
+        server.stop()
+        return time.monotonic() - step
+
+    with ThreadPoolExecutor(1, thread_name_prefix="kstp-stop") as pool:
+        stopping = pool.submit(stop)  # the server checkpoints and exits on its own; kstp only waits
+        if manifest is None:
+            step = time.monotonic()
+            try:
+                export(Path(folder))
+                manifest = read_manifest(folder)
+            except BaseException:
+                stopping.result()
+                server.start(lambda: _answers(uri, user, password, database))
+                raise
+            report.seconds["export"] = time.monotonic() - step
+        report.seconds["stop"] = stopping.result()
     step = time.monotonic()
     done = server.admin([*neo4j_admin_args(folder, database), f"--max-off-heap-memory={IMPORT_MEMORY}",
                          f"--report-file={server.home / 'logs' / 'import.report'}"])

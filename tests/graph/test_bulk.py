@@ -9,6 +9,9 @@ an embedded graph that ``kstp db load`` exports and imports. No mocks.
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 
 import numpy as np
 import pandas as pd
@@ -19,7 +22,7 @@ from kstp.graph.structures import derive_question_prerequisites
 from kstp.loaders import items, responses
 from kstp.loaders.standards import load_standards
 from tests.conftest import connect_neo4j as connect
-from tests.graph.servers import credentials, kstp, one_error_line
+from tests.graph.servers import ROOT, credentials, kstp, one_error_line
 
 DATASETS = {"frcsub": ("items.csv", "qmatrix.csv", "skills.csv", "responses.csv"),
             "probability_pks": ("items.csv", "qmatrix.csv", "skills.csv", "responses_full.csv")}
@@ -103,3 +106,42 @@ def test_db_load_refuses_a_server_it_does_not_manage_or_a_database_that_holds_da
     with connect(target) as graph:
         assert graph.nodes("Dataset")["id"].tolist() == ["kept"]
         graph.reset()
+
+
+
+FAILING_EXPORT = """
+import sys
+from pathlib import Path
+from kstp.graph.bulk import bulk_load
+from kstp.graph.local_server import LocalServer
+
+def export(folder):
+    folder.mkdir(parents=True)
+    (folder / "Learner.csv").write_text("id:ID(Learner)\\n")
+    raise OSError(28, "No space left on device")
+
+home, uri, user, password, folder = sys.argv[1:]
+try:
+    bulk_load(LocalServer.at(Path(home)), uri, user, password, folder, export=export)
+except OSError as exc:
+    print("raised", exc.errno)
+"""
+
+
+def test_an_export_that_fails_while_the_server_stops_leaves_it_running_and_empty(own_server, tmp_path):
+    """``bulk_load`` writes the export while the server stops; when the export fails half-way
+    (a file written, then an error), the error reaches the caller, nothing is imported, and the
+    server answers again, started anew, with the database as it was: empty. (In a fresh
+    interpreter, so the restarted server is not this process's child when the fixture stops it.)"""
+    target = own_server.target
+    with connect(target) as graph:
+        graph.reset()
+    pid = (own_server.home / "run" / "neo4j.pid").read_text()
+    done = subprocess.run([sys.executable, "-c", FAILING_EXPORT, str(own_server.home), target.location, target.user,
+                           target.password, str(tmp_path / "export")], capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["raised", "28"]
+    assert (own_server.home / "run" / "neo4j.pid").read_text() != pid  # stopped, then started again
+    with connect(target) as graph:
+        assert graph._run("MATCH (n) RETURN count(n) AS n", {}, "test")["n"].iloc[0] == 0
