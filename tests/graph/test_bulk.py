@@ -108,7 +108,6 @@ def test_db_load_refuses_a_server_it_does_not_manage_or_a_database_that_holds_da
         graph.reset()
 
 
-
 FAILING_EXPORT = """
 import sys
 from pathlib import Path
