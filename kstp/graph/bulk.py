@@ -103,6 +103,9 @@ def bulk_load(server: LocalServer, uri: str, user: str, password: str, folder: s
                           "online (kstp db import DIR)")
     report.seconds["check"] = time.monotonic() - began
 
+    def ready() -> bool:
+        return _answers(uri, user, password, database)
+
     def stop() -> float:
         step = time.monotonic()
         server.stop()
@@ -117,7 +120,7 @@ def bulk_load(server: LocalServer, uri: str, user: str, password: str, folder: s
                 manifest = read_manifest(folder)
             except BaseException:
                 stopping.result()
-                server.start(lambda: _answers(uri, user, password, database))
+                server.start(ready)
                 raise
             report.seconds["export"] = time.monotonic() - step
         report.seconds["stop"] = stopping.result()
@@ -128,7 +131,7 @@ def bulk_load(server: LocalServer, uri: str, user: str, password: str, folder: s
     report.import_peak_rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024
     report.import_output = done.stdout + done.stderr
     step = time.monotonic()
-    server.start(lambda: _answers(uri, user, password, database))
+    server.start(ready)
     report.seconds["start"] = time.monotonic() - step
     if done.returncode:
         raise ConfigError(f"neo4j-admin database import failed (exit {done.returncode}); the server is running "
