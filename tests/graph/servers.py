@@ -64,17 +64,20 @@ class Server:
         return "".join(p.read_text(errors="replace") for p in (self.home / "logs").glob("*.log"))
 
 
+def child_env(env: dict[str, str] | None = None) -> dict[str, str]:
+    """The environment of a fresh interpreter: this worktree first on the path, one OpenMP thread, ``env``."""
+    return {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
+            "OMP_NUM_THREADS": "1", **(env or {})}
+
+
 def kstp(*args: str, env: dict[str, str] | None = None, timeout: float = 300) -> subprocess.CompletedProcess:
     """Run the kstp CLI in a fresh interpreter (this worktree first on the path)."""
-    full = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
-            "OMP_NUM_THREADS": "1", **(env or {})}
-    return subprocess.run([*KSTP, *args], env=full, capture_output=True, text=True, timeout=timeout)
+    return subprocess.run([*KSTP, *args], env=child_env(env), capture_output=True, text=True, timeout=timeout)
 
 
 def start_kstp(*args: str, env: dict[str, str]) -> subprocess.Popen:
-    full = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
-            "OMP_NUM_THREADS": "1", **env}
-    return subprocess.Popen([*KSTP, *args], env=full, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return subprocess.Popen([*KSTP, *args], env=child_env(env), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
 
 
 def credentials(target: GraphTarget, password: str | None = None) -> dict[str, str]:

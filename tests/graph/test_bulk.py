@@ -9,7 +9,6 @@ an embedded graph that ``kstp db load`` exports and imports. No mocks.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 
@@ -22,7 +21,7 @@ from kstp.graph.structures import derive_question_prerequisites
 from kstp.loaders import items, responses
 from kstp.loaders.standards import load_standards
 from tests.conftest import connect_neo4j as connect
-from tests.graph.servers import ROOT, credentials, kstp, one_error_line
+from tests.graph.servers import child_env, credentials, kstp, one_error_line
 
 DATASETS = {"frcsub": ("items.csv", "qmatrix.csv", "skills.csv", "responses.csv"),
             "probability_pks": ("items.csv", "qmatrix.csv", "skills.csv", "responses_full.csv")}
@@ -138,7 +137,7 @@ def test_an_export_that_fails_while_the_server_stops_leaves_it_running_and_empty
     pid = (own_server.home / "run" / "neo4j.pid").read_text()
     done = subprocess.run([sys.executable, "-c", FAILING_EXPORT, str(own_server.home), target.location, target.user,
                            target.password, str(tmp_path / "export")], capture_output=True, text=True, timeout=300,
-                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+                          env=child_env())
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["raised", "28"]
     assert (own_server.home / "run" / "neo4j.pid").read_text() != pid  # stopped, then started again
