@@ -51,6 +51,7 @@ import os
 import subprocess
 import sys
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -101,11 +102,16 @@ def _server(home: Path, command: str) -> str:
     return done.stdout.strip()
 
 
+def _server_pid(home: str | Path) -> int | None:
+    from kstp.graph.local_server import LocalServer
+
+    return LocalServer.at(Path(home)).pid()
+
+
 def _server_peak_rss(home: Path) -> int | None:
     """VmHWM of the server's JVM (bytes), read while it runs."""
-    pid = (home / "run" / "neo4j.pid").read_text().strip()
     try:
-        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        for line in Path(f"/proc/{_server_pid(home)}/status").read_text().splitlines():
             if line.startswith("VmHWM:"):
                 return int(line.split()[1]) * 1024
     except OSError:
@@ -121,9 +127,18 @@ def _server_cpu(home: str | Path | None) -> float:
     """
     if home is None:
         return 0.0
-    pid = (Path(home) / "run" / "neo4j.pid").read_text().strip()
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    fields = Path(f"/proc/{_server_pid(home)}/stat").read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime, stime (stat fields 14, 15)
+
+
+@contextmanager
+def _step(home: str | Path | None):
+    """Measure the step in the ``with`` block: the dict it yields gets ``s`` (wall seconds), ``cpu``
+    (this process's CPU seconds) and ``server_cpu`` (the server's, see :func:`_server_cpu`)."""
+    out: dict[str, float] = {}
+    start, cpu, server = time.perf_counter(), time.process_time(), _server_cpu(home)
+    yield out
+    out.update(s=time.perf_counter() - start, cpu=time.process_time() - cpu, server_cpu=_server_cpu(home) - server)
 
 
 def _children_cpu() -> float:
@@ -233,21 +248,16 @@ def child_online(graph: str, csv: str, annotation: str, dataset: str, home: str 
         first = answers[answers["learner"] == answers["learner"].iloc[0]].assign(learner="profiled")
         write_answers(store, dataset, first, Path(csv).name)
         write_answers(store, dataset, first, Path(csv).name)
-    with PeakRss() as peak:
-        start, cpu, server = time.perf_counter(), time.process_time(), _server_cpu(home)
+    with PeakRss() as peak, _step(home) as write:
         report = write_answers(store, dataset, answers, Path(csv).name)
-        write_s, write_cpu, write_server_cpu = (time.perf_counter() - start, time.process_time() - cpu,
-                                                _server_cpu(home) - server)
     mark = getattr(store, "last_transaction", lambda: None)()
-    start, cpu, server = time.perf_counter(), time.process_time(), _server_cpu(home)
-    again = write_answers(store, dataset, answers, Path(csv).name)
-    rerun_s, rerun_cpu, rerun_server_cpu = (time.perf_counter() - start, time.process_time() - cpu,
-                                            _server_cpu(home) - server)
+    with _step(home) as rerun:
+        again = write_answers(store, dataset, answers, Path(csv).name)
     unmoved = mark == getattr(store, "last_transaction", lambda: None)()
     store.close()
-    return {"items_s": items_s, "write_s": write_s, "rerun_s": rerun_s, "write_peak": peak.peak,
-            "write_cpu": write_cpu, "write_server_cpu": write_server_cpu, "rerun_cpu": rerun_cpu,
-            "rerun_server_cpu": rerun_server_cpu,
+    return {"items_s": items_s, "write_s": write["s"], "rerun_s": rerun["s"], "write_peak": peak.peak,
+            "write_cpu": write["cpu"], "write_server_cpu": write["server_cpu"], "rerun_cpu": rerun["cpu"],
+            "rerun_server_cpu": rerun["server_cpu"],
             "created": report.written["ANSWERED"].created, "unchanged": again.written["ANSWERED"].unchanged,
             "rerun_changed": again.written["ANSWERED"].created + again.written["ANSWERED"].updated,
             "unmoved": unmoved if mark is not None else None, "profiles": module.PROFILES}
