@@ -1,6 +1,7 @@
 """A real OpenAI-compatible HTTP endpoint on 127.0.0.1 for tests: a few lines of the standard
 library that answer as a server would, or fail as real ones do (429, 503, 401, a reset
-connection, a reply that never comes); the code under test is the real client."""
+connection, a reply that never comes, a 200 that is no answer); the code under test is the
+real client."""
 
 from __future__ import annotations
 
@@ -9,12 +10,35 @@ import socket
 import struct
 import sys
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-__all__ = ["FakeEndpoint"]
+__all__ = ["FakeEndpoint", "FAULTS"]
+
+#: 200 replies that are no answer of the model, or odd shapes of one: action -> (status, content type, body).
+FAULTS = {
+    "no-choices": {"id": "c", "object": "chat.completion", "choices": []},
+    "null-choices": {"id": "c", "object": "chat.completion", "choices": None},
+    "error-body": {"error": {"message": "model overloaded, try later", "type": "server_error"}},
+    "abort": {"choices": [{"index": 0, "finish_reason": "abort",
+                           "message": {"role": "assistant", "content": "So the answer is \\boxed{"}}]},
+    "error-finish": {"choices": [{"index": 0, "finish_reason": "error",
+                                  "message": {"role": "assistant", "content": "Let me think: 2 + 3"}}]},
+    "length-null": {"choices": [{"index": 0, "finish_reason": "length",
+                                 "message": {"role": "assistant", "content": None}}],
+                    "usage": {"prompt_tokens": 3, "completion_tokens": 8}},
+    "parts": {"choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": [
+        {"type": "thinking", "thinking": [{"type": "text", "text": "2 + 3 = 5"}]},
+        {"type": "text", "text": "\\boxed{5}"}]}}], "usage": {"prompt_tokens": 3, "completion_tokens": 9}},
+}
+#: 200 replies that are not JSON at all.
+RAW = {"cut-json": ("application/json", b'{"id": "c", "object": "chat.completion", "choices": [{"index": 0, "mess'),
+       "html": ("text/html", b"<html><head><title>Sign in</title></head><body>Proxy login</body></html>")}
 
 
 class _Server(ThreadingHTTPServer):
+    request_queue_size = 512  # a window of hundreds connects at once
+
     def handle_error(self, request, client_address):
         # A client that stops its run at a 401 drops the requests it still had in flight, as it
         # would with a real server; only other errors are the fake's own and worth printing.
@@ -26,15 +50,26 @@ class FakeEndpoint:
     """An OpenAI-compatible chat endpoint that plays ``script`` (one action per request), then answers.
 
     Actions: an HTTP status (429, 503, 401, ...; the body's message is ``status <code>``),
-    ``"reset"`` (close the connection with RST), ``"stall"`` (never answer). An answer
-    is ``\\boxed{5}``, or the assistant ``message`` given (``{"content": None,
+    ``"reset"`` (close the connection with RST), ``"stall"`` (never answer), ``"slow"``
+    (answer after ``slow_s`` seconds), a key of :data:`FAULTS` or :data:`RAW` (a 200 that
+    is no answer, or an odd one), a dict (this request's assistant message). An answer is
+    ``\\boxed{5}``, or the assistant ``message`` given (``{"content": None,
     "reasoning_content": ...}`` as vLLM's reasoning parsers return).
+
+    ``rate_limit_s``: after a 429 it answers 429 (``Retry-After`` in whole seconds) to every
+    request that comes within that many seconds, as a rate limiter does. ``no_system_role``:
+    a request with a system message gets Gemma's 400 "System role not supported".
+    ``delay_s``: every answer waits that long. It records ``requests``, the messages of each
+    (``seen``) and the most requests it held at once (``most_at_once``).
     """
 
-    def __init__(self, script=(), answer="\\boxed{5}", message: dict | None = None):
-        self.script, self.requests = list(script), 0
+    def __init__(self, script=(), answer="\\boxed{5}", message: dict | None = None, rate_limit_s: float = 0.0,
+                 no_system_role: bool = False, delay_s: float = 0.0, slow_s: float = 1.0):
+        self.script, self.requests, self.seen = list(script), 0, []
         self.message = {"role": "assistant", **(message if message is not None else {"content": answer})}
         self.lock, self.stop = threading.Lock(), threading.Event()
+        self.at_once = self.most_at_once = 0
+        self.limited_until = 0.0
         endpoint = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -42,10 +77,24 @@ class FakeEndpoint:
                 pass
 
             def do_POST(self):
-                self.rfile.read(int(self.headers.get("Content-Length", 0)))
+                body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
                 with endpoint.lock:
                     endpoint.requests += 1
+                    endpoint.seen.append(body.get("messages"))
+                    endpoint.at_once += 1
+                    endpoint.most_at_once = max(endpoint.most_at_once, endpoint.at_once)
                     action = endpoint.script.pop(0) if endpoint.script else "ok"
+                    if rate_limit_s and time.monotonic() < endpoint.limited_until:
+                        action = 429
+                    if action == 429 and rate_limit_s:
+                        endpoint.limited_until = time.monotonic() + rate_limit_s
+                try:
+                    self._answer(action, body)
+                finally:
+                    with endpoint.lock:
+                        endpoint.at_once -= 1
+
+            def _answer(self, action, body):
                 if action == "reset":
                     self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
                     self.connection.close()
@@ -53,15 +102,41 @@ class FakeEndpoint:
                 if action == "stall":
                     endpoint.stop.wait(60)
                     return
-                status, body = (200, {"id": "c", "object": "chat.completion", "created": 0, "model": "m",
-                                      "choices": [{"index": 0, "finish_reason": "stop",
-                                                   "message": endpoint.message}],
-                                      "usage": {"prompt_tokens": 3, "completion_tokens": 2, "total_tokens": 5}}) \
-                    if action == "ok" else (action, {"error": {"message": f"status {action}"}})
-                data = json.dumps(body).encode()
+                if action == "slow":
+                    endpoint.stop.wait(slow_s)
+                    action = "ok"
+                if no_system_role and any(m.get("role") == "system" for m in body.get("messages") or []):
+                    action = "no-system-role"
+                if delay_s:
+                    endpoint.stop.wait(delay_s)
+                message = endpoint.message
+                if isinstance(action, dict):  # this request's own answer
+                    action, message = "ok", {"role": "assistant", **action}
+                headers, kind = {}, "application/json"
+                if action in RAW:
+                    status, (kind, data) = 200, RAW[action]
+                else:
+                    if action == "ok":
+                        status, reply = 200, {"id": "c", "object": "chat.completion", "created": 0, "model": "m",
+                                              "choices": [{"index": 0, "finish_reason": "stop",
+                                                           "message": message}],
+                                              "usage": {"prompt_tokens": 3, "completion_tokens": 2,
+                                                        "total_tokens": 5}}
+                    elif action in FAULTS:
+                        status, reply = 200, FAULTS[action]
+                    elif action == "no-system-role":
+                        status, reply = 400, {"object": "error", "message": "System role not supported",
+                                              "type": "BadRequestError", "code": 400}
+                    else:
+                        status, reply = action, {"error": {"message": f"status {action}"}}
+                        if action == 429 and rate_limit_s:
+                            headers["Retry-After"] = str(max(1, round(rate_limit_s)))
+                    data = json.dumps(reply).encode()
                 self.send_response(status)
-                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Type", kind)
                 self.send_header("Content-Length", str(len(data)))
+                for name, value in headers.items():
+                    self.send_header(name, value)
                 self.end_headers()
                 self.wfile.write(data)
 

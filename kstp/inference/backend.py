@@ -1,19 +1,23 @@
-"""One inference interface: ``generate(prompts, sampling) -> completions``.
+"""One inference interface: a stream of requests in, completions out as each finishes.
 
-A prompt is a chat (a list of ``{"role", "content"}`` messages). A backend returns, for
-every prompt, ``sampling.n`` :class:`Completion` objects, one per sample index. Sample
-``i`` of a prompt is drawn with seed ``sampling.seed + i`` on every backend, so each
-sample is reproducible on its own and a resumed run can ask for exactly the samples it
-lacks. The cache key of a completion is everything that changes its output: the model,
-the backend and its endpoint (base URL) and model options (:func:`endpoint_of`), the
-prompt template version, the prompt, sampling, seed and sample index.
+A request (:class:`Request`) is one sample of one chat (a list of ``{"role", "content"}``
+messages) with its own single-sample :class:`Sampling`. A backend's :meth:`Backend.stream`
+keeps up to ``window`` requests in flight and refills the window as each finishes,
+handing every completion to ``emit`` as it arrives: it never waits for the slowest of
+a batch. :func:`generate` collects a stream into per-prompt lists for callers that want
+them all at once. Sample ``i`` of a prompt is drawn with seed ``sampling.seed + i`` on
+every backend, so each sample is reproducible on its own and a resumed run can ask for
+exactly the samples it lacks. The cache key of a completion is everything that changes
+its output: the model, the backend and its endpoint (base URL) and model options
+(:func:`endpoint_of`), the prompt template version, the prompt, sampling, seed and
+sample index.
 
-A backend interrupted (Ctrl-C, SIGTERM) raises :class:`Interrupted` carrying the
-completions that had arrived, so the caller stores them before it exits. A server that
-rejects a request as wrong (HTTP 400, 401, 403, 404, 422: a bad key, a model it does
-not serve, ``max_tokens`` beyond its context) raises :class:`RejectedRequestError`, also
-carrying what had arrived: no retry fixes that request, and its reply is not the model's
-answer.
+A server that rejects a request as wrong (HTTP 400, 401, 403, 404, 422: a bad key, a
+model it does not serve, ``max_tokens`` beyond its context) makes ``stream`` raise
+:class:`RejectedRequestError`: no retry fixes that request, and its reply is not the
+model's answer. :func:`generate` interrupted (Ctrl-C, SIGTERM) raises
+:class:`Interrupted` carrying the completions that had arrived, so the caller stores
+them before it exits.
 
 Backends are registered by name (:func:`get_backend`); their modules import their
 heavy dependencies only when used.
@@ -22,30 +26,41 @@ heavy dependencies only when used.
 from __future__ import annotations
 
 import difflib
+import functools
 import hashlib
 import importlib
 import inspect
 import json
-from collections.abc import Callable, Sequence
+import queue
+import threading
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from typing import Protocol
 
 from kstp.errors import ConfigError, KstpError
 
-__all__ = ["Message", "Sampling", "Completion", "Backend", "Interrupted", "RejectedRequestError", "register_backend",
-           "get_backend", "BUILTIN_BACKENDS", "backend_names", "endpoint_of", "prompt_hash", "cache_key",
-           "TRANSPORT_ERROR"]
+__all__ = ["Message", "Sampling", "Completion", "Request", "Backend", "Interrupted", "RejectedRequestError",
+           "register_backend", "get_backend", "BUILTIN_BACKENDS", "backend_names", "endpoint_of", "prompt_hash",
+           "cache_key", "TRANSPORT_ERROR", "MAX_SEED", "DEFAULT_WINDOW", "Arrivals", "generate", "system_in_user",
+           "Streaming"]
 
 Message = dict[str, str]
 
 #: ``Completion.error`` prefix for a failure with no model output (connection reset,
-#: timeout, HTTP 408/409/425/429/5xx after retries): never stored as the model's answer;
-#: a resumed run asks for it again.
+#: timeout, HTTP 408/409/425/429/5xx after retries, a reply without choices, an aborted
+#: generation): never stored as the model's answer; a resumed run asks for it again.
 TRANSPORT_ERROR = "transport"
+
+#: Requests in flight for a backend that names no window of its own.
+DEFAULT_WINDOW = 8
+#: The largest seed a request may carry: llama.cpp reads 2**32 - 1 as "pick a random
+#: seed", so a run recorded with it would not reproduce; vLLM and OpenAI-compatible
+#: servers take any 32-bit seed.
+MAX_SEED = 2**32 - 2
 
 
 class Interrupted(KeyboardInterrupt):
-    """Ctrl-C (or SIGTERM) during ``generate``; ``partial`` holds the completions that arrived.
+    """Ctrl-C (or SIGTERM) during :func:`generate`; ``partial`` holds the completions that arrived.
 
     ``partial[k]`` lists prompt ``k``'s finished completions (possibly none).
     """
@@ -59,12 +74,13 @@ class RejectedRequestError(KstpError):
     """The server rejected a request that no retry can fix: the run is misconfigured.
 
     The message quotes the server and says what to change; ``partial[k]`` lists prompt
-    ``k``'s completions that had arrived before (possibly none), which are the model's.
+    ``k``'s completions that had arrived before (possibly none; :func:`generate` fills
+    it, a stream has emitted them already), which are the model's.
     """
 
-    def __init__(self, message: str, partial: list[list[Completion]]):
+    def __init__(self, message: str, partial: list[list[Completion]] | None = None):
         super().__init__(message)
-        self.partial = partial
+        self.partial = partial if partial is not None else []
 
 
 @dataclass(frozen=True)
@@ -80,11 +96,18 @@ class Sampling:
     max_tokens : int
         Upper bound on generated tokens per sample.
     seed : int
-        Seed of sample 0; sample i uses ``seed + i``.
+        Seed of sample 0; sample i uses ``seed + i``; every sample's seed is at most
+        :data:`MAX_SEED`.
     stop : tuple of str
     json_schema : dict or None
         A JSON schema the answer must follow (structured output where the backend has
         it; always re-checked by the caller).
+
+    Raises
+    ------
+    ConfigError
+        On n < 1, max_tokens < 1, top_p outside (0, 1], a negative temperature, or a
+        seed whose samples pass :data:`MAX_SEED` (or below 0).
     """
 
     n: int = 1
@@ -100,14 +123,40 @@ class Sampling:
                 self.temperature is not None and self.temperature < 0):
             raise ConfigError(f"invalid sampling {self}: need n >= 1, max_tokens >= 1, 0 < top_p <= 1, "
                               "temperature >= 0")
+        _check_seed(self.seed, self.n - 1)
 
     def for_sample(self, index: int) -> Sampling:
-        """The single-sample sampling of sample ``index`` (n = 1, seed + index)."""
+        """The single-sample sampling of sample ``index`` (n = 1, seed + index).
+
+        Raises
+        ------
+        ConfigError
+            When ``seed + index`` passes :data:`MAX_SEED`.
+        """
+        _check_seed(self.seed, index)
         return replace(self, n=1, seed=self.seed + index)
 
     def as_dict(self) -> dict:
         """Plain JSON-ready fields (``stop`` as a list)."""
         return {**asdict(self), "stop": list(self.stop)}
+
+
+def _check_seed(seed: int, index: int) -> None:
+    """Refuse a seed whose sample ``index`` would be unreproducible (see :data:`MAX_SEED`).
+
+    >>> _check_seed(4294967294, 0)
+    >>> _check_seed(4294967294, 1)
+    Traceback (most recent call last):
+    ...
+    kstp.errors.ConfigError: seed 4294967294 + sample 1 = 4294967295 passes 4294967294, the largest seed that \
+reproduces on every backend (llama.cpp reads 4294967295 as "a random seed"); choose a seed of at most 4294967293
+    """
+    if seed < 0:
+        raise ConfigError(f"seed {seed} is negative; choose a seed from 0 to {MAX_SEED}")
+    if seed + index > MAX_SEED:
+        raise ConfigError(f"seed {seed} + sample {index} = {seed + index} passes {MAX_SEED}, the largest seed that "
+                          f"reproduces on every backend (llama.cpp reads {MAX_SEED + 1} as \"a random seed\"); "
+                          f"choose a seed of at most {MAX_SEED - index}")
 
 
 @dataclass
@@ -118,7 +167,9 @@ class Completion:
     (``"transport: ..."`` for connection failures, which a rerun retries).
     ``finish_reason`` is the backend's (``stop``, ``length``...). ``reasoning`` is a
     reasoning model's thinking where the server returns it apart from the content
-    (``reasoning_content`` or ``reasoning``); a reply can hold only that.
+    (``reasoning_content`` or ``reasoning``); a reply can hold only that. ``extra``
+    holds Response properties a backend adds (``systemInUser`` where the instruction
+    went into the user turn).
     """
 
     sample_index: int
@@ -133,29 +184,242 @@ class Completion:
     extra: dict = field(default_factory=dict)
 
 
+@dataclass(frozen=True)
+class Request:
+    """One completion to ask for: sample ``sample_index`` of ``messages``.
+
+    ``key`` is the caller's and comes back with the completion; ``sampling`` is the
+    request's own (``n`` = 1, the sample's seed: :meth:`Sampling.for_sample`).
+    """
+
+    key: Hashable
+    messages: list[Message]
+    sampling: Sampling
+    sample_index: int
+
+
+#: ``emit(key, completion)``: how a backend hands over each completion as it finishes.
+Emit = Callable[[Hashable, Completion], None]
+
+
 class Backend(Protocol):
     """What every inference backend provides.
 
     ``endpoint`` holds what besides the model name decides the output: the base URL,
     the model options (``--model-args``); never a port chosen at random or a secret.
+    ``window`` is how many requests the backend keeps in flight unless told otherwise
+    (``--concurrency``); it is not part of the identity. A backend written before
+    streaming, with ``generate`` alone, still works: it is asked ``window`` requests a
+    call (:data:`DEFAULT_WINDOW` without a ``window``), each call stored when it returns.
     """
 
     name: str
     model: str
     endpoint: dict
+    window: int
+
+    def stream(self, requests: Iterable[Request], window: int, emit: Emit, stop: threading.Event) -> None:
+        """Ask every request, at most ``window`` in flight, and ``emit`` each completion as it finishes.
+
+        Returns when every request is answered, or soon after ``stop`` is set (what is in
+        flight then is dropped: not emitted). A backend may stop early on its own (a
+        server that looks down); the requests it did not emit are the caller's to count.
+
+        Raises
+        ------
+        RejectedRequestError
+            When the server rejects a request as wrong; the rest is not asked.
+        """
+        ...
 
     def generate(self, prompts: Sequence[list[Message]], sampling: Sampling,
                  samples: Sequence[Sequence[int]] | None = None,
                  progress: Callable[[int], None] | None = None) -> list[list[Completion]]:
-        """Completions per prompt.
-
-        ``samples[k]`` lists the sample indices wanted for prompt ``k`` (default:
-        ``range(sampling.n)``); ``progress(done)`` is called as completions arrive.
-        """
+        """Completions per prompt (:func:`generate`)."""
         ...
 
     def close(self) -> None:
         ...
+
+
+class Arrivals:
+    """A backend's :meth:`~Backend.stream` run in a thread of its own; the caller takes what arrived.
+
+    The requests go out and come back in that thread, so whatever the caller does
+    between two :meth:`take` calls (storing, grading) never holds a request up.
+    ``with Arrivals(backend, requests, window) as arrivals: ...``; leaving the block
+    stops the stream and waits for its thread.
+    """
+
+    _END = object()
+
+    def __init__(self, backend: Backend, requests: Iterable[Request], window: int):
+        self._queue: queue.SimpleQueue = queue.SimpleQueue()
+        self._stop = threading.Event()
+        self.error: BaseException | None = None
+        self.finished = False
+        self._thread = threading.Thread(target=self._produce, args=(backend, requests, window), daemon=True,
+                                        name="kstp-requests")
+        self._thread.start()
+
+    def _produce(self, backend: Backend, requests: Iterable[Request], window: int) -> None:
+        stream = backend.stream if hasattr(backend, "stream") else functools.partial(_batched, backend)
+        try:
+            stream(requests, window, lambda key, completion: self._queue.put((key, completion)), self._stop)
+        except BaseException as exc:  # re-raised in the caller's thread by take()
+            self.error = exc
+        finally:
+            self._queue.put(self._END)
+
+    def take(self, timeout: float | None) -> list[tuple[Hashable, Completion]]:
+        """What has arrived: waits up to ``timeout`` seconds for the first, then takes all that is there.
+
+        After the stream's end has been taken, :attr:`finished` is true; the stream's
+        error (:class:`RejectedRequestError`, a defect) is raised then, once everything
+        that arrived before it was taken.
+        """
+        got: list = []
+        try:
+            while not self.finished:
+                item = self._queue.get(timeout=timeout) if not got and (timeout is None or timeout > 0) \
+                    else self._queue.get_nowait()
+                if item is self._END:
+                    self.finished = True
+                else:
+                    got.append(item)
+        except queue.Empty:
+            pass
+        if self.finished and self.error is not None and not got:
+            error, self.error = self.error, None
+            raise error
+        return got
+
+    def stop(self, wait: float = 30.0) -> list[tuple[Hashable, Completion]]:
+        """Stop asking, wait up to ``wait`` seconds for the stream's thread, and return what arrived meanwhile."""
+        self._stop.set()
+        self._thread.join(wait)
+        got = []
+        while True:
+            try:
+                item = self._queue.get_nowait()
+            except queue.Empty:
+                break
+            if item is not self._END:
+                got.append(item)
+        self.finished = True
+        return got
+
+    def __enter__(self) -> Arrivals:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if not self.finished:
+            self.stop()
+
+
+def _batched(backend, requests: Iterable[Request], window: int, emit: Emit, stop: threading.Event) -> None:
+    """The stream of a backend that has only ``generate(prompts, sampling, samples)`` (a backend written
+    before streaming): ``window`` requests a call, each call's completions handed over when it returns."""
+    requests = list(requests)
+    for start in range(0, len(requests), window):
+        groups: dict[str, list[Request]] = {}
+        for request in requests[start:start + window]:  # one call per sampling, less the sample's seed
+            base = replace(request.sampling, seed=request.sampling.seed - request.sample_index)
+            groups.setdefault(json.dumps(base.as_dict(), sort_keys=True), []).append(request)
+        for group in groups.values():
+            if stop.is_set():
+                return
+            first = group[0]
+            base = replace(first.sampling, seed=first.sampling.seed - first.sample_index)
+            try:
+                results = backend.generate([r.messages for r in group], base, [[r.sample_index] for r in group])
+            except RejectedRequestError as exc:
+                for request, row in zip(group, exc.partial, strict=False):
+                    for completion in row:
+                        emit(request.key, completion)
+                raise RejectedRequestError(str(exc)) from None
+            for request, row in zip(group, results, strict=True):
+                for completion in row:
+                    emit(request.key, completion)
+
+
+def generate(backend: Backend, prompts: Sequence[list[Message]], sampling: Sampling,
+             samples: Sequence[Sequence[int]] | None = None, progress: Callable[[int], None] | None = None,
+             window: int | None = None) -> list[list[Completion]]:
+    """Every completion of ``prompts`` at once: ``result[k]`` lists prompt ``k``'s, by sample index.
+
+    ``samples[k]`` lists the sample indices wanted for prompt ``k`` (default:
+    ``range(sampling.n)``); ``progress(done)`` is called as completions arrive;
+    ``window`` defaults to the backend's.
+
+    Raises
+    ------
+    Interrupted
+        On Ctrl-C or SIGTERM, with the completions that had arrived.
+    RejectedRequestError
+        When the server rejects a request as wrong, with the completions that had arrived.
+    """
+    samples = samples if samples is not None else [range(sampling.n)] * len(prompts)
+    requests = [Request((k, i), prompts[k], sampling.for_sample(i), i) for k in range(len(prompts))
+                for i in samples[k]]
+    results: list[list[Completion]] = [[] for _ in prompts]
+
+    def keep(arrived) -> None:
+        for (k, _), completion in arrived:
+            results[k].append(completion)
+        if progress and arrived:
+            progress(sum(map(len, results)))
+
+    arrivals = Arrivals(backend, requests, window or getattr(backend, "window", DEFAULT_WINDOW))
+    try:
+        while True:
+            got = arrivals.take(0.1)  # raises the stream's error once all that came before it is taken
+            keep(got)
+            if arrivals.finished and not got:
+                break
+    except KeyboardInterrupt:
+        keep(arrivals.stop())
+        raise Interrupted(_by_sample(results)) from None
+    except RejectedRequestError as exc:
+        raise RejectedRequestError(str(exc), _by_sample(results)) from None
+    finally:
+        if not arrivals.finished:
+            arrivals.stop()
+    return _by_sample(results)
+
+
+def _by_sample(results: list[list[Completion]]) -> list[list[Completion]]:
+    return [sorted(row, key=lambda c: c.sample_index) for row in results]
+
+
+class Streaming:
+    """Mixin: :meth:`generate` of a backend that has :meth:`~Backend.stream` (see :func:`generate`)."""
+
+    def generate(self, prompts: Sequence[list[Message]], sampling: Sampling,
+                 samples: Sequence[Sequence[int]] | None = None,
+                 progress: Callable[[int], None] | None = None) -> list[list[Completion]]:
+        return generate(self, prompts, sampling, samples, progress)  # type: ignore[arg-type]
+
+
+def system_in_user(messages: list[Message]) -> list[Message]:
+    """The chat with its system instruction moved to the start of the first user turn.
+
+    For chat templates without a system role (Gemma's answers "System role not
+    supported"); a chat without a system message is returned as it is.
+
+    >>> system_in_user([{"role": "system", "content": "Be brief."}, {"role": "user", "content": "2+2?"}])
+    [{'role': 'user', 'content': 'Be brief.\n\n2+2?'}]
+    """
+    system = [m["content"] for m in messages if m["role"] == "system"]
+    if not system:
+        return messages
+    rest = [dict(m) for m in messages if m["role"] != "system"]
+    instruction = "\n\n".join(system)
+    for message in rest:
+        if message["role"] == "user":
+            message["content"] = f"{instruction}\n\n{message['content']}"
+            return rest
+    return [{"role": "user", "content": instruction}, *rest]
 
 
 _BACKENDS: dict[str, Callable[..., Backend]] = {}
@@ -167,6 +431,7 @@ BUILTIN_BACKENDS = {
     "openai": "kstp.inference.backends.openai_compat",
     "vllm": "kstp.inference.backends.vllm_offline",
     "local": "kstp.inference.backends.local",
+    "hf": "kstp.inference.backends.hf",
 }
 
 

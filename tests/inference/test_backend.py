@@ -84,7 +84,7 @@ def test_registry_imports_only_the_backend_asked_for():
              "print(json.dumps([names, before, after, backend.name]))")
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     names, before, after, name = json.loads(done.stdout)
-    assert names == ["local", "openai", "vllm"] and before == [] and name == "openai"
+    assert names == ["hf", "local", "openai", "vllm"] and before == [] and name == "openai"
     assert after == ["kstp.inference.backends.openai_compat"]
 
 

