@@ -236,5 +236,6 @@ def answers(ctx, dataset, model, backend, base_url, model_args, gen_kwargs, limi
         emit(summary)
     else:
         print_table(pd.DataFrame([summary]), f"{model} on {dataset}")
-    report_failures(ctx, result.pending, result.last_failure, summary["failed"])
+    report_failures(ctx, result.pending, result.last_failure, summary["failed"], summary["truncated"],
+                    sampling.max_tokens)
 

@@ -24,6 +24,13 @@ _HELP = {"openai": "any OpenAI-compatible endpoint", "vllm": "offline vLLM", "lo
          "fringe-oracle": "the deterministic next-step recommender"}
 
 
+_SYSTEM_IN_USER = "kstp.system_in_user"  # ctx.meta key: --system-in-user, read by start_backend
+
+
+def _remember_system_in_user(ctx: click.Context, param: click.Parameter, value: bool) -> None:
+    ctx.meta[_SYSTEM_IN_USER] = value
+
+
 def backend_options_with(*extra: str) -> Callable[[Callable], Callable]:
     """:func:`backend_options` whose --backend also offers the method-specific backends ``extra``."""
     return lambda command: _backend_options(command, MODEL_BACKENDS + extra)
@@ -42,8 +49,14 @@ def _backend_options(command: Callable, names: tuple[str, ...]) -> Callable:
                      "(default: OPENAI_BASE_URL, else the OpenAI API; key: OPENAI_API_KEY)."),
         click.option("--model-args", help="Backend options k=v,... (vllm: anything vllm.LLM takes; local: "
                      "threads, context)."),
-        click.option("--concurrency", type=click.IntRange(min=1), default=8, show_default=True,
-                     help="Requests in flight (openai backend)."),
+        click.option("--concurrency", type=click.IntRange(min=1),
+                     help="Requests in flight, refilled as each finishes (default: openai 64 for a server on this "
+                     "machine, 32 for a remote API; local 64; vllm 4096, its scheduler batches them; hf 64 on a GPU, "
+                     "8 on the CPU)."),
+        click.option("--system-in-user", is_flag=True, expose_value=False, callback=_remember_system_in_user,
+                     help="Put the system instruction at the start of the user turn, for chat templates without "
+                     "a system role (Gemma; the openai backend also does it on its own when the server says "
+                     "'System role not supported'). Part of the run's identity."),
         click.option("--resume/--new-run", default=True, show_default=True,
                      help="Resume the run with this configuration; --new-run allows a changed configuration."),
     )):
@@ -127,9 +140,12 @@ def parse_sampling(gen_kwargs: str | None, defaults: dict | None = None, **fixed
         raise click.BadParameter(str(exc), param_hint="--gen-kwargs") from None
 
 
-def start_backend(backend: str, model: str, model_args: str | None, base_url: str | None, concurrency: int,
+def start_backend(backend: str, model: str, model_args: str | None, base_url: str | None, concurrency: int | None,
                   seed: int, **extra) -> Backend:
     """Start the named backend for ``model`` with ``--model-args`` (and the options that belong to it).
+
+    ``--concurrency`` (the window) goes to every backend, ``--system-in-user`` as
+    ``system_role="user"``.
 
     Raises
     ------
@@ -137,11 +153,16 @@ def start_backend(backend: str, model: str, model_args: str | None, base_url: st
         When --base-url is given to a backend other than openai.
     """
     options = {**parse_kwargs(model_args, "--model-args"), **extra}
-    if backend == "openai":
-        options.update(base_url=base_url, concurrency=concurrency)
-    elif base_url:
+    if base_url and backend != "openai":
         raise click.BadParameter("--base-url goes with --backend openai", param_hint="--base-url")
-    if backend == "vllm":
+    if backend == "openai":
+        options["base_url"] = base_url
+    if concurrency:
+        options["concurrency"] = concurrency
+    ctx = click.get_current_context(silent=True)
+    if ctx is not None and ctx.meta.get(_SYSTEM_IN_USER):
+        options["system_role"] = "user"
+    if backend in ("vllm", "hf"):
         options.setdefault("seed", seed)
     # a model run stores each completion as it arrives and skips the stored ones when run again
     on_interrupt("every completion that had arrived is stored; run the same command again to resume.")
@@ -161,16 +182,22 @@ def write_run_files(folder: Path, run_id: str, summary: dict, samples: list[dict
     return folder / f"{stem}.json"
 
 
-def report_failures(ctx: click.Context, pending: int, last_failure: str | None, failed: int = 0) -> None:
+def report_failures(ctx: click.Context, pending: int, last_failure: str | None, failed: int = 0,
+                    truncated: int = 0, max_tokens: int | None = None) -> None:
     """After a run's summary: say how many replies were the model's failures; exit 1 if requests are pending.
 
-    ``failed`` replies are stored and counted as incorrect. ``pending`` requests got no
-    reply: nothing was stored for them, so they are not counted, the run is incomplete
-    and the same command asks them again.
+    ``failed`` replies are stored and counted as incorrect; ``truncated`` of them (or of
+    the answers) were cut at ``max_tokens``. ``pending`` requests got no reply: nothing
+    was stored for them, so they are not counted, the run is incomplete and the same
+    command asks them again.
     """
     if failed:
         message(f"{failed} replies are the model's failures (an empty reply, say): recorded with their reason and "
                 "counted as incorrect")
+    if truncated:
+        cap = f" ({max_tokens:,} tokens)" if max_tokens else ""
+        message(f"{truncated} replies were cut at max_tokens{cap} before their answer and count as incorrect; "
+                "a larger --gen-kwargs max_tokens=N (and --new-run) lets them finish")
     if pending:
         message(f"{pending} requests got no reply after the retries ({last_failure or 'not asked'}); the run is "
                 "incomplete and they are not counted: re-run the same command to ask them")

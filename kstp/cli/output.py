@@ -33,6 +33,7 @@ import click
 from rich.console import Console
 
 from kstp.errors import KstpError, UnknownIdError
+from kstp.inference.backend import MAX_SEED
 from kstp.settings import graph_target
 
 if TYPE_CHECKING:
@@ -143,7 +144,7 @@ def get_store(ctx: click.Context) -> GraphStore:
 
 #: ``--seed``: what every backend and numpy take (llama.cpp's and many servers' seeds are 32-bit
 #: unsigned; a larger one reached the graph's INT64 column as an overflow traceback).
-SEED = click.IntRange(0, 2**32 - 1)
+SEED = click.IntRange(0, MAX_SEED)  # llama.cpp reads 2**32 - 1 as "a random seed"
 
 
 def option_given(ctx: click.Context, name: str) -> bool:
@@ -513,32 +514,35 @@ PROGRESS_STEP = 5
 
 
 @contextmanager
-def progress_bar(description: str) -> Iterator[Callable[[int, int], None]]:
-    """Progress of a counted task; yields ``update(done, total)``.
+def progress_bar(description: str) -> Iterator[Callable[..., None]]:
+    """Progress of a counted task; yields ``update(done, total, note="")``.
 
     On a terminal a transient bar; elsewhere a line ``<description>: done/total (P%),
-    S s`` each :data:`PROGRESS_STEP` percent and at the end; nothing under ``--quiet``.
+    S s; note`` each :data:`PROGRESS_STEP` percent and at the end; nothing under
+    ``--quiet``. ``note`` is what the task says of its pace (a model run: its window,
+    completions and tokens per second).
     """
     if _verbosity() == 0:
-        yield lambda done, total: None
+        yield lambda done, total, note="": None
         return
     if _lines():
         start, shown = time.monotonic(), [0]
 
-        def update(done: int, total: int) -> None:
+        def update(done: int, total: int, note: str = "") -> None:
             percent = 100 * done // total if total else 0
             if total and (percent >= shown[0] + PROGRESS_STEP or done == total > 0) and percent != shown[0]:
                 shown[0] = percent
-                message(f"{description}: {done:,}/{total:,} ({percent}%), {time.monotonic() - start:.1f} s")
+                message(f"{description}: {done:,}/{total:,} ({percent}%), {time.monotonic() - start:.1f} s"
+                        + (f"; {note}" if note else ""))
 
         yield update
         return
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                  console=err_console, transient=True) as bar:
-        task = bar.add_task(description, total=None)
-        yield lambda done, total: bar.update(task, completed=done, total=total)
+                  TextColumn("{task.fields[note]}"), console=err_console, transient=True) as bar:
+        task = bar.add_task(description, total=None, note="")
+        yield lambda done, total, note="": bar.update(task, completed=done, total=total, note=note)
 
 
 def message(text: str) -> None:

@@ -77,7 +77,7 @@ def scaffolding(ctx, dataset, model, backend, base_url, model_args, gen_kwargs, 
     table = result.table()
     summary = {"runId": result.run_id, "resumed": result.resumed, "model": model, "dataset": dataset,
                "questions": len(result.questions), "generatedNow": result.generated, "pending": result.pending,
-               "strategies": table.reset_index().to_dict("records")}
+               **result.rates, "strategies": table.reset_index().to_dict("records")}
     if out is not None:
         out.mkdir(parents=True, exist_ok=True)
         table.to_csv(out / f"scaffolding_{dataset}.csv")

@@ -125,7 +125,6 @@ PROMPTS = {
                        _PAPER["concept_line"], solution=True),
 }
 DEFAULT_PROMPT = "kstp"
-CHUNK = 32
 _GRADES = ["K", *map(str, range(1, 9)), "HS"]
 _FENCE_RE = re.compile(r"^\s*```(?:json)?\s*(.*?)\s*```\s*$", re.DOTALL)
 
@@ -296,7 +295,7 @@ def _ask(store: GraphStore, backend: Backend, run_id: str, learner: str, stage: 
         keys = {(q, attempt): cache_key(backend.model, prompt_hash(requests[q][0]), sampling, attempt,
                                         endpoint_of(backend), template) for q in open_}
         done = generate_and_store(store, backend, run_id, learner, {q: requests[q][0] for q in open_}, sampling,
-                                  samples={q: [attempt] for q in open_}, chunk=CHUNK, keys=keys,
+                                  samples={q: [attempt] for q in open_}, keys=keys,
                                   columns={q: {"question": q, "stage": stage} for q in open_},
                                   progress=(lambda d, _, base=generated: progress(base + d)) if progress else None)
         generated, waiting = generated + done.stored, waiting + done.pending

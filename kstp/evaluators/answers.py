@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 import pandas as pd
 
@@ -40,16 +40,17 @@ from kstp.inference.backend import Backend, Completion, Message, RejectedRequest
 from kstp.inference.grading import Verdict, grade, option_count
 from kstp.inference.runs import (
     Generation,
+    Grading,
     RunSpec,
     finish_run,
     generate_and_store,
     model_learner_id,
     open_run,
-    write_verdicts,
+    verdict_properties,
 )
 
 __all__ = ["NAME", "VERSION", "HIGHER_IS_BETTER", "SYSTEM_PROMPT", "PROMPTS", "DEFAULT_PROMPT", "check_prompt",
-           "template_hash", "build_prompt", "score_item", "aggregate",
+           "template_hash", "build_prompt", "score_item", "grade_reply", "aggregate",
            "AnswersResult", "evaluate"]
 
 NAME = "answers"
@@ -62,8 +63,6 @@ _PAPER = load_prompt("paper1_evaluation")
 #: The prompt sets by name: (system, user template); ``paper`` is Prompt 1 of paper 1.
 PROMPTS = {"kstp": (SYSTEM_PROMPT, USER_TEMPLATE), "paper": (_PAPER["system"], _PAPER["user"])}
 DEFAULT_PROMPT = "kstp"
-#: Prompts per generate call: a killed run loses at most one such chunk of work.
-CHUNK = 32
 
 
 def check_prompt(prompt: str) -> None:
@@ -101,9 +100,10 @@ def score_item(completion: Completion, gold: str, options: int | None = None) ->
 
     A reply whose content is empty is graded on its reasoning (a reasoning model's
     thinking returned apart, :attr:`Completion.reasoning`), and the reason says so.
-    A completion without either (its ``error`` is the reason, else "empty output")
-    and a truncated one (``finish_reason == "length"``: the reply never reached its
-    final answer, so the last number in it is no answer) are incorrect with that reason.
+    A truncated completion (``finish_reason == "length"``: the reply never reached its
+    final answer, so the last number in it is no answer) is incorrect, "truncated",
+    whether or not any content came before the cut; a completion with neither content
+    nor reasoning is incorrect with its ``error`` as the reason (else "empty output").
 
     Examples
     --------
@@ -117,13 +117,19 @@ def score_item(completion: Completion, gold: str, options: int | None = None) ->
     """
     content = (completion.text or "").strip()
     text = content or (completion.reasoning or "").strip()
+    if completion.finish_reason == "length":
+        return Verdict("none", None, None, False, "truncated (in the reasoning)" if text and not content
+                       else "truncated")
     if not text:
         return Verdict("none", None, None, False, completion.error or "empty output")
-    if completion.finish_reason == "length":
-        return Verdict("none", None, None, False, "truncated" if content else "truncated (in the reasoning)")
     verdict = grade(text, gold, options=options)
     return verdict if content else replace(verdict, reason=f"{verdict.reason} (graded on the reasoning: "
                                                            "the content was empty)")
+
+
+def grade_reply(completion: Completion, gold: str, options: int | None = None) -> dict:
+    """The Response properties of :func:`score_item`'s verdict: the grading function of a run."""
+    return verdict_properties(score_item(completion, gold, options))
 
 
 @dataclass
@@ -137,12 +143,14 @@ class AnswersResult:
     responses: pd.DataFrame
     pending: int = 0
     last_failure: str | None = None
+    rates: dict = field(default_factory=dict)
 
     def summary(self) -> dict:
-        """:func:`aggregate` of the questions asked now, the run id, and ``pending``: requests the next run asks."""
+        """:func:`aggregate` of the questions asked now, the run id, ``pending`` (requests the next run asks)
+        and the pace of the completions asked now (:meth:`~kstp.inference.runs.Generation.rates`)."""
         return aggregate(self.responses) | {"runId": self.run_id, "resumed": self.resumed,
                                             "requested": self.requested, "generatedNow": self.generated,
-                                            "pending": self.pending}
+                                            "pending": self.pending} | self.rates
 
 
 def aggregate(responses: pd.DataFrame) -> dict:
@@ -162,8 +170,8 @@ def aggregate(responses: pd.DataFrame) -> dict:
 
 
 def evaluate(store: GraphStore, backend: Backend, dataset: str, sampling: Sampling, limit: int | None = None,
-             new_run: bool = False, progress: Callable[[int, int], None] | None = None,
-             chunk: int = CHUNK, prompt: str = DEFAULT_PROMPT) -> AnswersResult:
+             new_run: bool = False, progress: Callable[..., None] | None = None,
+             window: int | None = None, prompt: str = DEFAULT_PROMPT) -> AnswersResult:
     """Run (or resume) the evaluation of ``backend``'s model on the questions of ``dataset``.
 
     Parameters
@@ -176,9 +184,9 @@ def evaluate(store: GraphStore, backend: Backend, dataset: str, sampling: Sampli
     new_run : bool
         Allow a configuration that differs from the latest run's.
     progress : callable, optional
-        ``progress(done, total)`` as completions arrive.
-    chunk : int
-        Questions per generate call; each chunk is stored before the next is asked.
+        ``progress(done, total, note=...)`` as completions arrive (``note`` where it takes one).
+    window : int, optional
+        Requests in flight (default: the backend's ``window``).
     prompt : str
         The prompt set, a key of :data:`PROMPTS` (``paper``: paper 1's Prompt 1).
 
@@ -210,21 +218,18 @@ def evaluate(store: GraphStore, backend: Backend, dataset: str, sampling: Sampli
     gold = dict(zip(questions["questionId"], questions["answer"], strict=True))
     choices = {q: option_count(t) for q, t in zip(questions["questionId"], questions["text"], strict=True)}
 
-    def grade_chunk(rows: pd.DataFrame, completions: list[Completion]) -> None:
-        verdicts = [score_item(c, gold[q], choices[q]) for q, c in zip(rows["question"], completions, strict=True)]
-        write_verdicts(store, rows["id"], verdicts)
-
+    grading = Grading(grade_reply, {q: (gold[q], choices[q]) for q in chats})
     status, generation = "interrupted", Generation(len(chats) * sampling.n, 0)
     try:
-        generation = generate_and_store(store, backend, run_id, learner, chats, sampling, grade_chunk,
-                                        chunk=chunk, progress=progress)
+        generation = generate_and_store(store, backend, run_id, learner, chats, sampling, grading,
+                                        progress=progress, window=window)
         status = generation.status
     except RejectedRequestError:
         status = "failed"
         raise
     finally:
         responses = store.frame("run_responses", {"runId": run_id})
-        primary = responses[responses["sampleIndex"] == 0]
+        primary = responses[(responses["sampleIndex"] == 0) & responses["verdict"].notna()]  # graded ones
         store.write_relationships("ANSWERED", "Learner", "Question", pd.DataFrame({
             "from_id": learner, "to_id": primary["questionId"],
             "correct": primary["correct"].fillna(False).astype(bool), "runId": run_id}))
@@ -232,7 +237,7 @@ def evaluate(store: GraphStore, backend: Backend, dataset: str, sampling: Sampli
         finish_run(store, run_id, status, requested=generation.requested,
                    completed=int(responses["error"].isna().sum()), failed=int(responses["error"].notna().sum()),
                    pending=generation.pending, correct=int(primary["correct"].fillna(False).astype(bool).sum()),
-                   accuracy=figures.get("accuracy"))
+                   accuracy=figures.get("accuracy"), **generation.rates())
     return AnswersResult(run_id, resumed, generation.requested, generation.stored,
                          responses[responses["questionId"].isin(chats)], generation.pending,
-                         generation.last_failure)
+                         generation.last_failure, generation.rates())

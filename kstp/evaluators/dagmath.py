@@ -44,7 +44,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import pandas as pd
@@ -53,14 +53,22 @@ from kstp.errors import InputError, UnknownIdError
 from kstp.graph.store import GraphStore
 from kstp.graph.structures import answerable_questions
 from kstp.inference.backend import Backend, Completion, Message, RejectedRequestError, Sampling
-from kstp.inference.runs import RunSpec, finish_run, generate_and_store, model_learner_id, open_run, write_verdicts
+from kstp.inference.runs import (
+    Generation,
+    Grading,
+    RunSpec,
+    finish_run,
+    generate_and_store,
+    model_learner_id,
+    open_run,
+    verdict_properties,
+)
 from kstp.loaders.cot import Step, Trajectory, TrajectoryScore, score_trajectory, trajectory_json, write_steps
 
 __all__ = ["NAME", "VERSION", "HIGHER_IS_BETTER", "SHOTS", "SYSTEM_PROMPT", "JSON_SCHEMA", "CLASSES", "STATISTICS",
-           "build_prompt", "choose_shots", "class_members", "score_item", "failure_kind", "run_metrics",
-           "score_run", "FIGURES", "aggregate", "table2", "auc_curve", "statistics_by_class", "difficulty_bin",
-           "statistics_by_difficulty", "DagMathResult",
-           "evaluate"]
+           "build_prompt", "choose_shots", "class_members", "score_item", "grade_trajectory", "failure_kind",
+           "run_metrics", "score_run", "FIGURES", "aggregate", "table2", "auc_curve", "statistics_by_class",
+           "difficulty_bin", "statistics_by_difficulty", "DagMathResult", "evaluate"]
 
 NAME = "dagmath"
 # 1.1: PASS@1 counts a malformed DAG's right boxed answer; 1.2: read where ingest cot reads it, in the
@@ -89,8 +97,6 @@ JSON_SCHEMA = {
 #: Hash of the instructions and the schema, stored on the Run: a change is a new configuration.
 TEMPLATE_HASH = hashlib.sha256((SYSTEM_PROMPT + "\x00" + USER_TEMPLATE + "\x00"
                                 + json.dumps(JSON_SCHEMA, sort_keys=True)).encode()).hexdigest()
-#: Prompts per generate call: a killed run loses at most one such chunk of work.
-CHUNK = 16
 #: Few-shot gold trajectories per prompt (paper 4, §5: 4-shot).
 SHOTS = 4
 _FAILURE_KINDS = (("transport", "transport"), ("empty output", "empty output"), ("truncated", "truncated"),
@@ -181,11 +187,19 @@ def score_item(completion: Completion, gold: str) -> TrajectoryScore:
     >>> bad.error, bad.verdict.correct, bad.verdict.reason
     ('cycle 1 -> 1', True, 'correct (invalid format: cycle 1 -> 1)')
     """
-    if completion.text is None and completion.error:
-        return TrajectoryScore.unanswered(completion.error)
     if completion.finish_reason == "length":
         return TrajectoryScore.unanswered("truncated")
+    if completion.text is None and completion.error:
+        return TrajectoryScore.unanswered(completion.error)
     return score_trajectory(completion.text, gold)
+
+
+def grade_trajectory(completion: Completion, gold: str) -> dict:
+    """The Response properties of :func:`score_item` (the grading function of a run), and ``_trajectory``:
+    the valid trajectory whose steps the run writes, else None."""
+    score = score_item(completion, gold)
+    return {**verdict_properties(score.verdict), "cotValid": score.trajectory is not None, "cotError": score.error,
+            "_trajectory": score.trajectory}
 
 
 def _int(series: pd.Series) -> list:
@@ -418,16 +432,17 @@ class DagMathResult:
     metrics: pd.DataFrame
     pending: int = 0
     last_failure: str | None = None
+    rates: dict = field(default_factory=dict)
 
     def summary(self) -> dict:
         return {"runId": self.run_id, **aggregate(self.metrics), "resumed": self.resumed,
                 "requested": self.requested, "generatedNow": self.generated, "pending": self.pending,
-                "shots": len(self.shots)}
+                "shots": len(self.shots), **self.rates}
 
 
 def evaluate(store: GraphStore, backend: Backend, dataset: str, sampling: Sampling, shots_run: str | None = None,
              shots: int = SHOTS, limit: int | None = None, new_run: bool = False,
-             progress: Callable[[int, int], None] | None = None, chunk: int = CHUNK) -> DagMathResult:
+             progress: Callable[..., None] | None = None, window: int | None = None) -> DagMathResult:
     """Run (or resume) DAG-MATH generation and scoring of ``backend``'s model on ``dataset``.
 
     Parameters
@@ -444,6 +459,10 @@ def evaluate(store: GraphStore, backend: Backend, dataset: str, sampling: Sampli
         Only the first ``limit`` problems (by position) with text and a gold answer.
     new_run : bool
         Allow a configuration that differs from the latest run's.
+    progress : callable, optional
+        ``progress(done, total, note=...)`` as completions arrive (``note`` where it takes one).
+    window : int, optional
+        Requests in flight (default: the backend's ``window``).
 
     Raises
     ------
@@ -469,18 +488,16 @@ def evaluate(store: GraphStore, backend: Backend, dataset: str, sampling: Sampli
     prompts = {q: build_prompt(t, pairs) for q, t in zip(questions["questionId"], questions["text"], strict=True)}
     gold = dict(zip(questions["questionId"], questions["answer"], strict=True))
 
-    def check_chunk(rows: pd.DataFrame, completions: list[Completion]) -> None:
-        scores = [score_item(c, gold[q]) for q, c in zip(rows["question"], completions, strict=True)]
-        write_verdicts(store, rows["id"], [s.verdict for s in scores],
-                       cotValid=[s.trajectory is not None for s in scores], cotError=[s.error for s in scores])
-        write_steps(store, {rid: s.trajectory for rid, s in zip(rows["id"], scores, strict=True)
-                            if s.trajectory is not None})
+    def written(graded: pd.DataFrame) -> None:
+        write_steps(store, {rid: t for rid, t in zip(graded["id"], graded["_trajectory"], strict=True)
+                            if t is not None})
 
-    status, requested, done = "interrupted", len(prompts) * sampling.n, 0
+    grading = Grading(grade_trajectory, {q: (gold[q],) for q in prompts}, written)
+    status, requested, generation = "interrupted", len(prompts) * sampling.n, Generation(len(prompts) * sampling.n, 0)
     try:
-        generation = generate_and_store(store, backend, run_id, learner, prompts, sampling, check_chunk,
-                                        chunk=chunk, progress=progress)
-        requested, done, status = generation.requested, generation.stored, generation.status
+        generation = generate_and_store(store, backend, run_id, learner, prompts, sampling, grading,
+                                        progress=progress, window=window)
+        requested, status = generation.requested, generation.status
     except RejectedRequestError:
         status = "failed"
         raise
@@ -488,7 +505,8 @@ def evaluate(store: GraphStore, backend: Backend, dataset: str, sampling: Sampli
         metrics = score_run(store, run_id)
         responses = store.frame("run_responses", {"runId": run_id})
         finish_run(store, run_id, status, requested=requested, completed=int(responses["error"].isna().sum()),
-                   failed=int(responses["error"].notna().sum()), correct=int(metrics["correct"].sum()))
-    return DagMathResult(run_id, resumed, requested, done, [rid for rid, _, _ in examples], metrics,
-                         generation.pending, generation.last_failure)
+                   failed=int(responses["error"].notna().sum()), correct=int(metrics["correct"].sum()),
+                   **generation.rates())
+    return DagMathResult(run_id, resumed, requested, generation.stored, [rid for rid, _, _ in examples], metrics,
+                         generation.pending, generation.last_failure, generation.rates())
 

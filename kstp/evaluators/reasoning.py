@@ -228,7 +228,7 @@ def evaluate(store: GraphStore, judge: Backend, dataset: str, model: str, sampli
         for attempt in range(retries + 1):
             # attempt k is sample k (seed + k); a reply stored by an earlier run is linked, not asked again
             generation = generate_and_store(store, judge, run_id, learner, {q: chats[q] for q in waiting}, sampling,
-                                            lambda rows, completions: None, samples={q: [attempt] for q in waiting},
+                                            samples={q: [attempt] for q in waiting},
                                             progress=progress)
             done += generation.stored
             if generation.pending:  # no reply is no score: the next run asks again, from this attempt

@@ -55,20 +55,19 @@ import hashlib
 import random
 from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
 
 from kstp.errors import ConfigError, UnknownIdError
-from kstp.evaluators.answers import DEFAULT_PROMPT, check_prompt, score_item
+from kstp.evaluators.answers import DEFAULT_PROMPT, check_prompt, grade_reply
 from kstp.evaluators.answers import PROMPTS as ANSWER_PROMPTS
 from kstp.evaluators.prompts import load as load_prompt
 from kstp.graph.store import GraphStore
 from kstp.graph.vector_search import nearest_questions
 from kstp.inference.backend import (
     Backend,
-    Completion,
     Message,
     RejectedRequestError,
     Sampling,
@@ -80,12 +79,12 @@ from kstp.inference.embeddings import EmbeddingModel
 from kstp.inference.grading import option_count
 from kstp.inference.runs import (
     Generation,
+    Grading,
     RunSpec,
     finish_run,
     generate_and_store,
     model_learner_id,
     open_run,
-    write_verdicts,
 )
 
 __all__ = ["NAME", "VERSION", "STRATEGIES", "HIGHER_IS_BETTER", "K", "PROMPTS", "template_hash", "Exemplar",
@@ -114,8 +113,6 @@ def template_hash(prompt: str = DEFAULT_PROMPT) -> str:
     check_prompt(prompt)
     return hashlib.sha256("\x00".join(PROMPTS[prompt]).encode()).hexdigest()
 
-#: Prompts per generate call: a killed run loses at most one such chunk of work.
-CHUNK = 32
 
 
 @dataclass(frozen=True)
@@ -395,6 +392,7 @@ class ScaffoldingResult:
     responses: pd.DataFrame
     pending: int = 0
     last_failure: str | None = None
+    rates: dict = field(default_factory=dict)
 
     def table(self) -> pd.DataFrame:
         """The per-strategy table (:func:`aggregate`)."""
@@ -426,7 +424,7 @@ def _candidates(store: GraphStore, pool: pd.DataFrame, targets: list[str], conce
 def evaluate(store: GraphStore, backend: Backend, dataset: str, sampling: Sampling,
              embedding_model: EmbeddingModel | None = None, strategies: Sequence[str] = STRATEGIES, k: int = K,
              seed: int = 42, limit: int | None = None, new_run: bool = False,
-             progress: Callable[[int, int], None] | None = None, chunk: int = CHUNK,
+             progress: Callable[..., None] | None = None, window: int | None = None,
              prompt: str = DEFAULT_PROMPT) -> ScaffoldingResult:
     """Run (or resume) the scaffolding evaluation of ``backend``'s model on ``dataset``.
 
@@ -447,7 +445,9 @@ def evaluate(store: GraphStore, backend: Backend, dataset: str, sampling: Sampli
     new_run : bool
         Allow a configuration that differs from the latest run's.
     progress : callable, optional
-        ``progress(done, total)`` as completions arrive.
+        ``progress(done, total, note=...)`` as completions arrive (``note`` where it takes one).
+    window : int, optional
+        Requests in flight (default: the backend's ``window``).
     prompt : str
         The prompt set, a key of :data:`PROMPTS` (``paper``: paper 1's Prompts 1 and 3).
 
@@ -517,15 +517,12 @@ def evaluate(store: GraphStore, backend: Backend, dataset: str, sampling: Sampli
                                    sampling, i, endpoint_of(backend), template_hash(prompt))
             for (q, s), (messages, _) in requests.items() for i in range(sampling.n)}
 
-    def grade(rows: pd.DataFrame, completions: list[Completion]) -> None:
-        write_verdicts(store, rows["id"], [score_item(c, info.at[q, "answer"], choices[q])
-                                           for q, c in zip(rows["question"], completions, strict=True)])
-
+    grading = Grading(grade_reply, {(q, s): (info.at[q, "answer"], choices[q]) for q, s in requests})
     status, generation = "interrupted", Generation(len(keys), 0)
     try:
         generation = generate_and_store(
-            store, backend, run_id, learner, {r: messages for r, (messages, _) in requests.items()}, sampling, grade,
-            chunk=chunk, progress=progress, keys=keys,
+            store, backend, run_id, learner, {r: messages for r, (messages, _) in requests.items()}, sampling, grading,
+            progress=progress, keys=keys, window=window,
             columns={(q, s): {"question": q, "strategy": s, "exemplars": shown_ids}
                      for (q, s), (_, shown_ids) in requests.items()})
         status = generation.status
@@ -535,10 +532,10 @@ def evaluate(store: GraphStore, backend: Backend, dataset: str, sampling: Sampli
     finally:
         responses = _responses(store, run_id)
         finish_run(store, run_id, status, requested=len(keys), completed=int(responses["error"].isna().sum()),
-                   failed=int(responses["error"].notna().sum()), pending=generation.pending)
+                   failed=int(responses["error"].notna().sum()), pending=generation.pending, **generation.rates())
     return ScaffoldingResult(run_id, resumed, targets, len(keys), generation.stored,
                              responses[responses["questionId"].isin(targets)], generation.pending,
-                             generation.last_failure)
+                             generation.last_failure, generation.rates())
 
 
 def _responses(store: GraphStore, run_id: str) -> pd.DataFrame:

@@ -110,6 +110,10 @@ class RunFootprint:
     outcomes : pandas.DataFrame
         ``label, id``: nodes whose BLIM outcome properties name the run (cleared,
         :data:`OUTCOME_PROPERTIES`).
+    restored : int
+        After a deletion: ANSWERED edges pointed at another run of the same evaluator
+        that holds a graded primary sample of the same question (runs share Responses),
+        so deleting a run never takes another run's answers away.
     """
 
     run_id: str
@@ -119,6 +123,7 @@ class RunFootprint:
     learners: list[str]
     links: pd.DataFrame
     outcomes: pd.DataFrame
+    restored: int = 0
 
     def counts(self) -> dict[str, int]:
         """Counts per kind, the run itself included: what a dry run prints."""
@@ -157,8 +162,10 @@ def delete_run(store: GraphStore, run_id: str) -> RunFootprint:
     Its Responses (those another run also holds stay), their CoT steps, the
     relationships that carry its id, its model Learners that have no other run, the
     BLIM outcome properties it wrote, and the Run node. Human learners, questions and
-    every other run are untouched; a learner that stays keeps its accuracy and PSR
-    properties until ``kstp evaluate psr`` writes them again.
+    every other run are untouched: a model's answer to a question that another run of
+    the same evaluator also holds (a shared Response) is written again from the newest
+    such run. A learner that stays keeps its accuracy and PSR properties until
+    ``kstp evaluate psr`` writes them again.
 
     Raises
     ------
@@ -166,6 +173,7 @@ def delete_run(store: GraphStore, run_id: str) -> RunFootprint:
         When the graph has no such run.
     """
     footprint = run_footprint(store, run_id)
+    evaluator = store.nodes("Run", [run_id]).iloc[0].get("evaluator")
     for (rel, from_label, to_label), rows in footprint.links.groupby(["type", "fromLabel", "toLabel"]):
         store.delete_relationships(rel, from_label, to_label, rows.rename(columns={"fromId": "from_id",
                                                                                   "toId": "to_id"}))
@@ -176,7 +184,25 @@ def delete_run(store: GraphStore, run_id: str) -> RunFootprint:
         cleared = {name: None for name in OUTCOME_PROPERTIES[label]}
         store.write_nodes(label, pd.DataFrame({"id": rows["id"].tolist(), **cleared}))
     store.delete_nodes("Run", [run_id])  # its IN_RUN links, those of shared Responses too
+    footprint.restored = _restore_answers(store, footprint.links, evaluator)
     return footprint
+
+
+def _restore_answers(store: GraphStore, links: pd.DataFrame, evaluator: str | None) -> int:
+    """Point the deleted run's ANSWERED edges at the newest other run of its evaluator that answered the same
+    question (runs share Responses: sample 0 of ``--samples 1`` and of ``--samples 2``); how many."""
+    gone = links[links["type"] == "ANSWERED"]
+    if gone.empty or not evaluator:
+        return 0
+    held = store.frame("primary_answers", {"learners": sorted(set(gone["fromId"])), "evaluator": evaluator})
+    held = held.drop_duplicates(["learnerId", "questionId"])  # newest run first
+    wanted = pd.MultiIndex.from_frame(gone[["fromId", "toId"]])
+    held = held[pd.MultiIndex.from_frame(held[["learnerId", "questionId"]]).isin(wanted)]
+    if len(held):
+        store.write_relationships("ANSWERED", "Learner", "Question", pd.DataFrame({
+            "from_id": held["learnerId"], "to_id": held["questionId"], "correct": held["correct"].astype(bool),
+            "runId": held["runId"]}))
+    return len(held)
 
 
 @dataclass

@@ -12,22 +12,37 @@ are not part of that identity: they are how far the run has got. A larger
 Completions are ``(:Response)`` nodes keyed by their cache key (model, endpoint,
 prompt template, prompt hash, sampling, seed, sample index), linked
 ``(:Learner)-[:GAVE]->(:Response)-[:TO]->(:Question)`` and
-``(:Response)-[:IN_RUN]->(:Run)``. A request that failed in transport (no output
-after the backend's retries) is not stored: it is not the model's answer; the run is
-left incomplete and a resumed run asks for it again. A request the server rejects as
-wrong (:class:`~kstp.inference.backend.RejectedRequestError`) stops the run with
-nothing stored for it. Every other completion, failed or not, is final; a reply with
-neither content nor reasoning is stored as the failure ``empty: ...``. Completions are
-stored in small batches as they arrive, and on Ctrl-C, SIGTERM or a rejected request
-every completion that has arrived is stored before the error goes on. Every evaluator
-that asks a model goes through :func:`generate_and_store`.
+``(:Response)-[:IN_RUN]->(:Run)``. Every evaluator that asks a model goes through
+:func:`generate_and_store`, a pipeline rather than a loop over batches::
+
+    requests -> a window of W in flight, refilled as each finishes (the backend's thread)
+             -> each reply classified: the model's answer | the model's failure | a server failure
+             -> answers and model failures stored in groups (GROUP replies or INTERVAL s), one writer
+             -> stored replies graded in the grading process, within a time limit each
+
+The window (how many requests are in flight, ``--concurrency``) and the store group
+(how much a kill -9 may lose) are separate knobs. A server's failure is never the
+model's answer: a request that failed in transport after the backend's retries, a
+reply without choices or an error body, a generation the server aborted: nothing is
+stored for it, the run is left incomplete and the next run asks it again. A request
+the server rejects as wrong (:class:`~kstp.inference.backend.RejectedRequestError`)
+stops the run with nothing stored for it. The model's own failures are final and
+recorded with their reason: a reply with neither content nor reasoning is stored as
+``empty: ...``, one cut at ``max_tokens`` before any content as ``truncated: ...``. On
+Ctrl-C, SIGTERM or a rejected request every completion that has arrived is stored and
+graded before the error goes on. A stored reply without a grade (a run killed between
+storing and grading) is graded by the next run before anything is asked.
 """
 
 from __future__ import annotations
 
 import hashlib
+import inspect
 import json
+import queue
 import subprocess
+import threading
+import time
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
@@ -39,26 +54,33 @@ from kstp._version import __version__
 from kstp.errors import KstpError
 from kstp.graph.store import GraphStore
 from kstp.inference.backend import (
+    DEFAULT_WINDOW,
     TRANSPORT_ERROR,
+    Arrivals,
     Backend,
     Completion,
-    Interrupted,
     Message,
-    RejectedRequestError,
+    Request,
     Sampling,
     cache_key,
     endpoint_of,
     prompt_hash,
 )
+from kstp.inference.grader import GRADE_TIMEOUT_S, shared_grader
 from kstp.inference.grading import Verdict
 
 __all__ = ["RunSpec", "ConfigChangedError", "model_learner_id", "open_run", "pending", "write_responses",
-           "Generation", "generate_and_store", "write_verdicts", "finish_run", "now", "few_ids", "EMPTY_REPLY"]
+           "Generation", "Grading", "generate_and_store", "verdict_properties", "write_verdicts", "finish_run", "now",
+           "few_ids", "EMPTY_REPLY", "TRUNCATED_EMPTY", "GROUP", "INTERVAL", "progress_reporter"]
 
-#: Completions per store write while a run generates: a kill loses at most this many.
-BATCH = 8
+#: Completions per store write, at most, while a run generates: with :data:`INTERVAL`, what a kill -9 may lose.
+GROUP = 64
+#: Seconds between two store writes, at most, while completions arrive.
+INTERVAL = 2.0
 #: ``error`` of a reply with neither content nor reasoning: stored, final, counted as failed.
 EMPTY_REPLY = "empty: the reply has no content and no reasoning"
+#: ``error`` of a reply cut at ``max_tokens`` before any content: stored, final, a truncation.
+TRUNCATED_EMPTY = "truncated: max_tokens was reached before any content"
 
 
 def few_ids(ids, shown: int = 3) -> str:
@@ -259,70 +281,249 @@ class Generation:
     stored : int
         Completions stored now.
     pending : int
-        Requests that failed in transport after the backend's retries, or were not
-        asked because a whole batch had failed so (the server looks down); nothing is
-        stored for them and the next run asks them.
+        Requests that got no answer (a server's failure after the backend's retries, or
+        not asked because the server looked down); nothing is stored for them and the
+        next run asks them.
     last_failure : str or None
-        The error of the last transport failure (``"transport: HTTP 503 ..."``).
+        The last server failure (``"transport: HTTP 503 ..."``).
+    seconds : float
+        Wall time from the first request to the last store write.
+    tokens_out : int
+        Output tokens of the completions stored now (as the backend counted them).
+    window : int or None
+        Requests in flight (the window the run was asked with).
+    regraded : int
+        Replies stored by an earlier run without a grade, graded now.
     """
 
     requested: int
     stored: int
     pending: int = 0
     last_failure: str | None = None
+    seconds: float = field(default=0.0, compare=False)
+    tokens_out: int = field(default=0, compare=False)
+    window: int | None = field(default=None, compare=False)
+    regraded: int = field(default=0, compare=False)
 
     @property
     def status(self) -> str:
         """The run's status after it: ``finished``, or ``incomplete`` while requests are pending."""
         return "incomplete" if self.pending else "finished"
 
+    def rates(self) -> dict:
+        """The pace of the completions asked now, for a summary and the Run node.
+
+        ``concurrency`` (the window), ``generationS`` (seconds), ``completionsPerS`` and
+        ``tokensPerS`` (None where nothing was asked, or no token counts came back).
+
+        >>> Generation(10, 8, seconds=2.0, tokens_out=1200, window=64).rates()
+        {'concurrency': 64, 'generationS': 2.0, 'completionsPerS': 4.0, 'tokensPerS': 600.0}
+        """
+        per = (lambda n: round(n / self.seconds, 3)) if self.seconds > 0 and self.stored else (lambda n: None)
+        return {"concurrency": self.window, "generationS": round(self.seconds, 3),
+                "completionsPerS": per(self.stored), "tokensPerS": per(self.tokens_out) if self.tokens_out else None}
+
+    def __add__(self, other: Generation) -> Generation:
+        """Two calls of one run as one (an evaluator that asks in stages or attempts)."""
+        return Generation(self.requested + other.requested, self.stored + other.stored, self.pending + other.pending,
+                          other.last_failure or self.last_failure, self.seconds + other.seconds,
+                          self.tokens_out + other.tokens_out, other.window or self.window,
+                          self.regraded + other.regraded)
+
+
+@dataclass(frozen=True)
+class Grading:
+    """How a run grades its replies: in the grading process (:mod:`kstp.inference.grader`), after storing.
+
+    Attributes
+    ----------
+    function : callable
+        A module-level function ``function(completion, *args[prompt id]) -> dict`` of
+        Response properties, ``verdict`` among them (a reply whose ``verdict`` is null
+        has not been graded). Keys that start with ``_`` are not stored; ``written``
+        gets them.
+    args : mapping of a prompt id to tuple
+        The picklable arguments of each prompt's replies (the gold answer, ...).
+    written : callable, optional
+        ``written(graded)`` in the run's process after the properties are stored:
+        ``graded`` has ``id`` and every key of the results (to write what is not a
+        Response property, such as CoT steps).
+    """
+
+    function: Callable[..., dict]
+    args: Mapping[Hashable, tuple]
+    written: Callable[[pd.DataFrame], None] | None = None
+
+
+def verdict_properties(verdict: Verdict) -> dict:
+    """The Response properties of a :class:`~kstp.inference.grading.Verdict` (what :func:`write_verdicts` writes)."""
+    return {"extracted": verdict.extracted, "extractionMethod": verdict.method, "correct": verdict.correct,
+            "verdict": verdict.reason}
+
+
+def _classify(completion: Completion) -> tuple[Completion | None, str | None]:
+    """``(completion to store, None)``, or ``(None, why)`` for a server's failure: no answer of the model.
+
+    >>> _classify(Completion(0, 42, text="partial", finish_reason="abort"))[1]
+    "transport: the backend ended the generation (finish_reason 'abort')"
+    >>> _classify(Completion(0, 42, text=None, finish_reason="length"))[0].error
+    'truncated: max_tokens was reached before any content'
+    """
+    if completion.text is None and (completion.error or "").startswith(TRANSPORT_ERROR):
+        return None, completion.error
+    if completion.finish_reason in ("abort", "error"):
+        return None, f"{TRANSPORT_ERROR}: the backend ended the generation (finish_reason {completion.finish_reason!r})"
+    if completion.error is None and not (completion.text or "").strip() and not (completion.reasoning or "").strip():
+        completion = replace(completion, error=TRUNCATED_EMPTY if completion.finish_reason == "length"
+                             else EMPTY_REPLY)
+    return completion, None
+
+
+def progress_reporter(progress: Callable | None) -> Callable[[int, int, str], None]:
+    """``progress`` called as ``(done, total, note=note)`` where it takes a ``note``, else as ``(done, total)``."""
+    if progress is None:
+        return lambda done, total, note: None
+    try:
+        parameters = inspect.signature(progress).parameters.values()
+    except ValueError:  # no signature to read: the two-argument form every caller has
+        parameters = ()
+    if any(p.name == "note" or p.kind is p.VAR_KEYWORD for p in parameters):
+        return lambda done, total, note: progress(done, total, note=note)
+    return lambda done, total, note: progress(done, total)
+
+
+def _note(window: int, arrived: int, tokens: int, seconds: float) -> str:
+    """The progress note: window, completions per second and tokens per second.
+
+    >>> _note(64, 120, 36000, 10.0)
+    'window 64, 12.0 completions/s, 3,600 tokens/s'
+    """
+    rates = f", {arrived / seconds:.1f} completions/s" if seconds > 0 else ""
+    if seconds > 0 and tokens:
+        rates += f", {tokens / seconds:,.0f} tokens/s"
+    return f"window {window}{rates}"
+
+
+def _completion_of(row: dict) -> Completion:
+    """A stored Response (a row of ``responses_by_id``) as the completion it was."""
+    row = {k: None if pd.isna(v) else v for k, v in row.items()}
+    whole = {k: None if row[k] is None else int(row[k]) for k in ("sampleIndex", "seed", "tokensIn", "tokensOut")}
+    return Completion(whole["sampleIndex"] or 0, whole["seed"], text=row["text"], finish_reason=row["finishReason"],
+                      tokens_in=whole["tokensIn"], tokens_out=whole["tokensOut"], latency_s=row["latencyS"],
+                      error=row["error"], reasoning=row["reasoning"])
+
+
+class _GradingStage:
+    """Stored replies graded in the grading process by a thread of their own, the verdicts written by the caller.
+
+    Storing never waits for grading: the run's one writer hands each stored group over
+    (:meth:`submit`) and writes what came back (:meth:`write`) between two groups.
+    """
+
+    def __init__(self, store: GraphStore, grading: Grading, timeout: float):
+        self.store, self.grading, self.timeout = store, grading, timeout
+        self.outstanding = 0
+        self._todo: queue.SimpleQueue = queue.SimpleQueue()
+        self._done: queue.SimpleQueue = queue.SimpleQueue()
+        self._thread = threading.Thread(target=self._work, daemon=True, name="kstp-grading")
+        self._thread.start()
+
+    def _work(self) -> None:
+        while (job := self._todo.get()) is not None:
+            ids, items = job
+            try:
+                self._done.put((ids, shared_grader(self.timeout).grade(self.grading.function, items), None))
+            except BaseException as exc:  # raised in the writer's thread by write()
+                self._done.put((ids, None, exc))
+
+    def submit(self, ids: Sequence[str], prompt_ids: Sequence[Hashable], completions: Sequence[Completion]) -> None:
+        """Grade these stored replies (``ids``: their Response ids)."""
+        self._todo.put((list(ids), [(c, *self.grading.args[p]) for p, c in zip(prompt_ids, completions, strict=True)]))
+        self.outstanding += 1
+
+    def write(self, wait: float | None = 0.0) -> int:
+        """Write the grades that came back (waiting up to ``wait`` s for one while any is outstanding; None: all).
+
+        Returns how many replies got their grade.
+        """
+        written = 0
+        while self.outstanding:
+            try:
+                ids, results, error = self._done.get(timeout=wait) if wait is None or wait > 0 else \
+                    self._done.get_nowait()
+            except queue.Empty:
+                break
+            self.outstanding -= 1
+            if error is not None:
+                raise error
+            graded = pd.DataFrame(results)
+            graded = graded.astype(object).where(graded.notna(), None)
+            graded.insert(0, "id", ids)
+            self.store.write_nodes("Response", graded[[c for c in graded.columns if not c.startswith("_")]])
+            if self.grading.written:
+                self.grading.written(graded)
+            written += len(ids)
+            if wait is not None:
+                wait = 0.0  # one waited for; the rest only if already there
+        return written
+
+    def close(self) -> None:
+        self._todo.put(None)
+
 
 def generate_and_store(store: GraphStore, backend: Backend, run_id: str, learner_id: str,
-                       prompts: Mapping[Hashable, list[Message]], sampling: Sampling,
-                       score: Callable[[pd.DataFrame, list[Completion]], None] | None = None,
-                       samples: Mapping[Hashable, Sequence[int]] | None = None, chunk: int = BATCH,
-                       progress: Callable[[int, int], None] | None = None,
+                       prompts: Mapping[Hashable, list[Message]], sampling: Sampling, grading: Grading | None = None,
+                       samples: Mapping[Hashable, Sequence[int]] | None = None,
+                       progress: Callable[..., None] | None = None,
                        keys: Mapping[tuple[Hashable, int], str] | None = None,
-                       columns: Mapping[Hashable, dict] | None = None) -> Generation:
-    """Complete every (prompt, sample) not stored yet, storing each batch before it is scored.
+                       columns: Mapping[Hashable, dict] | None = None, window: int | None = None,
+                       group: int = GROUP, interval: float = INTERVAL,
+                       grade_timeout: float = GRADE_TIMEOUT_S) -> Generation:
+    """Complete every (prompt, sample) not stored yet: stream the requests, store the replies, grade them.
 
     Parameters
     ----------
     prompts : mapping of a prompt id to messages
         Prompt id (a question id unless ``columns`` says otherwise) -> its chat.
-    score : callable, optional
-        ``score(rows, completions)`` per batch, after the batch is stored: ``rows`` are
-        the Response rows written (``id``, ``sampleIndex``, ``text`` ... and the
-        ``columns``), ``completions`` the matching :class:`Completion` objects, in the
-        same order.
+    grading : Grading, optional
+        How to grade a reply (in the grading process, after it is stored, within
+        ``grade_timeout`` seconds each: a reply it cannot finish is recorded as not
+        gradable, with the reason). Stored replies of these keys that have no grade
+        yet (an earlier run stopped between storing and grading) are graded first.
     samples : mapping of a prompt id to sequence of int, optional
         Sample indices per prompt (default: ``range(sampling.n)`` for each).
-    chunk : int
-        Prompts per ``generate`` call (at most :data:`BATCH` are asked at once, so a
-        killed run loses at most that many completions).
     progress : callable, optional
-        ``progress(done, total)`` as completions arrive.
+        ``progress(done, total, note=...)`` as replies arrive (``note``: the window
+        and the rates; a callable without a ``note`` parameter is called without it).
     keys : mapping of (prompt id, sample index) to str, optional
         The Response id of each completion (default: its :func:`cache_key`).
     columns : mapping of a prompt id to dict, optional
         Response properties of the prompt's completions (default: ``{"question": id}``;
         a ``question`` gets a ``TO`` edge).
+    window : int, optional
+        Requests in flight (default: the backend's ``window``).
+    group, interval : int, float
+        Store the replies every ``group`` replies or ``interval`` seconds, whichever
+        comes first: what a kill -9 may lose.
+    grade_timeout : float
+        Seconds one reply may take to grade.
 
     Returns
     -------
     Generation
         Completions already stored under the same key (by this or another run) are
-        linked into this run, not asked again. Transport failures are not stored and
-        are :attr:`Generation.pending`; after a batch in which every request failed so,
-        the rest is not asked either.
+        linked into this run, not asked again. Server failures are not stored and are
+        :attr:`Generation.pending`.
 
     Raises
     ------
+    ConfigError
+        When a sample's seed passes :data:`~kstp.inference.backend.MAX_SEED` (before anything is asked).
     RejectedRequestError
         When the server rejects a request as wrong (bad key, unknown model, ...), after
-        the completions that had arrived are stored and scored.
+        the completions that had arrived are stored and graded.
     KeyboardInterrupt
-        On Ctrl-C or SIGTERM, after the completions that had arrived are stored and scored.
+        On Ctrl-C or SIGTERM, after the completions that had arrived are stored and graded.
     """
     hashes = {p: prompt_hash(m) for p, m in prompts.items()}
     columns = columns if columns is not None else {p: {"question": p} for p in prompts}
@@ -330,56 +531,110 @@ def generate_and_store(store: GraphStore, backend: Backend, run_id: str, learner
         endpoint, template = endpoint_of(backend), _template_of(store, run_id)
         keys = {(p, i): cache_key(backend.model, hashes[p], sampling, i, endpoint, template)
                 for p in prompts for i in (samples[p] if samples is not None else range(sampling.n))}
-    todo = pending(store, list(keys.values()))
-    stored = [{"id": key, **columns[p]} for (p, _), key in keys.items() if key not in todo]
-    if stored:
-        write_responses(store, run_id, learner_id, pd.DataFrame(stored))
-    wanted: dict[Hashable, list[int]] = {}
-    for (p, i), key in keys.items():
-        if key in todo:
-            wanted.setdefault(p, []).append(i)
-    total, done, asked, last_failure = sum(map(len, wanted.values())), 0, 0, None
-    items = list(wanted.items())
+    if keys:
+        sampling.for_sample(max(i for _, i in keys))  # a seed past MAX_SEED is refused before anything is asked
+    stored = store.frame("responses_by_id", {"ids": list(keys.values())})
+    stored = stored[~stored["error"].fillna("").str.startswith(TRANSPORT_ERROR)]
+    final = set(stored["responseId"])
+    linked = [{"id": key, **columns[p]} for (p, _), key in keys.items() if key in final]
+    if linked:
+        write_responses(store, run_id, learner_id, pd.DataFrame(linked))
+    stage = _GradingStage(store, grading, grade_timeout) if grading is not None else None
+    try:
+        return _pipeline(store, backend, run_id, learner_id, prompts, sampling, keys, columns, stored, final, hashes,
+                         stage, progress, window, group, interval)
+    finally:
+        if stage is not None:
+            stage.close()
 
-    def keep(part, results) -> int:
-        nonlocal last_failure
-        rows, completions = [], []
-        for (p, _), answered in zip(part, results, strict=True):
-            for c in answered:
-                if c.text is None and (c.error or "").startswith(TRANSPORT_ERROR):
-                    last_failure = c.error
-                    continue  # not the model's answer: asked again by the next run
-                if c.error is None and not (c.text or "").strip() and not (c.reasoning or "").strip():
-                    c = replace(c, error=EMPTY_REPLY)
-                rows.append({"id": keys[(p, c.sample_index)], **columns[p], "model": backend.model,
-                             "promptHash": hashes[p], "sampleIndex": c.sample_index, "seed": c.seed,
-                             "text": c.text, "reasoning": c.reasoning, "finishReason": c.finish_reason,
-                             "error": c.error, "tokensIn": c.tokens_in, "tokensOut": c.tokens_out,
-                             "latencyS": c.latency_s, "createdAt": now()})
-                completions.append(c)
+
+def _pipeline(store, backend, run_id, learner_id, prompts, sampling, keys, columns, stored, final, hashes, stage,
+              progress, window, group, interval) -> Generation:
+    """:func:`generate_and_store` once the stored replies are linked: grade the ungraded, then ask the rest."""
+    regraded = 0
+    if stage is not None:
+        ungraded = stored[stored["verdict"].isna()]
+        if len(ungraded):  # a run stopped between storing and grading: those first
+            prompt_of = {key: p for (p, _), key in keys.items()}
+            stage.submit(ungraded["responseId"].tolist(), [prompt_of[k] for k in ungraded["responseId"]],
+                         [_completion_of(row) for row in ungraded.to_dict("records")])
+            regraded = stage.write(wait=None)
+    requests = [Request((p, i), prompts[p], sampling.for_sample(i), i)
+                for (p, i), key in keys.items() if key not in final]
+    window = window or getattr(backend, "window", DEFAULT_WINDOW)
+    if not requests:
+        return Generation(len(keys), 0, window=window, regraded=regraded)
+
+    report = progress_reporter(progress)
+    rows: list[dict] = []
+    held: list[tuple[Hashable, Completion]] = []
+    done, arrived, tokens, last_failure = 0, 0, 0, None
+    start = flushed = time.monotonic()
+
+    def receive(got) -> None:
+        nonlocal arrived, tokens, last_failure
+        for (p, i), completion in got:
+            arrived += 1
+            kept, failure = _classify(completion)
+            if kept is None:
+                last_failure = failure
+                continue
+            tokens += kept.tokens_out or 0
+            rows.append({"id": keys[(p, i)], **columns[p], "model": backend.model, "promptHash": hashes[p],
+                         "sampleIndex": i, "seed": kept.seed, "text": kept.text, "reasoning": kept.reasoning,
+                         "finishReason": kept.finish_reason, "error": kept.error, "tokensIn": kept.tokens_in,
+                         "tokensOut": kept.tokens_out, "latencyS": kept.latency_s, "createdAt": now(),
+                         **kept.extra})
+            held.append((p, kept))
+
+    def flush() -> None:
+        nonlocal done, flushed
         if rows:
             frame = pd.DataFrame(rows)
-            write_responses(store, run_id, learner_id, frame)  # stored before it is scored
-            if score:
-                score(frame, completions)
-        return len(rows)
+            frame = frame.astype(object).where(frame.notna(), None)
+            write_responses(store, run_id, learner_id, frame)  # stored before it is graded
+            if stage is not None:
+                stage.submit(frame["id"].tolist(), [p for p, _ in held], [c for _, c in held])
+            done += len(rows)
+            rows.clear()
+            held.clear()
+        flushed = time.monotonic()
 
-    step = max(1, min(chunk, BATCH))
-    for start in range(0, len(items), step):
-        part = items[start:start + step]
-        try:
-            results = backend.generate([prompts[p] for p, _ in part], sampling, [s for _, s in part],
-                                       progress=(lambda d, base=asked: progress(base + d, total)) if progress
-                                       else None)
-        except (Interrupted, RejectedRequestError) as stop:
-            keep(part, stop.partial)
-            raise
-        asked += sum(len(s) for _, s in part)
-        kept = keep(part, results)
-        done += kept
-        if not kept:
-            break  # a whole batch failed in transport: the server is down, the next run asks the rest
-    return Generation(len(keys), done, total - done, last_failure)
+    def settle() -> None:
+        """Store what arrived, then write every grade still to come."""
+        flush()
+        if stage is not None:
+            stage.write(wait=None)
+
+    arrivals = Arrivals(backend, requests, window)
+    try:
+        while True:
+            got = arrivals.take(max(0.0, interval - (time.monotonic() - flushed)))
+            receive(got)
+            ended = arrivals.finished and not got
+            if ended or len(rows) >= group or time.monotonic() - flushed >= interval:
+                flush()
+            if stage is not None:
+                stage.write()
+            if got:
+                report(arrived, len(requests), _note(getattr(backend, "current_window", window), arrived, tokens,
+                                                     time.monotonic() - start))
+            if ended:
+                break
+    except KeyboardInterrupt:
+        receive(arrivals.stop())
+        settle()
+        raise
+    except Exception:  # a rejected request, a backend's defect: what arrived before it is kept
+        settle()
+        raise
+    else:
+        settle()
+    finally:
+        if not arrivals.finished:
+            arrivals.stop()
+    return Generation(len(keys), done, len(requests) - done, last_failure, time.monotonic() - start, tokens, window,
+                      regraded)
 
 
 def write_verdicts(store: GraphStore, ids: Sequence[str], verdicts: Sequence[Verdict], **extra) -> None:

@@ -72,8 +72,7 @@ def test_killed_server_loses_nothing_and_resume_completes(probability):
         if done == 1:
             first.close()
 
-    broken = answers.evaluate(probability, backend, "probability_pks", SAMPLING, limit=2, progress=stop_server,
-                              chunk=1)
+    broken = answers.evaluate(probability, backend, "probability_pks", SAMPLING, limit=2, progress=stop_server)
     assert broken.requested == 4 and 1 <= len(broken.responses) <= 2
     assert broken.responses["error"].isna().all()
     survivors = set(broken.responses["responseId"])

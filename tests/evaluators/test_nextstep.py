@@ -358,13 +358,13 @@ class FlakyOracle(ns.FringeOracle):
 
     calls = 0
 
-    def generate(self, prompts, sampling, samples=None, progress=None):
+    def stream(self, requests, window, emit, stop):
         self.calls += 1  # per instance: each engine's run starts with a dropped call
-        answers = super().generate(prompts, sampling, samples, progress)
-        if self.calls == 1:
-            return [[Completion(c.sample_index, c.seed, error="transport: APIConnectionError") for c in row]
-                    for row in answers]
-        return answers
+        if self.calls > 1:
+            return super().stream(requests, window, emit, stop)
+        for request in requests:
+            emit(request.key, Completion(request.sample_index, request.sampling.seed,
+                                         error="transport: APIConnectionError"))
 
 
 def test_transport_failures_are_missing_not_stored_and_asked_on_resume(store):

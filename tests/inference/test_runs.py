@@ -23,12 +23,15 @@ from click.testing import CliRunner
 from kstp.cli.main import cli
 from kstp.evaluators import answers
 from kstp.graph.ladybug import LadybugStore
+from kstp.graph.structures import answerable_questions
 from kstp.inference.backend import RejectedRequestError, Sampling, cache_key, endpoint_of, prompt_hash
-from kstp.inference.backends.openai_compat import OpenAIBackend
+from kstp.inference.backends.openai_compat import DOWN_AFTER, OpenAIBackend
 from kstp.inference.runs import (
     EMPTY_REPLY,
+    INTERVAL,
     ConfigChangedError,
     Generation,
+    Grading,
     RunSpec,
     generate_and_store,
     open_run,
@@ -36,6 +39,7 @@ from kstp.inference.runs import (
 )
 from tests.conftest import load_toy
 from tests.endpoint import FakeEndpoint
+from tests.inference import graders
 
 CHAT = [{"role": "user", "content": "2 + 3?"}]
 ROOT = Path(__file__).resolve().parents[2]
@@ -139,37 +143,39 @@ def test_a_run_without_responses_does_not_lock_out_a_changed_configuration(store
         open_run(store, _spec(backend, template="t3"))
 
 
-def _generate(store, backend, questions, progress=None):
+def _generate(store, backend, questions, progress=None, grading=None, **options):
+    """One generate_and_store of ``questions`` in a new run, graded by :func:`tests.inference.graders.same_text`."""
     spec = _spec(backend)
     run_id, _ = open_run(store, spec, new_run=True)
     store.write_nodes("Learner", pd.DataFrame([{"id": "model:m", "kind": "model", "localId": "m"}]))
-    graded = []
     prompts = {f"toy:{q}": [{"role": "user", "content": q}] for q in questions}
-    result = generate_and_store(store, backend, run_id, "model:m", prompts, Sampling(max_tokens=8),
-                                lambda rows, completions: graded.extend(rows["id"]), progress=progress)
-    return run_id, result, graded
+    store.write_nodes("Question", pd.DataFrame({"id": list(prompts)}))  # past q8, questions of their own
+    grading = grading or Grading(graders.same_text, {p: ("\\boxed{5}",) for p in prompts})
+    result = generate_and_store(store, backend, run_id, "model:m", prompts, Sampling(max_tokens=8), grading,
+                                progress=progress, **options)
+    return run_id, result, store.frame("run_responses", {"runId": run_id})
 
 
 def test_transport_failures_are_not_stored_and_are_asked_again(toy):
     with FakeEndpoint([503] * 2) as server:  # the first question fails twice: its retries are spent
         backend = _backend(server.base_url, retries=2)
-        run_id, result, graded = _generate(toy, backend, ["q1", "q2", "q3"])
+        run_id, result, stored = _generate(toy, backend, ["q1", "q2", "q3"])
         assert result == Generation(3, 2, 1, "transport: HTTP 503 status 503")
-        assert (result.status, len(graded)) == ("incomplete", 2)
-        stored = toy.frame("run_responses", {"runId": run_id})
-        assert len(stored) == 2 and stored["error"].isna().all()
-        run_id, result, graded = _generate(toy, backend, ["q1", "q2", "q3"])
+        assert result.status == "incomplete"
+        assert len(stored) == 2 and stored["error"].isna().all() and (stored["verdict"] == "correct").all()
+        run_id, result, stored = _generate(toy, backend, ["q1", "q2", "q3"])
     assert result == Generation(3, 1) and result.status == "finished"  # only the failed one is asked again
-    assert len(toy.frame("run_responses", {"runId": run_id})) == 3
+    assert len(stored) == 3
 
 
-def test_a_batch_that_fails_whole_stops_the_run(toy):
-    questions = [f"q{i}" for i in range(1, 13)]  # 12 prompts: a batch of 8, then one of 4
-    with FakeEndpoint([503] * 16) as server:  # each of the first 8 fails twice
-        run_id, result, graded = _generate(toy, _backend(server.base_url, retries=2, concurrency=8), questions)
-        assert server.requests == 16  # the second batch is never asked: the server looks down
-    assert (result.requested, result.stored, result.pending, graded) == (12, 0, 12, [])
-    assert toy.frame("run_responses", {"runId": run_id}).empty
+def test_a_server_that_looks_down_is_asked_no_further(toy):
+    questions = [f"q{i}" for i in range(1, 41)]
+    with FakeEndpoint([503] * 1000) as server:  # down: every request fails
+        run_id, result, stored = _generate(toy, _backend(server.base_url, retries=2, concurrency=8), questions)
+        # DOWN_AFTER requests in a row failed: no further one starts; those in flight then finish
+        assert server.requests <= 2 * (8 + DOWN_AFTER)
+    assert (result.requested, result.stored, result.pending) == (40, 0, 40)
+    assert stored.empty
 
 
 @pytest.mark.usefixtures("sigint_to_python")
@@ -380,3 +386,158 @@ def test_cli_limit_down_after_up_resumes(tmp_path):
     assert [r.exit_code for r in runs] == [0, 0, 0], runs[-1].stderr
     assert [(s["questions"], s["generatedNow"], s["resumed"]) for s in (json.loads(r.stdout) for r in runs)] == \
         [(5, 5, False), (8, 3, True), (5, 0, True)]
+
+
+# ---- the run engine: a streaming window, stores in groups, grading in its own stage -------
+def test_the_window_is_refilled_as_each_request_finishes(toy):
+    """A slow reply holds one place of the window, not the batch it came with."""
+    seen = []
+    with FakeEndpoint(["slow"], slow_s=3.0, delay_s=0.3) as server:  # q1 takes 3 s, the others 0.3 s
+        start = time.monotonic()
+        _, result, stored = _generate(toy, _backend(server.base_url, concurrency=4), [f"q{i}" for i in range(1, 13)],
+                                      progress=lambda done, total, note: seen.append((time.monotonic() - start, done)))
+        assert server.most_at_once == 4  # the window, never more
+    assert (result.stored, len(stored)) == (12, 12)
+    # the other eleven arrived while q1 was still on its way: no batch waited for it
+    assert any(done == 11 and at < 2.5 for at, done in seen), seen
+
+
+def test_the_progress_note_says_the_window_and_the_rates(toy):
+    notes = []
+    with FakeEndpoint() as server:
+        _, result, _ = _generate(toy, _backend(server.base_url, concurrency=3), ["q1", "q2", "q3", "q4"],
+                                 progress=lambda done, total, note: notes.append(note))
+    assert notes and all(n.startswith("window 3, ") and "completions/s" in n and "tokens/s" in n for n in notes)
+    rates = result.rates()
+    assert (rates["concurrency"], result.tokens_out) == (3, 8)  # the fake counts 2 tokens a reply
+    assert rates["completionsPerS"] > 0 and rates["tokensPerS"] == pytest.approx(2 * rates["completionsPerS"], 1e-3)
+
+
+@pytest.mark.parametrize("bad", ["sleep", "tower"])
+def test_a_reply_the_grader_cannot_finish_is_recorded_and_the_run_goes_on(toy, bad):
+    """A grade stuck in Python (a sleep) or in C (a 10**(10**12) power) is stopped after the limit."""
+    with FakeEndpoint([{"content": "\\boxed{5}"}, {"content": bad}, {"content": "\\boxed{7}"}]) as server:
+        grading = Grading(graders.stall_on, {f"toy:q{i}": ("\\boxed{5}", bad) for i in (1, 2, 3)})
+        start = time.monotonic()
+        _, result, stored = _generate(toy, _backend(server.base_url), ["q1", "q2", "q3"], grading=grading,
+                                      grade_timeout=1.0)
+    assert time.monotonic() - start < 15
+    verdicts = dict(zip(stored["questionId"], stored["verdict"], strict=True))
+    assert verdicts == {"toy:q1": "correct", "toy:q2": "not gradable: the grader did not finish within 1 s",
+                        "toy:q3": "wrong answer"}
+    assert result.status == "finished" and stored["correct"].tolist() == [True, False, False]
+
+
+def test_a_grading_function_that_raises_is_recorded_with_its_error(toy):
+    with FakeEndpoint([{"content": "\\boxed{5}"}, {"content": "five"}]) as server:
+        grading = Grading(graders.fails_on, {f"toy:q{i}": ("\\boxed{5}",) for i in (1, 2)})
+        _, _, stored = _generate(toy, _backend(server.base_url), ["q1", "q2"], grading=grading)
+    assert stored["verdict"].tolist() == ["correct",
+                                          "not gradable: the grader failed (ValueError: cannot read 'five')"]
+
+
+def test_stored_replies_without_a_grade_are_graded_before_anything_is_asked(toy):
+    """A run killed between storing and grading left replies without a verdict: the next run grades them
+    (they counted as wrong answers and the run as finished before), then asks only what is missing."""
+    with FakeEndpoint() as server:
+        backend = _backend(server.base_url)
+        spec = RunSpec.of(backend, answers.NAME, answers.VERSION, "toy", Sampling(max_tokens=8),
+                          answers.template_hash(), {"questions": "all"})
+        run_id, _ = open_run(toy, spec)
+        toy.write_nodes("Learner", pd.DataFrame([{"id": "model:m", "kind": "model", "localId": "m"}]))
+        questions = answerable_questions(toy, "toy", None)
+        texts = dict(zip(questions["questionId"], questions["text"], strict=True))
+        keys = {q: cache_key("m", prompt_hash(answers.build_prompt(texts[q])), Sampling(max_tokens=8), 0,
+                             endpoint_of(backend), answers.template_hash()) for q in ("toy:q2", "toy:q3")}
+        write_responses(toy, run_id, "model:m", pd.DataFrame([
+            {"id": keys["toy:q2"], "question": "toy:q2", "sampleIndex": 0, "seed": 42, "text": "So \\boxed{5}.",
+             "finishReason": "stop"},
+            {"id": keys["toy:q3"], "question": "toy:q3", "sampleIndex": 0, "seed": 42, "text": "\\boxed{1}",
+             "finishReason": "stop"}]))
+        result = answers.evaluate(toy, backend, "toy", Sampling(max_tokens=8))
+        assert server.requests == 6  # the two stored replies are not asked again
+    graded = result.responses.set_index("questionId")
+    assert graded.loc[["toy:q2", "toy:q3"], "verdict"].tolist() == ["correct", "correct"]
+    assert result.summary()["accuracy"] == 0.25  # q2 and q3 right (the stored replies), the six asked wrong
+    run = toy.nodes("Run", [result.run_id]).iloc[0]
+    assert (run["status"], run["accuracy"], run["concurrency"]) == ("finished", 0.25, 1)
+
+
+def test_a_429_with_retry_after_is_waited_out(toy):
+    """The server refuses every request for a second after a 429 and says so (Retry-After: 1); a client that
+    retried after 0.05 s would spend its attempts inside that second and leave the request pending."""
+    with FakeEndpoint([429], rate_limit_s=1.0) as server:
+        _, result, stored = _generate(toy, _backend(server.base_url, retries=3), ["q1", "q2"])
+        assert server.requests == 3  # q1 refused once, then q1 and q2 after the second
+    assert (result.stored, result.pending, len(stored)) == (2, 0, 2)
+
+
+def test_the_window_halves_on_429_at_most_once_a_second_and_grows_back():
+    import asyncio
+
+    from kstp.inference.backends.openai_compat import _Window
+
+    async def play() -> list[int]:
+        window, limits = _Window(16), []
+        window.refused()
+        window.refused()  # the same second: one cut
+        limits.append(window.limit)
+        window._last_cut -= 1.0
+        window.refused()
+        limits.append(window.limit)
+        for _ in range(3):
+            await window.served()
+        limits.append(window.limit)
+        for _ in range(20):
+            await window.served()
+        limits.append(window.limit)
+        return limits
+
+    assert asyncio.run(play()) == [8, 4, 7, 16]
+
+
+def test_default_windows_fit_the_endpoint():
+    from kstp.inference.backends.openai_compat import LOCAL_WINDOW, REMOTE_WINDOW
+
+    assert (LOCAL_WINDOW, REMOTE_WINDOW) == (64, 32)
+    assert OpenAIBackend("m", base_url="http://127.0.0.1:8000/v1").window == 64
+    assert OpenAIBackend("m", base_url="http://localhost:8000/v1").window == 64
+    assert OpenAIBackend("m", base_url="https://api.example.com/v1").window == 32
+    assert OpenAIBackend("m", base_url="https://api.example.com/v1", concurrency=5).window == 5
+
+
+def test_a_kill_loses_at_most_the_last_group(tmp_path):
+    """kill -9 after the store interval: every reply that had arrived is stored and graded; the next run asks
+    only the rest."""
+    graph = _toy_graph(tmp_path)
+    with FakeEndpoint(["ok", "ok", "ok", "stall", "stall", "stall", "stall", "stall"]) as server:
+        process = _kstp(graph, "evaluate", "answers", "--dataset", "toy", "--model", "m", "--backend", "openai",
+                        "--base-url", server.base_url, "--concurrency", "8")
+        deadline = time.monotonic() + 60
+        while server.requests < 8 and time.monotonic() < deadline:
+            time.sleep(0.1)
+        time.sleep(INTERVAL + 1.5)  # the three answers are stored within INTERVAL s of their arrival
+        process.kill()
+        process.wait()
+        store = LadybugStore(tmp_path / "graph")
+        try:
+            runs = store.frame("runs_of", {"evaluator": "answers", "model": "m", "dataset": "toy"})
+            stored = store.frame("run_responses", {"runId": runs.iloc[0]["runId"]})
+        finally:
+            store.close()
+        assert len(stored) == 3 and stored["verdict"].notna().all()
+        again = _cli(graph, "--base-url", server.base_url, "--json")  # the server answers from now on
+        assert server.requests == 8 + 5
+    assert again.exit_code == 0 and json.loads(again.stdout)["questions"] == 8
+
+
+def test_a_seed_that_would_not_reproduce_is_refused(tmp_path):
+    from kstp.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="llama.cpp reads 4294967295 as \"a random seed\""):
+        Sampling(seed=4294967295)
+    with pytest.raises(ConfigError, match="seed 4294967294 \\+ sample 1 = 4294967295"):
+        Sampling(n=2, seed=4294967294)
+    assert Sampling(n=2, seed=4294967293).for_sample(1).seed == 4294967294
+    result = _cli(_toy_graph(tmp_path), "--base-url", "http://127.0.0.1:9/v1", "--seed", "4294967295")
+    assert result.exit_code == 2 and "4294967295 is not in the range 0<=x<=4294967294" in result.stderr

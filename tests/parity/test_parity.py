@@ -16,7 +16,7 @@ from tests import reference as ref
 DATASET, FRAMEWORK = "gen", "gen"
 #: Checked by test_parity_run_queries.
 RUN_QUERIES = {"runs_of", "responses_by_id", "run_responses", "run_by_id", "nextstep_responses",
-               "run_list", "run_members", "run_links", "run_outcomes",
+               "run_list", "run_members", "run_links", "run_outcomes", "primary_answers",
                "rqeval_items", "rqeval_responses", "rqeval_scores"}  # the last three: test_parity_rqeval_queries
 
 
@@ -328,6 +328,11 @@ def test_parity_run_queries(store):
         .values.tolist() == [["k1", "q1", 0, "a"], ["k2", "q1", 1, None], ["k3", "q2", 0, "c"]]
     by_id = store.frame("responses_by_id", {"ids": ["k1", "k2", "zz"]})
     assert set(by_id["responseId"]) == {"k1", "k2"}
+    assert by_id.set_index("responseId").loc["k2", ["error", "sampleIndex"]].tolist() == ["transport: down", 1]
+    started = store.frame("run_by_id", {"runId": run_id}).iloc[0]["startedAt"]
+    primary = store.frame("primary_answers", {"learners": ["m", "nobody"], "evaluator": "answers"})
+    assert primary.values.tolist() == [["m", "q1", run_id, started, True], ["m", "q2", run_id, started, False]]
+    assert store.frame("primary_answers", {"learners": ["m"], "evaluator": "rqeval"}).empty
     assert pending(store, ["k1", "k2", "k3", "k4"]) == {"k2", "k4"}
     listed = store.frame("run_list", {"evaluator": "answers", "model": "", "dataset": DATASET})
     assert listed[["runId", "model", "status"]].values.tolist() == [[run_id, "tiny", "running"]]

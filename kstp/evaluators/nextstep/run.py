@@ -45,15 +45,21 @@ from kstp.inference.backend import (
     endpoint_of,
     prompt_hash,
 )
-from kstp.inference.runs import RunSpec, finish_run, generate_and_store, model_learner_id, open_run
+from kstp.inference.runs import (
+    Grading,
+    RunSpec,
+    finish_run,
+    generate_and_store,
+    model_learner_id,
+    open_run,
+    progress_reporter,
+)
 from kstp.loaders.catalogues import Catalogue, Coverage, stored_catalogue, write_catalogue
 
-__all__ = ["NAME", "VERSION", "SAMPLING", "design", "evaluate", "NextstepResult", "rescore"]
+__all__ = ["NAME", "VERSION", "SAMPLING", "design", "evaluate", "grade_cell", "NextstepResult", "rescore"]
 
 NAME = "nextstep"
 VERSION = "1.1"
-#: Prompts per generate call: a killed run loses at most one such chunk of work.
-CHUNK = 32
 #: Sampling presets (``--sampling``): ``paper`` (§3: the provider's default temperature and top-p, at most
 #: 16,000 output tokens; None is not sent) and ``deterministic`` (kstp's earlier default).
 SAMPLING = {"paper": {"temperature": None, "top_p": None, "max_tokens": 16_000},
@@ -141,6 +147,11 @@ def _graph_row(catalogue: Catalogue, state, condition: str, order: tuple[str, ..
             "symDiff": None if np.isnan(scores["symDiff"]) else int(scores["symDiff"])}
 
 
+def grade_cell(completion: Completion, catalogue: Catalogue, state, condition: str, order: tuple[str, ...]) -> dict:
+    """The outcome properties of one cell's reply (the grading function of a run)."""
+    return _graph_row(catalogue, state, condition, order, completion)
+
+
 def _sampling_for(sampling: Sampling, schema: dict | None) -> Sampling:
     """One sample of ``sampling`` under ``schema`` (None: the configuration the user chose)."""
     return dataclasses.replace(sampling, n=1, json_schema=schema)
@@ -148,7 +159,7 @@ def _sampling_for(sampling: Sampling, schema: dict | None) -> Sampling:
 
 def evaluate(store: GraphStore, backend: Backend, catalogues: Sequence[Catalogue], conditions: Sequence[str],
              orders: int, sampling: Sampling, new_run: bool = False, retries: int = 2,
-             progress: Callable[[int, int], None] | None = None, chunk: int = CHUNK) -> NextstepResult:
+             progress: Callable[..., None] | None = None, window: int | None = None) -> NextstepResult:
     """Run (or resume) the crossed design for ``backend``'s model; store and score every attempt.
 
     Each catalogue is written to the graph (:func:`write_catalogue`) with its states
@@ -213,20 +224,16 @@ def evaluate(store: GraphStore, backend: Backend, catalogues: Sequence[Catalogue
         keys.append(cache_key(backend.model, prompt_hash(messages), cell_sampling, 0, endpoint_of(backend),
                               TEMPLATE_HASH))
     cells = cells.assign(cellKey=keys)
-    cell_of = {key: k for k, key in enumerate(keys)}
     # One request per schema (conditions and catalogue sizes differ): the cells of each go together.
     groups: dict[str, list[int]] = {}
     for k, cell_sampling in enumerate(samplings):
         groups.setdefault(json.dumps(cell_sampling.json_schema, sort_keys=True), []).append(k)
 
-    def score(rows: pd.DataFrame, completions: list[Completion]) -> None:
-        scored = []
-        for key, completion in zip(rows["cellKey"], completions, strict=True):
-            cell = cells.iloc[cell_of[key]]
-            scored.append(_graph_row(by_id[cell.catalogue], cell.state, cell.condition,
-                                     views[(cell.catalogue, cell.presentation)], completion))
-        store.write_nodes("Response", pd.concat([rows[["id"]], pd.DataFrame(scored)], axis=1))
+    def cell_args(k: int) -> tuple:
+        cell = cells.iloc[k]
+        return by_id[cell.catalogue], cell.state, cell.condition, views[(cell.catalogue, cell.presentation)]
 
+    report = progress_reporter(progress)
     asked, total, last_failure, status = 0, len(cells), None, "interrupted"
     try:
         for _ in range(retries + 1):
@@ -241,14 +248,15 @@ def evaluate(store: GraphStore, backend: Backend, catalogues: Sequence[Catalogue
                 # A cell that an earlier kstp stored as technically missing keeps those attempts for audit.
                 attempt = {k: attempts.get(keys[k], -1) + 1 for k in todo}
                 done = generate_and_store(
-                    store, backend, run_id, learner, {k: prompts[k] for k in todo}, samplings[todo[0]], score,
-                    samples={k: [0] for k in todo}, chunk=chunk,
+                    store, backend, run_id, learner, {k: prompts[k] for k in todo}, samplings[todo[0]],
+                    Grading(grade_cell, {k: cell_args(k) for k in todo}),
+                    samples={k: [0] for k in todo}, window=window,
                     keys={(k, 0): f"{keys[k]}:{attempt[k]}" for k in todo},
                     columns={k: {"catalogue": cells.at[k, "catalogue"], "stateId": cells.at[k, "stateId"],
                                  "condition": cells.at[k, "condition"],
                                  "presentation": int(cells.at[k, "presentation"]), "attempt": attempt[k],
                                  "cellKey": keys[k]} for k in todo},
-                    progress=(lambda d, _, base=asked: progress(base + d, total)) if progress else None)
+                    progress=lambda d, _, note, base=asked: report(base + d, total, note))
                 asked, waiting = asked + done.stored, waiting + done.pending
                 last_failure = done.last_failure or last_failure
             if not waiting:

@@ -49,6 +49,7 @@ import numpy as np
 from kstp.evaluators.answers import score_item as grade_completion
 from kstp.inference.backend import Completion
 from kstp.inference.grading import Verdict, grade
+from kstp.inference.runs import verdict_properties
 
 __all__ = ["NAME", "VERSION", "DIMENSIONS", "HIGHER_IS_BETTER", "score_item", "canonical_answer", "split_steps",
            "correctness", "consistency", "robustness", "logical_coherence", "efficiency", "stability"]
@@ -75,6 +76,11 @@ def score_item(completion: Completion, gold: str, answer_type: str | None = None
     if completion.text is None or not completion.text.strip() or completion.finish_reason == "length":
         return grade_completion(completion, gold)
     return grade(completion.text, gold, answer_type or "auto", options=options)
+
+
+def grade_reply(completion: Completion, gold: str, answer_type: str | None = None, options: int | None = None) -> dict:
+    """The Response properties of :func:`score_item`'s verdict: the grading function of a run."""
+    return verdict_properties(score_item(completion, gold, answer_type, options))
 
 
 def canonical_answer(extracted: str | None, reason: str | None) -> str | None:

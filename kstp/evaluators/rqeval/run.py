@@ -3,8 +3,9 @@ and grade its completions, judge its traces, and write the scores back.
 
 :func:`evaluate` asks each item's question K times (sample 0 is the primary answer) and
 each of up to P perturbations once, under a prompt style of
-:mod:`kstp.evaluators.rqeval.prompts`; a killed run resumes, having lost at most one
-chunk of :data:`CHUNK` prompts. An NLI backend then labels the consecutive steps of
+:mod:`kstp.evaluators.rqeval.prompts`, through the run engine
+(:func:`~kstp.inference.runs.generate_and_store`: a killed run resumes, having lost at
+most one store group). An NLI backend then labels the consecutive steps of
 each primary trace (LS) and a BERTScore model compares the K traces of each item (SS).
 
 Scores are written back: per Response (``extracted``, ``tokensOut``, and on primary
@@ -23,36 +24,34 @@ from __future__ import annotations
 import itertools
 import warnings
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import pandas as pd
 
 from kstp.errors import ConfigError
-from kstp.evaluators.rqeval.dimensions import NAME, VERSION, _mean, score_item, split_steps
+from kstp.evaluators.rqeval.dimensions import NAME, VERSION, _mean, grade_reply, split_steps
 from kstp.evaluators.rqeval.prompts import PROMPTS, build_prompt, template_hash
 from kstp.evaluators.rqeval.results import _text, item_frame, run_items, run_scores
 from kstp.graph.store import GraphStore
-from kstp.inference.backend import Backend, Completion, RejectedRequestError, Sampling
+from kstp.inference.backend import Backend, RejectedRequestError, Sampling
 from kstp.inference.grading import option_count
 from kstp.inference.runs import (
     Generation,
+    Grading,
     RunSpec,
     finish_run,
     generate_and_store,
     model_learner_id,
     open_run,
-    write_verdicts,
 )
 from kstp.inference.similarity import BertScore, NliBackend
 
-__all__ = ["CHUNK", "SAMPLING", "RqevalResult", "evaluate", "temperature_warning"]
+__all__ = ["SAMPLING", "RqevalResult", "evaluate", "temperature_warning"]
 
 #: §3.4's sampling: temperature 0.7 and 256 output tokens, no top-p (None is not sent: the provider's
 #: default), as the release's gateway payload (models/asu_model.py) sends only these two.
 SAMPLING = {"temperature": 0.7, "top_p": None, "max_tokens": 256}
 
-#: Prompts per generate call: a killed run loses at most one such chunk of work.
-CHUNK = 32
 
 
 def temperature_warning(sampling: Sampling) -> str | None:
@@ -80,27 +79,24 @@ class RqevalResult:
     similarity_model: str
     pending: int = 0
     last_failure: str | None = None
+    rates: dict = field(default_factory=dict)
 
     def summary(self) -> dict:
         return {"model": self.model, "dataset": self.dataset, "runId": self.run_id, "items": len(self.items),
                 **self.scores, "nliBackend": self.nli_backend, "nliInvalid": self.nli_invalid,
                 "similarityModel": self.similarity_model, "resumed": self.resumed, "requested": self.requested,
-                "generatedNow": self.generated, "pending": self.pending}
+                "generatedNow": self.generated, "pending": self.pending, **self.rates}
 
 
-def _generate(store, backend, run_id, learner, requests, sampling, progress, chunk) -> Generation:
+def _generate(store, backend, run_id, learner, requests, sampling, progress, window) -> Generation:
     """Ask for every pending (prompt, sample) of ``requests`` and store and grade the completions.
 
     ``requests`` maps a question id to ``(messages, gold, answer type, sample indices, option count)``.
     """
-    def grade_chunk(rows: pd.DataFrame, completions: list[Completion]) -> None:
-        verdicts = [score_item(c, requests[q][1], requests[q][2], requests[q][4])
-                    for q, c in zip(rows["question"], completions, strict=True)]
-        write_verdicts(store, rows["id"], verdicts)
-
+    grading = Grading(grade_reply, {q: (r[1], r[2], r[4]) for q, r in requests.items()})
     return generate_and_store(store, backend, run_id, learner, {q: r[0] for q, r in requests.items()}, sampling,
-                              grade_chunk, samples={q: r[3] for q, r in requests.items()}, chunk=chunk,
-                              progress=progress)
+                              grading, samples={q: r[3] for q, r in requests.items()}, progress=progress,
+                              window=window)
 
 
 def _score_coherence(store, responses: pd.DataFrame, originals: list[str], nli: NliBackend) -> int:
@@ -152,7 +148,7 @@ def _score_stability(store, responses: pd.DataFrame, originals: list[str], simil
 
 def evaluate(store: GraphStore, backend: Backend, dataset: str, sampling: Sampling, perturbations: int,
              nli: NliBackend, similarity: BertScore, limit: int | None = None, new_run: bool = False,
-             progress: Callable[[int, int], None] | None = None, chunk: int = CHUNK,
+             progress: Callable[..., None] | None = None, window: int | None = None,
              prompt: str = "neutral") -> RqevalResult:
     """Run (or resume) RQEval of ``backend``'s model on ``dataset`` and write the scores back.
 
@@ -172,7 +168,9 @@ def evaluate(store: GraphStore, backend: Backend, dataset: str, sampling: Sampli
     new_run : bool
         Allow a configuration that differs from the latest run's.
     progress : callable, optional
-        ``progress(done, total)`` as completions arrive.
+        ``progress(done, total, note=...)`` as completions arrive (``note`` where it takes one).
+    window : int, optional
+        Requests in flight (default: the backend's ``window``).
     prompt : {"neutral", "bare", "structured"}
         Prompt style (:func:`build_prompt`; default the paper's neutral prompt).
 
@@ -208,15 +206,17 @@ def evaluate(store: GraphStore, backend: Backend, dataset: str, sampling: Sampli
         requests[row.variantId] = (build_prompt(row.variantText, row.answerType, prompt), row.answer,
                                    row.answerType, [0], option_count(row.variantText))
     status, requested, generated = "interrupted", 0, 0
+    generation = Generation(0, 0)
     try:
-        generation = _generate(store, backend, run_id, learner, requests, sampling, progress, chunk)
+        generation = _generate(store, backend, run_id, learner, requests, sampling, progress, window)
         requested, generated, status = generation.requested, generation.stored, generation.status
     except RejectedRequestError:
         status = "failed"
         raise
     finally:
         responses = store.frame("rqeval_responses", {"runId": run_id})
-        primary = responses[(responses["sampleIndex"] == 0) & responses["questionId"].isin(order)]
+        primary = responses[(responses["sampleIndex"] == 0) & responses["questionId"].isin(order)
+                            & responses["verdict"].notna()]  # graded ones
         store.write_relationships("ANSWERED", "Learner", "Question", pd.DataFrame({
             "from_id": learner, "to_id": primary["questionId"],
             "correct": primary["correct"].fillna(False).astype(bool), "runId": run_id}))
@@ -229,8 +229,8 @@ def evaluate(store: GraphStore, backend: Backend, dataset: str, sampling: Sampli
     finish_run(store, run_id, status, requested=requested, completed=int(responses["error"].isna().sum()),
                failed=int(responses["error"].notna().sum()), correct=int(frame["correct"].sum()),
                accuracy=scores["cq"], nliBackend=nli.name, similarityModel=similarity.name, nliInvalid=invalid,
-               **scores)
+               **scores, **generation.rates())
     store.write_relationships("SCORED_ON", "Learner", "Dataset", pd.DataFrame([{
         "from_id": learner, "to_id": dataset, "evaluator": NAME, "runId": run_id, "items": len(frame), **scores}]))
     return RqevalResult(run_id, backend.model, dataset, resumed, requested, generated, frame, scores, nli.name,
-                        invalid, similarity.name, generation.pending, generation.last_failure)
+                        invalid, similarity.name, generation.pending, generation.last_failure, generation.rates())
