@@ -489,8 +489,9 @@ def evaluate(store: GraphStore, backend: Backend, dataset: str, sampling: Sampli
     gold = dict(zip(questions["questionId"], questions["answer"], strict=True))
 
     def written(graded: pd.DataFrame) -> None:
-        write_steps(store, {rid: t for rid, t in zip(graded["id"], graded["_trajectory"], strict=True)
-                            if t is not None})
+        if "_trajectory" in graded:  # absent where no reply of the group could be graded
+            write_steps(store, {rid: t for rid, t in zip(graded["id"], graded["_trajectory"], strict=True)
+                                if t is not None})
 
     grading = Grading(grade_trajectory, {q: (gold[q],) for q in prompts}, written)
     status, requested, generation = "interrupted", len(prompts) * sampling.n, Generation(len(prompts) * sampling.n, 0)

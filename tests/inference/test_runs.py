@@ -215,23 +215,34 @@ def _kstp(graph: str, *args) -> subprocess.Popen:
 def test_cli_evaluate_interrupted_stores_what_arrived_and_exits_130(tmp_path, sig):
     graph = _toy_graph(tmp_path)
     with FakeEndpoint(["ok", "ok", "stall", "stall", "stall", "stall", "stall", "stall"]) as server:
-        process = _kstp(graph, "evaluate", "answers", "--dataset", "toy", "--model", "m", "--backend", "openai",
-                        "--base-url", server.base_url, "--concurrency", "8")
-        deadline = time.monotonic() + 60
-        while server.requests < 8 and time.monotonic() < deadline:
-            time.sleep(0.1)
+        process = _asking_all(graph, server)
         time.sleep(0.5)
         process.send_signal(sig)
         _, err = process.communicate(timeout=60)
     assert process.returncode == 130, err
     assert "Interrupted: every completion that had arrived is stored; run the same command again to resume." in err
+    run, stored = _stored(tmp_path)
+    assert len(stored) == 2 and run["status"] == "interrupted"
+
+
+def _asking_all(graph: str, server: FakeEndpoint) -> subprocess.Popen:
+    """``kstp evaluate answers`` on the toy's 8 questions with all 8 in flight, once the server has them all."""
+    process = _kstp(graph, "evaluate", "answers", "--dataset", "toy", "--model", "m", "--backend", "openai",
+                    "--base-url", server.base_url, "--concurrency", "8")
+    deadline = time.monotonic() + 60
+    while server.requests < 8 and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return process
+
+
+def _stored(tmp_path) -> tuple[pd.Series, pd.DataFrame]:
+    """The toy answers run in ``tmp_path/graph`` and its Responses."""
     store = LadybugStore(tmp_path / "graph")
     try:
-        runs = store.frame("runs_of", {"evaluator": "answers", "model": "m", "dataset": "toy"})
-        stored = store.frame("run_responses", {"runId": runs.iloc[0]["runId"]})
+        run = store.frame("runs_of", {"evaluator": "answers", "model": "m", "dataset": "toy"}).iloc[0]
+        return run, store.frame("run_responses", {"runId": run["runId"]})
     finally:
         store.close()
-    assert len(stored) == 2 and runs.iloc[0]["status"] == "interrupted"
 
 
 def _children(pid: int) -> list[int]:
@@ -511,20 +522,11 @@ def test_a_kill_loses_at_most_the_last_group(tmp_path):
     only the rest."""
     graph = _toy_graph(tmp_path)
     with FakeEndpoint(["ok", "ok", "ok", "stall", "stall", "stall", "stall", "stall"]) as server:
-        process = _kstp(graph, "evaluate", "answers", "--dataset", "toy", "--model", "m", "--backend", "openai",
-                        "--base-url", server.base_url, "--concurrency", "8")
-        deadline = time.monotonic() + 60
-        while server.requests < 8 and time.monotonic() < deadline:
-            time.sleep(0.1)
+        process = _asking_all(graph, server)
         time.sleep(INTERVAL + 1.5)  # the three answers are stored within INTERVAL s of their arrival
         process.kill()
         process.wait()
-        store = LadybugStore(tmp_path / "graph")
-        try:
-            runs = store.frame("runs_of", {"evaluator": "answers", "model": "m", "dataset": "toy"})
-            stored = store.frame("run_responses", {"runId": runs.iloc[0]["runId"]})
-        finally:
-            store.close()
+        _, stored = _stored(tmp_path)
         assert len(stored) == 3 and stored["verdict"].notna().all()
         again = _cli(graph, "--base-url", server.base_url, "--json")  # the server answers from now on
         assert server.requests == 8 + 5
