@@ -1,24 +1,34 @@
-"""Inference and run bookkeeping (issue 3), ratios measured in one run.
+"""The run engine against a continuously batching server (issue 31), ratios measured in one run.
 
-(a) The OpenAI-compatible path with 8 requests in flight against one at a time, on the
-    local SmolLM2-135M llama.cpp server with 8 decoding slots (same prompts, seeds and
-    lengths; the texts are checked equal, since each sample has its own seed).
-(b) vLLM: all prompts in one batched ``generate`` against one call per prompt. Needs
-    vLLM and a converted model (``KSTP_BENCH_VLLM_MODEL``, e.g. after ``make test-vllm``:
-    ``.kstp/models/smollm2-hf``); skipped with a note otherwise.
-(c) Storing and grading 1,000 completions (Response nodes with their GAVE, TO, IN_RUN
-    edges, the grade and its write-back) on LadybugDB, per completion, against the
-    local model's generation time per completion from (a).
+(a) The whole run loop, ``kstp evaluate answers``' own path (:func:`kstp.evaluators.answers.evaluate`: stream
+    the requests, store the replies in groups, grade them in the grading process, write the verdicts and
+    the ANSWERED edges), against a plain asyncio client (the openai SDK and a semaphore, nothing stored)
+    with the same window on the same prompts, both against :mod:`benchmarks.simserver`: a simulated
+    OpenAI-compatible server that decodes up to 256 sequences together, reply lengths log-normal around 300
+    tokens. Printed: wall time, the ratio, the mean sequences running on the server over the client's wall
+    time, and the run loop's CPU seconds per 1,000 completions (kstp's process and its grader). Targets:
+    kstp within 1.1x of the plain client at a window of 256 on 512 questions; the default settings (no
+    ``--concurrency``) keep at least 24 sequences running against a server on this machine.
+(b) vLLM offline: the run's requests in one stream (``VLLMBackend.stream``) against one call per prompt,
+    and the most requests the engine held at once. Needs vLLM and a converted model
+    (``KSTP_BENCH_VLLM_MODEL``, e.g. after ``make test-vllm``: ``.kstp/models/smollm2-hf``); skipped with a
+    note otherwise.
 """
 
 from __future__ import annotations
 
+import asyncio
+import json
 import os
+import socket
+import subprocess
+import sys
 import time
+import urllib.request
 
 import pandas as pd
 
-from benchmarks.common import banner, fmt_ratio, fmt_s, print_table, workdir
+from benchmarks.common import REPO, banner, fmt_ratio, fmt_s, print_table, workdir
 
 __all__ = ["main", "summary"]
 
@@ -26,29 +36,140 @@ PROMPTS = [[{"role": "user", "content": f"What is {a} + {b}? Put the final answe
            for a, b in zip(range(3, 19), range(11, 27), strict=True)]
 
 
-def _generation(quick: bool) -> dict:
-    from kstp.inference.backend import Sampling
-    from kstp.inference.backends.local import LocalServer
-    from kstp.inference.backends.openai_compat import OpenAIBackend
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
 
-    prompts = PROMPTS[:4] if quick else PROMPTS
-    sampling = Sampling(max_tokens=16 if quick else 48, seed=7)
-    with LocalServer("smollm2", threads=1, context=512, parallel=8) as server:
-        times, texts = {}, {}
-        for concurrency in (1, 8):
-            backend = OpenAIBackend("smollm2", base_url=server.base_url, concurrency=concurrency)
-            start = time.perf_counter()
-            rows = backend.generate(prompts, sampling)
-            times[concurrency] = time.perf_counter() - start
-            texts[concurrency] = [row[0].text for row in rows]
-    print_table(["OpenAI path, local server (8 slots)", "prompts", "seconds", "ratio"],
-                [["one request at a time", str(len(prompts)), fmt_s(times[1]), "baseline"],
-                 ["8 in flight", str(len(prompts)), fmt_s(times[8]), fmt_ratio(times[1] / times[8])]])
-    same = texts[1] == texts[8]
-    if not same:
-        print("note: texts differ between the two runs (llama.cpp batches slots together, which can change "
-              "floating-point sums)")
-    return {"ratio": times[1] / times[8], "per_completion_s": times[8] / len(prompts), "same_texts": same}
+
+class _SimServer:
+    """:mod:`benchmarks.simserver` in a process of its own (its CPU is not the client's)."""
+
+    def __init__(self):
+        self.port = _free_port()
+        self.process = subprocess.Popen([sys.executable, "-m", "benchmarks.simserver", str(self.port)], cwd=REPO)
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            try:
+                self.stats()
+                return
+            except OSError:
+                time.sleep(0.1)
+        raise RuntimeError("the simulated server did not start")
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def stats(self) -> dict:
+        with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/stats", timeout=5) as reply:
+            return json.loads(reply.read())
+
+    def reset(self) -> None:
+        urllib.request.urlopen(urllib.request.Request(f"http://127.0.0.1:{self.port}/reset", method="POST"),
+                               timeout=5).close()
+
+    def close(self) -> None:
+        self.process.terminate()
+        self.process.wait(10)
+
+
+def _plain(base_url: str, chats: list, window: int, max_tokens: int) -> float:
+    """A plain asyncio client: every chat once, ``window`` in flight, nothing kept. Seconds."""
+    import openai
+
+    async def run() -> None:
+        gate = asyncio.Semaphore(window)
+        async with openai.AsyncOpenAI(base_url=base_url, api_key="EMPTY", max_retries=0, timeout=600) as client:
+            async def one(messages):
+                async with gate:
+                    reply = await client.chat.completions.create(model="sim", messages=messages, max_tokens=max_tokens,
+                                                                 temperature=0.6, top_p=0.95, seed=42)
+                    assert reply.choices[0].message.content
+
+            await asyncio.gather(*(one(m) for m in chats))
+
+    start = time.perf_counter()
+    asyncio.run(run())
+    return time.perf_counter() - start
+
+
+def _dataset(store, n: int) -> None:
+    """``n`` one-line questions with their gold answer in the text (the simulated server reads it)."""
+    ids = [f"sim:q{i}" for i in range(n)]
+    store.write_nodes("Dataset", pd.DataFrame([{"id": "sim"}]))
+    store.write_nodes("Question", pd.DataFrame({
+        "id": ids, "localId": [f"q{i}" for i in range(n)], "position": list(range(n)),
+        "answer": [str(i % 97) for i in range(n)],
+        "text": [f"Question {i}: what is the gold {i % 97}?" for i in range(n)]}))
+    store.write_relationships("IN_DATASET", "Question", "Dataset", pd.DataFrame({"from_id": ids, "to_id": "sim"}))
+
+
+def _kstp(store, base_url: str, window: int | None, model: str) -> dict:
+    """One ``answers`` run through the run engine; wall seconds, CPU seconds (kstp, grader), completions."""
+    from kstp.evaluators import answers
+    from kstp.inference.backend import Sampling
+    from kstp.inference.backends.openai_compat import OpenAIBackend
+    from kstp.inference.grader import shared_grader
+
+    backend = OpenAIBackend(model, base_url=base_url, concurrency=window)
+    grader_before, cpu_before = shared_grader().cpu_seconds(), time.process_time()
+    start = time.perf_counter()
+    result = answers.evaluate(store, backend, "sim", Sampling(max_tokens=1024))
+    wall = time.perf_counter() - start
+    summary = result.summary()
+    return {"wall": wall, "cpu": time.process_time() - cpu_before,
+            "grader": shared_grader().cpu_seconds() - grader_before, "completions": result.generated,
+            "window": backend.window, "accuracy": summary["accuracy"], "pending": result.pending}
+
+
+def _run_loop(quick: bool) -> dict:
+    from kstp.evaluators import answers
+    from kstp.graph.ladybug import LadybugStore
+
+    n, window = (64, 32) if quick else (512, 256)
+    server = _SimServer()
+    try:
+        with workdir("inference") as tmp:
+            store = LadybugStore(tmp / "graph")
+            store.ensure_schema()
+            _dataset(store, n)
+            questions = store.frame("dataset_questions", {"dataset": "sim"})
+            chats = [answers.build_prompt(t) for t in questions["text"]]
+            figures = {}
+            for name, run in (("plain", lambda: _plain(server.base_url, chats, window, 1024)),
+                              ("kstp", lambda: _kstp(store, server.base_url, window, "sim-a")),
+                              ("default", lambda: _kstp(store, server.base_url, None, "sim-b"))):
+                server.reset()
+                started = time.perf_counter()
+                got = run()
+                wall = time.perf_counter() - started
+                stats = server.stats()
+                figures[name] = {**(got if isinstance(got, dict) else {}), "wall": wall,
+                                 "running": stats["meanRunning"] * stats["busyS"] / wall, "served": stats["served"]}
+            store.close()
+    finally:
+        server.close()
+    plain, kstp, default = figures["plain"], figures["kstp"], figures["default"]
+    per_k = {k: 1000 * (f["cpu"] + f["grader"]) / max(1, f["completions"]) for k, f in (("kstp", kstp),
+                                                                                      ("default", default))}
+    print_table(["client", "questions", "window", "seconds", "ratio", "running (mean)", "CPU s / 1,000"],
+                [["plain asyncio client", str(n), str(window), fmt_s(plain["wall"]), "baseline",
+                  f"{plain['running']:.1f}", "-"],
+                 ["kstp evaluate answers", str(n), str(kstp["window"]), fmt_s(kstp["wall"]),
+                  f"{kstp['wall'] / plain['wall']:.2f}x the plain", f"{kstp['running']:.1f}",
+                  f"{per_k['kstp']:.2f} ({1000 * kstp['grader'] / max(1, kstp['completions']):.2f} grading)"],
+                 ["kstp, default settings", str(n), str(default["window"]), fmt_s(default["wall"]),
+                  f"{default['wall'] / plain['wall']:.2f}x the plain", f"{default['running']:.1f}",
+                  f"{per_k['default']:.2f}"]])
+    for name, f in (("kstp", kstp), ("default", default)):
+        if f["completions"] != n or f["pending"]:
+            print(f"PROBLEM: {name} stored {f['completions']} of {n} completions ({f['pending']} pending)")
+        if not 0.3 < f["accuracy"] < 0.7:
+            print(f"PROBLEM: {name}'s accuracy {f['accuracy']:.3f}; the server answers about half right")
+    return {"ratio": kstp["wall"] / plain["wall"], "running": kstp["running"], "plain_running": plain["running"],
+            "default_running": default["running"], "cpu_per_1000": per_k["kstp"], "questions": n, "window": window,
+            "default_window": default["window"]}
 
 
 def _vllm(quick: bool) -> dict | None:
@@ -69,82 +190,35 @@ def _vllm(quick: bool) -> dict | None:
     sampling = Sampling(max_tokens=16 if quick else 48, seed=7)
     backend = VLLMBackend(model, seed=7, max_model_len=1024, dtype="float32")
     start = time.perf_counter()
-    batched = backend.generate(prompts, sampling)
-    one_batch = time.perf_counter() - start
+    streamed = backend.generate(prompts, sampling)
+    one_stream = time.perf_counter() - start
+    held = backend.held_most
     start = time.perf_counter()
     single = [backend.generate([p], sampling)[0] for p in prompts]
     one_by_one = time.perf_counter() - start
     backend.close()
     print_table(["vLLM offline", "prompts", "seconds", "ratio"],
                 [["one call per prompt", str(len(prompts)), fmt_s(one_by_one), "baseline"],
-                 ["one batched call", str(len(prompts)), fmt_s(one_batch), fmt_ratio(one_by_one / one_batch)]])
-    same = [r[0].text for r in batched] == [r[0].text for r in single]
-    print(f"same texts either way: {'yes' if same else 'no'}")
-    return {"ratio": one_by_one / one_batch}
-
-
-def _store_and_grade(n: int) -> dict:
-    from kstp.evaluators.answers import score_item
-    from kstp.graph.ladybug import LadybugStore
-    from kstp.inference.backend import Completion, Sampling
-    from kstp.inference.runs import RunSpec, open_run, write_responses
-
-    questions = [f"b:q{i}" for i in range(n // 4)]
-    with workdir("runs") as tmp:
-        store = LadybugStore(tmp / "graph")
-        store.ensure_schema()
-        store.write_nodes("Dataset", pd.DataFrame([{"id": "b"}]))
-        store.write_nodes("Question", pd.DataFrame({"id": questions, "dataset": "b", "answer": "12"}))
-        store.write_relationships("IN_DATASET", "Question", "Dataset", pd.DataFrame({"from_id": questions,
-                                                                                     "to_id": "b"}))
-        store.write_nodes("Learner", pd.DataFrame([{"id": "model:bench", "kind": "model"}]))
-        run_id, _ = open_run(store, RunSpec("answers", "1.0", "bench", "local", "b", Sampling(n=4), "t"))
-        texts = ["First 5 + 6 = 11, then add 1, so \\boxed{12}.", "The answer is 13.", "I am not sure.",
-                 "We get $12.00$ in total."]
-        completions = [(q, Completion(i, 42 + i, text=texts[i], finish_reason="stop")) for q in questions
-                       for i in range(4)]
-        start = time.perf_counter()
-        rows = pd.DataFrame({"id": [f"k{j}" for j in range(len(completions))],
-                             "question": [q for q, _ in completions],
-                             "sampleIndex": [c.sample_index for _, c in completions],
-                             "text": [c.text for _, c in completions]})
-        write_responses(store, run_id, "model:bench", rows)
-        stored = time.perf_counter() - start
-        verdicts = [score_item(c, "12") for _, c in completions]
-        graded = time.perf_counter() - start - stored
-        store.write_nodes("Response", pd.DataFrame({"id": rows["id"], "correct": [v.correct for v in verdicts],
-                                                    "verdict": [v.reason for v in verdicts]}))
-        total = time.perf_counter() - start
-        store.close()
-    correct = sum(v.correct for v in verdicts)
-    print_table(["store and grade", "completions", "seconds", "ms each"],
-                [["write Responses + GAVE/TO/IN_RUN", str(len(completions)), fmt_s(stored),
-                  f"{1000 * stored / len(completions):.2f}"],
-                 ["grade (extract + compare)", str(len(completions)), fmt_s(graded),
-                  f"{1000 * graded / len(completions):.2f}"],
-                 ["all, with the grades written back", str(len(completions)), fmt_s(total),
-                  f"{1000 * total / len(completions):.2f}"]])
-    print(f"graded correct: {correct} of {len(completions)} (expected {len(completions) // 2})")
-    return {"per_completion_s": total / len(completions), "correct_ok": correct == len(completions) // 2}
+                 ["one stream", str(len(prompts)), fmt_s(one_stream), fmt_ratio(one_by_one / one_stream)]])
+    same = [r[0].text for r in streamed] == [r[0].text for r in single]
+    print(f"the engine held {held} of {len(prompts)} requests at once; same texts either way: "
+          f"{'yes' if same else 'no'}")
+    return {"ratio": one_by_one / one_stream, "held": held}
 
 
 def main(quick: bool = False) -> dict:
-    banner("(a) OpenAI-compatible path: concurrency 8 against sequential")
-    generation = _generation(quick)
-    banner("(b) vLLM offline: batched against one call per prompt")
+    banner("(a) the run engine against a continuously batching server")
+    loop = _run_loop(quick)
+    banner("(b) vLLM offline: one stream against one call per prompt")
     vllm_result = _vllm(quick)
-    banner("(c) storing and grading completions")
-    storing = _store_and_grade(200 if quick else 1000)
-    share = storing["per_completion_s"] / generation["per_completion_s"]
-    print(f"bookkeeping per completion is {share:.1%} of the local model's generation time per completion")
-    return {"concurrency_ratio": generation["ratio"], "vllm_ratio": vllm_result and vllm_result["ratio"],
-            "store_grade_ms": 1000 * storing["per_completion_s"], "share_of_generation": share,
-            "correct_ok": storing["correct_ok"]}
+    return {**loop, "vllm_ratio": vllm_result and vllm_result["ratio"]}
 
 
 def summary(r: dict) -> str:
     """The one-line summary of :func:`main`'s result."""
     vllm_ratio = fmt_ratio(r["vllm_ratio"]) if r["vllm_ratio"] else "skipped"
-    return (f"inference: concurrency 8 / sequential {fmt_ratio(r['concurrency_ratio'])}; vLLM batched / per "
-            f"prompt {vllm_ratio}; store + grade {r['store_grade_ms']:.2f} ms per completion "
-            f"({r['share_of_generation']:.1%} of generation){'' if r['correct_ok'] else '; PROBLEM: grades'}")
+    met = "met" if r["ratio"] <= 1.1 else "NOT met"
+    return (f"inference: kstp / plain client {r['ratio']:.2f}x at window {r['window']} on {r['questions']} questions "
+            f"(target <= 1.1x: {met}); sequences running {r['running']:.1f} (plain {r['plain_running']:.1f}), "
+            f"default window {r['default_window']}: {r['default_running']:.1f} (target >= 24); run loop "
+            f"{r['cpu_per_1000']:.2f} CPU s per 1,000 completions; vLLM one stream / per prompt {vllm_ratio}")

@@ -182,8 +182,8 @@ def _merged_summary(path: Path, rows: list[dict]):
 
 @evaluate.command()
 @click.option("--dataset", required=True, help="Dataset whose questions the model answers (text and gold answer).")
-@click.option("--model", required=True, help="Model name (as the server knows it), a vLLM model path, or, for "
-              "--backend local, smollm2 or a GGUF path.")
+@click.option("--model", required=True, help="Model name (as the server knows it), a vLLM or transformers model "
+              "path, or, for --backend local, smollm2 or a GGUF path.")
 @backend_options
 @click.option("--gen-kwargs", help="Sampling k=v,...: temperature (0.6), top_p (0.95), max_tokens (1024), stop.")
 @click.option("--limit", type=click.IntRange(min=1), help="Only the first N questions.")
@@ -204,9 +204,13 @@ def answers(ctx, dataset, model, backend, base_url, model_args, gen_kwargs, limi
     primary sample of each question becomes the model's ANSWERED edge, so
     `kstp evaluate psr` compares it with the human learners. Re-running the same
     command resumes: finished completions are not requested again, and a smaller
-    --limit reports those questions of the run. Requests that got no reply after the
-    retries leave the run incomplete (exit 1; the next run asks them); a request the
-    server rejects (a bad key, an unknown model) stops the run at once (exit 1).
+    --limit reports those questions of the run. --concurrency requests are in flight,
+    the next started as each finishes; replies are stored every 64 or 2 s and graded in
+    a process of their own (10 s a reply at most); the progress line shows the window,
+    completions/s and tokens/s. Requests that got no reply after the retries, or a reply
+    that is the server's failure (no choices, an aborted generation), leave the run
+    incomplete (exit 1; the next run asks them); a request the server rejects (a bad key,
+    an unknown model) stops the run at once (exit 1).
 
     \b
     Examples:

@@ -21,6 +21,7 @@ GEN_KEYS = ("temperature", "top_p", "max_tokens", "stop")
 #: Backends that drive a language model (the built-in ones, openai the default); every model command offers these.
 MODEL_BACKENDS = tuple(BUILTIN_BACKENDS)
 _HELP = {"openai": "any OpenAI-compatible endpoint", "vllm": "offline vLLM", "local": "a GGUF on this CPU",
+         "hf": "a transformers model in this process (GPU or CPU)",
          "fringe-oracle": "the deterministic next-step recommender"}
 
 
@@ -47,8 +48,9 @@ def _backend_options(command: Callable, names: tuple[str, ...]) -> Callable:
                      help="; ".join(f"{n}: {_HELP.get(n, n)}" for n in names) + "."),
         click.option("--base-url", help="Endpoint of the openai backend, e.g. http://127.0.0.1:8000/v1 "
                      "(default: OPENAI_BASE_URL, else the OpenAI API; key: OPENAI_API_KEY)."),
-        click.option("--model-args", help="Backend options k=v,... (vllm: anything vllm.LLM takes; local: "
-                     "threads, context)."),
+        click.option("--model-args", help="Backend options k=v,... (vllm: anything vllm.LLM takes, e.g. "
+                     "tensor_parallel_size=2; hf: from_pretrained arguments, e.g. device_map=auto,dtype=bfloat16; "
+                     "local: threads, context, parallel; openai: retries, timeout, max_wait)."),
         click.option("--concurrency", type=click.IntRange(min=1),
                      help="Requests in flight, refilled as each finishes (default: openai 64 for a server on this "
                      "machine, 32 for a remote API; local 64; vllm 4096, its scheduler batches them; hf 64 on a GPU, "
@@ -67,8 +69,8 @@ def _backend_options(command: Callable, names: tuple[str, ...]) -> Callable:
 def model_options(command: Callable) -> Callable:
     """Add --model, --gen-kwargs and --seed, then :func:`backend_options`."""
     for option in reversed((
-        click.option("--model", required=True, help="Model name (as the server knows it), a vLLM model path, or, "
-                     "for --backend local, smollm2 or a GGUF path."),
+        click.option("--model", required=True, help="Model name (as the server knows it), a vLLM or transformers "
+                     "model path, or, for --backend local, smollm2 or a GGUF path."),
         click.option("--gen-kwargs", help="Sampling k=v,...: temperature, top_p, max_tokens, stop."),
         click.option("--seed", type=SEED, default=42, show_default=True, help="Sampling seed (and selection seed)."),
     )):
