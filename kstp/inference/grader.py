@@ -18,6 +18,7 @@ dies with its parent, even one killed with SIGKILL.
 from __future__ import annotations
 
 import atexit
+import concurrent.futures
 import logging
 import os
 import pickle
@@ -67,6 +68,7 @@ class Grader:
         self._child: subprocess.Popen | None = None
         self._cpu = 0.0  # CPU seconds of the children that are gone
         self._lock = threading.Lock()  # one caller at a time talks to the child
+        self._thread: concurrent.futures.ThreadPoolExecutor | None = None
 
     def _start(self) -> subprocess.Popen:
         if self._child is None or self._child.poll() is not None:
@@ -104,6 +106,17 @@ class Grader:
             return pickle.loads(_read_frame(child.stdout.fileno()))
         except (EOFError, pickle.UnpicklingError):
             return ("died",)
+
+    def submit(self, function: Callable[..., dict], items: Sequence[tuple]) -> concurrent.futures.Future:
+        """:meth:`grade` in the grader's own thread, while the caller goes on; the future holds its result.
+
+        The thread lives as long as the grader: the kernel's "parent died" signal, which
+        stops a child stuck in a reply when kstp is killed, follows the thread that
+        started the child, so a thread that ended would take its child with it.
+        """
+        if self._thread is None:
+            self._thread = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="kstp-grading")
+        return self._thread.submit(self.grade, function, items)
 
     def grade(self, function: Callable[..., dict], items: Sequence[tuple]) -> list[dict]:
         """``function(*item)`` for every item, in the child: one dict per item, in order.
@@ -159,7 +172,10 @@ class Grader:
         return results
 
     def close(self) -> None:
-        """Stop the child (a later :meth:`grade` starts another)."""
+        """Stop the child (a later :meth:`grade` starts another) and the grader's thread."""
+        if self._thread is not None:
+            self._thread.shutdown(wait=False, cancel_futures=True)
+            self._thread = None
         if self._child is not None and self._child.poll() is None:
             try:
                 self._child.stdin.close()  # the child's end of input: it exits

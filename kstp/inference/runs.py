@@ -36,13 +36,13 @@ storing and grading) is graded by the next run before anything is asked.
 
 from __future__ import annotations
 
+import concurrent.futures
 import hashlib
 import inspect
 import json
-import queue
 import subprocess
-import threading
 import time
+from collections import deque
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
@@ -414,48 +414,39 @@ def _completion_of(row: dict) -> Completion:
 
 
 class _GradingStage:
-    """Stored replies graded in the grading process by a thread of their own, the verdicts written by the caller.
+    """Stored replies graded in the grading process (:meth:`Grader.submit`), the grades written by the caller.
 
     Storing never waits for grading: the run's one writer hands each stored group over
     (:meth:`submit`) and writes what came back (:meth:`write`) between two groups.
     """
 
     def __init__(self, store: GraphStore, grading: Grading, timeout: float):
-        self.store, self.grading, self.timeout = store, grading, timeout
-        self.outstanding = 0
-        self._todo: queue.SimpleQueue = queue.SimpleQueue()
-        self._done: queue.SimpleQueue = queue.SimpleQueue()
-        self._thread = threading.Thread(target=self._work, daemon=True, name="kstp-grading")
-        self._thread.start()
+        self.store, self.grading = store, grading
+        self.grader = shared_grader(timeout)
+        self._pending: deque[tuple[list[str], concurrent.futures.Future]] = deque()
 
-    def _work(self) -> None:
-        while (job := self._todo.get()) is not None:
-            ids, items = job
-            try:
-                self._done.put((ids, shared_grader(self.timeout).grade(self.grading.function, items), None))
-            except BaseException as exc:  # raised in the writer's thread by write()
-                self._done.put((ids, None, exc))
+    @property
+    def outstanding(self) -> int:
+        return len(self._pending)
 
     def submit(self, ids: Sequence[str], prompt_ids: Sequence[Hashable], completions: Sequence[Completion]) -> None:
         """Grade these stored replies (``ids``: their Response ids)."""
-        self._todo.put((list(ids), [(c, *self.grading.args[p]) for p, c in zip(prompt_ids, completions, strict=True)]))
-        self.outstanding += 1
+        items = [(c, *self.grading.args[p]) for p, c in zip(prompt_ids, completions, strict=True)]
+        self._pending.append((list(ids), self.grader.submit(self.grading.function, items)))
 
     def write(self, wait: float | None = 0.0) -> int:
-        """Write the grades that came back (waiting up to ``wait`` s for one while any is outstanding; None: all).
+        """Write the grades that came back, in order (waiting up to ``wait`` s for the next; None: for all).
 
         Returns how many replies got their grade.
         """
         written = 0
-        while self.outstanding:
+        while self._pending:
+            ids, future = self._pending[0]
             try:
-                ids, results, error = self._done.get(timeout=wait) if wait is None or wait > 0 else \
-                    self._done.get_nowait()
-            except queue.Empty:
+                results = future.result(timeout=wait)
+            except TimeoutError:
                 break
-            self.outstanding -= 1
-            if error is not None:
-                raise error
+            self._pending.popleft()
             graded = pd.DataFrame(results)
             graded = graded.astype(object).where(graded.notna(), None)
             graded.insert(0, "id", ids)
@@ -466,9 +457,6 @@ class _GradingStage:
             if wait is not None:
                 wait = 0.0  # one waited for; the rest only if already there
         return written
-
-    def close(self) -> None:
-        self._todo.put(None)
 
 
 def generate_and_store(store: GraphStore, backend: Backend, run_id: str, learner_id: str,
@@ -540,12 +528,8 @@ def generate_and_store(store: GraphStore, backend: Backend, run_id: str, learner
     if linked:
         write_responses(store, run_id, learner_id, pd.DataFrame(linked))
     stage = _GradingStage(store, grading, grade_timeout) if grading is not None else None
-    try:
-        return _pipeline(store, backend, run_id, learner_id, prompts, sampling, keys, columns, stored, final, hashes,
-                         stage, progress, window, group, interval)
-    finally:
-        if stage is not None:
-            stage.close()
+    return _pipeline(store, backend, run_id, learner_id, prompts, sampling, keys, columns, stored, final, hashes,
+                     stage, progress, window, group, interval)
 
 
 def _pipeline(store, backend, run_id, learner_id, prompts, sampling, keys, columns, stored, final, hashes, stage,
