@@ -3,7 +3,7 @@
 - ``kstp --help`` and every subcommand's ``--help``, each in a fresh interpreter (wall
   seconds, start-up included; the median of 3 per command). Target: <= 0.5 s each.
   Baseline, same run: ``kstp --help`` in an interpreter that first imports the libraries
-  the CLI used to load at start-up (openai, tenacity, matplotlib.pyplot, statsmodels,
+  the CLI used to load at start-up (openai, matplotlib.pyplot, statsmodels,
   scipy.stats; then pandas, pyarrow, scipy.sparse, rich.progress and the graph store),
   i.e. what the lazy imports save.
 - ``kstp demo`` twice on a fresh embedded graph: the first run does the work (the
@@ -26,7 +26,7 @@ __all__ = ["main", "summary"]
 
 HELP_TARGET_S = 0.5
 NOOP_TARGET_S = 2.0
-_EAGER = ("import openai, tenacity, matplotlib.pyplot, statsmodels.stats.multitest, scipy.stats\n"
+_EAGER = ("import openai, matplotlib.pyplot, statsmodels.stats.multitest, scipy.stats\n"
           "import pandas, pyarrow, scipy.sparse, rich.progress, kstp.graph.store, kstp.kst.spaces\n")
 _RUN = ("import sys, time\n{pre}from kstp.cli.main import cli\nstart = time.perf_counter()\n"
         "try:\n    cli.main(sys.argv[1:], prog_name='kstp')\nexcept SystemExit as exc:\n    code = exc.code or 0\n"

@@ -7,7 +7,8 @@ machine and 32 for a remote one (:func:`default_window`); HTTP 429 halves it, at
 once a second, and each answered request widens it by one again, back to its size.
 
 Transport failures (HTTP 408, 409, 425, 429 and 5xx, timeouts, connection errors and
-resets) are retried with exponential backoff, honouring the server's ``Retry-After``
+resets) are retried with exponential backoff (kstp's own loop: the wait, the window and
+the reply's reading all depend on what the server said), honouring the server's ``Retry-After``
 (and ``retry-after-ms``), and, if they persist, returned as ``transport:`` failures
 that a resumed run asks again. A 200 that is no answer is a server failure of the same
 kind, never the model's answer: a body that is not JSON (a proxy's login page, cut
@@ -43,6 +44,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
+from kstp.errors import ConfigError
 from kstp.inference.backend import (
     TRANSPORT_ERROR,
     Completion,
@@ -267,8 +269,6 @@ class OpenAIBackend(Streaming):
     def __init__(self, model: str, base_url: str | None = None, api_key: str | None = None,
                  concurrency: int | None = None, retries: int = 5, timeout: float = 600.0, max_wait: float = 30.0,
                  system_role: str = "system"):
-        from kstp.errors import ConfigError
-
         if system_role not in ("system", "user"):
             raise ConfigError(f"system_role must be system or user, not {system_role!r}")
         self.model = model
