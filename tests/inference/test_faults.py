@@ -116,6 +116,19 @@ def test_system_in_user_from_the_start_is_a_run_of_its_own(toy):
     assert (result.generated, result.summary()["accuracy"]) == (8, 0.125)
 
 
+def test_cli_system_in_user(graph_location, tmp_path):
+    with open_store(graph_location) as store:
+        load_toy(store, tmp_path)
+    with FakeEndpoint(no_system_role=True) as server:
+        result = CliRunner().invoke(cli, ["--graph", graph_location, "evaluate", "answers", "--dataset", "toy",
+                                          "--model", "m", "--base-url", server.base_url, "--system-in-user",
+                                          "--concurrency", "3", "--json"])
+        assert server.requests == 8 and all(len(messages) == 1 for messages in server.seen)
+    assert result.exit_code == 0, result.stderr
+    summary = json.loads(result.stdout)
+    assert (summary["questions"], summary["concurrency"], summary["accuracy"]) == (8, 3, 0.125)
+
+
 def test_deleting_a_newer_run_leaves_the_older_runs_answers(toy):
     """Runs of one model and dataset share Responses (sample 0 of --samples 1 and of --samples 2); the
     ANSWERED edges carried the newer run's id, so deleting it took the older run's answers out of PSR."""
