@@ -408,7 +408,7 @@ def system_in_user(messages: list[Message]) -> list[Message]:
     supported"); a chat without a system message is returned as it is.
 
     >>> system_in_user([{"role": "system", "content": "Be brief."}, {"role": "user", "content": "2+2?"}])
-    [{'role': 'user', 'content': 'Be brief.\n\n2+2?'}]
+    [{'role': 'user', 'content': 'Be brief.\\n\\n2+2?'}]
     """
     system = [m["content"] for m in messages if m["role"] == "system"]
     if not system:
