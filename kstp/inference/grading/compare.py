@@ -56,7 +56,7 @@ _SPECIAL_TOKEN_RE = re.compile(r"<\|[A-Za-z_]+\|>")
 # A phrase's answer that opens with its value (after a sign, bracket or math delimiter).
 _OPENS_WITH_VALUE_RE = re.compile(r"\s*[-−+(\[{$]*\s*(?:\d|\.\d|\\[dtc]?frac|\\sqrt|\\pi|\\infty|\\\()")
 _COPULA_IN_RE = re.compile(r"\s(?:is|are|was|equals|be|=)\s|=|\\approx", re.IGNORECASE)
-_PHRASE_END_RE = re.compile(r",\s|;\s|\s(?:so|since|because|which|as|and|or|for|in)\s", re.IGNORECASE)
+_VALUE_END_RE = re.compile(r",\s|;\s|\s(?:so|since|because|which|as|and|or|for|in)\s", re.IGNORECASE)
 # a formula around a number: LaTeX commands, digits, operators, brackets, and spaces between them
 _MATH_CHAR = r"[0-9.+\-−*/^_=(){}\[\]!|√π±×·]"
 _FORMULA_RUN_RE = re.compile(rf"(?:\\[A-Za-z]+|{_MATH_CHAR}|[ \t](?=\\|{_MATH_CHAR}))+")
@@ -168,7 +168,7 @@ def _number_values(candidate: str, method: str, percent: str) -> tuple[list[Frac
         return found_list[0]
     text = last_relation_side(text)
     if method == "phrase":
-        text = _PHRASE_END_RE.split(text, 1)[0]
+        text = _VALUE_END_RE.split(text, 1)[0]
     normalised = normalise(text, grouped=True)
     found = matches(normalised)
     if not found:

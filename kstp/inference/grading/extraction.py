@@ -131,7 +131,6 @@ def boxes(text: str, last: int | None = None) -> list[Box]:
 # Between two boxes that state one answer together: one list word (a comma, "and", "or", ";",
 # "&"), with at most a few other words ("$\boxed{1}$ papers and $\boxed{2}$ bins").
 _JOINER_RE = re.compile(r",?\s*\b(?:and|or)\b|[,;&]|\\text\s*\{\s*(?:,?\s*and|or)\s*\}", re.IGNORECASE)
-_BETWEEN_NOISE_RE = re.compile(r"\\(?:q?quad|text|mathrm|mbox)\b|\\[()\[\]]|\$|[{}\\,;:!.\s]")
 
 
 def joined(text: str, between: str) -> bool:

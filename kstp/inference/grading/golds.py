@@ -91,7 +91,7 @@ def unwrap(gold: str) -> str:
     if boxed is not None:
         return boxed[0]
     if len(text) > 80 and re.search(r"[A-Za-z]{3,}\s+[A-Za-z]{3,}\s+[A-Za-z]{3,}", text):
-        stated, method = extract_final(text)  # a worked solution ending "Final Answer: The final answer is $28\%$."
+        stated, _ = extract_final(text)  # a worked solution ending "Final Answer: The final answer is $28\%$."
         if stated is not None:
             text = stated
     spans = math_spans(text)
