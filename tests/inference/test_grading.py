@@ -422,6 +422,11 @@ def test_right_answers_the_peer_suites_found_missed(text, gold, method):
     assert (verdict.correct, verdict.method) == (True, method), verdict
 
 
+def test_a_negated_answer_states_no_value():
+    assert grade("The answer is not 5.", "5").reason == "unparseable answer"
+    assert grade("The answer is not 5, it is 6.", "6").correct
+
+
 def test_a_final_answer_line_after_the_boxes_is_the_answer():
     # Math-Verify tests/test_all.py test_math_extraction_additional_cases: boxed sums, then the final answer
     text = (r"$0.04 \cdot 10,000 \cdot \frac{1}{2} = \boxed{200}$ ... $0.05 \cdot 10,200 \cdot \frac{1}{2} = "

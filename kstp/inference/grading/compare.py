@@ -105,13 +105,19 @@ def _reply(text: str) -> str:
 
 
 def _stated_value(answer: str) -> str:
-    """The part of a phrase's answer from its value on: "The number of points is 19" is ``19``."""
+    """The part of a phrase's answer from its value on: "The number of points is 19" is ``19``.
+
+    A negated answer states no value ("the answer is not 5"), unless a later clause does
+    ("not 5, it is 6" is 6).
+    """
     if _OPENS_WITH_VALUE_RE.match(answer):
         return answer
     sentence = re.split(r"\.(?=\s|$)", answer, maxsplit=1)[0]
     after = [m.end() for m in _COPULA_IN_RE.finditer(sentence) if re.search(r"\d", sentence[m.end():])]
     if after:
         return sentence[after[-1]:]
+    if re.match(r"\s*(?:not|never|neither)\b", sentence, re.IGNORECASE):
+        return ""
     first = re.search(r"\(?\s*(?:[-−]?\s?\$?\d|\\[dtc]?frac)", sentence)
     return sentence[first.start():] if first else answer
 
