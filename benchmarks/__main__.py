@@ -18,7 +18,7 @@ from benchmarks.common import data_root, fmt_s
 BENCHMARKS = {"ingest": "benchmarks.ingest", "eq1": "benchmarks.eq1", "psr": "benchmarks.psr",
               "inference": "benchmarks.inference", "spaces": "benchmarks.spaces", "cli": "benchmarks.cli",
               "neo4j": "benchmarks.neo4j", "blim": "benchmarks.blim",
-              "explore": "benchmarks.explore", "gpu": "benchmarks.gpu"}
+              "explore": "benchmarks.explore", "gpu": "benchmarks.gpu", "grading": "benchmarks.grading"}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -7,7 +7,7 @@ import sys
 import click
 
 from kstp.cli.output import emit, json_option
-from kstp.inference.grading import KINDS, PERCENT_POLICIES
+from kstp.inference.grading import KINDS, PERCENT_POLICIES, read_gold
 from kstp.inference.grading import grade as grade_answer
 
 __all__ = ["grade"]
@@ -56,9 +56,11 @@ class _ReplyCommand(click.Command):
 def grade(text: str, gold: str, kind: str, percent: str, options: int | None, as_json: bool) -> None:
     """Extract the final answer of TEXT (- reads stdin) and grade it against --gold.
 
-    Prints the extracted answer, where it was found, the verdict and the reason
-    ("no answer found" is not "wrong answer"). TEXT may start with "-" (a negative
-    number, a markdown bullet); no "--" is needed. Exit status 0 whatever the verdict.
+    Prints the extracted answer, where it was found, how the gold was read (a number with
+    its unit set aside, a list, an expression compared whole through math-verify, ...), the
+    verdict and the reason ("no answer found" is not "wrong answer"; "not gradable: too
+    large" and "not supported" are neither). TEXT may start with "-" (a negative number, a
+    markdown bullet); no "--" is needed. Exit status 0 whatever the verdict.
 
     \b
     Examples:
@@ -67,6 +69,7 @@ def grade(text: str, gold: str, kind: str, percent: str, options: int | None, as
       kstp grade --gold -3 '- so x = -3'
       kstp grade --gold D --options 4 'Answer: I think it is D.'
       kstp grade --gold '1331 and 1728' '\\boxed{1728, 1331}'
+      kstp grade --gold '6\\sqrt{2}\\text{ inches}' '\\boxed{6}'
     """
     if text == "-":
         text = sys.stdin.read()
@@ -74,10 +77,12 @@ def grade(text: str, gold: str, kind: str, percent: str, options: int | None, as
         verdict = grade_answer(text, gold, kind, percent, options)
     except ValueError as exc:
         raise click.BadParameter(str(exc), param_hint="--gold") from None
+    reading = read_gold(gold, kind).reading
     if as_json:
-        emit(verdict.as_dict())
+        emit({**verdict.as_dict(), "reading": reading})
     else:
         click.echo(f"extracted: {verdict.extracted if verdict.extracted is not None else '(none)'}"
                    f"{f' ({verdict.method})' if verdict.method else ''}")
         click.echo(f"type:      {verdict.kind}")
+        click.echo(f"gold:      {reading}")
         click.echo(f"verdict:   {'correct' if verdict.correct else 'incorrect'} ({verdict.reason})")

@@ -33,7 +33,7 @@ def test_grade_cli_takes_a_negative_gold_and_a_dash_reply_without_double_dash(ar
     result = CliRunner().invoke(cli, ["grade", *args], input=stdin)
     assert result.exit_code == 0, result.output
     assert json.loads(result.output) == {"kind": "number", "extracted": "-3", "method": "last-number",
-                                         "correct": True, "reason": "correct"}
+                                         "correct": True, "reason": "correct", "reading": "number -3"}
 
 
 def test_grade_cli_still_refuses_a_mistyped_option():
@@ -44,8 +44,24 @@ def test_grade_cli_still_refuses_a_mistyped_option():
 def test_grade_cli_ambiguous_yes_no_shows_no_extracted_answer():
     result = CliRunner().invoke(cli, ["grade", "--gold", "yes", "Yes and no."])
     assert result.exit_code == 0
-    assert result.output.splitlines() == ["extracted: (none)", "type:      yesno",
+    assert result.output.splitlines() == ["extracted: (none)", "type:      yesno", "gold:      yes/no: yes",
                                           "verdict:   incorrect (no answer found)"]
+
+
+@pytest.mark.parametrize("gold, reply, reading, reason", [
+    # issue 32, §1: a gold holding a word is read whole, and the output says how
+    (r"6\sqrt{2}\text{ inches}", r"\boxed{6}",
+     "number 6\\sqrt{2} (a constant, compared to 40 digits; unit 'inches' set aside)", "wrong answer"),
+    (r"\begin{pmatrix} 1 \\ 2 \end{pmatrix}", r"\boxed{1}", "matrix, compared whole through math-verify",
+     "wrong answer"),
+    # issue 32, §3: a power tower is refused at once, not computed
+    ("5", r"\boxed{10^{10^{10^{10}}}}", "number 5", "not gradable: too large (a power or factorial past 10^10000)"),
+])
+def test_grade_cli_says_how_the_gold_was_read(gold, reply, reading, reason):
+    result = CliRunner().invoke(cli, ["grade", "--gold", gold, reply])
+    assert result.exit_code == 0, result.output
+    assert f"gold:      {reading}" in result.output.splitlines()
+    assert result.output.splitlines()[-1] == f"verdict:   incorrect ({reason})"
 
 
 def test_grade_cli_option_count():

@@ -365,3 +365,89 @@ def test_yes_no_is_the_word_right_after_the_answer_phrase(text, gold, extracted,
     verdict = grade(text, gold)
     assert (verdict.kind, verdict.extracted, verdict.reason) == ("yesno", extracted, reason)
     assert (verdict.extracted is None) == (verdict.method is None) == (reason == "no answer found")
+
+
+# Issue 32, §1: wrong answers that were graded correct. A gold kstp cannot read as one value
+# is compared whole (a constant, an expression through math-verify), never by a piece.
+@pytest.mark.parametrize("text, gold, correct", [
+    (r"\boxed{6}", r"6\sqrt{2}\text{ inches}", False),
+    (r"\boxed{6\sqrt{2}}", r"6\sqrt{2}\text{ inches}", True),
+    (r"\boxed{4}", r"4\pi \text{ square units}", False),
+    (r"\boxed{4\pi}", r"4\pi \text{ square units}", True),
+    (r"\boxed{1}", r"\begin{pmatrix} 1 \\ 2 \end{pmatrix}", False),
+    (r"\boxed{\begin{pmatrix} 1 \\ 2 \end{pmatrix}}", r"\begin{pmatrix} 1 \\ 2 \end{pmatrix}", True),
+    (r"\boxed{(\frac{4}{3}, \frac{1}{3})}", r"(\frac{4}{3}, -\frac{1}{3})", False),
+    (r"\boxed{(\frac{4}{3}, -\frac{1}{3})}", r"(\frac{4}{3}, -\frac{1}{3})", True),
+    (r"\boxed{[\frac{1}{2}, 3)}", r"(\frac{1}{2}, 3]", False),
+    (r"\boxed{(\frac{1}{2}, 3]}", r"(\frac{1}{2}, 3]", True),
+    (r"\boxed{(3, 1)}", "(1, 3)", False),
+])
+def test_gold_that_is_no_single_number_is_compared_whole(text, gold, correct):
+    assert grade(text, gold).correct is correct
+
+
+def test_gold_reading_names_what_was_set_aside():
+    from kstp.inference.grading import read_gold
+
+    assert read_gold(r"15\mbox{ cm}^2").reading == "number 15 (unit 'cm' set aside)"
+    assert read_gold("0.12, lab: 0.28").reading == "number 0.12 (a labelled variant set aside: ', lab: 0.28')"
+    assert read_gold("p=5,q=2;p=7,q=2").text == "(5, 2), (7, 2)"
+    assert read_gold(r"so $x=1/5$, or $\boxed{20}$ percent.").text == "20"
+
+
+# Issue 32, §2: right answers graded wrong (the replies the issue quotes).
+@pytest.mark.parametrize("text, gold, method", [
+    ("The mass is 3.5kg", "3.5", "last-number"),
+    ("It is 12cm long.", "12", "last-number"),
+    ("so the area is 1,000.99m^2", "1000.99", "last-number"),
+    ("因此，瑞秋的数学作业比阅读作业多 **3页**。", "3", "last-number"),
+    (r"is $\boxed{32,\! 349}$", "32349", "boxed"),
+    ("The final answer is $14 {, }916$.", "14916", "phrase"),
+    ("Final Answer: The number of points in the domain is 19.", "19", "phrase"),
+    ("Answer: In total, 12 apples.", "12", "phrase"),
+    ("The answer is the number of sides in a hexagon, 6.", "6", "phrase"),
+    ("The final answer, which is 11/12.", "11/12", "phrase"),
+    ("so 7 is the answer.", "7", "phrase"),
+    ("Thus 7 is our answer.", "7", "phrase"),
+    ("The final answer is:\n\\[ 9 \\]\n", "9", "phrase"),
+    ("The answer is clearly D.", "D", "phrase"),
+    (r"\boxed{{2, 3}}", "2, 3", "boxed"),
+    (r"\boxed{3, 1, 2}", "{1,2,3}", "boxed"),
+    (r"So x = \boxed{12}. (The instructions asked for the answer in \boxed{}.)", "12", "boxed"),
+    (r"$x\approx11$", "11", "last-math"),
+    (r"$x = 5+5+1 = 1/3 \approx 11$", "1/3", "last-math"),
+])
+def test_right_answers_the_peer_suites_found_missed(text, gold, method):
+    verdict = grade(text, gold)
+    assert (verdict.correct, verdict.method) == (True, method), verdict
+
+
+def test_a_negated_answer_states_no_value():
+    assert grade("The answer is not 5.", "5").reason == "unparseable answer"
+    assert grade("The answer is not 5, it is 6.", "6").correct
+
+
+def test_a_final_answer_line_after_the_boxes_is_the_answer():
+    # Math-Verify tests/test_all.py test_math_extraction_additional_cases: boxed sums, then the final answer
+    text = (r"$0.04 \cdot 10,000 \cdot \frac{1}{2} = \boxed{200}$ ... $0.05 \cdot 10,200 \cdot \frac{1}{2} = "
+            r"\boxed{255}$ So, Dr. Zaius has $10,455. Final Answer: The final answer is $10,455$. "
+            "I hope it is correct.")
+    verdict = grade(text, "10455")
+    assert (verdict.correct, verdict.method) == (True, "phrase")
+    assert grade(r"\boxed{12}. I hope the answer is correct.", "12").method == "boxed"
+
+
+def test_boxes_joined_by_a_list_word_state_one_answer():
+    # Math-Verify tests/test_open_thoughts.py: "papers and" joins, "no no no no no" does not
+    assert grade(r"$\boxed{1,2}$", r"\boxed{1} papers and \boxed{2} bins").correct
+    assert not grade(r"$\boxed{1,2}$", r"\boxed{1} no no no no no \boxed{2}").correct
+    assert grade(r"\boxed{(2, 2)} \quad \text{and} \quad \boxed{(6, 2)}", "(2, 2), (6, 2)").correct
+
+
+def test_grading_runs_outside_the_main_thread():
+    # math-verify's own timeouts use signal.alarm and fail in a thread; kstp turns them off
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(1) as pool:
+        verdict = pool.submit(grade, r"\boxed{(x+1)^2}", "x^2+2x+1").result()
+    assert verdict.correct

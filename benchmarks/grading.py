@@ -1,0 +1,147 @@
+"""Grading agreement: kstp's grader against the field's own answer-checker test suites.
+
+The cases are data (``tests/data/grading/<suite>.jsonl``, extracted from the peers'
+public test files by ``tools/peer_grading_cases.py``, each naming its repository, commit,
+file and test). Every case is graded as a new user would, ``grade(reply, gold)`` with
+default options (``kstp grade --gold GOLD REPLY``), and compared with the peer's expected
+verdict. Printed per suite: agreement on all cases and on the in-scope ones (the cases
+outside are answer kinds kstp does not claim, non-default peer settings, a peer's wrong
+expectation, and kstp's documented conventions), wrong replies graded correct, the
+out-of-scope cases refused as not supported, and the time per call (median, worst).
+Then the stall probes of issue 32: a power tower, a 1 MB reply, 10,000 nested braces and
+100,000 ``\\boxed{}``, each timed.
+
+A call that runs past 10 s is stopped by an alarm here (the benchmark's guard, so that a
+grader without bounds can still be measured) and counted as stalled.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import statistics
+import time
+from pathlib import Path
+
+from benchmarks.common import REPO, banner, print_table
+
+SUITES = ("math-verify", "lighteval", "hendrycks-math", "skyrl", "open-r1")
+DATA = REPO / "tests" / "data" / "grading"
+STALL_S = 10
+
+#: the issue's stall probes: (name, reply, gold)
+PROBES = [
+    ("power tower", r"\boxed{10^{10^{10^{10}}}}", "5"),
+    ("1 MB reply", "so the answer is 7, I think. " * 36_000 + r"\boxed{7}", "7"),
+    ("10,000 nested braces", "{" * 10_000 + "7" + "}" * 10_000, "7"),
+    ("100,000 empty boxes", r"\boxed{}" * 100_000, "7"),
+    ("100,000 boxes", r"\boxed{7}" * 100_000, "7"),
+]
+
+
+class _Stalled(Exception):
+    pass
+
+
+def _alarm(signum, frame):
+    raise _Stalled
+
+
+def load(suite: str, data: Path = DATA) -> list[dict]:
+    """The cases of one suite, in file order."""
+    with open(data / f"{suite}.jsonl", encoding="utf-8") as lines:
+        return [json.loads(line) for line in lines]
+
+
+def timed_grade(reply: str, gold: str):
+    """(verdict or None if it stalled, seconds)."""
+    from kstp.inference.grading import grade
+
+    previous = signal.signal(signal.SIGALRM, _alarm)
+    signal.alarm(STALL_S)
+    start = time.perf_counter()
+    try:
+        verdict = grade(reply, gold)
+    except _Stalled:
+        verdict = None
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+    return verdict, time.perf_counter() - start
+
+
+def refused(verdict) -> bool:
+    """Whether a verdict declines to judge (an answer kind not supported, or too large / too slow)."""
+    return verdict is not None and verdict.reason.startswith(("not supported", "not gradable"))
+
+
+def score(suite: str) -> dict:
+    """Grade every case of a suite; the counts and times :func:`main` prints."""
+    rows = []
+    for case in load(suite):
+        verdict, seconds = timed_grade(case["reply"], case["gold"])
+        rows.append({"case": case, "verdict": verdict, "s": seconds,
+                     "agree": verdict is not None and verdict.correct == case["expected"]})
+    inside = [r for r in rows if r["case"]["scope"] == "in"]
+    outside = [r for r in rows if r["case"]["scope"] != "in"]
+    return {
+        "suite": suite, "cases": len(rows), "agree": sum(r["agree"] for r in rows),
+        "in_scope": len(inside), "in_agree": sum(r["agree"] for r in inside),
+        # a wrong reply graded correct, in scope or out (conventions aside: they are documented choices)
+        "false_correct": [r["case"]["id"] for r in rows if r["verdict"] is not None and r["verdict"].correct
+                          and not r["case"]["expected"] and not r["case"]["scope"].startswith("convention")],
+        "refused_out": sum(refused(r["verdict"]) for r in outside),
+        "stalled": [r["case"]["id"] for r in rows if r["verdict"] is None],
+        "disagree": [r["case"]["id"] for r in inside if not r["agree"]],
+        "median_ms": 1000 * statistics.median(r["s"] for r in rows),
+        "worst_ms": 1000 * max(r["s"] for r in rows),
+    }
+
+
+def main(quick: bool = False) -> dict:
+    banner("grading: agreement with the peers' test suites")
+    from kstp.inference.grading import grade
+
+    grade("warm up: \\boxed{x^2}", "x^2")  # math-verify and sympy imports are not a case's time
+    results = [score(suite) for suite in SUITES]
+    table = []
+    for r in results:
+        table.append([r["suite"], str(r["cases"]), f"{r['agree']} ({100 * r['agree'] / r['cases']:.1f} %)",
+                      str(r["in_scope"]), f"{r['in_agree']} ({100 * r['in_agree'] / max(r['in_scope'], 1):.1f} %)",
+                      str(len(r["false_correct"])), str(r["refused_out"]), str(len(r["stalled"])),
+                      f"{r['median_ms']:.2f}", f"{r['worst_ms']:.0f}"])
+    print_table(["suite", "cases", "agree", "in scope", "agree in scope", "wrong graded correct",
+                 "out refused", "stalled", "median ms", "worst ms"], table)
+    for r in results:
+        for case_id in r["disagree"]:
+            print(f"  {r['suite']}: disagrees on {case_id}")
+        for case_id in r["false_correct"]:
+            print(f"PROBLEM: {r['suite']}: a wrong reply graded correct: {case_id}")
+        for case_id in r["stalled"]:
+            print(f"PROBLEM: {r['suite']}: stalled past {STALL_S} s: {case_id}")
+    probes = []
+    for name, reply, gold in PROBES[:2] if quick else PROBES:
+        verdict, seconds = timed_grade(reply, gold)
+        probes.append({"probe": name, "s": seconds, "reason": verdict.reason if verdict else "stalled"})
+    print_table(["stall probe", "seconds", "verdict"], [[p["probe"], f"{p['s']:.3f}", p["reason"]] for p in probes])
+    for p in probes:
+        if p["s"] >= 1:
+            print(f"PROBLEM: stall probe {p['probe']!r} took {p['s']:.1f} s (target < 1 s)")
+    return {"suites": results, "probes": probes}
+
+
+def summary(result: dict) -> str:
+    """The one-line summary of :func:`main`'s result."""
+    suites = result["suites"]
+    inside = sum(r["in_scope"] for r in suites)
+    agree = sum(r["in_agree"] for r in suites)
+    per = ", ".join(f"{r['suite']} {r['in_agree']}/{r['in_scope']}" for r in suites)
+    wrong = sum(len(r["false_correct"]) for r in suites)
+    slowest = max(p["s"] for p in result["probes"])
+    return (f"grading: in-scope agreement {agree}/{inside} ({100 * agree / inside:.1f} %; {per}); "
+            f"wrong graded correct {wrong}; worst case {max(r['worst_ms'] for r in suites):.0f} ms, "
+            f"slowest stall probe {slowest:.2f} s")
+
+
+if __name__ == "__main__":
+    print(summary(main()))

@@ -1,0 +1,151 @@
+"""Option letters and yes/no answers: only where a reply states them unambiguously.
+
+- **choice**: an option letter only where it is anchored ("answer is C", "the answer is
+  clearly D", ``ANSWER: $B$``, "Answer: (C)", "réponse est C", ``\\boxed{C}``,
+  ``\\boxed{E: <option text>}``, ``\\boxed{\\textbf{(B)}}``, a ``(B)`` closing the last line,
+  "... I think it's B" closing the reply, or a reply that starts with ``B)``, ``(B)``,
+  ``B.``, ``B。``), so gold ``D`` is never found inside a word such as "drastic", and
+  "Because B is valid" names no option. An "I" before a lower-case word or an
+  apostrophe ("Answer: I think it is D.") is the pronoun: the option is the first letter
+  in the rest of its sentence. A letter past the question's option count
+  (:func:`option_count`) is no option, so with fewer than nine options an "I" never is one.
+- **yesno**: yes/no (true/false) only from an unambiguous signal: the final-answer phrase
+  or box, or a reply that opens with it. The word right after the answer phrase decides
+  ("The answer is no, even though some say yes." is no), unless the other word is joined
+  to it ("yes and no", "yes/no", "yes or no"): that is no answer. A negated word is its
+  opposite ("not yes" is no).
+"""
+
+from __future__ import annotations
+
+import re
+
+from kstp.inference.grading.extraction import extract_final
+from kstp.inference.grading.golds import CHOICES
+from kstp.inference.grading.numbers import clean
+
+__all__ = ["option_count", "grade_choice", "grade_yesno"]
+
+# Words that may stand between an answer phrase and its letter ("the answer is clearly D", "is for sure D").
+_FILLER = (r"(?:(?:clearly|definitely|probably|likely|most|obviously|surely|certainly|indeed|therefore|thus|hence"
+           r"|for\s+sure|simply|just|actually|undoubtedly|the|letter|choice|option)\s+){0,3}")
+# An option letter where it is anchored: after "answer", "option" or "choice" (``ANSWER: $B$``,
+# "the answer is (C)"); at the start of a stated answer or reply (``E: <option text>``, ``(B)``,
+# ``B)``); in parentheses closing the reply's last line ("so the correct one is (B).").
+_PHRASE_LETTER_RE = re.compile(r"(?i:answer|option|choice|r[ée]ponse|respuesta|antwort)\s*(?i:is|est|es|ist)?\s*"
+                               r"(?i:option\s*)?[:\s]*(?i:" + _FILLER + r")[*_(\[$]*\s*([A-J])"
+                               r"\s*[)\]*_$]*(?![\w])")
+_LEADING_LETTER_RE = re.compile(r"^\s*[*_$]*\s*(?:\(([A-J])\)|([A-J])(?:[).:。，、]|(?=[^\x00-\x7f])|\s*[*_$]*\s*$))")
+_CLOSING_LETTER_RE = re.compile(r"\(([A-J])\)[\s.*_$]*$")
+# "... therefore I think it's B": a letter closing the reply after a verb that states it
+_CLOSING_STATED_RE = re.compile(r"(?:\bis|\bit['’]s|\bbe|\bchoose|\bpick|\bselect)\s+\(?([A-J])\)?[\s.*_$]*$",
+                                re.IGNORECASE)
+# The English pronoun, not option I: "I" before a lower-case word or an apostrophe ("I think", "I'm").
+_PRONOUN_RE = re.compile(r"\s+[a-z]|['’]")
+_SENTENCE_END_RE = re.compile(r"[.!?](?=\s|$)|\n")
+_LOOSE_LETTER_RE = re.compile(r"(?<![\w'’])\(?([A-J])\)?(?![\w'’])")
+
+
+def option_count(question: str) -> int | None:
+    """The number of lettered options a question text lists, or ``None`` if it lists none.
+
+    An option is a line that opens with a letter and ``.``, ``)`` or ``:`` (``A. 12``,
+    ``(B) 14``), or a parenthesised letter after a space (``(A) 3 (B) 4``, not
+    ``P(E)``); the count is the run A, B, C, ... found, and fewer than two is none.
+
+    Parameters
+    ----------
+    question : str
+        The question text as the model sees it.
+
+    Returns
+    -------
+    int or None
+
+    Examples
+    --------
+    >>> option_count("Which is prime?\\nA. 4\\nB. 6\\nC. 7\\nD. 9\\nAnswer with A, B, C, or D.")
+    4
+    >>> option_count("Pick one: (A) 3 (B) 4 (C) 5") , option_count("What is 2 + 2?")
+    (3, None)
+    """
+    found = {a or b for a, b in re.findall(r"(?m)^\s*\(?([A-J])[.):]\s|(?<!\S)\(([A-J])\)\s", question + " ")}
+    count = next((i for i, letter in enumerate(CHOICES) if letter not in found), len(CHOICES))
+    return count if count >= 2 else None
+
+
+def _phrase_letter(text: str, m: re.Match, letters: tuple[str, ...]) -> str | None:
+    """The option an answer phrase names; after the pronoun "I", the first option in the rest of its sentence."""
+    letter = m.group(1)
+    if letter == "I" and _PRONOUN_RE.match(text, m.end(1)):
+        end = _SENTENCE_END_RE.search(text, m.end(1))
+        rest = text[m.end(1):end.start() if end else len(text)]
+        return next((x.group(1) for x in _LOOSE_LETTER_RE.finditer(rest)
+                     if x.group(1) in letters and not (x.group(1) == "I" and _PRONOUN_RE.match(rest, x.end(1)))),
+                    None)
+    return letter if letter in letters else None
+
+
+def grade_choice(text: str, gold: str, options: int | None) -> tuple[str | None, str | None]:
+    """The option letter ``text`` states and where (``(None, None)``: none).
+
+    Raises
+    ------
+    ValueError
+        ``gold`` is not one of the options.
+    """
+    letters = tuple(CHOICES[:options] if options else CHOICES)
+    if gold not in letters:
+        raise ValueError(f"gold answer {gold!r} is not one of the options {letters[0]}-{letters[-1]}")
+    plain = clean(text)  # \text{C}, \textbf{(B)}, $B$ and markdown read through
+    candidate, method = extract_final(text)
+    letter = None
+    if method in ("boxed", "delimiter"):
+        m = _LEADING_LETTER_RE.match(clean(candidate))
+        letter = (m.group(1) or m.group(2)) if m else None
+    if letter not in letters:
+        lines = plain.rstrip().rsplit("\n", 1)
+        start = len(plain.rstrip()) - len(lines[-1])
+        # by the letter's place, latest last; a phrase's letter that also closes the line stays a phrase
+        closing = _CLOSING_LETTER_RE.search(lines[-1])
+        hits = [(start + closing.start(1), closing.group(1), "last-line")] if closing else []
+        hits += [(m.start(1), _phrase_letter(plain, m, letters), "phrase") for m in _PHRASE_LETTER_RE.finditer(plain)]
+        stated = _CLOSING_STATED_RE.search(lines[-1])
+        if stated and not any(h[0] >= start for h in hits):  # "I think it's B" closing a line no phrase anchors
+            hits.append((start + stated.start(1), stated.group(1), "last-line"))
+        hits = sorted((h for h in hits if h[1] in letters), key=lambda h: (h[0], h[2] == "phrase"))
+        letter, method = hits[-1][1:] if hits else (None, None)
+    if letter is None and (m := _LEADING_LETTER_RE.match(plain)) and (m.group(1) or m.group(2)) in letters:
+        letter, method = m.group(1) or m.group(2), "leading"
+    return letter, method if letter else None
+
+
+_YES, _NO = {"yes", "true"}, {"no", "false"}
+_YESNO_WORD = r"(?:yes|no|true|false)\b"
+# a yes/no joined to another: "yes and no", "Yes/No", "yes or no", "no, yes" ("No, no!" is no)
+_JOINED_RE = re.compile(rf"\W*({_YESNO_WORD})\s*(?:,|/|&|\band\b|\bor\b)\s*({_YESNO_WORD})", re.IGNORECASE)
+_FIRST_WORD_RE = re.compile(r"\W*([A-Za-z]+)")
+_NEGATED_RE = re.compile(rf"\W*not\s+({_YESNO_WORD})", re.IGNORECASE)  # "the answer is not yes" is no
+
+
+def grade_yesno(text: str) -> tuple[bool | None, str | None]:
+    """Whether ``text`` answers yes (``True``), no (``False``) or neither (``None``), and where."""
+    candidate, method = extract_final(text)
+    if candidate is None and (m := re.match(rf"\s*[*_]*(?={_YESNO_WORD})", text, re.IGNORECASE)):
+        candidate, method = text[m.end():], "leading"
+    if candidate is None:
+        return None, None
+    said = clean(candidate)
+    first = _FIRST_WORD_RE.match(said)
+    if negated := _NEGATED_RE.match(said):
+        says_yes, ambiguous = negated.group(1).lower() in _NO, False
+    elif first and first.group(1).lower() in _YES | _NO:
+        # the word right after the answer phrase decides: "no, even though some say yes" is no
+        says_yes, joined = first.group(1).lower() in _YES, _JOINED_RE.match(said)
+        ambiguous = bool(joined) and (joined.group(2).lower() in _YES) != says_yes
+    else:
+        words = {w.lower() for w in re.findall(r"[A-Za-z]+", said)}
+        says_yes, ambiguous = bool(words & _YES), bool(words & _YES) == bool(words & _NO)
+    if ambiguous:  # both words, or neither: nothing was answered
+        return None, None
+    return says_yes, method
