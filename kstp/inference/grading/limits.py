@@ -32,8 +32,10 @@ from contextlib import contextmanager
 __all__ = ["NotGradable", "TooLarge", "TooSlow", "deadline", "paused", "check_magnitude", "GRADE_S", "MAX_DIGITS",
            "MAX_EXPONENT", "MAX_DIGITS_OUT", "MAX_SYMBOLIC_CHARS"]
 
-#: Time budget of one ``grade()`` call, in seconds (the issue's target: every call under 1 s).
-GRADE_S = 0.9
+#: Time budget of one ``grade()`` call, in seconds: four times the slowest peer case on a quiet machine
+#: (0.5 s), so that a loaded machine does not make a slow but legitimate formula not gradable; the calls
+#: themselves run well under 1 s (``python -m benchmarks grading`` prints the worst).
+GRADE_S = 2.0
 #: The longest numeral read exactly (a longer run of digits is no answer anyone wrote by hand).
 MAX_DIGITS = 1000
 #: The largest power of ten read in scientific notation (``1e10000``).
