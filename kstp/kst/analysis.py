@@ -1,0 +1,562 @@
+"""Analysis of any knowledge structure given by its states: properties, base, atoms, surmise
+relation, fringes, covering relation, learning paths and gradations.
+
+:mod:`kstp.kst.spaces` builds the quasi-ordinal space of a prerequisite relation; this
+module takes a family of states as it comes (a 0/1 matrix: a pks ``K``, a kstIO file, a
+fitted BLIM's structure), which need not be closed under union or intersection. Items
+are the columns, states the rows; a state is held as a packed bit row, and every
+analysis is a few vectorised operations over all states at once:
+
+- *lookups* (is K Δ {q} a state?) turn each packed row into one sortable key (a 64-bit
+  word up to 64 items, the row's bytes above) and search the sorted keys, so the fringe
+  of every state costs ``items x states x log(states)``;
+- *inclusions* between all pairs of states (atoms, the covering relation) are counted as
+  one matrix product of the 0/1 rows, in blocks of rows, so memory follows the block.
+
+Definitions (Doignon & Falmagne 1999, *Knowledge Spaces*; Falmagne & Doignon 2011,
+*Learning Spaces*): a *knowledge structure* holds the empty set and the domain Q; a
+*knowledge space* is closed under union, a *closure space* under intersection, a
+*quasi-ordinal* space under both (it is then the family of down-sets of its surmise
+relation, Birkhoff's theorem). The *atoms* at q are the minimal states holding q; the
+*base* of a space is the set of its atoms, the least family whose unions give every
+state. The *surmise relation* has p before q when every state holding q holds p. The
+*inner fringe* of K is {q in K : K - {q} is a state}, the *outer fringe* {q not in K :
+K + {q} is a state}. A structure is *well-graded* when any two states K, L are joined by
+a tight path: |K Δ L| steps of one item, through states. A *learning path* is a maximal
+chain of states from the empty set to Q (each state covers the one before: no state
+lies strictly between); in a well-graded structure every step adds one item, and the
+learning paths are its *gradations*. A *gradation* from K to L (K a subset of L) is a
+chain K = K0, ..., Kn = L of states, each one item larger than the one before.
+
+Assumes a 0/1 matrix without repeated rows (:meth:`Structure.build` refuses one).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from functools import cached_property
+from itertools import islice
+
+import numpy as np
+
+from kstp.errors import KstpError, NotAKnowledgeStateError, UnknownIdError
+
+__all__ = ["Structure", "StructureError", "LearningPaths"]
+
+_BLOCK = 2048  # rows per block of a pairwise computation: (block x states) cells at a time
+#: States from which the pairwise analyses (atoms and the base, union closure, well-gradedness
+#: of a structure closed under neither union nor intersection) are refused: their cost grows
+#: with the square of the states.
+PAIRWISE_LIMIT = 50_000
+#: States from which the covering relation of a structure that is not well-graded is refused:
+#: it compares every state with every pair of its substates (the cube of the states).
+COVER_LIMIT = 4_000
+
+
+class StructureError(KstpError):
+    """A family of states that is not what an analysis needs (not a structure, not a space, ...)."""
+
+
+def _pack(states: np.ndarray) -> np.ndarray:
+    """Packed rows (states, bytes) of a 0/1 matrix, item j in bit j % 8 of byte j // 8."""
+    return np.packbits(states.astype(bool), axis=1, bitorder="little")
+
+
+def _keys(packed: np.ndarray) -> np.ndarray:
+    """One sortable key per packed row: uint64 up to 8 bytes, else the row's bytes (void)."""
+    if packed.shape[1] <= 8:
+        wide = np.zeros((len(packed), 8), np.uint8)
+        wide[:, :packed.shape[1]] = packed
+        return wide.view("<u8").ravel()
+    return np.ascontiguousarray(packed).view(np.dtype((np.void, packed.shape[1]))).ravel()
+
+
+@dataclass(frozen=True, eq=False)
+class Structure:
+    """A family of item sets (states) on a domain, with its analyses.
+
+    Made by :meth:`build`; the order of the states is the order given.
+
+    Parameters
+    ----------
+    items : sequence of str
+        The domain Q, one name per column.
+    states : array-like of shape (states, items), 0/1
+        One row per state.
+
+    Raises
+    ------
+    StructureError
+        When a value is not 0 or 1, the widths differ, or a state is listed twice.
+
+    Examples
+    --------
+    pks's ``endm$K`` (Heller & Wickelmaier 2013): seven states on a-d, not closed under
+    union ({b, c} + {b, d} = {b, c, d} is no state).
+
+    >>> K = Structure.build("abcd", [[0, 0, 0, 0], [0, 1, 1, 0], [0, 1, 0, 1], [1, 1, 1, 0], [1, 1, 0, 1],
+    ...                              [1, 0, 1, 1], [1, 1, 1, 1]])
+    >>> K.is_structure(), K.is_space(), K.is_closure_space()
+    (True, False, False)
+    >>> K.sets(K.atoms()["a"])
+    [['a', 'b', 'c'], ['a', 'b', 'd'], ['a', 'c', 'd']]
+    >>> K.surmise_relation().astype(int).tolist()  # row p, column q: p is a prerequisite of q
+    [[1, 0, 0, 0], [0, 1, 0, 0], [0, 0, 1, 0], [0, 0, 0, 1]]
+    """
+
+    items: tuple[str, ...]
+    states: np.ndarray  # (states, items) uint8
+    _packed: np.ndarray = field(repr=False)
+    _order: np.ndarray = field(repr=False)  # argsort of the keys
+    _sorted: np.ndarray = field(repr=False)  # the keys, sorted
+
+    @classmethod
+    def build(cls, items, states) -> Structure:
+        """The structure of ``states`` (0/1 rows) on ``items``; see the class for what is refused."""
+        items = tuple(items)
+        matrix = np.asarray(states)
+        if matrix.ndim != 2 or matrix.shape[1] != len(items):
+            raise StructureError(f"the states have {matrix.shape[-1] if matrix.ndim else 0} item columns "
+                                 f"for {len(items)} items")
+        if len(set(items)) != len(items):
+            seen = [q for q in items if items.count(q) > 1]
+            raise StructureError(f"item {seen[0]!r} is named twice")
+        if matrix.size and not np.isin(matrix, (0, 1)).all():
+            row, column = np.argwhere(~np.isin(matrix, (0, 1)))[0]
+            raise StructureError(f"state {row + 1} holds {matrix[row, column].item()!r} for item {items[column]!r}; "
+                                 "a state matrix holds 0 or 1")
+        matrix = matrix.astype(np.uint8)
+        packed = _pack(matrix)
+        keys = _keys(packed)
+        order = np.argsort(keys, kind="stable")
+        ordered = keys[order]
+        repeated = np.flatnonzero(ordered[1:] == ordered[:-1])
+        if len(repeated):
+            first, second = sorted(order[repeated[0]:repeated[0] + 2])
+            raise StructureError(f"states {first + 1} and {second + 1} are the same set "
+                                 f"{{{', '.join(np.asarray(items)[matrix[first] > 0])}}}; list each state once")
+        return cls(items, matrix, packed, order, ordered)
+
+    # ---- lookups -------------------------------------------------------------------------------
+    def __len__(self) -> int:
+        return len(self.states)
+
+    def find(self, packed: np.ndarray) -> np.ndarray:
+        """Row of each packed set in :attr:`states`, -1 where it is no state."""
+        keys = _keys(packed)
+        at = np.searchsorted(self._sorted, keys)
+        at = np.minimum(at, len(self._sorted) - 1) if len(self._sorted) else at
+        hit = (self._sorted[at] == keys) if len(self._sorted) else np.zeros(len(keys), bool)
+        return np.where(hit, self._order[at] if len(self._order) else -1, -1)
+
+    def row(self, members) -> int:
+        """The row of the state holding exactly ``members`` (item names).
+
+        Raises
+        ------
+        UnknownIdError
+            When a name is not an item.
+        NotAKnowledgeStateError
+            When the set is not a state.
+        """
+        index = {q: j for j, q in enumerate(self.items)}
+        unknown = sorted(set(members) - set(index))
+        if unknown:
+            raise UnknownIdError(f"{', '.join(map(repr, unknown))} not an item of this structure")
+        vector = np.zeros((1, len(self.items)), np.uint8)
+        vector[0, [index[q] for q in members]] = 1
+        found = int(self.find(_pack(vector))[0])
+        if found < 0:
+            raise NotAKnowledgeStateError(f"{{{', '.join(sorted(members))}}} is not a state of this structure", {})
+        return found
+
+    def sets(self, rows) -> list[list[str]]:
+        """The item names of the states at ``rows`` (in item order)."""
+        names = np.asarray(self.items, dtype=object)
+        return [names[self.states[r] > 0].tolist() for r in np.asarray(rows, dtype=np.int64).ravel()]
+
+    def _flipped(self, q: int, packed: np.ndarray | None = None) -> np.ndarray:
+        """The rows of K Δ {q} for every state K (-1 where that set is no state)."""
+        flipped = (self._packed if packed is None else packed).copy()
+        flipped[:, q >> 3] ^= np.uint8(1 << (q & 7))
+        return self.find(flipped)
+
+    # ---- properties ------------------------------------------------------------------------------
+    def is_structure(self) -> bool:
+        """Whether the empty set and the whole domain are states."""
+        sizes = self.states.sum(axis=1)
+        return bool((sizes == 0).any() and (sizes == len(self.items)).any())
+
+    def require_structure(self) -> None:
+        """Raise :class:`StructureError` unless the family is a knowledge structure, naming what lacks."""
+        sizes = self.states.sum(axis=1)
+        missing = [what for what, ok in (("the empty set", (sizes == 0).any()),
+                                         ("the whole domain", (sizes == len(self.items)).any())) if not ok]
+        if missing:
+            raise StructureError(f"not a knowledge structure: {' and '.join(missing)} "
+                                 f"{'is' if len(missing) == 1 else 'are'} not a state")
+
+    def is_space(self) -> bool:
+        """Whether the family is closed under union (a knowledge space, given the empty set).
+
+        Raises
+        ------
+        StructureError
+            Above :data:`PAIRWISE_LIMIT` states.
+
+        Checked without listing pairs: it is iff every state is the union of the atoms it
+        holds and K + A is a state for every state K and atom A (then K + L, L a union of
+        atoms, is reached one atom at a time).
+        """
+        return self._union_closed
+
+    @cached_property
+    def _union_closed(self) -> bool:
+        atoms = np.flatnonzero(self._atom_matrix.any(axis=1))
+        if not (self._unions_of(atoms) == self.states.astype(bool)).all():
+            return False
+        step = max(1, _BLOCK * 64 // max(len(self), 1))  # atoms per block: memory of about 2^17 sets
+        for start in range(0, len(atoms), step):
+            joined = self._packed[None, :, :] | self._packed[atoms[start:start + step]][:, None, :]
+            if (self.find(joined.reshape(-1, self._packed.shape[1])) < 0).any():
+                return False
+        return True
+
+    def complement(self) -> Structure:
+        """The family of complements Q - K (same items, same row order)."""
+        return Structure.build(self.items, 1 - self.states)
+
+    def is_closure_space(self) -> bool:
+        """Whether the family is closed under intersection (its complements under union)."""
+        return self._intersection_closed
+
+    @cached_property
+    def _intersection_closed(self) -> bool:
+        return self.complement().is_space()
+
+    def is_quasi_ordinal(self) -> bool:
+        """Whether the family is closed under union and intersection: the down-sets of its surmise relation."""
+        return self.is_space() and self.is_closure_space()
+
+    def forward_graded(self) -> np.ndarray:
+        """Per item q, whether K + {q} is a state for every state K (pks ``is.forward.graded``)."""
+        return np.array([bool((self._flipped(q)[self.states[:, q] == 0] >= 0).all()) for q in range(len(self.items))])
+
+    def backward_graded(self) -> np.ndarray:
+        """Per item q, whether K - {q} is a state for every state K (pks ``is.backward.graded``)."""
+        return np.array([bool((self._flipped(q)[self.states[:, q] == 1] >= 0).all()) for q in range(len(self.items))])
+
+    def fringes(self) -> tuple[np.ndarray, np.ndarray]:
+        """The inner and outer fringe of every state, as 0/1 matrices (states, items) aligned with :attr:`states`.
+
+        Examples
+        --------
+        >>> K = Structure.build("ab", [[0, 0], [1, 0], [1, 1]])
+        >>> inner, outer = K.fringes()
+        >>> inner.tolist(), outer.tolist()
+        ([[0, 0], [1, 0], [0, 1]], [[1, 0], [0, 1], [0, 0]])
+        """
+        inner, outer = self._fringe_matrices
+        return inner.copy(), outer.copy()
+
+    @cached_property
+    def _fringe_matrices(self) -> tuple[np.ndarray, np.ndarray]:
+        neighbour = np.zeros(self.states.shape, np.uint8)
+        for q in range(len(self.items)):
+            neighbour[:, q] = self._flipped(q) >= 0
+        return neighbour & self.states, neighbour & (1 - self.states)
+
+    def is_well_graded(self) -> bool:
+        """Whether every two states are joined by a tight path (one item per step, |K Δ L| steps).
+
+        For a union-closed family (and, by complements, an intersection-closed one) this is
+        downgradability: every non-empty state has an item in its inner fringe (every state
+        but Q one in its outer fringe); Falmagne & Doignon 2011, ch. 2 (a knowledge space is
+        well-graded iff it is accessible, an antimatroid). Otherwise each pair is checked:
+        K and L are joined iff every K != L has a neighbour state K Δ {q} with q in K Δ L
+        (by induction on |K Δ L|), a few word operations per pair.
+
+        Raises
+        ------
+        StructureError
+            A family closed under neither union nor intersection with more than
+            :data:`PAIRWISE_LIMIT` states.
+        """
+        return self._well_graded
+
+    @cached_property
+    def _well_graded(self) -> bool:
+        inner, outer = self._fringe_matrices
+        sizes = self.states.sum(axis=1)
+        if self.is_space():
+            return bool(inner[sizes > 0].any(axis=1).all())
+        if self.is_closure_space():
+            return bool(outer[sizes < len(self.items)].any(axis=1).all())
+        self._refuse_pairwise("well-gradedness")
+        neighbour = _pack(inner | outer)
+        for start in range(0, len(self), _BLOCK):
+            k = self._packed[start:start + _BLOCK]
+            apart = k[:, None, :] ^ self._packed[None, :, :]  # (block, states, bytes)
+            reach = (apart & neighbour[start:start + _BLOCK][:, None, :]).any(axis=2)
+            if (apart.any(axis=2) & ~reach).any():
+                return False
+        return True
+
+    def _refuse_pairwise(self, what: str) -> None:
+        if len(self) > PAIRWISE_LIMIT:
+            raise StructureError(f"{what} of a structure with {len(self):,} states compares every pair of states; "
+                                 f"refused above {PAIRWISE_LIMIT:,} states")
+
+    # ---- atoms, base, surmise relation -------------------------------------------------------------
+    def _substates(self, rows: np.ndarray) -> np.ndarray:
+        """(len(rows), states) bool: state L is a proper subset of state K (K at ``rows``)."""
+        k = self.states[rows].astype(np.float32)
+        sizes = self.states.sum(axis=1)
+        shared = k @ self.states.T.astype(np.float32)  # |K & L|, exact in float32 up to 2^24 items
+        return (shared == sizes[None, :]) & (sizes[None, :] < sizes[rows][:, None])
+
+    @cached_property
+    def _atom_matrix(self) -> np.ndarray:
+        """(states, items) bool: K is an atom at q (q in K, and no state strictly inside K holds q)."""
+        self._refuse_pairwise("the atoms (and union closure)")
+        out = np.zeros(self.states.shape, bool)
+        matrix = self.states.astype(np.float32)
+        for start in range(0, len(self), _BLOCK):
+            rows = np.arange(start, min(start + _BLOCK, len(self)))
+            below = (self._substates(rows).astype(np.float32) @ matrix) > 0  # items of the states inside K
+            out[rows] = (self.states[rows] > 0) & ~below
+        return out
+
+    def _unions_of(self, rows: np.ndarray) -> np.ndarray:
+        """(states, items) bool: per state, the union of the states at ``rows`` it holds."""
+        chosen = self.states[rows].astype(np.float32)
+        sizes = chosen.sum(axis=1)
+        out = np.zeros(self.states.shape, bool)
+        for start in range(0, len(self), _BLOCK):
+            block = self.states[start:start + _BLOCK].astype(np.float32)
+            inside = (block @ chosen.T) == sizes[None, :]  # chosen state within this state
+            out[start:start + _BLOCK] = (inside.astype(np.float32) @ chosen) > 0
+        return out
+
+    def atoms(self) -> dict[str, np.ndarray]:
+        """Per item q, the rows of the atoms at q: the minimal states holding q (kst ``katoms``).
+
+        Raises
+        ------
+        StructureError
+            Above :data:`PAIRWISE_LIMIT` states.
+
+        Examples
+        --------
+        >>> K = Structure.build("abc", [[0, 0, 0], [1, 0, 0], [0, 1, 0], [1, 1, 0], [1, 1, 1]])
+        >>> {q: K.sets(rows) for q, rows in K.atoms().items()}
+        {'a': [['a']], 'b': [['b']], 'c': [['a', 'b', 'c']]}
+        """
+        atom = self._atom_matrix
+        return {q: np.flatnonzero(atom[:, j]) for j, q in enumerate(self.items)}
+
+    def base(self) -> np.ndarray:
+        """Rows of the base of a knowledge space: its atoms, the least family spanning it by unions.
+
+        Raises
+        ------
+        StructureError
+            When the family is not closed under union (a base spans a space; kst ``kbase``
+            refuses the same), or above :data:`PAIRWISE_LIMIT` states.
+
+        Examples
+        --------
+        >>> K = Structure.build("abc", [[0, 0, 0], [1, 0, 0], [0, 1, 0], [1, 1, 0], [1, 1, 1]])
+        >>> K.sets(K.base())
+        [['a'], ['b'], ['a', 'b', 'c']]
+        """
+        self.require_structure()
+        if not self.is_space():
+            raise StructureError("not a knowledge space (not closed under union): a base spans a space by unions; "
+                                 "analyse the atoms instead")
+        return np.flatnonzero(self._atom_matrix.any(axis=1))
+
+    def surmise_relation(self) -> np.ndarray:
+        """(items, items) bool, reflexive: [p, q] when every state holding q holds p (p is a prerequisite of q).
+
+        For a quasi-ordinal space, the relation whose down-sets are the states (kst
+        ``as.relation``, kstMatrix ``kmsurmiserelation``, with rows as prerequisites).
+        """
+        s = self.states.astype(np.float32)
+        counter = (1 - s).T @ s  # [p, q]: states holding q but not p
+        return counter == 0
+
+    # ---- covering relation and paths ----------------------------------------------------------------
+    def covers(self) -> tuple[np.ndarray, np.ndarray]:
+        """The covering pairs (lower, upper) of the inclusion order: upper contains lower, no state between.
+
+        The edges of the Hasse diagram, as rows into :attr:`states`. In a well-graded
+        structure they are the one-item steps (found by lookups); otherwise every pair is
+        compared with every pair of its substates (refused above :data:`COVER_LIMIT` states).
+
+        Raises
+        ------
+        StructureError
+            Not well-graded, above :data:`COVER_LIMIT` states.
+        """
+        lower, upper = [], []
+        if self._one_item_covers():
+            for q in range(len(self.items)):
+                grown = self._flipped(q)
+                keep = (self.states[:, q] == 0) & (grown >= 0)
+                lower.append(np.flatnonzero(keep))
+                upper.append(grown[keep])
+        else:
+            if len(self) > COVER_LIMIT:
+                raise StructureError(f"the covering relation of a structure that is not well-graded compares each "
+                                     f"state with every pair of its substates; refused above {COVER_LIMIT:,} "
+                                     f"states (this one has {len(self):,})")
+            within = self._substates(np.arange(len(self))).astype(np.float32)  # [M, L]: L strictly inside M
+            for start in range(0, len(self), _BLOCK):
+                rows = np.arange(start, min(start + _BLOCK, len(self)))
+                inside = within[rows] > 0  # (block, states): L strictly inside K
+                # L is covered by K iff no M strictly inside K holds L strictly
+                between = (within[rows] @ within) > 0
+                pairs = np.argwhere(inside & ~between)
+                lower.append(pairs[:, 1])
+                upper.append(rows[pairs[:, 0]])
+        lo, up = np.concatenate(lower or [np.zeros(0, np.int64)]), np.concatenate(upper or [np.zeros(0, np.int64)])
+        order = np.lexsort((lo, up))
+        return lo[order].astype(np.int64), up[order].astype(np.int64)
+
+    def _one_item_covers(self) -> bool:
+        """Whether every covering pair is a one-item step: so in a well-graded family (a longer step
+        would have a tight path, hence states, inside it)."""
+        return len(self) <= 1 or self.is_well_graded()
+
+    def learning_paths(self) -> LearningPaths:
+        """The learning paths: maximal chains of states from the empty set to Q, counted and listed lazily.
+
+        Raises
+        ------
+        StructureError
+            When the family is not a knowledge structure, or (not well-graded) above
+            :data:`PAIRWISE_LIMIT` states.
+
+        Examples
+        --------
+        >>> K = Structure.build("abc", [[0, 0, 0], [1, 0, 0], [0, 1, 0], [1, 1, 0], [1, 1, 1]])
+        >>> paths = K.learning_paths()
+        >>> paths.count, [K.steps(p) for p in paths]
+        (2, [[['a'], ['b'], ['c']], [['b'], ['a'], ['c']]])
+        """
+        self.require_structure()
+        sizes = self.states.sum(axis=1)
+        start, goal = int(np.flatnonzero(sizes == 0)[0]), int(np.flatnonzero(sizes == len(self.items))[0])
+        lower, upper = self.covers()
+        return LearningPaths(self, start, goal, lower, upper)
+
+    def gradations(self, start: int, goal: int) -> LearningPaths:
+        """The gradations from state ``start`` to state ``goal`` (rows): chains adding one item per step.
+
+        Raises
+        ------
+        StructureError
+            When ``start`` is not a subset of ``goal``.
+
+        Examples
+        --------
+        >>> K = Structure.build("abc", [[0, 0, 0], [1, 0, 0], [0, 1, 0], [1, 1, 0], [1, 1, 1]])
+        >>> steps = K.gradations(K.row(["a"]), K.row(["a", "b", "c"]))
+        >>> steps.count, [K.steps(p) for p in steps]
+        (1, [[['b'], ['c']]])
+        """
+        if (self.states[start] > self.states[goal]).any():
+            extra = self.sets([start])[0]
+            raise StructureError(f"a gradation adds items: {{{', '.join(extra)}}} is not a subset of "
+                                 f"{{{', '.join(self.sets([goal])[0])}}}; give the smaller state first")
+        lower, upper = [], []
+        inside = ((self.states >= self.states[start]) & (self.states <= self.states[goal])).all(axis=1)
+        for q in np.flatnonzero(self.states[goal] > self.states[start]):
+            grown = self._flipped(int(q))
+            keep = inside & (self.states[:, q] == 0) & (grown >= 0)
+            lower.append(np.flatnonzero(keep))
+            upper.append(grown[keep])
+        lo = np.concatenate(lower or [np.zeros(0, np.int64)]).astype(np.int64)
+        up = np.concatenate(upper or [np.zeros(0, np.int64)]).astype(np.int64)
+        order = np.lexsort((lo, up))
+        return LearningPaths(self, start, goal, lo[order], up[order])
+
+    def steps(self, path: list[int]) -> list[list[str]]:
+        """The items each step of a path (rows of states) adds."""
+        names = np.asarray(self.items, dtype=object)
+        return [names[(self.states[b] > 0) & (self.states[a] == 0)].tolist() for a, b in zip(path, path[1:],
+                                                                                              strict=False)]
+
+
+@dataclass(frozen=True, eq=False)
+class LearningPaths:
+    """The chains from one state to another along given steps (pairs of rows): counted exactly, listed lazily.
+
+    ``count`` is a Python integer (an antichain of n items has n! learning paths);
+    iterating yields each path as a list of rows, smallest first, in a fixed order.
+    """
+
+    structure: Structure
+    start: int
+    goal: int
+    lower: np.ndarray
+    upper: np.ndarray
+
+    @property
+    def count(self) -> int:
+        """Number of chains from ``start`` to ``goal``: each state's count is the sum of its predecessors'."""
+        order = np.argsort(self.structure.states.sum(axis=1), kind="stable")
+        ways = np.zeros(len(self.structure), dtype=object)
+        ways[self.start] = 1
+        into = np.argsort(self.upper, kind="stable")
+        lower, upper = self.lower[into], self.upper[into]
+        bounds = np.searchsorted(upper, np.arange(len(self.structure) + 1))
+        for row in order.tolist():
+            if row != self.start and bounds[row] < bounds[row + 1]:
+                ways[row] = sum(ways[lower[bounds[row]:bounds[row + 1]]].tolist())
+        return int(ways[self.goal])
+
+    def __iter__(self) -> Iterator[list[int]]:
+        above: dict[int, list[int]] = {}
+        for lo, up in zip(self.lower.tolist(), self.upper.tolist(), strict=True):
+            above.setdefault(lo, []).append(up)
+        reaches = self._reaching()
+        path = [self.start]
+        stack = [iter(above.get(self.start, []))]
+        if self.start == self.goal:
+            yield [self.start]
+            return
+        while stack:
+            nxt = next(stack[-1], None)
+            if nxt is None:
+                stack.pop()
+                path.pop()
+                continue
+            if not reaches[nxt]:
+                continue
+            path.append(nxt)
+            if nxt == self.goal:
+                yield list(path)
+                path.pop()
+                continue
+            stack.append(iter(above.get(nxt, [])))
+
+    def _reaching(self) -> np.ndarray:
+        """Per state, whether the goal can be reached from it along the steps."""
+        reach = np.zeros(len(self.structure), bool)
+        reach[self.goal] = True
+        order = np.argsort(-self.structure.states.sum(axis=1), kind="stable")
+        below: dict[int, list[int]] = {}
+        for lo, up in zip(self.lower.tolist(), self.upper.tolist(), strict=True):
+            below.setdefault(up, []).append(lo)
+        for row in order.tolist():
+            if reach[row]:
+                for lo in below.get(row, []):
+                    reach[lo] = True
+        return reach
+
+    def first(self, n: int) -> list[list[int]]:
+        """The first ``n`` paths."""
+        return list(islice(iter(self), n))
