@@ -42,7 +42,7 @@ import numpy as np
 
 from kstp.errors import KstpError, NotAKnowledgeStateError, UnknownIdError
 
-__all__ = ["Structure", "StructureError", "LearningPaths"]
+__all__ = ["Structure", "StructureError", "LearningPaths", "span", "PAIRWISE_LIMIT", "COVER_LIMIT"]
 
 _BLOCK = 2048  # rows per block of a pairwise computation: (block x states) cells at a time
 #: States from which the pairwise analyses (atoms and the base, union closure, well-gradedness
@@ -488,6 +488,49 @@ class Structure:
         names = np.asarray(self.items, dtype=object)
         return [names[(self.states[b] > 0) & (self.states[a] == 0)].tolist() for a, b in zip(path, path[1:],
                                                                                               strict=False)]
+
+
+def span(base, limit: int | None = 10**6) -> np.ndarray:
+    """The knowledge space a base spans: every union of its elements, and the empty set.
+
+    Parameters
+    ----------
+    base : array-like of shape (elements, items), 0/1
+    limit : int or None
+        Refuse a space with more states than this.
+
+    Returns
+    -------
+    ndarray of shape (states, items), uint8
+        Smallest first, then by the items as a binary number, first item highest.
+
+    Raises
+    ------
+    StructureError
+        When the space has more than ``limit`` states.
+
+    Examples
+    --------
+    kstIO's base of pks's DoignonFalmagne7 spans its nine states:
+
+    >>> B = [[1, 0, 0, 0, 0], [0, 1, 0, 0, 0], [1, 1, 1, 0, 0], [1, 1, 0, 1, 0], [1, 1, 1, 0, 1]]
+    >>> len(span(B)), span(B)[-1].tolist()
+    (9, [1, 1, 1, 1, 1])
+    """
+    base = np.asarray(base, dtype=np.uint8)
+    n = base.shape[1]
+    packed = _pack(base)
+    states = np.zeros((1, packed.shape[1]), np.uint8)
+    for element in packed:
+        grown = np.vstack([states, states | element])
+        keys = _keys(grown)
+        _, first = np.unique(keys, return_index=True)
+        states = grown[np.sort(first)]
+        if limit is not None and len(states) > limit:
+            raise StructureError(f"the base spans more than {limit:,} states; raise the limit or give the states")
+    matrix = np.unpackbits(states, axis=1, count=n, bitorder="little")
+    weights = matrix.astype(np.float64) @ (2.0 ** -np.arange(1, n + 1))
+    return matrix[np.lexsort((-weights, matrix.sum(axis=1)))]
 
 
 @dataclass(frozen=True, eq=False)

@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 
 from kstp.errors import NotAKnowledgeStateError, UnknownIdError
-from kstp.kst.analysis import Structure, StructureError
+from kstp.kst.analysis import Structure, StructureError, span
 
 REFERENCE = json.loads((Path(__file__).resolve().parents[1] / "data" / "kst" / "kst_reference.json").read_text())
 PKS_STRUCTURES = [k for k, v in REFERENCE.items() if isinstance(v, dict) and "states" in v]
@@ -233,3 +233,15 @@ def test_gradations_equal_kstmatrix():
     got = k.gradations(k.row(["a"]), k.row(list("abcde")))
     expected = REFERENCE["DoignonFalmagne7_gradations_a_to_Q"]
     assert sorted(["".join(map(str, k.states[r])) for r in p] for p in got) == sorted(expected)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_span_of_a_base_is_every_union_of_its_elements(seed):
+    domain, generators = random_family(5, random.Random(200 + seed), structure=False)
+    generators = generators[:8]
+    unions = {frozenset().union(*chosen) for r in range(len(generators) + 1) for chosen in combinations(generators, r)}
+    got = span([[int(q in g) for q in domain] for g in generators], limit=None)
+    assert [frozenset(np.asarray(domain)[row > 0]) for row in got] == sorted(
+        unions, key=lambda s: (len(s), [q not in s for q in domain]))
+    with pytest.raises(StructureError, match="more than 2 states"):
+        span(np.eye(3), limit=2)
