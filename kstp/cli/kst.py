@@ -2,9 +2,21 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import click
 
-from kstp.cli.output import SEED, emit, get_store, json_option, on_interrupt, progress_bar, refuse_together
+from kstp.cli.output import (
+    SEED,
+    emit,
+    get_store,
+    json_option,
+    message,
+    on_interrupt,
+    print_table,
+    progress_bar,
+    refuse_together,
+)
 
 # spaces.FRINGES, written out: importing the spaces module here would slow every `kstp --help`
 _FRINGES = ("standard", "notions")
@@ -193,6 +205,91 @@ def space(ctx, dataset: str, mode: str, sample: int | None, seed: int, limit: in
     for row in rows:
         click.echo(f"{{{', '.join(row['state'])}}}  outer fringe: {', '.join(row['outerFringe']) or '-'}")
     click.echo(f"{len(rows):,} states listed ({source})", err=True)
+
+
+#: kstp.evaluators.structures.SHOW, written out (--help imports no numerics).
+_SHOW = ("summary", "base", "atoms", "relation", "notions", "fringes", "paths")
+
+
+def _joined(value, empty: str = "-"):
+    """A cell of a printed table: a list of items as ``a, b`` (``empty`` when there is none), a list of steps
+    as ``a; b, c``."""
+    if isinstance(value, list):
+        return "; ".join(_joined(v) for v in value) if value and isinstance(value[0], list) else ", ".join(
+            map(str, value)) or empty
+    return value
+
+
+@kst.command()
+@click.option("--dataset", help="Analyse the knowledge space of this dataset's derived prerequisites.")
+@click.option("--structure", "path", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              help="Analyse this structure file instead: a kstIO file (.kst, .spc, .bsr basis, .spr relation) or a "
+                   "0/1 CSV of states with item names.")
+@click.option("--show", type=click.Choice(_SHOW), default="summary", show_default=True,
+              help="summary: properties and counts; base, atoms, relation (surmise pairs), notions (equally "
+                   "informative items), fringes (every state's inner and outer fringe) or paths: one table.")
+@click.option("--from", "start", metavar="STATE", help="--show paths: the gradations from this state "
+              "(comma-separated items; empty: the empty set) ...")
+@click.option("--to", "goal", metavar="STATE", help="... to this one (default: the learning paths from the empty "
+              "set to all items).")
+@click.option("--paths", type=click.IntRange(min=0), default=20, show_default=True,
+              help="--show paths: how many to list (all are counted).")
+@click.option("--limit", type=click.IntRange(min=1), default=100_000, show_default=True,
+              help="Refuse a structure with more states than this.")
+@json_option
+@click.pass_context
+def analyse(ctx, dataset: str | None, path: Path | None, show: str, start: str | None, goal: str | None, paths: int,
+            limit: int, as_json: bool) -> None:
+    """Analyse a knowledge structure: closure, gradedness, base, atoms, surmise relation, fringes, learning paths.
+
+    The structure is a dataset's knowledge space (--dataset) or any family of states in
+    a file (--structure; it need not be a space). The summary says whether it is closed
+    under union (a knowledge space), under intersection, both (quasi-ordinal), whether it
+    is well-graded, which items are forward or backward graded (pks), and counts its
+    base, atoms, surmise pairs, notions and learning paths (maximal chains from the empty
+    set to all items). --show prints one of them as a table; --show paths with --from
+    and --to lists the gradations between two states (one item per step).
+
+    \b
+    Examples:
+      kstp kst analyse --structure endm.kst
+      kstp kst analyse --structure DoignonFalmagne7.spc --show base --json
+      kstp kst analyse --dataset probability_pks --show fringes --format csv
+      kstp kst analyse --dataset frcsub --show paths --from Item04 --to Item04,Item10 --paths 5
+    """
+    refuse_together(ctx, "dataset", ("path",), "analyse a dataset's space or a file, not both")
+    if dataset is None and path is None:
+        raise click.UsageError("give --dataset (a dataset's knowledge space) or --structure FILE")
+    if show != "paths" and (start is not None or goal is not None):
+        raise click.UsageError("--from and --to go with --show paths")
+    from kstp.evaluators import structures
+
+    store = get_store(ctx) if dataset is not None else None
+    if store is not None:
+        _note_underived(store, dataset)
+    structure, source = structures.load_structure(store, dataset, path, limit)
+    ends = [structures.parse_state(structure, text, dataset) for text in (start, goal)]
+    result = {"source": source, "show": show, **structures.analyse(structure, show, *ends, paths)}
+    if as_json:
+        emit(result)
+        return
+    import pandas as pd
+
+    if show == "summary":
+        fields = {k: _joined(v) for k, v in result.items() if k not in ("source", "show", "notes")}
+        print_table(pd.DataFrame([fields]), f"{source}")
+        for note in result["notes"]:
+            message(f"note: {note}")
+        return
+    sets = ("state", "atom", "notion")  # an empty set reads {}, an empty fringe -
+    rows = pd.DataFrame([{k: _joined(v, "{}" if k in sets else "-") for k, v in r.items()} for r in result["rows"]])
+    if show == "paths":
+        kind = "learning paths" if start is None and goal is None else "gradations"
+        listed = "" if result["listed"] == result["count"] else f"; the first {result['listed']}:"
+        ends = [f"{{{_joined(result[end], '')}}}" for end in ("from", "to")]
+        click.echo(f"{result['count']:,} {kind} from {ends[0]} to {ends[1]} in {source}{listed}")
+    if len(rows):
+        print_table(rows, None if show == "paths" else f"{show} of {source}")
 
 
 def _summary(dataset: str, knowledge_space) -> dict:

@@ -138,6 +138,33 @@ class Structure:
                                  f"{{{', '.join(np.asarray(items)[matrix[first] > 0])}}}; list each state once")
         return cls(items, matrix, packed, order, ordered)
 
+    @classmethod
+    def from_space(cls, space, limit: int | None = 10**6) -> Structure:
+        """The states of a quasi-ordinal space (:class:`kstp.kst.spaces.KnowledgeSpace`) as a structure.
+
+        What its construction guarantees is not checked again: it is closed under union
+        and intersection, and its atoms are the down-sets of single items (q with all its
+        prerequisites), so no analysis here compares pairs of states.
+
+        Raises
+        ------
+        TooManyStatesError
+            When the space has more than ``limit`` states.
+        """
+        masks = space._sorted_masks(limit)
+        column = {q: j for j, q in enumerate(space.items)}
+        matrix = np.zeros((len(masks), len(space.items)), np.uint8)
+        for k, members in enumerate(space.classes):  # class k of the masks: its items' columns
+            bit = (np.asarray(masks, dtype=object if len(space.classes) > 64 else np.uint64) >> k) & 1
+            matrix[:, [column[q] for q in members]] = np.asarray(bit, dtype=np.uint8)[:, None]
+        built = cls.build(space.items, matrix)
+        below = built.surmise_relation()  # [p, q]: p in every state holding q
+        atoms = np.zeros(matrix.shape, bool)
+        rows = built.find(_pack(below.T.astype(np.uint8)))  # the down-set of each item is a state
+        atoms[rows, np.arange(len(space.items))] = True
+        built.__dict__.update(_union_closed=True, _intersection_closed=True, _atom_matrix=atoms)
+        return built
+
     # ---- lookups -------------------------------------------------------------------------------
     def __len__(self) -> int:
         return len(self.states)
@@ -376,6 +403,19 @@ class Structure:
             raise StructureError("not a knowledge space (not closed under union): a base spans a space by unions; "
                                  "analyse the atoms instead")
         return np.flatnonzero(self._atom_matrix.any(axis=1))
+
+    def notions(self) -> list[list[str]]:
+        """The classes of equally informative items (in exactly the same states), in item order.
+
+        >>> Structure.build("abc", [[0, 0, 0], [1, 1, 0], [1, 1, 1]]).notions()
+        [['a', 'b'], ['c']]
+        """
+        columns = np.ascontiguousarray(_pack(self.states.T))
+        _, first, label = np.unique(_keys(columns), return_index=True, return_inverse=True)
+        classes: dict[int, list[str]] = {}
+        for j, c in enumerate(label.ravel().tolist()):
+            classes.setdefault(c, []).append(self.items[j])
+        return sorted(classes.values(), key=lambda members: self.items.index(members[0]))
 
     def surmise_relation(self) -> np.ndarray:
         """(items, items) bool, reflexive: [p, q] when every state holding q holds p (p is a prerequisite of q).

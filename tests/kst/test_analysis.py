@@ -21,6 +21,7 @@ import pytest
 
 from kstp.errors import NotAKnowledgeStateError, UnknownIdError
 from kstp.kst.analysis import Structure, StructureError, span
+from kstp.kst.spaces import KnowledgeSpace
 
 REFERENCE = json.loads((Path(__file__).resolve().parents[1] / "data" / "kst" / "kst_reference.json").read_text())
 PKS_STRUCTURES = [k for k, v in REFERENCE.items() if isinstance(v, dict) and "states" in v]
@@ -245,3 +246,18 @@ def test_span_of_a_base_is_every_union_of_its_elements(seed):
         unions, key=lambda s: (len(s), [q not in s for q in domain]))
     with pytest.raises(StructureError, match="more than 2 states"):
         span(np.eye(3), limit=2)
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_from_space_equals_the_same_states_analysed_from_scratch(seed):
+    rng = random.Random(300 + seed)
+    items = [f"q{i}" for i in range(7)]
+    pairs = [(a, b) for a in items for b in items if a != b and rng.random() < 0.15]  # cycles allowed
+    space = KnowledgeSpace.build(items, pairs)
+    fast = Structure.from_space(space)
+    slow = Structure.build(items, fast.states)
+    assert fast.is_space() and fast.is_closure_space() and slow.is_quasi_ordinal()
+    assert {q: fast.sets(r) for q, r in fast.atoms().items()} == {q: slow.sets(r) for q, r in slow.atoms().items()}
+    assert fast.is_well_graded() == slow.is_well_graded() == all(len(c) == 1 for c in space.classes)
+    assert fast.learning_paths().count == slow.learning_paths().count
+    assert fast.notions() == sorted(map(list, space.classes), key=lambda c: items.index(c[0]))
