@@ -49,7 +49,8 @@ def _structure(ctx, param, value: str) -> str | Path:
         return value
     path = Path(value)
     if not path.is_file():
-        raise click.BadParameter(f"{value!r} is neither space, delineated nor a file that exists", ctx, param)
+        raise click.BadParameter(f"{value!r} is neither space nor delineated, and file {value!r} does not exist",
+                                 ctx, param)
     return path
 
 
@@ -110,8 +111,10 @@ def blim(ctx, dataset: str | None, responses: Path | None, kind: str | Path, met
       kstp fit blim --dataset probability_pks --structure delineated
       kstp fit blim --dataset frcsub --method MDML --bootstrap 200 --json
       kstp fit blim --dataset frcsub --guess-equal --fix-careless Item01=0.05 --out results/
-      kstp fit blim --dataset probability_pks --structure my_structure.csv --out results/
-      kstp fit blim --responses endm.dat --structure endm.kst --method MD --out results/
+      kstp fit blim --dataset probability_pks --structure probability.spc --out results/
+      kstp fit blim --responses probability.dat --structure probability.spc --method MD --out results/
+      kstp kst export --dataset probability_pks --what fit --to probability_fit.csv
+      kstp kst simulate --dataset probability_pks --seed 1 --to from_fit.dat
     """
     from kstp.evaluators import blim as evaluator
 

@@ -207,8 +207,168 @@ def space(ctx, dataset: str, mode: str, sample: int | None, seed: int, limit: in
     click.echo(f"{len(rows):,} states listed ({source})", err=True)
 
 
+#: kstp.evaluators.structures.EXPORTS and kstp.loaders.kstio.FORMATS, written out (--help imports no numerics).
+_EXPORTS = ("space", "base", "relation", "data", "fit")
+_LAYOUTS = ("srbt", "kst", "matrix", "csv")
+
+
+@kst.command()
+@click.option("--dataset", required=True, help="Dataset whose structure, relation, answers or fit is written.")
+@click.option("--what", type=click.Choice(_EXPORTS), required=True,
+              help="space: the states of its knowledge space; base: the space's base; relation: the surmise "
+                   "relation; data: the human learners' complete response patterns; fit: the latest BLIM fit's "
+                   "states (with their probabilities in a CSV).")
+@click.option("--to", "path", required=True, type=click.Path(dir_okay=False, path_type=Path),
+              help="The file to write (.kst/.spc, .bsr, .spr, .dat as kstIO names them; .csv for a CSV).")
+@click.option("--layout", type=click.Choice(_LAYOUTS),
+              help="srbt (kstIO's default, with an #SRBT line), kst (two count lines), matrix (rows only) or csv "
+                   "(item names; learner ids or probabilities as columns) [default: csv for a .csv file, else srbt].")
+@click.option("--limit", type=click.IntRange(min=1), default=100_000, show_default=True,
+              help="Refuse a space with more states than this.")
+@json_option
+@click.pass_context
+def export(ctx, dataset: str, what: str, path: Path, layout: str | None, limit: int, as_json: bool) -> None:
+    """Write a dataset's space, base, surmise relation, answers or BLIM fit as a file R's kstIO and pks read.
+
+    Columns are the dataset's questions in order (a CSV names them by local id), so
+    that `kst import` and `fit blim --structure` read them back the same way. A fit
+    goes out as its states with each state's probability (CSV): in R,
+    K <- read.csv(FILE); P.K <- K$probability.
+
+    \b
+    Examples:
+      kstp kst export --dataset probability_pks --what space --to probability.spc
+      kstp kst export --dataset probability_pks --what relation --to probability.spr
+      kstp kst export --dataset probability_pks --what data --to probability.dat
+    """
+    from kstp.evaluators.structures import export_dataset
+
+    result = export_dataset(get_store(ctx), dataset, what, path, layout, limit)
+    if as_json:
+        emit(result)
+        return
+    message(f"wrote {result['file']}: {result['rows']:,} rows x {result['items']} items ({what}, {result['layout']})")
+    if result["note"]:
+        message(f"note: {result['note']}")
+
+
+@kst.command()
+@click.option("--dataset", help="Draw from this dataset's latest BLIM fit (kstp fit blim).")
+@click.option("--structure", "path", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              help="Draw from this structure file instead (kstIO file or 0/1 CSV; a CSV's probability column gives "
+                   "the state probabilities, else all states are equally likely).")
+@click.option("--learners", type=click.IntRange(min=1),
+              help="How many learners to draw [default: as many as the fit had; required with --structure].")
+@click.option("--careless", type=click.FloatRange(0, 1),
+              help="Careless-error rate (beta) of every item [default: the fitted rates; 0.1 with --structure].")
+@click.option("--guess", type=click.FloatRange(0, 1),
+              help="Lucky-guess rate (eta) of every item [default: the fitted rates; 0.1 with --structure].")
+@click.option("--seed", type=SEED, default=0, show_default=True, help="Seed of the draw: the same seed, the same data.")
+@click.option("--to", "out", type=click.Path(dir_okay=False, path_type=Path),
+              help="Write the learners' response patterns here (.dat: kstIO's data file; .csv: with learner ids).")
+@click.option("--layout", type=click.Choice(_LAYOUTS), help="Layout of --to [default: csv for a .csv file, else "
+              "srbt].")
+@json_option
+@click.pass_context
+def simulate(ctx, dataset: str | None, path: Path | None, learners: int | None, careless: float | None,
+             guess: float | None, seed: int, out: Path | None, layout: str | None, as_json: bool) -> None:
+    """Draw response patterns from a BLIM (pks's simulate): a dataset's fit or a structure file, seeded.
+
+    Each learner gets a state by the state probabilities, then each answer
+    independently: an item of the state is missed with the careless-error rate, an item
+    outside it solved with the lucky-guess rate. Prints the distinct patterns with their
+    counts (pks's N.R); --to writes one row per learner, which kstp fit blim --responses
+    and R's kstIO read_kdata read.
+
+    \b
+    Examples:
+      kstp kst simulate --structure probability.spc --learners 500 --seed 1 --to simulated.dat
+      kstp kst simulate --structure probability.spc --learners 500 --careless 0.05 --guess 0.1 --json
+    """
+    refuse_together(ctx, "dataset", ("path",), "draw from a dataset's fit or from a file, not both")
+    if dataset is None and path is None:
+        raise click.UsageError("give --dataset (its BLIM fit) or --structure FILE")
+    if layout is not None and out is None:
+        raise click.UsageError("--layout goes with --to FILE")
+    import pandas as pd
+
+    from kstp.evaluators.structures import simulate_learners
+    from kstp.kst.blim import response_patterns
+    from kstp.loaders.kstio import write_kst_file
+
+    store = get_store(ctx) if dataset is not None else None
+    drawn = simulate_learners(store, dataset, path, learners, seed, careless, guess)
+    local = [q.split(":", 1)[-1] for q in drawn["items"]]
+    patterns, counts, _ = response_patterns(drawn["answers"])
+    table = pd.DataFrame({"pattern": ["".join(map(str, row)) for row in patterns], "learners": counts})
+    table = table.sort_values(["learners", "pattern"], ascending=[False, True], ignore_index=True)
+    if out is not None:
+        chosen = layout or ("csv" if out.suffix.lower() == ".csv" else "srbt")
+        labels = [f"sim{i + 1:05d}" for i in range(drawn["learners"])] if chosen == "csv" else None
+        write_kst_file(out, "data", drawn["answers"], local if chosen == "csv" else None, chosen, labels=labels)
+    result = {"source": drawn["source"], "learners": drawn["learners"], "seed": seed, "items": local,
+              "careless": drawn["careless"].tolist(), "guess": drawn["guess"].tolist(),
+              "file": str(out) if out else None, "patterns": table}
+    if as_json:
+        emit(result)
+        return
+    click.echo(f"{drawn['learners']:,} learners drawn from {drawn['source']} (seed {seed}); pattern cells are the "
+               f"items {' '.join(local)}")
+    print_table(table)
+    if out is not None:
+        message(f"wrote {out}")
+
+
+@kst.command("import")
+@click.argument("path", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--dataset", required=True, help="Dataset whose questions the file's columns are.")
+@click.option("--as", "kind", type=click.Choice(("relation", "structure", "space", "basis", "data")),
+              help="What the file holds [default: its #SRBT line, else its name: .spr relation, .kst structure, "
+                   ".spc space, .bsr basis, .dat data].")
+@json_option
+@click.pass_context
+def import_(ctx, path: Path, dataset: str, kind: str | None, as_json: bool) -> None:
+    """Read a surmise relation or structure as a dataset's question prerequisites, or response patterns as answers.
+
+    A relation (closed reflexively and transitively) or the surmise relation of a
+    structure replaces the dataset's question prerequisites (rule "imported"): kst
+    fringe, kst space, fit blim and evaluate psr then use it. Response patterns become
+    learners' answers. Unnamed columns are the dataset's questions in order (as kst
+    export writes them); a CSV header names them. Importing the same file again changes
+    nothing.
+
+    \b
+    Examples:
+      kstp kst import probability.spr --dataset probability_pks
+      kstp kst import simulated.dat --dataset probability_pks --json
+    """
+    from kstp.evaluators.structures import import_file
+
+    result = import_file(get_store(ctx), dataset, path, kind)
+    if as_json:
+        emit(result)
+        return
+    if result["as"] == "data":
+        message(f"{result['learners']:,} learners' answers to {result['items']} questions read from {path.name} "
+                f"({result['columns']})")
+    else:
+        message(f"{result['pairs']:,} prerequisite pairs of dataset {dataset} from {path.name} ({result['columns']}); "
+                f"{result['replaced']:,} earlier pairs removed")
+    if result.get("note"):
+        message(f"note: {result['note']}")
+
+
 #: kstp.evaluators.structures.SHOW, written out (--help imports no numerics).
 _SHOW = ("summary", "base", "atoms", "relation", "notions", "fringes", "paths")
+
+
+def _local(value, dataset: str | None):
+    """Question ids of ``dataset`` without their prefix, in a value (a list of lists, a list, an id) for a table."""
+    if dataset is None:
+        return value
+    if isinstance(value, list):
+        return [_local(v, dataset) for v in value]
+    return value.removeprefix(f"{dataset}:") if isinstance(value, str) else value
 
 
 def _joined(value, empty: str = "-"):
@@ -252,10 +412,10 @@ def analyse(ctx, dataset: str | None, path: Path | None, show: str, start: str |
 
     \b
     Examples:
-      kstp kst analyse --structure endm.kst
-      kstp kst analyse --structure DoignonFalmagne7.spc --show base --json
+      kstp kst analyse --structure probability.spc
+      kstp kst analyse --structure probability.spr --show base --json
       kstp kst analyse --dataset probability_pks --show fringes --format csv
-      kstp kst analyse --dataset frcsub --show paths --from Item04 --to Item04,Item10 --paths 5
+      kstp kst analyse --dataset probability_pks --show paths --from b101 --to b101,b103,b104,b109
     """
     refuse_together(ctx, "dataset", ("path",), "analyse a dataset's space or a file, not both")
     if dataset is None and path is None:
@@ -276,17 +436,18 @@ def analyse(ctx, dataset: str | None, path: Path | None, show: str, start: str |
     import pandas as pd
 
     if show == "summary":
-        fields = {k: _joined(v) for k, v in result.items() if k not in ("source", "show", "notes")}
+        fields = {k: _joined(_local(v, dataset)) for k, v in result.items() if k not in ("source", "show", "notes")}
         print_table(pd.DataFrame([fields]), f"{source}")
         for note in result["notes"]:
             message(f"note: {note}")
         return
     sets = ("state", "atom", "notion")  # an empty set reads {}, an empty fringe -
-    rows = pd.DataFrame([{k: _joined(v, "{}" if k in sets else "-") for k, v in r.items()} for r in result["rows"]])
+    rows = pd.DataFrame([{k: _joined(_local(v, dataset), "{}" if k in sets else "-") for k, v in r.items()}
+                         for r in result["rows"]])
     if show == "paths":
         kind = "learning paths" if start is None and goal is None else "gradations"
         listed = "" if result["listed"] == result["count"] else f"; the first {result['listed']}:"
-        ends = [f"{{{_joined(result[end], '')}}}" for end in ("from", "to")]
+        ends = [f"{{{_joined(_local(result[end], dataset), '')}}}" for end in ("from", "to")]
         click.echo(f"{result['count']:,} {kind} from {ends[0]} to {ends[1]} in {source}{listed}")
     if len(rows):
         print_table(rows, None if show == "paths" else f"{show} of {source}")

@@ -39,7 +39,7 @@ from kstp.kst import blim_gof as gof
 from kstp.kst import iita as learned
 from kstp.kst.analysis import Structure, span
 from kstp.kst.spaces import KnowledgeSpace, TooManyStatesError
-from kstp.loaders.kstio import read_kst_file
+from kstp.loaders.kstio import align_columns, read_kst_file
 
 __all__ = ["VERSION", "STRUCTURES", "ResponseData", "response_data", "structure", "structure_file", "BlimReport",
            "fit_dataset", "fit_files", "write_fit", "next_steps", "learn_prerequisites", "PrerequisiteReport"]
@@ -128,15 +128,6 @@ def structure(store: GraphStore, dataset: str, kind: str, items: list[str], limi
     return states
 
 
-def _column_names(items: list[str]) -> dict[str, int]:
-    """How a file's header may name each item: its id, or its local id (``b101`` for ``probability_pks:b101``)."""
-    names: dict[str, int] = {}
-    for j, q in enumerate(items):
-        names[q] = j
-        names.setdefault(q.split(":", 1)[-1], j)
-    return names
-
-
 def structure_file(path: str | Path, items: list[str], limit: int = 20_000) -> tuple[np.ndarray, str]:
     """The states of a structure file, as columns of ``items``, and a note on how they were read.
 
@@ -160,25 +151,7 @@ def structure_file(path: str | Path, items: list[str], limit: int = 20_000) -> t
     read = read_kst_file(path)
     if read.kind == "data":
         raise KstpError(f"{path} holds response patterns (a data file), not states; fit it as --responses")
-    if read.named:
-        names = _column_names(items)
-        unknown = [q for q in read.items if q not in names]
-        if unknown:
-            raise UnknownIdError(f"{path}: column {unknown[0]!r} is not an item ({', '.join(items[:5])}"
-                                 f"{', ...' if len(items) > 5 else ''})")
-        order = np.full(len(items), -1)
-        for j, q in enumerate(read.items):
-            order[names[q]] = j
-        missing = [items[i] for i in np.flatnonzero(order < 0)]
-        if missing:
-            raise KstpError(f"{path} has no column for {', '.join(missing)}; a structure covers every item")
-        matrix, how = read.matrix[:, order], "columns matched by name"
-    else:
-        if read.matrix.shape[1] != len(items):
-            shown = ", ".join(q.split(":", 1)[-1] for q in items[:6]) + (", ..." if len(items) > 6 else "")
-            raise KstpError(f"{path} has {read.matrix.shape[1]} item columns and names none; the data have "
-                            f"{len(items)} items ({shown}), which unnamed columns follow in that order")
-        matrix, how = read.matrix, f"unnamed columns taken as {items[0]} ... {items[-1]} in order"
+    matrix, how = align_columns(read, items, path)
     if read.kind == "basis":
         matrix, how = span(matrix, limit), how + "; the space its basis spans"
     elif read.kind == "relation":

@@ -10,6 +10,12 @@ learning paths) or one table (the base, the atoms, the surmise relation, the not
 fringe of every state, the learning paths or the gradations between two states). Nothing
 is written.
 
+:func:`export_dataset` writes a dataset's space, base, surmise relation, response patterns
+or latest BLIM fit (states with their probabilities) in the field's formats;
+:func:`import_file` reads a relation or a structure as the dataset's question
+prerequisites (``PREREQUISITE_OF {rule: "imported"}``, replacing the derived ones), or
+response patterns as its learners' answers.
+
 References
 ----------
 Doignon & Falmagne 1999, *Knowledge Spaces*, ch. 1-4; Falmagne & Doignon 2011, *Learning
@@ -21,6 +27,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 
 from kstp.errors import KstpError
 from kstp.graph.store import GraphStore
@@ -28,10 +35,13 @@ from kstp.graph.structures import dataset_space
 from kstp.kst.analysis import Structure, StructureError
 from kstp.loaders.kstio import read_kst_file
 
-__all__ = ["SHOW", "load_structure", "analyse", "parse_state"]
+__all__ = ["SHOW", "EXPORTS", "load_structure", "analyse", "parse_state", "export_dataset", "import_file",
+           "stored_fit", "simulate_learners"]
 
 #: What ``kstp kst analyse --show`` prints.
 SHOW = ("summary", "base", "atoms", "relation", "notions", "fringes", "paths")
+#: What ``kstp kst export`` writes, and the file kind of each.
+EXPORTS = {"space": "space", "base": "basis", "relation": "relation", "data": "data", "fit": "structure"}
 
 
 def load_structure(store: GraphStore | None, dataset: str | None, path: str | Path | None,
@@ -188,3 +198,228 @@ def analyse(structure: Structure, show: str = "summary", start: int | None = Non
     listed = chains.first(paths)
     return {"from": k.sets([chains.start])[0], "to": k.sets([chains.goal])[0], "count": chains.count,
             "listed": len(listed), "rows": [{"path": n, "steps": k.steps(p)} for n, p in enumerate(listed, 1)]}
+
+
+def _layout(path: Path, layout: str | None) -> str:
+    return layout or ("csv" if path.suffix.lower() == ".csv" else "srbt")
+
+
+def export_dataset(store: GraphStore, dataset: str, what: str, path: str | Path, layout: str | None = None,
+                   limit: int = 100_000) -> dict:
+    """Write a dataset's structure, relation, answers or fit to ``path`` in one of the field's formats.
+
+    Parameters
+    ----------
+    what : {"space", "base", "relation", "data", "fit"}
+        The knowledge space of the derived prerequisites (its states), its base, its
+        surmise relation, the human learners' complete response patterns (learners who
+        skipped an item are left out, as the BLIM does), or the latest BLIM fit's states
+        (a CSV adds each state's probability).
+    layout : {"srbt", "kst", "matrix", "csv"}, optional
+        Default: ``csv`` for a ``.csv`` file, else ``srbt``. Columns are the dataset's
+        questions in order; a CSV names them by local id (learner ids first for data).
+
+    Returns
+    -------
+    dict
+        What was written: ``file``, ``layout``, ``rows``, ``items``, and a ``note``.
+
+    Raises
+    ------
+    KstpError
+        On an unknown ``what``, no BLIM fit on the graph for ``fit``, and as
+        :func:`kstp.loaders.kstio.write_kst_file`; TooManyStatesError past ``limit``.
+    """
+    from kstp.evaluators.blim import response_data
+    from kstp.graph.structures import dataset_questions
+    from kstp.loaders.kstio import write_kst_file
+
+    if what not in EXPORTS:
+        raise KstpError(f"unknown export {what!r}; use one of {', '.join(EXPORTS)}")
+    path, layout = Path(path), _layout(Path(path), layout)
+    questions = dataset_questions(store, dataset)
+    items, local = questions["questionId"].tolist(), questions["localId"].tolist()
+    note, extra, labels = "", None, None
+    if what in ("space", "base"):
+        structure = Structure.from_space(dataset_space(store, dataset, limit), limit)
+        matrix = structure.states if what == "space" else structure.states[structure.base()]
+    elif what == "relation":
+        matrix = dataset_space(store, dataset).relation().astype(np.uint8)
+    elif what == "data":
+        data = response_data(store, dataset)
+        matrix, labels = data.matrix, ([q.split(":", 1)[-1] for q in data.learners] if layout == "csv" else None)
+        note = f"{data.incomplete} learners left out: they did not answer every item" if data.incomplete else ""
+    else:
+        fit = stored_fit(store, dataset)
+        matrix = fit["states"]
+        if layout == "csv":
+            extra = {"probability": fit["probability"]}
+        else:
+            note = "the states alone: their probabilities go into a CSV file (a .csv name or --layout csv)"
+        note = f"run {fit['runId']}" + (f"; {note}" if note else "")
+    write_kst_file(path, EXPORTS[what], matrix, local if layout == "csv" else None, layout, extra, labels)
+    return {"dataset": dataset, "what": what, "file": str(path), "layout": layout, "rows": int(len(matrix)),
+            "items": len(items), "note": note or None}
+
+
+def _closure(relation: np.ndarray) -> np.ndarray:
+    """The reflexive-transitive closure of a boolean relation (squaring until it stops growing)."""
+    closed = relation.astype(bool) | np.eye(len(relation), dtype=bool)
+    while True:
+        grown = (closed.astype(np.float32) @ closed.astype(np.float32)) > 0
+        if (grown == closed).all():
+            return closed
+        closed = grown
+
+
+def import_file(store: GraphStore, dataset: str, path: str | Path, kind: str | None = None) -> dict:
+    """Read a file into a dataset: a relation or structure as its question prerequisites, or its learners' answers.
+
+    A relation file's reflexive-transitive closure, or a structure's (space's, basis's)
+    surmise relation, replaces the dataset's ``PREREQUISITE_OF`` question edges (rule
+    ``imported``, source the file's name; the derived edges they replace are deleted, so
+    every KST query and PSR read the imported relation). A structure that is not
+    quasi-ordinal is more than its surmise relation says: the note gives the size of the
+    space the relation keeps. A data file's rows become learners' answers (ids from a
+    CSV's first column, else ``<file stem>-<row>``). Columns are matched to the dataset's
+    questions as :func:`kstp.loaders.kstio.align_columns` does. Importing the same file
+    again changes nothing.
+
+    Raises
+    ------
+    KstpError
+        When the file's kind is unknown (name it with ``kind``), and as
+        :func:`kstp.loaders.kstio.read_kst_file` and ``align_columns``; nothing is
+        written then.
+    """
+    from kstp.graph.structures import dataset_questions
+    from kstp.kst.analysis import span
+    from kstp.kst.spaces import KnowledgeSpace
+    from kstp.loaders.kstio import align_columns
+    from kstp.loaders.responses import write_answers
+
+    path = Path(path)
+    read = read_kst_file(path, kind=kind)
+    kind = kind or read.kind
+    if kind is None:
+        raise KstpError(f"{path}: say what it holds (--as relation, structure or data); its name does not")
+    questions = dataset_questions(store, dataset)
+    items = questions["questionId"].tolist()
+    matrix, how = align_columns(read, items, path)
+    if kind == "data":
+        local = questions["localId"].tolist()
+        learners = read.labels or [f"{path.stem}-{r + 1:05d}" for r in range(len(matrix))]
+        rows, cols = np.nonzero(np.ones(matrix.shape, bool))
+        answers = pd.DataFrame({"learner": np.asarray(learners, dtype=object)[rows],
+                                "item": np.asarray(local, dtype=object)[cols], "correct": matrix[rows, cols] > 0,
+                                "timestamp": None})
+        report = write_answers(store, dataset, answers, str(path))
+        return {"dataset": dataset, "file": str(path), "as": "data", "learners": len(matrix), "items": len(items),
+                "columns": how, "written": report.as_dict()}
+    note = None
+    if kind == "relation":
+        relation = _closure(matrix)
+    else:
+        states = span(matrix) if kind == "basis" else matrix
+        structure = Structure.build(items, states)
+        relation = structure.surmise_relation()
+        pairs = [(items[p], items[q]) for p, q in zip(*np.nonzero(relation), strict=True) if p != q]
+        kept = KnowledgeSpace.build(items, pairs).count()
+        if kept != len(structure):
+            note = (f"the file's {len(structure)} states are not closed under union and intersection; its surmise "
+                    f"relation is imported, whose knowledge space has {kept} states")
+    p, q = np.nonzero(relation & ~np.eye(len(items), dtype=bool))
+    edges = pd.DataFrame({"from_id": np.asarray(items, dtype=object)[p], "to_id": np.asarray(items, dtype=object)[q],
+                          "rule": "imported", "source": f"file:{path.name}"})
+    stored = store.frame("question_prerequisite_edges", {"dataset": dataset}, categorical=True).rename(
+        columns={"fromId": "from_id", "toId": "to_id"})
+    removed = store.delete_stale("PREREQUISITE_OF", "Question", "Question", stored, edges)
+    store.write_relationships("PREREQUISITE_OF", "Question", "Question", edges)
+    return {"dataset": dataset, "file": str(path), "as": "relation", "pairs": len(edges), "replaced": removed,
+            "columns": how, "note": note}
+
+
+def stored_fit(store: GraphStore, dataset: str) -> dict:
+    """The dataset's latest BLIM fit on the graph: items, states, their probabilities, beta, eta, run id, learners.
+
+    Raises
+    ------
+    KstpError
+        When the dataset has no fit on the graph.
+    """
+    from kstp.graph.structures import dataset_questions
+
+    rates = store.frame("blim_item_parameters", {"dataset": dataset})
+    if rates.empty:
+        raise KstpError(f"dataset {dataset!r} has no BLIM fit on the graph; fit one first (kstp fit blim)")
+    run_id = rates["runId"].iloc[0]
+    items = dataset_questions(store, dataset)["questionId"].tolist()
+    rates = rates.set_index("questionId").reindex(items)
+    rows = store.frame("blim_states", {"runId": run_id})
+    ids = sorted(set(rows["stateId"]))
+    position, column = {sid: i for i, sid in enumerate(ids)}, {q: j for j, q in enumerate(items)}
+    states, probability = np.zeros((len(ids), len(items)), np.uint8), np.zeros(len(ids))
+    for sid, p, q in zip(rows["stateId"], rows["probability"], rows["questionId"], strict=True):
+        probability[position[sid]] = p
+        if isinstance(q, str):
+            states[position[sid], column[q]] = 1
+    order = np.lexsort((-states.astype(np.float64) @ (2.0 ** -np.arange(1, len(items) + 1)), states.sum(axis=1)))
+    assessed = store.frame("blim_learners", {"dataset": dataset})
+    return {"runId": run_id, "items": items, "states": states[order], "probability": probability[order],
+            "beta": rates["careless"].to_numpy(np.float64), "eta": rates["guess"].to_numpy(np.float64),
+            "learners": int((assessed["runId"] == run_id).sum()) or None}
+
+
+def simulate_learners(store: GraphStore | None, dataset: str | None, path: str | Path | None, learners: int | None,
+                      seed: int, careless: float | None = None, guess: float | None = None,
+                      limit: int = 100_000) -> dict:
+    """Draw response patterns from a BLIM (pks's ``simulate``): a dataset's fit, or a structure file.
+
+    From a dataset: its latest BLIM fit (:func:`stored_fit`), as many learners as it fitted
+    unless ``learners`` says; ``careless`` and ``guess`` replace every item's fitted rate.
+    From a file: its states (:func:`load_structure`), each with the probability of its
+    ``probability`` column (a CSV kstp wrote with a fit) or all equally likely, and the
+    rates ``careless`` and ``guess`` (0.1 each by default) for every item.
+
+    Returns
+    -------
+    dict
+        ``items`` (names), ``answers`` (learners, items) uint8, ``states`` (each learner's
+        drawn state, a row of the structure), ``source`` and the parameters used.
+
+    Raises
+    ------
+    KstpError
+        Neither or both of ``dataset`` and ``path``; no fit for the dataset; a file
+        without ``learners``; a rate outside [0, 1] (as :func:`kstp.kst.blim_gof.simulate`).
+    """
+    from kstp.kst.blim_gof import simulate
+
+    if (dataset is None) == (path is None):
+        raise KstpError("simulate from a dataset's BLIM fit or from a structure file: give one of the two")
+    if dataset is not None:
+        fit = stored_fit(store, dataset)
+        items, states, p_k = fit["items"], fit["states"], fit["probability"]
+        beta = np.full(len(items), careless) if careless is not None else fit["beta"]
+        eta = np.full(len(items), guess) if guess is not None else fit["eta"]
+        learners = learners or fit["learners"]
+        source = f"the BLIM fit {fit['runId']}"
+        if learners is None:
+            raise KstpError("the fit does not say how many learners it had; give --learners")
+    else:
+        if learners is None:
+            raise KstpError("say how many learners to draw from a structure file (--learners N)")
+        path = Path(path)
+        structure, source = load_structure(None, None, path, limit)
+        items, states = list(structure.items), structure.states
+        read = read_kst_file(path)
+        if read.extra and "probability" in read.extra and read.kind not in ("basis", "relation"):
+            p_k, how = read.extra["probability"], "its probability column"
+        else:
+            p_k, how = np.full(len(states), 1 / len(states)), "all states equally likely"
+        source = f"{source}; {how}"
+        beta = np.full(len(items), 0.1 if careless is None else careless)
+        eta = np.full(len(items), 0.1 if guess is None else guess)
+    answers, drawn = simulate(states, p_k, beta, eta, learners, np.random.default_rng(seed))
+    return {"source": source, "items": items, "answers": answers, "states": states, "drawn": drawn,
+            "learners": learners, "seed": seed, "careless": beta, "guess": eta, "probability": np.asarray(p_k)}

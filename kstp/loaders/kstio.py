@@ -38,7 +38,7 @@ from kstp.errors import InputError
 from kstp.loaders.common import read_text
 
 __all__ = ["KINDS", "FORMATS", "EXTENSIONS", "KstFile", "read_kst_file", "write_kst_file", "letters",
-           "kind_of_path", "basis_codes"]
+           "kind_of_path", "basis_codes", "align_columns"]
 
 #: What a file holds.
 KINDS = ("structure", "space", "basis", "relation", "data")
@@ -269,6 +269,55 @@ def _is_number(value: str) -> bool:
     return True
 
 
+def align_columns(read: KstFile, items: list[str], path: str | Path) -> tuple[np.ndarray, str]:
+    """The file's matrix with one column per item of ``items``, in that order, and how it was matched.
+
+    A CSV header names the items, by id or by local id (``b101`` for
+    ``probability_pks:b101``), in any order; a file without names has one column per
+    item of ``items``, in that order. A relation's rows are reordered too.
+
+    Raises
+    ------
+    UnknownIdError
+        When a column names no item of ``items``.
+    InputError
+        When an item has no column, or (without names) the number of columns differs.
+
+    Examples
+    --------
+    >>> f = KstFile("structure", "csv", np.array([[0, 1], [1, 1]], np.uint8), ["b", "a"], True)
+    >>> matrix, how = align_columns(f, ["ds:a", "ds:b"], "k.csv")
+    >>> matrix.tolist(), how
+    ([[1, 0], [1, 1]], 'columns matched by name')
+    """
+    from kstp.errors import UnknownIdError
+
+    names: dict[str, int] = {}
+    for j, q in enumerate(items):
+        names[q] = j
+        names.setdefault(q.split(":", 1)[-1], j)
+    if not read.named:
+        if read.matrix.shape[1] != len(items):
+            shown = ", ".join(q.split(":", 1)[-1] for q in items[:6]) + (", ..." if len(items) > 6 else "")
+            raise InputError(f"{path} has {read.matrix.shape[1]} item columns and names none; the data have "
+                             f"{len(items)} items ({shown}), which unnamed columns follow in that order")
+        return read.matrix, f"unnamed columns taken as {items[0]} ... {items[-1]} in order"
+    unknown = [q for q in read.items if q not in names]
+    if unknown:
+        raise UnknownIdError(f"{path}: column {unknown[0]!r} is not an item ({', '.join(items[:5])}"
+                             f"{', ...' if len(items) > 5 else ''})")
+    order = np.full(len(items), -1)
+    for j, q in enumerate(read.items):
+        order[names[q]] = j
+    missing = [items[i] for i in np.flatnonzero(order < 0)]
+    if missing:
+        raise InputError(f"{path} has no column for {', '.join(missing)}; it must cover every item")
+    matrix = read.matrix[:, order]
+    if read.kind == "relation":
+        matrix = matrix[order, :]
+    return matrix, "columns matched by name"
+
+
 def basis_codes(basis: np.ndarray) -> np.ndarray:
     """kstIO's cells of a base: 1 where the element is an atom for the item (minimal among the base
     elements holding it), 2 where it holds the item and is not, 0 elsewhere.
@@ -284,7 +333,7 @@ def basis_codes(basis: np.ndarray) -> np.ndarray:
 
 
 def write_kst_file(path: str | Path, kind: str, matrix, items=None, format: str = "srbt",
-                   extra: dict | None = None) -> Path:
+                   extra: dict | None = None, labels=None, label_name: str = "learnerId") -> Path:
     """Write a structure, space, basis, relation or data matrix as kstIO writes it.
 
     Parameters
@@ -301,6 +350,8 @@ def write_kst_file(path: str | Path, kind: str, matrix, items=None, format: str 
     format : {"srbt", "kst", "matrix", "csv"}
     extra : dict of str to array-like, optional
         CSV only: numeric columns after the items (a fit's ``probability`` per state).
+    labels : sequence of str, optional
+        CSV only: a first column of row names (learner ids), headed ``label_name``.
 
     Returns
     -------
@@ -333,8 +384,8 @@ def write_kst_file(path: str | Path, kind: str, matrix, items=None, format: str 
         raise InputError("a relation has no KST Tools layout; write it as srbt, matrix or csv")
     if kind == "basis" and format == "matrix":
         raise InputError("a basis is written as srbt, kst or csv (kstIO), not as a bare matrix")
-    if extra and format != "csv":
-        raise InputError("extra columns (such as state probabilities) go into a CSV file: use --format csv")
+    if (extra or labels is not None) and format != "csv":
+        raise InputError("extra columns (state probabilities, learner ids) go into a CSV file: write a .csv")
     cells = np.asarray(matrix, dtype=np.uint8)
     if cells.ndim != 2:
         raise InputError(f"expected a matrix, got an array of {cells.ndim} dimensions")
@@ -345,11 +396,12 @@ def write_kst_file(path: str | Path, kind: str, matrix, items=None, format: str 
     path.parent.mkdir(parents=True, exist_ok=True)
     if format == "csv":
         names = list(items) if items is not None else letters(n_items)
-        columns = [*names, *(extra or {})]
+        columns = [*([label_name] if labels is not None else []), *names, *(extra or {})]
         lines = [",".join(f'"{c}"' for c in columns)]
         values = [np.asarray(v, dtype=np.float64) for v in (extra or {}).values()]
         for r in range(n_rows):
-            lines.append(",".join([*map(str, cells[r].tolist()), *(_r_number(v[r]) for v in values)]))
+            lines.append(",".join([*([f'"{labels[r]}"'] if labels is not None else []), *map(str, cells[r].tolist()),
+                                   *(_r_number(v[r]) for v in values)]))
         path.write_text("\n".join(lines) + "\n")
         return path
     head = []

@@ -187,7 +187,7 @@ def test_fit_blim_negative_df_says_why_the_deviance_residuals_are_zero(tmp_path)
 @pytest.mark.parametrize(("args", "text"), [
     (["--structure", "space"], "give --dataset (answers on the graph) or --responses FILE"),
     (["--responses", KST / "kstio" / "endm.dat"], "--structure space is built from a dataset on the graph"),
-    (["--responses", KST / "kstio" / "endm.dat", "--structure", "nothing.kst"], "neither space, delineated nor a"),
+    (["--responses", KST / "kstio" / "endm.dat", "--structure", "nothing.kst"], "neither space nor delineated"),
 ])
 def test_fit_blim_usage_errors(args, text):
     result = run_kstp("fit", "blim", *args)
