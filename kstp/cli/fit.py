@@ -166,6 +166,20 @@ def blim(ctx, dataset: str | None, responses: Path | None, kind: str | Path, met
         message(f"wrote {path}")
 
 
+def _print_selection_set(candidates, summary: dict, dataset: str | None) -> None:
+    """IITA's selection set as DAKS's summary gives it: every candidate's diff and error rate, the pairs each adds."""
+    def local(item: str) -> str:
+        return item.removeprefix(f"{dataset}:") if dataset else item
+
+    table = candidates.assign(
+        selected=["*" if s else "" for s in candidates["selected"]],
+        added=[", ".join(f"{local(a)} < {local(b)}" for a, b in pairs) or "-" for pairs in candidates["added"]])
+    print_table(table[["index", "size", "diff", "errorRate", "selected", "added"]],
+                title=f"IITA ({summary['variant']}): the selection set, {len(table)} candidate quasi-orders; "
+                      f"the least diff wins (index {summary['selectionSetIndex']}); p < q: p is a prerequisite of q",
+                digits=4)
+
+
 def _fit_files(report, out: Path, name: str, title: str) -> tuple[list[str], list[str]]:
     """The residual plot and the error rates (PNG), the states with their probabilities and the learners' states
     (CSV), in ``out``; their paths.
@@ -190,7 +204,10 @@ def _fit_files(report, out: Path, name: str, title: str) -> tuple[list[str], lis
 
 
 @fit.command()
-@click.option("--dataset", required=True, help="Dataset whose human learners' answers are the evidence.")
+@click.option("--dataset", help="Dataset whose human learners' answers are the evidence (or --responses).")
+@click.option("--responses", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              help="Learn from the answers in this file instead, without a graph (a kstIO data file or a 0/1 CSV "
+                   "with item names); nothing is compared or written.")
 @click.option("--rule", type=click.Choice(["iita", "ita"]), default="iita", show_default=True,
               help="Inductive item tree analysis (DAKS) or item tree analysis (pks::ita).")
 @click.option("--variant", type=click.Choice(["1", "2", "3"]), default="1", show_default=True,
@@ -204,20 +221,25 @@ def _fit_files(report, out: Path, name: str, title: str) -> tuple[list[str], lis
 @click.option("--no-write", is_flag=True, help="Learn and print; write nothing to the graph.")
 @json_option
 @click.pass_context
-def prerequisites(ctx, dataset: str, rule: str, variant: str, threshold: int | None, search: str, limit: int,
-                  no_write: bool, as_json: bool) -> None:
+def prerequisites(ctx, dataset: str | None, responses: Path | None, rule: str, variant: str, threshold: int | None,
+                  search: str, limit: int, no_write: bool, as_json: bool) -> None:
     """Learn a prerequisite relation from the answers and compare it with the Eq. 1 edges.
 
     The learned pairs go onto the graph as LEARNED_PREREQUISITE_OF {rule} edges,
     beside (never mixed with) the PREREQUISITE_OF edges every KST query reads; the
-    report lists where the two relations disagree.
+    report lists where the two relations disagree. IITA also prints its selection
+    set, every candidate quasi-order with its diff and error rate, as DAKS's
+    summary(iita(...)) does (the pairs of each in --json).
 
     \b
     Examples:
       kstp fit prerequisites --dataset probability_pks
       kstp fit prerequisites --dataset probability_pks --rule ita --search global --json
       kstp fit prerequisites --dataset frcsub --rule ita --threshold 30
+      kstp fit prerequisites --responses probability.dat --variant 2 --json
     """
+    if (dataset is None) == (responses is None):
+        raise click.UsageError("give --dataset (answers on the graph) or --responses FILE (answers in a file)")
     for name in ("threshold", "search", "limit") if rule == "iita" else ("variant",):
         if option_given(ctx, name):
             raise click.UsageError(f"--{name} goes with --rule {'ita' if rule == 'iita' else 'iita'}, not --rule "
@@ -225,19 +247,26 @@ def prerequisites(ctx, dataset: str, rule: str, variant: str, threshold: int | N
     refuse_together(ctx, "threshold", ("search",), "a given threshold is used as it is, not searched")
     from kstp.evaluators import blim as evaluator
 
-    store = get_store(ctx)
+    store = get_store(ctx) if responses is None else None
+    no_write = no_write or responses is not None
     on_interrupt("nothing was written (--no-write)." if no_write else
                  "the learned pairs are written once the search has ended, so an interrupted search wrote none; "
                  "run the same command again (it also replaces what an interrupted write left).")
-    with status(f"learning prerequisites of {dataset} ({rule})"):
+    with status(f"learning prerequisites of {dataset or responses.name} ({rule})"):
         report = evaluator.learn_prerequisites(store, dataset, rule, int(variant), threshold, search,
-                                               write=not no_write, limit=limit)
+                                               write=not no_write, limit=limit, responses=responses)
     learned_only = report.pairs[~report.pairs["inEq1"]]
     if as_json:
+        extra = {} if report.candidates is None else {"candidates": report.candidates}
         emit({**report.summary(), "written": not no_write, "pairs": report.pairs,
-              "eq1OnlyPairs": [{"fromId": a, "toId": b} for a, b in report.eq1_only]})
+              "eq1OnlyPairs": [{"fromId": a, "toId": b} for a, b in report.eq1_only], **extra})
         return
     s = report.summary()
+    if report.candidates is not None:
+        _print_selection_set(report.candidates, s, dataset)
+    if responses is not None:
+        print_table(report.pairs[["fromId", "toId", "counterexamples"]], title="learned prerequisite pairs")
+        return
     click.echo(f"{s['learned']} learned pairs ({rule}), {s['eq1']} Eq. 1 pairs: {s['both']} in both, "
                f"{s['learnedOnly']} learned only, {s['eq1Only']} Eq. 1 only")
     if len(learned_only):

@@ -473,6 +473,10 @@ class PrerequisiteReport:
     pairs: pd.DataFrame  # fromId, toId, counterexamples, errorRate, inEq1
     eq1_only: list[tuple[str, str]]
     details: dict
+    #: IITA's selection set as DAKS's summary prints it: per candidate quasi-order (``index`` from 1, as DAKS's
+    #: ``selection.set.index``), its ``pairs`` ([prerequisite, item]), ``size``, ``diff``, ``errorRate``,
+    #: whether it is ``selected``, and the pairs ``added`` to the candidate before it (the chain grows).
+    candidates: pd.DataFrame | None = None
 
     def summary(self) -> dict:
         learned_pairs = set(zip(self.pairs["fromId"], self.pairs["toId"], strict=True))
@@ -482,9 +486,22 @@ class PrerequisiteReport:
             **self.details}
 
 
-def learn_prerequisites(store: GraphStore, dataset: str, rule: str = "iita", variant: int = 1,
+def _candidates(result, items: list[str]) -> pd.DataFrame:
+    """IITA's selection set as a table (see :attr:`PrerequisiteReport.candidates`)."""
+    rows, before = [], set()
+    for k, relation in enumerate(result.candidates):
+        pairs = [[items[p], items[q]] for p, q in zip(*np.nonzero(relation), strict=True)]
+        now = {tuple(pair) for pair in pairs}
+        rows.append({"index": k + 1, "size": len(pairs), "diff": float(result.diff[k]),
+                     "errorRate": float(result.error_rates[k]), "selected": k == result.selected,
+                     "added": [list(pair) for pair in sorted(now - before)], "pairs": pairs})
+        before = now
+    return pd.DataFrame(rows, columns=["index", "size", "diff", "errorRate", "selected", "added", "pairs"])
+
+
+def learn_prerequisites(store: GraphStore | None, dataset: str | None, rule: str = "iita", variant: int = 1,
                         threshold: int | None = None, search: str = "local", write: bool = True,
-                        limit: int = 200_000) -> PrerequisiteReport:
+                        limit: int = 200_000, responses: str | Path | None = None) -> PrerequisiteReport:
     """Learn a prerequisite relation from the answers (ITA or IITA) and compare it with Eq. 1.
 
     The learned pairs are written as ``(:Question)-[:LEARNED_PREREQUISITE_OF {rule,
@@ -493,23 +510,33 @@ def learn_prerequisites(store: GraphStore, dataset: str, rule: str = "iita", var
     never changed: every KST query (fringes, PSR, the space) reads those alone.
 
     ``limit`` bounds the knowledge space of each relation ITA weighs (its discrepancy
-    needs the states listed).
+    needs the states listed). IITA's report keeps every candidate of its selection set
+    with its diff and error rate (``candidates``), as DAKS's ``summary(iita(...))`` gives
+    them. With ``responses`` (a response file, :func:`kstp.loaders.kstio.read_kst_file`)
+    the answers come from the file, ``store`` and ``dataset`` may be None, and nothing is
+    compared or written.
 
     Raises
     ------
     KstpError
-        On an unknown rule, and as :func:`response_data`.
+        On an unknown rule, and as :func:`response_data` (or the file's reader).
     TooManyStatesError
         ITA only: when a relation on the way has a space of more than ``limit`` states.
     """
     if rule not in ("iita", "ita"):
         raise KstpError(f"unknown rule {rule!r}; use iita or ita")
-    data = response_data(store, dataset)
+    if responses is not None:
+        read = read_kst_file(responses, kind="data")
+        data, write, dataset = ResponseData(read.items, read.labels or [], read.matrix, 0), False, Path(responses).stem
+    else:
+        data = response_data(store, dataset)
+    candidates = None
     if rule == "iita":
         result = learned.iita(data.matrix, variant)
         relation, error = result.relation, result.error_rate
         details = {"variant": learned.IITA_VARIANTS[variant], "errorRate": error, "diff": float(result.diff[
-            result.selected])}
+            result.selected]), "selectionSetIndex": result.selected + 1, "candidateCount": len(result.candidates)}
+        candidates = _candidates(result, data.items)
     else:
         try:
             ita_result = learned.ita(data.matrix, threshold, search, space_limit=limit)
@@ -521,14 +548,15 @@ def learn_prerequisites(store: GraphStore, dataset: str, rule: str = "iita", var
         relation, error = ita_result.relation & ~np.eye(len(data.items), dtype=bool), float("nan")
         details = {"threshold": ita_result.threshold, "discrepancy": ita_result.discrepancy}
     b = learned.counterexamples(data.matrix)
-    eq1 = store.frame("question_prerequisite_edges", {"dataset": dataset}, categorical=True)
+    eq1 = store.frame("question_prerequisite_edges", {"dataset": dataset}, categorical=True) if responses is None \
+        else pd.DataFrame({"fromId": [], "toId": []})
     eq1_pairs = set(zip(eq1["fromId"], eq1["toId"], strict=True))
     p, q = np.nonzero(relation)
     pairs = pd.DataFrame({"fromId": [data.items[i] for i in p], "toId": [data.items[j] for j in q],
                           "counterexamples": b[p, q].astype(np.int64), "errorRate": error})
     pairs["inEq1"] = [(a, c) in eq1_pairs for a, c in zip(pairs["fromId"], pairs["toId"], strict=True)]
     learned_pairs = set(zip(pairs["fromId"], pairs["toId"], strict=True))
-    report = PrerequisiteReport(dataset, rule, pairs, sorted(eq1_pairs - learned_pairs), details)
+    report = PrerequisiteReport(dataset, rule, pairs, sorted(eq1_pairs - learned_pairs), details, candidates)
     if write:
         # One learned edge per pair (writes are keyed by their endpoints): the graph keeps the
         # dataset's latest learned relation, whichever rule learned it.

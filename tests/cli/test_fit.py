@@ -95,6 +95,11 @@ def test_fit_prerequisites_iita_against_eq1(probability):
     assert len(json.loads(stored.stdout)) == report["learned"]
     eq1 = probability("query", "question_prerequisite_edges", "-p", "dataset=probability_pks", "--format", "json")
     assert len(json.loads(eq1.stdout)) == 29  # the Eq. 1 edges are untouched
+    # the selection set as DAKS prints it: its 44 candidates, their diffs, the 37th selected (daks_reference.R)
+    daks = json.loads((Path(__file__).resolve().parents[1] / "data" / "blim" / "daks_probability_pks.json")
+                      .read_text())["probability_pks/iita/1"]
+    assert [c["diff"] for c in report["candidates"]] == pytest.approx(daks["diff"], rel=1e-9)
+    assert [c["index"] for c in report["candidates"] if c["selected"]] == [daks["selection"]] == [37]
 
 
 def test_fit_blim_says_the_gof_test_is_undefined_without_degrees_of_freedom(kstp, data_root):  # noqa: F811
@@ -131,6 +136,7 @@ def test_fit_prerequisites_ita_global_search_runs_and_its_space_limit_is_an_opti
 # ---- any structure (issue 34): a file, on the graph or with the answers in a file too ---------------
 KST = Path(__file__).resolve().parents[1] / "data" / "kst"
 PKS_STRUCTURES = json.loads((KST / "blim_structures.json").read_text())
+PKS_DAKS = json.loads((KST / "daks_iita.json").read_text())
 PKS_PROBABILITY = json.loads((Path(__file__).resolve().parents[1] / "data" / "blim" / "pks_probability_pks.json")
                              .read_text())
 
@@ -192,3 +198,17 @@ def test_fit_blim_negative_df_says_why_the_deviance_residuals_are_zero(tmp_path)
 def test_fit_blim_usage_errors(args, text):
     result = run_kstp("fit", "blim", *args)
     assert result.exit_code == 2 and text in " ".join(result.output.split())
+
+
+def test_fit_prerequisites_on_a_response_file_prints_daks_selection_set():
+    ref = PKS_DAKS["endm/1"]
+    result = run_kstp("fit", "prerequisites", "--responses", KST / "kstio" / "endm.dat", "--json")
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    assert [c["diff"] for c in report["candidates"]] == pytest.approx(ref["diff"], rel=1e-9)
+    chosen = next(c for c in report["candidates"] if c["selected"])
+    letters = "abcd"
+    assert sorted(chosen["pairs"]) == sorted([letters[i - 1], letters[j - 1]] for i, j in ref["implications"])
+    assert chosen["index"] == ref["selection"] and report["written"] is False
+    text = run_kstp("fit", "prerequisites", "--responses", KST / "kstio" / "endm.dat")
+    assert "the least diff wins (index 3)" in " ".join(text.stdout.split())

@@ -81,8 +81,10 @@ for (case in list(list("endm", as.binmat(endm$N.R, uniq = FALSE)),
   A <- ind_gen(ob_counter(R))
   for (v in 1:3) {
     ii <- iita(R, v)
+    every <- list(DAKS:::mini_iita, DAKS:::corr_iita, DAKS:::orig_iita)[[v]](R, A)  # each candidate's error rate
     daks[[paste(case[[1]], v, sep = "/")]] <- list(
-      diff = unname(ii$diff), error_rates = unname(ii$error.rate), selection = which.min(ii$diff),
+      diff = unname(ii$diff), error_rate = unname(ii$error.rate), error_rates = unname(every[[2]]),
+      selection = ii$selection.set.index,
       candidates = lapply(A, function(a) t(sapply(as.list(a), function(p) as.integer(unlist(p))))),
       implications = t(sapply(as.list(ii$implications), function(p) as.integer(unlist(p)))))
   }
