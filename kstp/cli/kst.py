@@ -10,9 +10,12 @@ from kstp.cli.output import (
     SEED,
     emit,
     get_store,
+    graph_format_option,
     json_option,
     message,
     on_interrupt,
+    out_option,
+    output_format,
     print_table,
     progress_bar,
     refuse_together,
@@ -144,23 +147,31 @@ def check(ctx, dataset: str, state_ids: str, as_json: bool) -> None:
               help="Refuse to enumerate more states than this.")
 @_fringe_option
 @click.option("--store", is_flag=True, help="Store the listed or sampled states as KnowledgeState nodes.")
-@json_option
+@out_option("the Hasse diagram as hasse_<dataset>.svg, .png and .dot (up to 200 states drawn one by one, areas "
+            "by the latest BLIM fit's state probabilities when it fitted this space; above, the states per size; "
+            "with --sample, the sampled states per size)")
+@graph_format_option
 @click.pass_context
 def space(ctx, dataset: str, mode: str, sample: int | None, seed: int, limit: int, fringe: str, store: bool,
-          as_json: bool) -> None:
+          out: Path | None, as_json: bool) -> None:
     """Count, enumerate or sample the knowledge states of a dataset (its knowledge space).
 
     States are the question sets closed under the derived prerequisites; equally
     informative questions (mutual prerequisites) move together. A space too large to
     count (more than 10^7 states that cannot be counted without listing them) or to
     list (more than --limit) is refused at once, before it is built, with its count
-    or a lower bound and a hint to sample; sampling holds only the drawn states.
+    or a lower bound and a hint to sample; sampling holds only the drawn states. A
+    printed state of more than 12 questions is shortened (--json and --format csv give
+    it whole). --out draws the Hasse diagram (states by size, each edge labelled with the
+    question it adds); --format dot prints it for Graphviz.
 
     \b
     Examples:
       kstp kst space --dataset probability_pks
       kstp kst space --dataset probability_pks --enumerate --json
       kstp kst space --dataset xes3g5m --sample 100 --seed 1 --store
+      kstp kst space --dataset probability_pks --out figures/
+      kstp kst space --dataset probability_pks --format dot
     """
     refuse_together(ctx, "sample", ("mode",), "--sample draws states, --count counts them, --enumerate lists them")
     if store and mode == "count" and sample is None:
@@ -168,6 +179,13 @@ def space(ctx, dataset: str, mode: str, sample: int | None, seed: int, limit: in
     from kstp.graph import structures
     graph = get_store(ctx)
     _note_underived(graph, dataset)
+    if output_format() == "dot":
+        if sample is not None:
+            raise click.UsageError("--format dot draws every state: not with --sample")
+        from kstp.evaluators.structures import space_dot
+
+        click.echo(space_dot(graph, dataset, limit), nl=False)
+        return
     if store:  # states are stored in one go, after they are all drawn or listed
         on_interrupt("no state was stored (states are stored once all are drawn or listed); "
                      "run the same command again.")
@@ -188,6 +206,8 @@ def space(ctx, dataset: str, mode: str, sample: int | None, seed: int, limit: in
         knowledge_space = structures.dataset_space(graph, dataset, COUNT_LIMIT)
         summary = _summary(dataset, knowledge_space)
         summary["states"] = knowledge_space.count(COUNT_LIMIT)
+        if out is not None:
+            summary["figures"] = _space_figures(graph, dataset, out, limit, None)
         if as_json:
             emit(summary)
         else:
@@ -195,6 +215,8 @@ def space(ctx, dataset: str, mode: str, sample: int | None, seed: int, limit: in
                        f"({summary['classes']} classes of equally informative questions)")
         return
     summary = {**_summary(dataset, knowledge_space), "fringe": fringe}
+    if out is not None:
+        summary["figures"] = _space_figures(graph, dataset, out, limit, states if sample is not None else None)
     if store:
         # a state's id is its content: storing the same states again completes an interrupted write
         on_interrupt("the states written so far are kept; run the same command again to store the rest.")
@@ -202,9 +224,19 @@ def space(ctx, dataset: str, mode: str, sample: int | None, seed: int, limit: in
     if as_json:
         emit({**summary, "states": rows})
         return
-    for row in rows:
-        click.echo(f"{{{', '.join(row['state'])}}}  outer fringe: {', '.join(row['outerFringe']) or '-'}")
+    from kstp.reports.diagrams import state_label
+
+    shortened = False
+    for row in rows:  # a state of thousands of questions would be a line of megabytes
+        state = [q.removeprefix(f"{dataset}:") for q in row["state"]]
+        ahead = [q.removeprefix(f"{dataset}:") for q in row["outerFringe"]]
+        shortened |= len(state) > _SHOWN or len(ahead) > _SHOWN
+        click.echo(f"{state_label(state, _SHOWN)}  outer fringe: "
+                   f"{state_label(ahead, _SHOWN)[1:-1] if ahead else '-'}")
     click.echo(f"{len(rows):,} states listed ({source})", err=True)
+    if shortened:
+        message(f"note: states and fringes of more than {_SHOWN} questions are shortened (... (+k)); --json or "
+                "--format csv lists them whole")
 
 
 #: kstp.evaluators.structures.EXPORTS and kstp.loaders.kstio.FORMATS, written out (--help imports no numerics).
@@ -396,10 +428,12 @@ def _joined(value, empty: str = "-"):
               help="--show paths: how many to list (all are counted).")
 @click.option("--limit", type=click.IntRange(min=1), default=100_000, show_default=True,
               help="Refuse a structure with more states than this.")
-@json_option
+@out_option("the Hasse diagram as hasse_<name>.svg, .png and .dot (node areas: a CSV's probability column, e.g. a "
+            "fit's states from kstp kst export --what fit)")
+@graph_format_option
 @click.pass_context
 def analyse(ctx, dataset: str | None, path: Path | None, show: str, start: str | None, goal: str | None, paths: int,
-            limit: int, as_json: bool) -> None:
+            limit: int, out: Path | None, as_json: bool) -> None:
     """Analyse a knowledge structure: closure, gradedness, base, atoms, surmise relation, fringes, learning paths.
 
     The structure is a dataset's knowledge space (--dataset) or any family of states in
@@ -416,6 +450,8 @@ def analyse(ctx, dataset: str | None, path: Path | None, show: str, start: str |
       kstp kst analyse --structure probability.spr --show base --json
       kstp kst analyse --dataset probability_pks --show fringes --format csv
       kstp kst analyse --dataset probability_pks --show paths --from b101 --to b101,b103,b104,b109
+      kstp kst analyse --structure probability_fit.csv --out figures/
+      kstp kst analyse --structure probability.spc --format dot
     """
     refuse_together(ctx, "dataset", ("path",), "analyse a dataset's space or a file, not both")
     if dataset is None and path is None:
@@ -428,15 +464,41 @@ def analyse(ctx, dataset: str | None, path: Path | None, show: str, start: str |
     if store is not None:
         _note_underived(store, dataset)
     structure, source = structures.load_structure(store, dataset, path, limit)
+    probabilities = None
+    if path is not None:
+        from kstp.loaders.kstio import read_kst_file
+
+        extra = read_kst_file(path).extra or {}
+        if "probability" in extra and len(extra["probability"]) == len(structure):
+            probabilities = extra["probability"]
+    if output_format() == "dot":
+        from kstp.reports.diagrams import hasse_dot
+
+        lower, upper = structure.covers()
+        click.echo(hasse_dot(structure.states, structures._local_names(structure.items, dataset), lower, upper,
+                             probabilities, f"hasse_{dataset or path.stem}"), nl=False)
+        return
+    figures = []
+    if out is not None:
+        name = dataset or path.stem
+        written, note = structures.hasse_files(structure, out, name, f"{name}: {source}", probabilities, dataset)
+        figures = [str(p) for p in written]
+        if note:
+            message(f"note: {note}")
+        for figure in figures:
+            message(f"wrote {figure}")
     ends = [structures.parse_state(structure, text, dataset) for text in (start, goal)]
     result = {"source": source, "show": show, **structures.analyse(structure, show, *ends, paths)}
+    if out is not None:
+        result["figures"] = figures
     if as_json:
         emit(result)
         return
     import pandas as pd
 
     if show == "summary":
-        fields = {k: _joined(_local(v, dataset)) for k, v in result.items() if k not in ("source", "show", "notes")}
+        fields = {k: _joined(_local(v, dataset)) for k, v in result.items()
+                  if k not in ("source", "show", "notes", "figures")}
         print_table(pd.DataFrame([fields]), f"{source}")
         for note in result["notes"]:
             message(f"note: {note}")
@@ -451,6 +513,27 @@ def analyse(ctx, dataset: str | None, path: Path | None, show: str, start: str |
         click.echo(f"{result['count']:,} {kind} from {ends[0]} to {ends[1]} in {source}{listed}")
     if len(rows):
         print_table(rows, None if show == "paths" else f"{show} of {source}")
+
+
+#: Questions of a printed state or fringe before it is shortened.
+_SHOWN = 12
+
+
+def _space_figures(graph, dataset: str, out: Path, limit: int, sample) -> list[str]:
+    """Draw the space's Hasse diagram (or, for a sample, its states per size) into ``out``; say what was drawn."""
+    from kstp.evaluators.structures import space_files
+    from kstp.kst.spaces import TooManyStatesError
+
+    try:
+        paths, note = space_files(graph, dataset, out, limit, sample)
+    except TooManyStatesError as exc:
+        message(f"no Hasse diagram: {exc}")
+        return []
+    if note:
+        message(f"note: {note}")
+    for path in paths:
+        message(f"wrote {path}")
+    return [str(p) for p in paths]
 
 
 def _summary(dataset: str, knowledge_space) -> dict:

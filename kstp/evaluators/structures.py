@@ -36,7 +36,8 @@ from kstp.kst.analysis import Structure, StructureError
 from kstp.loaders.kstio import read_kst_file
 
 __all__ = ["SHOW", "EXPORTS", "load_structure", "analyse", "parse_state", "export_dataset", "import_file",
-           "stored_fit", "simulate_learners"]
+           "stored_fit", "simulate_learners", "hasse_files", "prerequisite_graph", "graph_files", "space_files",
+           "space_dot"]
 
 #: What ``kstp kst analyse --show`` prints.
 SHOW = ("summary", "base", "atoms", "relation", "notions", "fringes", "paths")
@@ -423,3 +424,154 @@ def simulate_learners(store: GraphStore | None, dataset: str | None, path: str |
     answers, drawn = simulate(states, p_k, beta, eta, learners, np.random.default_rng(seed))
     return {"source": source, "items": items, "answers": answers, "states": states, "drawn": drawn,
             "learners": learners, "seed": seed, "careless": beta, "guess": eta, "probability": np.asarray(p_k)}
+
+
+# ---- figures: Hasse diagrams and prerequisite graphs (SVG, PNG, DOT) ---------------------------------------
+def _local_names(items, dataset: str | None) -> list[str]:
+    return [q.removeprefix(f"{dataset}:") if dataset else q for q in items]
+
+
+def hasse_files(structure: Structure, out: str | Path, name: str, title: str, probabilities=None,
+                dataset: str | None = None, limit: int = 200) -> tuple[list[Path], str]:
+    """Write the Hasse diagram of ``structure`` to ``out/hasse_<name>.svg``, ``.png`` and ``.dot``.
+
+    States are nodes on rows by size, each edge labelled with the items it adds (the
+    lower state's outer-fringe items), node areas by ``probabilities`` when given (a
+    BLIM fit's). Above ``limit`` states the figure shows how many states each size has,
+    with a note; the DOT file holds every state (Graphviz lays out any size). Question
+    ids lose their ``<dataset>:`` prefix.
+
+    Returns
+    -------
+    (paths, note)
+        The files written, and why a figure summarises instead of drawing ('' if it draws).
+
+    Raises
+    ------
+    StructureError
+        As :meth:`kstp.kst.analysis.Structure.covers` (a large structure that is not well-graded).
+    """
+    from kstp.reports.diagrams import hasse_dot, hasse_figure
+
+    out = Path(out)
+    items = _local_names(structure.items, dataset)
+    lower, upper = structure.covers()
+    paths = hasse_figure(structure.states, items, lower, upper, out / f"hasse_{name}", title, probabilities, limit)
+    dot = out / f"hasse_{name}.dot"
+    dot.write_text(hasse_dot(structure.states, items, lower, upper, probabilities, f"hasse_{name}"))
+    note = "" if len(structure) <= limit else (f"{len(structure):,} states, more than {limit:,} to draw: the figure "
+                                               f"shows how many states each size has; {dot.name} holds them all")
+    return [*paths, dot], note
+
+
+def prerequisite_graph(store: GraphStore, dataset: str | None = None,
+                       framework: str | None = None) -> tuple[list[str], list[tuple[str, str]]]:
+    """The covering pairs (transitive reduction) of a dataset's question prerequisites or a framework's concepts.
+
+    A dataset's equally informative questions (mutual prerequisites) are one node named
+    ``a = b``; question and concept ids lose their ``<dataset>:`` / ``<framework>:`` prefix.
+
+    Returns
+    -------
+    (nodes, edges)
+        Node names, and (prerequisite, item) pairs with nothing between them.
+
+    Raises
+    ------
+    UnknownIdError
+        When the dataset is not in the graph.
+    KstpError
+        When a framework's prerequisites have a cycle.
+    """
+    import networkx as nx
+
+    if dataset is not None:
+        space = dataset_space(store, dataset)
+        nodes = [" = ".join(q.removeprefix(f"{dataset}:") for q in c) for c in space.classes]
+        edges = [(nodes[j], nodes[k]) for k, cover in enumerate(space.cover) for j in range(len(nodes))
+                 if cover >> j & 1]
+        return nodes, edges
+    concepts = store.frame("framework_concepts", {"framework": framework})["conceptId"].tolist()
+    pairs = store.frame("concept_prerequisites", {"framework": framework})
+    graph = nx.DiGraph()
+    graph.add_nodes_from(concepts)
+    graph.add_edges_from(zip(pairs["fromId"], pairs["toId"], strict=True))
+    if not nx.is_directed_acyclic_graph(graph):
+        raise KstpError(f"the prerequisites of framework {framework!r} have a cycle; no drawing by levels exists")
+    reduced = nx.transitive_reduction(graph)
+    local = {c: c.removeprefix(f"{framework}:") for c in concepts}
+    return [local[c] for c in concepts], sorted((local[a], local[b]) for a, b in reduced.edges)
+
+
+def graph_files(nodes: list[str], edges: list[tuple[str, str]], out: str | Path, name: str, title: str,
+                limit: int = 200) -> tuple[list[Path], str]:
+    """Write a prerequisite graph to ``out/prerequisites_<name>.svg``, ``.png`` and ``.dot`` (rows by level).
+
+    Above ``limit`` nodes the figure shows how many nodes each level has, with a note;
+    the DOT file holds them all.
+    """
+    from kstp.reports.diagrams import graph_dot, graph_figure
+
+    out = Path(out)
+    paths = graph_figure(nodes, edges, out / f"prerequisites_{name}", title, limit)
+    dot = out / f"prerequisites_{name}.dot"
+    dot.write_text(graph_dot(nodes, edges, f"prerequisites_{name}"))
+    note = "" if len(nodes) <= limit else (f"{len(nodes):,} nodes, more than {limit:,} to draw: the figure shows "
+                                           f"how many nodes each level has; {dot.name} holds them all")
+    return [*paths, dot], note
+
+
+def _fitted_probabilities(store: GraphStore, dataset: str, structure: Structure) -> np.ndarray | None:
+    """The latest BLIM fit's state probabilities in ``structure``'s row order, when it fitted these very states."""
+    try:
+        fit = stored_fit(store, dataset)
+    except KstpError:
+        return None
+    if len(fit["states"]) != len(structure) or list(fit["items"]) != list(structure.items):
+        return None
+    rows = structure.rows_of(fit["states"])
+    if (rows < 0).any():
+        return None
+    probability = np.zeros(len(structure))
+    probability[rows] = fit["probability"]
+    return probability
+
+
+def space_files(store: GraphStore, dataset: str, out: str | Path, limit: int = 100_000,
+                sample: list | None = None, draw_limit: int = 200) -> tuple[list[Path], str]:
+    """Write the Hasse diagram of a dataset's knowledge space (``hasse_<dataset>.svg``, ``.png``, ``.dot``).
+
+    Node areas follow the state probabilities of the dataset's latest BLIM fit when it
+    fitted this space. With ``sample`` (states drawn by ``kst space --sample``, a space
+    too large to list) the figure shows how many sampled states each size has, with a
+    note, and no DOT file is written.
+
+    Raises
+    ------
+    TooManyStatesError
+        Without ``sample``, when the space has more than ``limit`` states.
+    """
+    from kstp.reports.diagrams import draw_layers
+
+    if sample is not None:
+        stem = Path(out) / f"hasse_{dataset}_sample"
+        sizes = [len(s) for s in sample]
+        paths = draw_layers([""] * len(sizes), sizes, [], stem, f"{dataset}: a sample of {len(sizes):,} states",
+                            limit=0, row_name="state size")
+        return paths, (f"a sample of {len(sizes):,} states of a space too large to list: the figure shows how many "
+                       "sampled states each size has")
+    structure = Structure.from_space(dataset_space(store, dataset, limit), limit)
+    probabilities = _fitted_probabilities(store, dataset, structure)
+    title = f"{dataset}: knowledge space, {len(structure):,} states" + (
+        " (areas: BLIM state probabilities)" if probabilities is not None else "")
+    return hasse_files(structure, out, dataset, title, probabilities, dataset, draw_limit)
+
+
+def space_dot(store: GraphStore, dataset: str, limit: int = 100_000) -> str:
+    """The Hasse diagram of a dataset's knowledge space in Graphviz's DOT language (every state)."""
+    from kstp.reports.diagrams import hasse_dot
+
+    structure = Structure.from_space(dataset_space(store, dataset, limit), limit)
+    lower, upper = structure.covers()
+    return hasse_dot(structure.states, _local_names(structure.items, dataset), lower, upper,
+                     _fitted_probabilities(store, dataset, structure), f"hasse_{dataset}")

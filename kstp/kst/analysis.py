@@ -162,7 +162,8 @@ class Structure:
         atoms = np.zeros(matrix.shape, bool)
         rows = built.find(_pack(below.T.astype(np.uint8)))  # the down-set of each item is a state
         atoms[rows, np.arange(len(space.items))] = True
-        built.__dict__.update(_union_closed=True, _intersection_closed=True, _atom_matrix=atoms)
+        classes = [[column[q] for q in members] for members in space.classes]
+        built.__dict__.update(_union_closed=True, _intersection_closed=True, _atom_matrix=atoms, _classes=classes)
         return built
 
     # ---- lookups -------------------------------------------------------------------------------
@@ -176,6 +177,14 @@ class Structure:
         at = np.minimum(at, len(self._sorted) - 1) if len(self._sorted) else at
         hit = (self._sorted[at] == keys) if len(self._sorted) else np.zeros(len(keys), bool)
         return np.where(hit, self._order[at] if len(self._order) else -1, -1)
+
+    def rows_of(self, matrix) -> np.ndarray:
+        """Row of each 0/1 row of ``matrix`` (sets on the same items) in :attr:`states`, -1 where it is no state.
+
+        >>> Structure.build("ab", [[0, 0], [1, 1]]).rows_of([[1, 1], [1, 0]]).tolist()
+        [1, -1]
+        """
+        return self.find(_pack(np.asarray(matrix, dtype=np.uint8)))
 
     def row(self, members) -> int:
         """The row of the state holding exactly ``members`` (item names).
@@ -441,7 +450,17 @@ class Structure:
             Not well-graded, above :data:`COVER_LIMIT` states.
         """
         lower, upper = [], []
-        if self._one_item_covers():
+        classes = self.__dict__.get("_classes")
+        if classes is not None:  # a quasi-ordinal space: a state covers another when it adds one class
+            for members in classes:
+                grown_packed = self._packed.copy()
+                for q in members:
+                    grown_packed[:, q >> 3] |= np.uint8(1 << (q & 7))
+                grown = self.find(grown_packed)
+                keep = (self.states[:, members[0]] == 0) & (grown >= 0)
+                lower.append(np.flatnonzero(keep))
+                upper.append(grown[keep])
+        elif self._one_item_covers():
             for q in range(len(self.items)):
                 grown = self._flipped(q)
                 keep = (self.states[:, q] == 0) & (grown >= 0)

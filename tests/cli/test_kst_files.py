@@ -95,3 +95,51 @@ def test_export_and_import_refusals(toy, tmp_path):
     result = toy("kst", "import", unnamed, "--dataset", "toy")
     assert result.exit_code == 1 and "say what it holds" in result.stderr
     assert toy("query", "question_prerequisite_edges", "-p", "dataset=toy", "--format", "json").stdout == before
+
+
+# ---- figures outside the browser (issue 34, item 5) -----------------------------------------------------
+def _dot_edges(text: str) -> set[tuple[str, str]]:
+    """(from, to) labels of a DOT graph kstp wrote: node labels for s<k> ids, names for quoted ids."""
+    import re
+
+    labels = dict(re.findall(r'^\s+(s\d+) \[label="([^"]*?)(?: p=[^"]*)?"', text, re.M))
+    edges = re.findall(r'^\s+("?[^"\s]+"?) -> ("?[^"\s]+"?)', text, re.M)
+    return {(labels.get(a, a.strip('"')), labels.get(b, b.strip('"'))) for a, b in edges}
+
+
+def test_hasse_diagram_and_prerequisite_graph_as_files_and_dot(toy, tmp_path):
+    listed = json.loads(toy("kst", "space", "--dataset", "toy", "--enumerate", "--json").stdout)["states"]
+    states = [frozenset(q.split(":")[1] for q in r["state"]) for r in listed]
+    covers = {(a, b) for a in states for b in states if a < b and not any(a < m < b for m in states)}  # brute force
+    label = {s: "{" + ", ".join(sorted(s, key=lambda q: int(q[1:]))) + "}" for s in states}
+    dot = toy("kst", "space", "--dataset", "toy", "--format", "dot")
+    assert dot.exit_code == 0, dot.output
+    assert _dot_edges(dot.stdout) == {(label[a], label[b]) for a, b in covers}
+    result = toy("kst", "space", "--dataset", "toy", "--out", tmp_path / "f", "--json")
+    assert {p.rsplit("/", 1)[1] for p in json.loads(result.stdout)["figures"]} == {
+        "hasse_toy.svg", "hasse_toy.png", "hasse_toy.dot"}
+    # the prerequisite graph: the covering pairs of the derived relation (brute force over its pairs)
+    pairs = {(r["fromId"].split(":")[1], r["toId"].split(":")[1]) for r in json.loads(toy(
+        "query", "question_prerequisite_edges", "-p", "dataset=toy", "--format", "json").stdout)}
+    reduction = {(a, b) for a, b in pairs if not any((a, m) in pairs and (m, b) in pairs for _, m in pairs)}
+    drawn = toy("derive", "question-prerequisites", "--dataset", "toy", "--format", "dot")
+    assert _dot_edges(drawn.stdout) == reduction
+    assert toy("derive", "question-prerequisites", "--dataset", "toy", "--out", tmp_path / "g").exit_code == 0
+    assert (tmp_path / "g" / "prerequisites_toy.png").read_bytes()[:4] == b"\x89PNG"
+    concepts = toy("kst", "depth", "--framework", "toy", "--format", "dot")
+    assert _dot_edges(concepts.stdout) == {("A", "B"), ("A", "C"), ("B", "D"), ("C", "D"), ("D", "E")}  # conftest
+
+
+def test_sampled_states_of_many_questions_print_short_lines(kstp, tmp_path):  # noqa: F811
+    items = tmp_path / "many.jsonl"
+    items.write_text("".join(f'{{"id": "q{i:03d}", "text": "t", "answer": "1"}}\n' for i in range(300)))
+    answers = tmp_path / "many.csv"
+    answers.write_text("learner," + ",".join(f"q{i:03d}" for i in range(300)) + "\nl1," + ",".join("1" * 300) + "\n")
+    assert kstp("ingest", "items", items, "--dataset", "many").exit_code == 0
+    assert kstp("ingest", "responses", answers, "--dataset", "many").exit_code == 0
+    result = kstp("kst", "space", "--dataset", "many", "--sample", "3", "--seed", "1")
+    assert result.exit_code == 0, result.output
+    assert max(map(len, result.stdout.splitlines())) < 300  # 300 questions of 12 characters: 4,000 before
+    assert "shortened" in result.stderr and "(+" in result.stdout
+    whole = json.loads(kstp("kst", "space", "--dataset", "many", "--sample", "3", "--seed", "1", "--json").stdout)
+    assert max(len(r["state"]) for r in whole["states"]) > 12  # JSON keeps every state whole

@@ -261,3 +261,14 @@ def test_from_space_equals_the_same_states_analysed_from_scratch(seed):
     assert fast.is_well_graded() == slow.is_well_graded() == all(len(c) == 1 for c in space.classes)
     assert fast.learning_paths().count == slow.learning_paths().count
     assert fast.notions() == sorted(map(list, space.classes), key=lambda c: items.index(c[0]))
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_covers_of_a_space_with_equally_informative_items_equal_brute_force(seed):
+    rng = random.Random(400 + seed)
+    items = [f"q{i}" for i in range(6)]
+    pairs = [(a, b) for a in items for b in items if a != b and rng.random() < 0.2]
+    fast = Structure.from_space(KnowledgeSpace.build(items, pairs))
+    states = family(fast)
+    lower, upper = fast.covers()
+    assert {(states[a], states[b]) for a, b in zip(lower, upper, strict=True)} == brute_covers(states)
