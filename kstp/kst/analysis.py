@@ -45,6 +45,8 @@ from kstp.errors import KstpError, NotAKnowledgeStateError, UnknownIdError
 __all__ = ["Structure", "StructureError", "LearningPaths", "span", "PAIRWISE_LIMIT", "COVER_LIMIT"]
 
 _BLOCK = 2048  # rows per block of a pairwise computation: (block x states) cells at a time
+_SMALL = 48  # states up to which atoms and union closure loop over integer masks (faster than numpy there)
+_DIRECT = 22  # items up to which lookups go through a table of all 2^items sets (at most 16 MB)
 #: States from which the pairwise analyses (atoms and the base, union closure, well-gradedness
 #: of a structure closed under neither union nor intersection) are refused: their cost grows
 #: with the square of the states.
@@ -122,8 +124,9 @@ class Structure:
         if len(set(items)) != len(items):
             seen = [q for q in items if items.count(q) > 1]
             raise StructureError(f"item {seen[0]!r} is named twice")
-        if matrix.size and not np.isin(matrix, (0, 1)).all():
-            row, column = np.argwhere(~np.isin(matrix, (0, 1)))[0]
+        bad = (matrix != 0) & (matrix != 1)  # two comparisons: np.isin costs more than the rest of build
+        if bad.any():
+            row, column = np.argwhere(bad)[0]
             raise StructureError(f"state {row + 1} holds {matrix[row, column].item()!r} for item {items[column]!r}; "
                                  "a state matrix holds 0 or 1")
         matrix = matrix.astype(np.uint8)
@@ -171,12 +174,26 @@ class Structure:
         return len(self.states)
 
     def find(self, packed: np.ndarray) -> np.ndarray:
-        """Row of each packed set in :attr:`states`, -1 where it is no state."""
+        """Row of each packed set in :attr:`states`, -1 where it is no state.
+
+        Up to :data:`_DIRECT` items, when a search holds at least a quarter as many sets as
+        there are possible ones, a set's code indexes a table of every possible set (built
+        once): one gather instead of a binary search.
+        """
         keys = _keys(packed)
+        if len(self.items) <= _DIRECT and (1 << len(self.items)) <= 4 * len(keys):  # the table costs less
+            return self._direct[keys.astype(np.int64)]
         at = np.searchsorted(self._sorted, keys)
         at = np.minimum(at, len(self._sorted) - 1) if len(self._sorted) else at
         hit = (self._sorted[at] == keys) if len(self._sorted) else np.zeros(len(keys), bool)
         return np.where(hit, self._order[at] if len(self._order) else -1, -1)
+
+    @cached_property
+    def _direct(self) -> np.ndarray:
+        """Row of every set over at most :data:`_DIRECT` items by its code, -1 for a non-state."""
+        table = np.full(1 << len(self.items), -1, np.int32)
+        table[self._sorted.astype(np.int64)] = self._order
+        return table
 
     def rows_of(self, matrix) -> np.ndarray:
         """Row of each 0/1 row of ``matrix`` (sets on the same items) in :attr:`states`, -1 where it is no state.
@@ -212,11 +229,23 @@ class Structure:
         names = np.asarray(self.items, dtype=object)
         return [names[self.states[r] > 0].tolist() for r in np.asarray(rows, dtype=np.int64).ravel()]
 
-    def _flipped(self, q: int, packed: np.ndarray | None = None) -> np.ndarray:
+    def _flipped(self, q: int) -> np.ndarray:
         """The rows of K Δ {q} for every state K (-1 where that set is no state)."""
-        flipped = (self._packed if packed is None else packed).copy()
-        flipped[:, q >> 3] ^= np.uint8(1 << (q & 7))
-        return self.find(flipped)
+        return self._neighbours[:, q]
+
+    @cached_property
+    def _neighbours(self) -> np.ndarray:
+        """(states, items): the row of K Δ {q}, -1 where it is no state; one search for all items at once
+        (in blocks of states, about 2^22 sets at a time)."""
+        n, width = len(self.items), self._packed.shape[1]
+        out = np.empty((len(self), n), np.int64)
+        q = np.arange(n)
+        step = max(1, (1 << 22) // max(n, 1))
+        for start in range(0, len(self), step):
+            block = np.repeat(self._packed[start:start + step, None, :], n, axis=1)  # (block, items, bytes)
+            block[:, q, q >> 3] ^= (1 << (q & 7)).astype(np.uint8)
+            out[start:start + step] = self.find(block.reshape(-1, width)).reshape(-1, n)
+        return out
 
     # ---- properties ------------------------------------------------------------------------------
     def is_structure(self) -> bool:
@@ -241,23 +270,68 @@ class Structure:
         StructureError
             Above :data:`PAIRWISE_LIMIT` states.
 
-        Checked without listing pairs: it is iff every state is the union of the atoms it
-        holds and K + A is a state for every state K and atom A (then K + L, L a union of
-        atoms, is reached one atom at a time).
+        Checked without listing pairs of states: the generators (states that are not
+        the union of the generators strictly inside them, found level by level from the
+        smallest; every state is then a union of generators) are computed first, and the
+        family is closed under union iff K + G is a state for every state K and generator
+        G (K + L, L a union of generators, is then reached one generator at a time). Its
+        cost follows states x generators; for a space the generators are its base.
         """
         return self._union_closed
 
     @cached_property
     def _union_closed(self) -> bool:
-        atoms = np.flatnonzero(self._atom_matrix.any(axis=1))
-        if not (self._unions_of(atoms) == self.states.astype(bool)).all():
-            return False
-        step = max(1, _BLOCK * 64 // max(len(self), 1))  # atoms per block: memory of about 2^17 sets
-        for start in range(0, len(atoms), step):
-            joined = self._packed[None, :, :] | self._packed[atoms[start:start + step]][:, None, :]
+        if len(self) <= _SMALL:
+            masks = self._int_masks
+            atoms = [m for m, own in zip(masks, self._own_ints, strict=True) if own]
+            present = set(masks)
+            for k in masks:
+                union = 0
+                for a in atoms:
+                    if k | a not in present:
+                        return False
+                    if a & k == a:
+                        union |= a
+                if union != k:
+                    return False
+            return True
+        generators = self._generators
+        step = max(1, _BLOCK * 64 // max(len(self), 1))  # generators per block: memory of about 2^17 sets
+        for start in range(0, len(generators), step):
+            joined = self._packed[None, :, :] | self._packed[generators[start:start + step]][:, None, :]
             if (self.find(joined.reshape(-1, self._packed.shape[1])) < 0).any():
                 return False
         return True
+
+    @cached_property
+    def _generators(self) -> np.ndarray:
+        """Rows of the states that are not the union of the generators strictly inside them, by size levels.
+
+        Every state is a union of generators (those inside it), so the union of all states
+        strictly inside K is the union of the generators strictly inside K; for a space
+        the generators are its base (Doignon & Falmagne 1999, §1.4 on bases).
+        """
+        sizes = self.states.sum(axis=1)
+        order = np.argsort(sizes, kind="stable")
+        bounds = np.searchsorted(sizes[order], np.arange(len(self.items) + 2))
+        found: list[np.ndarray] = []
+        matrix = np.zeros((0, len(self.items)), np.float32)
+        for level in range(1, len(self.items) + 1):
+            rows = order[bounds[level]:bounds[level + 1]]
+            if not len(rows):
+                continue
+            if len(matrix) * len(self) > PAIRWISE_LIMIT ** 2:
+                self._refuse_pairwise("the generators (base, atoms, union closure)")
+            union = np.zeros((len(rows), len(self.items)), bool)
+            for start in range(0, len(rows), _BLOCK):
+                block = self.states[rows[start:start + _BLOCK]].astype(np.float32)
+                inside = (block @ matrix.T) == matrix.sum(axis=1)[None, :]  # generator within the state
+                union[start:start + _BLOCK] = (inside.astype(np.float32) @ matrix) > 0
+            new = rows[(union != (self.states[rows] > 0)).any(axis=1)]
+            if len(new):
+                found.append(new)
+                matrix = np.vstack([matrix, self.states[new].astype(np.float32)])
+        return np.sort(np.concatenate(found)) if found else np.zeros(0, np.int64)
 
     def complement(self) -> Structure:
         """The family of complements Q - K (same items, same row order)."""
@@ -298,9 +372,7 @@ class Structure:
 
     @cached_property
     def _fringe_matrices(self) -> tuple[np.ndarray, np.ndarray]:
-        neighbour = np.zeros(self.states.shape, np.uint8)
-        for q in range(len(self.items)):
-            neighbour[:, q] = self._flipped(q) >= 0
+        neighbour = (self._neighbours >= 0).astype(np.uint8)
         return neighbour & self.states, neighbour & (1 - self.states)
 
     def is_well_graded(self) -> bool:
@@ -355,25 +427,40 @@ class Structure:
     @cached_property
     def _atom_matrix(self) -> np.ndarray:
         """(states, items) bool: K is an atom at q (q in K, and no state strictly inside K holds q)."""
-        self._refuse_pairwise("the atoms (and union closure)")
-        out = np.zeros(self.states.shape, bool)
-        matrix = self.states.astype(np.float32)
-        for start in range(0, len(self), _BLOCK):
-            rows = np.arange(start, min(start + _BLOCK, len(self)))
-            below = (self._substates(rows).astype(np.float32) @ matrix) > 0  # items of the states inside K
-            out[rows] = (self.states[rows] > 0) & ~below
-        return out
-
-    def _unions_of(self, rows: np.ndarray) -> np.ndarray:
-        """(states, items) bool: per state, the union of the states at ``rows`` it holds."""
-        chosen = self.states[rows].astype(np.float32)
-        sizes = chosen.sum(axis=1)
+        if len(self) <= _SMALL:  # a few states: integer masks beat the matrix products' overhead
+            return self._unmask(self._own_ints)
+        generators = self.states[self._generators].astype(np.float32)
+        sizes = generators.sum(axis=1)
         out = np.zeros(self.states.shape, bool)
         for start in range(0, len(self), _BLOCK):
             block = self.states[start:start + _BLOCK].astype(np.float32)
-            inside = (block @ chosen.T) == sizes[None, :]  # chosen state within this state
-            out[start:start + _BLOCK] = (inside.astype(np.float32) @ chosen) > 0
+            inside = ((block @ generators.T) == sizes[None, :]) & (sizes[None, :] < block.sum(axis=1)[:, None])
+            below = (inside.astype(np.float32) @ generators) > 0  # the items of the states strictly inside K
+            out[start:start + _BLOCK] = (block > 0) & ~below
         return out
+
+    @cached_property
+    def _int_masks(self) -> list[int]:
+        """Each state as a Python integer, item j in bit j."""
+        return [int.from_bytes(row.tobytes(), "little") for row in self._packed]
+
+    @cached_property
+    def _own_ints(self) -> list[int]:
+        """Per state (few states), the items no state strictly inside it holds: those it is an atom for."""
+        masks, own = self._int_masks, []
+        for k in masks:
+            below = 0
+            for m in masks:
+                if m != k and m & k == m:
+                    below |= m
+            own.append(k & ~below)
+        return own
+
+    def _unmask(self, masks: list[int]) -> np.ndarray:
+        """(len(masks), items) bool of integer masks (item j in bit j)."""
+        width = self._packed.shape[1]
+        packed = np.frombuffer(b"".join(m.to_bytes(width, "little") for m in masks), np.uint8).reshape(-1, width)
+        return np.unpackbits(packed, axis=1, count=len(self.items), bitorder="little").astype(bool)
 
     def atoms(self) -> dict[str, np.ndarray]:
         """Per item q, the rows of the atoms at q: the minimal states holding q (kst ``katoms``).
@@ -392,14 +479,23 @@ class Structure:
         atom = self._atom_matrix
         return {q: np.flatnonzero(atom[:, j]) for j, q in enumerate(self.items)}
 
-    def base(self) -> np.ndarray:
+    def base(self, check: bool = True) -> np.ndarray:
         """Rows of the base of a knowledge space: its atoms, the least family spanning it by unions.
+
+        Parameters
+        ----------
+        check : bool
+            Refuse a family that is not a knowledge space (the default, as kst's ``kbase``).
+            ``False`` trusts the caller (a family kstp built, a file that says it holds a
+            space) and skips the union-closure check, as kstMatrix's ``kmbasis`` and kstpy's
+            ``basis`` do; on a family that is not a space it returns its generators (the
+            states that are not a union of smaller states).
 
         Raises
         ------
         StructureError
-            When the family is not closed under union (a base spans a space; kst ``kbase``
-            refuses the same), or above :data:`PAIRWISE_LIMIT` states.
+            With ``check``, when the family is not closed under union (a base spans a space),
+            or above :data:`PAIRWISE_LIMIT` states.
 
         Examples
         --------
@@ -407,11 +503,14 @@ class Structure:
         >>> K.sets(K.base())
         [['a'], ['b'], ['a', 'b', 'c']]
         """
-        self.require_structure()
-        if not self.is_space():
-            raise StructureError("not a knowledge space (not closed under union): a base spans a space by unions; "
-                                 "analyse the atoms instead")
-        return np.flatnonzero(self._atom_matrix.any(axis=1))
+        if check:
+            self.require_structure()
+            if not self.is_space():
+                raise StructureError("not a knowledge space (not closed under union): a base spans a space by "
+                                     "unions; analyse the atoms instead")
+        if len(self) <= _SMALL:
+            return np.array([r for r, own in enumerate(self._own_ints) if own], dtype=np.int64)
+        return self._generators  # in a space, exactly the states that are an atom for some item
 
     def notions(self) -> list[list[str]]:
         """The classes of equally informative items (in exactly the same states), in item order.
