@@ -421,7 +421,9 @@ def _kstp_analysis(what: str, items, matrix):
         return {frozenset(names[s > 0]): (frozenset(names[i > 0]), frozenset(names[o > 0]))
                 for s, i, o in zip(k.states, inner, outer, strict=True)}
     if what == "paths":  # counted; listed too where kstpy can list them (the comparison)
-        paths = k.learning_paths()
+        from kstp.kst.paths import learning_paths
+
+        paths = learning_paths(k)
         count = paths.count
         if count > KSTPY_PATHS_BUDGET:
             return count, None

@@ -450,7 +450,7 @@ def analyse(ctx, dataset: str | None, path: Path | None, show: str, start: str |
       kstp kst analyse --structure probability.spr --show base --json
       kstp kst analyse --dataset probability_pks --show fringes --format csv
       kstp kst analyse --dataset probability_pks --show paths --from b101 --to b101,b103,b104,b109
-      kstp kst analyse --structure probability_fit.csv --out figures/
+      kstp kst analyse --structure probability.spc --out figures/
       kstp kst analyse --structure probability.spc --format dot
     """
     refuse_together(ctx, "dataset", ("path",), "analyse a dataset's space or a file, not both")
@@ -472,9 +472,10 @@ def analyse(ctx, dataset: str | None, path: Path | None, show: str, start: str |
         if "probability" in extra and len(extra["probability"]) == len(structure):
             probabilities = extra["probability"]
     if output_format() == "dot":
+        from kstp.kst.paths import covers
         from kstp.reports.diagrams import hasse_dot
 
-        lower, upper = structure.covers()
+        lower, upper = covers(structure)
         click.echo(hasse_dot(structure.states, structures._local_names(structure.items, dataset), lower, upper,
                              probabilities, f"hasse_{dataset or path.stem}"), nl=False)
         return

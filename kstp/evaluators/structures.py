@@ -32,6 +32,7 @@ import pandas as pd
 from kstp.errors import KstpError
 from kstp.graph.store import GraphStore
 from kstp.graph.structures import dataset_space
+from kstp.kst import paths as kst_paths
 from kstp.kst.analysis import Structure, StructureError
 from kstp.loaders.kstio import read_kst_file
 
@@ -160,7 +161,8 @@ def analyse(structure: Structure, show: str = "summary", start: int | None = Non
         space = _try(k.is_space, notes, "union closure")
         closure = _try(k.is_closure_space, notes, "intersection closure")
         atoms = _try(k.atoms, notes, "atoms")
-        learning = _try(lambda: k.learning_paths().count, notes, "learning paths") if k.is_structure() else None
+        learning = _try(lambda: kst_paths.learning_paths(k).count, notes, "learning paths") \
+            if k.is_structure() else None
         return {"items": len(k.items), "states": len(k), "notions": len(k.notions()),
                 "isStructure": k.is_structure(), "isSpace": space, "isClosureSpace": closure,
                 "isQuasiOrdinal": None if space is None or closure is None else space and closure,
@@ -188,14 +190,15 @@ def analyse(structure: Structure, show: str = "summary", start: int | None = Non
                           "innerFringe": names[inner[r] > 0].tolist(), "outerFringe": names[outer[r] > 0].tolist()}
                          for r in order.tolist()]}
     if start is None and goal is None:
-        chains = k.learning_paths()
+        chains = kst_paths.learning_paths(k)
     else:
         sizes = k.states.sum(axis=1)
         ends = [np.flatnonzero(sizes == size) for size in (0, len(k.items))]
         if start is None and not len(ends[0]) or goal is None and not len(ends[1]):
             raise StructureError("give both --from and --to: the structure lacks the "
                                  + ("empty set" if start is None else "whole domain"))
-        chains = k.gradations(int(ends[0][0]) if start is None else start, int(ends[1][0]) if goal is None else goal)
+        chains = kst_paths.gradations(k, int(ends[0][0]) if start is None else start,
+                                      int(ends[1][0]) if goal is None else goal)
     listed = chains.first(paths)
     return {"from": k.sets([chains.start])[0], "to": k.sets([chains.goal])[0], "count": chains.count,
             "listed": len(listed), "rows": [{"path": n, "steps": k.steps(p)} for n, p in enumerate(listed, 1)]}
@@ -455,7 +458,7 @@ def hasse_files(structure: Structure, out: str | Path, name: str, title: str, pr
 
     out = Path(out)
     items = _local_names(structure.items, dataset)
-    lower, upper = structure.covers()
+    lower, upper = kst_paths.covers(structure)
     paths = hasse_figure(structure.states, items, lower, upper, out / f"hasse_{name}", title, probabilities, limit)
     dot = out / f"hasse_{name}.dot"
     dot.write_text(hasse_dot(structure.states, items, lower, upper, probabilities, f"hasse_{name}"))
@@ -572,6 +575,6 @@ def space_dot(store: GraphStore, dataset: str, limit: int = 100_000) -> str:
     from kstp.reports.diagrams import hasse_dot
 
     structure = Structure.from_space(dataset_space(store, dataset, limit), limit)
-    lower, upper = structure.covers()
+    lower, upper = kst_paths.covers(structure)
     return hasse_dot(structure.states, _local_names(structure.items, dataset), lower, upper,
                      _fitted_probabilities(store, dataset, structure), f"hasse_{dataset}")

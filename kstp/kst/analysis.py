@@ -28,21 +28,20 @@ lies strictly between); in a well-graded structure every step adds one item, and
 learning paths are its *gradations*. A *gradation* from K to L (K a subset of L) is a
 chain K = K0, ..., Kn = L of states, each one item larger than the one before.
 
-Assumes a 0/1 matrix without repeated rows (:meth:`Structure.build` refuses one).
+Assumes a 0/1 matrix without repeated rows (:meth:`Structure.build` refuses one). The
+covering relation, learning paths and gradations are in :mod:`kstp.kst.paths`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
-from itertools import islice
 
 import numpy as np
 
 from kstp.errors import KstpError, NotAKnowledgeStateError, UnknownIdError
 
-__all__ = ["Structure", "StructureError", "LearningPaths", "span", "PAIRWISE_LIMIT", "COVER_LIMIT"]
+__all__ = ["Structure", "StructureError", "span", "PAIRWISE_LIMIT", "COVER_LIMIT"]
 
 _BLOCK = 2048  # rows per block of a pairwise computation: (block x states) cells at a time
 _SMALL = 48  # states up to which atoms and union closure loop over integer masks (faster than numpy there)
@@ -536,111 +535,6 @@ class Structure:
         return counter == 0
 
     # ---- covering relation and paths ----------------------------------------------------------------
-    def covers(self) -> tuple[np.ndarray, np.ndarray]:
-        """The covering pairs (lower, upper) of the inclusion order: upper contains lower, no state between.
-
-        The edges of the Hasse diagram, as rows into :attr:`states`. In a well-graded
-        structure they are the one-item steps (found by lookups); otherwise every pair is
-        compared with every pair of its substates (refused above :data:`COVER_LIMIT` states).
-
-        Raises
-        ------
-        StructureError
-            Not well-graded, above :data:`COVER_LIMIT` states.
-        """
-        lower, upper = [], []
-        classes = self.__dict__.get("_classes")
-        if classes is not None:  # a quasi-ordinal space: a state covers another when it adds one class
-            for members in classes:
-                grown_packed = self._packed.copy()
-                for q in members:
-                    grown_packed[:, q >> 3] |= np.uint8(1 << (q & 7))
-                grown = self.find(grown_packed)
-                keep = (self.states[:, members[0]] == 0) & (grown >= 0)
-                lower.append(np.flatnonzero(keep))
-                upper.append(grown[keep])
-        elif self._one_item_covers():
-            for q in range(len(self.items)):
-                grown = self._flipped(q)
-                keep = (self.states[:, q] == 0) & (grown >= 0)
-                lower.append(np.flatnonzero(keep))
-                upper.append(grown[keep])
-        else:
-            if len(self) > COVER_LIMIT:
-                raise StructureError(f"the covering relation of a structure that is not well-graded compares each "
-                                     f"state with every pair of its substates; refused above {COVER_LIMIT:,} "
-                                     f"states (this one has {len(self):,})")
-            within = self._substates(np.arange(len(self))).astype(np.float32)  # [M, L]: L strictly inside M
-            for start in range(0, len(self), _BLOCK):
-                rows = np.arange(start, min(start + _BLOCK, len(self)))
-                inside = within[rows] > 0  # (block, states): L strictly inside K
-                # L is covered by K iff no M strictly inside K holds L strictly
-                between = (within[rows] @ within) > 0
-                pairs = np.argwhere(inside & ~between)
-                lower.append(pairs[:, 1])
-                upper.append(rows[pairs[:, 0]])
-        lo, up = np.concatenate(lower or [np.zeros(0, np.int64)]), np.concatenate(upper or [np.zeros(0, np.int64)])
-        order = np.lexsort((lo, up))
-        return lo[order].astype(np.int64), up[order].astype(np.int64)
-
-    def _one_item_covers(self) -> bool:
-        """Whether every covering pair is a one-item step: so in a well-graded family (a longer step
-        would have a tight path, hence states, inside it)."""
-        return len(self) <= 1 or self.is_well_graded()
-
-    def learning_paths(self) -> LearningPaths:
-        """The learning paths: maximal chains of states from the empty set to Q, counted and listed lazily.
-
-        Raises
-        ------
-        StructureError
-            When the family is not a knowledge structure, or (not well-graded) above
-            :data:`PAIRWISE_LIMIT` states.
-
-        Examples
-        --------
-        >>> K = Structure.build("abc", [[0, 0, 0], [1, 0, 0], [0, 1, 0], [1, 1, 0], [1, 1, 1]])
-        >>> paths = K.learning_paths()
-        >>> paths.count, [K.steps(p) for p in paths]
-        (2, [[['a'], ['b'], ['c']], [['b'], ['a'], ['c']]])
-        """
-        self.require_structure()
-        sizes = self.states.sum(axis=1)
-        start, goal = int(np.flatnonzero(sizes == 0)[0]), int(np.flatnonzero(sizes == len(self.items))[0])
-        lower, upper = self.covers()
-        return LearningPaths(self, start, goal, lower, upper)
-
-    def gradations(self, start: int, goal: int) -> LearningPaths:
-        """The gradations from state ``start`` to state ``goal`` (rows): chains adding one item per step.
-
-        Raises
-        ------
-        StructureError
-            When ``start`` is not a subset of ``goal``.
-
-        Examples
-        --------
-        >>> K = Structure.build("abc", [[0, 0, 0], [1, 0, 0], [0, 1, 0], [1, 1, 0], [1, 1, 1]])
-        >>> steps = K.gradations(K.row(["a"]), K.row(["a", "b", "c"]))
-        >>> steps.count, [K.steps(p) for p in steps]
-        (1, [[['b'], ['c']]])
-        """
-        if (self.states[start] > self.states[goal]).any():
-            extra = self.sets([start])[0]
-            raise StructureError(f"a gradation adds items: {{{', '.join(extra)}}} is not a subset of "
-                                 f"{{{', '.join(self.sets([goal])[0])}}}; give the smaller state first")
-        lower, upper = [], []
-        inside = ((self.states >= self.states[start]) & (self.states <= self.states[goal])).all(axis=1)
-        for q in np.flatnonzero(self.states[goal] > self.states[start]):
-            grown = self._flipped(int(q))
-            keep = inside & (self.states[:, q] == 0) & (grown >= 0)
-            lower.append(np.flatnonzero(keep))
-            upper.append(grown[keep])
-        lo = np.concatenate(lower or [np.zeros(0, np.int64)]).astype(np.int64)
-        up = np.concatenate(upper or [np.zeros(0, np.int64)]).astype(np.int64)
-        order = np.lexsort((lo, up))
-        return LearningPaths(self, start, goal, lo[order], up[order])
-
     def steps(self, path: list[int]) -> list[list[str]]:
         """The items each step of a path (rows of states) adds."""
         names = np.asarray(self.items, dtype=object)
@@ -689,75 +583,3 @@ def span(base, limit: int | None = 10**6) -> np.ndarray:
     matrix = np.unpackbits(states, axis=1, count=n, bitorder="little")
     weights = matrix.astype(np.float64) @ (2.0 ** -np.arange(1, n + 1))
     return matrix[np.lexsort((-weights, matrix.sum(axis=1)))]
-
-
-@dataclass(frozen=True, eq=False)
-class LearningPaths:
-    """The chains from one state to another along given steps (pairs of rows): counted exactly, listed lazily.
-
-    ``count`` is a Python integer (an antichain of n items has n! learning paths);
-    iterating yields each path as a list of rows, smallest first, in a fixed order.
-    """
-
-    structure: Structure
-    start: int
-    goal: int
-    lower: np.ndarray
-    upper: np.ndarray
-
-    @property
-    def count(self) -> int:
-        """Number of chains from ``start`` to ``goal``: each state's count is the sum of its predecessors'."""
-        order = np.argsort(self.structure.states.sum(axis=1), kind="stable")
-        ways = np.zeros(len(self.structure), dtype=object)
-        ways[self.start] = 1
-        into = np.argsort(self.upper, kind="stable")
-        lower, upper = self.lower[into], self.upper[into]
-        bounds = np.searchsorted(upper, np.arange(len(self.structure) + 1))
-        for row in order.tolist():
-            if row != self.start and bounds[row] < bounds[row + 1]:
-                ways[row] = sum(ways[lower[bounds[row]:bounds[row + 1]]].tolist())
-        return int(ways[self.goal])
-
-    def __iter__(self) -> Iterator[list[int]]:
-        above: dict[int, list[int]] = {}
-        for lo, up in zip(self.lower.tolist(), self.upper.tolist(), strict=True):
-            above.setdefault(lo, []).append(up)
-        reaches = self._reaching()
-        path = [self.start]
-        stack = [iter(above.get(self.start, []))]
-        if self.start == self.goal:
-            yield [self.start]
-            return
-        while stack:
-            nxt = next(stack[-1], None)
-            if nxt is None:
-                stack.pop()
-                path.pop()
-                continue
-            if not reaches[nxt]:
-                continue
-            path.append(nxt)
-            if nxt == self.goal:
-                yield list(path)
-                path.pop()
-                continue
-            stack.append(iter(above.get(nxt, [])))
-
-    def _reaching(self) -> np.ndarray:
-        """Per state, whether the goal can be reached from it along the steps."""
-        reach = np.zeros(len(self.structure), bool)
-        reach[self.goal] = True
-        order = np.argsort(-self.structure.states.sum(axis=1), kind="stable")
-        below: dict[int, list[int]] = {}
-        for lo, up in zip(self.lower.tolist(), self.upper.tolist(), strict=True):
-            below.setdefault(up, []).append(lo)
-        for row in order.tolist():
-            if reach[row]:
-                for lo in below.get(row, []):
-                    reach[lo] = True
-        return reach
-
-    def first(self, n: int) -> list[list[int]]:
-        """The first ``n`` paths."""
-        return list(islice(iter(self), n))
