@@ -12,6 +12,11 @@ library): this module writes each structure and the responses as CSV files and r
 Otherwise the pks timings recorded with the test data (tests/data/blim/pks_<dataset>.json,
 measured on the shared development machine under load) stand in and the table says so.
 Every fit's G2 is checked against pks's to 1e-4.
+
+With pks in the same run, the structures pks ships are fitted too, read from the kstIO
+files kstIO wrote (tests/data/kst/kstio, as ``kstp fit blim --responses FILE --structure
+FILE`` reads them): endm's K (not closed under union; 200 learners), DoignonFalmagne7
+(1,000 learners) and chess DST3 (232 states for 92 learners).
 """
 
 from __future__ import annotations
@@ -51,6 +56,24 @@ def _inputs():
             yield dataset, kind, responses, q, states
 
 
+#: pks's structures and data as kstIO files (tests/data/kst/kstio): key -> (structure file, data file).
+PKS_FILES = {"pks endm/K": ("endm.kst", "endm.dat"), "pks DoignonFalmagne7/K": ("DoignonFalmagne7.spc",
+                                                                                 "DoignonFalmagne7.dat"),
+             "pks chess/DST3": ("chess_dst3.kst", "chess.dat")}
+
+
+def _pks_file_inputs():
+    """(dataset, kind, responses, items, states) of the structures pks ships, read from kstIO's files."""
+    from kstp.loaders.kstio import read_kst_file
+
+    folder = REPO / "tests" / "data" / "kst" / "kstio"
+    for key, (structure, data) in PKS_FILES.items():
+        states, answers = read_kst_file(folder / structure), read_kst_file(folder / data)
+        dataset, kind = key.split("/")
+        yield dataset, kind, pd.DataFrame(answers.matrix, columns=answers.items), pd.DataFrame(
+            index=answers.items), states.matrix
+
+
 def _pks_same_run(jobs: list[tuple[str, pd.DataFrame, np.ndarray]]) -> dict[str, dict] | None:
     """pks timings and G2 per ``dataset/kind/method``, or None when R cannot load pks."""
     try:
@@ -82,8 +105,11 @@ def main(quick: bool = False) -> dict:
     banner(f"BLIM: kstp against R pks{' [quick]' if quick else ''}")
     repeat = 1 if quick else 3
     inputs = list(_inputs())
-    jobs = [(f"{d}/{k}", r, s) for d, k, r, _, s in inputs]
+    extra = [] if quick else list(_pks_file_inputs())
+    jobs = [(f"{d}/{k}", r, s) for d, k, r, _, s in inputs + extra]
     pks = None if quick else _pks_same_run(jobs)
+    if pks:  # the structures pks ships have no recorded timings: fitted only beside pks in the same run
+        inputs += extra
     recorded = {key: value for dataset in DATASETS
                 for key, value in json.loads((RECORDED / f"pks_{dataset}.json").read_text()).items()}
     source = f"pks {pks['version']}, same run" if pks else "pks 0.6-0, recorded timings (tests/data/blim)"

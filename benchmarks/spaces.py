@@ -33,6 +33,16 @@ outer) EQUAL:
 The target: at least 10^6 states per second with fringes on an antichain of 20 or more
 items (kstp's figure, masks), and at least 100x both packages where they run.
 The two packages are benchmark-only (``make bench`` installs them); kstp does not use them.
+
+The third table (issue 34) times the analyses of any structure (:mod:`kstp.kst.analysis`:
+base, surmise relation, fringes of every state, learning paths, forward gradedness) and
+BLIM simulation on pks's example structures and on generated spaces and closure spaces,
+against kstpy (``basis``, ``surmiserelation``, ``fringe`` per state, ``learningpaths``,
+``simulation``) and, where ``Rscript`` loads them, pks (``getKFringe``,
+``is.forward.graded``) and kstMatrix (``kmbasis``, in C, and ``kmsurmiserelation``),
+through ``benchmarks/structures_r.R``. Every answer is checked EQUAL across tools (the
+simulations, being random, by their shape). The target: every kstp analysis within 2x of
+the fastest peer (ratio peer/kstp >= 0.5).
 """
 
 from __future__ import annotations
@@ -285,6 +295,7 @@ def main(quick: bool = False) -> dict:
           "knowledgespaces refuses 25 items or more (it filters the power set).")
 
     fringe_records = _fringe_table(quick, versions, problems)
+    analysis_records = _analysis_table(quick, versions, problems)
 
     large_rows, large = [], []
     for label, (items, pairs) in _large(quick):
@@ -297,8 +308,8 @@ def main(quick: bool = False) -> dict:
           "(the kstp s column above). Above 64 item classes the masks are Python integers, not numpy words.")
     for problem in problems:
         print("PROBLEM:", problem)
-    return {"versions": versions, "records": records, "fringes": fringe_records, "large": large,
-            "problems": problems, "agree": not problems}
+    return {"versions": versions, "records": records, "fringes": fringe_records, "analyses": analysis_records,
+            "large": large, "problems": problems, "agree": not problems}
 
 
 def _fringe_inputs(quick: bool) -> list[tuple[str, list[str], list[tuple[str, str]]]]:
@@ -361,6 +372,206 @@ def _fringe_table(quick: bool, versions: dict, problems: list[str]) -> list[dict
     return records
 
 
+# ---- structure analysis (issue 34) ---------------------------------------------------------------
+#: kstpy's pairwise analyses (basis, surmise relation, per-state fringes) run where states^2 is at most this.
+KSTPY_PAIRS_BUDGET = 20_000_000
+#: kstpy lists every learning path: run where kstp counts at most this many.
+KSTPY_PATHS_BUDGET = 20_000
+SIMULATED = 10_000  # learners drawn by each simulation
+ANALYSES = ("base", "space?", "relation", "fringes", "paths", "forward", "simulate")
+
+
+def _analysis_inputs(quick: bool) -> list[tuple[str, list[str], np.ndarray]]:
+    """pks's example structures (tests/data/kst), and generated spaces and closure spaces."""
+    import json
+
+    from benchmarks.common import REPO
+    from kstp.kst.analysis import Structure
+
+    reference = json.loads((REPO / "tests" / "data" / "kst" / "kst_reference.json").read_text())
+    out = []
+    for name in ("DoignonFalmagne7", "endm_K", "chess_dst1", "chess_dst4", "chess_dst3"):
+        ref = reference[name]
+        out.append((f"pks {name}", list(ref["items"]),
+                    np.array([[int(c) for c in p] for p in ref["states"]], dtype=np.uint8)))
+    from kstp.kst.spaces import KnowledgeSpace
+
+    for n in (12,) if quick else (9, 14, 18, 22):
+        items, pairs = random_dag(n, DAG_DEGREE / n, DAG_SEED)
+        space = Structure.from_space(KnowledgeSpace.build(items, pairs), None).states
+        out.append((f"space of random DAG {n}", items, space))
+        out.append((f"closure space (complements), DAG {n}", items, 1 - space))
+    return out
+
+
+def _kstp_analysis(what: str, items, matrix):
+    from kstp.kst.analysis import Structure
+
+    k = Structure.build(items, matrix)
+    if what == "base":  # unchecked, as the peers compute it
+        return {frozenset(s) for s in k.sets(k.base(check=False))}
+    if what == "space?":  # kstp alone: the check its checked base() adds
+        return k.is_space()
+    if what == "relation":
+        r = k.surmise_relation()
+        return {(items[p], items[q]) for p, q in zip(*np.nonzero(r), strict=True)}
+    if what == "fringes":
+        inner, outer = k.fringes()
+        names = np.asarray(items, dtype=object)
+        return {frozenset(names[s > 0]): (frozenset(names[i > 0]), frozenset(names[o > 0]))
+                for s, i, o in zip(k.states, inner, outer, strict=True)}
+    if what == "paths":  # counted; listed too where kstpy can list them (the comparison)
+        from kstp.kst.paths import learning_paths
+
+        paths = learning_paths(k)
+        count = paths.count
+        if count > KSTPY_PATHS_BUDGET:
+            return count, None
+        sets = [frozenset(s) for s in k.sets(range(len(k)))]
+        return count, {tuple(sets[r] for r in p) for p in paths}
+    if what == "forward":
+        return [q for q, ok in zip(items, k.forward_graded(), strict=True) if ok]
+    from kstp.kst.blim_gof import simulate
+
+    answers, _ = simulate(matrix, np.full(len(matrix), 1 / len(matrix)), np.full(len(items), 0.1),
+                          np.full(len(items), 0.1), SIMULATED, np.random.default_rng(1))
+    return answers.shape
+
+
+def _kstpy_analysis(what: str, items, family):
+    from kstpy import basics, simulation
+
+    if what == "base":
+        return {frozenset(s) for s in basics.basis(family)}
+    if what == "relation":
+        return set(basics.surmiserelation(family))
+    if what == "fringes":
+        out = {}
+        for state in family:
+            f = basics.fringe(state, family)
+            out[frozenset(state)] = (frozenset().union(*f["inner"]), frozenset().union(*f["outer"]))
+        return out
+    if what == "paths":
+        paths = basics.learningpaths(family)
+        return len(paths), {tuple(frozenset(s) for s in p) for p in paths}
+    rates = {q: 0.1 for q in items}
+    drawn = simulation.simulation(family, SIMULATED, rates, dict(rates))
+    return (len(drawn), len(items))
+
+
+def _r_analyses(inputs) -> dict | None:
+    """pks's and kstMatrix's timings per input (benchmarks/structures_r.R), or None when R cannot load pks."""
+    import json
+    import subprocess
+    import tempfile
+    from pathlib import Path
+
+    import pandas as pd
+
+    from benchmarks.common import REPO
+
+    try:
+        probe = subprocess.run(["Rscript", "-e", "cat(as.character(packageVersion('pks')))"], capture_output=True,
+                               text=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    if probe.returncode:
+        return None
+    with tempfile.TemporaryDirectory(prefix="kstp-structures-bench-") as tmp:
+        listing = []
+        for k, (label, items, matrix) in enumerate(inputs):
+            path = Path(tmp) / f"K{k}.csv"
+            pd.DataFrame(matrix, columns=items).to_csv(path, index=False)
+            listing.append({"key": label, "K": str(path)})
+        pd.DataFrame(listing).to_csv(Path(tmp) / "jobs.csv", index=False)
+        done = subprocess.run(["Rscript", str(REPO / "benchmarks" / "structures_r.R"), str(Path(tmp) / "jobs.csv"),
+                               str(Path(tmp) / "out.json")], capture_output=True, text=True, timeout=3600)
+        if done.returncode:
+            print(f"R run failed: {done.stderr.strip()[-300:]}")
+            return None
+        return json.loads((Path(tmp) / "out.json").read_text())
+
+
+def _analysis_table(quick: bool, versions: dict, problems: list[str]) -> list[dict]:
+    """Structure analyses and simulation: kstp against kstpy, pks and kstMatrix (see the module docstring)."""
+    from kstp.kst.analysis import Structure, StructureError
+
+    inputs = _analysis_inputs(quick)
+    for what in ANALYSES:  # imports and first calls (scipy, BLAS) before any timing
+        _kstp_analysis(what, *inputs[0][1:])
+        if versions["kstpy"] and what not in ("forward", "space?"):
+            from kstpy.helpers import kstFrozenset
+
+            _kstpy_analysis(what, inputs[0][1], {kstFrozenset(np.asarray(inputs[0][1], dtype=object)[row > 0])
+                                                 for row in inputs[0][2]})
+    r = None if quick else _r_analyses(inputs)
+    if r is None and not quick:
+        print("R with pks not found: the pks and kstMatrix columns are left out")
+    r_columns = {"fringes": "fringes_s", "forward": "forward_graded_s", "base": "basis_s", "relation": "relation_s"}
+    rows, records = [], []
+    for label, items, matrix in inputs:
+        family = None
+        if versions["kstpy"]:
+            from kstpy.helpers import kstFrozenset
+
+            names = np.asarray(items, dtype=object)
+            family = {kstFrozenset(names[row > 0]) for row in matrix}
+        k = Structure.build(items, matrix)
+        is_space = k.is_space()
+        for what in ANALYSES:
+            if what == "base" and not is_space:
+                continue
+            try:
+                ours, kstp_s = _time(_kstp_analysis, what, items, matrix)
+            except StructureError as exc:
+                rows.append([label, f"{len(matrix):,}", what, "-", "-", "-", "-", f"kstp: {exc}"[:60]])
+                continue
+            record = {"input": label, "states": len(matrix), "analysis": what, "kstp_s": kstp_s}
+            peers = []
+            pairwise = len(matrix) ** 2 > KSTPY_PAIRS_BUDGET and what in ("base", "relation", "fringes")
+            # kstpy's learning paths are gradations (one item a step): the same as kstp's only when well-graded
+            too_many = what == "paths" and (ours[0] > KSTPY_PATHS_BUDGET or not k.is_well_graded())
+            if family is not None and what not in ("forward", "space?") and not pairwise and not too_many:
+                theirs, kstpy_s = _time(_kstpy_analysis, what, items, family)
+                if theirs != ours:  # a simulation: the shape of the drawn data
+                    problems.append(f"analysis {what}, {label}: kstpy and kstp differ")
+                record["kstpy_s"] = kstpy_s
+                peers.append(kstpy_s)
+            r_rec = (r or {}).get(label, {})
+            if r_columns.get(what) in r_rec:
+                record["r_s"] = r_rec[r_columns[what]]
+                peers.append(record["r_s"])
+                if what == "base" and r_rec.get("basis_size") != len(ours):
+                    problems.append(f"analysis base, {label}: kstMatrix's basis has {r_rec.get('basis_size')} "
+                                    f"elements, kstp's {len(ours)}")
+            note = ""
+            if peers:
+                fastest = min(p for p in peers if p > 0) if any(p > 0 for p in peers) else None
+                record["fastest_ratio"] = fastest / kstp_s if fastest else None
+                # a run under a millisecond measures call overhead (numpy's against pure Python), not the analysis
+                record["measured"] = max(kstp_s, fastest or 0) >= 1e-3
+                note = "" if record["measured"] else "all under 1 ms"
+            records.append(record)
+            ratio = record.get("fastest_ratio")
+            rows.append([label, f"{len(matrix):,}", what, fmt_s(kstp_s),
+                         fmt_s(record["kstpy_s"]) if "kstpy_s" in record else "-",
+                         fmt_s(record["r_s"]) if "r_s" in record else "-",
+                         fmt_ratio(ratio) if ratio else "-", note])
+        print(f"  analyses {label}: {len(matrix):,} states", flush=True)
+    print()
+    print_table(["structure analysis", "states", "analysis", "kstp s", "kstpy s", "R s (pks/kstMatrix)",
+                 "fastest peer/kstp", "note"], rows)
+    print("kstp: Structure.build from the 0/1 matrix, then the analysis; base unchecked (base(check=False)), as "
+          "the peers compute it, and space? the union-closure check the default base() adds (kstp alone). "
+          "kstpy: basis, surmiserelation, fringe per state, learningpaths (lists every path), simulation, on its "
+          f"frozenset family (skipped where states^2 > {KSTPY_PAIRS_BUDGET:,}, or more than {KSTPY_PATHS_BUDGET:,} "
+          "learning paths). R: pks getKFringe (inner + outer) and is.forward.graded, kstMatrix kmbasis (C) and "
+          "kmsurmiserelation; R's clock ticks in milliseconds, so a 0.001 s R time is a bound. Target: "
+          "fastest peer/kstp >= 0.5 (kstp within 2x) where a tool takes a millisecond or more; below that the "
+          "ratio compares numpy's call overhead with pure Python's.")
+    return records
+
+
 def _ratio_range(records: list[dict], name: str) -> str:
     ratios = [r[f"{name}_ratio"] for r in records if f"{name}_ratio" in r]
     if not ratios:
@@ -380,10 +591,16 @@ def summary(r: dict) -> str:
                    "(target 1,000,000), "
                    f"kstpy/kstp {_ratio_range(fringes, 'kstpy')}, knowledgespaces/kstp "
                    f"{_ratio_range(fringes, 'knowledgespaces')}")
+    ratios = [a["fastest_ratio"] for a in r.get("analyses", []) if a.get("fastest_ratio") and a.get("measured")]
+    quick = [a["fastest_ratio"] for a in r.get("analyses", []) if a.get("fastest_ratio") and not a.get("measured")]
+    analysis_line = (f"; structure analyses: fastest peer/kstp {fmt_ratio(min(ratios))} to {fmt_ratio(max(ratios))} "
+                     f"(median {fmt_ratio(statistics.median(ratios))}; target >= 0.5) where a tool takes 1 ms or "
+                     f"more" + (f", {fmt_ratio(min(quick))} to {fmt_ratio(max(quick))} below" if quick else "")
+                     ) if ratios else ""
     return (f"spaces: {len(r['records'])} inputs ({compared} compared), state families equal: {equal}; "
             f"kstpy/kstp {_ratio_range(r['records'], 'kstpy')}; knowledgespaces/kstp "
             f"{_ratio_range(r['records'], 'knowledgespaces')}; kstp counts {big['states']:,} states in "
-            f"{fmt_s(big['count_s'])} s{fringe_line}")
+            f"{fmt_s(big['count_s'])} s{fringe_line}{analysis_line}")
 
 
 if __name__ == "__main__":

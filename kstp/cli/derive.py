@@ -2,9 +2,20 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import click
 
-from kstp.cli.output import emit, get_store, json_option, print_table, status
+from kstp.cli.output import (
+    emit,
+    get_store,
+    graph_format_option,
+    message,
+    out_option,
+    output_format,
+    print_table,
+    status,
+)
 
 __all__ = ["derive"]
 
@@ -23,19 +34,24 @@ def derive() -> None:
 @click.option("--rule", type=click.Choice(_RULES), default="strict", show_default=True,
               help="strict: a proper, transitive concept prerequisite; reflexive: the same concept counts too "
               "(for a skill map: concepts(q_i) within concepts(q_j)).")
-@json_option
+@out_option("each dataset's prerequisite graph (its covering pairs, questions by level) as "
+            "prerequisites_<dataset>.svg, .png and .dot; above 200 questions the figure counts them per level")
+@graph_format_option
 @click.pass_context
-def question_prerequisites(ctx, datasets: tuple[str, ...], rule: str, as_json: bool) -> None:
+def question_prerequisites(ctx, datasets: tuple[str, ...], rule: str, out: Path | None, as_json: bool) -> None:
     """Derive question prerequisites from concept prerequisites (paper 1, Eq. 1).
 
     q_i becomes a prerequisite of q_j when every concept of q_i is a prerequisite of
     some concept of q_j. Replaces the dataset's earlier derived edges; questions
-    without concepts take no part.
+    without concepts take no part. --out draws each dataset's prerequisite graph
+    (equally informative questions as one node); --format dot prints it for Graphviz.
 
     \b
     Examples:
       kstp derive question-prerequisites --dataset xes3g5m
       kstp derive question-prerequisites --dataset frcsub --rule reflexive --json
+      kstp derive question-prerequisites --dataset frcsub --rule reflexive --out figures/
+      kstp derive question-prerequisites --dataset probability_pks --rule reflexive --format dot
     """
     import pandas as pd
 
@@ -50,7 +66,24 @@ def question_prerequisites(ctx, datasets: tuple[str, ...], rule: str, as_json: b
         reports.append({"dataset": dataset, "rule": rule, "questions": report.questions,
                         "questionsWithConcepts": report.questions_with_concepts, "edges": report.edges,
                         "meanPerQuestion": report.mean_per_question})
+    if output_format() == "dot" or out is not None:
+        from kstp.evaluators.structures import graph_files, prerequisite_graph
+        from kstp.reports.diagrams import graph_dot
+
+        for row in reports:
+            nodes, edges = prerequisite_graph(store, dataset=row["dataset"])
+            if output_format() == "dot":
+                click.echo(graph_dot(nodes, edges, f"prerequisites_{row['dataset']}"), nl=False)
+                continue
+            paths, note = graph_files(nodes, edges, out, row["dataset"], f"{row['dataset']}: question "
+                                      f"prerequisites (Eq. 1, {rule}), {len(nodes)} nodes, {len(edges)} covering pairs")
+            row["figures"] = [str(p) for p in paths]
+            for line in ([f"note: {note}"] if note else []) + [f"wrote {p}" for p in paths]:
+                message(line)
+        if output_format() == "dot":
+            return
     if as_json:
         emit(reports)
     else:
-        print_table(pd.DataFrame(reports), "Question prerequisites (Eq. 1)", digits=2)
+        print_table(pd.DataFrame(reports).drop(columns="figures", errors="ignore"), "Question prerequisites (Eq. 1)",
+                    digits=2)

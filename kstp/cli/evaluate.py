@@ -58,24 +58,51 @@ def evaluate() -> None:
 @click.option("--subset", type=click.Choice(_SUBSETS), default="full", show_default=True,
               help="full: every annotated question (Table 2); verified: PSR over the prerequisites that only the "
               "concept links a person checked (ASSESSES.verified) give, accuracy over the full set (Table 3).")
+@click.option("--bootstrap", type=click.IntRange(min=0), default=1000, show_default=True,
+              help="Resamples of the learners for 95% confidence intervals of accuracy, micro and macro PSR "
+              "(accuracyLow/High, psrMicroLow/High, psrMacroLow/High); 0: none.")
+@click.option("--seed", type=SEED, default=0, show_default=True, help="Seed of --bootstrap.")
+@click.option("--groups", is_flag=True, help="Also a row per human ability group: learners ranked by accuracy, cut "
+              "at 0/30/60/90 % into low, medium and high (the top tenth in none), as the knowledge-overlap groups "
+              "of paper 1, §5.3.")
+@click.option("--per-question", is_flag=True, help="Print PSR per target question instead (over the human learners "
+              "who answered it correctly; the questions whose prerequisites break most first); with --out also "
+              "psr_questions_<dataset>.csv.")
 @json_option
 @click.pass_context
 def psr(ctx, datasets: tuple[str, ...], out: Path | None, denominator: str, min_prerequisites: int, unannotated: str,
-        subset: str, as_json: bool) -> None:
+        subset: str, bootstrap: int, seed: int, groups: bool, per_question: bool, as_json: bool) -> None:
     """Compute accuracy and PSR (micro, macro, distribution) of every learner (paper 1, Eq. 2-4).
 
     Needs the dataset's question prerequisites (kstp derive question-prerequisites).
     Writes accuracy, psrMicro and psrMacro on each Learner node and prints, per
     dataset, one row for the human learners and one per model, in the shape of paper
-    1 Table 2.
+    1 Table 2, with bootstrap confidence intervals over the learners (a model, one
+    learner, has none); --groups adds the human ability groups, --per-question prints
+    PSR per target question.
 
     \b
     Examples:
       kstp evaluate psr --dataset frcsub --out results/
       kstp evaluate psr --denominator paper --min-prerequisites 1 --json
       kstp evaluate psr --dataset xes3g5m --subset verified
+      kstp evaluate psr --dataset frcsub --groups --bootstrap 2000 --seed 7 --format csv
+      kstp evaluate psr --dataset frcsub --per-question --out results/
     """
-    summaries = psr_summaries(ctx, datasets, out, denominator, min_prerequisites, unannotated, subset)
+    questions: list = []
+    summaries = psr_summaries(ctx, datasets, out, denominator, min_prerequisites, unannotated, subset,
+                              bootstrap=bootstrap, seed=seed, groups=groups,
+                              questions=questions if per_question else None)
+    if per_question:
+        import pandas as pd
+
+        table = pd.concat(questions, ignore_index=True) if questions else pd.DataFrame()
+        if as_json:
+            emit(table)
+        else:
+            print_table(table, "PSR per target question over the human learners who answered it correctly "
+                               "(most broken first)")
+        return
     if as_json:
         emit(summaries)
     else:
@@ -83,24 +110,31 @@ def psr(ctx, datasets: tuple[str, ...], out: Path | None, denominator: str, min_
 
 
 def psr_summaries(ctx: click.Context, datasets: tuple[str, ...], out: Path | None, denominator: str,
-                  min_prerequisites: int, unannotated: str, subset: str) -> list[dict]:
+                  min_prerequisites: int, unannotated: str, subset: str, bootstrap: int = 0, seed: int = 0,
+                  groups: bool = False, questions: list | None = None) -> list[dict]:
     """What ``kstp evaluate psr`` computes, writes back and (with ``out``) writes to files: its summary rows.
 
-    The chart is drawn by a :class:`~kstp.reports.worker.FigureWorker`, which imports
-    matplotlib on the other core while the graph is read and scored.
+    ``bootstrap``, ``seed`` and ``groups`` go to :func:`kstp.evaluators.psr.summarize`;
+    a ``questions`` list receives each dataset's per-question table
+    (:func:`kstp.evaluators.psr.question_table`, with a ``dataset`` column), written to
+    ``psr_questions_<dataset>.csv`` too with ``out``. The chart is drawn by a
+    :class:`~kstp.reports.worker.FigureWorker`, which imports matplotlib on the other
+    core while the graph is read and scored.
     """
     from kstp.reports.worker import FigureWorker
 
     worker = FigureWorker() if out is not None else None
     try:
-        return _psr_summaries(ctx, datasets, out, denominator, min_prerequisites, unannotated, subset, worker)
+        return _psr_summaries(ctx, datasets, out, denominator, min_prerequisites, unannotated, subset, worker,
+                              bootstrap, seed, groups, questions)
     finally:
         if worker is not None:
             worker.close()
 
 
 def _psr_summaries(ctx: click.Context, datasets: tuple[str, ...], out: Path | None, denominator: str,
-                   min_prerequisites: int, unannotated: str, subset: str, worker) -> list[dict]:
+                   min_prerequisites: int, unannotated: str, subset: str, worker, bootstrap: int = 0, seed: int = 0,
+                   groups: bool = False, questions: list | None = None) -> list[dict]:
     import pandas as pd
 
     from kstp.evaluators import psr as psr_evaluator
@@ -124,7 +158,13 @@ def _psr_summaries(ctx: click.Context, datasets: tuple[str, ...], out: Path | No
         if out is not None:
             out.mkdir(parents=True, exist_ok=True)
             result.learners.sort_index().to_csv(out / f"psr_learners_{dataset}.csv")  # one order on every engine
-        summaries.extend(result.summary())
+        if questions is not None:
+            table = psr_evaluator.question_table(result)
+            table.insert(0, "dataset", dataset)
+            questions.append(table)
+            if out is not None:
+                table.to_csv(out / f"psr_questions_{dataset}.csv", index=False)
+        summaries.extend(result.summary(groups, bootstrap, seed))
     if not summaries:
         raise InputError(f"no learner answers in {', '.join(datasets)}; ingest responses first (kstp ingest responses)")
     if out is not None:
@@ -132,6 +172,8 @@ def _psr_summaries(ctx: click.Context, datasets: tuple[str, ...], out: Path | No
         table = _merged_summary(out / "psr_summary.json", summaries)
         table.to_csv(out / "psr_summary.csv", index=False)
         (out / "psr_summary.json").write_text(dumps(table) + "\n")
+        if "group" in table:  # the chart keeps paper 1's rows: all human learners, each model
+            table = table[table["group"].isna()]
         labels = (table["dataset"]
                   + pd.Series(" (verified)", index=table.index).where(table["subset"] == "verified", "")
                   + (" / " + table["learner"]).where(table["learner"] != "human learners", ""))
@@ -151,11 +193,21 @@ def print_psr(summaries: list[dict], denominator: str, min_prerequisites: int, s
     buckets = [f"psr {b}" for b in BUCKETS]
     now = pd.DataFrame(summaries)
     filtered = "attempted prerequisites" if denominator == "release" else "prerequisites"
-    print_table(now[["dataset", "learner", "learners", "accuracy", "psrMicro", "psrMacro", *buckets]],
+    intervals = []
+    for figure in ("psrMicro", "psrMacro"):  # "0.702-0.741": the 95% interval as one cell
+        if f"{figure}Low" in now:
+            now[f"{figure} CI"] = [f"{lo:.3f}-{hi:.3f}" if lo is not None and hi is not None and lo == lo else ""
+                                   for lo, hi in zip(now[f"{figure}Low"], now[f"{figure}High"], strict=True)]
+            intervals.append(f"{figure} CI")
+    print_table(now[["dataset", "learner", "learners", "accuracy", "psrMicro", "psrMacro", *intervals, *buckets]],
                 f"Accuracy and PSR (paper 1, {'Table 3' if subset == 'verified' else 'Table 2'} shape; "
                 f"{subset} subset); denominator: {denominator}; distribution over "
                 f"pairs with >= {min_prerequisites} {filtered}"
                 f"{' (the release filter)' if min_prerequisites == 5 else ''}")
+    if intervals:
+        level = now["ciLevel"].dropna().iloc[0] if "ciLevel" in now and now["ciLevel"].notna().any() else 0.95
+        message(f"CI: {level:.0%} percentile intervals over {int(now['bootstrapSamples'].max())} resamples of the "
+                "learners (none for a single learner)")
     if out is not None:
         message(f"wrote {out}/psr_summary.csv, psr_summary.json, psr_distribution.png and per-learner CSVs")
 

@@ -22,8 +22,8 @@ from kstp.cli.output import (
 __all__ = ["fit"]
 
 
-def _rates(values: tuple[str, ...], dataset: str, option: str) -> dict[str, float]:
-    """``ITEM=RATE`` pairs (``all=RATE`` for every item); a local id gets the dataset prefix."""
+def _rates(values: tuple[str, ...], dataset: str | None, option: str) -> dict[str, float]:
+    """``ITEM=RATE`` pairs (``all=RATE`` for every item); a local id gets the dataset prefix (none without one)."""
     out = {}
     for value in values:
         item, sep, rate = value.partition("=")
@@ -34,9 +34,24 @@ def _rates(values: tuple[str, ...], dataset: str, option: str) -> dict[str, floa
         if not sep or not 0 <= number < 1:
             raise click.BadParameter(f"{value!r}: give ITEM=RATE with 0 <= RATE < 1, e.g. Item01=0.05 or all=0",
                                      param_hint=option)
-        key = item if item == "all" or item.startswith(f"{dataset}:") else f"{dataset}:{item}"
+        key = item if dataset is None or item == "all" or item.startswith(f"{dataset}:") else f"{dataset}:{item}"
         out[key] = number
     return out
+
+
+#: The structures kstp builds (kstp.evaluators.blim.STRUCTURES; named here so --help imports no numerics).
+_STRUCTURES = ("space", "delineated")
+
+
+def _structure(ctx, param, value: str) -> str | Path:
+    """``--structure``: a structure kstp builds, or a file that must exist."""
+    if value in _STRUCTURES:
+        return value
+    path = Path(value)
+    if not path.is_file():
+        raise click.BadParameter(f"{value!r} is neither space nor delineated, and file {value!r} does not exist",
+                                 ctx, param)
+    return path
 
 
 @click.group()
@@ -45,10 +60,16 @@ def fit() -> None:
 
 
 @fit.command()
-@click.option("--dataset", required=True, help="Dataset whose human learners' answers are fitted.")
-@click.option("--structure", "kind", type=click.Choice(["space", "delineated"]), default="space", show_default=True,
-              help="The knowledge space of the derived prerequisites, or the structure delineated from the "
-                   "Q-matrix (conjunctive skill function).")
+@click.option("--dataset", help="Dataset whose human learners' answers are fitted (or --responses).")
+@click.option("--responses", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              help="Fit the answers in this file instead, without a graph: a kstIO data file (.dat) or a 0/1 CSV "
+                   "with item names (learner ids first, if any); needs --structure FILE.")
+@click.option("--structure", "kind", default="space", show_default=True, callback=_structure,
+              metavar="space|delineated|FILE",
+              help="space: the knowledge space of the derived prerequisites; delineated: the structure the "
+                   "Q-matrix delineates (conjunctive skill function); FILE: any structure, as a 0/1 state matrix "
+                   "(CSV with item names) or a kstIO file (.kst, .spc, .bsr basis, .spr surmise relation); "
+                   "unnamed columns are the dataset's questions in order.")
 @click.option("--method", type=click.Choice(["ML", "MD", "MDML"]), default="ML", show_default=True,
               help="Maximum likelihood (EM), minimum discrepancy, or MD-restricted ML (pks::blim).")
 @click.option("--bootstrap", type=click.IntRange(min=0), default=0, show_default=True,
@@ -63,55 +84,67 @@ def fit() -> None:
 @click.option("--limit", type=click.IntRange(min=1), default=20_000, show_default=True,
               help="Refuse a structure with more states than this.")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path),
-              help="Also write the residual plot and the error-rate figure (PNG) here.")
+              help="Also write here the residual plot and the error-rate figure (PNG), the states with their "
+                   "probabilities (blim_states_<name>.csv: a 0/1 column per item, then probability; R's read.csv "
+                   "reads it) and each learner's state and next steps (blim_learners_<name>.csv).")
 @click.option("--no-write", is_flag=True, help="Fit and print; write nothing to the graph.")
 @json_option
 @click.pass_context
-def blim(ctx, dataset: str, kind: str, method: str, bootstrap: int, seed: int, careless_equal: bool,
-         guess_equal: bool, fix_careless: tuple[str, ...], fix_guess: tuple[str, ...], limit: int, out: Path | None,
-         no_write: bool, as_json: bool) -> None:
-    """Fit the basic local independence model (BLIM) to a dataset's learners.
+def blim(ctx, dataset: str | None, responses: Path | None, kind: str | Path, method: str, bootstrap: int, seed: int,
+         careless_equal: bool, guess_equal: bool, fix_careless: tuple[str, ...], fix_guess: tuple[str, ...],
+         limit: int, out: Path | None, no_write: bool, as_json: bool) -> None:
+    """Fit the basic local independence model (BLIM) to a dataset's learners, or to a response file.
 
     Each knowledge state gets a probability, each question a careless-error rate
     (beta) and a lucky-guess rate (eta), with standard errors; goodness of fit is G2
     against the saturated model with df, AIC, BIC and, with --bootstrap, a
     parametric-bootstrap p. Estimates equal R's pks::blim on the same structure,
-    method and starting values. The fit goes onto the graph (careless/guess on each
-    Question, probability on each KnowledgeState, the most likely state on each
-    Learner, the figures on a Run); a refused fit writes nothing.
+    method and starting values, for any structure: one kstp builds, or a file
+    (--structure FILE; it need not be closed under union). The fit goes onto the graph
+    (careless/guess on each Question, probability on each KnowledgeState, the most
+    likely state on each Learner, the figures on a Run; kstp kst next-steps reads it);
+    a refused fit writes nothing. With --responses FILE no graph is opened: pks's
+    blim(K, N.R) on two files.
 
     \b
     Examples:
       kstp fit blim --dataset probability_pks --structure delineated
       kstp fit blim --dataset frcsub --method MDML --bootstrap 200 --json
       kstp fit blim --dataset frcsub --guess-equal --fix-careless Item01=0.05 --out results/
+      kstp fit blim --dataset probability_pks --structure probability.spc --out results/
+      kstp fit blim --responses probability.dat --structure probability.spc --method MD --out results/
+      kstp kst export --dataset probability_pks --what fit --to probability_fit.csv
+      kstp kst simulate --dataset probability_pks --seed 1 --to from_fit.dat
     """
     from kstp.evaluators import blim as evaluator
 
-    store = get_store(ctx)
-    with status(f"fitting a BLIM to {dataset}"):
-        report = evaluator.fit_dataset(store, dataset, kind, method, bootstrap, seed, careless_equal, guess_equal,
-                                       _rates(fix_careless, dataset, "--fix-careless"),
-                                       _rates(fix_guess, dataset, "--fix-guess"), limit)
-    if not no_write:
-        evaluator.write_fit(store, report)
-    figures = []
-    if out is not None:
-        from kstp.kst.blim_gof import residuals
-        from kstp.reports import plots
-
-        _, mu, res = residuals(report.fit)
-        title = f"{dataset}: BLIM ({kind}, {method})"
-        figures.append(str(plots.residual_plot(mu, res, out / f"blim_residuals_{dataset}.png", title)))
-        names = [q.split(":", 1)[-1] for q in report.fit.items]
-        figures.append(str(plots.error_rates(names, report.fit.beta, report.fit.eta,
-                                             out / f"blim_rates_{dataset}.png", title, report.fit.beta_se,
-                                             report.fit.eta_se)))
+    if (dataset is None) == (responses is None):
+        raise click.UsageError("give --dataset (answers on the graph) or --responses FILE (answers in a file)")
+    if responses is not None and not isinstance(kind, Path):
+        raise click.UsageError(f"--structure {kind} is built from a dataset on the graph; with --responses give "
+                               "--structure FILE")
+    prefix = None if responses is not None else dataset
+    rates = (_rates(fix_careless, prefix, "--fix-careless"), _rates(fix_guess, prefix, "--fix-guess"))
+    if responses is not None:
+        with status(f"fitting a BLIM to {responses.name}"):
+            report = evaluator.fit_files(kind, responses, method, bootstrap, seed, careless_equal, guess_equal,
+                                         *rates, limit)
+        no_write, name = True, responses.stem
+    else:
+        store = get_store(ctx)
+        with status(f"fitting a BLIM to {dataset}"):
+            report = evaluator.fit_dataset(store, dataset, kind, method, bootstrap, seed, careless_equal,
+                                           guess_equal, *rates, limit)
+        if not no_write:
+            evaluator.write_fit(store, report)
+        name = dataset
+    label = kind if isinstance(kind, str) else kind.name
+    figures, tables = _fit_files(report, out, name, f"{name}: BLIM ({label}, {method})") if out else ([], [])
     summary = report.summary()
     if as_json:
-        emit({**summary, "written": not no_write, "figures": figures, "items": report.items_table()})
+        emit({**summary, "written": not no_write, "figures": figures, "files": tables, "items": report.items_table()})
         return
-    print_table(report.items_table(), title=f"BLIM of {dataset}: {kind}, {method}, {summary['states']} states",
+    print_table(report.items_table(), title=f"BLIM of {name}: {label}, {method}, {summary['states']} states",
                 digits=4)
     p = "" if summary["bootstrapP"] is None else f", bootstrap p = {summary['bootstrapP']:.3f} ({bootstrap} samples)"
     gof = f"G2 = {summary['G2']:.3f}" if summary["gofUndefined"] else \
@@ -121,15 +154,60 @@ def blim(ctx, dataset: str, kind: str, method: str, bootstrap: int, seed: int, c
                f"{summary['iterations']} iterations; mean discrepancy {summary['discrepancy']:.3f}")
     if summary["gofUndefined"]:
         message(summary["gofUndefined"])
+    if summary["residualsNote"] and out is not None:
+        message(summary["residualsNote"])
+    if summary["structureSource"]:
+        message(f"structure: {summary['structureSource']}")
     if report.data.incomplete:
         message(f"{report.data.incomplete} learners left out: they did not answer every item")
-    message("written to the graph as run " + report.run_id if not no_write else "nothing written (--no-write)")
-    for figure in figures:
-        message(f"wrote {figure}")
+    message("no graph (--responses): nothing written" if responses is not None else
+            "written to the graph as run " + report.run_id if not no_write else "nothing written (--no-write)")
+    for path in figures + tables:
+        message(f"wrote {path}")
+
+
+def _print_selection_set(candidates, summary: dict, dataset: str | None) -> None:
+    """IITA's selection set as DAKS's summary gives it: every candidate's diff and error rate, the pairs each adds."""
+    def local(item: str) -> str:
+        return item.removeprefix(f"{dataset}:") if dataset else item
+
+    table = candidates.assign(
+        selected=["*" if s else "" for s in candidates["selected"]],
+        added=[", ".join(f"{local(a)} < {local(b)}" for a, b in pairs) or "-" for pairs in candidates["added"]])
+    print_table(table[["index", "size", "diff", "errorRate", "selected", "added"]],
+                title=f"IITA ({summary['variant']}): the selection set, {len(table)} candidate quasi-orders; "
+                      f"the least diff wins (index {summary['selectionSetIndex']}); p < q: p is a prerequisite of q",
+                digits=4)
+
+
+def _fit_files(report, out: Path, name: str, title: str) -> tuple[list[str], list[str]]:
+    """The residual plot and the error rates (PNG), the states with their probabilities and the learners' states
+    (CSV), in ``out``; their paths.
+
+    With no degrees of freedom pks defines every deviance residual as 0; the plot then
+    shows the Pearson residuals and says why on it.
+    """
+    from kstp.kst.blim_gof import residuals
+    from kstp.loaders.kstio import write_kst_file
+    from kstp.reports import plots
+
+    kind = "pearson" if report.fit.df <= 0 else "deviance"
+    _, mu, res = residuals(report.fit, kind)
+    paths = [plots.residual_plot(mu, res, out / f"blim_residuals_{name}.png", title, note=report.residuals_note())]
+    names = [q.split(":", 1)[-1] for q in report.fit.items]
+    paths.append(plots.error_rates(names, report.fit.beta, report.fit.eta, out / f"blim_rates_{name}.png", title,
+                                   report.fit.beta_se, report.fit.eta_se))
+    tables = [write_kst_file(out / f"blim_states_{name}.csv", "structure", report.fit.states, names, "csv",
+                             extra={"probability": report.fit.p_k}), out / f"blim_learners_{name}.csv"]
+    report.learners_table().to_csv(tables[-1], index=False)
+    return [str(p) for p in paths], [str(p) for p in tables]
 
 
 @fit.command()
-@click.option("--dataset", required=True, help="Dataset whose human learners' answers are the evidence.")
+@click.option("--dataset", help="Dataset whose human learners' answers are the evidence (or --responses).")
+@click.option("--responses", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              help="Learn from the answers in this file instead, without a graph (a kstIO data file or a 0/1 CSV "
+                   "with item names); nothing is compared or written.")
 @click.option("--rule", type=click.Choice(["iita", "ita"]), default="iita", show_default=True,
               help="Inductive item tree analysis (DAKS) or item tree analysis (pks::ita).")
 @click.option("--variant", type=click.Choice(["1", "2", "3"]), default="1", show_default=True,
@@ -143,20 +221,25 @@ def blim(ctx, dataset: str, kind: str, method: str, bootstrap: int, seed: int, c
 @click.option("--no-write", is_flag=True, help="Learn and print; write nothing to the graph.")
 @json_option
 @click.pass_context
-def prerequisites(ctx, dataset: str, rule: str, variant: str, threshold: int | None, search: str, limit: int,
-                  no_write: bool, as_json: bool) -> None:
+def prerequisites(ctx, dataset: str | None, responses: Path | None, rule: str, variant: str, threshold: int | None,
+                  search: str, limit: int, no_write: bool, as_json: bool) -> None:
     """Learn a prerequisite relation from the answers and compare it with the Eq. 1 edges.
 
     The learned pairs go onto the graph as LEARNED_PREREQUISITE_OF {rule} edges,
     beside (never mixed with) the PREREQUISITE_OF edges every KST query reads; the
-    report lists where the two relations disagree.
+    report lists where the two relations disagree. IITA also prints its selection
+    set, every candidate quasi-order with its diff and error rate, as DAKS's
+    summary(iita(...)) does (the pairs of each in --json).
 
     \b
     Examples:
       kstp fit prerequisites --dataset probability_pks
       kstp fit prerequisites --dataset probability_pks --rule ita --search global --json
       kstp fit prerequisites --dataset frcsub --rule ita --threshold 30
+      kstp fit prerequisites --responses probability.dat --variant 2 --json
     """
+    if (dataset is None) == (responses is None):
+        raise click.UsageError("give --dataset (answers on the graph) or --responses FILE (answers in a file)")
     for name in ("threshold", "search", "limit") if rule == "iita" else ("variant",):
         if option_given(ctx, name):
             raise click.UsageError(f"--{name} goes with --rule {'ita' if rule == 'iita' else 'iita'}, not --rule "
@@ -164,19 +247,26 @@ def prerequisites(ctx, dataset: str, rule: str, variant: str, threshold: int | N
     refuse_together(ctx, "threshold", ("search",), "a given threshold is used as it is, not searched")
     from kstp.evaluators import blim as evaluator
 
-    store = get_store(ctx)
+    store = get_store(ctx) if responses is None else None
+    no_write = no_write or responses is not None
     on_interrupt("nothing was written (--no-write)." if no_write else
                  "the learned pairs are written once the search has ended, so an interrupted search wrote none; "
                  "run the same command again (it also replaces what an interrupted write left).")
-    with status(f"learning prerequisites of {dataset} ({rule})"):
+    with status(f"learning prerequisites of {dataset or responses.name} ({rule})"):
         report = evaluator.learn_prerequisites(store, dataset, rule, int(variant), threshold, search,
-                                               write=not no_write, limit=limit)
+                                               write=not no_write, limit=limit, responses=responses)
     learned_only = report.pairs[~report.pairs["inEq1"]]
     if as_json:
+        extra = {} if report.candidates is None else {"candidates": report.candidates}
         emit({**report.summary(), "written": not no_write, "pairs": report.pairs,
-              "eq1OnlyPairs": [{"fromId": a, "toId": b} for a, b in report.eq1_only]})
+              "eq1OnlyPairs": [{"fromId": a, "toId": b} for a, b in report.eq1_only], **extra})
         return
     s = report.summary()
+    if report.candidates is not None:
+        _print_selection_set(report.candidates, s, dataset)
+    if responses is not None:
+        print_table(report.pairs[["fromId", "toId", "counterexamples"]], title="learned prerequisite pairs")
+        return
     click.echo(f"{s['learned']} learned pairs ({rule}), {s['eq1']} Eq. 1 pairs: {s['both']} in both, "
                f"{s['learnedOnly']} learned only, {s['eq1Only']} Eq. 1 only")
     if len(learned_only):

@@ -41,9 +41,10 @@ if TYPE_CHECKING:
 
     from kstp.graph.store import GraphStore
 
-__all__ = ["KstpGroup", "format_option", "json_option", "output_format", "dumps", "to_csv", "emit", "print_table",
-           "render_table", "get_store", "message", "status", "progress_bar", "on_interrupt", "set_verbosity",
-           "err_console", "refuse_together", "option_given", "out_option", "require_output_path", "SEED"]
+__all__ = ["KstpGroup", "format_option", "json_option", "graph_format_option", "output_format", "dumps", "to_csv",
+           "emit", "print_table", "render_table", "get_store", "message", "status", "progress_bar", "on_interrupt",
+           "set_verbosity", "err_console", "refuse_together", "option_given", "out_option", "require_output_path",
+           "SEED"]
 
 # Ids are data: no emoji codes (':M:' in a run id) and no markup taken from them.
 err_console = Console(stderr=True, emoji=False, markup=False)
@@ -90,7 +91,7 @@ def _graph_named(ctx: click.Context, exc: KstpError) -> str:
 #: Commands that only read the graph: they open an embedded graph read-only, so they
 #: work on a read-only disk and while another process writes (``kst space`` unless --store).
 READ_ONLY = ("db stats", "db export", "query", "report nextstep", "report rqeval", "kst fringe", "kst check",
-             "kst space", "runs list", "runs show", "explore")
+             "kst space", "kst analyse", "kst export", "runs list", "runs show", "explore")
 # not report dagmath: it writes its recomputed figures back
 
 _KEPT = "kstp.kept"  # ctx.meta key: what an interruption keeps, as the running command last said
@@ -200,13 +201,15 @@ FORMATS = ("table", "json", "csv")
 _FORMAT = "kstp.format"  # ctx.meta key: the --format of the running command
 
 
-def format_option(flag: str = "--format") -> Callable:
+def format_option(flag: str = "--format", extra: tuple[str, ...] = ()) -> Callable:
     """A decorator adding ``--format table|json|csv`` (named ``flag``) and ``--json``, its alias for json.
 
     The command receives ``as_json``: False for a table, True for json and csv, which it
     prints with :func:`emit` (so the two always hold the same values); :func:`output_format`
     tells the format itself. ``flag`` names the option where ``--format`` already means
-    something else (``ingest items --format jsonl`` is the input's format).
+    something else (``ingest items --format jsonl`` is the input's format). ``extra``
+    adds formats the command prints itself (``dot``: a Graphviz graph); ``as_json`` is
+    True for them too, so the command checks :func:`output_format` first.
 
     Raises
     ------
@@ -215,8 +218,9 @@ def format_option(flag: str = "--format") -> Callable:
     """
 
     def decorate(func: Callable) -> Callable:
-        @click.option(flag, "output_format", type=click.Choice(FORMATS), default="table", show_default=True,
-                      help="Print the result as a table, JSON or CSV on stdout.")
+        @click.option(flag, "output_format", type=click.Choice(FORMATS + tuple(extra)), default="table",
+                      show_default=True, help="Print the result as a table, JSON or CSV on stdout"
+                      + (f" ({', '.join(extra)}: {_EXTRA_HELP.get(extra[0], extra[0])})" if extra else "") + ".")
         @click.option("--json", "as_json", is_flag=True, help=f"Print the result as JSON (same as {flag} json).")
         @functools.wraps(func)
         def wrapper(*args, output_format: str = "table", as_json: bool = False, **kwargs):
@@ -231,8 +235,13 @@ def format_option(flag: str = "--format") -> Callable:
     return decorate
 
 
+_EXTRA_HELP = {"dot": "the graph in Graphviz's DOT language"}
+
+
 #: ``--format table|json|csv`` and ``--json`` (see :func:`format_option`).
 json_option = format_option()
+#: ``--format table|json|csv|dot`` and ``--json``: for commands that print a graph.
+graph_format_option = format_option(extra=("dot",))
 
 
 def output_format() -> str:

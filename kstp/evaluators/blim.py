@@ -9,6 +9,12 @@ a (:Run). ITA/IITA relations (:mod:`kstp.kst.iita`) are written as
 LEARNED_PREREQUISITE_OF edges, apart from the Eq. 1 PREREQUISITE_OF edges. Everything is
 checked before anything is written: a refused fit writes nothing.
 
+Any structure can be fitted, not only the ones kstp builds: a file in one of the field's
+formats (:mod:`kstp.loaders.kstio`: kstIO's structure, space, basis or relation files, a
+pks-style 0/1 CSV) is read onto the dataset's questions (:func:`structure_file`), and
+:func:`fit_files` fits a structure file to a response file with no graph at all, as
+pks's ``blim(K, N.R)`` does.
+
 Higher is better for none of the fit figures: G^2, AIC, BIC and the discrepancy are
 misfit (lower is better); a larger p value means less evidence against the model.
 """
@@ -17,7 +23,8 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -30,10 +37,12 @@ from kstp.inference.runs import now
 from kstp.kst import blim as model
 from kstp.kst import blim_gof as gof
 from kstp.kst import iita as learned
-from kstp.kst.spaces import TooManyStatesError
+from kstp.kst.analysis import Structure, span
+from kstp.kst.spaces import KnowledgeSpace, TooManyStatesError
+from kstp.loaders.kstio import align_columns, read_kst_file
 
-__all__ = ["VERSION", "STRUCTURES", "ResponseData", "response_data", "structure", "BlimReport", "fit_dataset",
-           "write_fit", "next_steps", "learn_prerequisites", "PrerequisiteReport"]
+__all__ = ["VERSION", "STRUCTURES", "ResponseData", "response_data", "structure", "structure_file", "BlimReport",
+           "fit_dataset", "fit_files", "write_fit", "next_steps", "learn_prerequisites", "PrerequisiteReport"]
 
 VERSION = "1.0"
 #: Where the structure comes from: the knowledge space of the derived prerequisites, or
@@ -119,6 +128,50 @@ def structure(store: GraphStore, dataset: str, kind: str, items: list[str], limi
     return states
 
 
+def structure_file(path: str | Path, items: list[str], limit: int = 20_000) -> tuple[np.ndarray, str]:
+    """The states of a structure file, as columns of ``items``, and a note on how they were read.
+
+    A structure or space file gives its states; a basis file the space it spans
+    (:func:`kstp.kst.analysis.span`); a relation file (surmise relation, row p column q
+    when p is a prerequisite of q) its quasi-ordinal space. A CSV header names the
+    items (ids or local ids, in any order); a file without names (kstIO's SRBT, KST and
+    matrix layouts) has one column per item of ``items``, in that order.
+
+    Raises
+    ------
+    KstpError
+        When the file holds response data, names an item not in ``items`` or lacks one,
+        has another number of columns than ``items`` (without names), repeats a state,
+        is not a knowledge structure (no empty state or no full one), or has more than
+        ``limit`` states; the message names the file.
+    InputError
+        As :func:`kstp.loaders.kstio.read_kst_file`.
+    """
+    path = Path(path)
+    read = read_kst_file(path)
+    if read.kind == "data":
+        raise KstpError(f"{path} holds response patterns (a data file), not states; fit it as --responses")
+    matrix, how = align_columns(read, items, path)
+    if read.kind == "basis":
+        matrix, how = span(matrix, limit), how + "; the space its basis spans"
+    elif read.kind == "relation":
+        pairs = [(items[p], items[q]) for p, q in zip(*np.nonzero(matrix), strict=True) if p != q]
+        states = KnowledgeSpace.build(items, pairs).states(limit)
+        column = {q: j for j, q in enumerate(items)}
+        matrix = np.zeros((len(states), len(items)), np.uint8)
+        for r, state in enumerate(states):
+            matrix[r, [column[q] for q in state]] = 1
+        how += "; the quasi-ordinal space of its surmise relation"
+    try:
+        Structure.build(items, matrix)  # a repeated state, named by its rows
+        model.check_structure(matrix, items)
+    except KstpError as exc:
+        raise type(exc)(f"{path}: {exc}") from None
+    if len(matrix) > limit:
+        raise KstpError(f"{path} has {len(matrix):,} states, more than --limit {limit:,}")
+    return matrix, f"{path.name}: {len(matrix)} states ({read.kind or 'structure'}, {read.format}); {how}"
+
+
 @dataclass
 class BlimReport:
     """A fit with its data, the run it belongs to and each learner's assessment."""
@@ -134,18 +187,32 @@ class BlimReport:
     bootstrap_samples: int
     se_source: str  # how the standard errors of beta and eta were obtained
     config: dict
+    structure_note: str = field(default="")  # where the states came from (a file: how its columns were read)
 
     def summary(self) -> dict:
         """The fit's figures as a JSON-ready dict."""
         f = self.fit
-        return {"dataset": self.dataset, "runId": self.run_id, "structure": self.structure, "method": f.method,
+        return {"dataset": self.dataset, "runId": self.run_id, "structure": self.structure,
+                "structureSource": self.structure_note or None, "method": f.method,
                 "states": len(f.states), "items": len(f.items), "learners": f.n_learners,
                 "learnersLeftOut": self.data.incomplete, "patterns": len(f.patterns), "iterations": f.iterations,
                 "logLikelihood": f.log_likelihood, "G2": f.g2, "df": f.df, "pValue": f.p_value,
                 "nParameters": f.n_parameters, "AIC": f.aic, "BIC": f.bic, "discrepancy": f.discrepancy,
                 "bootstrapP": self.bootstrap_p, "bootstrapSamples": self.bootstrap_samples,
                 "standardErrors": self.se_source, "gofUndefined": self.gof_undefined(),
-                "errors": f.errors}
+                "residualsNote": self.residuals_note(), "errors": f.errors}
+
+    def residuals_note(self) -> str | None:
+        """Why the deviance residuals are all zero (df <= 0), or None when they are not.
+
+        pks's ``residuals.blim`` sets every deviance residual to 0 when the fit has no
+        degrees of freedom; the Pearson residuals are still defined, and the residual
+        plot shows those instead (:func:`kstp.reports.plots.residual_plot`).
+        """
+        if self.fit.df > 0:
+            return None
+        return (f"deviance residuals are all 0: with df = {self.fit.df} (no degrees of freedom left) pks defines "
+                "them as 0; the residual plot shows Pearson residuals instead")
 
     def gof_undefined(self) -> str | None:
         """Why the G2 test has no p value (df <= 0, as pks reports it), or None when it has one.
@@ -168,6 +235,23 @@ class BlimReport:
         return pd.DataFrame({"questionId": f.items, "careless": f.beta, "carelessSe": f.beta_se, "guess": f.eta,
                              "guessSe": f.eta_se})
 
+    def states_table(self) -> pd.DataFrame:
+        """One row per state: a 0/1 column per item (local ids), then its probability (kstIO's CSV layout, as R
+        reads it with ``read.csv``)."""
+        f = self.fit
+        table = pd.DataFrame(f.states.astype(np.int64), columns=[q.split(":", 1)[-1] for q in f.items])
+        return table.assign(probability=f.p_k)
+
+    def learners_table(self) -> pd.DataFrame:
+        """Each learner's most likely state, its posterior probability and its outer fringe (the next steps)."""
+        f = self.fit
+        local = [q.split(":", 1)[-1] for q in f.items]
+        fringes = {int(k): " ".join(_members(local, model.outer_fringe(f.states, k)))
+                   for k in np.unique(self.learner_state)}
+        return pd.DataFrame({"learnerId": self.data.learners,
+                             "state": [" ".join(_members(local, f.states[k])) for k in self.learner_state],
+                             "posterior": self.learner_posterior,
+                             "nextSteps": [fringes[int(k)] for k in self.learner_state]})
 
 def _item_index(items: list[str], spec: dict[str, float] | None, what: str) -> np.ndarray | None:
     if not spec:
@@ -183,15 +267,17 @@ def _item_index(items: list[str], spec: dict[str, float] | None, what: str) -> n
     return out
 
 
-def fit_dataset(store: GraphStore, dataset: str, kind: str = "space", method: str = "ML", bootstrap: int = 0,
-                seed: int = 0, careless_equal: bool = False, guess_equal: bool = False,
+def fit_dataset(store: GraphStore, dataset: str, kind: str | Path = "space", method: str = "ML",
+                bootstrap: int = 0, seed: int = 0, careless_equal: bool = False, guess_equal: bool = False,
                 fix_careless: dict[str, float] | None = None, fix_guess: dict[str, float] | None = None,
                 limit: int = 20_000) -> BlimReport:
     """Fit the BLIM of ``dataset`` and assess its learners; nothing is written (see :func:`write_fit`).
 
     Parameters
     ----------
-    kind : {"space", "delineated"}
+    kind : {"space", "delineated"} or path
+        A structure kstp builds (:data:`STRUCTURES`), or a structure file
+        (:func:`structure_file`).
     method : {"ML", "MD", "MDML"}
     bootstrap : int
         Parametric-bootstrap samples for the p value of G^2 (0: none); with them the
@@ -205,10 +291,53 @@ def fit_dataset(store: GraphStore, dataset: str, kind: str = "space", method: st
     Raises
     ------
     KstpError
-        As :func:`response_data`, :func:`structure` and :func:`kstp.kst.blim.fit_blim`.
+        As :func:`response_data`, :func:`structure`, :func:`structure_file` and
+        :func:`kstp.kst.blim.fit_blim`.
     """
     data = response_data(store, dataset)
-    states = structure(store, dataset, kind, data.items, limit)
+    if str(kind) in STRUCTURES:
+        kind, note, source = str(kind), "", {}
+        states = structure(store, dataset, kind, data.items, limit)
+    else:
+        path = Path(kind)
+        states, note = structure_file(path, data.items, limit)
+        kind, source = f"file:{path.name}", {"structureSha256": hashlib.sha256(path.read_bytes()).hexdigest()}
+    return _fit(data, states, dataset, kind, method, bootstrap, seed, careless_equal, guess_equal, fix_careless,
+                fix_guess, source, note)
+
+
+def fit_files(structure_path: str | Path, responses_path: str | Path, method: str = "ML", bootstrap: int = 0,
+              seed: int = 0, careless_equal: bool = False, guess_equal: bool = False,
+              fix_careless: dict[str, float] | None = None, fix_guess: dict[str, float] | None = None,
+              limit: int = 20_000) -> BlimReport:
+    """Fit a BLIM of a structure file to a response file, with no graph: pks's ``blim(K, N.R)``.
+
+    The response file (:func:`kstp.loaders.kstio.read_kst_file`: a kstIO data file, or a
+    0/1 CSV with item names, learner ids first where it has them) gives the items; the
+    structure file is read onto them (:func:`structure_file`). The report's ``dataset``
+    is the response file's name without its ending. Parameters as :func:`fit_dataset`;
+    fixed rates name items as the response file does.
+
+    Raises
+    ------
+    KstpError
+        As :func:`structure_file`, :func:`kstp.loaders.kstio.read_kst_file` and
+        :func:`kstp.kst.blim.fit_blim`.
+    """
+    responses_path, structure_path = Path(responses_path), Path(structure_path)
+    read = read_kst_file(responses_path, kind="data")
+    learners = read.labels or [str(i + 1) for i in range(len(read.matrix))]
+    data = ResponseData(read.items, learners, read.matrix, 0)
+    states, note = structure_file(structure_path, read.items, limit)
+    digests = {"structureSha256": hashlib.sha256(structure_path.read_bytes()).hexdigest(),
+               "responsesSha256": hashlib.sha256(responses_path.read_bytes()).hexdigest()}
+    return _fit(data, states, responses_path.stem, f"file:{structure_path.name}", method, bootstrap, seed,
+                careless_equal, guess_equal, fix_careless, fix_guess, digests, note)
+
+
+def _fit(data: ResponseData, states: np.ndarray, dataset: str, kind: str, method: str, bootstrap: int, seed: int,
+         careless_equal: bool, guess_equal: bool, fix_careless: dict[str, float] | None,
+         fix_guess: dict[str, float] | None, source: dict, note: str) -> BlimReport:
     patterns, counts, inverse = model.response_patterns(data.matrix)
     every = [list(range(len(data.items)))]
     fit = model.fit_blim(states, patterns, counts, data.items, method,
@@ -226,10 +355,11 @@ def fit_dataset(store: GraphStore, dataset: str, kind: str = "space", method: st
         fit.eta_se = np.where(free_eta, sample.eta_sd, np.nan)
     config = {"evaluator": "blim", "evaluatorVersion": VERSION, "dataset": dataset, "structure": kind,
               "method": method, "bootstrap": bootstrap, "seed": seed, "carelessEqual": careless_equal,
-              "guessEqual": guess_equal, "fixCareless": fix_careless or {}, "fixGuess": fix_guess or {}}
+              "guessEqual": guess_equal, "fixCareless": fix_careless or {}, "fixGuess": fix_guess or {}, **source}
     digest = hashlib.sha256(json.dumps(config, sort_keys=True).encode()).hexdigest()
-    return BlimReport(dataset, kind, f"blim:{dataset}:{kind}:{method}:{digest[:12]}", data, fit, best[inverse],
-                      post[inverse], p, bootstrap, se_source, {**config, "configHash": digest})
+    label = "file" if kind.startswith("file:") else kind
+    return BlimReport(dataset, kind, f"blim:{dataset}:{label}:{method}:{digest[:12]}", data, fit, best[inverse],
+                      post[inverse], p, bootstrap, se_source, {**config, "configHash": digest}, note)
 
 
 def _members(items, row) -> list[str]:
@@ -343,6 +473,10 @@ class PrerequisiteReport:
     pairs: pd.DataFrame  # fromId, toId, counterexamples, errorRate, inEq1
     eq1_only: list[tuple[str, str]]
     details: dict
+    #: IITA's selection set as DAKS's summary prints it: per candidate quasi-order (``index`` from 1, as DAKS's
+    #: ``selection.set.index``), its ``pairs`` ([prerequisite, item]), ``size``, ``diff``, ``errorRate``,
+    #: whether it is ``selected``, and the pairs ``added`` to the candidate before it (the chain grows).
+    candidates: pd.DataFrame | None = None
 
     def summary(self) -> dict:
         learned_pairs = set(zip(self.pairs["fromId"], self.pairs["toId"], strict=True))
@@ -352,9 +486,22 @@ class PrerequisiteReport:
             **self.details}
 
 
-def learn_prerequisites(store: GraphStore, dataset: str, rule: str = "iita", variant: int = 1,
+def _candidates(result, items: list[str]) -> pd.DataFrame:
+    """IITA's selection set as a table (see :attr:`PrerequisiteReport.candidates`)."""
+    rows, before = [], set()
+    for k, relation in enumerate(result.candidates):
+        pairs = [[items[p], items[q]] for p, q in zip(*np.nonzero(relation), strict=True)]
+        now = {tuple(pair) for pair in pairs}
+        rows.append({"index": k + 1, "size": len(pairs), "diff": float(result.diff[k]),
+                     "errorRate": float(result.error_rates[k]), "selected": k == result.selected,
+                     "added": [list(pair) for pair in sorted(now - before)], "pairs": pairs})
+        before = now
+    return pd.DataFrame(rows, columns=["index", "size", "diff", "errorRate", "selected", "added", "pairs"])
+
+
+def learn_prerequisites(store: GraphStore | None, dataset: str | None, rule: str = "iita", variant: int = 1,
                         threshold: int | None = None, search: str = "local", write: bool = True,
-                        limit: int = 200_000) -> PrerequisiteReport:
+                        limit: int = 200_000, responses: str | Path | None = None) -> PrerequisiteReport:
     """Learn a prerequisite relation from the answers (ITA or IITA) and compare it with Eq. 1.
 
     The learned pairs are written as ``(:Question)-[:LEARNED_PREREQUISITE_OF {rule,
@@ -363,23 +510,33 @@ def learn_prerequisites(store: GraphStore, dataset: str, rule: str = "iita", var
     never changed: every KST query (fringes, PSR, the space) reads those alone.
 
     ``limit`` bounds the knowledge space of each relation ITA weighs (its discrepancy
-    needs the states listed).
+    needs the states listed). IITA's report keeps every candidate of its selection set
+    with its diff and error rate (``candidates``), as DAKS's ``summary(iita(...))`` gives
+    them. With ``responses`` (a response file, :func:`kstp.loaders.kstio.read_kst_file`)
+    the answers come from the file, ``store`` and ``dataset`` may be None, and nothing is
+    compared or written.
 
     Raises
     ------
     KstpError
-        On an unknown rule, and as :func:`response_data`.
+        On an unknown rule, and as :func:`response_data` (or the file's reader).
     TooManyStatesError
         ITA only: when a relation on the way has a space of more than ``limit`` states.
     """
     if rule not in ("iita", "ita"):
         raise KstpError(f"unknown rule {rule!r}; use iita or ita")
-    data = response_data(store, dataset)
+    if responses is not None:
+        read = read_kst_file(responses, kind="data")
+        data, write, dataset = ResponseData(read.items, read.labels or [], read.matrix, 0), False, Path(responses).stem
+    else:
+        data = response_data(store, dataset)
+    candidates = None
     if rule == "iita":
         result = learned.iita(data.matrix, variant)
         relation, error = result.relation, result.error_rate
         details = {"variant": learned.IITA_VARIANTS[variant], "errorRate": error, "diff": float(result.diff[
-            result.selected])}
+            result.selected]), "selectionSetIndex": result.selected + 1, "candidateCount": len(result.candidates)}
+        candidates = _candidates(result, data.items)
     else:
         try:
             ita_result = learned.ita(data.matrix, threshold, search, space_limit=limit)
@@ -391,14 +548,15 @@ def learn_prerequisites(store: GraphStore, dataset: str, rule: str = "iita", var
         relation, error = ita_result.relation & ~np.eye(len(data.items), dtype=bool), float("nan")
         details = {"threshold": ita_result.threshold, "discrepancy": ita_result.discrepancy}
     b = learned.counterexamples(data.matrix)
-    eq1 = store.frame("question_prerequisite_edges", {"dataset": dataset}, categorical=True)
+    eq1 = store.frame("question_prerequisite_edges", {"dataset": dataset}, categorical=True) if responses is None \
+        else pd.DataFrame({"fromId": [], "toId": []})
     eq1_pairs = set(zip(eq1["fromId"], eq1["toId"], strict=True))
     p, q = np.nonzero(relation)
     pairs = pd.DataFrame({"fromId": [data.items[i] for i in p], "toId": [data.items[j] for j in q],
                           "counterexamples": b[p, q].astype(np.int64), "errorRate": error})
     pairs["inEq1"] = [(a, c) in eq1_pairs for a, c in zip(pairs["fromId"], pairs["toId"], strict=True)]
     learned_pairs = set(zip(pairs["fromId"], pairs["toId"], strict=True))
-    report = PrerequisiteReport(dataset, rule, pairs, sorted(eq1_pairs - learned_pairs), details)
+    report = PrerequisiteReport(dataset, rule, pairs, sorted(eq1_pairs - learned_pairs), details, candidates)
     if write:
         # One learned edge per pair (writes are keyed by their endpoints): the graph keeps the
         # dataset's latest learned relation, whichever rule learned it.

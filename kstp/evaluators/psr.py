@@ -47,10 +47,20 @@ bench`` measures it against the authors' dictionary loop and a dense numpy
 formulation, and checks the results equal. ``kst/psr_by_learner.cypher`` is the
 release definition as one Cypher aggregation; the parity tests hold them equal.
 
+Uncertainty (issue 34): :func:`bootstrap` gives percentile confidence intervals of the
+mean accuracy, micro and macro PSR over learners resampled with replacement (the
+learners are the sampled units; their questions are kept together), :func:`summarize`
+adds them to each row and, with ``groups``, a row per human ability group (ranked by
+accuracy as the knowledge-overlap groups of paper 1, §5.3, :func:`kstp.evaluators.koc.
+ability_groups`); :attr:`PsrResult.questions` holds PSR per target question over the
+human learners who answered it correctly, the questions whose prerequisites break most
+first (:func:`question_table`).
+
 References
 ----------
 Cui, Do, Sachan 2026, "Do LLMs Exhibit Coherent Knowledge Structures in Mathematical
-Reasoning?", §3.3.1, Eq. 2-4, Appendix B (arXiv 2609.05245).
+Reasoning?", §3.3.1, Eq. 2-4, §5.3, Appendix B (arXiv 2609.05245). Efron & Tibshirani
+1993, *An Introduction to the Bootstrap*, ch. 13 (percentile intervals).
 """
 
 from __future__ import annotations
@@ -63,10 +73,11 @@ import pandas as pd
 
 from kstp.errors import UnknownIdError
 from kstp.graph.store import GraphStore
-from kstp.graph.structures import dataset_questions, question_prerequisite_pairs
+from kstp.graph.structures import RULES, dataset_questions, question_prerequisite_pairs
 
 __all__ = ["VERSION", "HIGHER_IS_BETTER", "BUCKETS", "DENOMINATORS", "SUBSETS", "PrerequisiteBitsets", "PsrResult",
-           "last_answers", "score_pairs", "aggregate", "distribution", "summarize", "evaluate_dataset"]
+           "last_answers", "score_pairs", "aggregate", "distribution", "summarize", "evaluate_dataset", "bootstrap",
+           "question_table"]
 
 VERSION = "2.0"
 HIGHER_IS_BETTER = {"accuracy": True, "psrMicro": True, "psrMacro": True}
@@ -377,10 +388,15 @@ class PsrResult:
     min_prerequisites: int
     denominator: str = "release"
     subset: str = "full"
+    #: Per target question, over the human learners who answered it correctly: ``learners`` scored,
+    #: ``satisfied`` and ``denominator`` sums, ``ratioSum`` and ``broken`` (scored with PSR < 1); see
+    #: :func:`question_table`.
+    questions: pd.DataFrame | None = None
 
-    def summary(self) -> list[dict]:
-        """Rows in the shape of paper 1 Table 2: all human learners as one row, each model as its own."""
-        return summarize(self)
+    def summary(self, groups: bool = False, bootstrap: int = 0, seed: int = 0, level: float = 0.95) -> list[dict]:
+        """Rows in the shape of paper 1 Table 2: all human learners as one row, each model as its own;
+        see :func:`summarize` for ``groups`` (ability-group rows) and ``bootstrap`` (confidence intervals)."""
+        return summarize(self, groups, bootstrap, seed, level)
 
 
 def _row(result: PsrResult, label: str, learners: pd.DataFrame) -> dict:
@@ -398,21 +414,156 @@ def _row(result: PsrResult, label: str, learners: pd.DataFrame) -> dict:
     return row
 
 
-def summarize(result: PsrResult) -> list[dict]:
+#: The figures :func:`bootstrap` gives an interval for.
+_SPREAD = ("accuracy", "psrMicro", "psrMacro")
+
+
+def bootstrap(learners: pd.DataFrame, samples: int = 1000, seed: int = 0, level: float = 0.95) -> dict:
+    """Percentile confidence intervals of the mean accuracy, micro and macro PSR over learners.
+
+    Each of ``samples`` resamples draws as many learners as there are, with
+    replacement, and takes the means as :func:`summarize` does (a learner without a PSR
+    counts in accuracy only); the interval is the ``(1 - level) / 2`` and ``(1 + level) /
+    2`` quantiles of the resampled means.
+
+    Parameters
+    ----------
+    learners : pandas.DataFrame
+        Columns ``accuracy``, ``psrMicro``, ``psrMacro`` (NaN where undefined), one row per learner.
+    samples : int
+        Resamples, at least 2.
+    seed : int
+        Seed of the resampling.
+    level : float
+        Confidence level in (0, 1).
+
+    Returns
+    -------
+    dict
+        ``<figure>Low`` and ``<figure>High`` for accuracy, psrMicro and psrMacro (None
+        where no resample has a value, or for fewer than two learners: a single learner
+        has no spread over learners), with ``bootstrapSamples`` and ``ciLevel``.
+
+    Raises
+    ------
+    ValueError
+        On fewer than 2 samples or a level outside (0, 1).
+
+    Examples
+    --------
+    >>> rows = pd.DataFrame({"accuracy": [0.5, 1.0], "psrMicro": [0.5, float("nan")], "psrMacro": [0.25, 1.0]})
+    >>> ci = bootstrap(rows, 200, seed=1)
+    >>> ci["accuracyLow"], ci["accuracyHigh"], ci["psrMicroLow"], ci["psrMicroHigh"]
+    (0.5, 1.0, 0.5, 0.5)
+
+    References
+    ----------
+    Efron & Tibshirani 1993, *An Introduction to the Bootstrap*, ch. 13 (the percentile interval).
+    """
+    if samples < 2 or not 0 < level < 1:
+        raise ValueError(f"a bootstrap needs at least 2 samples and a level in (0, 1); got {samples}, {level}")
+    n = len(learners)
+    out: dict = {"bootstrapSamples": samples, "ciLevel": level}
+    if n < 2:
+        return out | {f"{f}{end}": None for f in _SPREAD for end in ("Low", "High")}
+    rng = np.random.default_rng(seed)
+    values = learners[list(_SPREAD)].to_numpy(np.float64)
+    present = ~np.isnan(values)
+    stacked = np.hstack([np.nan_to_num(values), present.astype(np.float64)])  # sums, then counts, per figure
+    means = np.empty((samples, len(_SPREAD)))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        for b in range(samples):  # a resample as how often each learner is drawn: one bincount, one product
+            sums = np.bincount(rng.integers(0, n, size=n), minlength=n) @ stacked
+            means[b] = sums[:len(_SPREAD)] / sums[len(_SPREAD):]
+    low, high = (1 - level) / 2, (1 + level) / 2
+    for j, figure in enumerate(_SPREAD):
+        column = means[:, j][~np.isnan(means[:, j])]
+        out[f"{figure}Low"] = float(np.quantile(column, low)) if len(column) else None
+        out[f"{figure}High"] = float(np.quantile(column, high)) if len(column) else None
+    return out
+
+
+def summarize(result: PsrResult, groups: bool = False, bootstrap_samples: int = 0, seed: int = 0,
+              level: float = 0.95) -> list[dict]:
     """Mean accuracy, micro and macro PSR over learners, and the six-bucket distribution.
 
     One row for all human learners (label ``human learners``), then one row per model
     learner (label: its id). Learners without a PSR (no scored question) count in
     accuracy only; the number with a PSR is reported beside it.
+
+    Parameters
+    ----------
+    groups : bool
+        Also one row per human ability group (label ``human learners: <group>``, with
+        ``group``): learners ranked by accuracy and cut at rank shares 0, .3, .6, .9 into
+        low, medium and high, the top tenth in none (paper 1, §5.3;
+        :func:`kstp.evaluators.koc.ability_groups`).
+    bootstrap_samples : int
+        With 2 or more, every row gets percentile confidence intervals over its learners
+        (:func:`bootstrap`; a model's row, one learner, has none).
+    seed, level : int, float
+        The bootstrap's seed and confidence level.
     """
     learners = result.learners
     rows = []
     humans = learners[~learners["kind"].isin(["model", "group"])]  # ability groups summarise humans: not again
-    if len(humans):
-        rows.append(_row(result, "human learners", humans))
-    for model in learners.index[learners["kind"] == "model"]:
-        rows.append(_row(result, model, learners.loc[[model]]))
+    parts = [("human learners", None, humans)] if len(humans) else []
+    parts += [(model, None, learners.loc[[model]]) for model in learners.index[learners["kind"] == "model"]]
+    if groups and len(humans):
+        from kstp.evaluators.koc import GROUP_CUTS, GROUP_NAMES, ability_groups
+
+        membership = ability_groups(humans["accuracy"], GROUP_CUTS, GROUP_NAMES)
+        parts += [(f"human learners: {name}", name, humans.loc[membership.index[membership == name]])
+                  for name in GROUP_NAMES]
+    for label, group, members in parts:
+        row = _row(result, label, members)
+        if groups:
+            row["group"] = group
+        if bootstrap_samples:
+            row.update(bootstrap(members, bootstrap_samples, seed, level))
+        rows.append(row)
     return rows
+
+
+def question_table(result: PsrResult) -> pd.DataFrame:
+    """PSR per target question over the human learners who answered it correctly, most broken first.
+
+    Columns: ``questionId``; ``learners``, how many answered it correctly with at least one
+    prerequisite counted (under the result's denominator); ``psrMicro``, their satisfied
+    over counted prerequisites, pooled; ``psrMacro``, the mean of their ratios; ``broken``,
+    the share of them missing at least one prerequisite; ``prerequisitesPerLearner``, the
+    mean denominator. Sorted by ``psrMacro``, then ``learners`` (more first), then id.
+
+    Examples
+    --------
+    >>> questions = pd.DataFrame({"learners": [2, 0], "satisfied": [3, 0], "denominator": [4, 0],
+    ...                           "ratioSum": [1.5, 0.0], "broken": [1, 0]}, index=pd.Index(["q5", "q2"]))
+    >>> question_table(PsrResult("d", pd.DataFrame(), 5, questions=questions)).values.tolist()
+    [['q5', 2, 0.75, 0.75, 0.5, 2.0]]
+    """
+    q = result.questions
+    if q is None or q.empty:
+        return pd.DataFrame(columns=["questionId", "learners", "psrMicro", "psrMacro", "broken",
+                                     "prerequisitesPerLearner"])
+    q = q[q["learners"] > 0]
+    table = pd.DataFrame({"questionId": q.index.to_numpy(), "learners": q["learners"].to_numpy(np.int64),
+                          "psrMicro": (q["satisfied"] / q["denominator"]).to_numpy(),
+                          "psrMacro": (q["ratioSum"] / q["learners"]).to_numpy(),
+                          "broken": (q["broken"] / q["learners"]).to_numpy(),
+                          "prerequisitesPerLearner": (q["denominator"] / q["learners"]).to_numpy()})
+    return table.sort_values(["psrMacro", "learners", "questionId"], ascending=[True, False, True],
+                             ignore_index=True)
+
+
+def _question_sums(n_questions: int, scored: dict, denominator: str, human: np.ndarray) -> np.ndarray:
+    """(questions, 5) sums over the scored pairs of human learners: learners, satisfied, denominator,
+    ratio, broken."""
+    den = _denominator(scored, denominator)
+    keep = (den > 0) & human[np.asarray(scored["learner"])]
+    q, sat, den = np.asarray(scored["question"])[keep], np.asarray(scored["satisfied"])[keep], den[keep]
+    return np.stack([np.bincount(q, weights=w, minlength=n_questions)
+                     for w in (np.ones(len(q)), sat, den, sat / np.maximum(den, 1), (sat < den).astype(float))],
+                    axis=1)
 
 
 def evaluate_dataset(store: GraphStore, dataset: str, min_prerequisites: int = 5, write_back: bool = True,
@@ -471,6 +622,8 @@ def evaluate_dataset(store: GraphStore, dataset: str, min_prerequisites: int = 5
         {"learnerId": object, "kind": object})
     learner_of_key = pd.Series(roster["learnerId"].to_numpy(), index=roster["learnerKey"])
     parts = []
+    sums = np.zeros((len(questions), 5))
+    human_key = pd.Series((roster["kind"] == "human").to_numpy(), index=roster["learnerKey"])
     packable = _packable(roster["learnerKey"], keys)
     for answers in _answer_batches(store, dataset, roster["learnerId"].tolist(), batch, packable):
         learner, learners, question, correct = _codes(answers["learnerKey"], _positions(keys, answers["questionKey"]),
@@ -478,6 +631,8 @@ def evaluate_dataset(store: GraphStore, dataset: str, min_prerequisites: int = 5
         keep = counted[question]
         learner, question, correct = learner[keep], question[keep], correct[keep]
         scored = bits.score(learner, question, correct, len(learners))
+        sums += _question_sums(len(questions), scored, denominator,
+                               human_key.reindex(learners).fillna(False).to_numpy(bool))
         table = pd.DataFrame(_learner_table(len(learners), learner, correct, scored, denominator, min_prerequisites),
                              index=pd.Index(learner_of_key.loc[learners].to_numpy(), name="learnerId"))
         parts.append(table[table["answered"] > 0])
@@ -489,7 +644,10 @@ def evaluate_dataset(store: GraphStore, dataset: str, min_prerequisites: int = 5
             "id": learners.index, "accuracy": learners["accuracy"].to_numpy(float),
             "psrMicro": learners["psrMicro"].to_numpy(float), "psrMacro": learners["psrMacro"].to_numpy(float),
             "nAnswered": learners["answered"].to_numpy(np.int64)}))
-    return PsrResult(dataset, learners, min_prerequisites, denominator, subset)
+    per_question = pd.DataFrame(sums, index=pd.Index(questions, name="questionId"),
+                                columns=["learners", "satisfied", "denominator", "ratioSum", "broken"])
+    per_question[["learners", "broken"]] = per_question[["learners", "broken"]].astype(np.int64)
+    return PsrResult(dataset, learners, min_prerequisites, denominator, subset, per_question)
 
 
 def _packable(learner_keys: pd.Series, question_keys: pd.Index) -> bool:
@@ -527,6 +685,10 @@ def _verified(store: GraphStore, dataset: str, key_of: pd.Series) -> pd.DataFram
     if len(rules) == 0:
         raise UnknownIdError(f"dataset {dataset!r} has no derived question prerequisites; derive them first "
                              "(kstp derive question-prerequisites)")
+    if rules[0] not in RULES:
+        raise UnknownIdError(f"dataset {dataset!r}'s question prerequisites are {rules[0]} (kstp kst import), not "
+                             "derived by Eq. 1; the verified subset derives them again from the verified concept "
+                             "links: derive them (kstp derive question-prerequisites) or use --subset full")
     closure = store.frame("dataset_concept_closure", {"dataset": dataset})
     pairs = question_prerequisite_pairs(links, closure, rules[0])
     return pd.DataFrame({"fromKey": key_of.loc[pairs["fromId"]].to_numpy(),

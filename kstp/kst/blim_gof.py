@@ -19,19 +19,69 @@ import numpy as np
 
 from kstp.kst.blim import BlimError, BlimFit, fit_blim, pattern_probabilities, response_patterns
 
-__all__ = ["simulate_counts", "Bootstrap", "bootstrap_p", "residuals"]
+__all__ = ["simulate", "simulate_counts", "Bootstrap", "bootstrap_p", "residuals"]
+
+
+def simulate(states, p_k, beta, eta, n: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """Draw ``n`` learners from a BLIM: each a state by ``p_k``, then each answer independently (pks ``simulate``).
+
+    Parameters
+    ----------
+    states : array-like of shape (states, items), 0/1
+    p_k : array-like of shape (states,)
+        State probabilities (normalised here).
+    beta, eta : array-like of shape (items,)
+        Careless-error and lucky-guess rates: an item of the state is answered wrongly
+        with probability beta, an item outside it rightly with probability eta.
+    n : int
+        Learners to draw.
+    rng : numpy.random.Generator
+        The random stream (seed it for a reproducible draw).
+
+    Returns
+    -------
+    answers : ndarray of shape (n, items), uint8
+    drawn : ndarray of shape (n,)
+        Each learner's state (row of ``states``).
+
+    Raises
+    ------
+    BlimError
+        When a probability or rate lies outside [0, 1], or the probabilities sum to 0.
+
+    Examples
+    --------
+    No errors: every learner answers its state.
+
+    >>> answers, drawn = simulate([[0, 0], [1, 0], [1, 1]], [0, 1, 0], [0, 0], [0, 0], 3, np.random.default_rng(1))
+    >>> answers.tolist(), drawn.tolist()
+    ([[1, 0], [1, 0], [1, 0]], [1, 1, 1])
+
+    References
+    ----------
+    R package pks, ``simulate.blim``: states drawn with ``sample(prob = P.K)``, answers
+    with ``rbinom`` from P(correct | K) = 1 - beta (q in K) or eta (q not in K).
+    """
+    states = np.asarray(states, dtype=bool)
+    p_k, beta, eta = (np.asarray(v, dtype=np.float64) for v in (p_k, beta, eta))
+    for name, values in (("state probability", p_k), ("careless-error rate", beta), ("lucky-guess rate", eta)):
+        bad = (values < 0) | (values > 1) | np.isnan(values)
+        if bad.any():
+            raise BlimError(f"a {name} must lie in [0, 1]; got {values[bad][0]}")
+    if p_k.sum() <= 0:
+        raise BlimError("the state probabilities sum to 0")
+    drawn = rng.choice(len(p_k), size=n, p=p_k / p_k.sum())
+    k = states[drawn]
+    answers = (rng.random(k.shape) < np.where(k, 1 - beta, eta)).astype(np.uint8)
+    return answers, drawn
 
 
 def simulate_counts(fit: BlimFit, rng: np.random.Generator, n: int | None = None):
-    """Draw ``n`` (default: as many as fitted) learners from the fitted BLIM.
+    """Draw ``n`` (default: as many as fitted) learners from the fitted BLIM (:func:`simulate`).
 
     Returns distinct patterns and counts, as :func:`response_patterns`.
     """
-    n = fit.n_learners if n is None else n
-    drawn = rng.choice(len(fit.p_k), size=n, p=fit.p_k / fit.p_k.sum())
-    k = fit.states[drawn].astype(bool)
-    p_correct = np.where(k, 1 - fit.beta, fit.eta)
-    answers = (rng.random(k.shape) < p_correct).astype(np.uint8)
+    answers, _ = simulate(fit.states, fit.p_k, fit.beta, fit.eta, fit.n_learners if n is None else n, rng)
     patterns, counts, _ = response_patterns(answers)
     return patterns, counts
 

@@ -228,6 +228,25 @@ class KnowledgeSpace:
             raise TooManyStatesError(f"the space has {_big(count)} states, more than the limit of {limit:,}; "
                                      "draw a sample instead (kstp kst space --sample N) or raise the limit")
 
+    def relation(self) -> np.ndarray:
+        """The surmise relation: (items, items) bool, reflexive, [p, q] when p is a prerequisite of q.
+
+        The reflexive-transitive closure of the prerequisite pairs, equally informative
+        items related both ways; read off the class masks, nothing enumerated.
+
+        >>> space = KnowledgeSpace.build(["a", "b", "c"], [("a", "b"), ("b", "c")])
+        >>> space.relation().astype(int).tolist()
+        [[1, 1, 1], [0, 1, 1], [0, 0, 1]]
+        """
+        index = {q: j for j, q in enumerate(self.items)}
+        klass = np.empty(len(self.items), np.int64)
+        for k, members in enumerate(self.classes):
+            klass[[index[q] for q in members]] = k
+        below = np.zeros((len(self.classes), len(self.classes)), bool)  # [k, c]: class c below (or is) class k
+        for k, mask in enumerate(self.below):
+            below[k, list(_bits(mask | 1 << k))] = True
+        return below[klass][:, klass].T
+
     def lower_bound(self) -> tuple[int, int]:
         """A cheap lower bound on the number of states: ``(2**width, width)``.
 

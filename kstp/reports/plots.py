@@ -274,31 +274,50 @@ def interval_bars(frame: pd.DataFrame, series: dict[str, tuple[str, str, str]], 
 
 
 
-def residual_plot(fitted: np.ndarray, residual: np.ndarray, path: str | Path, title: str) -> Path:
+def residual_plot(fitted: np.ndarray, residual: np.ndarray, path: str | Path, title: str,
+                  note: str | None = None) -> Path:
     """pks's diagnostic plot of a BLIM: residuals against predicted pattern probabilities.
 
     Points, a dashed line at zero and a lowess smooth (frac 2/3, 3 robustifying
-    iterations: R's ``panel.smooth`` defaults), as ``plot.blim`` draws them.
+    iterations, delta 1 % of the range: R's ``panel.smooth`` and ``lowess`` defaults), as
+    ``plot.blim`` draws them.
 
     Parameters
     ----------
     fitted : ndarray (patterns,)
         Predicted response-pattern probabilities.
     residual : ndarray (patterns,)
-        Deviance residuals of the same patterns.
+        Deviance residuals of the same patterns (Pearson residuals where ``note`` says so).
+    note : str, optional
+        Printed under the title and labels the axis as Pearson residuals: why the
+        deviance residuals are not shown (a fit with no degrees of freedom, where pks
+        defines them all as 0).
+
+    Returns
+    -------
+    pathlib.Path
+        ``path``.
     """
     from statsmodels.nonparametric.smoothers_lowess import lowess
 
     fig, ax = _subplots(figsize=(6, 4), dpi=120)
     ax.scatter(fitted, residual, s=10, facecolors="none", edgecolors="black", linewidths=0.6)
     ax.axhline(0, linestyle="--", color="grey", linewidth=0.8)
-    smooth = lowess(residual, fitted, frac=2 / 3, it=3)
+    # R's lowess defaults: delta = 1 % of the range (neighbours closer than that are interpolated), which
+    # also keeps a fit padded to 2^16 patterns quick
+    smooth = lowess(residual, fitted, frac=2 / 3, it=3, delta=0.01 * float(np.ptp(fitted)) if len(fitted) else 0.0)
     ax.plot(smooth[:, 0], smooth[:, 1], color="red", linewidth=1)
     ax.set_xlabel("Predicted response probabilities")
-    ax.set_ylabel("Deviance residuals")
-    ax.set_title(title)
+    ax.set_ylabel("Pearson residuals" if note else "Deviance residuals")
+    ax.set_title(title if not note else f"{title}\n{_wrapped(note, 70)}", fontsize=None if not note else 9)
     ax.spines[["top", "right"]].set_visible(False)
     return _save(fig, path)
+
+
+def _wrapped(text: str, width: int) -> str:
+    import textwrap
+
+    return "\n".join(textwrap.wrap(text, width))
 
 
 def error_rates(items: list[str], careless, guess, path: str | Path, title: str,

@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
+import pandas as pd
 import pytest
+from click.testing import CliRunner
 
+from kstp.cli.main import cli
 from tests.cli.test_cli import kstp  # noqa: F401 (fixture)
 
 
@@ -91,6 +95,11 @@ def test_fit_prerequisites_iita_against_eq1(probability):
     assert len(json.loads(stored.stdout)) == report["learned"]
     eq1 = probability("query", "question_prerequisite_edges", "-p", "dataset=probability_pks", "--format", "json")
     assert len(json.loads(eq1.stdout)) == 29  # the Eq. 1 edges are untouched
+    # the selection set as DAKS prints it: its 44 candidates, their diffs, the 37th selected (daks_reference.R)
+    daks = json.loads((Path(__file__).resolve().parents[1] / "data" / "blim" / "daks_probability_pks.json")
+                      .read_text())["probability_pks/iita/1"]
+    assert [c["diff"] for c in report["candidates"]] == pytest.approx(daks["diff"], rel=1e-9)
+    assert [c["index"] for c in report["candidates"] if c["selected"]] == [daks["selection"]] == [37]
 
 
 def test_fit_blim_says_the_gof_test_is_undefined_without_degrees_of_freedom(kstp, data_root):  # noqa: F811
@@ -122,3 +131,84 @@ def test_fit_prerequisites_ita_global_search_runs_and_its_space_limit_is_an_opti
     assert refused.exit_code == 1
     assert "has a knowledge space of more than 10 states" in refused.stderr
     assert "pass a larger --limit" in refused.stderr
+
+
+# ---- any structure (issue 34): a file, on the graph or with the answers in a file too ---------------
+KST = Path(__file__).resolve().parents[1] / "data" / "kst"
+PKS_STRUCTURES = json.loads((KST / "blim_structures.json").read_text())
+PKS_DAKS = json.loads((KST / "daks_iita.json").read_text())
+PKS_PROBABILITY = json.loads((Path(__file__).resolve().parents[1] / "data" / "blim" / "pks_probability_pks.json")
+                             .read_text())
+
+
+def run_kstp(*args):
+    """kstp without a graph (``--responses`` opens none)."""
+    return CliRunner().invoke(cli, [str(a) for a in args])
+
+
+def test_fit_blim_structure_file_on_a_dataset_equals_pks(probability, tmp_path):
+    # pks's delineated structure of the probability data, as a named CSV (local ids): pks's G2 and P.K
+    ref = PKS_PROBABILITY["probability_pks/delineated/ML"]
+    items = [f"b{101 + j}" for j in range(12)]
+    path = tmp_path / "delineated.csv"
+    path.write_text(",".join(items) + "\n" + "\n".join(",".join(p) for p in ref["states"]) + "\n")
+    result = probability("fit", "blim", "--dataset", "probability_pks", "--structure", path, "--json", "--out",
+                         tmp_path / "out")
+    assert result.exit_code == 0, result.output
+    fit = json.loads(result.stdout)
+    assert (fit["states"], fit["df"], fit["iterations"]) == (16, ref["df"], ref["iter"])
+    assert fit["G2"] == pytest.approx(ref["G2"], abs=1e-4) and fit["structure"] == "file:delineated.csv"
+    states = pd.read_csv(tmp_path / "out" / "blim_states_probability_pks.csv")
+    assert list(states.columns) == [*items, "probability"]
+    order = ["".join(map(str, row)) for row in states[items].to_numpy()]
+    assert states["probability"].to_numpy() == pytest.approx(
+        [ref["P_K"][ref["states"].index(p)] for p in order], abs=1e-4)
+    steps = json.loads(probability("kst", "next-steps", "--dataset", "probability_pks", "--learner", "l0003",
+                                   "--json").stdout)
+    assert steps["learners"][0]["source"] == fit["runId"]  # next steps read the fitted file structure
+
+
+def test_fit_blim_responses_file_needs_no_graph(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    result = run_kstp("fit", "blim", "--responses", KST / "kstio" / "endm.dat", "--structure",
+                      KST / "kstio" / "endm.kst", "--method", "MDML", "--json", "--out", "out")
+    assert result.exit_code == 0, result.output
+    fit, ref = json.loads(result.stdout), PKS_STRUCTURES["endm_K/MDML"]
+    assert fit["G2"] == pytest.approx(ref["G2"], abs=1e-4) and fit["written"] is False
+    assert [row["careless"] for row in fit["items"]] == pytest.approx(ref["beta"], abs=1e-4)
+    learners = pd.read_csv(tmp_path / "out" / "blim_learners_endm.csv", keep_default_na=False)
+    assert len(learners) == 200 and set(learners.columns) == {"learnerId", "state", "posterior", "nextSteps"}
+    assert not (tmp_path / ".kstp").exists()  # no graph was opened
+
+
+def test_fit_blim_negative_df_says_why_the_deviance_residuals_are_zero(tmp_path):
+    result = run_kstp("fit", "blim", "--responses", KST / "kstio" / "chess.dat", "--structure",
+                      KST / "kstio" / "chess_dst3.kst", "--out", tmp_path)
+    assert result.exit_code == 0, result.output
+    said = " ".join(result.stderr.split())
+    assert "deviance residuals are all 0: with df = -171 (no degrees of freedom left) pks defines them as 0" in said
+    assert (tmp_path / "blim_residuals_chess.png").read_bytes()[:4] == b"\x89PNG"
+
+
+@pytest.mark.parametrize(("args", "text"), [
+    (["--structure", "space"], "give --dataset (answers on the graph) or --responses FILE"),
+    (["--responses", KST / "kstio" / "endm.dat"], "--structure space is built from a dataset on the graph"),
+    (["--responses", KST / "kstio" / "endm.dat", "--structure", "nothing.kst"], "neither space nor delineated"),
+])
+def test_fit_blim_usage_errors(args, text):
+    result = run_kstp("fit", "blim", *args)
+    assert result.exit_code == 2 and text in " ".join(result.output.split())
+
+
+def test_fit_prerequisites_on_a_response_file_prints_daks_selection_set():
+    ref = PKS_DAKS["endm/1"]
+    result = run_kstp("fit", "prerequisites", "--responses", KST / "kstio" / "endm.dat", "--json")
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    assert [c["diff"] for c in report["candidates"]] == pytest.approx(ref["diff"], rel=1e-9)
+    chosen = next(c for c in report["candidates"] if c["selected"])
+    letters = "abcd"
+    assert sorted(chosen["pairs"]) == sorted([letters[i - 1], letters[j - 1]] for i, j in ref["implications"])
+    assert chosen["index"] == ref["selection"] and report["written"] is False
+    text = run_kstp("fit", "prerequisites", "--responses", KST / "kstio" / "endm.dat")
+    assert "the least diff wins (index 3)" in " ".join(text.stdout.split())

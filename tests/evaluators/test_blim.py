@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
+import numpy as np
 import pandas as pd
 import pytest
 
-from kstp.errors import KstpError
-from kstp.evaluators.blim import fit_dataset, learn_prerequisites, response_data, write_fit
+from kstp.errors import KstpError, UnknownIdError
+from kstp.evaluators.blim import fit_dataset, fit_files, learn_prerequisites, next_steps, response_data, write_fit
 from kstp.graph.structures import derive_question_prerequisites, state_id_of
 from kstp.kst.blim import BlimError
+from kstp.loaders.kstio import read_kst_file
 from tests.parity.test_parity import DATASET, build
 
 #: q1 {c1}, q2 {c2}, q3 {c1, c2}, with c1 -> c2. Learners a-d answer everything, e skips q3.
@@ -89,3 +94,69 @@ def test_fit_with_bootstrap_reports_its_p_and_standard_errors(store):
     assert (report.fit.beta_se >= 0).all() and (report.fit.eta_se >= 0).all()
     with pytest.raises(BlimError, match="at least 2 samples"):
         fit_dataset(store, DATASET, "space", "MD", bootstrap=1)
+
+
+# ---- a structure from a file (issue 34): pks's endm data, its structure not closed under union --------
+KST = Path(__file__).resolve().parents[1] / "data" / "kst"
+PKS_ENDM = json.loads((KST / "blim_structures.json").read_text())
+
+
+def _endm_graph(store):
+    """pks's endm responses (200 learners, items a-d) as dataset ``gen`` on the graph."""
+    answers = read_kst_file(KST / "kstio" / "endm.dat").matrix
+    build(store, set(), {q: set() for q in "abcd"},
+          {f"l{i:03d}": {q: bool(v) for q, v in zip("abcd", row, strict=True)} for i, row in enumerate(answers)})
+
+
+@pytest.mark.parametrize("method", ["ML", "MDML"])
+def test_fit_a_structure_file_equals_pks(store, method):
+    _endm_graph(store)
+    report = fit_dataset(store, DATASET, KST / "kstio" / "endm.kst", method)
+    ref = PKS_ENDM[f"endm_K/{method}"]
+    fit = report.fit
+    # the file names no item: its columns are the dataset's questions in order (a, b, c, d)
+    assert ["".join(map(str, row)) for row in fit.states] == ref["states"]
+    assert np.abs(fit.p_k - ref["P_K"]).max() < 1e-4 and np.abs(fit.beta - ref["beta"]).max() < 1e-4
+    assert (fit.g2, fit.df, fit.iterations) == (pytest.approx(ref["G2"], abs=1e-4), ref["df"], ref["iter"])
+    assert report.structure == "file:endm.kst" and report.run_id.startswith(f"blim:{DATASET}:file:{method}:")
+    assert "unnamed columns taken as a ... d in order" in report.summary()["structureSource"]
+    write_fit(store, report)
+    steps = next_steps(store, DATASET, "l000")  # l000 answered nothing right: state {}
+    row = steps["learners"][0]
+    assert row["source"] == report.run_id and row["state"] == [] and row["nextSteps"] == []
+    # no single item leads on from {} in endm's K; the states covering it: {a, c, d}, {b, c}, {b, d}
+    assert sorted(row["nextStates"]) == [["a", "c", "d"], ["b", "c"], ["b", "d"]]
+
+
+def test_fit_a_named_csv_structure_and_refusals(store, tmp_path):
+    _endm_graph(store)
+    # the same structure with named, shuffled columns, as pks's write.csv(K) gives it: equal fit
+    named = tmp_path / "K.csv"
+    named.write_text('"","d","c","b","a"\n' + "".join(
+        f'"{p}",{p[3]},{p[2]},{p[1]},{p[0]}\n' for p in PKS_ENDM["endm_K/ML"]["states"]))
+    report = fit_dataset(store, DATASET, named, "ML")
+    assert report.fit.g2 == pytest.approx(PKS_ENDM["endm_K/ML"]["G2"], abs=1e-4)
+    assert report.summary()["structureSource"].endswith("columns matched by name")
+    bad = tmp_path / "bad.csv"
+    bad.write_text("a,b,c,z\n0,0,0,0\n1,1,1,1\n")
+    with pytest.raises(UnknownIdError, match="bad.csv: column 'z' is not an item"):
+        fit_dataset(store, DATASET, bad)
+    bad.write_text("a,b,c,d\n1,0,0,0\n1,1,1,1\n")
+    with pytest.raises(BlimError, match="bad.csv: not a knowledge structure: the empty set is not a state"):
+        fit_dataset(store, DATASET, bad)
+    short = tmp_path / "short.kst"
+    short.write_text("000\n111\n")
+    with pytest.raises(KstpError, match="short.kst has 3 item columns and names none; the data have 4 items"):
+        fit_dataset(store, DATASET, short)
+    _nothing_written(store)
+
+
+def test_fit_files_needs_no_graph():
+    report = fit_files(KST / "kstio" / "endm.kst", KST / "kstio" / "endm.dat", "MD")
+    ref = PKS_ENDM["endm_K/MD"]
+    assert np.abs(report.fit.p_k - ref["P_K"]).max() < 1e-4 and report.fit.discrepancy == pytest.approx(
+        ref["discrepancy"], abs=1e-6)
+    assert report.dataset == "endm" and report.data.learners[:2] == ["1", "2"]
+    states = report.states_table()
+    assert list(states.columns) == ["a", "b", "c", "d", "probability"]
+    assert states["probability"].sum() == pytest.approx(1)

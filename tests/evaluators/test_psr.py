@@ -12,6 +12,7 @@ import pytest
 from kstp.evaluators import psr
 from kstp.graph.structures import derive_question_prerequisites
 from tests import reference as ref
+from tests.cli.test_cli import kstp, toy_files  # noqa: F401 (fixtures)
 
 
 @pytest.fixture
@@ -239,7 +240,7 @@ def test_cli_psr_subset_verified_prints_table3_shape(graph_location, tmp_path):
 
     from kstp.cli.main import cli
 
-    def kstp(*args):
+    def kstp(*args):  # noqa: F811 (this test's own runner)
         return CliRunner().invoke(cli, ["--graph", graph_location, *map(str, args)])
 
     (tmp_path / "c.csv").write_text(VT_CONCEPTS)
@@ -264,3 +265,79 @@ def test_cli_psr_subset_verified_prints_table3_shape(graph_location, tmp_path):
     assert [r["psr 1.0"] for r in summary] == pytest.approx([1 / 2, 2 / 3])
     table = kstp("evaluate", "psr", "--dataset", "vt", "--subset", "verified", "--out", out)
     assert "Table 3 shape; verified subset" in table.stdout
+
+
+# ---- uncertainty (issue 34): per question, bootstrap intervals, ability groups ------------------------
+def test_psr_per_question_hand_computed(scored):
+    """Human learners who answered each target correctly (release denominator): q2: L1 1/1, L2 0/1;
+    q4: L2 0/1; q5: L1 2/3; q6: L2 2/3. Most broken first: q4 (0), q2 (1/2), then q5, q6 (2/3) by id."""
+    _, result = scored
+    table = psr.question_table(result)
+    assert table["questionId"].tolist() == ["toy:q4", "toy:q2", "toy:q5", "toy:q6"]
+    assert table["learners"].tolist() == [1, 2, 1, 1]
+    assert table["psrMacro"].tolist() == pytest.approx([0, 1 / 2, 2 / 3, 2 / 3])
+    assert table["psrMicro"].tolist() == pytest.approx([0, 1 / 2, 2 / 3, 2 / 3])
+    assert table["broken"].tolist() == pytest.approx([1, 1 / 2, 1, 1])
+    assert table["prerequisitesPerLearner"].tolist() == pytest.approx([1, 1, 3, 3])
+
+
+def _exact_quantiles(values: list[float], levels: tuple[float, ...]) -> list[float]:
+    """Quantiles of the mean over all n^n equally likely resamples of ``values`` (brute force)."""
+    from itertools import product
+
+    means = sorted(sum(values[i] for i in draw) / len(values) for draw in product(range(len(values)),
+                                                                                  repeat=len(values)))
+    return [means[min(int(level * len(means)), len(means) - 1)] for level in levels]
+
+
+def test_bootstrap_interval_matches_the_exact_bootstrap_distribution():
+    # five learners: the 5^5 = 3,125 resamples enumerated; the Monte Carlo interval of 20,000 draws must
+    # fall between the exact 2 % and 3 % (97 % and 98 %) quantiles
+    values = [0.2, 0.5, 0.55, 0.9, 1.0]
+    learners = pd.DataFrame({"accuracy": values, "psrMicro": values, "psrMacro": values})
+    ci = psr.bootstrap(learners, 20_000, seed=3)
+    low = _exact_quantiles(values, (0.02, 0.03))
+    high = _exact_quantiles(values, (0.97, 0.98))
+    for figure in ("accuracy", "psrMicro", "psrMacro"):
+        assert low[0] <= ci[f"{figure}Low"] <= low[1] and high[0] <= ci[f"{figure}High"] <= high[1]
+    assert (ci["bootstrapSamples"], ci["ciLevel"]) == (20_000, 0.95)
+    # a learner without a PSR counts in accuracy only; one learner has no spread over learners
+    single = psr.bootstrap(learners.iloc[:1], 100)
+    assert single["psrMicroLow"] is None and single["accuracyHigh"] is None
+    with pytest.raises(ValueError, match="at least 2 samples"):
+        psr.bootstrap(learners, 1)
+
+
+def test_ability_group_rows_hand_computed():
+    # ten human learners with accuracies .1 ... 1.0: ranks 0-2 low, 3-5 medium, 6-8 high, the top one in none
+    accuracy = [(i + 1) / 10 for i in range(10)]
+    learners = pd.DataFrame({"answered": 10, "correct": [int(10 * a) for a in accuracy], "accuracy": accuracy,
+                             "psrMicro": [a / 2 for a in accuracy], "psrMacro": accuracy, "questionsScored": 1,
+                             "pairs": 2, **{c: 0 for c in psr._COUNTS}, "kind": "human"},
+                            index=pd.Index([f"l{i}" for i in range(10)], name="learnerId"))
+    rows = psr.summarize(psr.PsrResult("d", learners, 5), groups=True)
+    assert [(r["learner"], r["group"], r["learners"]) for r in rows] == [
+        ("human learners", None, 10), ("human learners: low", "low", 3), ("human learners: medium", "medium", 3),
+        ("human learners: high", "high", 3)]
+    assert [r["accuracy"] for r in rows] == pytest.approx([0.55, 0.2, 0.5, 0.8])
+    assert [r["psrMicro"] for r in rows] == pytest.approx([0.275, 0.1, 0.25, 0.4])
+
+
+def test_cli_psr_intervals_groups_and_per_question(kstp, toy_files, tmp_path):  # noqa: F811
+    from tests.cli.test_cli import ingest_toy
+
+    ingest_toy(kstp, toy_files)
+    assert kstp("derive", "question-prerequisites", "--dataset", "toy").exit_code == 0
+    result = kstp("evaluate", "psr", "--dataset", "toy", "--min-prerequisites", "3", "--groups", "--json")
+    assert result.exit_code == 0, result.output
+    rows = json.loads(result.stdout)
+    assert [r["learner"] for r in rows] == ["human learners", "human learners: low", "human learners: medium",
+                                           "human learners: high"]
+    human = rows[0]
+    # L1 (micro 3/4) and L2 (2/5) have a PSR, L3 none: every resample's mean lies between them
+    assert 2 / 5 <= human["psrMicroLow"] <= human["psrMicro"] <= human["psrMicroHigh"] <= 3 / 4
+    assert human["bootstrapSamples"] == 1000
+    questions = kstp("evaluate", "psr", "--dataset", "toy", "--per-question", "--out", tmp_path / "o", "--json")
+    table = json.loads(questions.stdout)
+    assert [r["questionId"] for r in table] == ["toy:q4", "toy:q2", "toy:q5", "toy:q6"]
+    assert (tmp_path / "o" / "psr_questions_toy.csv").read_text().splitlines()[1].startswith("toy,toy:q4,1,")

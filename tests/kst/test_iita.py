@@ -108,3 +108,24 @@ def test_iita_candidates_equal_a_literal_reading_of_daks(data_root, dataset):
     b = counterexamples(_responses(data_root, dataset))
     ours = [set(map(tuple, np.argwhere(c).tolist())) for c in _candidates(b)]
     assert ours == ref.iita_candidates(b.tolist())
+
+
+# ---- IITA's selection set, as DAKS's summary prints it (issue 34) ---------------------------------------
+DAKS_SETS = json.loads((Path(__file__).resolve().parents[1] / "data" / "kst" / "daks_iita.json").read_text())
+KSTIO = Path(__file__).resolve().parents[1] / "data" / "kst" / "kstio"
+
+
+@pytest.mark.parametrize(("name", "variant"), [(n, v) for n in ("endm", "DoignonFalmagne7") for v in (1, 2, 3)])
+def test_iita_selection_set_equals_daks(name, variant):
+    """Every candidate quasi-order of DAKS's ind_gen, its diff and error rate, and the selected index, on the
+    response data of pks's endm and DoignonFalmagne7 (tests/data/kst/daks_iita.json)."""
+    from kstp.loaders.kstio import read_kst_file
+
+    ref = DAKS_SETS[f"{name}/{variant}"]
+    result = iita(read_kst_file(KSTIO / f"{name}.dat").matrix, variant)
+    ours = [sorted([int(p) + 1, int(q) + 1] for p, q in zip(*np.nonzero(c), strict=True)) for c in result.candidates]
+    theirs = [sorted(c if isinstance(c[0], list) else [c]) for c in ref["candidates"]]  # implications, 1-based
+    assert ours == theirs
+    assert result.diff == pytest.approx(ref["diff"], rel=1e-9)
+    assert result.error_rates == pytest.approx(ref["error_rates"], rel=1e-9)
+    assert result.selected + 1 == ref["selection"] and result.error_rate == pytest.approx(ref["error_rate"])

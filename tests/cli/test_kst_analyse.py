@@ -1,0 +1,118 @@
+"""`kstp kst analyse` on structure files (no graph) and on a dataset's space (each engine).
+
+Expected values: R's pks, kst and kstMatrix on pks's example structures
+(tests/data/kst/kst_reference.json, see PROVENANCE.md there), and for the dataset, brute
+force from the definitions over the states ``kst space --enumerate`` lists.
+"""
+
+from __future__ import annotations
+
+import json
+from itertools import combinations
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from kstp.cli.main import cli
+from tests.cli.test_cli import ingest_toy, kstp, toy_files  # noqa: F401 (fixtures)
+
+KST = Path(__file__).resolve().parents[1] / "data" / "kst"
+R = json.loads((KST / "kst_reference.json").read_text())
+
+
+def run(*args):
+    return CliRunner().invoke(cli, [str(a) for a in args])
+
+
+def test_analyse_a_structure_file_equals_r():
+    result = run("kst", "analyse", "--structure", KST / "kstio" / "endm.kst", "--json")
+    assert result.exit_code == 0, result.output
+    s, ref = json.loads(result.stdout), R["endm_K"]
+    assert (s["states"], s["isStructure"], s["isSpace"], s["base"]) == (7, True, ref["is_space"], None)
+    forward = [q for q, ok in zip(ref["items"], ref["forward_graded"], strict=True) if ok]  # pks
+    assert s["forwardGraded"] == forward and s["learningPaths"] == ref["learning_paths_kstMatrix"]
+    assert s["atoms"] == sum(len(a) if isinstance(a, list) else 1 for a in ref["atoms"].values())  # kst katoms
+
+
+def test_analyse_tables_equal_r():
+    base = run("kst", "analyse", "--structure", KST / "kstio" / "DoignonFalmagne7.spc", "--show", "base",
+               "--format", "csv")
+    assert base.exit_code == 0, base.output
+    lines = base.stdout.splitlines()
+    assert lines[0].startswith("# summary") and "# rows" in lines
+    rows = json.loads(run("kst", "analyse", "--structure", KST / "kstio" / "DoignonFalmagne7.spc", "--show", "base",
+                          "--json").stdout)["rows"]
+    patterns = sorted("".join(str(int(q in r["state"])) for q in "abcde") for r in rows)
+    assert patterns == sorted(R["DoignonFalmagne7"]["base"])  # kst kbase
+    paths = json.loads(run("kst", "analyse", "--structure", KST / "kstio" / "DoignonFalmagne7.spc", "--show",
+                           "paths", "--from", "a", "--to", "a,b,c,d,e", "--json").stdout)
+    assert paths["count"] == len(R["DoignonFalmagne7_gradations_a_to_Q"]) == 3  # kstMatrix kmgradations
+    assert [r["steps"] for r in paths["rows"]][0] == [["b"], ["c"], ["d"], ["e"]]
+    relation = json.loads(run("kst", "analyse", "--structure", KST / "kstio" / "DoignonFalmagne7.spr", "--show",
+                              "relation", "--json").stdout)["rows"]
+    expected = [(p, q) for i, p in enumerate("abcde") for j, q in enumerate("abcde")
+                if i != j and R["DoignonFalmagne7"]["relation"][i][j]]  # kst as.relation
+    assert [(r["prerequisite"], r["item"]) for r in relation] == expected
+    text = run("kst", "analyse", "--structure", KST / "kstio" / "DoignonFalmagne7.spc", "--show", "paths",
+               "--paths", "2")
+    assert text.stdout.startswith("6 learning paths from {} to {a, b, c, d, e} in DoignonFalmagne7.spc: space "
+                                  "(srbt); the first 2:")
+
+
+@pytest.mark.parametrize(("args", "code", "text"), [
+    (["--structure", KST / "kstio" / "endm.kst", "--dataset", "toy"], 2, "contradict each other"),
+    ([], 2, "give --dataset"),
+    (["--structure", KST / "kstio" / "endm.kst", "--from", "a"], 2, "--from and --to go with --show paths"),
+    (["--structure", KST / "kstio" / "endm.kst", "--show", "paths", "--from", "a"], 1, "{a} is not a state"),
+    (["--structure", KST / "kstio" / "endm.kst", "--show", "base"], 1, "not a knowledge space"),
+])
+def test_analyse_refusals(args, code, text):
+    result = run("kst", "analyse", *args)
+    assert result.exit_code == code and text in result.output
+
+
+def test_simulate_a_structure_file_is_seeded_and_fit_recovers_its_rates(tmp_path):
+    """endm's K (pks), every state equally likely, beta = eta = 0.1 (pks's endm example rates): a fit of
+    20,000 drawn learners lands within 0.03 of 0.1 (the spread of repeated draws: under 0.01)."""
+    args = ["kst", "simulate", "--structure", KST / "kstio" / "endm.kst", "--learners", "20000", "--seed", "9",
+            "--careless", "0.1", "--guess", "0.1"]
+    assert run(*args, "--to", tmp_path / "a.dat").exit_code == 0
+    assert run(*args, "--to", tmp_path / "b.dat").exit_code == 0
+    assert (tmp_path / "a.dat").read_bytes() == (tmp_path / "b.dat").read_bytes()  # the same seed, the same data
+    fit = json.loads(run("fit", "blim", "--responses", tmp_path / "a.dat", "--structure", KST / "kstio" / "endm.kst",
+                         "--json").stdout)
+    rates = [r[k] for r in fit["items"] for k in ("careless", "guess")]
+    assert max(abs(r - 0.1) for r in rates) < 0.03 and fit["learners"] == 20000
+    summary = json.loads(run(*args[:-4], "--json").stdout)
+    assert summary["source"].endswith("all states equally likely") and summary["careless"] == [0.1] * 4
+
+
+def _brute(states: list[frozenset[str]], domain: list[str]) -> dict:
+    present = set(states)
+    covers = {(a, b) for a in states for b in states if a < b and not any(a < m < b for m in states)}
+
+    def chains(state):
+        return 1 if state == frozenset(domain) else sum(chains(b) for a, b in covers if a == state)
+
+    base = {s for s in states if s and frozenset().union(*(t for t in states if t < s)) != s}
+    return {"isSpace": all(a | b in present for a, b in combinations(states, 2)),
+            "base": len(base), "learningPaths": chains(frozenset()),
+            "forwardGraded": [q for q in domain if all(s | {q} in present for s in states)]}
+
+
+def test_analyse_a_dataset_space_equals_brute_force(kstp, toy_files):  # noqa: F811
+    ingest_toy(kstp, toy_files)
+    assert kstp("derive", "question-prerequisites", "--dataset", "toy").exit_code == 0
+    listed = json.loads(kstp("kst", "space", "--dataset", "toy", "--enumerate", "--json").stdout)
+    domain = [f"toy:q{i}" for i in range(1, 9)]
+    states = [frozenset(r["state"]) for r in listed["states"]]
+    result = kstp("kst", "analyse", "--dataset", "toy", "--json")
+    assert result.exit_code == 0, result.output
+    summary = json.loads(result.stdout)
+    assert summary["states"] == len(states) and summary["isQuasiOrdinal"] and summary["isWellGraded"]
+    assert {k: summary[k] for k in ("isSpace", "base", "learningPaths", "forwardGraded")} == _brute(states, domain)
+    steps = json.loads(kstp("kst", "analyse", "--dataset", "toy", "--show", "paths", "--from", "q1",
+                            "--to", "q1,q2,q3", "--json").stdout)
+    assert steps["count"] == 2 and [r["steps"] for r in steps["rows"]] == [[["toy:q2"], ["toy:q3"]],
+                                                                           [["toy:q3"], ["toy:q2"]]]

@@ -1,0 +1,133 @@
+"""kstIO's file formats (kstp.loaders.kstio) against files R's kstIO 0.4-2 wrote.
+
+tests/data/kst/kstio/ was written by tests/data/kst/kst_reference.R (``write_kstructure``,
+``write_kspace``, ``write_kbase``, ``write_surmiserelation``, ``write_kdata``) from pks's
+example data; kstp reads each and writes it back byte for byte. The structures and
+relations read are held to the matrices in kst_reference.json (pks's own).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from kstp.errors import InputError
+from kstp.loaders.kstio import basis_codes, letters, read_kst_file, write_kst_file
+
+KSTIO = Path(__file__).resolve().parents[1] / "data" / "kst" / "kstio"
+REFERENCE = json.loads((KSTIO.parent / "kst_reference.json").read_text())
+
+
+def _matrix(name):
+    return np.array([[int(c) for c in p] for p in REFERENCE[name]["states"]], dtype=np.uint8)
+
+
+@pytest.mark.parametrize(("file", "kind", "fmt", "reference"), [
+    ("endm.kst", "structure", "srbt", "endm_K"),
+    ("endm_kst.kst", "structure", "kst", "endm_K"),
+    ("endm_matrix.kst", "structure", "matrix", "endm_K"),
+    ("DoignonFalmagne7.spc", "space", "srbt", "DoignonFalmagne7"),
+    ("chess_dst3.kst", "structure", "srbt", "chess_dst3"),
+])
+def test_structures_written_by_kstio_are_read_and_written_back(tmp_path, file, kind, fmt, reference):
+    read = read_kst_file(KSTIO / file)
+    assert (read.kind, read.format, read.named) == (kind, fmt, False)
+    assert read.matrix.tolist() == _matrix(reference).tolist()
+    assert read.items == letters(read.matrix.shape[1])
+    again = write_kst_file(tmp_path / file, kind, read.matrix, format=fmt)
+    assert again.read_bytes() == (KSTIO / file).read_bytes()
+
+
+def test_csv_structure_keeps_item_names(tmp_path):
+    read = read_kst_file(KSTIO / "endm_K.csv", kind="structure")
+    assert (read.format, read.items, read.named, read.labels) == ("csv", ["a", "b", "c", "d"], True, None)
+    assert read.matrix.tolist() == _matrix("endm_K").tolist()
+    written = write_kst_file(tmp_path / "k.csv", "structure", read.matrix, read.items, "csv")
+    assert written.read_bytes() == (KSTIO / "endm_K.csv").read_bytes()
+
+
+@pytest.mark.parametrize("file", ["DoignonFalmagne7.bsr", "DoignonFalmagne7_kst.bsr"])
+def test_basis_codes_equal_kstio(tmp_path, file):
+    read = read_kst_file(KSTIO / file)
+    assert read.kind == "basis"
+    # kbase(DoignonFalmagne7): {a}, {b}, {a,b,c}, {a,b,d}, {a,b,c,e}; 1 where minimal for the item
+    assert read.codes.tolist() == [[1, 0, 0, 0, 0], [0, 1, 0, 0, 0], [2, 2, 1, 0, 0], [2, 2, 0, 1, 0],
+                                   [2, 2, 2, 0, 1]]
+    assert basis_codes(read.matrix).tolist() == read.codes.tolist()
+    fmt = "kst" if "_kst" in file else "srbt"
+    assert write_kst_file(tmp_path / file, "basis", read.matrix, format=fmt).read_bytes() == (KSTIO / file).read_bytes()
+
+
+@pytest.mark.parametrize(("file", "fmt"), [("DoignonFalmagne7.spr", "srbt"), ("DoignonFalmagne7_matrix.spr", "matrix")])
+def test_relations_equal_kst(tmp_path, file, fmt):
+    read = read_kst_file(KSTIO / file)
+    assert read.kind == "relation" and read.matrix.tolist() == REFERENCE["DoignonFalmagne7"]["relation"]
+    assert write_kst_file(tmp_path / file, "relation", read.matrix, format=fmt).read_bytes() == \
+        (KSTIO / file).read_bytes()
+
+
+@pytest.mark.parametrize(("file", "learners", "items"), [("endm.dat", 200, 4), ("DoignonFalmagne7.dat", 1000, 5),
+                                                        ("chess.dat", 92, 16)])
+def test_data_files_written_by_kstio(tmp_path, file, learners, items):
+    read = read_kst_file(KSTIO / file)
+    assert read.kind == "data" and read.matrix.shape == (learners, items)
+    assert write_kst_file(tmp_path / file, "data", read.matrix).read_bytes() == (KSTIO / file).read_bytes()
+
+
+def test_data_csv_and_pks_style_matrices_with_row_names(tmp_path):
+    read = read_kst_file(KSTIO / "DoignonFalmagne7_data.csv", kind="data")
+    assert read.items == ["V1", "V2", "V3", "V4", "V5"] and read.matrix.shape == (1000, 5)
+    assert read.matrix.tolist() == read_kst_file(KSTIO / "DoignonFalmagne7.dat").matrix.tolist()
+    # R's write.csv(K) of a pks matrix: an empty first header cell, row names first
+    path = tmp_path / "K.csv"
+    path.write_text('"","a","b"\n"00",0,0\n"10",1,0\n"11",1,1\n')
+    read = read_kst_file(path)
+    assert read.labels == ["00", "10", "11"] and read.items == ["a", "b"] and read.matrix.tolist() == [
+        [0, 0], [1, 0], [1, 1]]
+    # kstp's wide responses: a learner column, then items; a fitted structure: a probability column after them
+    path.write_text("person_id,q1,q2,probability\nl1,0,0,0.25\nl2,1,0,0.75\n")
+    read = read_kst_file(path)
+    assert read.labels == ["l1", "l2"] and read.items == ["q1", "q2"] and read.extra["probability"].tolist() == [
+        0.25, 0.75]
+
+
+def test_probabilities_go_out_as_r_reads_them(tmp_path):
+    path = write_kst_file(tmp_path / "fit.csv", "structure", [[0, 0], [1, 1]], ["q1", "q2"], "csv",
+                          extra={"probability": [1 / 3, 2 / 3]})
+    assert path.read_text() == '"q1","q2","probability"\n0,0,0.333333333333333\n1,1,0.666666666666667\n'
+    read = read_kst_file(path)
+    assert read.extra["probability"] == pytest.approx([1 / 3, 2 / 3], abs=1e-14)
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("#SRBT v2.0 structure ASCII\n2\n3\n00\n10\n", r"k.kst:5: the file announces 3 rows and has 2"),
+    ("#SRBT v2.0 structure ASCII\n2\n2\n00\n1x\n", r"k.kst:5: expected 2 cells of 0 or 1 with no separator, "
+                                                   r"found '1x'"),
+    ("#SRBT v2.0 structure ASCII\ntwo\n2\n00\n11\n", r"k.kst:2: expected the number of items"),
+    ("#SRBT v2.0 thing ASCII\n2\n", r"k.kst:1: not an SRBT v2.0 header"),
+    ("2\n2\n00\n011\n", r"k.kst:4: expected 2 cells"),
+    ("", r"k.kst:1: empty file"),
+])
+def test_bad_files_name_file_and_line(tmp_path, text, message):
+    path = tmp_path / "k.kst"
+    path.write_text(text)
+    with pytest.raises(InputError, match=message):
+        read_kst_file(path)
+
+
+def test_kind_disagreements_and_layouts_are_refused(tmp_path):
+    with pytest.raises(InputError, match="the file holds a relation, not a structure"):
+        read_kst_file(KSTIO / "DoignonFalmagne7.spr", kind="structure")
+    with pytest.raises(InputError, match="a relation has no KST Tools layout"):
+        write_kst_file(tmp_path / "r.spr", "relation", np.eye(2), format="kst")
+    with pytest.raises(InputError, match="not as a bare matrix"):
+        write_kst_file(tmp_path / "b.bsr", "basis", np.eye(2), format="matrix")
+    with pytest.raises(InputError, match="go into a CSV file"):
+        write_kst_file(tmp_path / "k.kst", "structure", np.eye(2), extra={"p": [0.5, 0.5]})
+    bad = tmp_path / "bad.csv"
+    bad.write_text("a,b\n0,1\n1,x\n")
+    with pytest.raises(InputError, match=r"bad.csv:3: column 'b' holds 'x'"):
+        read_kst_file(bad)
