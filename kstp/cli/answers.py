@@ -244,7 +244,7 @@ def _replicates(results, names: list[str], repeat: int) -> list[dict]:
     out = []
     for dataset in names:
         runs = [r for r in results if r.dataset == dataset]
-        out.append({"model": runs[0].model, "dataset": dataset, "questions": int(runs[0].responses["questionId"]
-                                                                                  .nunique()),
+        out.append({"model": runs[0].model, "dataset": dataset, "shots": runs[0].shots,
+                    "questions": int(runs[0].responses["questionId"].nunique()),
                     **replicate_statistics([r.responses for r in runs]), "runIds": [r.run_id for r in runs]})
     return out
