@@ -313,7 +313,8 @@ def aggregate(responses: pd.DataFrame) -> pd.DataFrame:
     pandas.DataFrame
         Indexed by strategy in :data:`STRATEGIES` order (those present), columns
         ``questions``, ``correct``, ``accuracy``, ``scaffoldingGain`` (NaN for ``none``),
-        ``accuracyStderr`` (the sample sd of the 0/1 verdicts over sqrt(|Q|)) and
+        ``accuracyStderr`` (the sample sd of the 0/1 verdicts over the square root of the
+        number of targets) and
         ``scaffoldingGainStderr`` (the same of the paired differences from ``none``,
         question by question). Q is the set of targets answered under every strategy present.
     """

@@ -237,7 +237,7 @@ def _pick(records: list[dict], chosen: str | None, candidates: tuple[str, ...], 
 
 
 def option_lines(options) -> list[str]:
-    """Option lines ``A. text`` from a list or a mapping (letter -> text).
+    """The options of a record as lines of a letter, a dot and the text, from a list or a mapping letter -> text.
 
     >>> option_lines(["4", "6"]), option_lines({"A": "yes", "B": "no"})
     (['A. 4', 'B. 6'], ['A. yes', 'B. no'])
