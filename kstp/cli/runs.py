@@ -154,9 +154,8 @@ def show(ctx: click.Context, run_id: str, as_json: bool) -> None:
         return
     figures = {k: v for k, v in run.items() if k not in (*header, "id", "config", "sampling", "promptTemplate",
                                                            "gitHash", "backend")}
-    shown = _flat(header)
-    print_table(pd.DataFrame({"property": list(shown), "value": ["" if v is None else str(v) for v in shown.values()]}),
-                f"Run {run_id}")
+    shown = {k: v for k, v in _flat(header).items() if v is not None and v != ""}  # --json keeps the blanks
+    print_table(pd.DataFrame({"property": list(shown), "value": [str(v) for v in shown.values()]}), f"Run {run_id}")
     if figures:
         print_table(pd.DataFrame({"figure": list(figures), "value": pd.Series(list(figures.values()), dtype=object)}),
                     "Figures")
