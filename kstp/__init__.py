@@ -72,6 +72,7 @@ if TYPE_CHECKING:
     from kstp.evaluators.rqeval import RqevalResult
     from kstp.evaluators.rqeval import aggregate as aggregate_rqeval
     from kstp.evaluators.rqeval import evaluate as evaluate_rqeval
+    from kstp.evaluators.rundiff import RunDiff, diff_runs
     from kstp.evaluators.scaffolding import ScaffoldingResult
     from kstp.evaluators.scaffolding import aggregate as aggregate_scaffolding
     from kstp.evaluators.scaffolding import evaluate as evaluate_scaffolding
@@ -91,7 +92,9 @@ if TYPE_CHECKING:
     )
     from kstp.inference.backend import Completion, RejectedRequestError, Sampling, backend_names, get_backend
     from kstp.inference.grading import Verdict, grade
+    from kstp.inference.runlog import SAMPLE_DTYPES, RunLog, read_run_log, read_samples, run_samples
     from kstp.inference.runs import ConfigChangedError
+    from kstp.inference.statistics import mcnemar, pass_at_k, replicate_statistics, sample_statistics
     from kstp.kst.blim import BlimError, BlimFit, fit_blim, most_likely_states, response_patterns
     from kstp.kst.iita import IitaResult, ItaResult, iita, ita
     from kstp.kst.spaces import KnowledgeSpace, TooManyStatesError

@@ -59,13 +59,15 @@ class FakeEndpoint:
     ``rate_limit_s``: after a 429 it answers 429 (``Retry-After`` in whole seconds) to every
     request that comes within that many seconds, as a rate limiter does. ``no_system_role``:
     a request with a system message gets Gemma's 400 "System role not supported".
-    ``delay_s``: every answer waits that long. It records ``requests``, the messages of each
+    ``delay_s``: every answer waits that long. ``reply``: a function of the request's body
+    (its ``messages``, ``seed``, ...) that returns the answer's content, for answers that
+    differ by question and sample. It records ``requests``, the messages of each
     (``seen``) and the most requests it held at once (``most_at_once``).
     """
 
     def __init__(self, script=(), answer="\\boxed{5}", message: dict | None = None, rate_limit_s: float = 0.0,
-                 no_system_role: bool = False, delay_s: float = 0.0, slow_s: float = 1.0):
-        self.script, self.requests, self.seen = list(script), 0, []
+                 no_system_role: bool = False, delay_s: float = 0.0, slow_s: float = 1.0, reply=None):
+        self.script, self.requests, self.seen, self.reply = list(script), 0, [], reply
         self.message = {"role": "assistant", **(message if message is not None else {"content": answer})}
         self.lock, self.stop = threading.Lock(), threading.Event()
         self.at_once = self.most_at_once = 0
@@ -110,6 +112,8 @@ class FakeEndpoint:
                 if delay_s:
                     endpoint.stop.wait(delay_s)
                 message = endpoint.message
+                if endpoint.reply is not None:
+                    message = {"role": "assistant", "content": endpoint.reply(body)}
                 if isinstance(action, dict):  # this request's own answer
                     action, message = "ok", {"role": "assistant", **action}
                 headers, kind = {}, "application/json"

@@ -216,7 +216,10 @@ def load(ctx: click.Context, source: str, home: Path | None, as_json: bool) -> N
 @json_option
 @click.pass_context
 def import_(ctx: click.Context, folder: str, as_json: bool) -> None:
-    """Load an export folder into the graph (empty or not), after checking its manifest.
+    """Load an export folder into the graph, online, on any engine (empty or not); db load is the bulk path.
+
+    After checking the folder's manifest. kstp db load fills the empty database of the
+    local Neo4j server with neo4j-admin instead: faster, but it stops the server.
 
     Refuses, writing nothing, a manifest of another schema version or a file whose
     SHA-256 differs from the manifest's. Nodes already in the graph take the files' values.

@@ -6,27 +6,7 @@ from pathlib import Path
 
 import click
 
-from kstp.cli.models import (
-    backend_options,
-    parse_sampling,
-    progress_bar,
-    prompt_option,
-    report_failures,
-    start_backend,
-    write_run_files,
-)
-from kstp.cli.output import (
-    SEED,
-    dumps,
-    emit,
-    get_store,
-    json_option,
-    message,
-    out_option,
-    print_table,
-    require_output_path,
-    status,
-)
+from kstp.cli.output import SEED, dumps, emit, get_store, json_option, message, out_option, print_table, status
 from kstp.errors import InputError
 
 __all__ = ["evaluate", "psr_summaries", "print_psr"]
@@ -230,68 +210,3 @@ def _merged_summary(path: Path, rows: list[dict]):
     kept = earlier[~pd.MultiIndex.from_arrays([earlier["dataset"], subset]).isin(
         pd.MultiIndex.from_frame(now[["dataset", "subset"]]))]
     return pd.concat([kept, now], ignore_index=True) if len(kept) else now
-
-
-@evaluate.command()
-@click.option("--dataset", required=True, help="Dataset whose questions the model answers (text and gold answer).")
-@click.option("--model", required=True, help="Model name (as the server knows it), a vLLM or transformers model "
-              "path, or, for --backend local, smollm2 or a GGUF path.")
-@backend_options
-@click.option("--gen-kwargs", help="Sampling k=v,...: temperature (0.6), top_p (0.95), max_tokens (1024), stop.")
-@click.option("--limit", type=click.IntRange(min=1), help="Only the first N questions.")
-@click.option("--samples", type=click.IntRange(min=1), default=1, show_default=True,
-              help="Samples per question; sample 0 is the primary answer.")
-@click.option("--seed", type=SEED, default=42, show_default=True, help="Seed of sample 0; sample i uses seed + i.")
-@click.option("--output-path", type=click.Path(file_okay=False, path_type=Path),
-              help="Folder for the run summary (JSON) and, with --log-samples, every sample as JSONL.")
-@click.option("--log-samples", is_flag=True, help="Also write each sample's prompt hash, text, answer and grade.")
-@prompt_option
-@json_option
-@click.pass_context
-def answers(ctx, dataset, model, backend, base_url, model_args, gen_kwargs, limit, samples, seed, concurrency,
-            output_path, log_samples, prompt, resume, as_json) -> None:
-    """Let a model answer a dataset's questions; store, grade and record every completion (paper 1, NB1).
-
-    Every completion becomes a Response in the graph before it is graded; the
-    primary sample of each question becomes the model's ANSWERED edge, so
-    `kstp evaluate psr` compares it with the human learners. Re-running the same
-    command resumes: finished completions are not requested again, and a smaller
-    --limit reports those questions of the run. --concurrency requests are in flight,
-    the next started as each finishes; replies are stored every 64 or 2 s and graded in
-    a process of their own (10 s a reply at most); the progress line shows the window,
-    completions/s and tokens/s. Requests that got no reply after the retries, or a reply
-    that is the server's failure (no choices, an aborted generation), leave the run
-    incomplete (exit 1; the next run asks them); a request the server rejects (a bad key,
-    an unknown model) stops the run at once (exit 1).
-
-    \b
-    Examples:
-      kstp evaluate answers --dataset probability_pks --model smollm2 --backend local --limit 5
-      kstp evaluate answers --dataset frcsub --model Qwen/Qwen2.5-7B-Instruct \\
-          --backend openai --base-url http://127.0.0.1:8000/v1 --samples 4 --log-samples --output-path out/
-    """
-    import pandas as pd
-
-    from kstp.evaluators import answers as answers_evaluator
-
-    require_output_path(log_samples, output_path)
-    sampling = parse_sampling(gen_kwargs, n=samples, seed=seed)
-    store = get_store(ctx)
-    engine = start_backend(backend, model, model_args, base_url, concurrency, seed)
-    try:
-        with progress_bar(f"{model} on {dataset}") as progress:
-            result = answers_evaluator.evaluate(store, engine, dataset, sampling, limit, new_run=not resume,
-                                                progress=progress, prompt=prompt)
-    finally:
-        engine.close()
-    summary = result.summary()
-    if output_path:
-        write_run_files(output_path, result.run_id, summary,
-                        result.responses.to_dict("records") if log_samples else None)
-    if as_json:
-        emit(summary)
-    else:
-        print_table(pd.DataFrame([summary]), f"{model} on {dataset}")
-    report_failures(ctx, result.pending, result.last_failure, summary["failed"], summary["truncated"],
-                    sampling.max_tokens)
-

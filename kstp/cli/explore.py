@@ -22,14 +22,15 @@ __all__ = ["explore"]
 @click.option("--open", "open_browser", is_flag=True, help="Open the overview in the default browser.")
 @click.option("--export", "export", type=click.Path(file_okay=False, path_type=Path), metavar="DIR",
               help="Write every page to DIR as a static site (relative links, opens from disk) instead of serving.")
-@json_option
+@json_option  # --format json|csv: the summary of --export (serving prints no result)
 @click.pass_context
 def explore(ctx: click.Context, graph: str | None, host: str, port: int, open_browser: bool, export: Path | None,
             as_json: bool) -> None:
     """Explore the graph in a web browser: curricula, datasets, learners, runs and samples, queries.
 
     Serves read-only pages on 127.0.0.1 (the embedded graph opened read-only, Neo4j in read
-    transactions) until Ctrl-C. With --export DIR it writes the same pages as files instead.
+    transactions) until Ctrl-C. With --export DIR it writes the same pages as files instead,
+    and --format/--json print what it wrote.
 
     \b
     Examples:
@@ -46,6 +47,8 @@ def explore(ctx: click.Context, graph: str | None, host: str, port: int, open_br
         graph_target(graph)  # refuse a malformed location before anything opens
         root.obj["graph"] = graph
     where = graph_target(root.obj.get("graph")).describe()
+    if as_json and export is None:
+        message("--format and --json shape the summary of --export; serving the pages prints none")
     if export is not None:
         from kstp.cli.output import progress_bar
         from kstp.explore.export import export_site

@@ -20,7 +20,10 @@ if TYPE_CHECKING:
 
 __all__ = ["ingest"]
 
-ITEM_FORMATS = ("auto", "csv", "math2015", "concept-map", "jsonl")
+ITEM_FORMATS = ("auto", "csv", "math2015", "concept-map", "jsonl", "parquet", "arrow", "hf")
+#: The formats read as records through a field map (kstp.loaders.records.RECORD_FORMATS, less jsonl, whose native
+#: items carry concepts).
+_RECORDS = ("parquet", "arrow", "hf")
 #: Answer formats and blank-cell policies (kstp.loaders.responses.FORMATS, MISSING; named here so --help
 #: imports no loader).
 _RESPONSE_FORMATS = ("wide", "long", "pykt")
@@ -75,43 +78,79 @@ def _item_format(path: Path, chosen: str) -> str:
     if chosen != "auto":
         return chosen
     if path.is_dir():
-        return "math2015"
-    return {".json": "concept-map", ".jsonl": "jsonl"}.get(path.suffix.lower(), "csv")
+        from kstp.loaders.records import record_format
+
+        return "hf" if record_format(path) == "hf" else "math2015"
+    return {".json": "concept-map", ".jsonl": "jsonl", ".parquet": "parquet", ".arrow": "arrow"}.get(
+        path.suffix.lower(), "csv")
 
 
 @ingest.command()
 @click.argument("path", type=click.Path(exists=True, path_type=Path))
 @click.option("--dataset", required=True, help="Dataset id; question ids become DATASET:id.")
 @click.option("--format", "fmt", type=click.Choice(ITEM_FORMATS), default="auto", show_default=True,
-              help="auto: a folder is math2015, .json a question->concepts map, .jsonl JSON lines, else CSV.")
+              help="auto: a Hugging Face datasets folder (save_to_disk, or Parquet files of a hub download) is hf, "
+              "another folder math2015, .json a question->concept map, .jsonl JSON lines, .parquet Parquet, "
+              ".arrow Arrow, else CSV.")
 @click.option("--qmatrix", type=click.Path(exists=True, dir_okay=False, path_type=Path),
               help="Q-matrix CSV (item id, then one 0/1 column per skill) for an items CSV.")
 @click.option("--skills", type=click.Path(exists=True, dir_okay=False, path_type=Path),
               help="Skills CSV (skill, description) naming the Q-matrix columns.")
 @click.option("--framework", help="Framework whose concept ids a concept map or JSONL refers to (e.g. ccss).")
-@click.option("--id-column", help="Item id column of an items CSV (default: item_id, id or question_id).")
-@click.option("--text-column", help="Question text column (default: text, question, expression or problem).")
-@click.option("--answer-column", help="Gold answer column (default: answer, correct_answer, computed_answer, "
-              "correct_answer_note).")
+@click.option("--id-column", "--id-field", "id_column",
+              help="Item id column of a CSV, or field of records (default: item_id, id or question_id; records "
+              "without one are numbered from 1).")
+@click.option("--text-column", "--text-field", "text_column",
+              help="Question text column or field (default: text, question, expression or problem; records also "
+              "input, prompt).")
+@click.option("--answer-column", "--answer-field", "answer_column",
+              help="Gold answer column or field (default: answer, correct_answer, computed_answer, "
+              "correct_answer_note; records also target, solution, label, output).")
+@click.option("--options-field", help="Field of records holding the options (a list, or letter -> text): written "
+              "under the text as 'A. ...' lines; an integer gold is then the right option's index.")
+@click.option("--answer-regex", help="Take the gold from the answer field's text by this regular expression "
+              "(its first group), e.g. '####\\s*(.+)$' for GSM8K's solutions.")
+@click.option("--split", help="The split of a datasets folder that holds several (test, train, ...).")
 @format_option("--output-format")  # --format is the input's format here
 @click.pass_context
 def items(ctx, path: Path, dataset: str, fmt: str, qmatrix, skills, framework, id_column, text_column,
-          answer_column, as_json: bool) -> None:
+          answer_column, options_field, answer_regex, split, as_json: bool) -> None:
     """Load questions with their text, answer and concepts.
 
     A Q-matrix turns its skill columns into concepts of a framework named after the
     dataset (a skill map). A concept map or JSONL refers to concepts of a framework
-    already in the graph (--framework).
+    already in the graph (--framework). Records for a model run (JSON lines, Parquet,
+    Arrow, or a Hugging Face datasets folder, as `datasets` saved or downloaded it; read
+    with pyarrow, nothing downloaded) are read through a field map (--text-field,
+    --answer-field, --options-field, --id-field), JSON lines whenever one is given.
 
     \b
     Examples:
       kstp ingest items items.csv --dataset frcsub --qmatrix qmatrix.csv --skills skills.csv
       kstp ingest items ../shared/data/llm_kst/xes_skills_nys.json --dataset xes3g5m --framework ccss
       kstp ingest items ../shared/data/responses/math2015/Math1 --dataset math1
+      kstp ingest items gsm8k/ --dataset gsm8k --split test --answer-regex '####\\s*(.+)$'
+      kstp ingest items mmlu.jsonl --dataset mmlu --text-field question --options-field choices \\
+          --answer-field answer
     """
     from kstp.loaders import items as items_loader
 
     fmt = _item_format(path, fmt)
+    records = fmt in _RECORDS or (fmt == "jsonl" and any((id_column, text_column, answer_column, options_field,
+                                                           answer_regex)))
+    if (options_field or answer_regex or split) and not records:
+        raise click.UsageError(f"--options-field, --answer-regex and --split go with records (JSON lines, Parquet, "
+                               f"Arrow, a datasets folder); {path.name} reads as {fmt}")
+    if records:
+        from kstp.loaders.records import FieldMap, read_question_records
+
+        fields = FieldMap(id_column, text_column, answer_column, options_field, answer_regex)
+        with status(f"reading {path.name}"):
+            item_set = read_question_records(path, dataset, fields, fmt, split)
+        with status(f"writing {len(item_set.questions)} questions"):
+            report = items_loader.write_items(get_store(ctx), item_set)
+        _report(report, as_json)
+        return
     store = get_store(ctx)
     if fmt == "concept-map" and framework is None:
         raise click.UsageError("a concept map needs --framework (the framework its concept ids belong to)")

@@ -10,6 +10,7 @@ import click
 
 from kstp._version import __version__
 from kstp.cli.annotate import annotate
+from kstp.cli.answers import answers
 from kstp.cli.dagmath import evaluate_dagmath, ingest_cot, report_dagmath
 from kstp.cli.db import db
 from kstp.cli.demo import demo
@@ -78,6 +79,7 @@ def cli(ctx: click.Context, graph: str | None, quiet: bool, verbose: bool) -> No
 for command in (db, ingest, derive, kst, query, evaluate, report, grade, demo, runs, explore):
     cli.add_command(command)
 cli.add_command(validate)
+evaluate.add_command(answers, "answers")
 evaluate.add_command(koc, "koc")
 evaluate.add_command(reasoning, "reasoning")
 ingest.add_command(ingest_cot, "cot")

@@ -14,7 +14,7 @@ from kstp.inference.backend import BUILTIN_BACKENDS, Backend, Sampling, get_back
 
 __all__ = ["GEN_KEYS", "MODEL_BACKENDS", "backend_options", "backend_options_with", "model_options", "prompt_option",
            "parse_kwargs", "parse_sampling", "start_backend",
-           "progress_bar", "write_run_files", "report_failures"]
+           "progress_bar", "write_run_files", "report_failures", "metric_name", "results_rows"]
 
 #: Keys --gen-kwargs accepts (the rest of Sampling is set by options or by the method).
 GEN_KEYS = ("temperature", "top_p", "max_tokens", "stop")
@@ -60,7 +60,9 @@ def _backend_options(command: Callable, names: tuple[str, ...]) -> Callable:
                      "a system role (Gemma; the openai backend also does it on its own when the server says "
                      "'System role not supported'). Part of the run's identity."),
         click.option("--resume/--new-run", default=True, show_default=True,
-                     help="Resume the run with this configuration; --new-run allows a changed configuration."),
+                     help="Resume the run with this configuration; --new-run allows a changed configuration (a "
+                     "run of its own). The same configuration always resumes its run, --new-run or not: a fresh "
+                     "run of it is a replicate (evaluate answers --tag or --repeat)."),
     )):
         command = option(command)
     return command
@@ -174,8 +176,10 @@ def start_backend(backend: str, model: str, model_args: str | None, base_url: st
 
 def write_run_files(folder: Path, run_id: str, summary: dict, samples: list[dict] | None = None) -> Path:
     """``<run>.json`` with the summary and, when ``samples`` is given, ``<run>.samples.jsonl``."""
+    from kstp.inference.runlog import log_stem
+
     folder.mkdir(parents=True, exist_ok=True)
-    stem = run_id.replace(":", "_").replace("/", "_")
+    stem = log_stem(run_id)
     (folder / f"{stem}.json").write_text(dumps(summary) + "\n")
     if samples is not None:
         with open(folder / f"{stem}.samples.jsonl", "w") as handle:
@@ -204,3 +208,47 @@ def report_failures(ctx: click.Context, pending: int, last_failure: str | None, 
         message(f"{pending} requests got no reply after the retries ({last_failure or 'not asked'}); the run is "
                 "incomplete and they are not counted: re-run the same command to ask them")
         ctx.exit(1)
+
+
+def metric_name(key: str) -> str:
+    """The name a results table gives a summary figure, lm-eval's where it has one.
+
+    >>> metric_name("accuracy"), metric_name("passAt4"), metric_name("majorityAt8"), metric_name("psrMicro")
+    ('acc', 'pass@4', 'maj@8', 'psrMicro')
+    """
+    import re
+
+    if key == "accuracy":
+        return "acc"
+    if key == "meanSampleAccuracy":
+        return "acc (all samples)"
+    if found := re.fullmatch(r"(passAt|majorityAt)(\d+)", key):
+        return f"{'pass' if found.group(1) == 'passAt' else 'maj'}@{found.group(2)}"
+    return key
+
+
+def results_rows(summaries: list[dict], version: str, higher_is_better: dict | None = None) -> list[dict]:
+    """Summaries as lm-eval's results table: one row per figure that has a standard error.
+
+    Columns ``dataset, version, shots, metric, ↑`` (``↑`` higher is better, ``↓`` lower,
+    blank unknown), ``value, ±, stderr, n`` (questions). A figure ``X`` is a row where the
+    summary holds ``XStderr`` beside it (``meanSampleAccuracy`` aside: with one sample per
+    question it is ``acc``, with K it is ``pass@1``).
+
+    >>> rows = results_rows([{"dataset": "toy", "questions": 8, "accuracy": 0.5, "accuracyStderr": 0.189}], "1.0",
+    ...                     {"accuracy": True})
+    >>> [(r["metric"], r["↑"], r["value"], r["stderr"]) for r in rows]
+    [('acc', '↑', 0.5, 0.189)]
+    """
+    higher = higher_is_better or {}
+    rows = []
+    for summary in summaries:
+        for key, value in summary.items():
+            if key.endswith("Stderr") or f"{key}Stderr" not in summary or key == "meanSampleAccuracy":
+                continue  # the mean over all samples is pass@1 where it differs from acc
+            better = higher.get(key, higher.get("accuracy") if key.startswith(("passAt", "majorityAt", "mean"))
+                                else None)
+            rows.append({"dataset": summary.get("dataset"), "version": version, "shots": summary.get("shots", 0),
+                         "metric": metric_name(key), "↑": {True: "↑", False: "↓"}.get(better, ""), "value": value,
+                         "±": "±", "stderr": summary[f"{key}Stderr"], "n": summary.get("questions")})
+    return rows

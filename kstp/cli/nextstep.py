@@ -87,8 +87,12 @@ def nextstep_evaluate(ctx, names, conditions, orders, model, backend, base_url, 
     import pandas as pd
 
     from kstp.evaluators import nextstep as benchmark
+    from kstp.inference.runlog import run_log
+    from kstp.inference.runs import now
     from kstp.loaders import catalogues as catalogue_files
+
     require_output_path(log_samples, output_path)
+    started = now()
     catalogues = [catalogue_files.resolve_catalogue(n) for n in names]
     sampling = parse_sampling(gen_kwargs, benchmark.SAMPLING[preset], seed=seed)
     extra = {}
@@ -109,7 +113,8 @@ def nextstep_evaluate(ctx, names, conditions, orders, model, backend, base_url, 
     if output_path:
         cells = result.scored.assign(predicted=result.scored["predicted"].map(
             lambda p: None if p is None else sorted(p)))
-        write_run_files(output_path, result.run_id, summary, cells.to_dict("records") if log_samples else None)
+        write_run_files(output_path, result.run_id, run_log(store, result.run_id, summary, started),
+                        cells.to_dict("records") if log_samples else None)
     if as_json:
         emit(summary)
     else:

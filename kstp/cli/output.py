@@ -42,9 +42,9 @@ if TYPE_CHECKING:
     from kstp.graph.store import GraphStore
 
 __all__ = ["KstpGroup", "format_option", "json_option", "graph_format_option", "output_format", "dumps", "to_csv",
-           "emit", "print_table", "render_table", "get_store", "message", "status", "progress_bar", "on_interrupt",
-           "set_verbosity", "err_console", "refuse_together", "option_given", "out_option", "require_output_path",
-           "SEED"]
+           "emit", "print_table", "render_table", "table_width", "print_lines", "get_store", "message", "status",
+           "progress_bar", "on_interrupt", "set_verbosity", "err_console", "refuse_together", "option_given",
+           "out_option", "require_output_path", "SEED"]
 
 # Ids are data: no emoji codes (':M:' in a run id) and no markup taken from them.
 err_console = Console(stderr=True, emoji=False, markup=False)
@@ -91,7 +91,8 @@ def _graph_named(ctx: click.Context, exc: KstpError) -> str:
 #: Commands that only read the graph: they open an embedded graph read-only, so they
 #: work on a read-only disk and while another process writes (``kst space`` unless --store).
 READ_ONLY = ("db stats", "db export", "query", "report nextstep", "report rqeval", "kst fringe", "kst check",
-             "kst space", "kst analyse", "kst export", "runs list", "runs show", "explore")
+             "kst space", "kst analyse", "kst export", "runs list", "runs show", "runs export", "runs diff",
+             "explore")
 # not report dagmath: it writes its recomputed figures back
 
 _KEPT = "kstp.kept"  # ctx.meta key: what an interruption keeps, as the running command last said
@@ -295,43 +296,48 @@ def to_csv(data: Any) -> str:
     """``data`` as CSV: the values :func:`dumps` prints, full precision, in rows.
 
     A list of records is one row per record; a record alone is one row. A record holding
-    lists of records (``db stats``: frameworks, datasets) gives one block per list, after
-    a block of its other fields, each block led by a ``# <name>`` line and parted by a
-    blank line. Nested records become dotted columns (``nodes.Question``), lists of
-    values their JSON text (``["q1", "q2"]``), None (and NaN) an empty cell.
+    lists of records (``db stats``: frameworks, datasets; ``validate prerequisites``:
+    summary, edges) is still one table, which ``pandas.read_csv`` reads: a first column
+    ``table`` names the part each row belongs to (``summary`` for the record's other
+    fields, else the list's name), and the columns are those of every part, a part's
+    row empty in the others'. Nested records become dotted columns (``nodes.Question``),
+    lists of values their JSON text (``["q1", "q2"]``), None (and NaN) an empty cell.
 
     Examples
     --------
     >>> print(to_csv({"dataset": "toy", "state": ["q1", "q2"], "size": {"items": 2}}), end="")
     dataset,state,size.items
     toy,"[""q1"", ""q2""]",2
+    >>> print(to_csv({"graph": "g", "datasets": [{"id": "a", "questions": 3}]}), end="")
+    table,graph,id,questions
+    summary,g,,
+    datasets,,a,3
     """
     pd = sys.modules.get("pandas")
     header = [str(c) for c in data.columns] if pd is not None and isinstance(data, pd.DataFrame) else None
     data = _clean(data)
+    named = False
     if header is not None:  # a frame keeps its header when it has no rows
-        blocks = [(None, data)]
+        records = data
     elif isinstance(data, dict) and any(_is_records(v) for v in data.values()):
         rest = {k: v for k, v in data.items() if not _is_records(v)}
-        blocks = [("summary", [rest])] if rest else []
-        blocks += [(k, v) for k, v in data.items() if _is_records(v)]
+        parts = ([("summary", [rest])] if rest else []) + [(k, v) for k, v in data.items() if _is_records(v)]
+        records = [{"table": name, **_flat(r)} for name, rows in parts for r in rows]
+        named = True
     elif isinstance(data, dict):
-        blocks = [(None, [data])]
+        records = [data]
     elif isinstance(data, list):
-        blocks = [(None, data if all(isinstance(r, dict) for r in data) else [{"value": v} for v in data])]
+        records = data if all(isinstance(r, dict) for r in data) else [{"value": v} for v in data]
     else:
-        blocks = [(None, [{"value": data}])]
+        records = [{"value": data}]
     out = io.StringIO()
-    for number, (name, records) in enumerate(blocks):
-        if len(blocks) > 1:
-            out.write(("\n" if number else "") + f"# {name}\n")
-        # a frame's columns are its header: a map in a cell is its JSON text, not more columns
-        rows = [{k: _csv_cell(v) for k, v in r.items()} if header else _flat(r) for r in records]
-        columns = header or list(dict.fromkeys(k for row in rows for k in row))
-        writer = csv.DictWriter(out, columns, lineterminator="\n")
-        if columns:
-            writer.writeheader()
-        writer.writerows(rows)
+    # a frame's columns are its header: a map in a cell is its JSON text, not more columns
+    rows = [{k: _csv_cell(v) for k, v in r.items()} if header or named else _flat(r) for r in records]
+    columns = header or list(dict.fromkeys(k for row in rows for k in row))
+    writer = csv.DictWriter(out, columns, lineterminator="\n")
+    if columns:
+        writer.writeheader()
+    writer.writerows(rows)
     return out.getvalue()
 
 
@@ -352,7 +358,8 @@ def _widths(headers: list[str], columns: list[list[tuple[str, bool]]], width: in
     """Column widths within ``width`` characters that keep every number whole, or None if none do.
 
     Each column gets its natural width (widest cell or header) when all fit; otherwise
-    its minimum (widest number, or up to :data:`_TEXT_MIN` of text, which folds) plus a
+    its minimum (widest number, or up to :data:`_TEXT_MIN` of text, which folds), raised
+    to its longest word (a header, an id) where that still fits, cheapest first, plus a
     share of what is left in proportion to what it lacks.
     """
     natural = [max([len(h), *(len(c) for c, _ in col)]) for h, col in zip(headers, columns, strict=True)]
@@ -361,6 +368,14 @@ def _widths(headers: list[str], columns: list[list[tuple[str, bool]]], width: in
     spare = width - 1 - _BORDERS * len(headers) - sum(minimum)
     if spare < 0:
         return None
+    # Words whole where they fit: a column's longest word (a header, an id, a name without spaces) is its
+    # minimum, the columns that need least for it first, so an id or header is folded only where it must be
+    words = [max([0, *(len(w) for text in (h, *(c for c, _ in col)) for w in text.split())])
+             for h, col in zip(headers, columns, strict=True)]
+    for i in sorted(range(len(headers)), key=lambda i: words[i] - minimum[i]):
+        if 0 < words[i] - minimum[i] <= spare:
+            spare -= words[i] - minimum[i]
+            minimum[i] = words[i]
     lacking = [n - m for n, m in zip(natural, minimum, strict=True)]
     if sum(lacking) <= spare:
         return natural
@@ -440,8 +455,13 @@ def _table(title, headers, columns, widths, header: bool = True):
     return table
 
 
-def _columns() -> int:
+def table_width() -> int:
     """The width tables are laid out for: the terminal's, else ``$COLUMNS``, else 240 (no squeeze in a file)."""
+    return _columns()
+
+
+def _columns() -> int:
+    """:func:`table_width`."""
     console = Console(emoji=False)
     if console.is_terminal:
         return console.width

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import click
 
 from kstp.cli.models import model_options, parse_sampling, progress_bar, report_failures, start_backend
-from kstp.cli.output import dumps, emit, get_store, json_option, print_table
+from kstp.cli.output import dumps, emit, get_store, json_option, message, out_option, print_table
 
 __all__ = ["reasoning"]
 
@@ -19,8 +17,8 @@ __all__ = ["reasoning"]
 @model_options
 @click.option("--retries", type=click.IntRange(min=0), default=2, show_default=True,
               help="Further attempts after a reply that is not a valid score object.")
-@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=Path("results"), show_default=True,
-              help="Folder for reasoning_<dataset>.json and reasoning_psr_<dataset>.png (Figure 6).")
+@out_option("reasoning_<dataset>.json and reasoning_psr_<dataset>.png (Figure 6; earlier versions wrote them to "
+            "results/ unasked, which --out results/ still does)")
 @json_option
 @click.pass_context
 def reasoning(ctx, dataset, judged, model, backend, base_url, model_args, gen_kwargs, seed, concurrency, resume,
@@ -35,7 +33,8 @@ def reasoning(ctx, dataset, judged, model, backend, base_url, model_args, gen_kw
 
     \b
     Examples:
-      kstp evaluate reasoning --dataset probability_pks --judged smollm2 --model smollm2 --backend local
+      kstp evaluate reasoning --dataset probability_pks --judged smollm2 --model smollm2 --backend local \\
+          --out results/
       kstp evaluate reasoning --dataset xes3g5m --judged Qwen/Qwen2.5-7B-Instruct --judged Qwen/Qwen2.5-32B-Instruct \\
           --model gpt-4.1-mini --base-url https://api.openai.com/v1
     """
@@ -64,17 +63,20 @@ def reasoning(ctx, dataset, judged, model, backend, base_url, model_args, gen_kw
     rows = {r["learner"]: r for r in psr_evaluator.evaluate_dataset(store, dataset, write_back=False).summary()}
     psr_rows = {name: rows.get(model_learner_id(name), {}) for name in results}
     scores, psr_figures = reasoning_evaluator.figure6(figures, psr_rows)
-    out.mkdir(parents=True, exist_ok=True)
     summary = [{**figures[name], "psrMicro": psr_figures.at[name, "psrMicro"],
                 "psr 1.0": psr_figures.at[name, "psr = 1.0 rate"]} for name in results]
-    (out / f"reasoning_{dataset}.json").write_text(dumps(summary) + "\n")
-    bar_panels([(scores, "(a) Reasoning scores", "score (1-5)", reasoning_evaluator.SCALE),
-                (psr_figures, "(b) Prerequisite satisfaction", "share", (0, 1))],
-               out / f"reasoning_psr_{dataset}.png", f"Reasoning scores and PSR on {dataset} (paper 1, Figure 6)")
+    if out is not None:
+        out.mkdir(parents=True, exist_ok=True)
+        (out / f"reasoning_{dataset}.json").write_text(dumps(summary) + "\n")
+        bar_panels([(scores, "(a) Reasoning scores", "score (1-5)", reasoning_evaluator.SCALE),
+                    (psr_figures, "(b) Prerequisite satisfaction", "share", (0, 1))],
+                   out / f"reasoning_psr_{dataset}.png", f"Reasoning scores and PSR on {dataset} (paper 1, Figure 6)")
     if as_json:
         emit(summary)
     else:
         print_table(pd.DataFrame(summary)[["model", "traces", "scored", *reasoning_evaluator.DIMENSIONS, "psrMicro",
                                            "psr 1.0"]], f"Reasoning scores (judge {model}) and PSR on {dataset}")
+    if out is not None:
+        message(f"wrote {out}/reasoning_{dataset}.json and reasoning_psr_{dataset}.png (Figure 6)")
     report_failures(ctx, sum(r.pending for r in results.values()),
                     next((r.last_failure for r in results.values() if r.last_failure), None))

@@ -6,7 +6,7 @@ import click
 
 from kstp.cli.output import emit, get_store, json_option, message, print_table, status
 
-__all__ = ["validate"]
+__all__ = ["validate", "edge_table"]
 
 #: The defaults of kstp.evaluators.counterexamples (TOLERANCE, ALPHA, MASTERY; named here so --help imports no
 #: evaluator).
@@ -69,8 +69,40 @@ def prerequisites(ctx, dataset: str, level: str, tolerance: float, alpha: float,
                         "curriculum with prerequisite edges between the concepts its questions assess"}[level]
         message(f"{dataset}: no {'' if level == 'both' else level + ' '}prerequisite edge to check; {hint}")
         return
-    print_table(worst, f"Worst prerequisite edges of {dataset} (counterexample: q right, p wrong)")
+    for level, edges in worst.groupby("level", sort=False):
+        shown, prefix = edge_table(edges)
+        print_table(shown, f"Worst {level} prerequisite edges p -> q of {dataset}{prefix}: of the learners who "
+                    "answered both, how many got q right and p wrong (counterexamples), their rate and its "
+                    f"{1 - alpha:.0%} Wilson interval")
     print_table(pd.DataFrame(result.summary()), "Summary")
     if not no_write:
         message("wrote the figures on the PREREQUISITE_OF edges (attemptedBoth, counterexamples, "
                 "counterexampleRate/Low/High, contradicted, checkedOn)")
+
+
+def edge_table(edges):
+    """The checked edges of one level as a table that fits 80 columns: ``p -> q`` in one column, ids without
+    the namespace they all share, short headers; and the note naming that namespace (``''`` when none).
+
+    >>> import pandas as pd
+    >>> edges = pd.DataFrame({"fromId": ["d:Item01"], "toId": ["d:Item04"], "attemptedBoth": [12],
+    ...                       "counterexamples": [3], "counterexampleRate": [0.25], "counterexampleLow": [0.09],
+    ...                       "counterexampleHigh": [0.53], "contradicted": [False]})
+    >>> table, note = edge_table(edges)
+    >>> table.iloc[0, [0, 4]].tolist(), note
+    (['Item01 -> Item04', '0.090-0.530'], " (ids without 'd:')")
+    """
+    import pandas as pd
+
+    ids = pd.concat([edges["fromId"], edges["toId"]]).astype(str)
+    spaces = set(ids.str.rpartition(":")[0])
+    prefix = f"{spaces.pop()}:" if len(spaces) == 1 and "" not in spaces else ""
+    local = (lambda i: str(i)[len(prefix):]) if prefix else str
+    interval = [f"{low:.3f}-{high:.3f}" if pd.notna(low) else "" for low, high in
+                zip(edges["counterexampleLow"], edges["counterexampleHigh"], strict=True)]
+    table = pd.DataFrame({"edge p -> q": [f"{local(a)} -> {local(b)}" for a, b in
+                                          zip(edges["fromId"], edges["toId"], strict=True)],
+                          "both": edges["attemptedBoth"].to_numpy(), "counter": edges["counterexamples"].to_numpy(),
+                          "rate": edges["counterexampleRate"].to_numpy(), "interval": interval,
+                          "contradicted": edges["contradicted"].astype(bool).to_numpy()})
+    return table, f" (ids without {prefix!r})" if prefix else ""

@@ -481,8 +481,10 @@ def score_annotations(gold: pd.DataFrame, items: pd.DataFrame) -> dict:
     -------
     dict
         ``pairs``, ``correct``, ``incorrect``, ``unannotated`` (empty or failed
-        annotation), ``failed`` (part of unannotated) and ``accuracy`` =
-        correct / (correct + incorrect), NaN when both are 0.
+        annotation), ``failed`` (part of unannotated), ``accuracy`` =
+        correct / (correct + incorrect), NaN when both are 0, and ``accuracyStderr``, the
+        cluster-robust standard error over the judged pairs with a question's pairs one
+        cluster (:func:`~kstp.inference.statistics.clustered_stderr`).
 
     Examples
     --------
@@ -491,8 +493,10 @@ def score_annotations(gold: pd.DataFrame, items: pd.DataFrame) -> dict:
     ...                       "concepts": [["c1", "c9"], ["c1"], [], []],
     ...                       "status": ["annotated", "annotated", "empty", "failed"]})
     >>> score_annotations(gold, items)
-    {'pairs': 4, 'correct': 1, 'incorrect': 1, 'unannotated': 2, 'failed': 1, 'accuracy': 0.5}
+    {'pairs': 4, 'correct': 1, 'incorrect': 1, 'unannotated': 2, 'failed': 1, 'accuracy': 0.5, 'accuracyStderr': 0.5}
     """
+    from kstp.inference.statistics import clustered_stderr
+
     answered = items[items["status"] != "pending"]
     merged = gold.merge(answered[["questionId", "concepts", "status"]], on="questionId", how="inner")
     empty = merged["concepts"].map(len) == 0
@@ -500,6 +504,9 @@ def score_annotations(gold: pd.DataFrame, items: pd.DataFrame) -> dict:
     correct = int((pd.Series(hit, index=merged.index, dtype=bool) & ~empty).sum())
     incorrect = int((~empty).sum()) - correct
     judged = correct + incorrect
+    verdicts = pd.Series(hit, index=merged.index, dtype=float)[~empty]
     return {"pairs": len(merged), "correct": correct, "incorrect": incorrect, "unannotated": int(empty.sum()),
             "failed": int((merged["status"] == "failed").sum()),
-            "accuracy": correct / judged if judged else float("nan")}
+            "accuracy": correct / judged if judged else float("nan"),
+            "accuracyStderr": clustered_stderr(verdicts.to_numpy(), merged.loc[~empty, "questionId"].to_numpy())
+            if judged else float("nan")}

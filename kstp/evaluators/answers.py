@@ -33,6 +33,7 @@ from dataclasses import dataclass, field, replace
 import pandas as pd
 
 from kstp.errors import ConfigError
+from kstp.evaluators.prompting import PromptTemplate
 from kstp.evaluators.prompts import load as load_prompt
 from kstp.graph.store import GraphStore
 from kstp.graph.structures import answerable_questions
@@ -48,9 +49,10 @@ from kstp.inference.runs import (
     open_run,
     verdict_properties,
 )
+from kstp.inference.statistics import ESTIMATORS, sample_statistics
 
 __all__ = ["NAME", "VERSION", "HIGHER_IS_BETTER", "SYSTEM_PROMPT", "PROMPTS", "DEFAULT_PROMPT", "check_prompt",
-           "template_hash", "build_prompt", "score_item", "grade_reply", "aggregate",
+           "template_hash", "template_of", "build_prompt", "score_item", "grade_reply", "aggregate",
            "AnswersResult", "evaluate"]
 
 NAME = "answers"
@@ -75,6 +77,26 @@ def template_hash(prompt: str = DEFAULT_PROMPT) -> str:
     """Hash of a prompt set's texts, stored on the Run so a template change is a new configuration."""
     check_prompt(prompt)
     return hashlib.sha256("\x00".join(PROMPTS[prompt]).encode()).hexdigest()
+
+
+def template_of(prompt: str | PromptTemplate = DEFAULT_PROMPT) -> PromptTemplate:
+    """The template of a prompt set's name (its hash :func:`template_hash`'s), or ``prompt`` itself.
+
+    Raises
+    ------
+    ConfigError
+        On an unknown prompt set.
+
+    Examples
+    --------
+    >>> template_of("kstp").hash() == template_hash("kstp")
+    True
+    """
+    if isinstance(prompt, PromptTemplate):
+        return prompt
+    check_prompt(prompt)
+    system, user = PROMPTS[prompt]
+    return PromptTemplate(prompt, system, user, builtin_hash=template_hash(prompt))
 
 
 def build_prompt(text: str, prompt: str = DEFAULT_PROMPT) -> list[Message]:
@@ -144,34 +166,76 @@ class AnswersResult:
     pending: int = 0
     last_failure: str | None = None
     rates: dict = field(default_factory=dict)
+    dataset: str | None = None
+    model: str | None = None
+    tag: str | None = None
+    shots: int = 0
 
     def summary(self) -> dict:
-        """:func:`aggregate` of the questions asked now, the run id, ``pending`` (requests the next run asks)
-        and the pace of the completions asked now (:meth:`~kstp.inference.runs.Generation.rates`)."""
-        return aggregate(self.responses) | {"runId": self.run_id, "resumed": self.resumed,
-                                            "requested": self.requested, "generatedNow": self.generated,
-                                            "pending": self.pending} | self.rates
+        """:func:`aggregate` of the questions asked now, the run id, ``pending`` (requests the next run asks),
+        the pace of the completions asked now (:meth:`~kstp.inference.runs.Generation.rates`) and the
+        ``estimators`` of its standard errors, pass@k and majority vote
+        (:data:`~kstp.inference.statistics.ESTIMATORS`)."""
+        figures = aggregate(self.responses)
+        return {"model": self.model, "dataset": self.dataset, "tag": self.tag, "shots": self.shots} | figures \
+            | {"runId": self.run_id, "resumed": self.resumed, "requested": self.requested,
+               "generatedNow": self.generated, "pending": self.pending} | self.rates \
+            | {"estimators": _estimators(figures)}
+
+
+def _estimators(figures: dict) -> dict:
+    """The :data:`~kstp.inference.statistics.ESTIMATORS` of the figures a summary holds."""
+    k = figures.get("samplesPerQuestion", 0)
+    named = ["accuracyStderr", "meanSampleAccuracyStderr", *(["passAtK", "majorityAtK"] if k >= 2 else [])]
+    return {name: ESTIMATORS[name] for name in named}
+
+
+def _finite(value: float | None) -> float | None:
+    """A figure for the Run node: None where it is missing or NaN (one question has no standard error)."""
+    return None if value is None or value != value else value
 
 
 def aggregate(responses: pd.DataFrame) -> dict:
-    """Accuracy of the primary samples, mean accuracy over all samples, failure counts.
+    """Accuracy of the primary samples with its standard error, pass@k, majority vote, failure counts.
 
     Every stored completion is in the denominator; its failures (``failed``: an error
-    such as an empty reply) count as incorrect.
+    such as an empty reply) count as incorrect. The figures and their estimators are
+    :func:`~kstp.inference.statistics.sample_statistics`'.
+
+    Parameters
+    ----------
+    responses : pandas.DataFrame
+        One row per sample: ``questionId, sampleIndex, correct, extracted, verdict, error``.
+
+    Returns
+    -------
+    dict
+        ``questions, samples, accuracy, accuracyStderr, meanSampleAccuracy,
+        meanSampleAccuracyStderr, samplesPerQuestion``, with K >= 2 samples per question
+        ``passAt1 .. passAtK`` and ``majorityAtK`` each with its ``...Stderr``, then
+        ``failed, noAnswer, truncated``.
+
+    Examples
+    --------
+    >>> replies = pd.DataFrame({"questionId": ["q1", "q1", "q2", "q2"], "sampleIndex": [0, 1, 0, 1],
+    ...                         "correct": [True, True, False, True], "extracted": ["5", "5", "4", "3"],
+    ...                         "verdict": ["correct", "correct", "wrong answer", "correct"], "error": None})
+    >>> figures = aggregate(replies)  # q2's vote is a tie, which goes to sample 0's wrong 4
+    >>> figures["accuracy"], figures["passAt2"], figures["majorityAt2"], figures["failed"]
+    (0.5, 1.0, 0.5, 0)
     """
     primary = responses[responses["sampleIndex"] == 0]
     reasons = responses["verdict"].fillna("").value_counts().to_dict()
     return {"questions": int(primary["questionId"].nunique()), "samples": len(responses),
-            "accuracy": float(primary["correct"].fillna(False).astype(bool).mean()) if len(primary) else float("nan"),
-            "meanSampleAccuracy": float(responses["correct"].fillna(False).astype(bool).mean())
-            if len(responses) else float("nan"),
+            **sample_statistics(responses),
             "failed": int(responses["error"].notna().sum()),
             "noAnswer": int(reasons.get("no answer found", 0)), "truncated": int(reasons.get("truncated", 0))}
 
 
 def evaluate(store: GraphStore, backend: Backend, dataset: str, sampling: Sampling, limit: int | None = None,
              new_run: bool = False, progress: Callable[..., None] | None = None,
-             window: int | None = None, prompt: str = DEFAULT_PROMPT) -> AnswersResult:
+             window: int | None = None, prompt: str | PromptTemplate = DEFAULT_PROMPT,
+             tag: str | None = None) -> AnswersResult:
     """Run (or resume) the evaluation of ``backend``'s model on the questions of ``dataset``.
 
     Parameters
@@ -187,8 +251,15 @@ def evaluate(store: GraphStore, backend: Backend, dataset: str, sampling: Sampli
         ``progress(done, total, note=...)`` as completions arrive (``note`` where it takes one).
     window : int, optional
         Requests in flight (default: the backend's ``window``).
-    prompt : str
-        The prompt set, a key of :data:`PROMPTS` (``paper``: paper 1's Prompt 1).
+    prompt : str or PromptTemplate
+        The prompt set, a key of :data:`PROMPTS` (``paper``: paper 1's Prompt 1), or a
+        template (:func:`~kstp.evaluators.prompting.load_prompt_file`, with few-shot
+        exemplars): its hash is part of the run's identity, its text recorded on the run.
+    tag : str, optional
+        A replicate's name (``--tag``, ``--repeat``): part of the run's identity and of
+        every completion's cache key, so the same configuration under another tag is a
+        run of its own whose requests are asked again; without a tag the run is the one
+        it always was.
 
     Returns
     -------
@@ -207,14 +278,15 @@ def evaluate(store: GraphStore, backend: Backend, dataset: str, sampling: Sampli
     RejectedRequestError
         When the server rejects a request as wrong (the run's status is ``failed``).
     """
-    check_prompt(prompt)
+    template = template_of(prompt)
     questions = answerable_questions(store, dataset, limit)
-    spec = RunSpec.of(backend, NAME, VERSION, dataset, sampling, template_hash(prompt),
-                   {"questions": questions["questionId"].tolist() if limit is not None else "all"})
+    spec = RunSpec.of(backend, NAME, VERSION, dataset, sampling, template.hash(),
+                      {"questions": questions["questionId"].tolist() if limit is not None else "all"},
+                      tag=tag, prompt_template=template.record())
     run_id, resumed = open_run(store, spec, new_run)
     learner = model_learner_id(backend.model)
     store.write_nodes("Learner", pd.DataFrame([{"id": learner, "kind": "model", "localId": backend.model}]))
-    chats = {q: build_prompt(t, prompt) for q, t in zip(questions["questionId"], questions["text"], strict=True)}
+    chats = {q: template.chat(t) for q, t in zip(questions["questionId"], questions["text"], strict=True)}
     gold = dict(zip(questions["questionId"], questions["answer"], strict=True))
     choices = {q: option_count(t) for q, t in zip(questions["questionId"], questions["text"], strict=True)}
 
@@ -237,7 +309,9 @@ def evaluate(store: GraphStore, backend: Backend, dataset: str, sampling: Sampli
         finish_run(store, run_id, status, requested=generation.requested,
                    completed=int(responses["error"].isna().sum()), failed=int(responses["error"].notna().sum()),
                    pending=generation.pending, correct=int(primary["correct"].fillna(False).astype(bool).sum()),
-                   accuracy=figures.get("accuracy"), **generation.rates())
+                   accuracy=figures.get("accuracy"), accuracyStderr=_finite(figures.get("accuracyStderr")),
+                   **generation.rates())
     return AnswersResult(run_id, resumed, generation.requested, generation.stored,
                          responses[responses["questionId"].isin(chats)], generation.pending,
-                         generation.last_failure, generation.rates())
+                         generation.last_failure, generation.rates(), dataset, backend.model, tag,
+                         len(template.shots))

@@ -246,7 +246,11 @@ def aggregate(metrics: pd.DataFrame) -> dict:
     difference and the AUC the mean of ``correct * closedShare``; the run figures are
     means over the M problems (R-hat = (1/M) sum_j PRR-hat(x_j), paper 4, §3). Invalid
     trajectories are never closed (their ``closedShare`` counts as 0); their boxed
-    answer still counts for PASS@1. The Std row spans models: see :func:`table2`.
+    answer still counts for PASS@1. The Std row spans models: see :func:`table2`. Each
+    figure has its standard error beside it (``passAt1Stderr``, ...): the sample standard
+    deviation of the per-problem figures over sqrt(M), a problem's trajectories being one
+    cluster; with N >= 2 trajectories of every problem also ``passAt2`` .. ``passAtN``
+    (Chen et al. 2021's unbiased estimator, :func:`~kstp.inference.statistics.pass_at_k_table`).
 
     Examples
     --------
@@ -256,7 +260,11 @@ def aggregate(metrics: pd.DataFrame) -> dict:
     >>> f = aggregate(m)
     >>> f["passAt1"], f["perfectReasoningRate"], f["reasoningGap"], f["closenessAuc"], f["invalidFormat"]
     (0.5, 0.25, 0.25, 0.375, 1)
+    >>> f["passAt1Stderr"]  # problems p (1.0) and q (0.0): sd sqrt(1/2) over sqrt(2)
+    0.5
     """
+    from kstp.inference.statistics import mean_stderr, pass_at_k_table
+
     if metrics.empty:
         return {"problems": 0, "trajectories": 0, "invalidFormat": 0, **{f: float("nan") for f in FIGURES},
                 "failures": {}}
@@ -267,9 +275,14 @@ def aggregate(metrics: pd.DataFrame) -> dict:
     per_problem = pd.DataFrame({"passAt1": per_problem["correct"], "perfectReasoningRate": per_problem["perfect"],
                                 "reasoningGap": per_problem["correct"] - per_problem["perfect"],
                                 "closenessAuc": per_problem["area"]})
+    passes = pass_at_k_table(pd.DataFrame({"questionId": metrics["questionId"],
+                                           "correct": metrics["correct"].astype(bool)}))
     return {"problems": len(per_problem), "trajectories": len(metrics),
             "invalidFormat": int((~metrics["cotValid"].astype(bool)).sum()),
             **{f: float(per_problem[f].mean()) for f in FIGURES},
+            **{f"{f}Stderr": mean_stderr(per_problem[f].to_numpy(float)) for f in FIGURES},
+            **{f"passAt{k}{part}": float(row[column]) for k, row in passes.iloc[1:].iterrows()
+               for part, column in (("", "passAtK"), ("Stderr", "stderr"))},
             "failures": {k: int(v) for k, v in metrics["failure"].dropna().value_counts().sort_index().items()}}
 
 

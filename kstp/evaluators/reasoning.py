@@ -113,7 +113,10 @@ def score_item(text: str | None) -> dict[str, int] | None:
 
 
 def aggregate(scores: pd.DataFrame) -> dict:
-    """Mean score per dimension over the scored traces, and the counts.
+    """Mean score per dimension over the scored traces, with its standard error, and the counts.
+
+    The standard error is the sample standard deviation (``ddof=1``) over the square root of
+    the traces scored (:func:`~kstp.inference.statistics.mean_stderr`; one trace per question).
 
     Parameters
     ----------
@@ -122,12 +125,18 @@ def aggregate(scores: pd.DataFrame) -> dict:
 
     Examples
     --------
-    >>> aggregate(pd.DataFrame({"relevance": [5, 4, None], "coherence": [3, 4, None], "accuracy": [1, 2, None]}))
-    {'traces': 3, 'scored': 2, 'relevance': 4.5, 'coherence': 3.5, 'accuracy': 1.5}
+    >>> figures = aggregate(pd.DataFrame({"relevance": [5, 4, None], "coherence": [3, 4, None],
+    ...                                   "accuracy": [1, 2, None]}))
+    >>> figures["traces"], figures["scored"], figures["relevance"], figures["relevanceStderr"]
+    (3, 2, 4.5, 0.5)
     """
+    from kstp.inference.statistics import mean_stderr
+
     scored = scores.dropna(subset=list(DIMENSIONS))
-    return {"traces": len(scores), "scored": len(scored),
-            **{d: float(scored[d].mean()) if len(scored) else float("nan") for d in DIMENSIONS}}
+    out = {"traces": len(scores), "scored": len(scored)}
+    for d in DIMENSIONS:
+        out[d] = float(scored[d].mean()) if len(scored) else float("nan")
+    return out | {f"{d}Stderr": mean_stderr(scored[d].to_numpy(float)) for d in DIMENSIONS}
 
 
 def figure6(reasoning: Mapping[str, dict], psr_rows: Mapping[str, dict]) -> tuple[pd.DataFrame, pd.DataFrame]:

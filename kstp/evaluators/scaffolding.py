@@ -312,9 +312,14 @@ def aggregate(responses: pd.DataFrame) -> pd.DataFrame:
     -------
     pandas.DataFrame
         Indexed by strategy in :data:`STRATEGIES` order (those present), columns
-        ``questions``, ``correct``, ``accuracy``, ``scaffoldingGain`` (NaN for ``none``).
-        Q is the set of targets answered under every strategy present.
+        ``questions``, ``correct``, ``accuracy``, ``scaffoldingGain`` (NaN for ``none``),
+        ``accuracyStderr`` (the sample sd of the 0/1 verdicts over the square root of the
+        number of targets) and
+        ``scaffoldingGainStderr`` (the same of the paired differences from ``none``,
+        question by question). Q is the set of targets answered under every strategy present.
     """
+    from kstp.inference.statistics import mean_stderr
+
     primary = responses[responses["sampleIndex"] == 0]
     present = [s for s in STRATEGIES if s in set(primary["strategy"])]
     asked = [set(primary.loc[primary["strategy"] == s, "questionId"]) for s in present]
@@ -323,9 +328,15 @@ def aggregate(responses: pd.DataFrame) -> pd.DataFrame:
     correct = {s: set(right.loc[right["strategy"] == s, "questionId"]) for s in present}
     gain = scaffolding_gain(correct, questions) if "none" in correct else {}
     n = len(questions)
+    verdicts = {s: [float(q in correct[s]) for q in questions] for s in present}
+    base = verdicts.get("none")
     return pd.DataFrame({"questions": n, "correct": [len(correct[s]) for s in present],
                          "accuracy": [len(correct[s]) / n if n else float("nan") for s in present],
-                         "scaffoldingGain": [gain.get(s, float("nan")) for s in present]},
+                         "scaffoldingGain": [gain.get(s, float("nan")) for s in present],
+                         "accuracyStderr": [mean_stderr(verdicts[s]) for s in present],
+                         "scaffoldingGainStderr": [
+                             mean_stderr([a - b for a, b in zip(verdicts[s], base, strict=True)])
+                             if base is not None and s != "none" else float("nan") for s in present]},
                         index=pd.Index(present, name="strategy"))
 
 

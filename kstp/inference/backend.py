@@ -497,13 +497,21 @@ def prompt_hash(messages: list[Message]) -> str:
 
 
 def cache_key(model: str, messages_hash: str, sampling: Sampling, sample_index: int,
-              endpoint: dict | None = None, template: str | None = None) -> str:
+              endpoint: dict | None = None, template: str | None = None, tag: str | None = None) -> str:
     """The identity of one completion: model, endpoint, template, prompt, sampling (seed included), sample index.
 
     K samples of one prompt are K keys; the same request in another run is the same key;
     the same model name on another server (``endpoint``, see :func:`endpoint_of`) or
-    under another prompt template version (``template``) is another key.
+    under another prompt template version (``template``) is another key. A replicate's
+    ``tag`` (``--repeat``, ``--tag``) makes its requests new draws; without a tag the key
+    is what it always was, so existing runs keep their completions.
+
+    >>> key = cache_key("m", "h", Sampling(), 0)
+    >>> key == cache_key("m", "h", Sampling(), 0, tag=None) != cache_key("m", "h", Sampling(), 0, tag="r2")
+    True
     """
     spec = {"model": model, "prompt": messages_hash, "sampling": {**sampling.as_dict(), "n": None},
             "sample": sample_index, "endpoint": endpoint or {}, "template": template}
+    if tag is not None:
+        spec["tag"] = tag
     return hashlib.sha256(json.dumps(spec, sort_keys=True).encode()).hexdigest()

@@ -71,7 +71,7 @@ from kstp.inference.grading import Verdict
 
 __all__ = ["RunSpec", "ConfigChangedError", "model_learner_id", "open_run", "pending", "write_responses",
            "Generation", "Grading", "generate_and_store", "verdict_properties", "write_verdicts", "finish_run", "now",
-           "few_ids", "EMPTY_REPLY", "TRUNCATED_EMPTY", "GROUP", "INTERVAL", "progress_reporter"]
+           "few_ids", "git_hash", "EMPTY_REPLY", "TRUNCATED_EMPTY", "GROUP", "INTERVAL", "progress_reporter"]
 
 #: Completions per store write, at most, while a run generates: with :data:`INTERVAL`, what a kill -9 may lose.
 GROUP = 64
@@ -105,7 +105,8 @@ def now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
 
 
-def _git_hash() -> str | None:
+def git_hash() -> str | None:
+    """The commit of kstp's git checkout (None outside one, or without git)."""
     try:
         out = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, timeout=5,
                              cwd=Path(__file__).resolve().parent)
@@ -119,7 +120,11 @@ class RunSpec:
     """Everything that makes two runs comparable; the hash of its :meth:`identity` identifies the run.
 
     ``options["questions"]`` (a list of question ids, or ``"all"``), where an evaluator
-    sets it, is the run's coverage, not its identity.
+    sets it, is the run's coverage, not its identity. ``tag`` names a replicate
+    (``--tag``, ``--repeat``): part of the identity and of every cache key where it is
+    set, absent from both where it is not, so a run without a tag hashes as it always
+    did. ``prompt_template`` is the template's text (``{"system": ..., "user": ...}``),
+    recorded on the Run for its logs; its hash, ``prompt_template_hash``, is the identity.
     """
 
     evaluator: str
@@ -131,19 +136,31 @@ class RunSpec:
     prompt_template_hash: str
     options: dict = field(default_factory=dict)
     endpoint: dict = field(default_factory=dict)
+    tag: str | None = None
+    prompt_template: dict | None = field(default=None, compare=False)
 
     @classmethod
     def of(cls, backend: Backend, evaluator: str, version: str, dataset: str, sampling: Sampling,
-           template_hash: str, options: dict | None = None) -> RunSpec:
+           template_hash: str, options: dict | None = None, tag: str | None = None,
+           prompt_template: dict | None = None) -> RunSpec:
         """The spec of ``backend``'s model: its name, endpoint and model options included."""
         return cls(evaluator, version, backend.model, backend.name, dataset, sampling, template_hash,
-                   options or {}, endpoint_of(backend))
+                   options or {}, endpoint_of(backend), tag, prompt_template)
 
     def config(self) -> dict:
-        return {"evaluator": self.evaluator, "evaluatorVersion": self.evaluator_version, "model": self.model,
-                "backend": self.backend, "endpoint": self.endpoint, "dataset": self.dataset,
-                "sampling": self.sampling.as_dict(), "promptTemplateHash": self.prompt_template_hash,
-                "options": self.options}
+        """The stored configuration: what :meth:`identity` hashes, and the questions asked.
+
+        >>> spec = RunSpec("answers", "1.0", "m", "openai", "toy", Sampling(), "t")
+        >>> "tag" in spec.config(), RunSpec(**{**vars(spec), "tag": "rep2"}).config()["tag"]
+        (False, 'rep2')
+        """
+        config = {"evaluator": self.evaluator, "evaluatorVersion": self.evaluator_version, "model": self.model,
+                  "backend": self.backend, "endpoint": self.endpoint, "dataset": self.dataset,
+                  "sampling": self.sampling.as_dict(), "promptTemplateHash": self.prompt_template_hash,
+                  "options": self.options}
+        if self.tag is not None:  # an untagged run's configuration, and so its hash and id, as before tags
+            config["tag"] = self.tag
+        return config
 
     def identity(self) -> dict:
         """:meth:`config` without the questions asked (see :func:`_identity`)."""
@@ -210,6 +227,7 @@ def open_run(store: GraphStore, spec: RunSpec, new_run: bool = False) -> tuple[s
     """
     runs = store.frame("runs_of", {"evaluator": spec.evaluator, "model": spec.model, "dataset": spec.dataset})
     config, identity = spec.config(), spec.identity()
+    template = {"promptTemplate": json.dumps(spec.prompt_template, sort_keys=True)} if spec.prompt_template else {}
     for run in runs.itertuples(index=False):  # newest first
         old = json.loads(run.config)
         if _identity(old) != identity:
@@ -219,9 +237,11 @@ def open_run(store: GraphStore, spec: RunSpec, new_run: bool = False) -> tuple[s
             old["options"]["questions"] = questions
         store.write_nodes("Run", pd.DataFrame([{"id": run.runId, "status": "running", "finishedAt": None,
                                                 "configHash": spec.config_hash(),
-                                                "config": json.dumps(old, sort_keys=True)}]))
+                                                "config": json.dumps(old, sort_keys=True), **template}]))
         return run.runId, True
-    kept = runs[runs["responses"] > 0]  # a run without any has no results to keep apart
+    # a run without Responses has no results to keep apart; a replicate of another tag is apart already
+    same_tag = runs["config"].map(lambda c: json.loads(c or "{}").get("tag") == spec.tag).astype(bool)
+    kept = runs[(runs["responses"] > 0) & same_tag]
     if len(kept) and not new_run:
         changes = _differences(_identity(json.loads(kept.iloc[0]["config"])), identity)
         raise ConfigChangedError(
@@ -232,8 +252,8 @@ def open_run(store: GraphStore, spec: RunSpec, new_run: bool = False) -> tuple[s
         "model": spec.model, "backend": spec.backend, "dataset": spec.dataset,
         "sampling": json.dumps(spec.sampling.as_dict(), sort_keys=True),
         "promptTemplateHash": spec.prompt_template_hash, "configHash": spec.config_hash(),
-        "config": json.dumps(config, sort_keys=True), "gitHash": _git_hash(), "kstpVersion": __version__,
-        "startedAt": now(), "status": "running"}]))
+        "config": json.dumps(config, sort_keys=True), "gitHash": git_hash(), "kstpVersion": __version__,
+        "startedAt": now(), "status": "running", "tag": spec.tag, **template}]))
     return spec.run_id(), False
 
 
@@ -264,10 +284,11 @@ def write_responses(store: GraphStore, run_id: str, learner_id: str, rows: pd.Da
     store.write_relationships("IN_RUN", "Response", "Run", pd.DataFrame({"from_id": ids, "to_id": run_id}))
 
 
-def _template_of(store: GraphStore, run_id: str) -> str | None:
-    """The prompt template hash recorded on the run (part of every cache key of the run)."""
+def _keyed_by(store: GraphStore, run_id: str) -> tuple[str | None, str | None]:
+    """The prompt template hash and the tag recorded on the run (part of every cache key of the run)."""
     run = store.frame("run_by_id", {"runId": run_id})
-    return json.loads(run.iloc[0]["config"]).get("promptTemplateHash") if len(run) and run.iloc[0]["config"] else None
+    config = json.loads(run.iloc[0]["config"]) if len(run) and run.iloc[0]["config"] else {}
+    return config.get("promptTemplateHash"), config.get("tag")
 
 
 @dataclass(frozen=True)
@@ -516,24 +537,25 @@ def generate_and_store(store: GraphStore, backend: Backend, run_id: str, learner
     hashes = {p: prompt_hash(m) for p, m in prompts.items()}
     columns = columns if columns is not None else {p: {"question": p} for p in prompts}
     if keys is None:
-        endpoint, template = endpoint_of(backend), _template_of(store, run_id)
-        keys = {(p, i): cache_key(backend.model, hashes[p], sampling, i, endpoint, template)
+        endpoint, (template, tag) = endpoint_of(backend), _keyed_by(store, run_id)
+        keys = {(p, i): cache_key(backend.model, hashes[p], sampling, i, endpoint, template, tag)
                 for p in prompts for i in (samples[p] if samples is not None else range(sampling.n))}
     if keys:
         sampling.for_sample(max(i for _, i in keys))  # a seed past MAX_SEED is refused before anything is asked
     stored = store.frame("responses_by_id", {"ids": list(keys.values())})
     stored = stored[~stored["error"].fillna("").str.startswith(TRANSPORT_ERROR)]
     final = set(stored["responseId"])
-    linked = [{"id": key, **columns[p]} for (p, _), key in keys.items() if key in final]
+    asked = {p: json.dumps(m, ensure_ascii=False) for p, m in prompts.items()}  # Response.prompt: the chat, JSON
+    linked = [{"id": key, **columns[p], "prompt": asked[p]} for (p, _), key in keys.items() if key in final]
     if linked:
         write_responses(store, run_id, learner_id, pd.DataFrame(linked))
     stage = _GradingStage(store, grading, grade_timeout) if grading is not None else None
     return _pipeline(store, backend, run_id, learner_id, prompts, sampling, keys, columns, stored, final, hashes,
-                     stage, progress, window, group, interval)
+                     stage, progress, window, group, interval, asked)
 
 
 def _pipeline(store, backend, run_id, learner_id, prompts, sampling, keys, columns, stored, final, hashes, stage,
-              progress, window, group, interval) -> Generation:
+              progress, window, group, interval, asked) -> Generation:
     """:func:`generate_and_store` once the stored replies are linked: grade the ungraded, then ask the rest."""
     regraded = 0
     if stage is not None:
@@ -565,8 +587,9 @@ def _pipeline(store, backend, run_id, learner_id, prompts, sampling, keys, colum
                 continue
             tokens += kept.tokens_out or 0
             rows.append({"id": keys[(p, i)], **columns[p], "model": backend.model, "promptHash": hashes[p],
-                         "sampleIndex": i, "seed": kept.seed, "text": kept.text, "reasoning": kept.reasoning,
-                         "finishReason": kept.finish_reason, "error": kept.error, "tokensIn": kept.tokens_in,
+                         "prompt": asked[p], "sampleIndex": i, "seed": kept.seed, "text": kept.text,
+                         "reasoning": kept.reasoning, "finishReason": kept.finish_reason, "error": kept.error,
+                         "tokensIn": kept.tokens_in,
                          "tokensOut": kept.tokens_out, "latencyS": kept.latency_s, "createdAt": now(),
                          **kept.extra})
             held.append((p, kept))

@@ -149,12 +149,12 @@ def test_a_wrong_command_line_is_caught(line):
 #: D is frcsub, the file names are its files, DIR a fresh folder, optional [...] parts are left
 #: out, a|b takes a except the rule, which is the demo's (reflexive). Not run: `db reset` (it
 #: empties the graph), the XES3G5M map (4,118 questions: minutes, and no other line reads it),
-#: `evaluate answers` (a model server) and `runs show|delete ID` (ID is one of the user's runs);
+#: `evaluate answers` (a model server) and `runs show|delete|export|diff ID` (ID is one of the user's runs);
 #: `kst check --state Item10` is the README's non-state (exit 1); `kstp explore` without --export serves
 #: until Ctrl-C (tests/explore runs it). The block ends with `db delete-dataset D`, so every line before
 #: it has the data.
 SKIPPED = ("kstp db reset", "xes_skills_nys.json", "kstp evaluate answers", "kstp runs show", "kstp runs delete",
-           "kstp explore [")
+           "kstp runs export", "kstp runs diff", "kstp explore [")
 EXIT_1 = ("kstp kst check",)
 
 
@@ -200,6 +200,8 @@ NOT_RUN = {
     "explore --open": "serves until Ctrl-C (tests/explore/test_browser.py serves and stops it)",
     "explore --port": "serves until Ctrl-C",
     "7687 explore": "serves until Ctrl-C",
+    "--samples 4 --limit 12": "48 completions of the local model, 4 minutes here (tests/inference/test_runlog.py "
+                              "runs the same options against a local endpoint)",
 }
 #: Examples that end in the graph's loss or another graph's gain run last, in this order.
 LAST = ("kstp runs delete 'answers:smollm2:frcsub:3f2a9c1d0b7e'", "kstp db delete-dataset probability_pks",
@@ -233,6 +235,16 @@ def _user_files(folder: Path, data_root: Path) -> None:
     shutil.copy(ROOT / "kstp" / "catalogues" / "frcsub_mixed.yaml", folder / "my_domain.yaml")
     for name in ("weights.yaml", "my_weights.yaml"):
         (folder / name).write_text("correct_first: {cq: 0.5, cs: 0.2, rs: 0.1, ls: 0.1, es: 0.05, ss: 0.05}\n")
+    # Records as datasets and hub downloads leave them, a prompt file and exemplars (evaluate answers)
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    (folder / "gsm8k" / "main").mkdir(parents=True)
+    pq.write_table(pa.Table.from_pylist([{"question": "Half of 10?", "answer": "10 / 2 = 5\n#### 5"}]),
+                   folder / "gsm8k" / "main" / "test-00000-of-00001.parquet")
+    (folder / "mmlu.jsonl").write_text(json.dumps({"question": "2 + 2?", "choices": ["3", "4"], "answer": 1}) + "\n")
+    (folder / "my_prompt.yaml").write_text("system: Answer in \\boxed{}.\nuser: 'Q: {question}\n{options}'\n")
+    (folder / "shots.jsonl").write_text('{"question": "1 + 1?", "answer": "2"}\n{"question": "2 + 1?", "answer": 3}\n')
 
 
 def _example_order() -> list[str]:

@@ -53,7 +53,7 @@ def test_koc_errors(kstp, toy_files, tmp_path, args, code, text):  # noqa: F811
     assert text in result.output
 
 
-def test_validate_prerequisites_prints_worst_edges(kstp, toy_files):  # noqa: F811
+def test_validate_prerequisites_prints_worst_edges(kstp, toy_files, monkeypatch):  # noqa: F811
     ingest_toy(kstp, toy_files)
     assert kstp("derive", "question-prerequisites", "--dataset", "toy").exit_code == 0
     result = kstp("validate", "prerequisites", "--dataset", "toy", "--top", "3", "--json")
@@ -68,7 +68,12 @@ def test_validate_prerequisites_prints_worst_edges(kstp, toy_files):  # noqa: F8
     lows = [e["counterexampleLow"] for e in payload["edges"]]
     assert lows == sorted(lows, reverse=True)
     table = kstp("validate", "prerequisites", "--dataset", "toy", "--level", "concept", "--no-write")
-    assert table.exit_code == 0 and "toy:A" in table.stdout
+    assert table.exit_code == 0 and "C -> D" in table.stdout and "(ids without 'toy:')" in table.stdout
+    monkeypatch.setenv("COLUMNS", "80")
+    both = kstp("validate", "prerequisites", "--dataset", "toy", "--no-write")
+    lines = both.stdout.splitlines()
+    assert both.stdout.count("┏") == 3 and all(len(line) <= 80 for line in lines)  # a table per level, a summary
+    assert any("q1 -> q4" in line and "0.207-" in line for line in lines)  # an edge on one line, its interval whole
 
 
 def test_validate_without_edges_or_dataset(kstp, toy_files):  # noqa: F811

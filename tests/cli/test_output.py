@@ -154,17 +154,23 @@ def test_every_command_with_a_result_takes_format_table_json_csv():
 
 
 def test_format_csv_and_json_hold_the_same_values(tmp_path):
-    """db stats: one CSV block per part of the JSON; evaluate psr: its rows at full precision."""
+    """db stats: one CSV table with a column naming the part of the JSON each row holds (pandas.read_csv reads
+    it); evaluate psr: its rows at full precision."""
+    import pandas as pd
+
     graph = f"ladybug:{_psr_toy(tmp_path)}"
     as_json = json.loads(_run(graph, "db", "stats", "--format", "json").stdout)
-    blocks = _run(graph, "db", "stats", "--format", "csv").stdout.split("\n\n")
-    assert [b.splitlines()[0] for b in blocks] == ["# summary", "# frameworks", "# datasets"]
-    [summary] = csv.DictReader(blocks[0].splitlines()[1:])
+    text = _run(graph, "db", "stats", "--format", "csv").stdout
+    rows = list(csv.DictReader(text.splitlines()))
+    assert [r["table"] for r in rows] == ["summary", "frameworks", "datasets"]
+    summary, framework, _ = rows
     assert summary["graph"] == as_json["graph"] and summary["nodes.Question"] == "8"
-    assert summary["relationships.ANSWERED"] == "11"
-    [framework] = csv.DictReader(blocks[1].splitlines()[1:])
-    assert framework == {k: str(v) for k, v in as_json["frameworks"][0].items()}
+    assert summary["relationships.ANSWERED"] == "11" and summary["framework"] == ""
+    assert {k: v for k, v in framework.items() if v} == {"table": "frameworks",
+                                                         **{k: str(v) for k, v in as_json["frameworks"][0].items()}}
     assert float(framework["prerequisitesPerConcept"]) == 5 / 6  # not the table's 0.83
+    frame = pd.read_csv(io.StringIO(text))
+    assert frame.set_index("table").loc["summary", "nodes.Question"] == 8
     psr_json = json.loads(_run(graph, "evaluate", "psr", "--out", tmp_path / "o", "--min-prerequisites", "3",
                                "--json").stdout)
     rows = list(csv.DictReader(_run(graph, "evaluate", "psr", "--out", tmp_path / "o", "--min-prerequisites", "3",

@@ -39,7 +39,7 @@ RUN_CASES = [
     ("run_list", {"evaluator": "", "model": "", "dataset": ""}), ("run_members", {"runId": RUN}),
     ("run_links", {"runId": RUN}), ("run_outcomes", {"runId": RUN}),
     ("verified_question_concepts", {"dataset": "ds"}), ("reasoning_scores", {"runId": RUN}),
-    ("primary_answers", {"learners": ["t:l1"], "evaluator": "answers"}),
+    ("primary_answers", {"learners": ["t:l1"], "evaluator": "answers"}), ("run_export", {"runId": RUN}),
 ]
 CASES = PARITY_CASES + RUN_CASES
 

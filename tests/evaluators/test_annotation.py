@@ -89,8 +89,10 @@ def test_score_annotations_by_hand():
                            "concepts": [["c1"], ["c1", "c2", "c7"], ["c4"], [], []],
                            "status": ["annotated", "annotated", "annotated", "empty", "failed"]})
     # e:9 was not annotated in this run: not a pair of this evaluation
+    # the judged pairs, one per question: 1, 1, 0; sd sqrt(1/3) over sqrt(3) = 1/3
     assert annotation.score_annotations(gold, result) == {"pairs": 5, "correct": 2, "incorrect": 1,
-                                                          "unannotated": 2, "failed": 1, "accuracy": 2 / 3}
+                                                          "unannotated": 2, "failed": 1, "accuracy": 2 / 3,
+                                                          "accuracyStderr": pytest.approx(1 / 3)}
 
 
 def test_annotate_retries_drops_and_writes_links(an):

@@ -54,6 +54,8 @@ def test_run_figures_and_table_shapes_by_hand(gold):
     assert figures["perfectReasoningRate"] == pytest.approx(1 / 3)
     assert figures["reasoningGap"] == pytest.approx(1 / 3)
     assert figures["closenessAuc"] == pytest.approx((1.0 + 0.9 + 0.0) / 3)
+    # 2 of 3 trajectories correct: pass@2 = 1 - C(1, 2) / C(3, 2) = 1; one problem, so no standard error
+    assert (figures["passAt2"], figures["passAt3"]) == (1.0, 1.0) and math.isnan(figures["passAt1Stderr"])
     curve = dagmath.auc_curve(m)
     assert curve["rate"].iloc[0] == pytest.approx(2 / 3) and curve["rate"].iloc[-1] == pytest.approx(1 / 3)
     assert curve.set_index("threshold")["rate"].loc[0.9] == pytest.approx(2 / 3)  # closedShare 0.9 still counts

@@ -63,14 +63,17 @@ def answered(store, tmp_path):
 
 def test_reasoning_scores_retried_written_and_resumed(answered):
     """a: 5/4/5; b: 3/3/1 on the second attempt; c: never valid (retries 1 -> 2 attempts), unscored.
-    Means over the 2 scored traces: relevance 4, coherence 3.5, accuracy 3."""
+    Means over the 2 scored traces: relevance 4, coherence 3.5, accuracy 3; standard errors sd / sqrt(2):
+    |5 - 3| / 2 = 1, |4 - 3| / 2 = 0.5, |5 - 1| / 2 = 2 (the sd of two values is their distance over sqrt 2)."""
     store, answers_run = answered
     judge = Scripted("judge", judge_reply)
     result = reasoning.evaluate(store, judge, "t", "pupil", retries=1)
     assert result.summary() | {"runId": None} == {"runId": None, "resumed": False, "model": "pupil",
                                                   "answersRun": answers_run, "generatedNow": 5, "pending": 0,
                                                   "traces": 3, "scored": 2, "relevance": 4.0, "coherence": 3.5,
-                                                  "accuracy": 3.0}
+                                                  "accuracy": 3.0, "relevanceStderr": pytest.approx(1.0),
+                                                  "coherenceStderr": pytest.approx(0.5),
+                                                  "accuracyStderr": pytest.approx(2.0)}
     assert sorted((t.split("\n")[1], i) for t, i in judge.asked) == [
         ("What is 17 + 25?", 0), ("What is 3 * 4?", 0), ("What is 3 * 4?", 1), ("What is 9 - 5?", 0),
         ("What is 9 - 5?", 1)]

@@ -126,6 +126,11 @@ def test_scaffolding_gain_hand_made_numbers():
     assert table.index.tolist() == ["none", "random", "similarity", "prerequisite"]
     assert table["correct"].tolist() == [2, 1, 2, 4]
     assert table["accuracy"].tolist() == [0.4, 0.2, 0.4, 0.8]
+    # 0/1 verdicts over |Q| = 5: sd (ddof 1) / sqrt(5) = sqrt(p (1 - p) / 4)
+    assert table["accuracyStderr"].tolist() == pytest.approx([(p * (1 - p) / 4) ** 0.5 for p in (0.4, 0.2, 0.4, 0.8)])
+    # paired with none: random 0, -1, 0, 0, 0 (sd sqrt(0.2)); prerequisite 0, 0, 1, 1, 0 (sd sqrt(0.3))
+    assert table.loc[["random", "prerequisite"], "scaffoldingGainStderr"].tolist() == pytest.approx(
+        [0.2 ** 0.5 / 5 ** 0.5, 0.3 ** 0.5 / 5 ** 0.5])
     assert table["scaffoldingGain"].tolist()[1:] == [-0.2, 0.0, 0.4]
     assert np.isnan(table.loc["none", "scaffoldingGain"])
     with pytest.raises(ConfigError, match="baseline"):

@@ -761,3 +761,38 @@ def test_parity_explore_queries(store, seed):
     assert list(zip(steps["stepId"], steps["parentStepId"].astype(object).where(steps["parentStepId"].notna(), None),
                     strict=True)) == [(1, None), (2, 1), (3, 1), (3, 2)]
     assert store.frame("response_steps", {"responseId": "r1"}).empty
+
+
+RUN_QUERIES.add("run_export")
+
+
+def test_parity_run_export(store):
+    """Every sample of a run with its question, gold and prompt, in question and sample order (a sample of no
+    question first), against the rows written; a sample of another run is not among them."""
+    from kstp.inference.runs import write_responses
+
+    build(store, set(), {"q1": set(), "q2": set()}, {})
+    store.write_nodes("Question", pd.DataFrame({"id": ["q1", "q2"], "text": ["one?", "two?"], "answer": ["1", "2"]}))
+    store.write_nodes("Learner", pd.DataFrame([{"id": "model:m", "kind": "model"}]))
+    store.write_nodes("Run", pd.DataFrame([{"id": run, "evaluator": "answers"} for run in ("run", "other")]))
+    chat = json.dumps([{"role": "user", "content": "two?"}])
+    rows = pd.DataFrame([
+        {"id": "k3", "question": "q2", "sampleIndex": 1, "text": "2", "correct": True, "prompt": chat, "seed": 43,
+         "tokensIn": 3, "tokensOut": 1, "latencyS": 0.25},
+        {"id": "k1", "question": "q1", "sampleIndex": 0, "text": None, "error": "empty: no content",
+         "correct": False, "seed": 42},
+        {"id": "k2", "question": "q2", "sampleIndex": 0, "text": "3", "extracted": "3", "correct": False,
+         "prompt": chat, "seed": 42}])
+    write_responses(store, "run", "model:m", rows)
+    write_responses(store, "other", "model:m", pd.DataFrame([{"id": "k9", "question": "q1", "sampleIndex": 0}]))
+    store.write_nodes("Response", pd.DataFrame([{"id": "n0", "stateId": "s", "sampleIndex": 0}]))  # no question
+    store.write_relationships("IN_RUN", "Response", "Run", pd.DataFrame([{"from_id": "n0", "to_id": "run"}]))
+    got = store.frame("run_export", {"runId": "run"})
+    got = got.astype(object).where(got.notna(), None)
+    assert got["responseId"].tolist() == ["n0", "k1", "k2", "k3"]
+    assert got[["questionId", "localId", "dataset", "question", "gold"]].values.tolist() == [
+        [None] * 5, ["q1", "q1", DATASET, "one?", "1"], ["q2", "q2", DATASET, "two?", "2"],
+        ["q2", "q2", DATASET, "two?", "2"]]
+    assert got["prompt"].tolist() == [None, None, chat, chat] and got["error"].tolist()[1] == "empty: no content"
+    assert got[["sampleIndex", "seed", "correct", "tokensOut", "latencyS"]].values.tolist()[3] == [1, 43, True, 1,
+                                                                                                    0.25]

@@ -82,8 +82,15 @@ class RqevalResult:
     rates: dict = field(default_factory=dict)
 
     def summary(self) -> dict:
+        """The run's six dimensions, the standard errors of those that are means over items (``cqStderr``,
+        ``lsStderr``, ``ssStderr``: sample sd over sqrt(items)), and its counts and pace."""
+        from kstp.inference.statistics import mean_stderr
+
+        per_item = {"cq": self.items["correct"].astype(float), "ls": self.items["ls"].astype(float).dropna(),
+                    "ss": self.items["ss"].astype(float).dropna()} if len(self.items) else {}
         return {"model": self.model, "dataset": self.dataset, "runId": self.run_id, "items": len(self.items),
-                **self.scores, "nliBackend": self.nli_backend, "nliInvalid": self.nli_invalid,
+                **self.scores, **{f"{d}Stderr": mean_stderr(v.to_numpy()) for d, v in per_item.items()},
+                "nliBackend": self.nli_backend, "nliInvalid": self.nli_invalid,
                 "similarityModel": self.similarity_model, "resumed": self.resumed, "requested": self.requested,
                 "generatedNow": self.generated, "pending": self.pending, **self.rates}
 

@@ -38,3 +38,6 @@ CREATE VECTOR INDEX question_embedding IF NOT EXISTS FOR (n:Question) ON n.embed
 // discrepancy, iterations, bootstrapP, bootstrapSamples, learners}, and
 // (:Question)-[:LEARNED_PREREQUISITE_OF {rule, counterexamples, errorRate, inEq1, runId}]->(:Question)
 // for ITA/IITA relations, kept apart from the Eq. 1 PREREQUISITE_OF edges.
+// Runs an LLM-evaluation engineer can report (issue 35), no DDL needed: Response.prompt (the
+// chat asked, JSON), Run {tag (a replicate's name, part of its identity), promptTemplate (the
+// template's text, JSON), accuracyStderr}.
