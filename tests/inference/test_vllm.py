@@ -103,16 +103,23 @@ def test_a_kill_mid_run_keeps_what_vllm_finished(tmp_path, data_root):
         [run] = store.run("runs_of", {"evaluator": "answers", "model": os.environ["KSTP_TEST_VLLM_MODEL"],
                                       "dataset": "frcsub"})
         kept = store.frame("run_responses", {"runId": run["runId"]})
+        stored = len(store.nodes("Response"))  # a kill between a group's nodes and its run edges: linked on resume
     finally:
         store.close()
-    assert 4 <= len(kept) < 40, log.read_text()[-2000:]
-    assert kept["verdict"].notna().all() and kept["text"].notna().all()
+    assert 4 <= len(kept) <= stored < 40, log.read_text()[-2000:]
+    assert kept["text"].notna().all()  # grading runs behind storing: a kill may leave the last group ungraded
     done = subprocess.run([*command, "--json"], capture_output=True, text=True, env=env, cwd=root)
     assert done.returncode == 0, done.stderr[-2000:]
     import json
 
     summary = json.loads(done.stdout)
-    assert (summary["generatedNow"], summary["samples"]) == (40 - len(kept), 40)
+    assert (summary["generatedNow"], summary["samples"]) == (40 - stored, 40)
+    store = LadybugStore(tmp_path / "graph")
+    try:
+        every = store.frame("run_responses", {"runId": run["runId"]})
+    finally:
+        store.close()
+    assert len(every) == 40 and every["verdict"].notna().all()
 
 
 def _cmdline(proc: Path) -> bytes:
