@@ -48,14 +48,17 @@ def evaluate() -> None:
 @click.option("--per-question", is_flag=True, help="Print PSR per target question instead (over the human learners "
               "who answered it correctly; the questions whose prerequisites break most first); with --out also "
               "psr_questions_<dataset>.csv.")
+@click.option("--no-write", is_flag=True, help="Compute and print; write nothing to the graph (which is opened "
+              "read-only, so this works on a read-only disk or beside another process).")
 @json_option
 @click.pass_context
 def psr(ctx, datasets: tuple[str, ...], out: Path | None, denominator: str, min_prerequisites: int, unannotated: str,
-        subset: str, bootstrap: int, seed: int, groups: bool, per_question: bool, as_json: bool) -> None:
+        subset: str, bootstrap: int, seed: int, groups: bool, per_question: bool, no_write: bool,
+        as_json: bool) -> None:
     """Compute accuracy and PSR (micro, macro, distribution) of every learner (paper 1, Eq. 2-4).
 
     Needs the dataset's question prerequisites (kstp derive question-prerequisites).
-    Writes accuracy, psrMicro and psrMacro on each Learner node and prints, per
+    Writes accuracy, psrMicro and psrMacro on each Learner node (not with --no-write) and prints, per
     dataset, one row for the human learners and one per model, in the shape of paper
     1 Table 2, with bootstrap confidence intervals over the learners (a model, one
     learner, has none); --groups adds the human ability groups, --per-question prints
@@ -68,11 +71,12 @@ def psr(ctx, datasets: tuple[str, ...], out: Path | None, denominator: str, min_
       kstp evaluate psr --dataset xes3g5m --subset verified
       kstp evaluate psr --dataset frcsub --groups --bootstrap 2000 --seed 7 --format csv
       kstp evaluate psr --dataset frcsub --per-question --out results/
+      kstp --graph ladybug:/mnt/readonly/graph evaluate psr --dataset frcsub --no-write
     """
     questions: list = []
     summaries = psr_summaries(ctx, datasets, out, denominator, min_prerequisites, unannotated, subset,
                               bootstrap=bootstrap, seed=seed, groups=groups,
-                              questions=questions if per_question else None)
+                              questions=questions if per_question else None, write_back=not no_write)
     if per_question:
         import pandas as pd
 
@@ -91,8 +95,9 @@ def psr(ctx, datasets: tuple[str, ...], out: Path | None, denominator: str, min_
 
 def psr_summaries(ctx: click.Context, datasets: tuple[str, ...], out: Path | None, denominator: str,
                   min_prerequisites: int, unannotated: str, subset: str, bootstrap: int = 0, seed: int = 0,
-                  groups: bool = False, questions: list | None = None) -> list[dict]:
-    """What ``kstp evaluate psr`` computes, writes back and (with ``out``) writes to files: its summary rows.
+                  groups: bool = False, questions: list | None = None, write_back: bool = True) -> list[dict]:
+    """What ``kstp evaluate psr`` computes, writes back (unless not ``write_back``) and (with ``out``) writes to
+    files: its summary rows.
 
     ``bootstrap``, ``seed`` and ``groups`` go to :func:`kstp.evaluators.psr.summarize`;
     a ``questions`` list receives each dataset's per-question table
@@ -106,7 +111,7 @@ def psr_summaries(ctx: click.Context, datasets: tuple[str, ...], out: Path | Non
     worker = FigureWorker() if out is not None else None
     try:
         return _psr_summaries(ctx, datasets, out, denominator, min_prerequisites, unannotated, subset, worker,
-                              bootstrap, seed, groups, questions)
+                              bootstrap, seed, groups, questions, write_back)
     finally:
         if worker is not None:
             worker.close()
@@ -114,7 +119,7 @@ def psr_summaries(ctx: click.Context, datasets: tuple[str, ...], out: Path | Non
 
 def _psr_summaries(ctx: click.Context, datasets: tuple[str, ...], out: Path | None, denominator: str,
                    min_prerequisites: int, unannotated: str, subset: str, worker, bootstrap: int = 0, seed: int = 0,
-                   groups: bool = False, questions: list | None = None) -> list[dict]:
+                   groups: bool = False, questions: list | None = None, write_back: bool = True) -> list[dict]:
     import pandas as pd
 
     from kstp.evaluators import psr as psr_evaluator
@@ -127,7 +132,8 @@ def _psr_summaries(ctx: click.Context, datasets: tuple[str, ...], out: Path | No
     summaries = []
     for dataset in datasets:
         with status(f"PSR of {dataset}"):
-            result = psr_evaluator.evaluate_dataset(store, dataset, min_prerequisites, denominator=denominator,
+            result = psr_evaluator.evaluate_dataset(store, dataset, min_prerequisites, write_back=write_back,
+                                                    denominator=denominator,
                                                     exclude_unannotated=unannotated == "exclude", subset=subset)
         if result.learners.empty:
             message(f"{dataset}: no learner answered its questions; skipped")

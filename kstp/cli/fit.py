@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from pathlib import Path
 
 import click
@@ -15,6 +16,7 @@ from kstp.cli.output import (
     on_interrupt,
     option_given,
     print_table,
+    progress_bar,
     refuse_together,
     status,
 )
@@ -41,6 +43,17 @@ def _rates(values: tuple[str, ...], dataset: str | None, option: str) -> dict[st
 
 #: The structures kstp builds (kstp.evaluators.blim.STRUCTURES; named here so --help imports no numerics).
 _STRUCTURES = ("space", "delineated")
+
+
+@contextmanager
+def _fitting(name: str, bootstrap: int):
+    """A spinner while a BLIM is fitted; with a bootstrap, a bar over its refits (a few seconds each)."""
+    if bootstrap:
+        with progress_bar(f"BLIM of {name}, parametric bootstrap") as update:
+            yield update
+    else:
+        with status(f"fitting a BLIM to {name}"):
+            yield None
 
 
 def _structure(ctx, param, value: str) -> str | Path:
@@ -126,15 +139,15 @@ def blim(ctx, dataset: str | None, responses: Path | None, kind: str | Path, met
     prefix = None if responses is not None else dataset
     rates = (_rates(fix_careless, prefix, "--fix-careless"), _rates(fix_guess, prefix, "--fix-guess"))
     if responses is not None:
-        with status(f"fitting a BLIM to {responses.name}"):
+        with _fitting(responses.name, bootstrap) as update:
             report = evaluator.fit_files(kind, responses, method, bootstrap, seed, careless_equal, guess_equal,
-                                         *rates, limit)
+                                         *rates, limit, progress=update)
         no_write, name = True, responses.stem
     else:
         store = get_store(ctx)
-        with status(f"fitting a BLIM to {dataset}"):
+        with _fitting(dataset, bootstrap) as update:
             report = evaluator.fit_dataset(store, dataset, kind, method, bootstrap, seed, careless_equal,
-                                           guess_equal, *rates, limit)
+                                           guess_equal, *rates, limit, progress=update)
         if not no_write:
             evaluator.write_fit(store, report)
         name = dataset

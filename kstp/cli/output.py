@@ -126,7 +126,7 @@ def _command(ctx: click.Context) -> str:
 def get_store(ctx: click.Context) -> GraphStore:
     """The graph of this invocation, opened once (``--graph`` or ``$KSTP_GRAPH``) and closed at exit.
 
-    Read-only for the commands in :data:`READ_ONLY`.
+    Read-only for the commands in :data:`READ_ONLY` and for any command given ``--no-write``.
     """
     from kstp.graph.factory import open_store
 
@@ -135,7 +135,7 @@ def get_store(ctx: click.Context) -> GraphStore:
     if "store" not in root.obj:
         command = _command(ctx)
         read_only = any(command == c or command.startswith(c + " ") for c in READ_ONLY) \
-            and not ctx.params.get("store")
+            and not ctx.params.get("store") or bool(ctx.params.get("no_write"))
         store = open_store(root.obj.get("graph"), read_only=read_only)
         if read_only:
             root.meta.setdefault(_KEPT, "nothing was written to the graph (the command only reads it).")

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -270,7 +271,7 @@ def _item_index(items: list[str], spec: dict[str, float] | None, what: str) -> n
 def fit_dataset(store: GraphStore, dataset: str, kind: str | Path = "space", method: str = "ML",
                 bootstrap: int = 0, seed: int = 0, careless_equal: bool = False, guess_equal: bool = False,
                 fix_careless: dict[str, float] | None = None, fix_guess: dict[str, float] | None = None,
-                limit: int = 20_000) -> BlimReport:
+                limit: int = 20_000, progress: Callable[[int, int], None] | None = None) -> BlimReport:
     """Fit the BLIM of ``dataset`` and assess its learners; nothing is written (see :func:`write_fit`).
 
     Parameters
@@ -287,6 +288,8 @@ def fit_dataset(store: GraphStore, dataset: str, kind: str | Path = "space", met
         Hold all items' careless (guess) rates equal.
     fix_careless, fix_guess : dict of question id (or ``"all"``) to rate
         Fixed rates.
+    progress : callable, optional
+        ``progress(done, bootstrap)`` after each bootstrap refit.
 
     Raises
     ------
@@ -303,13 +306,13 @@ def fit_dataset(store: GraphStore, dataset: str, kind: str | Path = "space", met
         states, note = structure_file(path, data.items, limit)
         kind, source = f"file:{path.name}", {"structureSha256": hashlib.sha256(path.read_bytes()).hexdigest()}
     return _fit(data, states, dataset, kind, method, bootstrap, seed, careless_equal, guess_equal, fix_careless,
-                fix_guess, source, note)
+                fix_guess, source, note, progress)
 
 
 def fit_files(structure_path: str | Path, responses_path: str | Path, method: str = "ML", bootstrap: int = 0,
               seed: int = 0, careless_equal: bool = False, guess_equal: bool = False,
               fix_careless: dict[str, float] | None = None, fix_guess: dict[str, float] | None = None,
-              limit: int = 20_000) -> BlimReport:
+              limit: int = 20_000, progress: Callable[[int, int], None] | None = None) -> BlimReport:
     """Fit a BLIM of a structure file to a response file, with no graph: pks's ``blim(K, N.R)``.
 
     The response file (:func:`kstp.loaders.kstio.read_kst_file`: a kstIO data file, or a
@@ -332,12 +335,13 @@ def fit_files(structure_path: str | Path, responses_path: str | Path, method: st
     digests = {"structureSha256": hashlib.sha256(structure_path.read_bytes()).hexdigest(),
                "responsesSha256": hashlib.sha256(responses_path.read_bytes()).hexdigest()}
     return _fit(data, states, responses_path.stem, f"file:{structure_path.name}", method, bootstrap, seed,
-                careless_equal, guess_equal, fix_careless, fix_guess, digests, note)
+                careless_equal, guess_equal, fix_careless, fix_guess, digests, note, progress)
 
 
 def _fit(data: ResponseData, states: np.ndarray, dataset: str, kind: str, method: str, bootstrap: int, seed: int,
          careless_equal: bool, guess_equal: bool, fix_careless: dict[str, float] | None,
-         fix_guess: dict[str, float] | None, source: dict, note: str) -> BlimReport:
+         fix_guess: dict[str, float] | None, source: dict, note: str,
+         progress: Callable[[int, int], None] | None = None) -> BlimReport:
     patterns, counts, inverse = model.response_patterns(data.matrix)
     every = [list(range(len(data.items)))]
     fit = model.fit_blim(states, patterns, counts, data.items, method,
@@ -347,7 +351,7 @@ def _fit(data: ResponseData, states: np.ndarray, dataset: str, kind: str, method
     best, post = model.most_likely_states(fit)
     p, se_source = None, "observed information (outer product of scores)"
     if bootstrap:
-        sample = gof.bootstrap_p(fit, bootstrap, seed)
+        sample = gof.bootstrap_p(fit, bootstrap, seed, progress)
         p, se_source = sample.p, f"parametric bootstrap ({bootstrap} samples)"
         free_beta = np.isnan(fit.options["beta_fix"])
         free_eta = np.isnan(fit.options["eta_fix"])

@@ -13,6 +13,7 @@ and ``residuals.blim``.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -96,12 +97,14 @@ class Bootstrap:
     eta_sd: np.ndarray  # (items,)
 
 
-def bootstrap_p(fit: BlimFit, n_samples: int, seed: int = 0) -> Bootstrap:
+def bootstrap_p(fit: BlimFit, n_samples: int, seed: int = 0,
+                progress: Callable[[int, int], None] | None = None) -> Bootstrap:
     """Parametric bootstrap of ``fit``: p value of G^2 and bootstrap standard errors of beta and eta.
 
     Each sample draws as many learners as were fitted from the fitted model and refits
     it with the same structure, method, constraints and starting values (pks's
-    defaults). p is the share of samples with G^2* >= G^2.
+    defaults). p is the share of samples with G^2* >= G^2. ``progress(done, n_samples)``
+    is called after each refit.
 
     Raises
     ------
@@ -121,6 +124,8 @@ def bootstrap_p(fit: BlimFit, n_samples: int, seed: int = 0) -> Bootstrap:
                          inc_radius=o["inc_radius"], tol=o["tol"], max_iter=o["max_iter"], zeropad=o["zeropad"],
                          standard_errors=False)
         g2[b], rates[b] = refit.g2, (refit.beta, refit.eta)
+        if progress is not None:
+            progress(b + 1, n_samples)
     sd = rates.std(axis=0, ddof=1)
     return Bootstrap(float((g2 >= fit.g2).mean()), g2, sd[0], sd[1])
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pandas as pd
@@ -212,3 +213,30 @@ def test_fit_prerequisites_on_a_response_file_prints_daks_selection_set():
     assert chosen["index"] == ref["selection"] and report["written"] is False
     text = run_kstp("fit", "prerequisites", "--responses", KST / "kstio" / "endm.dat")
     assert "the least diff wins (index 3)" in " ".join(text.stdout.split())
+
+
+def test_evaluate_psr_no_write_computes_on_a_read_only_graph_and_writes_nothing(probability, graph_location):
+    from kstp.graph.factory import open_store
+
+    def written() -> int:
+        with open_store(graph_location, read_only=True) as store:
+            learners = store.nodes("Learner")
+        return int(learners["psrMicro"].notna().sum()) if "psrMicro" in learners else 0
+
+    dry = probability("evaluate", "psr", "--dataset", "probability_pks", "--no-write", "--bootstrap", "0", "--json")
+    assert dry.exit_code == 0, dry.output
+    assert written() == 0
+    wet = probability("evaluate", "psr", "--dataset", "probability_pks", "--bootstrap", "0", "--json")
+    assert wet.exit_code == 0, wet.output
+    assert json.loads(dry.stdout) == json.loads(wet.stdout)  # the same figures, only not written
+    [human] = json.loads(wet.stdout)
+    assert written() == human["learnersWithPsr"] == 485  # of 504: 19 have no scored question
+
+
+def test_fit_blim_bootstrap_shows_its_progress(tmp_path):
+    result = run_kstp("fit", "blim", "--responses", KST / "kstio" / "endm.dat", "--structure",
+                      KST / "kstio" / "endm.kst", "--bootstrap", "4", "--seed", "1", "--json")
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["bootstrapSamples"] == 4
+    assert re.search(r"^BLIM of endm\.dat, parametric bootstrap: 4/4 \(100%\), \d+\.\d s$", result.stderr,
+                     re.MULTILINE), result.stderr
