@@ -141,7 +141,7 @@ def _commands(group, prefix=()):
 def test_every_command_with_a_result_takes_format_table_json_csv():
     """--json is the alias of --format json wherever a command prints a result; ingest items and
     responses, whose --format is the input's, and db export, whose --format is the files', call
-    theirs --output-format."""
+    theirs --output-format; the commands that draw a graph also take --format dot."""
     with_json = {}
     for name, command in _commands(cli):
         options = {o: p for p in command.params for o in p.opts}
@@ -150,7 +150,11 @@ def test_every_command_with_a_result_takes_format_table_json_csv():
             with_json[name] = (options[flag].name, tuple(options[flag].type.choices), options[flag].default)
     assert {"db stats", "evaluate psr", "kst next-steps", "kst fringe", "query", "derive question-prerequisites",
             "ingest items", "fit prerequisites"} <= set(with_json)
-    assert set(with_json.values()) == {("output_format", ("table", "json", "csv"), "table")}
+    drawn = {name for name, (_, choices, _) in with_json.items() if "dot" in choices}  # a graph as Graphviz DOT
+    assert drawn == {"kst space", "kst analyse", "derive question-prerequisites", "kst depth"}
+    assert {with_json[name] for name in drawn} == {("output_format", ("table", "json", "csv", "dot"), "table")}
+    assert {with_json[name] for name in set(with_json) - drawn} == {("output_format", ("table", "json", "csv"),
+                                                                     "table")}
 
 
 def test_format_csv_and_json_hold_the_same_values(tmp_path):
