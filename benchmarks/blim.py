@@ -29,7 +29,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from benchmarks.common import REPO, banner, data_root, fmt_ratio, fmt_s, print_table, timed
+from benchmarks.common import REPO, banner, data_root, fmt_ratio, fmt_s, print_table, r_package_version, timed
 from kstp.kst.blim import delineate, fit_blim, response_patterns
 from kstp.kst.spaces import KnowledgeSpace
 
@@ -76,12 +76,8 @@ def _pks_file_inputs():
 
 def _pks_same_run(jobs: list[tuple[str, pd.DataFrame, np.ndarray]]) -> dict[str, dict] | None:
     """pks timings and G2 per ``dataset/kind/method``, or None when R cannot load pks."""
-    try:
-        probe = subprocess.run(["Rscript", "-e", "cat(as.character(packageVersion('pks')))"], capture_output=True,
-                               text=True, timeout=60)
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    if probe.returncode:
+    version = r_package_version("pks")
+    if version is None:
         return None
     with tempfile.TemporaryDirectory(prefix="kstp-blim-bench-") as tmp:
         listing = []
@@ -98,7 +94,7 @@ def _pks_same_run(jobs: list[tuple[str, pd.DataFrame, np.ndarray]]) -> dict[str,
         if done.returncode:
             print(f"pks run failed: {done.stderr.strip()[-300:]}")
             return None
-        return {"version": probe.stdout.strip(), **json.loads(out.read_text())}
+        return {"version": version, **json.loads(out.read_text())}
 
 
 def main(quick: bool = False) -> dict:

@@ -39,6 +39,16 @@ FRAMEWORK = "ccss"
 
 
 # ---- data --------------------------------------------------------------------------------
+def r_package_version(name: str) -> str | None:
+    """The version of R package ``name`` as ``Rscript`` loads it, or None where R or the package is missing."""
+    try:
+        probe = subprocess.run(["Rscript", "-e", f"cat(as.character(packageVersion('{name}')))"],
+                               capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return probe.stdout.strip() if probe.returncode == 0 else None
+
+
 def data_root() -> Path:
     """``$KSTP_DATA`` (relative to the working directory), else ``../shared/data`` next to the repo."""
     value = os.environ.get("KSTP_DATA")

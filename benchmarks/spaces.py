@@ -55,7 +55,7 @@ from collections.abc import Callable
 import networkx as nx
 import numpy as np
 
-from benchmarks.common import banner, fmt_int, fmt_ratio, fmt_s, print_table
+from benchmarks.common import banner, fmt_int, fmt_ratio, fmt_s, print_table, r_package_version
 
 __all__ = ["main", "summary", "KSTPY_BUDGET", "KSTPY_FRINGE_BUDGET"]
 
@@ -470,12 +470,7 @@ def _r_analyses(inputs) -> dict | None:
 
     from benchmarks.common import REPO
 
-    try:
-        probe = subprocess.run(["Rscript", "-e", "cat(as.character(packageVersion('pks')))"], capture_output=True,
-                               text=True, timeout=60)
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    if probe.returncode:
+    if r_package_version("pks") is None:
         return None
     with tempfile.TemporaryDirectory(prefix="kstp-structures-bench-") as tmp:
         listing = []

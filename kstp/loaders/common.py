@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import csv
 import ctypes
+import json
 import unicodedata
 from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass, field
@@ -23,9 +24,9 @@ from kstp.graph.store import WriteReport
 # on Windows).
 csv.field_size_limit(ctypes.c_ulong(-1).value // 2)
 
-__all__ = ["Row", "read_text", "read_header", "read_csv", "read_csv_chunks", "normalise_id", "require_columns",
-           "pick_column", "scoped", "LoadReport", "check_acyclic", "collapse_edges", "require_file", "unknown_id",
-           "check_namespace", "yaml_error"]
+__all__ = ["Row", "read_text", "json_lines", "read_header", "read_csv", "read_csv_chunks", "normalise_id",
+           "require_columns", "pick_column", "scoped", "LoadReport", "check_acyclic", "collapse_edges",
+           "require_file", "unknown_id", "check_namespace", "yaml_error"]
 
 
 @dataclass(frozen=True)
@@ -75,6 +76,22 @@ def read_text(path: str | Path) -> str:
     if "\x00" in text:
         raise _binary(path, text[:text.index("\x00")].count("\n") + 1)
     return text
+
+
+def json_lines(path: str | Path) -> Iterator[tuple[int, object]]:
+    """(line number, value) of each non-blank line of a JSON lines file, numbered from 1.
+
+    Raises
+    ------
+    DataNotFoundError, InputError
+        As :func:`read_text`; InputError also on a line that is not JSON (with its number).
+    """
+    for number, line in enumerate(read_text(path).splitlines(), 1):
+        if line.strip():
+            try:
+                yield number, json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise InputError(f"{path}:{number}: invalid JSON ({exc.msg})") from None
 
 
 def _binary(path: Path, line: int) -> InputError:

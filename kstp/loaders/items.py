@@ -24,6 +24,7 @@ from kstp.graph.store import GraphStore
 from kstp.loaders.common import (
     LoadReport,
     check_namespace,
+    json_lines,
     normalise_id,
     pick_column,
     read_csv,
@@ -259,13 +260,7 @@ def read_items_jsonl(path: str | Path, dataset: str, framework: str | None, know
     path = require_file(path)
     seen: dict[str, int] = {}
     questions, links, solutions, verified, says_verified = [], [], [], [], False
-    for number, line in enumerate(read_text(path).splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            item = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise InputError(f"{path}:{number}: invalid JSON ({exc.msg})") from None
+    for number, item in json_lines(path):
         qid = str(item.get("id", "")) if isinstance(item, dict) else ""
         if not qid:
             raise InputError(f"{path}:{number}: each line needs an object with an \"id\"")

@@ -32,7 +32,7 @@ from pathlib import Path
 import pandas as pd
 
 from kstp.errors import ConfigError, InputError
-from kstp.loaders.common import read_text, require_file
+from kstp.loaders.common import json_lines, read_text, require_file
 from kstp.loaders.items import ItemSet, _questions
 
 __all__ = ["FieldMap", "RECORD_FORMATS", "record_format", "read_records", "option_lines", "read_question_records"]
@@ -104,13 +104,7 @@ def _parquet(path: Path) -> pd.DataFrame:
 
 def _jsonl(path: Path) -> list[dict]:
     records = []
-    for number, line in enumerate(read_text(path).splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise InputError(f"{path}:{number}: invalid JSON ({exc.msg})") from None
+    for number, record in json_lines(path):
         if not isinstance(record, dict):
             raise InputError(f"{path}:{number}: each line needs a JSON object")
         records.append(record)
