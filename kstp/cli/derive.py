@@ -31,20 +31,23 @@ def derive() -> None:
 @derive.command("question-prerequisites")
 @click.option("--dataset", "datasets", multiple=True,
               help="Dataset to derive for (repeatable; default: every dataset in the graph).")
-@click.option("--rule", type=click.Choice(_RULES), default="strict", show_default=True,
+@click.option("--rule", type=click.Choice(_RULES), default=None,
               help="strict: a proper, transitive concept prerequisite; reflexive: the same concept counts too "
-              "(for a skill map: concepts(q_i) within concepts(q_j)).")
+              "(for a skill map: concepts(q_i) within concepts(q_j)). Default: the rule each dataset was derived "
+              "with, strict for one never derived.")
 @out_option("each dataset's prerequisite graph (its covering pairs, questions by level) as "
             "prerequisites_<dataset>.svg, .png and .dot; above 200 questions the figure counts them per level")
 @graph_format_option
 @click.pass_context
-def question_prerequisites(ctx, datasets: tuple[str, ...], rule: str, out: Path | None, as_json: bool) -> None:
+def question_prerequisites(ctx, datasets: tuple[str, ...], rule: str | None, out: Path | None,
+                           as_json: bool) -> None:
     """Derive question prerequisites from concept prerequisites (paper 1, Eq. 1).
 
     q_i becomes a prerequisite of q_j when every concept of q_i is a prerequisite of
-    some concept of q_j. Replaces the dataset's earlier derived edges; questions
-    without concepts take no part. --out draws each dataset's prerequisite graph
-    (equally informative questions as one node); --format dot prints it for Graphviz.
+    some concept of q_j. Replaces the dataset's earlier derived edges (saying so when
+    they were derived under the other rule); questions without concepts take no part.
+    --out draws each dataset's prerequisite graph (equally informative questions as one
+    node); --format dot prints it for Graphviz.
 
     \b
     Examples:
@@ -61,9 +64,12 @@ def question_prerequisites(ctx, datasets: tuple[str, ...], rule: str, out: Path 
     datasets = datasets or tuple(r["datasetId"] for r in store.run("datasets"))
     reports = []
     for dataset in datasets:
-        with status(f"deriving question prerequisites of {dataset} ({rule})"):
+        with status(f"deriving question prerequisites of {dataset}" + (f" ({rule})" if rule else "")):
             report = derive_question_prerequisites(store, dataset, rule)
-        reports.append({"dataset": dataset, "rule": rule, "questions": report.questions,
+        if report.replaced_rule:
+            message(f"{dataset}: {report.replaced_edges:,} edges derived with the {report.replaced_rule} rule "
+                    f"replaced by the {report.rule} rule's {report.edges:,}")
+        reports.append({"dataset": dataset, "rule": report.rule, "questions": report.questions,
                         "questionsWithConcepts": report.questions_with_concepts, "edges": report.edges,
                         "meanPerQuestion": report.mean_per_question})
     if output_format() == "dot" or out is not None:
@@ -75,8 +81,8 @@ def question_prerequisites(ctx, datasets: tuple[str, ...], rule: str, out: Path 
             if output_format() == "dot":
                 click.echo(graph_dot(nodes, edges, f"prerequisites_{row['dataset']}"), nl=False)
                 continue
-            paths, note = graph_files(nodes, edges, out, row["dataset"], f"{row['dataset']}: question "
-                                      f"prerequisites (Eq. 1, {rule}), {len(nodes)} nodes, {len(edges)} covering pairs")
+            paths, note = graph_files(nodes, edges, out, row["dataset"], f"{row['dataset']}: question prerequisites "
+                                      f"(Eq. 1, {row['rule']}), {len(nodes)} nodes, {len(edges)} covering pairs")
             row["figures"] = [str(p) for p in paths]
             for line in ([f"note: {note}"] if note else []) + [f"wrote {p}" for p in paths]:
                 message(line)

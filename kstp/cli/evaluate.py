@@ -139,8 +139,9 @@ def _psr_summaries(ctx: click.Context, datasets: tuple[str, ...], out: Path | No
             message(f"{dataset}: no learner answered its questions; skipped")
             continue
         if result.learners["psrMicro"].notna().sum() == 0:
-            message(f"{dataset}: no learner has a scored question; "
-                    "derive question prerequisites first (kstp derive question-prerequisites)")
+            message(f"{dataset}: no learner has a scored question; derive question prerequisites first "
+                    f"(kstp derive question-prerequisites --dataset {dataset} --rule strict|reflexive: reflexive "
+                    "where questions share their concepts, as in a skill map)")
         if out is not None:
             out.mkdir(parents=True, exist_ok=True)
             result.learners.sort_index().to_csv(out / f"psr_learners_{dataset}.csv")  # one order on every engine

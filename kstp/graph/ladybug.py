@@ -13,12 +13,20 @@ the file, so a command that ends up writing nothing (a re-ingest of the same fil
 leaves the graph's bytes unchanged for file backups and the demo's fingerprint. A
 second writer is told, at its first write, which process holds the lock and what to do. An engine error
 in a query becomes a one-line :class:`~kstp.errors.QueryError` naming it.
+
+A process killed during a checkpoint leaves shadow pages that only a read-write open
+replays ("checkpoint recovery is pending"): a store that may write completes the
+recovery when it opens (everything committed before the kill is kept); a read-only store
+waits up to :data:`CHECKPOINT_WAIT_S` for a live writer's checkpoint to end, and otherwise
+says in one line which process holds the graph or which command recovers it.
 """
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
+import time
 from pathlib import Path
 
 import ladybug
@@ -30,13 +38,17 @@ from kstp.errors import ConfigError, DataNotFoundError, QueryError, UnknownIdErr
 from kstp.graph import schema
 from kstp.graph.store import GraphStore, records
 
-__all__ = ["LadybugStore", "MAX_PATH_LENGTH"]
+__all__ = ["LadybugStore", "MAX_PATH_LENGTH", "CHECKPOINT_WAIT_S"]
 
 #: Longest variable-length path Ladybug follows. Its default, 30, silently truncates
 #: ``*1..`` closures on deeper prerequisite chains; acyclic graphs need at most n - 1.
 MAX_PATH_LENGTH = 100_000
 #: New nodes of a write go in through ``COPY`` from this many rows (a node group's size); fewer through CREATE.
 COPY_MIN_ROWS = 2048
+#: Seconds a read-only open waits for another process's checkpoint to end.
+CHECKPOINT_WAIT_S = 15.0
+#: What a checkpoint leaves beside the graph file while it runs (all of them after a kill mid-checkpoint).
+_SIDE_FILES = (".wal", ".shadow", ".wal.checkpoint", ".checkpoint.intent.lock", ".checkpoint.apply.lock")
 _ARROW = {"STRING": pa.string(), "DOUBLE": pa.float64(), "INT64": pa.int64(), "BOOLEAN": pa.bool_(),
           "STRING[]": pa.list_(pa.string()), "DOUBLE[]": pa.list_(pa.float64())}
 
@@ -85,6 +97,32 @@ def _locked(path: Path, exc: RuntimeError) -> ConfigError | None:
                        "Neo4j for concurrent writers (KSTP_GRAPH=neo4j://...)")
 
 
+def _recovery_pending(exc: RuntimeError) -> bool:
+    """Whether Ladybug refused a read-only open because a checkpoint's shadow pages wait to be replayed."""
+    text = str(exc)
+    return "recovery is pending" in text or "replay shadow pages" in text
+
+
+def _writer_pid(path: Path) -> int | None:
+    """The process holding ``path``'s write lock (Ladybug's POSIX record lock), from ``/proc/locks``.
+
+    Read from the kernel's table rather than probed with ``fcntl``: closing any descriptor
+    of the file would drop a lock this very process holds. None when no process holds it
+    (or off Linux).
+    """
+    try:
+        stat = path.stat()
+        table = Path("/proc/locks").read_text()
+    except OSError:
+        return None
+    device = f"{os.major(stat.st_dev):02x}:{os.minor(stat.st_dev):02x}:{stat.st_ino}"
+    for line in table.splitlines():
+        fields = line.split()  # 1: POSIX ADVISORY WRITE 31749 fe:00:7208996 0 EOF
+        if len(fields) >= 6 and fields[1] == "POSIX" and fields[3] == "WRITE" and fields[5] == device:
+            return int(fields[4])
+    return None
+
+
 class LadybugStore(GraphStore):
     """A LadybugDB graph in the file ``path`` (created when missing, unless ``read_only``).
 
@@ -126,11 +164,43 @@ class LadybugStore(GraphStore):
         try:
             self._db = ladybug.Database(str(self.path), read_only=not writing)
         except RuntimeError as exc:
-            raise _locked(self.path, exc) or ConfigError(
-                f"cannot open the Ladybug graph at {self.path}: {' '.join(str(exc).split())}") from None
+            if writing or not _recovery_pending(exc):
+                raise _locked(self.path, exc) or ConfigError(
+                    f"cannot open the Ladybug graph at {self.path}: {' '.join(str(exc).split())}") from None
+            if not self.read_only:  # a kill mid-checkpoint: opening for writing replays it
+                self._connect(writing=True)
+                return
+            self._db = self._after_checkpoint()
         self._writing = writing
         self._conn = ladybug.Connection(self._db)
         self._conn.execute(f"CALL var_length_extend_max_depth={MAX_PATH_LENGTH}")
+
+    def _after_checkpoint(self) -> ladybug.Database:
+        """The graph opened read-only once the checkpoint that blocks it ends.
+
+        Raises
+        ------
+        ConfigError
+            When no process holds the graph (one was killed mid-checkpoint: a command that
+            writes recovers it) or its writer's checkpoint lasts past :data:`CHECKPOINT_WAIT_S`.
+        """
+        deadline = time.monotonic() + CHECKPOINT_WAIT_S
+        while True:
+            pid = _writer_pid(self.path)
+            if pid is None:
+                raise ConfigError(f"the graph at {self.path.resolve()} was left mid-checkpoint by a process that "
+                                  "stopped (a crash or a kill); nothing committed is lost: any command that writes "
+                                  "recovers it, e.g. kstp db init")
+            if time.monotonic() > deadline:
+                raise ConfigError(f"the graph at {self.path.resolve()} is being checkpointed by process {pid} "
+                                  f"(over {CHECKPOINT_WAIT_S:.0f} s); try again when it finishes")
+            time.sleep(0.05)
+            try:
+                return ladybug.Database(str(self.path), read_only=True)
+            except RuntimeError as exc:
+                if not _recovery_pending(exc):
+                    raise ConfigError(f"cannot open the Ladybug graph at {self.path}: "
+                                      f"{' '.join(str(exc).split())}") from None
 
     def _for_writing(self) -> None:
         """Reopen the graph for writing before the first write of a writable store.
@@ -153,7 +223,7 @@ class LadybugStore(GraphStore):
         # Dropping the folder is instant; DETACH DELETE of millions of edges is not.
         self._for_writing()  # take the lock first: never delete a graph another process writes
         self.close()
-        for part in (self.path, self.path.with_name(self.path.name + ".wal")):
+        for part in (self.path, *(self.path.with_name(self.path.name + side) for side in _SIDE_FILES)):
             if part.is_dir():
                 shutil.rmtree(part)
             else:

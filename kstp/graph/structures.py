@@ -121,6 +121,9 @@ class DerivationReport:
     questions: int
     questions_with_concepts: int
     edges: int
+    #: The rule of the edges this derivation replaced, where it was another one (else None), and their count.
+    replaced_rule: str | None = None
+    replaced_edges: int = 0
 
     @property
     def mean_per_question(self) -> float:
@@ -128,13 +131,16 @@ class DerivationReport:
         return self.edges / self.questions if self.questions else 0.0
 
 
-def derive_question_prerequisites(store: GraphStore, dataset: str, rule: str = "strict") -> DerivationReport:
+def derive_question_prerequisites(store: GraphStore, dataset: str, rule: str | None = None) -> DerivationReport:
     """Materialise Eq. 1 for ``dataset``: replace its question prerequisites by the derived ones.
 
     Reads the Q-matrix and the concept closure with Cypher (``question_concepts``,
     ``dataset_concept_closure``), combines them with sparse matrix products (see
     :func:`question_prerequisite_pairs`), and bulk-writes the pairs with ``{rule}``.
-    Running it twice with the same rule leaves the same edges.
+    Running it twice with the same rule leaves the same edges. ``rule`` None keeps the
+    rule the dataset's edges were derived with (``"strict"`` where it has none); a
+    derivation under another rule than the stored edges' says so in its report
+    (``replaced_rule``, ``replaced_edges``).
 
     Raises
     ------
@@ -143,16 +149,21 @@ def derive_question_prerequisites(store: GraphStore, dataset: str, rule: str = "
     KstpError
         On an unknown rule.
     """
-    if rule not in RULES:
+    if rule is not None and rule not in RULES:
         raise KstpError(f"unknown rule {rule!r}; use one of {', '.join(RULES)}")
     questions = dataset_questions(store, dataset)
+    stored = store.frame("question_prerequisite_edges", {"dataset": dataset}, categorical=True).rename(
+        columns={"fromId": "from_id", "toId": "to_id"})
+    had = stored["rule"].astype(object).mode() if len(stored) else pd.Series(dtype=object)
+    had = str(had.iloc[0]) if len(had) else None
+    rule = rule or had or "strict"
     qc = store.frame("question_concepts", {"dataset": dataset})
     closure = store.frame("dataset_concept_closure", {"dataset": dataset})
     pairs = question_prerequisite_pairs(qc, closure, rule)
     edges = pd.DataFrame({"from_id": pairs["fromId"], "to_id": pairs["toId"], "rule": rule, "source": "eq1"})
-    stored = store.frame("question_prerequisite_edges", {"dataset": dataset}, categorical=True).rename(
-        columns={"fromId": "from_id", "toId": "to_id"})
-    report = DerivationReport(dataset, rule, len(questions), qc["questionId"].nunique(), len(pairs))
+    replaced = (stored["rule"].astype(object) != rule) if len(stored) else pd.Series(dtype=bool)
+    report = DerivationReport(dataset, rule, len(questions), qc["questionId"].nunique(), len(pairs),
+                              had if had is not None and had != rule else None, int(replaced.sum()))
     if _same_pairs(stored, pairs) and (stored["rule"] == rule).all():
         return report  # already derived with this rule: nothing to read further, nothing to write
     # Only edges the new derivation drops are deleted, so a re-run deletes nothing.

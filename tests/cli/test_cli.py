@@ -46,6 +46,11 @@ def test_full_flow_with_json_outputs(kstp, toy_files, tmp_path):
     result = kstp("derive", "question-prerequisites", "--dataset", "toy", "--json")
     assert json.loads(result.stdout) == [{"dataset": "toy", "rule": "strict", "questions": 8,
                                           "questionsWithConcepts": 7, "edges": 12, "meanPerQuestion": 1.5}]
+    switched = kstp("derive", "question-prerequisites", "--rule", "reflexive")
+    assert "toy: 12 edges derived with the strict rule replaced by the reflexive rule's " in switched.stderr
+    kept = kstp("derive", "question-prerequisites", "--json")  # no rule given: each dataset keeps its own
+    assert "replaced" not in kept.stderr and json.loads(kept.stdout)[0]["rule"] == "reflexive"
+    assert "replaced" in kstp("derive", "question-prerequisites", "--rule", "strict").stderr
     result = kstp("evaluate", "psr", "--out", tmp_path / "out", "--min-prerequisites", "3", "--json")
     assert result.exit_code == 0, result.output
     [summary] = json.loads(result.stdout)

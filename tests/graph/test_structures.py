@@ -40,6 +40,18 @@ def test_derive_rule_switch_replaces_edges_and_rerun_is_stable(toy):
     assert len(toy.frame("question_prerequisite_edges", {"dataset": "toy"})) == 12
 
 
+def test_derive_without_a_rule_keeps_the_datasets_rule_and_a_switch_is_reported(toy):
+    """Issue 33 §4: a re-derivation with no rule given replaced the demo's reflexive edges by strict ones."""
+    first = structures.derive_question_prerequisites(toy, "toy")  # never derived: strict
+    assert (first.rule, first.replaced_rule, first.edges) == ("strict", None, len(STRICT))
+    switched = structures.derive_question_prerequisites(toy, "toy", "reflexive")
+    assert (switched.rule, switched.replaced_rule, switched.replaced_edges) == ("reflexive", "strict", len(STRICT))
+    kept = structures.derive_question_prerequisites(toy, "toy")
+    assert (kept.rule, kept.replaced_rule, kept.replaced_edges) == ("reflexive", None, 0)
+    edges = toy.frame("question_prerequisite_edges", {"dataset": "toy"})
+    assert pairs(edges) == REFLEXIVE and set(edges["rule"]) == {"reflexive"}
+
+
 def test_derive_unknown_dataset_and_rule(toy):
     with pytest.raises(UnknownIdError, match="unknown dataset 'nope'; datasets in the graph: toy"):
         structures.derive_question_prerequisites(toy, "nope")

@@ -1,0 +1,137 @@
+"""An embedded graph whose writer died (or stalled) mid-checkpoint: recovered by the next store that may
+write, waited for or explained in one line by a read-only one (issue 33, §1 and §2).
+
+The writer is a child process that commits batches of Learner nodes and checkpoints after
+each (the write-ahead log stays small: no automatic checkpoint comes between); the test stops or kills it the moment the checkpoint's shadow file appears, which
+is where a crash leaves "checkpoint recovery is pending" on disk.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from kstp.cli.main import cli
+from kstp.errors import ConfigError
+from kstp.graph import ladybug as engine
+from kstp.graph.ladybug import LadybugStore
+
+BATCH = 1_000  # below COPY_MIN_ROWS: CREATE, whose rows the write-ahead log holds until a checkpoint
+ROOT = Path(__file__).resolve().parents[2]
+WRITER = f"""
+import sys
+import pandas as pd
+from kstp.graph.ladybug import LadybugStore
+store = LadybugStore(sys.argv[1])
+store.ensure_schema()
+store._for_writing()
+for batch in range(1000):
+    ids = [f"l{{batch}}-{{i}}" for i in range({BATCH})]
+    store.write_nodes("Learner", pd.DataFrame({{"id": ids, "kind": "human"}}))
+    print(batch + 1, flush=True)  # committed: in the write-ahead log
+    store._conn.execute("CHECKPOINT")
+"""
+
+
+def _writer_in_checkpoint(path: Path) -> tuple[subprocess.Popen, int]:
+    """A writer caught (SIGSTOP) inside a checkpoint, and how many batches it had committed."""
+    child = subprocess.Popen([sys.executable, "-c", WRITER, str(path)], stdout=subprocess.PIPE, text=True,
+                             env={**os.environ, "PYTHONPATH": str(ROOT)})
+    shadow, deadline = path.with_name(path.name + ".shadow"), time.monotonic() + 120
+    while not shadow.exists():
+        assert child.poll() is None and time.monotonic() < deadline, "the writer never checkpointed"
+        time.sleep(0.0005)
+    os.kill(child.pid, signal.SIGSTOP)
+    committed = 0
+    os.set_blocking(child.stdout.fileno(), False)
+    for line in child.stdout:
+        committed = int(line)
+    assert committed >= 1
+    return child, committed
+
+
+def _learners(path: Path, read_only: bool = True) -> int:
+    store = LadybugStore(path, read_only=read_only)
+    try:
+        return len(store.nodes("Learner"))
+    finally:
+        store.close()
+
+
+@pytest.fixture
+def crashed(tmp_path) -> tuple[Path, int]:
+    """A graph whose writer was killed mid-checkpoint, and its committed Learner count."""
+    path = tmp_path / "graph"
+    child, committed = _writer_in_checkpoint(path)
+    child.kill()
+    child.wait()
+    assert path.with_name("graph.shadow").exists()
+    return path, committed * BATCH
+
+
+def test_a_read_only_open_of_a_crashed_graph_names_the_command_that_recovers_it(crashed):
+    path, _ = crashed
+    with pytest.raises(ConfigError, match=r"left mid-checkpoint by a process that stopped \(a crash or a kill\); "
+                                          r"nothing committed is lost: any command that writes recovers it, "
+                                          r"e.g. kstp db init"):
+        LadybugStore(path, read_only=True)
+    result = CliRunner().invoke(cli, ["--graph", f"ladybug:{path}", "db", "stats"])
+    assert result.exit_code == 1 and len(result.stderr.strip().splitlines()) == 1
+    assert "left mid-checkpoint" in result.stderr
+
+
+def test_the_next_store_that_may_write_recovers_every_committed_row(crashed):
+    path, committed = crashed
+    assert _learners(path, read_only=False) == committed  # every batch committed before the kill, no more
+    assert not path.with_name("graph.shadow").exists()
+    assert _learners(path) == committed  # and read-only opens work again
+
+
+def test_kstp_db_init_recovers_a_crashed_graph(crashed):
+    path, committed = crashed
+    result = CliRunner().invoke(cli, ["--graph", f"ladybug:{path}", "db", "init"])
+    assert result.exit_code == 0, result.output
+    assert _learners(path) == committed
+
+
+def test_a_reader_waits_for_a_live_writers_checkpoint_then_reads(tmp_path):
+    path = tmp_path / "graph"
+    child, committed = _writer_in_checkpoint(path)
+    try:
+        resume = threading.Timer(0.5, os.kill, (child.pid, signal.SIGCONT))
+        resume.start()
+        started = time.monotonic()
+        store = LadybugStore(path, read_only=True)  # blocked by the checkpoint until the writer goes on
+        waited = time.monotonic() - started
+        try:
+            assert len(store.nodes("Learner")) >= committed * BATCH
+        finally:
+            store.close()
+        resume.join()
+        assert waited >= 0.4
+    finally:
+        child.kill()
+        child.wait()
+
+
+def test_a_stalled_writers_checkpoint_is_named_and_a_second_writer_told_who_holds_the_graph(tmp_path, monkeypatch):
+    path = tmp_path / "graph"
+    child, _ = _writer_in_checkpoint(path)
+    monkeypatch.setattr(engine, "CHECKPOINT_WAIT_S", 0.3)
+    try:
+        with pytest.raises(ConfigError, match=rf"is being checkpointed by process {child.pid} \(over 0 s\); "
+                                              r"try again when it finishes"):
+            LadybugStore(path, read_only=True)
+        with pytest.raises(ConfigError, match=rf"is open for writing in process {child.pid}; wait for it"):
+            LadybugStore(path)
+    finally:
+        child.kill()
+        child.wait()
