@@ -214,7 +214,8 @@ def iita(responses: np.ndarray, variant: int = 1) -> IitaResult:
     Raises
     ------
     BlimError
-        On an unknown variant, or (variants 2 and 3, as DAKS) an item nobody solved.
+        On an unknown variant, fewer than 2 items, no learner or no item solved, or
+        (variants 2 and 3, as DAKS) an item nobody solved.
 
     Examples
     --------
@@ -244,6 +245,11 @@ def iita(responses: np.ndarray, variant: int = 1) -> IitaResult:
         raise BlimError(f"unknown IITA variant {variant!r}; use 1 (minimized corrected), 2 (corrected), 3 (original)")
     r = np.asarray(responses, dtype=np.int64)
     n, m = r.shape
+    if m < 2 or n < 1:  # no candidate relation to choose among, or nothing to count on
+        raise BlimError(f"IITA needs at least 2 items and 1 learner; got {m} item{'s' * (m != 1)} and {n} "
+                        f"learner{'s' * (n != 1)}")
+    if not r.any():
+        raise BlimError("no learner solved any item: IITA has no counterexample rate to estimate")
     b = counterexamples(r).astype(np.float64)
     if variant != 1 and (b.sum(axis=0) == 0).any():
         raise BlimError("each item must be solved at least once (IITA corrected and original variants)")

@@ -240,3 +240,23 @@ def test_fit_blim_bootstrap_shows_its_progress(tmp_path):
     assert json.loads(result.stdout)["bootstrapSamples"] == 4
     assert re.search(r"^BLIM of endm\.dat, parametric bootstrap: 4/4 \(100%\), \d+\.\d s$", result.stderr,
                      re.MULTILINE), result.stderr
+
+
+@pytest.mark.parametrize(("rows", "rule", "code", "said"), [
+    ("1\n0\n1\n", "iita", 1, "Error: IITA needs at least 2 items and 1 learner; got 1 item and 3 learners"),
+    ("1\n", "iita", 1, "Error: IITA needs at least 2 items and 1 learner; got 1 item and 1 learner"),
+    ("1\n0\n1\n", "ita", 0, ""),  # one item: ITA's relation is empty, a defined result
+    ("00\n00\n", "iita", 1, "Error: no learner solved any item: IITA has no counterexample rate to estimate"),
+    ("11\n11\n", "iita", 0, ""),  # everyone solved everything: no counterexample, a relation all the same
+    ("10\n", "ita", 0, ""),  # one learner
+])
+def test_fit_prerequisites_on_degenerate_data_gives_a_result_or_one_line(tmp_path, rows, rule, code, said):
+    """Issue 33 §4: a one-item dataset gave a traceback (argmin of an empty sequence)."""
+    data = tmp_path / "d.dat"
+    data.write_text(rows)
+    result = run_kstp("fit", "prerequisites", "--responses", data, "--rule", rule)
+    assert result.exit_code == code and "Traceback" not in result.output, result.output
+    if said:
+        assert result.stderr.strip().splitlines() == [said]
+    else:
+        assert "fromId" in result.stdout  # the learned relation's table, however short

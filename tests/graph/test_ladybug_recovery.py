@@ -2,8 +2,9 @@
 write, waited for or explained in one line by a read-only one (issue 33, §1 and §2).
 
 The writer is a child process that commits batches of Learner nodes and checkpoints after
-each (the write-ahead log stays small: no automatic checkpoint comes between); the test stops or kills it the moment the checkpoint's shadow file appears, which
-is where a crash leaves "checkpoint recovery is pending" on disk.
+each (the write-ahead log stays small: no automatic checkpoint comes between); the test
+stops or kills it the moment the checkpoint's shadow file appears, which is where a crash
+leaves "checkpoint recovery is pending" on disk.
 """
 
 from __future__ import annotations
