@@ -43,7 +43,9 @@ def _write_report(store, run_id: str, out: Path | None) -> dict:
     report = {"summary": summary, "table1": table1.reset_index(), "byDifficulty": difficulty}
     if out is not None:
         out.mkdir(parents=True, exist_ok=True)
-        stem = run_id.replace(":", "_").replace("/", "_")
+        from kstp.inference.runlog import log_stem
+
+        stem = log_stem(run_id)
         (out / f"{stem}.json").write_text(dumps(report) + "\n")
         table1.to_csv(out / f"{stem}_table1.csv")
         difficulty.to_csv(out / f"{stem}_difficulty.csv", index=False)

@@ -20,6 +20,7 @@ alone, so a log is analysed, and its run re-created, with the graph gone.
 
 from __future__ import annotations
 
+import hashlib
 import importlib.metadata
 import json
 import math
@@ -203,13 +204,29 @@ def read_samples(path: str | Path) -> pd.DataFrame:
         raise InputError(f"{path}: not a kstp samples file ({exc})") from None
 
 
+#: Bytes of a log file's stem: a file system's 255-byte names less the longest ending kstp adds
+#: (``_trajectories.csv``, ``.samples.parquet``).
+STEM_BYTES = 200
+
+
 def log_stem(run_id: str) -> str:
     """A run's log files are named after its id, ``:`` and ``/`` as ``_``.
 
+    An id past :data:`STEM_BYTES` bytes in UTF-8 (a 256-character model name) is cut at a
+    character and ends in ``_`` and 12 hex digits of its SHA-256, so every name fits a
+    file system's 255 bytes and two long ids stay apart.
+
     >>> log_stem("answers:Qwen/Qwen2.5-7B-Instruct:frcsub:3f2a9c1d0b7e")
     'answers_Qwen_Qwen2.5-7B-Instruct_frcsub_3f2a9c1d0b7e'
+    >>> len(log_stem("answers:" + "m" * 256 + ":frcsub:3f2a9c1d0b7e").encode())
+    200
     """
-    return run_id.replace(":", "_").replace("/", "_")
+    stem = run_id.replace(":", "_").replace("/", "_")
+    if len(stem.encode()) <= STEM_BYTES:
+        return stem
+    digest = hashlib.sha256(run_id.encode()).hexdigest()[:12]
+    cut = stem.encode()[:STEM_BYTES - len(digest) - 1].decode(errors="ignore")
+    return f"{cut}_{digest}"
 
 
 def run_log(store: GraphStore, run_id: str, summary: dict, started_at: str, argv: list[str] | None = None) -> dict:

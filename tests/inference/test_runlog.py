@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import shutil
 from pathlib import Path
 
@@ -141,3 +142,23 @@ def test_the_readme_runs_as_data_session(tmp_path, monkeypatch):
     runner = doctest.DocTestRunner(optionflags=doctest.NORMALIZE_WHITESPACE)
     runner.run(test, out=print)
     assert (runner.failures, runner.tries) == (0, len(test.examples)) and runner.tries >= 6
+
+
+def test_a_model_name_past_a_file_names_255_bytes_still_gets_its_logs(tmp_path):
+    """Issue 33 §3: a 256-character --model stored the run and then failed writing its log (no summary)."""
+    location = f"ladybug:{tmp_path / 'graph'}"
+    with open_store(location) as store:
+        load_toy(store, tmp_path)
+    model = "m" * 256
+    with FakeEndpoint(reply=by_seed) as server:
+        result = kstp(location, "evaluate", "answers", "--dataset", "toy", "--model", model, "--base-url",
+                      server.base_url, "--limit", "1", "--gen-kwargs", "max_tokens=32", "--output-path",
+                      tmp_path / "out", "--log-samples", "--json")
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["accuracy"] == 1.0
+    files = sorted((tmp_path / "out").iterdir())
+    assert [re.sub("m+", "m", re.sub("[0-9a-f]{12}", "H", p.name)) for p in files] == [
+        "answers_m_H.json", "answers_m_H.samples.jsonl"]  # cut, with 12 hex digits of the run id's hash
+    assert max(len(p.name.encode()) for p in files) <= 255
+    log = read_run_log(files[0])
+    assert log.config["model"] == model and len(log.samples) == 1
