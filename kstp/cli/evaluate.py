@@ -85,7 +85,7 @@ def psr(ctx, datasets: tuple[str, ...], out: Path | None, denominator: str, min_
             emit(table)
         else:
             print_table(table, "PSR per target question over the human learners who answered it correctly "
-                               "(most broken first)")
+                               "(lowest macro PSR first)")
         return
     if as_json:
         emit(summaries)

@@ -289,8 +289,9 @@ def export(ctx, dataset: str, what: str, path: Path, layout: str | None, limit: 
 @click.option("--structure", "path", type=click.Path(exists=True, dir_okay=False, path_type=Path),
               help="Draw from this structure file instead (kstIO file or 0/1 CSV; a CSV's probability column gives "
                    "the state probabilities, else all states are equally likely).")
-@click.option("--learners", type=click.IntRange(min=1),
-              help="How many learners to draw [default: as many as the fit had; required with --structure].")
+@click.option("--learners", type=click.IntRange(1, 10_000_000),
+              help="How many learners to draw, at most 10,000,000 [default: as many as the fit had; required with "
+                   "--structure].")
 @click.option("--careless", type=click.FloatRange(0, 1),
               help="Careless-error rate (beta) of every item [default: the fitted rates; 0.1 with --structure].")
 @click.option("--guess", type=click.FloatRange(0, 1),

@@ -81,7 +81,11 @@ def response_data(store: GraphStore, dataset: str) -> ResponseData:
     answers = answers[answers["learnerId"].isin(humans)]
     unanswered = sorted(set(items) - set(answers["questionId"]))
     if unanswered:
-        raise KstpError(f"no learner of dataset {dataset!r} answered {', '.join(unanswered)}; "
+        named = ", ".join(unanswered[:5]) + (f" and {len(unanswered) - 5:,} more" if len(unanswered) > 5 else "")
+        if len(unanswered) == len(items):
+            raise KstpError(f"no learner answered the questions of dataset {dataset!r}; ingest responses first "
+                            "(kstp ingest responses)")
+        raise KstpError(f"no learner of dataset {dataset!r} answered {named}; "
                         "a BLIM needs answers to every item (ingest responses for it or drop the question)")
     wide = answers.pivot_table(index="learnerId", columns="questionId", values="correct", aggfunc="last")
     wide = wide.reindex(columns=items)

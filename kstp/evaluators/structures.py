@@ -163,6 +163,11 @@ def analyse(structure: Structure, show: str = "summary", start: int | None = Non
         atoms = _try(k.atoms, notes, "atoms")
         learning = _try(lambda: kst_paths.learning_paths(k).count, notes, "learning paths") \
             if k.is_structure() else None
+        if not k.is_structure():  # a space is a structure (with the empty set and Q) closed under union
+            space = False if space is not None else None
+            notes.append("not a knowledge structure (the empty set or Q is missing): no base, no learning paths")
+        elif space is False:
+            notes.append("not closed under union: no base")
         return {"items": len(k.items), "states": len(k), "notions": len(k.notions()),
                 "isStructure": k.is_structure(), "isSpace": space, "isClosureSpace": closure,
                 "isQuasiOrdinal": None if space is None or closure is None else space and closure,

@@ -7,10 +7,12 @@ force from the definitions over the states ``kst space --enumerate`` lists.
 
 from __future__ import annotations
 
+import io
 import json
 from itertools import combinations
 from pathlib import Path
 
+import pandas as pd
 import pytest
 from click.testing import CliRunner
 
@@ -39,8 +41,9 @@ def test_analyse_tables_equal_r():
     base = run("kst", "analyse", "--structure", KST / "kstio" / "DoignonFalmagne7.spc", "--show", "base",
                "--format", "csv")
     assert base.exit_code == 0, base.output
-    lines = base.stdout.splitlines()
-    assert lines[0].startswith("# summary") and "# rows" in lines
+    read = pd.read_csv(io.StringIO(base.stdout))  # one table, its parts named in the column `table`
+    assert list(read.columns) == ["table", "source", "show", "state", "size"]
+    assert read["table"].tolist() == ["summary"] + ["rows"] * (len(read) - 1)
     rows = json.loads(run("kst", "analyse", "--structure", KST / "kstio" / "DoignonFalmagne7.spc", "--show", "base",
                           "--json").stdout)["rows"]
     patterns = sorted("".join(str(int(q in r["state"])) for q in "abcde") for r in rows)
@@ -116,3 +119,16 @@ def test_analyse_a_dataset_space_equals_brute_force(kstp, toy_files):  # noqa: F
                             "--to", "q1,q2,q3", "--json").stdout)
     assert steps["count"] == 2 and [r["steps"] for r in steps["rows"]] == [[["toy:q2"], ["toy:q3"]],
                                                                            [["toy:q3"], ["toy:q2"]]]
+
+
+def test_a_family_without_the_empty_set_is_neither_a_structure_nor_a_space_and_says_why(tmp_path):
+    """{a}, {a, b, c}: closed under union, yet no space (a space is a structure); the blanks are explained."""
+    path = tmp_path / "family.csv"
+    path.write_text("a,b,c\n1,0,0\n1,1,1\n")
+    result = run("kst", "analyse", "--structure", path, "--json")
+    assert result.exit_code == 0, result.output
+    summary = json.loads(result.stdout)
+    assert (summary["isStructure"], summary["isSpace"], summary["base"], summary["learningPaths"]) == (
+        False, False, None, None)
+    assert summary["notes"] == ["not a knowledge structure (the empty set or Q is missing): no base, "
+                                "no learning paths"]

@@ -46,6 +46,14 @@ def test_fit_refuses_an_item_nobody_answered_and_writes_nothing(store):
     _nothing_written(store)
 
 
+def test_fit_of_a_dataset_nobody_answered_says_so_in_a_short_line(store):
+    _graph(store, answers={})  # the questions, and no answer at all
+    with pytest.raises(KstpError) as refused:
+        fit_dataset(store, DATASET)
+    assert str(refused.value) == ("no learner answered the questions of dataset 'gen'; ingest responses first "
+                                  "(kstp ingest responses)")  # not every question named (4,118 on XES3G5M)
+
+
 def test_fit_refuses_a_delineation_that_is_not_a_knowledge_structure(store):
     # q4 needs no skill, so the delineation puts it in every state: the empty set is no state.
     _graph(store, {**QC, "q4": set()}, {k: {**r, "q4": 1} for k, r in ANSWERS.items()})
