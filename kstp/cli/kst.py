@@ -384,6 +384,9 @@ def import_(ctx, path: Path, dataset: str, kind: str | None, as_json: bool) -> N
     if result["as"] == "data":
         message(f"{result['learners']:,} learners' answers to {result['items']} questions read from {path.name} "
                 f"({result['columns']})")
+        if result["learnerIds"] != "from the file":  # made up from the file's name: another name, other learners
+            message(f"the file names no learners: they are {result['learnerIds']}, new learners of {dataset} unless "
+                    "this file was imported before under the same name")
     else:
         message(f"{result['pairs']:,} prerequisite pairs of dataset {dataset} from {path.name} ({result['columns']}); "
                 f"{result['replaced']:,} earlier pairs removed")

@@ -324,7 +324,8 @@ def import_file(store: GraphStore, dataset: str, path: str | Path, kind: str | N
                                 "timestamp": None})
         report = write_answers(store, dataset, answers, str(path))
         return {"dataset": dataset, "file": str(path), "as": "data", "learners": len(matrix), "items": len(items),
-                "columns": how, "written": report.as_dict()}
+                "columns": how, "learnerIds": "from the file" if read.labels else f"{learners[0]} to {learners[-1]}",
+                "written": report.as_dict()}
     note = None
     if kind == "relation":
         relation = _closure(matrix)

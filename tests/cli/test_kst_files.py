@@ -59,7 +59,10 @@ def test_import_relation_and_answers_then_export_them(toy, tmp_path):
     data = tmp_path / "four.dat"
     rows = ["00000000", "10000000", "11100000", "11111111"]
     data.write_text("#SRBT v2.0 data ASCII\n8\n4\n" + "\n".join(rows) + "\n")
-    assert toy("kst", "import", data, "--dataset", "toy").exit_code == 0
+    imported = toy("kst", "import", data, "--dataset", "toy")
+    assert imported.exit_code == 0, imported.output
+    assert "the file names no learners: they are four-00001 to four-00004, new learners of toy unless this file " \
+        "was imported before under the same name" in " ".join(imported.stderr.split())
     out = tmp_path / "back.csv"
     result = toy("kst", "export", "--dataset", "toy", "--what", "data", "--to", out, "--json")
     assert json.loads(result.stdout)["note"] == "3 learners left out: they did not answer every item"  # L1-L3
