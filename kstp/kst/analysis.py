@@ -22,7 +22,7 @@ relation, Birkhoff's theorem). The *atoms* at q are the minimal states holding q
 state. The *surmise relation* has p before q when every state holding q holds p. The
 *inner fringe* of K is {q in K : K - {q} is a state}, the *outer fringe* {q not in K :
 K + {q} is a state}. A structure is *well-graded* when any two states K, L are joined by
-a tight path: |K Δ L| steps of one item, through states. A *learning path* is a maximal
+a tight path: as many steps of one item as K Δ L has items, through states. A *learning path* is a maximal
 chain of states from the empty set to Q (each state covers the one before: no state
 lies strictly between); in a well-graded structure every step adds one item, and the
 learning paths are its *gradations*. A *gradation* from K to L (K a subset of L) is a
@@ -375,14 +375,14 @@ class Structure:
         return neighbour & self.states, neighbour & (1 - self.states)
 
     def is_well_graded(self) -> bool:
-        """Whether every two states are joined by a tight path (one item per step, |K Δ L| steps).
+        """Whether every two states are joined by a tight path (one item per step, one step per item of K Δ L).
 
         For a union-closed family (and, by complements, an intersection-closed one) this is
         downgradability: every non-empty state has an item in its inner fringe (every state
         but Q one in its outer fringe); Falmagne & Doignon 2011, ch. 2 (a knowledge space is
         well-graded iff it is accessible, an antimatroid). Otherwise each pair is checked:
         K and L are joined iff every K != L has a neighbour state K Δ {q} with q in K Δ L
-        (by induction on |K Δ L|), a few word operations per pair.
+        (by induction on the size of K Δ L), a few word operations per pair.
 
         Raises
         ------

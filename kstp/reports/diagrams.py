@@ -33,7 +33,7 @@ NODE_LABELS, EDGE_LABELS = 30, 80
 
 
 def state_label(members: list[str], most: int = LABEL_ITEMS) -> str:
-    """A state as ``{a, b}``, at most ``most`` items then ``... (+k)``.
+    """A state as ``{a, b}``: at most ``most`` items, then an ellipsis and how many more, ``(+k)``.
 
     >>> state_label([]), state_label(["a", "b"]), state_label(list("abcdefgh"), 3)
     ('{}', '{a, b}', '{a, b, c, ... (+5)}')
