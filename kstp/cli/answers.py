@@ -98,9 +98,9 @@ def answers(ctx, datasets, model, backend, base_url, model_args, gen_kwargs, lim
       kstp evaluate answers --dataset frcsub --model Qwen/Qwen2.5-7B-Instruct \\
           --backend openai --base-url http://127.0.0.1:8000/v1 --samples 4 --log-samples --output-path out/
       kstp evaluate answers --dataset frcsub --model Qwen/Qwen2.5-7B-Instruct --base-url http://127.0.0.1:8000/v1 \\
-          --prompt-file my_prompt.yaml --few-shot shots.jsonl --num-fewshot 2 --limit 8
+          --prompt-file my_prompt.yaml --few-shot shots.jsonl --num-fewshot 2 --limit 8 --new-run
       kstp evaluate answers --dataset frcsub,probability_pks --model Qwen/Qwen2.5-7B-Instruct \\
-          --base-url http://127.0.0.1:8000/v1 --limit 8 --repeat 3
+          --base-url http://127.0.0.1:8000/v1 --limit 8 --repeat 3 --new-run
     """
     import pandas as pd
 

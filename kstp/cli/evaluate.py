@@ -71,7 +71,7 @@ def psr(ctx, datasets: tuple[str, ...], out: Path | None, denominator: str, min_
       kstp evaluate psr --dataset xes3g5m --subset verified
       kstp evaluate psr --dataset frcsub --groups --bootstrap 2000 --seed 7 --format csv
       kstp evaluate psr --dataset frcsub --per-question --out results/
-      kstp --graph ladybug:/mnt/readonly/graph evaluate psr --dataset frcsub --no-write
+      kstp evaluate psr --dataset frcsub --no-write --json
     """
     questions: list = []
     summaries = psr_summaries(ctx, datasets, out, denominator, min_prerequisites, unannotated, subset,

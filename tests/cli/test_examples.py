@@ -320,7 +320,7 @@ def test_every_help_example_and_readme_command_runs(data_root, tmp_path, monkeyp
             if "table7.csv" in line:  # the user's scores table: the one report rqeval wrote
                 (work / "table7.csv").write_bytes((work / "results" / "rqeval_scores.csv").read_bytes())
             args = real_runs(shlex.split(line)[1:])
-            args = [str(p) for a in args for p in (sorted(work.glob(a)) if "*" in a else [a])]
+            args = [str(p) for a in args for p in ((sorted(work.glob(a)) or [a]) if "*" in a else [a])]  # as bash
             if args[0] == "--graph":  # an import into another graph: a new embedded one
                 args[1] = f"ladybug:{tmp_path / f'copy{len(ran)}'}"
                 result = CliRunner().invoke(cli, args)

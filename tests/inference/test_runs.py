@@ -518,8 +518,8 @@ def test_default_windows_fit_the_endpoint():
 
 
 def test_a_kill_loses_at_most_the_last_group(tmp_path):
-    """kill -9 after the store interval: every reply that had arrived is stored and graded; the next run asks
-    only the rest."""
+    """kill -9 after the store interval: every reply that had arrived is stored; the next run grades those whose
+    grades the kill caught unwritten (grading runs behind storing) and asks only the rest."""
     graph = _toy_graph(tmp_path)
     with FakeEndpoint(["ok", "ok", "ok", "stall", "stall", "stall", "stall", "stall"]) as server:
         process = _asking_all(graph, server)
@@ -527,10 +527,12 @@ def test_a_kill_loses_at_most_the_last_group(tmp_path):
         process.kill()
         process.wait()
         _, stored = _stored(tmp_path)
-        assert len(stored) == 3 and stored["verdict"].notna().all()
+        assert len(stored) == 3 and stored["text"].notna().all()
         again = _cli(graph, "--base-url", server.base_url, "--json")  # the server answers from now on
         assert server.requests == 8 + 5
     assert again.exit_code == 0 and json.loads(again.stdout)["questions"] == 8
+    _, stored = _stored(tmp_path)
+    assert len(stored) == 8 and stored["verdict"].notna().all()
 
 
 def test_a_seed_that_would_not_reproduce_is_refused(tmp_path):
