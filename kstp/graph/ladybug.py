@@ -97,6 +97,11 @@ def _locked(path: Path, exc: RuntimeError) -> ConfigError | None:
                        "Neo4j for concurrent writers (KSTP_GRAPH=neo4j://...)")
 
 
+def _unopened(path: Path, exc: RuntimeError) -> ConfigError:
+    """The engine's reason for not opening the graph, on one line."""
+    return ConfigError(f"cannot open the Ladybug graph at {path}: {' '.join(str(exc).split())}")
+
+
 def _recovery_pending(exc: RuntimeError) -> bool:
     """Whether Ladybug refused a read-only open because a checkpoint's shadow pages wait to be replayed."""
     text = str(exc)
@@ -165,8 +170,7 @@ class LadybugStore(GraphStore):
             self._db = ladybug.Database(str(self.path), read_only=not writing)
         except RuntimeError as exc:
             if writing or not _recovery_pending(exc):
-                raise _locked(self.path, exc) or ConfigError(
-                    f"cannot open the Ladybug graph at {self.path}: {' '.join(str(exc).split())}") from None
+                raise _locked(self.path, exc) or _unopened(self.path, exc) from None
             if not self.read_only:  # a kill mid-checkpoint: opening for writing replays it
                 self._connect(writing=True)
                 return
@@ -199,8 +203,7 @@ class LadybugStore(GraphStore):
                 return ladybug.Database(str(self.path), read_only=True)
             except RuntimeError as exc:
                 if not _recovery_pending(exc):
-                    raise ConfigError(f"cannot open the Ladybug graph at {self.path}: "
-                                      f"{' '.join(str(exc).split())}") from None
+                    raise _unopened(self.path, exc) from None
 
     def _for_writing(self) -> None:
         """Reopen the graph for writing before the first write of a writable store.
