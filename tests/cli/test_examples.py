@@ -293,10 +293,16 @@ def test_every_help_example_and_readme_command_runs(data_root, tmp_path, monkeyp
     def real_runs(args: list[str]) -> list[str]:
         runs = {r["runId"]: r["evaluator"] for r in json.loads(run("runs", "list", "--json").stdout)}
         taken, out = set(), []
+        wanted = [w for w in args if RUN_ID.match(w) and w not in runs]
         for word in args:
             if RUN_ID.match(word) and word not in runs:
                 evaluator = args[1] if word.startswith("RUN") else word.split(":")[0]  # kstp report EVALUATOR
                 same = [r for r, e in runs.items() if e == evaluator] or [r for r in runs if r.startswith("cot:")]
+                # Runs of one dataset, enough for every id the line names (`runs diff` pairs two on one
+                # dataset), the example's own dataset first: the list's order is not the examples' order.
+                ds = lambda r: r.split(":")[-2] if r.count(":") >= 3 else ""  # noqa: E731
+                plenty = {d for d in map(ds, same) if sum(ds(r) == d for r in same) >= len(wanted)}
+                same.sort(key=lambda r: (ds(r) not in plenty, ds(r) != ds(word), ds(r)))
                 word = next((r for r in same if r not in taken), same[0] if same else word)
                 taken.add(word)
             out.append(word)
