@@ -1,11 +1,12 @@
 """The import direction of the package (DESIGN.md §1), read from the source with ``ast``.
 
-Floors, lowest first: errors and settings; the KST mathematics (``kst``) and the shared
-plots (``reports``); ``graph``; ``inference``; ``loaders``; ``evaluators``; the web explorer
-(``explore``, which shows what the evaluators compute); ``cli``; and the
-public API of ``kstp/__init__.py`` on top. A module imports only from its own floor or
-below, lazy imports inside functions included; ``kst`` imports nothing of kstp but the
-errors; nothing imports ``cli``; and no modules import each other in a circle.
+Floors, lowest first: errors, settings and the CSV cell rule (``csvcells``); the KST
+mathematics (``kst``) and the shared plots (``reports``); ``graph``; ``inference``;
+``loaders``; ``evaluators``; the web explorer (``explore``, which shows what the
+evaluators compute); ``cli``; and the public API of ``kstp/__init__.py`` on top. A module
+imports only from its own floor or below, lazy imports inside functions included; ``kst``
+imports nothing of kstp but the errors; nothing imports ``cli``; and no modules import
+each other in a circle.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import networkx as nx
 import pytest
 
 PACKAGE = Path(__file__).resolve().parent.parent / "kstp"
-FLOORS = {"_version": 0, "errors": 0, "settings": 0, "kst": 1, "reports": 1, "graph": 2, "inference": 3,
+FLOORS = {"_version": 0, "csvcells": 0, "errors": 0, "settings": 0, "kst": 1, "reports": 1, "graph": 2, "inference": 3,
           "loaders": 4, "catalogues": 4, "evaluators": 5, "explore": 6, "cli": 7, "": 8}
 
 

@@ -8,6 +8,7 @@ import click
 
 from kstp.cli.models import model_options, parse_sampling, progress_bar, report_failures, start_backend
 from kstp.cli.output import dumps, emit, get_store, json_option, message, print_table
+from kstp.csvcells import write_csv
 
 __all__ = ["annotate"]
 
@@ -80,8 +81,8 @@ def concepts(ctx, dataset, framework, model, backend, base_url, model_args, gen_
                      resume, retries, limit, prompt)
     if out:
         out.parent.mkdir(parents=True, exist_ok=True)
-        result.items.assign(clusters=result.items["clusters"].map(" ".join),
-                            concepts=result.items["concepts"].map(" ".join)).to_csv(out, index=False)
+        write_csv(result.items.assign(clusters=result.items["clusters"].map(" ".join),
+                                      concepts=result.items["concepts"].map(" ".join)), out, index=False)
     summary = result.summary()
     if as_json:
         emit(summary)
@@ -126,9 +127,9 @@ def evaluate(ctx, framework, model, backend, base_url, model_args, gen_kwargs, s
     if out:
         out.mkdir(parents=True, exist_ok=True)
         (out / f"annotation_eval_{framework}.json").write_text(dumps(score) + "\n")
-        result.items.merge(gold, on="questionId").assign(
+        write_csv(result.items.merge(gold, on="questionId").assign(
             clusters=lambda f: f["clusters"].map(" ".join), concepts=lambda f: f["concepts"].map(" ".join)
-        ).to_csv(out / f"annotation_eval_{framework}.csv", index=False)
+        ), out / f"annotation_eval_{framework}.csv", index=False)
     if as_json:
         emit(score)
     else:

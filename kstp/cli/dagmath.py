@@ -8,6 +8,7 @@ import click
 
 from kstp.cli.models import backend_options, parse_sampling, progress_bar, report_failures, start_backend
 from kstp.cli.output import SEED, dumps, emit, get_store, json_option, message, out_option, print_table, status
+from kstp.csvcells import write_csv
 from kstp.errors import UnknownIdError
 
 __all__ = ["ingest_cot", "evaluate_dagmath", "report_dagmath"]
@@ -47,10 +48,10 @@ def _write_report(store, run_id: str, out: Path | None) -> dict:
 
         stem = log_stem(run_id)
         (out / f"{stem}.json").write_text(dumps(report) + "\n")
-        table1.to_csv(out / f"{stem}_table1.csv")
-        difficulty.to_csv(out / f"{stem}_difficulty.csv", index=False)
-        curve.to_csv(out / f"{stem}_auc.csv", index=False)
-        metrics.to_csv(out / f"{stem}_trajectories.csv", index=False)
+        write_csv(table1, out / f"{stem}_table1.csv")
+        write_csv(difficulty, out / f"{stem}_difficulty.csv", index=False)
+        write_csv(curve, out / f"{stem}_auc.csv", index=False)
+        write_csv(metrics, out / f"{stem}_trajectories.csv", index=False)
         curves({run_id: curve}, out / f"{stem}_auc.png", f"Closeness curve, AUC {summary['closenessAuc']:.3f}",
                "required share of closed steps", "correct with that closeness")
         classes = dagmath_evaluator.class_members(metrics)
@@ -204,7 +205,7 @@ def report_dagmath(ctx, run_ids: tuple[str, ...], out: Path | None, as_json: boo
     table2 = dagmath_evaluator.table2(pd.DataFrame(rows))
     if out is not None:
         out.mkdir(parents=True, exist_ok=True)
-        table2.to_csv(out / "table2.csv", index=False)
+        write_csv(table2, out / "table2.csv", index=False)
     if as_json:
         emit({"table2": table2, "runs": reports})
         return

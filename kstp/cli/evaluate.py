@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from kstp.cli.output import SEED, dumps, emit, get_store, json_option, message, out_option, print_table, status
+from kstp.csvcells import write_csv
 from kstp.errors import InputError
 
 __all__ = ["evaluate", "psr_summaries", "print_psr"]
@@ -144,20 +145,20 @@ def _psr_summaries(ctx: click.Context, datasets: tuple[str, ...], out: Path | No
                     "where questions share their concepts, as in a skill map)")
         if out is not None:
             out.mkdir(parents=True, exist_ok=True)
-            result.learners.sort_index().to_csv(out / f"psr_learners_{dataset}.csv")  # one order on every engine
+            write_csv(result.learners.sort_index(), out / f"psr_learners_{dataset}.csv")  # one order on every engine
         if questions is not None:
             table = psr_evaluator.question_table(result)
             table.insert(0, "dataset", dataset)
             questions.append(table)
             if out is not None:
-                table.to_csv(out / f"psr_questions_{dataset}.csv", index=False)
+                write_csv(table, out / f"psr_questions_{dataset}.csv", index=False)
         summaries.extend(result.summary(groups, bootstrap, seed))
     if not summaries:
         raise InputError(f"no learner answers in {', '.join(datasets)}; ingest responses first (kstp ingest responses)")
     if out is not None:
         buckets = [f"psr {b}" for b in psr_evaluator.BUCKETS]
         table = _merged_summary(out / "psr_summary.json", summaries)
-        table.to_csv(out / "psr_summary.csv", index=False)
+        write_csv(table, out / "psr_summary.csv", index=False)
         (out / "psr_summary.json").write_text(dumps(table) + "\n")
         if "group" in table:  # the chart keeps paper 1's rows: all human learners, each model
             table = table[table["group"].isna()]

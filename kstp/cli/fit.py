@@ -20,6 +20,7 @@ from kstp.cli.output import (
     refuse_together,
     status,
 )
+from kstp.csvcells import write_csv
 
 __all__ = ["fit"]
 
@@ -212,7 +213,7 @@ def _fit_files(report, out: Path, name: str, title: str) -> tuple[list[str], lis
                                    report.fit.beta_se, report.fit.eta_se))
     tables = [write_kst_file(out / f"blim_states_{name}.csv", "structure", report.fit.states, names, "csv",
                              extra={"probability": report.fit.p_k}), out / f"blim_learners_{name}.csv"]
-    report.learners_table().to_csv(tables[-1], index=False)
+    write_csv(report.learners_table(), tables[-1], index=False)
     return [str(p) for p in paths], [str(p) for p in tables]
 
 

@@ -17,6 +17,7 @@ from kstp.cli.output import (
     refuse_together,
     status,
 )
+from kstp.csvcells import write_csv
 
 __all__ = ["koc"]
 
@@ -92,8 +93,8 @@ def koc(ctx, dataset: str, learners: tuple[str, ...], cuts: str, group_names: st
                "pairs": result.pairs}
     if out is not None:
         out.mkdir(parents=True, exist_ok=True)
-        raw.to_csv(out / f"koc_{dataset}.csv")
-        norm.to_csv(out / f"koc_norm_{dataset}.csv")
+        write_csv(raw, out / f"koc_{dataset}.csv")
+        write_csv(norm, out / f"koc_norm_{dataset}.csv")
         (out / f"koc_{dataset}.json").write_text(dumps(payload) + "\n")
         heatmap(raw, out / f"koc_{dataset}.png", f"KOC on {dataset} (paper 1, Figure 4)", result.blocks, vmin=0.0,
                 label="KOC")

@@ -26,6 +26,7 @@ from kstp.cli.output import (
     require_output_path,
     status,
 )
+from kstp.csvcells import write_csv
 
 __all__ = ["nextstep_evaluate", "nextstep_report", "catalogue"]
 
@@ -173,9 +174,9 @@ def nextstep_report(ctx, runs, out: Path | None, seed, resamples, flips, focus, 
     if out is not None:
         out.mkdir(parents=True, exist_ok=True)
         for name, table in tables.items():
-            table.to_csv(out / f"nextstep_{name}.csv", index=False)
-        scored.assign(predicted=scored["predicted"].map(lambda p: None if p is None else " ".join(sorted(p)))) \
-            .to_csv(out / "nextstep_cells.csv", index=False)
+            write_csv(table, out / f"nextstep_{name}.csv", index=False)
+        predicted = scored["predicted"].map(lambda p: None if p is None else " ".join(sorted(p)))
+        write_csv(scored.assign(predicted=predicted), out / "nextstep_cells.csv", index=False)
         heatmap(report.domains.set_index("catalogue"), out / "nextstep_domains.png",
                 "Exact-set accuracy by domain and condition", vmin=0.0, vmax=1.0, label="exact-set accuracy")
         interval_bars(report.conditions.set_index("condition"),

@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 import click
 from rich.console import Console
 
+from kstp.csvcells import neutralise
 from kstp.errors import KstpError, UnknownIdError
 from kstp.inference.backend import MAX_SEED
 from kstp.settings import graph_target
@@ -285,7 +286,8 @@ def _flat(record: dict, prefix: str = "") -> dict:
 
 
 def _csv_cell(value: Any) -> str | None:
-    return value if value is None or isinstance(value, str) else json.dumps(value)
+    """A value as its CSV cell: text neutralised against spreadsheet formulas, anything else as JSON."""
+    return value if value is None else neutralise(value) if isinstance(value, str) else json.dumps(value)
 
 
 def _is_records(value: Any) -> bool:
@@ -336,7 +338,7 @@ def to_csv(data: Any) -> str:
     columns = header or list(dict.fromkeys(k for row in rows for k in row))
     writer = csv.DictWriter(out, columns, lineterminator="\n")
     if columns:
-        writer.writeheader()
+        csv.writer(out, lineterminator="\n").writerow([neutralise(c) for c in columns])
     writer.writerows(rows)
     return out.getvalue()
 

@@ -11,6 +11,7 @@ import click
 
 from kstp.cli.models import backend_options, parse_sampling, progress_bar, report_failures, start_backend
 from kstp.cli.output import SEED, emit, get_store, json_option, message, out_option, print_table, status
+from kstp.csvcells import write_csv
 from kstp.errors import DataNotFoundError, InputError
 
 if TYPE_CHECKING:
@@ -78,8 +79,8 @@ def _validity_figures(table: pd.DataFrame, out: Path) -> None:
 
     from kstp.evaluators import rqeval as rq
     from kstp.reports.plots import heatmap
-    table.to_csv(out / "rqeval_validity.csv", index=False)
-    rq.layer_summary(table).to_csv(out / "rqeval_layers.csv", index=False)
+    write_csv(table, out / "rqeval_validity.csv", index=False)
+    write_csv(rq.layer_summary(table), out / "rqeval_layers.csv", index=False)
     # Outcome layer first, then the trace layer (Figure 5), so the blocks show in the heatmap.
     names = [d.upper() for d in (*rq.OUTCOME, *rq.TRACE)]
     r = pd.DataFrame(1.0, index=names, columns=names)
@@ -100,8 +101,8 @@ def _figures(scores: pd.DataFrame, per_dataset: pd.DataFrame, ranked: pd.DataFra
     from kstp.evaluators import rqeval as rq
     from kstp.reports.plots import grouped_bars, heatmap, radar
     out.mkdir(parents=True, exist_ok=True)
-    per_dataset.to_csv(out / "rqeval_scores.csv", index=False)
-    ranked.to_csv(out / "rqeval_rankings.csv", index=False)
+    write_csv(per_dataset, out / "rqeval_scores.csv", index=False)
+    write_csv(ranked, out / "rqeval_rankings.csv", index=False)
     by_model = ranked.set_index("model")
     dims = by_model[list(rq.DIMENSIONS)].rename(columns=str.upper)
     radar(dims, out / "rqeval_radar.png", "RQEval dimensions per model")

@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from kstp.cli.output import emit, get_store, json_option, message, print_lines, print_table, table_width
+from kstp.csvcells import write_csv
 
 __all__ = ["runs"]
 
@@ -191,7 +192,7 @@ def export(ctx: click.Context, run_id: str, fmt: str, out: Path | None) -> None:
     samples = run_samples(store, run_id)
     if out is None:
         if fmt == "csv":
-            click.echo(samples.to_csv(index=False), nl=False)
+            click.echo(write_csv(samples, index=False), nl=False)
         else:
             from kstp.inference.runlog import sample_records
 

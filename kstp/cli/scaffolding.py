@@ -9,6 +9,7 @@ import click
 
 from kstp.cli.models import model_options, parse_sampling, progress_bar, prompt_option, report_failures, start_backend
 from kstp.cli.output import dumps, emit, get_store, json_option, message, out_option, print_table, status
+from kstp.csvcells import write_csv
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -80,7 +81,7 @@ def scaffolding(ctx, dataset, model, backend, base_url, model_args, gen_kwargs, 
                **result.rates, "strategies": table.reset_index().to_dict("records")}
     if out is not None:
         out.mkdir(parents=True, exist_ok=True)
-        table.to_csv(out / f"scaffolding_{dataset}.csv")
+        write_csv(table, out / f"scaffolding_{dataset}.csv")
         (out / f"scaffolding_{dataset}.json").write_text(dumps(summary) + "\n")
         _figure({model: table}, dataset, out)
     if as_json:
@@ -142,7 +143,7 @@ def scaffolding_report(ctx, dataset: str, out: Path | None, as_json: bool) -> No
     figure = None
     if out is not None:
         out.mkdir(parents=True, exist_ok=True)
-        rows.to_csv(out / f"scaffolding_report_{dataset}.csv", index=False)
+        write_csv(rows, out / f"scaffolding_report_{dataset}.csv", index=False)
         figure = _figure(tables, dataset, out)
     if as_json:
         emit(rows)

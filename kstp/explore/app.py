@@ -28,6 +28,7 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from kstp._version import __version__
+from kstp.csvcells import neutralise
 from kstp.errors import KstpError, QueryError, ReadOnlyError, UnknownIdError
 from kstp.explore.pages import FILTERS, PAGE_SIZE, SORTABLE, Explorer, slug, unslug
 
@@ -176,10 +177,11 @@ def create_app(explorer: Explorer) -> Starlette:
         except KstpError as exc:
             return Response(f"Error: {exc}\n", 400, media_type="text/plain")
         out = io.StringIO()
-        writer = csv.DictWriter(out, result["columns"], lineterminator="\n")
-        writer.writeheader()
-        for row in result["rows"] or []:
-            writer.writerow({k: v if v is None or isinstance(v, str) else json.dumps(v) for k, v in row.items()})
+        writer = csv.writer(out, lineterminator="\n")
+        writer.writerow([neutralise(c) for c in result["columns"]])
+        for row in result["rows"] or []:  # text neutralised against spreadsheet formulas, anything else as JSON
+            writer.writerow([v if v is None else neutralise(v) if isinstance(v, str) else json.dumps(v)
+                             for v in (row.get(c) for c in result["columns"])])
         return Response(out.getvalue(), media_type="text/csv",
                         headers={"Content-Disposition": f'attachment; filename="{slug(name)}.csv"'})
 

@@ -32,6 +32,7 @@ from pathlib import Path
 import pandas as pd
 
 from kstp._version import __version__
+from kstp.csvcells import restore, write_csv
 from kstp.errors import InputError, UnknownIdError
 from kstp.graph.store import GraphStore
 from kstp.inference.runs import git_hash, now
@@ -171,7 +172,7 @@ def export_samples(frame: pd.DataFrame, path: Path, fmt: str) -> Path:
         raise ValueError(f"unknown export format {fmt!r}; use one of {', '.join(EXPORT_FORMATS)}")
     path.parent.mkdir(parents=True, exist_ok=True)
     if fmt == "csv":
-        frame.to_csv(path, index=False)
+        write_csv(frame, path, index=False)
     elif fmt == "parquet":
         frame.to_parquet(path, index=False)
     else:
@@ -194,7 +195,7 @@ def read_samples(path: str | Path) -> pd.DataFrame:
     path = Path(path)
     try:
         if path.suffix == ".csv":
-            frame = pd.read_csv(path, dtype=str, keep_default_na=False, na_values=[""])
+            frame = pd.read_csv(path, dtype=str, keep_default_na=False, na_values=[""]).map(restore)
         elif path.suffix == ".parquet":
             frame = pd.read_parquet(path)
         else:

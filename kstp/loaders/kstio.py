@@ -34,6 +34,7 @@ from pathlib import Path
 
 import numpy as np
 
+from kstp.csvcells import neutralise, restore
 from kstp.errors import InputError
 from kstp.loaders.common import read_text
 
@@ -223,8 +224,8 @@ def _read_csv(path: Path, lines: list[str], kind: str | None) -> KstFile:
     import csv
 
     table = list(csv.reader(lines))
-    header = [c.strip() for c in table[0]]
-    body = [[c.strip() for c in row] for row in table[1:]]
+    header = [restore(c.strip()) for c in table[0]]
+    body = [[restore(c.strip()) for c in row] for row in table[1:]]
     for number, row in enumerate(body, 2):
         if len(row) != len(header) and any(row):
             raise _bad(path, number, f"{len(row)} cells for the {len(header)} columns of the header")
@@ -397,10 +398,11 @@ def write_kst_file(path: str | Path, kind: str, matrix, items=None, format: str 
     if format == "csv":
         names = list(items) if items is not None else letters(n_items)
         columns = [*([label_name] if labels is not None else []), *names, *(extra or {})]
-        lines = [",".join(f'"{c}"' for c in columns)]
+        quoted = lambda text: '"{}"'.format(str(neutralise(text)).replace('"', '""'))  # noqa: E731
+        lines = [",".join(quoted(c) for c in columns)]
         values = [np.asarray(v, dtype=np.float64) for v in (extra or {}).values()]
         for r in range(n_rows):
-            lines.append(",".join([*([f'"{labels[r]}"'] if labels is not None else []), *map(str, cells[r].tolist()),
+            lines.append(",".join([*([quoted(labels[r])] if labels is not None else []), *map(str, cells[r].tolist()),
                                    *(_r_number(v[r]) for v in values)]))
         path.write_text("\n".join(lines) + "\n")
         return path
