@@ -34,6 +34,8 @@ from kstp.errors import QueryError
 __all__ = ["Query", "registry", "get_query", "load_registry", "ENGINES", "PARAM_TYPES"]
 
 ENGINES = ("ladybug", "neo4j")
+#: The integers both engines store (Neo4j's and Ladybug's INT64): a parameter past them is refused in one line.
+INT64_MIN, INT64_MAX = -(2 ** 63), 2 ** 63 - 1
 PARAM_TYPES = {
     "string": (str,),
     "integer": (int,),
@@ -155,6 +157,10 @@ class Query:
         Traceback (most recent call last):
         ...
         kstp.errors.QueryError: concept_ancestors: missing parameter $conceptId (string)
+        >>> registry()["psr_distribution"].check_params({"dataset": "d", "minPrerequisites": 2 ** 64})
+        Traceback (most recent call last):
+        ...
+        kstp.errors.QueryError: psr_distribution: parameter $minPrerequisites = 18446744073709551616 is past ...
         """
         missing = [p for p in self.params if p not in params]
         if missing:
@@ -173,6 +179,9 @@ class Query:
                 raise QueryError(
                     f"{self.name}: parameter ${key} must be {kind}, got {type(value).__name__} {value!r}"
                 )
+            if kind == "integer" and not INT64_MIN <= value <= INT64_MAX:  # the engines' driver would say less
+                raise QueryError(f"{self.name}: parameter ${key} = {value} is past the 64-bit integers the graph "
+                                 f"stores ({INT64_MIN} to {INT64_MAX})")
 
 
 def _parse(path: Path, root: Path) -> tuple[dict, str]:
