@@ -14,6 +14,7 @@ step lines on a terminal too.
 from __future__ import annotations
 
 import csv
+import errno
 import functools
 import io
 import json
@@ -68,6 +69,11 @@ class KstpGroup(click.Group):
             click.echo(f"Error: {exc}{_graph_named(ctx, exc)}", err=True)
             ctx.exit(1)
         except OSError as exc:
+            if exc.errno in (errno.ENOSPC, errno.EFBIG, errno.EDQUOT):  # no room: not a defect either
+                where = f"writing {exc.filename}" if exc.filename else "writing a file"
+                click.echo(f"Error: {where}: {exc.strerror}; the file is incomplete, the graph is as it was after "
+                           "its last write; free space and run the command again", err=True)
+                ctx.exit(1)
             if exc.filename is None:  # not about a path the user gave: a defect, with its traceback
                 raise
             click.echo(f"Error: {exc.filename}: {exc.strerror or exc}", err=True)

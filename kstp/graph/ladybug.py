@@ -102,6 +102,40 @@ def _unopened(path: Path, exc: RuntimeError) -> ConfigError:
     return ConfigError(f"cannot open the Ladybug graph at {path}: {' '.join(str(exc).split())}")
 
 
+#: The engine's words for a write the file system refused for want of room (ENOSPC, EFBIG, EDQUOT).
+_NO_ROOM = ("No space left on device", "File too large", "Disk quota exceeded")
+
+
+class _Guarded:
+    """A Ladybug connection whose writes that the file system refuses end in one line (:class:`ConfigError`).
+
+    A write with no room on disk (or a checkpoint after a commit, which the engine reports as
+    committed but which a full disk can lose) leaves the transaction whole or absent, never in
+    part; a checkpoint cut short is finished by the next command that writes, and running the
+    command again completes it (writes skip what is there).
+    """
+
+    def __init__(self, conn: ladybug.Connection, path: Path):
+        self._conn, self._path = conn, path
+
+    def execute(self, *args, **kwargs):
+        try:
+            return self._conn.execute(*args, **kwargs)
+        except RuntimeError as exc:
+            text = " ".join(str(exc).split())
+            reason = next((r for r in _NO_ROOM if r in text), None)
+            if reason is None and "post-commit checkpoint failed" in text:
+                reason = "the checkpoint after its commit failed: " + text.rpartition("restart: ")[2][:120]
+            if reason is None:
+                raise
+            raise ConfigError(f"the graph {self._path.resolve()} could not be written ({reason}): this command's "
+                              "write did not finish, what earlier commands wrote stays; free space on its disk if "
+                              "it is full, then run the command again (it skips what is already written)") from None
+
+    def __getattr__(self, name: str):
+        return getattr(self._conn, name)
+
+
 def _recovery_pending(exc: RuntimeError) -> bool:
     """Whether Ladybug refused a read-only open because a checkpoint's shadow pages wait to be replayed."""
     text = str(exc)
@@ -144,6 +178,7 @@ class LadybugStore(GraphStore):
     def __init__(self, path: str | Path, read_only: bool = False):
         self.path = Path(path)
         self.read_only = read_only
+        self._ad_hoc: set[ladybug.Connection] = set()  # read_statement's connections, for interrupt()
         self._open()
 
     @property
@@ -176,7 +211,7 @@ class LadybugStore(GraphStore):
                 return
             self._db = self._after_checkpoint()
         self._writing = writing
-        self._conn = ladybug.Connection(self._db)
+        self._conn = _Guarded(ladybug.Connection(self._db), self.path)
         self._conn.execute(f"CALL var_length_extend_max_depth={MAX_PATH_LENGTH}")
 
     def _after_checkpoint(self) -> ladybug.Database:
@@ -193,8 +228,8 @@ class LadybugStore(GraphStore):
             pid = _writer_pid(self.path)
             if pid is None:
                 raise ConfigError(f"the graph at {self.path.resolve()} was left mid-checkpoint by a process that "
-                                  "stopped (a crash or a kill); nothing committed is lost: any command that writes "
-                                  "recovers it, e.g. kstp db init")
+                                  "stopped (a crash, a kill or a full disk); nothing committed is lost: any command "
+                                  "that writes recovers it once its disk has room, e.g. kstp db init")
             if time.monotonic() > deadline:
                 raise ConfigError(f"the graph at {self.path.resolve()} is being checkpointed by process {pid} "
                                   f"(over {CHECKPOINT_WAIT_S:.0f} s); try again when it finishes")
@@ -271,8 +306,38 @@ class LadybugStore(GraphStore):
         return out
 
     def close(self) -> None:
+        self.interrupt()
         self._conn.close()
         self._db.close()
+
+    def _read_statement(self, text, params, timeout_s):
+        # A connection of its own: a long statement holds neither the store's connection nor its
+        # callers' lock, and interrupt() reaches it from another thread.
+        conn = ladybug.Connection(self._db)
+        conn.set_max_threads_for_exec(1)  # the engine's other worker threads stay free for the pages' reads
+        self._ad_hoc.add(conn)
+        try:
+            conn.execute(f"CALL var_length_extend_max_depth={MAX_PATH_LENGTH}")
+            if timeout_s:
+                conn.set_query_timeout(max(1, round(timeout_s * 1000)))
+            result = conn.execute(text, params)
+            if not result.get_column_names():
+                return pd.DataFrame()
+            return _plain(result.get_as_arrow()).to_pandas()
+        except RuntimeError as exc:
+            first = " ".join(str(exc).split())[:300]
+            if first.startswith("Interrupted"):
+                limit = f"past the {timeout_s:g} s limit" if timeout_s else "on request"
+                raise QueryError(f"the statement was stopped {limit}; narrow it (fewer patterns, a WHERE that "
+                                 "joins them, a LIMIT)") from None
+            raise QueryError(f"query ad hoc failed on Ladybug ({self.path}): {first}") from None
+        finally:
+            self._ad_hoc.discard(conn)
+            conn.close()
+
+    def interrupt(self) -> None:
+        for conn in list(self._ad_hoc):
+            conn.interrupt()
 
     def _execute(self, text: str, params: dict, name: str = "") -> pd.DataFrame:
         try:

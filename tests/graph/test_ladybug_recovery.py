@@ -80,9 +80,9 @@ def crashed(tmp_path) -> tuple[Path, int]:
 
 def test_a_read_only_open_of_a_crashed_graph_names_the_command_that_recovers_it(crashed):
     path, _ = crashed
-    with pytest.raises(ConfigError, match=r"left mid-checkpoint by a process that stopped \(a crash or a kill\); "
-                                          r"nothing committed is lost: any command that writes recovers it, "
-                                          r"e.g. kstp db init"):
+    with pytest.raises(ConfigError, match=r"left mid-checkpoint by a process that stopped \(a crash, a kill or a "
+                                          r"full disk\); nothing committed is lost: any command that writes "
+                                          r"recovers it once its disk has room, e.g. kstp db init"):
         LadybugStore(path, read_only=True)
     result = CliRunner().invoke(cli, ["--graph", f"ladybug:{path}", "db", "stats"])
     assert result.exit_code == 1 and len(result.stderr.strip().splitlines()) == 1
