@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from kstp.cli.output import emit, get_store, json_option, message, on_interrupt
+from kstp.explore.readonly import AD_HOC_TIMEOUT_S
 from kstp.settings import graph_target
 
 __all__ = ["explore"]
@@ -22,14 +23,17 @@ __all__ = ["explore"]
 @click.option("--open", "open_browser", is_flag=True, help="Open the overview in the default browser.")
 @click.option("--export", "export", type=click.Path(file_okay=False, path_type=Path), metavar="DIR",
               help="Write every page to DIR as a static site (relative links, opens from disk) instead of serving.")
+@click.option("--query-timeout", type=click.FloatRange(0.1, 86400), default=AD_HOC_TIMEOUT_S, show_default=True,
+              metavar="SECONDS", help="Seconds an ad-hoc Cypher statement may run before the engine stops it.")
 @json_option  # --format json|csv: the summary of --export (serving prints no result)
 @click.pass_context
 def explore(ctx: click.Context, graph: str | None, host: str, port: int, open_browser: bool, export: Path | None,
-            as_json: bool) -> None:
+            query_timeout: float, as_json: bool) -> None:
     """Explore the graph in a web browser: curricula, datasets, learners, runs and samples, queries.
 
     Serves read-only pages on 127.0.0.1 (the embedded graph opened read-only, Neo4j in read
-    transactions) until Ctrl-C. With --export DIR it writes the same pages as files instead,
+    transactions) until Ctrl-C. An ad-hoc statement runs beside the pages, never holding
+    them up, and is stopped after --query-timeout seconds. With --export DIR it writes the same pages as files instead,
     and --format/--json print what it wrote.
 
     \b
@@ -70,6 +74,6 @@ def explore(ctx: click.Context, graph: str | None, host: str, port: int, open_br
         message(f"warning: listening on {host}: anyone who can reach port {sock.getsockname()[1]} can read the "
                 "whole graph (it is read-only, but not private); use --host 127.0.0.1 to keep it to this machine")
     on_interrupt("kstp explore stopped; it wrote nothing (it only reads the graph).")
-    explorer = Explorer(get_store(ctx), where)
+    explorer = Explorer(get_store(ctx), where, query_timeout)
     serve(explorer, sock, open_browser, lambda line: click.echo(line, err=True))
     message("kstp explore stopped")

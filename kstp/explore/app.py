@@ -12,11 +12,14 @@ from the internet.
 
 from __future__ import annotations
 
+import asyncio
 import csv
 import io
 import json
 import math
+import threading
 import time
+from collections.abc import Callable
 from importlib import resources
 from typing import Any
 
@@ -32,7 +35,7 @@ from kstp.csvcells import neutralise
 from kstp.errors import KstpError, QueryError, ReadOnlyError, UnknownIdError
 from kstp.explore.pages import FILTERS, PAGE_SIZE, SORTABLE, Explorer, slug, unslug
 
-__all__ = ["create_app", "environment", "render"]
+__all__ = ["create_app", "environment", "render", "off_loop", "abandon"]
 
 
 def _number(value: Any, digits: int = 3) -> str:
@@ -70,6 +73,45 @@ def render(env: Environment, template: str, root: str, static: bool, **context: 
     return env.get_template(template).render(root=root, static=static, **context)
 
 
+#: The reads :func:`off_loop` awaits now, which :func:`abandon` answers when the server stops.
+_PENDING: set[asyncio.Future] = set()
+
+
+async def off_loop(function: Callable[..., Any], *args: Any) -> Any:
+    """``function(*args)`` in a daemon thread of its own, awaited: the event loop goes on serving meanwhile.
+
+    A daemon thread, not a pool's: a statement the engine is still running cannot keep the
+    process alive after Ctrl-C (:func:`kstp.explore.server.serve` interrupts it, and
+    :func:`abandon` answers its request).
+    """
+    loop = asyncio.get_running_loop()
+    future = loop.create_future()
+    _PENDING.add(future)
+    future.add_done_callback(_PENDING.discard)
+
+    def settle(outcome: Any, failed: bool) -> None:
+        if not future.done():  # the request may have been cancelled meanwhile
+            future.set_exception(outcome) if failed else future.set_result(outcome)
+
+    def work() -> None:
+        try:
+            outcome, failed = function(*args), False
+        except BaseException as exc:  # noqa: BLE001 (handed to the awaiting request as it is)
+            outcome, failed = exc, True
+        loop.call_soon_threadsafe(settle, outcome, failed)
+
+    threading.Thread(target=work, name="kstp-explore-page", daemon=True).start()
+    return await future
+
+
+def abandon() -> None:
+    """Answer every request still waiting on a read with "the explorer is stopping" (call it on the loop's
+    thread: uvicorn's signal handler): the server then stops without waiting for the engine."""
+    for future in list(_PENDING):
+        if not future.done():
+            future.set_exception(KstpError("kstp explore is stopping; this read was left unfinished"))
+
+
 def create_app(explorer: Explorer) -> Starlette:
     """The ASGI application over ``explorer``'s graph.
 
@@ -86,16 +128,22 @@ def create_app(explorer: Explorer) -> Starlette:
     for name in env.list_templates():  # compiled now, not on a visitor's first page of each kind
         env.get_template(name)
 
-    def page(template: str, build, depth: int = 1):
+    def page(template: str, build, depth: int = 1, locked: bool = True):
+        def built(request: Request):
+            explorer.refresh()  # what another process wrote since the last page
+            if not locked:  # the ad-hoc query page: its statement runs outside the lock, under a time limit
+                return build(request)
+            with explorer.locked():
+                return build(request)
+
         async def endpoint(request: Request) -> Response:
             began = time.perf_counter()
             root = "../" * depth
             try:
-                with explorer.locked():
-                    context = build(request)
+                context = await off_loop(built, request)
                 if isinstance(context, Response):
                     return context
-                html = render(env, template, root, False, **context)
+                html = render(env, template, root, False, read_at=explorer.read_at, **context)
                 status = 200
             except UnknownIdError as exc:
                 html, status = render(env, "error.html", root, False, message=str(exc), title="Not found"), 404
@@ -172,8 +220,8 @@ def create_app(explorer: Explorer) -> Starlette:
         name = unslug(request.path_params["slug"])
         given = dict(request.query_params)
         try:
-            with explorer.locked():
-                result = explorer.query(name, given)
+            await off_loop(explorer.refresh)
+            result = await off_loop(explorer.query, name, given)  # it takes the lock for its read
         except KstpError as exc:
             return Response(f"Error: {exc}\n", 400, media_type="text/plain")
         out = io.StringIO()
@@ -192,7 +240,7 @@ def create_app(explorer: Explorer) -> Starlette:
     routes = [
         Route("/", index_redirect),
         Route("/index.html", page("overview.html", overview, 0)),
-        Route("/query.html", page("query.html", queries, 0)),
+        Route("/query.html", page("query.html", queries, 0, locked=False)),
         Route("/framework/{slug}.html", page("framework.html", framework)),
         Route("/concept/{slug}.html", page("concept.html", concept)),
         Route("/dataset/{slug}.html", page("dataset.html", dataset)),

@@ -9,7 +9,9 @@ Forms that need a server (depth, sorting, filters, queries) are left out.
 
 from __future__ import annotations
 
+import os
 import shutil
+import tempfile
 from collections.abc import Callable, Iterator
 from importlib import resources
 from pathlib import Path
@@ -65,6 +67,8 @@ def export_site(explorer: Explorer, folder: str | Path, progress: Callable[[int,
         The pages of a graph opened read-only.
     folder : str or pathlib.Path
         Created if missing; pages already there are overwritten, other files left alone.
+        The site is written to a hidden folder beside it first and moved in once whole, so
+        an export that stops (Ctrl-C, a full disk, an error) leaves ``folder`` as it was.
     progress : callable, optional
         Called as ``progress(pages_written, file)`` after each page.
 
@@ -75,7 +79,29 @@ def export_site(explorer: Explorer, folder: str | Path, progress: Callable[[int,
         ``skipped`` (``[file, reason]`` of pages that could not be drawn: an id the graph lost meanwhile).
     """
     root = Path(folder).resolve()
-    root.mkdir(parents=True, exist_ok=True)
+    root.parent.mkdir(parents=True, exist_ok=True)
+    building = Path(tempfile.mkdtemp(prefix=f".{root.name[:100]}.partial-", dir=root.parent))
+    try:
+        written, skipped = _write_site(explorer, building, progress)
+        _move_in(building, root)
+    finally:
+        shutil.rmtree(building, ignore_errors=True)
+    return {"folder": str(root), "pages": written, "index": str(root / "index.html"), "skipped": skipped}
+
+
+def _move_in(building: Path, root: Path) -> None:
+    """The finished site at ``root``: renamed there whole when ``root`` is new, else file by file."""
+    if not root.exists():
+        building.rename(root)
+        return
+    for path in sorted(building.rglob("*")):
+        if path.is_file():
+            destination = root / path.relative_to(building)
+            destination.parent.mkdir(parents=True, exist_ok=True)
+            os.replace(path, destination)
+
+
+def _write_site(explorer: Explorer, root: Path, progress: Callable[[int, str], None] | None) -> tuple[int, list]:
     target = root / "static"
     target.mkdir(exist_ok=True)
     static = resources.files("kstp.explore").joinpath("static")
@@ -100,4 +126,4 @@ def export_site(explorer: Explorer, folder: str | Path, progress: Callable[[int,
         written += 1
         if progress:
             progress(written, name)
-    return {"folder": str(root), "pages": written, "index": str(root / "index.html"), "skipped": skipped}
+    return written, skipped

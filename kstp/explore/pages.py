@@ -17,9 +17,11 @@ the static export.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import threading
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -28,6 +30,7 @@ import pandas as pd
 
 from kstp.errors import KstpError, UnknownIdError
 from kstp.explore.layout import Drawing, layered
+from kstp.explore.readonly import AD_HOC_TIMEOUT_S
 from kstp.graph.store import GraphStore, records
 
 __all__ = ["Explorer", "slug", "unslug", "PAGE_SIZE", "DRAW_LIMIT", "HASSE_LIMIT", "PSR_INLINE_ANSWERS"]
@@ -68,18 +71,38 @@ RUN_FIGURES = {"answers": ("accuracy", "correct", "failed", "pending"),
 _SAFE = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-")
 
 
+#: Longest slug, in bytes: a file name of ``SLUG_BYTES`` plus ``.html`` fits a file system's 255.
+SLUG_BYTES = 200
+#: The ids of the shortened slugs made in this process (a shortened slug cannot be read back).
+_SHORTENED: dict[str, str] = {}
+
+
 def slug(identifier: str) -> str:
     """An id as one URL path segment and file name: bytes outside ``[A-Za-z0-9._-]`` as ``~XX``.
 
     Browsers and servers leave ``~`` as it is, so the same text is the page's address on
-    the server and its file name in the export.
+    the server and its file name in the export. A slug past :data:`SLUG_BYTES` (a learner
+    id of 29 CJK characters is 261 bytes of slug) is cut and ends in ``~~`` and 16 hex
+    digits of the id's SHA-256; :func:`unslug` reads it back in the process that made it
+    (the pages that link to it).
 
     >>> slug("frcsub:Item04"), slug("a'b\\"c")
     ('frcsub~3AItem04', 'a~27b~22c')
     >>> unslug(slug("é/x y"))
     'é/x y'
+    >>> long = "toy:" + "学" * 29
+    >>> len(slug(long)), unslug(slug(long)) == long
+    (198, True)
     """
-    return "".join(chr(b) if chr(b) in _SAFE else f"~{b:02X}" for b in identifier.encode())
+    text = "".join(chr(b) if chr(b) in _SAFE else f"~{b:02X}" for b in identifier.encode())
+    if len(text) <= SLUG_BYTES:
+        return text
+    digest = hashlib.sha256(identifier.encode()).hexdigest()[:16]
+    cut = text[:SLUG_BYTES - 18]
+    cut = cut[:cut.rfind("~")] if "~" in cut[-2:] else cut  # never half of a ~XX
+    short = f"{cut}~~{digest}"
+    _SHORTENED[short] = identifier
+    return short
 
 
 def unslug(text: str) -> str:
@@ -88,8 +111,12 @@ def unslug(text: str) -> str:
     Raises
     ------
     UnknownIdError
-        When ``text`` is no slug (a stray ``~``).
+        When ``text`` is no slug (a stray ``~``), or a shortened slug this process did not make.
     """
+    if "~~" in text:
+        if text not in _SHORTENED:
+            raise UnknownIdError(f"no page at {text!r} (a shortened address: open it from a page that links to it)")
+        return _SHORTENED[text]
     out, i = bytearray(), 0
     while i < len(text):
         if text[i] == "~":
@@ -135,17 +162,28 @@ class Explorer:
         The graph, opened read-only.
     where : str
         How the graph is named to the user (``ladybug:/abs/path``, the Neo4j URI).
+    query_timeout_s : float
+        Seconds an ad-hoc statement may run (:data:`AD_HOC_TIMEOUT_S`).
 
     Notes
     -----
     One store is used by one thread at a time (a lock), so the server may run page
-    functions in its worker threads.
+    functions in its worker threads. Ad-hoc statements run outside the lock, on a
+    connection of their own where the engine has connections, under ``query_timeout_s``:
+    a slow one holds up no other page. :meth:`refresh` before a page shows the graph as
+    it is then: what another process wrote since is read (the embedded graph reopened),
+    and what the pages keep is computed again.
     """
 
-    def __init__(self, store: GraphStore, where: str):
+    def __init__(self, store: GraphStore, where: str, query_timeout_s: float = AD_HOC_TIMEOUT_S):
         self.store = store
         self.where = where
+        self.query_timeout_s = query_timeout_s
         self._lock = threading.RLock()
+        self._stamp = store.stamp()
+        self._running = 0  # ad-hoc statements in flight: the store is not reopened under them
+        #: When the pages' data was read (HH:MM:SS, local time), shown in their footer.
+        self.read_at = time.strftime("%H:%M:%S")
         self._cache: dict[tuple, Any] = {}
 
     def _kept(self, key: tuple, compute: Callable[[], Any]) -> Any:
@@ -157,6 +195,27 @@ class Explorer:
     def locked(self):
         """The lock to hold while a page reads the graph."""
         return self._lock
+
+    def refresh(self) -> bool:
+        """Read the graph anew if another process changed it since (:meth:`GraphStore.stamp`); whether it did.
+
+        The embedded graph is reopened (a read-only Ladybug handle keeps the state it was opened
+        on), unless an ad-hoc statement is running on it (the next page does it); what the
+        pages keep is dropped either way.
+        """
+        with self._lock:
+            stamp = self.store.stamp()
+            if stamp == self._stamp or self._running:
+                return False
+            self.store.reopen()
+            self._stamp = self.store.stamp()
+            self._cache.clear()
+            self.read_at = time.strftime("%H:%M:%S")
+            return True
+
+    def interrupt(self) -> None:
+        """Stop the ad-hoc statements running now (the server is stopping)."""
+        self.store.interrupt()
 
     # ---- shared figures ------------------------------------------------------------------
     def stats(self) -> dict:
@@ -583,12 +642,18 @@ class Explorer:
         return {"query": spec, "given": given, "rows": _rows(frame), "columns": list(frame.columns)}
 
     def cypher(self, text: str) -> dict:
-        """Run a read-only ad-hoc statement (:func:`~kstp.explore.readonly.check_read_only` first)."""
+        """Run a read-only ad-hoc statement (:func:`~kstp.explore.readonly.check_read_only` first), under the
+        time limit and outside the lock (see the class notes); call it without holding :meth:`locked`."""
         from kstp.explore.readonly import check_read_only, limited
 
         statement = limited(check_read_only(text), AD_HOC_ROWS + 1)
         with self._lock:
-            frame = self.store.read_statement(statement)
+            self._running += 1
+        try:
+            frame = self.store.read_statement(statement, timeout_s=self.query_timeout_s)
+        finally:
+            with self._lock:
+                self._running -= 1
         return {"rows": _rows(frame.head(AD_HOC_ROWS)), "columns": list(frame.columns),
                 "more": len(frame) > AD_HOC_ROWS}
 

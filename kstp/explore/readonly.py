@@ -18,7 +18,7 @@ import re
 
 from kstp.errors import ReadOnlyError
 
-__all__ = ["check_read_only", "limited", "WRITE_CLAUSES", "FIRST_WORDS", "READ_PROCEDURES"]
+__all__ = ["check_read_only", "limited", "WRITE_CLAUSES", "FIRST_WORDS", "READ_PROCEDURES", "AD_HOC_TIMEOUT_S"]
 
 #: Words that start a clause that writes the graph, reads or writes files, or leaves the
 #: database (one-line refusal names the first one found).
@@ -30,6 +30,9 @@ FIRST_WORDS = ("MATCH", "OPTIONAL", "WITH", "UNWIND", "RETURN", "CALL")
 READ_PROCEDURES = ("db.labels", "db.relationshiptypes", "db.propertykeys", "db.schema.visualization",
                    "db.schema.nodetypeproperties", "db.schema.reltypeproperties", "show_tables", "table_info",
                    "show_connection")
+
+#: Seconds an ad-hoc statement may run before the engine stops it (``kstp explore --query-timeout``).
+AD_HOC_TIMEOUT_S = 30.0
 
 _MASKED = re.compile(r"'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"|`[^`]*`|//[^\n]*|/\*.*?\*/", re.S)
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_.]*")

@@ -1,8 +1,9 @@
 """``kstp explore``'s server: the application of :mod:`kstp.explore.app` under uvicorn.
 
 Binds the address itself first, so a port in use is one line naming it (and port 0 picks a
-free one, which the start line names). uvicorn stops on Ctrl-C or SIGTERM after the requests
-in flight; the graph is closed by the caller.
+free one, which the start line names). uvicorn stops on Ctrl-C or SIGTERM within a second:
+running ad-hoc statements are interrupted and the requests in flight get :data:`SHUTDOWN_S`;
+the graph is closed by the caller.
 """
 
 from __future__ import annotations
@@ -17,7 +18,11 @@ from collections.abc import Callable
 from kstp.errors import ConfigError
 from kstp.explore.pages import Explorer
 
-__all__ = ["is_loopback", "bind", "serve"]
+__all__ = ["is_loopback", "bind", "serve", "SHUTDOWN_S"]
+
+#: Seconds the requests in flight get to finish after Ctrl-C or SIGTERM (their statements are
+#: interrupted first; a page that is still reading is then dropped).
+SHUTDOWN_S = 0.5
 
 
 def is_loopback(host: str) -> bool:
@@ -78,15 +83,21 @@ def serve(explorer: Explorer, sock: socket.socket, open_browser: bool = False,
     """
     import uvicorn
 
-    from kstp.explore.app import create_app
+    from kstp.explore.app import abandon, create_app
 
     began = time.perf_counter()
     explorer.warm()
     host, port = sock.getsockname()[:2]
     shown = f"[{host}]" if ":" in host else host
     url = f"http://{shown}:{port}/"
-    server = uvicorn.Server(uvicorn.Config(create_app(explorer), log_level="warning", access_log=False,
-                                           timeout_graceful_shutdown=5))
+    class Server(uvicorn.Server):
+        def handle_exit(self, sig, frame) -> None:
+            super().handle_exit(sig, frame)
+            explorer.interrupt()  # a running ad-hoc statement ends now, not at its time limit
+            abandon()  # and a request waiting on one (Neo4j's cannot be interrupted) is answered
+
+    server = Server(uvicorn.Config(create_app(explorer), log_level="warning", access_log=False,
+                                   timeout_graceful_shutdown=SHUTDOWN_S))
     announce(f"kstp explore: {url} (graph {explorer.where}, read-only; ready in {time.perf_counter() - began:.1f} s); "
              "Ctrl-C stops it")
     if open_browser:

@@ -310,6 +310,21 @@ class LadybugStore(GraphStore):
         self._conn.close()
         self._db.close()
 
+    def stamp(self) -> object:
+        # The file and its write-ahead log: a commit changes one of them.
+        stamp = []
+        for part in (self.path, self.path.with_name(self.path.name + ".wal")):
+            try:
+                status = part.stat()
+            except FileNotFoundError:  # no log: everything is checkpointed into the file
+                continue
+            stamp.append((part.name, status.st_mtime_ns, status.st_size))
+        return tuple(stamp)
+
+    def reopen(self) -> None:
+        self.close()
+        self._open()
+
     def _read_statement(self, text, params, timeout_s):
         # A connection of its own: a long statement holds neither the store's connection nor its
         # callers' lock, and interrupt() reaches it from another thread.

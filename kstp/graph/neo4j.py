@@ -490,6 +490,25 @@ class Neo4jStore(GraphStore):
     def _execute(self, text: str, params: dict, name: str = "") -> pd.DataFrame:
         return self._run(text, params, name)
 
+    def stamp(self) -> object:
+        # Community Neo4j gives no last transaction id (SHOW DATABASES' lastCommittedTxn is null): the node
+        # and relationship counts, which the count store answers at once, change with every ingest and run.
+        row = self._run("MATCH (n) WITH count(n) AS nodes MATCH ()-[r]->() RETURN nodes, count(r) AS rels", {},
+                        "stamp", _READ).iloc[0]
+        return int(row["nodes"]), int(row["rels"])
+
+    def _read_statement(self, text, params, timeout_s):
+        query = neo4j.Query(text, metadata=self._metadata("ad hoc"), timeout=timeout_s)
+        try:
+            with self._errors("ad hoc"):
+                return self._driver.execute_query(query, params, routing_=_READ, database_=self._database,
+                                                  result_transformer_=_frame)
+        except QueryError as exc:
+            if "TransactionTimedOut" in str(exc):  # the server's own limit, from the transaction's timeout
+                raise QueryError(f"the statement was stopped past the {timeout_s:g} s limit; narrow it (fewer "
+                                 "patterns, a WHERE that joins them, a LIMIT)") from None
+            raise
+
     def _execute_read(self, text: str, params: dict, name: str = "", registered: bool = False) -> pd.DataFrame:
         return self._run(text, params, name, self._routing(name) if registered else _READ)
 

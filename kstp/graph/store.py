@@ -158,19 +158,38 @@ class GraphStore:
             df = pd.DataFrame(columns=list(query.returns))
         return df
 
-    def read_statement(self, text: str, params: dict[str, Any] | None = None) -> pd.DataFrame:
+    def read_statement(self, text: str, params: dict[str, Any] | None = None,
+                       timeout_s: float | None = None) -> pd.DataFrame:
         """Run a statement that is not a registered query (``kstp explore``'s ad-hoc Cypher); its rows.
 
         For a store opened read-only: the engine then refuses a write (a read-only Ladybug
         file, a Neo4j read transaction). Callers check the text first
         (:func:`kstp.explore.readonly.check_read_only`); parameters go in as parameters.
+        With ``timeout_s`` the engine stops the statement after that many seconds (Ladybug's
+        query timeout on a connection of its own, so other readers go on meanwhile; Neo4j's
+        transaction timeout); :meth:`interrupt` stops it at once.
 
         Raises
         ------
         QueryError
-            When the engine refuses the statement (a syntax error, a write).
+            When the engine refuses the statement (a syntax error, a write), or stops it at
+            ``timeout_s`` or on :meth:`interrupt` (the message names the limit).
         """
-        return self._execute(text, params or {}, "ad hoc")
+        return self._read_statement(text, params or {}, timeout_s)
+
+    def _read_statement(self, text: str, params: dict[str, Any], timeout_s: float | None) -> pd.DataFrame:
+        return self._execute(text, params, "ad hoc")
+
+    def interrupt(self) -> None:
+        """Stop the statements :meth:`read_statement` is running now (``kstp explore``'s Ctrl-C)."""
+
+    def stamp(self) -> object:
+        """A value that changes when the graph is written, by this or another process (cheap: each explorer
+        page asks); ``None`` where the engine offers none."""
+        return None
+
+    def reopen(self) -> None:
+        """Open the graph anew so a store opened read-only sees what others wrote since (Neo4j always does)."""
 
     def frame_batches(self, name: str, params: dict[str, Any], keys: list[str], size: int) -> Iterator[pd.DataFrame]:
         """Run the registered query ``name`` once per run of ``size`` consecutive ``keys``.

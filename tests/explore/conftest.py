@@ -55,7 +55,7 @@ def populate(graph: str, folder) -> str:
 
 
 @contextmanager
-def serving(graph: str) -> Iterator[str]:
+def serving(graph: str, query_timeout_s: float = 30.0) -> Iterator[str]:
     """The explorer over ``graph`` (opened read-only) in a thread; yields its base URL."""
     import uvicorn
 
@@ -66,7 +66,7 @@ def serving(graph: str) -> Iterator[str]:
 
     store = open_store(graph, read_only=True)
     sock = bind("127.0.0.1", 0)
-    server = uvicorn.Server(uvicorn.Config(create_app(Explorer(store, graph)), log_level="warning"))
+    server = uvicorn.Server(uvicorn.Config(create_app(Explorer(store, graph, query_timeout_s)), log_level="warning"))
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
     try:
