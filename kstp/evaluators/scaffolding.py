@@ -11,8 +11,9 @@ one of five strategies:
   embeddings (stored as ``Question.embedding``, model configurable, BGE-M3 by default),
   ties by question id; on Neo4j through its vector index
   (:func:`~kstp.graph.vector_search.nearest_questions`), with the same lists;
-- ``prerequisite``: k drawn from Pre(q), q's direct question prerequisites
-  (``PREREQUISITE_OF``; derive them first).
+- ``prerequisite``: k drawn from Pre(q), q's question prerequisites by Eq. 1: every
+  stored ``PREREQUISITE_OF`` pair into q, the full relation (transitive through the
+  concept closure), not only its covering pairs (derive them first).
 
 All strategies are evaluated on one common subset Q: the targets for which both the
 prerequisite and the same-skill selection find at least k exemplars. An exemplar is
