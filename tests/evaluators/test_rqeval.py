@@ -510,6 +510,8 @@ def test_end_to_end_with_the_local_model_on_every_dataset(tmp_path, data_root, m
         assert r["similarityModel"].startswith("bert-score:") and r["similarityModel"].endswith("@6")
         assert all(0 <= r[d] <= 1 for d in ("cq", "cs", "rs", "ls", "es", "ss"))
         assert 4 <= r["requested"] <= 6
+        assert (r["robustness"], r["perturbationSlots"]) == ("paper", 1)
+    assert out["robustness"] == "paper"
     for name in ("rqeval_scores.csv", "rqeval_rankings.csv", "rqeval_radar.png", "rqeval_scenarios.png",
                  "rqeval_dimensions.png", "rqeval_ranks.png", "rqeval_validity.csv", "rqeval_validity.png"):
         assert (tmp_path / "out" / name).stat().st_size > 0
@@ -524,6 +526,12 @@ def test_end_to_end_with_the_local_model_on_every_dataset(tmp_path, data_root, m
             assert recomputed[r["dataset"]][d] == pytest.approx(r[d], abs=1e-9)
     ranks = json.loads(report.stdout)["rankings"]
     assert len(ranks) == 1 and ranks[0]["rank balanced"] == 1
+    # kstp's earlier rule drops the items without a perturbation that the paper's counts as failures
+    present = runner.invoke(cli, ["--graph", graph, "report", "rqeval", "--robustness", "present", "--json"])
+    assert present.exit_code == 0, present.output
+    assert json.loads(present.stdout)["robustness"] == "present"
+    for row in json.loads(present.stdout)["scores"]:
+        assert row["rs"] >= recomputed[row["dataset"]]["rs"] - 1e-12
 
 
 def _cross_encoder(folder, labels: dict[int, str], favoured: int) -> str:
