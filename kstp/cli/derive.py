@@ -44,8 +44,11 @@ def question_prerequisites(ctx, datasets: tuple[str, ...], rule: str | None, out
     """Derive question prerequisites from concept prerequisites (paper 1, Eq. 1).
 
     q_i becomes a prerequisite of q_j when every concept of q_i is a prerequisite of
-    some concept of q_j. Replaces the dataset's earlier derived edges (saying so when
-    they were derived under the other rule); questions without concepts take no part.
+    some concept of q_j. Prints the edges per question (Eq. 1) beside the transitive
+    prerequisite concepts per annotated question and per annotated concept (the reading
+    of paper 1 Table 1's "16.4 prerequisites per question"). Replaces the dataset's
+    earlier derived edges (saying so when they were derived under the other rule);
+    questions without concepts take no part.
     --out draws each dataset's prerequisite graph (equally informative questions as one
     node); --format dot prints it for Graphviz.
 
@@ -71,7 +74,10 @@ def question_prerequisites(ctx, datasets: tuple[str, ...], rule: str | None, out
                     f"replaced by the {report.rule} rule's {report.edges:,}")
         reports.append({"dataset": dataset, "rule": report.rule, "questions": report.questions,
                         "questionsWithConcepts": report.questions_with_concepts, "edges": report.edges,
-                        "meanPerQuestion": report.mean_per_question})
+                        "meanPerQuestion": report.mean_per_question,
+                        # Table 1's "prerequisites per question" reads as these concept counts (README, paper 1)
+                        "prerequisiteConceptsPerQuestion": report.concepts_per_question,
+                        "prerequisiteConceptsPerConcept": report.concepts_per_concept})
     if output_format() == "dot" or out is not None:
         from kstp.evaluators.structures import graph_files, prerequisite_graph
         from kstp.reports.diagrams import graph_dot

@@ -21,10 +21,11 @@ __all__ = ["evaluate_rqeval", "report_rqeval", "rqeval"]
 
 #: No NLI model ships on PyPI, so the default judge is the evaluated model itself (offline).
 DEFAULT_NLI = "llm"
-#: kstp.evaluators.rqeval.DIMENSIONS, PROMPTS and OVERALL (named here so --help imports no evaluator).
+#: kstp.evaluators.rqeval.DIMENSIONS, PROMPTS, OVERALL and ROBUSTNESS (named here so --help imports no evaluator).
 _DIMENSIONS = ("cq", "cs", "rs", "ls", "es", "ss")
 _PROMPTS = ("neutral", "bare", "structured")
 _OVERALL = ("pooled", "equal")
+_ROBUSTNESS = ("paper", "present")
 
 
 def _default_data() -> Path:
@@ -118,21 +119,21 @@ def _figures(scores: pd.DataFrame, per_dataset: pd.DataFrame, ranked: pd.DataFra
         _validity_figures(validity, out)
 
 
-def _tables(scores: pd.DataFrame, frames: dict, scenarios: dict, overall: str, out: Path | None, as_json: bool,
-            extra: dict | None = None) -> None:
+def _tables(scores: pd.DataFrame, frames: dict, scenarios: dict, overall: str, robustness: str, out: Path | None,
+            as_json: bool, extra: dict | None = None) -> None:
     """Per-dataset table (Table 7 shape), overall scores and scenario rankings (Table 8 shape),
-    Table 9 and the figures."""
+    Table 9 and the figures; RS by the rule ``robustness``, named in every output."""
     from kstp.evaluators import rqeval as rq
     per_dataset = scores.join(rq.scenario_scores(scores, scenarios))
-    ranked = rq.rankings(rq.overall_scores(frames, overall), scenarios)
+    ranked = rq.rankings(rq.overall_scores(frames, overall, robustness), scenarios)
     validity = _validity(scores)
     if out is not None:
         _figures(scores, per_dataset, ranked, validity, scenarios, overall, out)
     if as_json:
-        emit({"scores": per_dataset, "rankings": ranked, "overall": overall,
+        emit({"scores": per_dataset, "rankings": ranked, "overall": overall, "robustness": robustness,
               **({"validity": validity} if validity is not None else {}), **(extra or {})})
         return
-    print_table(per_dataset, "RQEval per (model, dataset) (paper 3, Table 7 shape)")
+    print_table(per_dataset, f"RQEval per (model, dataset) (paper 3, Table 7 shape; RS: {_RS_RULE[robustness]})")
     print_table(ranked[["model", "items", *(c for name in scenarios for c in (name, f"rank {name}"))]],
                 f"Scenario scores and ranks over {overall} items (paper 3, Table 8 shape)")
     if validity is not None:
@@ -142,6 +143,12 @@ def _tables(scores: pd.DataFrame, frames: dict, scenarios: dict, overall: str, o
         message(f"wrote {out}/rqeval_*.csv and rqeval_*.png")
 
 
+_RS_RULE = {"paper": "the paper's fixed P slots, an empty one a failure",
+            "present": "over the perturbations present, items without one dropped"}
+_robustness_option = click.option(
+    "--robustness", type=click.Choice(_ROBUSTNESS), default="paper", show_default=True,
+    help="RS's denominator: paper divides by the fixed P slots and counts an empty one as a failure (paper "
+         "§3.2, the release); present divides by the perturbations an item has and drops items without one.")
 _overall_option = click.option(
     "--overall", type=click.Choice(_OVERALL), default="pooled", show_default=True,
     help="A model's overall scores: over its pooled items (paper §4, the release) or the equal mean of datasets.")
@@ -175,13 +182,14 @@ _overall_option = click.option(
               help="neutral: system prompt 'You are a helpful assistant.' and the question (paper §3.4); bare: "
                    "the question alone (§3.4's DeepSeek-V3 setting); structured: one sentence per step and a "
                    "'Final Answer:' line.")
+@_robustness_option
 @_overall_option
 @out_option("the tables (CSV) and figures (PNG)")
 @json_option
 @click.pass_context
 def evaluate_rqeval(ctx, datasets, data, model, backend, base_url, model_args, gen_kwargs, k, p, limit, seed,
-                    concurrency, nli, similarity_model, num_layers, scenarios, prompt, overall, out, resume,
-                    as_json) -> None:
+                    concurrency, nli, similarity_model, num_layers, scenarios, prompt, robustness, overall, out,
+                    resume, as_json) -> None:
     """Score a model's reasoning on six dimensions (CQ, CS, RS, LS, ES, SS) and deployment scenarios (paper 3).
 
     Each item is answered K times and each of up to P perturbations once; every
@@ -222,7 +230,8 @@ def evaluate_rqeval(ctx, datasets, data, model, backend, base_url, model_args, g
         for dataset in ids:
             with progress_bar(f"{model} on {dataset}") as progress:
                 result = rq.evaluate(store, engine, dataset, sampling, p, judge, similarity, limit,
-                                     new_run=not resume, progress=progress, prompt=prompt)
+                                     new_run=not resume, progress=progress, prompt=prompt,
+                                     robustness=robustness)
             summaries.append(result.summary())
             frames[(result.model, dataset)] = result.items
             pending, last_failure = pending + result.pending, result.last_failure or last_failure
@@ -238,8 +247,8 @@ def evaluate_rqeval(ctx, datasets, data, model, backend, base_url, model_args, g
             print_table(table[["model", "dataset", "runId", "requested", "generatedNow", "pending"]],
                         "RQEval runs (incomplete: the tables wait for every reply)")
         report_failures(ctx, pending, last_failure)
-    _tables(table[["model", "dataset", "runId", "items", *rq.DIMENSIONS]], frames, chosen, overall, out, as_json,
-            {"runs": summaries})
+    _tables(table[["model", "dataset", "runId", "items", *rq.DIMENSIONS]], frames, chosen, overall, robustness, out,
+            as_json, {"runs": summaries})
 
 
 @click.command("rqeval")
@@ -247,11 +256,12 @@ def evaluate_rqeval(ctx, datasets, data, model, backend, base_url, model_args, g
               help="RQEval run id (repeatable; default: every scored model and dataset).")
 @click.option("--scenario", "scenarios", multiple=True,
               help="Built-in scenario name or a YAML/JSON weights file (repeatable; default: all seven).")
+@_robustness_option
 @_overall_option
 @out_option("the tables (CSV) and figures (PNG)")
 @json_option
 @click.pass_context
-def report_rqeval(ctx, runs, scenarios, overall, out, as_json) -> None:
+def report_rqeval(ctx, runs, scenarios, robustness, overall, out, as_json) -> None:
     """Recompute the RQEval tables, rankings and plots from stored responses (no inference).
 
     Writes the per-dataset scores (Table 7 shape), the overall scores with scenario
@@ -270,7 +280,7 @@ def report_rqeval(ctx, runs, scenarios, overall, out, as_json) -> None:
     frames = rq.stored_runs(get_store(ctx), list(runs) or None)
     if not frames:
         raise InputError("no scored rqeval run in the graph; run kstp evaluate rqeval first")
-    _tables(rq.dataset_scores(frames), frames, chosen, overall, out, as_json)
+    _tables(rq.dataset_scores(frames, robustness), frames, chosen, overall, robustness, out, as_json)
 
 
 @click.group()

@@ -87,7 +87,8 @@ def scaffolding(ctx, dataset, model, backend, base_url, model_args, gen_kwargs, 
     if as_json:
         emit(summary)
     else:
-        print_table(table.reset_index(), f"Scaffolding gain of {model} on {dataset} (paper 1, Figure 3 shape)")
+        print_table(table.reset_index(), f"Scaffolding gain of {model} on {dataset} (paper 1, Figure 3 shape; "
+                    "SG in percentage points as §5.2 prints it)")
         if out is not None:
             message(f"wrote {out}/scaffolding_{dataset}.csv, .json, scaffolding_accuracy_{dataset}.png (Figure 3) "
                     f"and scaffolding_gain_{dataset}.png")
@@ -101,7 +102,7 @@ def _figure(tables: dict[str, pd.DataFrame], dataset: str, out: Path) -> Path | 
 
     from kstp.evaluators import scaffolding as scaffolding_evaluator
     from kstp.reports.plots import bars_with_baseline, grouped_bars
-    gains = pd.DataFrame({model: table["scaffoldingGain"].drop(index="none", errors="ignore")
+    gains = pd.DataFrame({model: table["scaffoldingGainPoints"].drop(index="none", errors="ignore")
                           for model, table in tables.items()})
     if gains.empty:
         return None
@@ -109,7 +110,7 @@ def _figure(tables: dict[str, pd.DataFrame], dataset: str, out: Path) -> Path | 
     bars_with_baseline(bars, baseline, out / f"scaffolding_accuracy_{dataset}.png",
                        f"Accuracy with exemplars on {dataset} (paper 1, Figure 3)", "accuracy")
     return grouped_bars(gains, out / f"scaffolding_gain_{dataset}.png", f"Scaffolding gain on {dataset}",
-                        "SG = (|K+| - |K|) / |Q|")
+                        "SG, percentage points = 100 (|K+| - |K|) / |Q|")
 
 
 @click.command("scaffolding")
@@ -148,7 +149,8 @@ def scaffolding_report(ctx, dataset: str, out: Path | None, as_json: bool) -> No
     if as_json:
         emit(rows)
     else:
-        print_table(rows, f"Scaffolding gain on {dataset} (paper 1, Figure 3)")
+        print_table(rows, f"Scaffolding gain on {dataset} (paper 1, Figure 3; "
+                    "SG in percentage points as §5.2 prints it)")
         if out is not None:
             message(f"wrote {out}/scaffolding_report_{dataset}.csv"
                     + (f", scaffolding_accuracy_{dataset}.png and {figure.name}" if figure else ""))

@@ -76,8 +76,9 @@ VERSION = "1.1"
 HIGHER_IS_BETTER = {"accuracy": True, "correct": True, "incorrect": False, "unannotated": False}
 #: The answer format of both stages: a JSON array of ids.
 ID_LIST_SCHEMA = {"type": "array", "items": {"type": "string"}}
-#: Paper 1 §3.2: temperature 0.2; a short answer.
-SAMPLING = Sampling(temperature=0.2, top_p=0.95, max_tokens=256, json_schema=ID_LIST_SCHEMA)
+#: Paper 1 §4: GPT-4.1-mini at temperature 0.2, no top-p stated, so none is sent (None: the provider's
+#: default; kstp sent 0.95 before, the answer evaluation's value); a short answer.
+SAMPLING = Sampling(temperature=0.2, top_p=None, max_tokens=256, json_schema=ID_LIST_SCHEMA)
 SYSTEM_PROMPT = ("You are an expert in mathematics education who maps problems to curriculum standards. "
                  "Answer only with a JSON array of ids.")
 CLUSTER_TEMPLATE = ("Problem:\n{text}\n\nCurriculum clusters (id: grade, domain: cluster):\n{menu}\n\n"

@@ -12,7 +12,10 @@ Two denominators, named after their source (:data:`DENOMINATORS`):
 
 - ``"release"`` (the default): only the prerequisites the learner attempted count, and
   a question none of whose prerequisites was attempted takes no part. This is what the
-  authors' released evaluation computes, so it reproduces their Table 2; and in
+  authors' released evaluation computes (equal to their ``eval_psr.py`` on frcsub). Their
+  released result files do not reproduce the printed Table 2: within 0.01 for 3 of 8
+  models, up to .053 off for the others (Qwen2.5-32B macro PSR), and the Table 3 files up
+  to .074 (README, paper 1 table); in
   sparse logs (an XES3G5M learner sees about 7 % of the questions) it measures
   coherence on the evidence there is, where the paper's denominator would mostly
   count prerequisites the learner was never shown.

@@ -11,8 +11,9 @@ one of five strategies:
   embeddings (stored as ``Question.embedding``, model configurable, BGE-M3 by default),
   ties by question id; on Neo4j through its vector index
   (:func:`~kstp.graph.vector_search.nearest_questions`), with the same lists;
-- ``prerequisite``: k drawn from Pre(q), q's direct question prerequisites
-  (``PREREQUISITE_OF``; derive them first).
+- ``prerequisite``: k drawn from Pre(q), q's question prerequisites by Eq. 1: every
+  stored ``PREREQUISITE_OF`` pair into q, the full relation (transitive through the
+  concept closure), not only its covering pairs (derive them first).
 
 All strategies are evaluated on one common subset Q: the targets for which both the
 prerequisite and the same-skill selection find at least k exemplars. An exemplar is
@@ -33,6 +34,9 @@ The scaffolding gain of strategy s (Eq. 5) is
 
 K+_s the targets answered correctly (primary sample) with strategy s, K those answered
 correctly without context; higher is better, and it is negative when exemplars hurt.
+§5.2 prints it in percentage points (Qwen2.5-7B's SG = -0.56 is -0.56 points, not -56 %),
+so the tables (:func:`aggregate`) report ``scaffoldingGainPoints`` = 100 x SG; the
+column's name carries the unit so that no reader takes points for a fraction.
 
 Every completion is stored as a Response with its ``strategy`` and the ids of its
 ``exemplars`` before it is graded; a completion is keyed by (model, prompt, sampling,
@@ -96,7 +100,7 @@ NAME = "scaffolding"
 VERSION = "1.1"
 #: The five exemplar strategies, baseline first (the order of the table and Figure 3).
 STRATEGIES = ("none", "random", "same-skill", "similarity", "prerequisite")
-HIGHER_IS_BETTER = {"accuracy": True, "scaffoldingGain": True}
+HIGHER_IS_BETTER = {"accuracy": True, "scaffoldingGainPoints": True}
 #: Exemplars per prompt (paper 1 §4).
 K = 3
 EXEMPLAR_TEMPLATE = "Example {number}:\nProblem:\n{text}\n{solution}Answer: \\boxed{{{answer}}}"
@@ -278,7 +282,8 @@ def scaffolding_gain(correct: Mapping[str, set[str]], questions: Sequence[str]) 
     Returns
     -------
     dict of str to float
-        SG per strategy, in [-1, 1]; NaN for an empty Q.
+        SG per strategy as Eq. 5 writes it, a fraction in [-1, 1]; NaN for an empty Q.
+        §5.2 prints 100 times this, in percentage points (:func:`aggregate`).
 
     Raises
     ------
@@ -312,11 +317,24 @@ def aggregate(responses: pd.DataFrame) -> pd.DataFrame:
     -------
     pandas.DataFrame
         Indexed by strategy in :data:`STRATEGIES` order (those present), columns
-        ``questions``, ``correct``, ``accuracy``, ``scaffoldingGain`` (NaN for ``none``),
+        ``questions``, ``correct``, ``accuracy`` (a fraction), ``scaffoldingGainPoints``
+        (SG in percentage points, 100 x Eq. 5, as §5.2 prints it; NaN for ``none``),
         ``accuracyStderr`` (the sample sd of the 0/1 verdicts over the square root of the
-        number of targets) and
-        ``scaffoldingGainStderr`` (the same of the paired differences from ``none``,
-        question by question). Q is the set of targets answered under every strategy present.
+        number of targets; a fraction) and ``scaffoldingGainPointsStderr`` (the same of the
+        paired differences from ``none``, question by question, in points). Q is the set
+        of targets answered under every strategy present.
+
+    Examples
+    --------
+    Four targets; without context q1 is right, with prerequisites q1 q2 q3: SG = 2/4 of
+    the targets, +50 points.
+
+    >>> rows = [("q1", "none", 0, True), ("q2", "none", 0, False), ("q3", "none", 0, False),
+    ...         ("q4", "none", 0, False), ("q1", "prerequisite", 0, True), ("q2", "prerequisite", 0, True),
+    ...         ("q3", "prerequisite", 0, True), ("q4", "prerequisite", 0, False)]
+    >>> table = aggregate(pd.DataFrame(rows, columns=["questionId", "strategy", "sampleIndex", "correct"]))
+    >>> table.loc["prerequisite", ["accuracy", "scaffoldingGainPoints"]].tolist()
+    [0.75, 50.0]
     """
     from kstp.inference.statistics import mean_stderr
 
@@ -332,10 +350,10 @@ def aggregate(responses: pd.DataFrame) -> pd.DataFrame:
     base = verdicts.get("none")
     return pd.DataFrame({"questions": n, "correct": [len(correct[s]) for s in present],
                          "accuracy": [len(correct[s]) / n if n else float("nan") for s in present],
-                         "scaffoldingGain": [gain.get(s, float("nan")) for s in present],
+                         "scaffoldingGainPoints": [100 * gain.get(s, float("nan")) for s in present],
                          "accuracyStderr": [mean_stderr(verdicts[s]) for s in present],
-                         "scaffoldingGainStderr": [
-                             mean_stderr([a - b for a, b in zip(verdicts[s], base, strict=True)])
+                         "scaffoldingGainPointsStderr": [
+                             100 * mean_stderr([a - b for a, b in zip(verdicts[s], base, strict=True)])
                              if base is not None and s != "none" else float("nan") for s in present]},
                         index=pd.Index(present, name="strategy"))
 

@@ -576,7 +576,7 @@ class Explorer:
         for qid, row in frame.iterrows():
             out.append({"questionId": qid, "cq": dimensions.correctness([row["correct"]]),
                         "cs": dimensions.consistency([row["answers"]]),
-                        "rs": dimensions.robustness([row["correct"]], [row["perturbed"]]),
+                        "rs": dimensions.robustness([row["correct"]], [row["perturbed"]], int(row["slots"])),
                         "ls": _plain(row["ls"]), "ss": _plain(row["ss"])})
         return out
 

@@ -44,8 +44,12 @@ def test_full_flow_with_json_outputs(kstp, toy_files, tmp_path):
     result = kstp("ingest", "responses", toy_files["answers"], "--dataset", "toy", "--json")
     assert json.loads(result.stdout)["written"]["ANSWERED"]["created"] == 11
     result = kstp("derive", "question-prerequisites", "--dataset", "toy", "--json")
+    # concept level (A -> B, A -> C, B -> D, C -> D, D -> E): prerequisite concepts of q1..q7 are
+    # 0, 1 (A), 1 (A), 1 (A, for B and C), 3 (A B C), 4 (A B C D), 0 -> 10/7; of A..F 0 1 1 3 4 0 -> 9/6
     assert json.loads(result.stdout) == [{"dataset": "toy", "rule": "strict", "questions": 8,
-                                          "questionsWithConcepts": 7, "edges": 12, "meanPerQuestion": 1.5}]
+                                          "questionsWithConcepts": 7, "edges": 12, "meanPerQuestion": 1.5,
+                                          "prerequisiteConceptsPerQuestion": pytest.approx(10 / 7),
+                                          "prerequisiteConceptsPerConcept": 1.5}]
     switched = kstp("derive", "question-prerequisites", "--rule", "reflexive")
     assert "toy: 12 edges derived with the strict rule replaced by the reflexive rule's " in switched.stderr
     kept = kstp("derive", "question-prerequisites", "--json")  # no rule given: each dataset keeps its own

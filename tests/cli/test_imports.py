@@ -84,8 +84,9 @@ def test_cli_choices_named_for_start_up_equal_the_library_constants():
     assert (models._ANSWER_PROMPTS[0], evaluate._SUBSETS) == (answers.DEFAULT_PROMPT, tuple(SUBSETS))
     assert (ingest._RESPONSE_FORMATS, ingest._MISSING) == (tuple(responses.FORMATS), tuple(responses.MISSING))
     assert koc._QUESTION_SETS == tuple(koc_evaluator.QUESTION_SETS)
-    assert (rqeval._DIMENSIONS, rqeval._PROMPTS, rqeval._OVERALL) == (
-        tuple(rqeval_evaluator.DIMENSIONS), tuple(rqeval_evaluator.PROMPTS), tuple(rqeval_evaluator.OVERALL))
+    assert (rqeval._DIMENSIONS, rqeval._PROMPTS, rqeval._OVERALL, rqeval._ROBUSTNESS) == (
+        tuple(rqeval_evaluator.DIMENSIONS), tuple(rqeval_evaluator.PROMPTS), tuple(rqeval_evaluator.OVERALL),
+        tuple(rqeval_evaluator.ROBUSTNESS))
     assert (scaffolding._STRATEGIES, scaffolding._K) == (
         tuple(scaffolding_evaluator.STRATEGIES), scaffolding_evaluator.K)
     assert (scaffolding._EMBEDDING_ALIASES, scaffolding._EMBEDDING_DEFAULT) == (

@@ -66,11 +66,60 @@ def test_consistency_counts_agreeing_pairs_and_missing_answers_agree_with_nothin
     assert math.isnan(rq.consistency([["7"]]))
 
 
-def test_robustness_over_correct_items_and_the_empty_set_convention():
+def test_robustness_present_over_correct_items_with_perturbations_and_the_empty_set_convention():
     # C = items 1 and 3 (item 2 wrong, item 4 has no perturbation): (2/3 + 0/1) / 2
-    assert rq.robustness([True, False, True, True], [[True, True, False], [True], [False], []]) == pytest.approx(1 / 3)
+    correct, perturbed = [True, False, True, True], [[True, True, False], [True], [False], []]
+    assert rq.robustness(correct, perturbed, rule="present") == pytest.approx(1 / 3)
+    assert rq.robustness([False, False], [[True], [True]], rule="present") == 0.0
+    assert rq.robustness([], [], rule="present") == 0.0
+
+
+def test_robustness_paper_divides_by_p_slots_and_an_empty_slot_fails():
+    # P = 3, C = items 1, 3, 4 (item 2 wrong). Item 1: 2 of 3 slots; item 3: one slot present,
+    # answered wrong -> 0/3; item 4: no perturbation at all, still in C -> 0/3.
+    # RS = (2/3 + 0 + 0) / 3 = 2/9 (kstp's present rule: (2/3 + 0/1) / 2 = 1/3 above)
+    correct, perturbed = [True, False, True, True], [[True, True, False], [True], [False], []]
+    assert rq.robustness(correct, perturbed) == pytest.approx(2 / 9)
+    # a perfectly robust model on items with 3, 2, 1 and 0 non-empty slots: (3 + 2 + 1 + 0) / 3 / 4 = 1/2;
+    # present: every present perturbation right -> 1.0 (item 4 dropped)
+    perfect = [[True] * 3, [True] * 2, [True], []]
+    assert rq.robustness([True] * 4, perfect) == pytest.approx(0.5)
+    assert rq.robustness([True] * 4, perfect, rule="present") == 1.0
+    # P per item (pooled runs of P = 3 and P = 1); answers beyond P do not count; P = 0 scores 0 (the release)
+    assert rq.robustness([True, True], [[True], [True, True]], slots=[3, 1]) == pytest.approx((1 / 3 + 1) / 2)
+    assert rq.robustness([True], [[True, True, True]], slots=2) == 1.0
+    assert rq.robustness([True], [[]], slots=0) == 0.0
     assert rq.robustness([False, False], [[True], [True]]) == 0.0
     assert rq.robustness([], []) == 0.0
+    with pytest.raises(ConfigError, match="unknown robustness rule 'fixed'"):
+        rq.robustness([True], [[True]], rule="fixed")
+
+
+def test_robustness_of_a_perfect_model_on_the_shipped_gsm8k_and_strategyqa_perturbations(data_root):
+    # Empty slots in senolali/RQEval's outputs: GSM8K 321 of 750, StrategyQA 466 of 750. A model right on
+    # every item and perturbation: paper RS = non-empty slots / (3 * items) = 429/750 and 284/750.
+    data = data_root / "rqeval"
+    for name, empty, figure in (("gsm8k", 321, 429 / 750), ("strategyqa", 466, 284 / 750)):
+        items = json.loads((data / f"dataset_{name}.json").read_text())
+        slots = [[True for p in item["perturbations"] if p.strip()] for item in items]
+        assert 3 * len(items) - sum(map(len, slots)) == empty
+        assert rq.robustness([True] * len(items), slots) == pytest.approx(figure)
+        assert rq.robustness([True] * len(items), slots, rule="present") == 1.0
+
+
+@pytest.mark.parametrize("dataset, cq, printed, most", [
+    ("gsm8k", 0.880, 0.933, 0.606),       # Claude-Haiku-4.5, Table 7
+    ("strategyqa", 0.704, 0.941, 0.430),  # Gemini-2.5-Flash
+    ("gsm8k", 0.240, 0.572, 0.772),       # Phi-2: one of the two rows that fit
+])
+def test_table7_rs_against_the_most_the_shipped_perturbations_allow(data_root, dataset, cq, printed, most):
+    # Best case for the paper's rule: C = the round(CQ * items) items with the most non-empty slots.
+    items = json.loads((data_root / "rqeval" / f"dataset_{dataset}.json").read_text())
+    present = sorted((sum(bool(p.strip()) for p in item["perturbations"]) for item in items), reverse=True)
+    c = round(cq * len(items))
+    best = rq.robustness([True] * c, [[True] * n for n in present[:c]])
+    assert best == pytest.approx(most, abs=5e-4)
+    assert (printed <= best) == (dataset == "gsm8k" and cq < 0.3)
 
 
 def test_logical_coherence_and_the_single_step_convention():
@@ -360,28 +409,34 @@ def test_evaluate_scores_a_scripted_model_exactly_and_writes_back(store, tmp_pat
     nli = LlmNli(model)
     result = rq.evaluate(store, model, "hand", Sampling(n=2, temperature=0.7, max_tokens=64), 3, nli, minilm)
     # CQ: a, b right, c wrong. CS: a agree, b disagree, c agree -> 2/3.
-    # RS: a 1/2, b 1/1 -> 3/4. LS: a steps (3): pairs [contradiction, neutral] -> 1/2; b 2 steps, 1 neutral pair -> 0;
+    # RS (paper, P = 3): a 1 of 3 slots, b 1 of 3 -> 1/3 (present: a 1/2, b 1/1 -> 3/4).
+    # LS: a steps (3): pairs [contradiction, neutral] -> 1/2; b 2 steps, 1 neutral pair -> 0;
     # c one step -> 0; LS = 1 - (1/2)/3 = 5/6. ES: tokens 20, 40, 10 -> T = 1/3, 1, 0 -> H(1, 2/3) = 0.8,
     # H(1, 0) = 0, H(0, 1) = 0 -> 0.8/3.  SS: a and c identical traces (1), b: F1 of its two traces.
     f1_b = minilm.f1([("Nine is 3 times 3. Final Answer: no", "Nine is odd. Final Answer: yes")])[0]
-    want = {"cq": 2 / 3, "cs": 2 / 3, "rs": 0.75, "ls": 5 / 6, "es": 0.8 / 3, "ss": (2 + f1_b) / 3}
+    want = {"cq": 2 / 3, "cs": 2 / 3, "rs": 1 / 3, "ls": 5 / 6, "es": 0.8 / 3, "ss": (2 + f1_b) / 3}
     assert result.scores == {k: pytest.approx(v, abs=1e-5) for k, v in want.items()}
     assert (result.requested, result.generated, result.nli_backend) == (9, 9, "llm:scripted/scripted-model")
+    assert (result.summary()["robustness"], result.summary()["perturbationSlots"]) == ("paper", 3)
+    run_node = store.nodes("Run", [result.run_id]).iloc[0]
+    assert (run_node["robustnessRule"], run_node["perturbationSlots"], run_node["rs"]) == ("paper", 3,
+                                                                                         pytest.approx(1 / 3))
     run = store.frame("rqeval_responses", {"runId": result.run_id}).set_index("responseId")
     primary_a = run[(run["questionId"] == "hand:a") & (run["sampleIndex"] == 0)].iloc[0]
     assert (primary_a["extracted"], primary_a["tokensOut"], primary_a["ls"], primary_a["stepPairs"],
             primary_a["contradictions"], primary_a["nliBackend"]) == ("7", 20, 0.5, 2, 1, nli.name)
     stored = store.frame("rqeval_scores", {"evaluator": "rqeval"}).iloc[0]
     assert (stored["model"], stored["dataset"], stored["items"]) == ("scripted-model", "hand", 3)
-    assert stored["rs"] == pytest.approx(0.75) and stored["ls"] == pytest.approx(5 / 6)
+    assert stored["rs"] == pytest.approx(1 / 3) and stored["ls"] == pytest.approx(5 / 6)
     recomputed = rq.stored_scores(store).iloc[0]
     assert {d: recomputed[d] for d in rq.DIMENSIONS} == {k: pytest.approx(v, abs=1e-5) for k, v in want.items()}
+    assert rq.stored_scores(store, robustness="present").iloc[0]["rs"] == pytest.approx(0.75)
     # resumed: nothing asked again, NLI not rerun for the same judge
     model.calls = 0
     again = rq.evaluate(store, model, "hand", Sampling(n=2, temperature=0.7, max_tokens=64), 3, nli, minilm)
     assert (again.resumed, again.generated, model.calls) == (True, 0, 0)
     assert again.scores == result.scores
-    # P = 1: only the first perturbation of a counts -> RS = (1 + 1) / 2
+    # P = 1: only the first perturbation of a counts -> RS = (1/1 + 1/1) / 2 under either rule
     one = rq.evaluate(store, model, "hand", Sampling(n=2, temperature=0.7, max_tokens=64), 1, nli, minilm,
                       new_run=True)
     assert one.scores["rs"] == 1.0 and (one.requested, one.generated, one.resumed) == (8, 0, False)
@@ -455,6 +510,8 @@ def test_end_to_end_with_the_local_model_on_every_dataset(tmp_path, data_root, m
         assert r["similarityModel"].startswith("bert-score:") and r["similarityModel"].endswith("@6")
         assert all(0 <= r[d] <= 1 for d in ("cq", "cs", "rs", "ls", "es", "ss"))
         assert 4 <= r["requested"] <= 6
+        assert (r["robustness"], r["perturbationSlots"]) == ("paper", 1)
+    assert out["robustness"] == "paper"
     for name in ("rqeval_scores.csv", "rqeval_rankings.csv", "rqeval_radar.png", "rqeval_scenarios.png",
                  "rqeval_dimensions.png", "rqeval_ranks.png", "rqeval_validity.csv", "rqeval_validity.png"):
         assert (tmp_path / "out" / name).stat().st_size > 0
@@ -469,6 +526,12 @@ def test_end_to_end_with_the_local_model_on_every_dataset(tmp_path, data_root, m
             assert recomputed[r["dataset"]][d] == pytest.approx(r[d], abs=1e-9)
     ranks = json.loads(report.stdout)["rankings"]
     assert len(ranks) == 1 and ranks[0]["rank balanced"] == 1
+    # kstp's earlier rule drops the items without a perturbation that the paper's counts as failures
+    present = runner.invoke(cli, ["--graph", graph, "report", "rqeval", "--robustness", "present", "--json"])
+    assert present.exit_code == 0, present.output
+    assert json.loads(present.stdout)["robustness"] == "present"
+    for row in json.loads(present.stdout)["scores"]:
+        assert row["rs"] >= recomputed[row["dataset"]]["rs"] - 1e-12
 
 
 def _cross_encoder(folder, labels: dict[int, str], favoured: int) -> str:

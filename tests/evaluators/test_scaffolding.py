@@ -128,13 +128,27 @@ def test_scaffolding_gain_hand_made_numbers():
     assert table["accuracy"].tolist() == [0.4, 0.2, 0.4, 0.8]
     # 0/1 verdicts over |Q| = 5: sd (ddof 1) / sqrt(5) = sqrt(p (1 - p) / 4)
     assert table["accuracyStderr"].tolist() == pytest.approx([(p * (1 - p) / 4) ** 0.5 for p in (0.4, 0.2, 0.4, 0.8)])
-    # paired with none: random 0, -1, 0, 0, 0 (sd sqrt(0.2)); prerequisite 0, 0, 1, 1, 0 (sd sqrt(0.3))
-    assert table.loc[["random", "prerequisite"], "scaffoldingGainStderr"].tolist() == pytest.approx(
-        [0.2 ** 0.5 / 5 ** 0.5, 0.3 ** 0.5 / 5 ** 0.5])
-    assert table["scaffoldingGain"].tolist()[1:] == [-0.2, 0.0, 0.4]
-    assert np.isnan(table.loc["none", "scaffoldingGain"])
+    # paired with none: random 0, -1, 0, 0, 0 (sd sqrt(0.2)); prerequisite 0, 0, 1, 1, 0 (sd sqrt(0.3)); in points
+    assert table.loc[["random", "prerequisite"], "scaffoldingGainPointsStderr"].tolist() == pytest.approx(
+        [100 * 0.2 ** 0.5 / 5 ** 0.5, 100 * 0.3 ** 0.5 / 5 ** 0.5])
+    # SG in percentage points, as §5.2 prints it: (4 - 2)/5 = +40, (1 - 2)/5 = -20, (2 - 2)/5 = 0
+    assert table["scaffoldingGainPoints"].tolist()[1:] == pytest.approx([-20.0, 0.0, 40.0])
+    assert np.isnan(table.loc["none", "scaffoldingGainPoints"])
     with pytest.raises(ConfigError, match="baseline"):
         scaffolding.scaffolding_gain({"random": set()}, questions)
+
+
+def test_scaffolding_gain_in_points_on_the_scale_of_the_paper():
+    # 250 targets; 120 right without context, 117 with prerequisites: (117 - 120) / 250 = -0.012 of the
+    # targets, printed -1.2 points (the scale of §5.2's SG = -0.56, which is not -56 %)
+    questions = [f"q{i}" for i in range(250)]
+    rows = [(q, "none", 0, i < 120) for i, q in enumerate(questions)]
+    rows += [(q, "prerequisite", 0, i < 117) for i, q in enumerate(questions)]
+    table = scaffolding.aggregate(pd.DataFrame(rows, columns=["questionId", "strategy", "sampleIndex", "correct"]))
+    assert table.loc["prerequisite", "scaffoldingGainPoints"] == pytest.approx(-1.2)
+    assert table.loc["prerequisite", "accuracy"] == pytest.approx(0.468)
+    assert scaffolding.scaffolding_gain({"none": set(questions[:120]), "prerequisite": set(questions[:117])},
+                                        questions) == {"prerequisite": pytest.approx(-0.012)}
 
 
 def test_figure3_bars_and_no_context_line_by_hand(tmp_path):
@@ -272,7 +286,7 @@ def test_evaluate_end_to_end_with_local_model(sc):
                for s, g in rows.groupby("strategy")}
     table = result.table()
     for s in scaffolding.STRATEGIES[1:]:
-        assert table.loc[s, "scaffoldingGain"] == pytest.approx((len(correct[s]) - len(correct["none"])) / 2)
+        assert table.loc[s, "scaffoldingGainPoints"] == pytest.approx(50 * (len(correct[s]) - len(correct["none"])))
     assert table["questions"].tolist() == [2] * 5
 
 
@@ -295,8 +309,8 @@ def test_cli_evaluate_scaffolding_on_real_data(tmp_path, data_root, graph_locati
     assert (summary["questions"], summary["generatedNow"]) == (2, 4)
     assert [row["strategy"] for row in summary["strategies"]] == ["none", "prerequisite"]
     table = pd.read_csv(tmp_path / "out/scaffolding_frcsub.csv", index_col="strategy")
-    assert table.loc["prerequisite", "scaffoldingGain"] == pytest.approx(
-        (table.loc["prerequisite", "correct"] - table.loc["none", "correct"]) / 2)
+    assert table.loc["prerequisite", "scaffoldingGainPoints"] == pytest.approx(
+        100 * (table.loc["prerequisite", "correct"] - table.loc["none", "correct"]) / 2)
     assert (tmp_path / "out/scaffolding_gain_frcsub.png").stat().st_size > 0
     assert (tmp_path / "out/scaffolding_accuracy_frcsub.png").stat().st_size > 0  # Figure 3
     again = kstp(*args)

@@ -288,6 +288,7 @@ PARITY_CASES = [
     ("concept_cycles", {"framework": "t"}), ("curriculum_figures", {"framework": "t"}),
     ("framework_concepts", {"framework": "t"}), ("question_concepts", {"dataset": "ds"}),
     ("dataset_questions", {"dataset": "ds"}), ("dataset_concept_closure", {"dataset": "ds"}),
+    ("dataset_concept_ancestors", {"dataset": "ds"}),
     ("question_prerequisites", {"dataset": "ds", "reflexive": False}),
     ("question_prerequisites", {"dataset": "ds", "reflexive": True}),
     ("question_prerequisite_edges", {"dataset": "ds"}), ("answers", {"dataset": "ds"}),

@@ -89,6 +89,8 @@ def check_all(store, edges, qc, answers, rule):
     used = {c for cs in qc.values() for c in cs}
     assert as_set(run("dataset_concept_closure", dataset=DATASET), "fromId", "toId") == {
         (a, b) for a, b in ref.closure(edges) if a in used}
+    assert as_set(run("dataset_concept_ancestors", dataset=DATASET), "fromId", "toId") == {
+        (a, b) for a, b in ref.closure(edges) if b in used}
     expected = ref.eq1(qc, edges, rule == "reflexive")
     assert as_set(run("question_prerequisites", dataset=DATASET, reflexive=rule == "reflexive"),
                   "fromId", "toId") == expected

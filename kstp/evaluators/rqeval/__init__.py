@@ -31,6 +31,8 @@ from kstp.evaluators.rqeval.dimensions import (
     DIMENSIONS,
     HIGHER_IS_BETTER,
     NAME,
+    ROBUSTNESS,
+    SLOTS,
     VERSION,
     canonical_answer,
     consistency,
@@ -75,6 +77,7 @@ from kstp.evaluators.rqeval.validity import (
 )
 
 __all__ = ["NAME", "VERSION", "DIMENSIONS", "HIGHER_IS_BETTER", "SCENARIOS", "LONG_NAMES", "PROMPTS", "OVERALL",
+           "ROBUSTNESS", "SLOTS",
            "build_prompt", "score_item", "overall_scores", "significance", "correlation_category", "canonical_answer",
            "split_steps", "correctness", "consistency", "robustness", "logical_coherence", "efficiency",
            "stability", "aggregate", "scenario_scores", "load_scenarios", "check_weights", "rankings",

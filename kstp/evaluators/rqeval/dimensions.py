@@ -13,8 +13,12 @@ compare. From them, for N items (all higher-is-better, each in [0, 1]):
   correct (a failed or truncated completion is incorrect).
 - **CS** consistency: ``CS = (1/N) Σ_i (2 / (K(K-1))) Σ_{j<k} 1[a_ij = a_ik]``, the mean
   pairwise agreement of the K canonical answers; a missing answer agrees with nothing.
-- **RS** robustness: ``RS = (1/|C|) Σ_{i∈C} (1/P_i) Σ_p c_ip`` over C, the items
-  answered correctly that have at least one perturbation (P_i of them); ``RS = 0``
+- **RS** robustness: ``RS = (1/|C|) Σ_{i∈C} (1/P) Σ_{p=1}^{P} c_ip`` over C, the items
+  whose primary answer is correct, with P the run's fixed number of perturbation slots
+  (3 in the paper); an empty or unanswered slot counts as a failure, so an item of C
+  without perturbations scores 0 (rule ``paper``, §3.2 and the release's
+  ``metrics/robustness.py``). Rule ``present`` (kstp's earlier reading) divides by the
+  perturbations present, ``P_i``, and leaves items without any out of C. ``RS = 0``
   when C is empty.
 - **LS** logical coherence: ``LS = 1 - (1/N) Σ_i (1/(n_i - 1)) Σ_j ψ(s_j, s_{j+1})``,
   s the sentences (steps) of the primary trace, ψ = 1 when the NLI backend labels the
@@ -46,18 +50,25 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from kstp.errors import ConfigError
 from kstp.evaluators.answers import score_item as grade_completion
 from kstp.inference.backend import Completion
 from kstp.inference.grading import Verdict, grade
 from kstp.inference.runs import verdict_properties
 
-__all__ = ["NAME", "VERSION", "DIMENSIONS", "HIGHER_IS_BETTER", "score_item", "canonical_answer", "split_steps",
+__all__ = ["NAME", "VERSION", "DIMENSIONS", "HIGHER_IS_BETTER", "ROBUSTNESS", "SLOTS", "score_item",
+           "canonical_answer", "split_steps",
            "correctness", "consistency", "robustness", "logical_coherence", "efficiency", "stability"]
 
 NAME = "rqeval"
 VERSION = "1.1"
 DIMENSIONS = ("cq", "cs", "rs", "ls", "es", "ss")
 HIGHER_IS_BETTER = dict.fromkeys(DIMENSIONS, True)
+#: How RS counts perturbations: ``paper`` (a fixed P slots, an empty one a failure; the default) or
+#: ``present`` (over the perturbations present, items without one dropped).
+ROBUSTNESS = ("paper", "present")
+#: The paper's P, perturbation slots per item (§3.2, Table 2).
+SLOTS = 3
 _STEP_RE = re.compile(r"(?<=[.!?])\s+(?=\S)|\n+")
 
 
@@ -134,17 +145,59 @@ def consistency(answers: Sequence[Sequence[str | None]]) -> float:
     return _mean([_agreement(a) for a in answers])
 
 
-def robustness(primary_correct: Sequence[bool], perturbed_correct: Sequence[Sequence[bool]]) -> float:
-    """RS: over correctly answered items with perturbations, the mean share of perturbations
-    answered correctly; 0 when there is no such item.
+def robustness(primary_correct: Sequence[bool], perturbed_correct: Sequence[Sequence[bool]],
+               slots: int | Sequence[int] = SLOTS, rule: str = "paper") -> float:
+    """RS: over the correctly answered items, the mean share of perturbations answered correctly.
 
-    >>> robustness([True, True, False, True], [[True, False], [True, True, True], [True], []])
-    0.75
+    Parameters
+    ----------
+    primary_correct : sequence of bool, length N
+        Whether each item's primary answer is correct (C is the items where it is).
+    perturbed_correct : sequence of sequences of bool, length N
+        Per item, the correctness of each perturbation that was asked and answered.
+    slots : int or sequence of int (length N)
+        P, the perturbation slots of an item (the run's ``--p``); ``paper`` divides by it.
+    rule : {"paper", "present"}
+        ``paper``: ``(1/P) Σ_p c_ip``, a slot without an answered perturbation a failure.
+        ``present``: the share over the perturbations present; items without one leave C.
+
+    Returns
+    -------
+    float
+        RS in [0, 1]; 0 when C is empty (the paper's convention), and under ``paper``
+        for a run without slots (P = 0), as the release returns.
+
+    Raises
+    ------
+    ConfigError
+        On an unknown ``rule``.
+
+    Examples
+    --------
+    Item 2 is wrong and leaves C; item 4 has no perturbation. Paper: (1/3 + 1/3 + 0)/3;
+    present: (1/2 + 1/1)/2.
+
+    >>> correct, perturbed = [True, False, True, True], [[True, False], [True, True, True], [True], []]
+    >>> round(robustness(correct, perturbed), 4), robustness(correct, perturbed, rule="present")
+    (0.2222, 0.75)
     >>> robustness([False], [[True]])
     0.0
+
+    References
+    ----------
+    Senol, Agrawal, Liu 2026, §3.2, the RS equation with P = 3 (arXiv 2605.24661);
+    senolali/RQEval ``metrics/robustness.py`` (fixed P, missing slots score 0).
     """
-    shares = [sum(map(bool, p)) / len(p) for c, p in zip(primary_correct, perturbed_correct, strict=True)
-              if c and len(p)]
+    if rule not in ROBUSTNESS:
+        raise ConfigError(f"unknown robustness rule {rule!r}; use {', '.join(ROBUSTNESS)}")
+    per_item = [slots] * len(primary_correct) if isinstance(slots, (int, np.integer)) else list(slots)
+    if rule == "present":
+        shares = [sum(map(bool, p)) / len(p) for c, p in zip(primary_correct, perturbed_correct, strict=True)
+                  if c and len(p)]
+    else:
+        # only the first P answers count, as the release truncates to its fixed P; P = 0 scores 0 there too
+        shares = [sum(map(bool, list(p)[:n])) / n if n > 0 else 0.0
+                  for c, p, n in zip(primary_correct, perturbed_correct, per_item, strict=True) if c]
     return _mean(shares) if shares else 0.0
 
 

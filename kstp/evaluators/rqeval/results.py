@@ -33,6 +33,7 @@ from kstp.errors import ConfigError, UnknownIdError
 from kstp.evaluators.rqeval.dimensions import (
     DIMENSIONS,
     NAME,
+    SLOTS,
     _mean,
     canonical_answer,
     consistency,
@@ -98,7 +99,7 @@ def _stored_run(store: GraphStore, run_id: str) -> tuple[str, str, pd.DataFrame]
     questions = config["options"]["questions"]
     items = run_items(store, dataset, None if questions == "all" else questions, config["options"]["perturbations"])
     return model, dataset, item_frame(items, store.frame("rqeval_responses", {"runId": run_id}),
-                                      config["sampling"]["n"])
+                                      config["sampling"]["n"], config["options"]["perturbations"])
 
 
 def stored_runs(store: GraphStore, run_ids: Sequence[str] | None = None) -> dict[tuple[str, str], pd.DataFrame]:
@@ -121,7 +122,7 @@ def stored_runs(store: GraphStore, run_ids: Sequence[str] | None = None) -> dict
     return frames
 
 
-def stored_scores(store: GraphStore, run_ids: Sequence[str] | None = None) -> pd.DataFrame:
+def stored_scores(store: GraphStore, run_ids: Sequence[str] | None = None, robustness: str = "paper") -> pd.DataFrame:
     """The six dimensions recomputed from stored responses, one row per run (no inference).
 
     Parameters
@@ -129,6 +130,8 @@ def stored_scores(store: GraphStore, run_ids: Sequence[str] | None = None) -> pd
     run_ids : sequence of str, optional
         RQEval run ids; default: the scored run of every (model, dataset)
         (``SCORED_ON``).
+    robustness : {"paper", "present"}
+        RS's rule (:func:`~kstp.evaluators.rqeval.dimensions.robustness`).
 
     Returns
     -------
@@ -140,15 +143,16 @@ def stored_scores(store: GraphStore, run_ids: Sequence[str] | None = None) -> pd
     UnknownIdError
         When a run id is not an RQEval run in the graph.
     """
-    return dataset_scores(stored_runs(store, run_ids))
+    return dataset_scores(stored_runs(store, run_ids), robustness)
 
 
-def dataset_scores(frames: Mapping[tuple[str, str], pd.DataFrame]) -> pd.DataFrame:
+def dataset_scores(frames: Mapping[tuple[str, str], pd.DataFrame], robustness: str = "paper") -> pd.DataFrame:
     """One row per run, in Table 7's shape: ``model, dataset, runId, items`` and the six dimensions
-    ``cq`` to ``ss``, from :func:`stored_runs` (``runId`` None where a frame has no such column)."""
+    ``cq`` to ``ss``, from :func:`stored_runs` (``runId`` None where a frame has no such column),
+    RS by the rule ``robustness``."""
     rows = [{"model": model, "dataset": dataset,
              "runId": frame["runId"].iloc[0] if "runId" in frame and len(frame) else None,
-             "items": len(frame), **run_scores(frame)} for (model, dataset), frame in frames.items()]
+             "items": len(frame), **run_scores(frame, robustness)} for (model, dataset), frame in frames.items()]
     return pd.DataFrame(rows, columns=["model", "dataset", "runId", "items", *DIMENSIONS])
 
 
@@ -160,7 +164,7 @@ def _true(value) -> bool:
     return value is not None and not pd.isna(value) and bool(value)
 
 
-def item_frame(items: pd.DataFrame, responses: pd.DataFrame, k: int) -> pd.DataFrame:
+def item_frame(items: pd.DataFrame, responses: pd.DataFrame, k: int, slots: int = SLOTS) -> pd.DataFrame:
     """Per item, what the dimensions need, from stored items and responses.
 
     Parameters
@@ -171,6 +175,9 @@ def item_frame(items: pd.DataFrame, responses: pd.DataFrame, k: int) -> pd.DataF
         Rows of the ``rqeval_responses`` query of the run.
     k : int
         Generations per item.
+    slots : int
+        P, the run's perturbation slots per item (its ``perturbations`` option; 3 in the
+        paper), which RS's ``paper`` rule divides by.
 
     Returns
     -------
@@ -179,7 +186,7 @@ def item_frame(items: pd.DataFrame, responses: pd.DataFrame, k: int) -> pd.DataF
         None where missing), ``perturbed`` (correctness of each answered perturbation),
         ``tokens`` (primary output tokens), ``ls`` (primary trace; NaN before NLI ran;
         1 for a failed primary, a trace without steps, which §3.2 keeps in N),
-        ``ss`` (NaN before it was computed), ``invalid`` (NLI pairs without a label).
+        ``ss`` (NaN before it was computed), ``slots`` (P).
     """
     by_id = responses.set_index(["questionId", "sampleIndex"])
     out = []
@@ -194,23 +201,28 @@ def item_frame(items: pd.DataFrame, responses: pd.DataFrame, k: int) -> pd.DataF
                     "answers": answers,
                     "perturbed": [_true(by_id.loc[(v, 0), "correct"]) for v in variants],
                     "tokens": float(tokens) if tokens is not None and not pd.isna(tokens) else None,
-                    "ls": get(0, "ls") if _text(get(0, "text")).strip() else 1.0, "ss": get(0, "ss")})
+                    "ls": get(0, "ls") if _text(get(0, "text")).strip() else 1.0, "ss": get(0, "ss"),
+                    "slots": slots})
     return pd.DataFrame(out).set_index("questionId")
 
 
-def run_scores(frame: pd.DataFrame) -> dict[str, float]:
+def run_scores(frame: pd.DataFrame, robustness_rule: str = "paper") -> dict[str, float]:
     """The six dimensions of a run from its :func:`item_frame`.
 
     LS averages the stored per-item LS (1 - contradiction share), the same as
-    :func:`logical_coherence` on the labels.
+    :func:`logical_coherence` on the labels. RS follows ``robustness_rule`` (``paper``:
+    the frame's ``slots``, P = 3 where a frame has none; ``present``); an unknown rule
+    raises ConfigError.
     """
+    slots = [int(n) for n in frame["slots"]] if "slots" in frame else SLOTS
     return {"cq": correctness(frame["correct"]), "cs": consistency(list(frame["answers"])),
-            "rs": robustness(frame["correct"], list(frame["perturbed"])),
+            "rs": robustness(frame["correct"], list(frame["perturbed"]), slots, robustness_rule),
             "ls": _mean(frame["ls"].astype(float).dropna()), "es": efficiency(frame["correct"], list(frame["tokens"])),
             "ss": _mean(frame["ss"].astype(float).dropna())}
 
 
-def overall_scores(frames: Mapping[tuple[str, str], pd.DataFrame], how: str = "pooled") -> pd.DataFrame:
+def overall_scores(frames: Mapping[tuple[str, str], pd.DataFrame], how: str = "pooled",
+                   robustness: str = "paper") -> pd.DataFrame:
     """A model's overall dimensions from the item frames of its runs (one per dataset).
 
     Parameters
@@ -222,6 +234,8 @@ def overall_scores(frames: Mapping[tuple[str, str], pd.DataFrame], how: str = "p
         concatenated items of the model's runs, so a dataset weighs by its items and
         ES's token range spans them all. ``equal``: the mean of the per-dataset
         scores, each dataset weighing equally.
+    robustness : {"paper", "present"}
+        RS's rule (:func:`run_scores`).
 
     Returns
     -------
@@ -231,7 +245,7 @@ def overall_scores(frames: Mapping[tuple[str, str], pd.DataFrame], how: str = "p
     Raises
     ------
     ConfigError
-        On an unknown ``how``.
+        On an unknown ``how`` or ``robustness``.
 
     Examples
     --------
@@ -251,9 +265,9 @@ def overall_scores(frames: Mapping[tuple[str, str], pd.DataFrame], how: str = "p
     rows = []
     for model, runs in models.items():
         if how == "pooled":
-            scores = run_scores(pd.concat([f for _, f in runs]))
+            scores = run_scores(pd.concat([f for _, f in runs]), robustness)
         else:
-            per = pd.DataFrame([run_scores(f) for _, f in runs])
+            per = pd.DataFrame([run_scores(f, robustness) for _, f in runs])
             scores = {d: float(per[d].mean()) for d in DIMENSIONS}
         rows.append({"model": model, "datasets": len(runs), "items": sum(len(f) for _, f in runs), **scores})
     return pd.DataFrame(rows, columns=["model", "datasets", "items", *DIMENSIONS])

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 from kstp.errors import ConfigError
-from kstp.evaluators.rqeval.dimensions import NAME, VERSION, _mean, grade_reply, split_steps
+from kstp.evaluators.rqeval.dimensions import NAME, ROBUSTNESS, VERSION, _mean, grade_reply, split_steps
 from kstp.evaluators.rqeval.prompts import PROMPTS, build_prompt, template_hash
 from kstp.evaluators.rqeval.results import _text, item_frame, run_items, run_scores
 from kstp.graph.store import GraphStore
@@ -77,6 +77,8 @@ class RqevalResult:
     nli_backend: str
     nli_invalid: int
     similarity_model: str
+    robustness: str = "paper"
+    slots: int = 3
     pending: int = 0
     last_failure: str | None = None
     rates: dict = field(default_factory=dict)
@@ -91,7 +93,8 @@ class RqevalResult:
         return {"model": self.model, "dataset": self.dataset, "runId": self.run_id, "items": len(self.items),
                 **self.scores, **{f"{d}Stderr": mean_stderr(v.to_numpy()) for d, v in per_item.items()},
                 "nliBackend": self.nli_backend, "nliInvalid": self.nli_invalid,
-                "similarityModel": self.similarity_model, "resumed": self.resumed, "requested": self.requested,
+                "similarityModel": self.similarity_model, "robustness": self.robustness,
+                "perturbationSlots": self.slots, "resumed": self.resumed, "requested": self.requested,
                 "generatedNow": self.generated, "pending": self.pending, **self.rates}
 
 
@@ -156,7 +159,7 @@ def _score_stability(store, responses: pd.DataFrame, originals: list[str], simil
 def evaluate(store: GraphStore, backend: Backend, dataset: str, sampling: Sampling, perturbations: int,
              nli: NliBackend, similarity: BertScore, limit: int | None = None, new_run: bool = False,
              progress: Callable[..., None] | None = None, window: int | None = None,
-             prompt: str = "neutral") -> RqevalResult:
+             prompt: str = "neutral", robustness: str = "paper") -> RqevalResult:
     """Run (or resume) RQEval of ``backend``'s model on ``dataset`` and write the scores back.
 
     Parameters
@@ -180,6 +183,11 @@ def evaluate(store: GraphStore, backend: Backend, dataset: str, sampling: Sampli
         Requests in flight (default: the backend's ``window``).
     prompt : {"neutral", "bare", "structured"}
         Prompt style (:func:`build_prompt`; default the paper's neutral prompt).
+    robustness : {"paper", "present"}
+        RS's rule (:func:`~kstp.evaluators.rqeval.dimensions.robustness`): ``paper``
+        divides by P = ``perturbations`` slots, an empty one a failure. A scoring choice,
+        not the run's configuration: it is recorded on the Run, and a resumed run may
+        change it.
 
     Returns
     -------
@@ -191,7 +199,11 @@ def evaluate(store: GraphStore, backend: Backend, dataset: str, sampling: Sampli
         When the dataset has no question with text and a gold answer.
     ConfigChangedError
         When the configuration changed and ``new_run`` is false.
+    ConfigError
+        On negative ``perturbations`` or an unknown ``prompt`` or ``robustness``.
     """
+    if robustness not in ROBUSTNESS:
+        raise ConfigError(f"unknown robustness rule {robustness!r}; use {', '.join(ROBUSTNESS)}")
     if perturbations < 0:
         raise ConfigError(f"perturbations = {perturbations}; need P >= 0")
     if prompt not in PROMPTS:
@@ -231,13 +243,15 @@ def evaluate(store: GraphStore, backend: Backend, dataset: str, sampling: Sampli
             finish_run(store, run_id, status)
     invalid = _score_coherence(store, responses, order, nli)
     _score_stability(store, responses, order, similarity, sampling.n)
-    frame = item_frame(items, store.frame("rqeval_responses", {"runId": run_id}), sampling.n)
-    scores = run_scores(frame)
+    frame = item_frame(items, store.frame("rqeval_responses", {"runId": run_id}), sampling.n, perturbations)
+    scores = run_scores(frame, robustness)
     finish_run(store, run_id, status, requested=requested, completed=int(responses["error"].isna().sum()),
                failed=int(responses["error"].notna().sum()), correct=int(frame["correct"].sum()),
-               accuracy=scores["cq"], nliBackend=nli.name, similarityModel=similarity.name, nliInvalid=invalid,
+               accuracy=scores["cq"], robustnessRule=robustness, perturbationSlots=perturbations,
+               nliBackend=nli.name, similarityModel=similarity.name, nliInvalid=invalid,
                **scores, **generation.rates())
     store.write_relationships("SCORED_ON", "Learner", "Dataset", pd.DataFrame([{
         "from_id": learner, "to_id": dataset, "evaluator": NAME, "runId": run_id, "items": len(frame), **scores}]))
     return RqevalResult(run_id, backend.model, dataset, resumed, requested, generated, frame, scores, nli.name,
-                        invalid, similarity.name, generation.pending, generation.last_failure, generation.rates())
+                        invalid, similarity.name, robustness, perturbations,
+                        generation.pending, generation.last_failure, generation.rates())

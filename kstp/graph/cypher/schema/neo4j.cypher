@@ -41,3 +41,5 @@ CREATE VECTOR INDEX question_embedding IF NOT EXISTS FOR (n:Question) ON n.embed
 // Runs an LLM-evaluation engineer can report (issue 35), no DDL needed: Response.prompt (the
 // chat asked, JSON), Run {tag (a replicate's name, part of its identity), promptTemplate (the
 // template's text, JSON), accuracyStderr}.
+// RQEval's RS rule (issue 36), no DDL needed: Run {robustnessRule (paper or present),
+// perturbationSlots (P, the slots the paper rule divides by)}.
