@@ -68,6 +68,15 @@ RUN_FIGURES = {"answers": ("accuracy", "correct", "failed", "pending"),
                "nextstep": ("exactSetAccuracy", "invalid"),
                "blim": ("structure", "method", "states", "logLikelihood", "g2", "df", "pValue", "aic", "bic")}
 
+#: Drawn labels: characters a line holds before it wraps, the width one takes and a line's height (11 px
+#: text, SVG units); the smallest box; a Hasse diagram's dot radius.
+LINE_CHARS, CHAR_W, LINE_H = 18, 7, 14
+BOX = (100, 32)
+DOT_R = 9
+#: What a mark on a learner's structure says of a question (a mixed box's tooltip, a line each).
+VERDICTS = {"correct": "answered right", "wrong": "answered wrong", "inner": "inner fringe (learnt last)",
+            "outer": "outer fringe (ready to learn)", "": "not answered"}
+
 _SAFE = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-")
 
 
@@ -361,9 +370,10 @@ class Explorer:
         keep = set(shown)
         sub = [(a, b) for a, b in zip(edges["fromId"], edges["toId"], strict=True) if a in keep and b in keep]
         depths = self.depths(framework)
-        drawing = layered(shown, sub, {n: depths[n] for n in shown} if all(n in depths for n in shown) else None)
         info = self.store.nodes("Concept", shown)
         labels = {r["id"]: {"code": r["code"], "description": r["description"]} for r in _rows(info)}
+        drawing = layered(shown, sub, {n: depths[n] for n in shown} if all(n in depths for n in shown) else None,
+                          sizes=_sizes(shown, labels))
         questions = _rows(self.store.frame("concept_questions", {"conceptId": concept}))
         return {"concept": record, "depth": depth, "conceptDepth": depths.get(concept),
                 "ancestors": len(every_ancestor), "descendants": len(every_descendant),
@@ -674,14 +684,26 @@ def _local_names(questions: pd.DataFrame) -> dict[str, str]:
 
 def _class_dag(space, names: dict[str, str], marks: dict[str, str] | None = None) -> dict:
     """The question prerequisite relation drawn as its transitive reduction on classes of equally
-    informative questions (the space's cover relation), each on its level."""
+    informative questions (the space's cover relation), each on its level.
+
+    A class whose questions carry different ``marks`` (one answered right, one wrong) is marked
+    ``mixed`` and drawn split, a part per question in its order; its tooltip gives each one's verdict.
+    """
     nodes = [" = ".join(c) for c in space.classes]
     edges = [(nodes[b], nodes[k]) for k in range(len(nodes)) for b in _bits(space.cover[k])]
-    drawing = layered(nodes, edges, {n: space.level[k] for k, n in enumerate(nodes)})
     labels = {n: {"code": " = ".join(names.get(q, q) for q in c)} for n, c in zip(nodes, space.classes, strict=True)}
+    drawing = layered(nodes, edges, {n: space.level[k] for k, n in enumerate(nodes)}, sizes=_sizes(nodes, labels))
     classes = {n: c for n, c in zip(nodes, space.classes, strict=True)}
-    mark = {n: (marks or {}).get(classes[n][0], "") for n in nodes}
-    return _svg(drawing, labels, None, marks=mark, title=lambda n: ", ".join(classes[n]),
+    verdicts = {n: [(marks or {}).get(q, "") for q in classes[n]] for n in nodes}
+    mark = {n: v[0] if len(set(v)) == 1 else "mixed" for n, v in verdicts.items()}
+    parts = {n: v for n, v in verdicts.items() if mark[n] == "mixed"}
+
+    def title(n: str) -> str:
+        if marks is None:
+            return ", ".join(classes[n])
+        return "\n".join(f"{q}: {VERDICTS[m]}" for q, m in zip(classes[n], verdicts[n], strict=True))
+
+    return _svg(drawing, labels, None, marks=mark, title=title, parts=parts,
                 anchors={n: f"q-{slug(classes[n][0])}" for n in nodes})
 
 
@@ -711,7 +733,8 @@ def _hasse(space, dataset: str) -> dict:
             if not m & bit and (space.below[k] & ~m) == 0 and (m | bit) in index:
                 edges.append((names[i], names[index[m | bit]]))
     drawing = layered(names, edges, {n: bin(m).count("1") for n, m in zip(names, masks, strict=True)},
-                      x_step=26, y_step=56)
+                      x_step=26, y_step=56, sizes={n: (2 * DOT_R, 2 * DOT_R) for n in names})
+    drawing.round = True
     info = []
     for name, state, i_set, o_set in zip(names, states, inner_sets, outer_sets, strict=True):
         info.append({"node": name, "state": sorted(state), "inner": sorted(i_set), "outer": sorted(o_set)})
@@ -744,27 +767,65 @@ def _cot(steps: pd.DataFrame) -> dict:
     ordered = sorted(by_step.values(), key=lambda s: (s["position"], s["stepId"]))
     names = [str(s["stepId"]) for s in ordered]
     edges = [(str(p), str(s["stepId"])) for s in ordered for p in s["parents"] if p in by_step]
-    drawing = layered(names, edges)
-    marks = {str(s["stepId"]): "final" if s["final"] else ("closed" if s["closed"] else "unclosed") for s in ordered}
     labels = {str(s["stepId"]): {"code": f"step {s['stepId']}"} for s in ordered}
+    drawing = layered(names, edges, sizes=_sizes(names, labels))
+    marks = {str(s["stepId"]): "final" if s["final"] else ("closed" if s["closed"] else "unclosed") for s in ordered}
     return {"steps": ordered, **_svg(drawing, labels, None, marks=marks,
                                      title=lambda n: f"step {n}: {by_step[int(n)]['node'] or ''}")}
 
 
+def _lines(label: str) -> list[str]:
+    """A label's lines: words joined while a line holds :data:`LINE_CHARS`, a word never cut, an ``=``
+    kept at the end of its line (``Item06 = Item08`` reads as one name per line where it wraps).
+
+    >>> _lines("Item06 = Item08"), _lines("frcsub_Item06 = frcsub_Item08 = x")
+    (['Item06 = Item08'], ['frcsub_Item06 =', 'frcsub_Item08 = x'])
+    """
+    words: list[str] = []
+    for word in label.split(" "):
+        if word == "=" and words:
+            words[-1] += " ="
+        else:
+            words.append(word)
+    lines: list[str] = []
+    for word in words:
+        if lines and len(lines[-1]) + 1 + len(word) <= LINE_CHARS:
+            lines[-1] += " " + word
+        else:
+            lines.append(word)
+    return lines
+
+
+def _box(lines: list[str]) -> tuple[float, float]:
+    """The box that holds ``lines`` of a label: at least :data:`BOX`, wider for a long line, taller for each more.
+
+    >>> _box(["Item06"]), _box(["Item06 = Item08"]), _box(["a =", "b"])
+    ((100, 32), (121, 32), (100, 46))
+    """
+    return (max(BOX[0], max(map(len, lines), default=0) * CHAR_W + 16), BOX[1] + LINE_H * (len(lines) - 1))
+
+
+def _sizes(names: list[str], labels: dict[str, dict]) -> dict[str, tuple[float, float]]:
+    """The box of each node, sized to its label (its ``code``, else its name)."""
+    return {n: _box(_lines(labels.get(n, {}).get("code") or n)) for n in names}
+
+
 def _svg(drawing: Drawing, labels: dict[str, dict], kind: str | None, focus: str | None = None,
          marks: dict[str, str] | None = None, title: Callable[[str], str] | None = None, small: bool = False,
-         anchors: dict[str, str] | None = None, data: dict[str, dict] | None = None) -> dict:
-    """A drawing as what the ``graph`` template macro draws: nodes with label, link, tooltip and mark; edge paths."""
+         anchors: dict[str, str] | None = None, data: dict[str, dict] | None = None,
+         parts: dict[str, list[str]] | None = None) -> dict:
+    """A drawing as what the ``graph`` template macro draws: nodes with label lines, box, link, tooltip, mark
+    (and a mixed node's ``parts``, a mark each); edge paths from border to border."""
     nodes = []
     for name, (x, y) in drawing.nodes.items():
         label = labels.get(name, {}).get("code") or name
-        nodes.append({"id": name, "x": x, "y": y, "label": label if len(label) <= 14 else label[:13] + "…",
-                      "title": title(name) if title else label,
+        width, height = drawing.sizes.get(name, BOX)
+        nodes.append({"id": name, "x": x, "y": y, "label": label, "lines": _lines(label),
+                      "width": width, "height": height, "title": title(name) if title else label,
                       "href": f"{kind}/{slug(name)}.html" if kind else None,
                       "anchor": (anchors or {}).get(name), "mark": (marks or {}).get(name, ""),
-                      "focus": name == focus, "data": (data or {}).get(name, {})})
-    gap = 10 if small else 17
-    return {"nodes": nodes, "edges": [{"from": a, "to": b, "d": drawing.path(points, gap)}
+                      "parts": (parts or {}).get(name), "focus": name == focus, "data": (data or {}).get(name, {})})
+    return {"nodes": nodes, "edges": [{"from": a, "to": b, "d": drawing.path(a, b, points)}
                                       for a, b, points in drawing.edges],
             "width": drawing.width, "height": drawing.height, "small": small}
 
