@@ -16,8 +16,8 @@ import pandas as pd
 import pytest
 
 from kstp.explore.app import environment
+from kstp.explore.drawings import CHAR_W, class_dag, hasse
 from kstp.explore.layout import Drawing, layered
-from kstp.explore.pages import CHAR_W, _class_dag, _hasse
 from kstp.graph.structures import question_prerequisite_pairs
 from kstp.kst.spaces import KnowledgeSpace
 
@@ -57,7 +57,7 @@ def _on_rect(point: tuple[float, float], node: dict, tolerance: float = 0.5) -> 
 
 def test_drawings_frcsub_edges_end_on_their_boxes_borders(frcsub):
     names = {q: q.split(":", 1)[1] for q in frcsub.items}
-    svg = _class_dag(frcsub, names)
+    svg = class_dag(frcsub, names)
     nodes = {n["id"]: n for n in svg["nodes"]}
     assert len(nodes) == 15 and len(svg["edges"]) == sum(bin(c).count("1") for c in frcsub.cover) == 20
     for edge in svg["edges"]:
@@ -67,7 +67,7 @@ def test_drawings_frcsub_edges_end_on_their_boxes_borders(frcsub):
 
 
 def test_drawings_frcsub_merged_labels_are_whole_and_fit_their_boxes(frcsub):
-    svg = _class_dag(frcsub, {q: q.split(":", 1)[1] for q in frcsub.items})
+    svg = class_dag(frcsub, {q: q.split(":", 1)[1] for q in frcsub.items})
     merged = {n["id"]: n for n in svg["nodes"] if " = " in n["id"]}
     assert sorted(merged) == ["frcsub:Item02 = frcsub:Item03", "frcsub:Item04 = frcsub:Item20",
                               "frcsub:Item06 = frcsub:Item08", "frcsub:Item11 = frcsub:Item17",
@@ -81,7 +81,7 @@ def test_drawings_frcsub_merged_labels_are_whole_and_fit_their_boxes(frcsub):
 
 
 def test_drawings_frcsub_boxes_do_not_overlap(frcsub):
-    svg = _class_dag(frcsub, {q: q.split(":", 1)[1] for q in frcsub.items})
+    svg = class_dag(frcsub, {q: q.split(":", 1)[1] for q in frcsub.items})
     boxes = svg["nodes"]
     for i, a in enumerate(boxes):
         for b in boxes[i + 1:]:
@@ -93,7 +93,7 @@ def test_drawings_frcsub_boxes_do_not_overlap(frcsub):
 
 def test_drawings_learner_mixed_class_is_split_with_each_verdict(frcsub):
     marks = {"frcsub:Item06": "correct", "frcsub:Item08": "wrong", "frcsub:Item02": "wrong", "frcsub:Item03": "wrong"}
-    svg = _class_dag(frcsub, {q: q.split(":", 1)[1] for q in frcsub.items}, marks)
+    svg = class_dag(frcsub, {q: q.split(":", 1)[1] for q in frcsub.items}, marks)
     nodes = {n["id"]: n for n in svg["nodes"]}
     six = nodes["frcsub:Item06 = frcsub:Item08"]
     assert (six["mark"], six["parts"]) == ("mixed", ["correct", "wrong"])
@@ -115,7 +115,7 @@ def test_drawings_long_merged_labels_wrap_into_lines():
     space = KnowledgeSpace.build(["t:a_long_question_1", "t:a_long_question_2", "t:b"],
                                  [("t:a_long_question_1", "t:a_long_question_2"),
                                   ("t:a_long_question_2", "t:a_long_question_1"), ("t:a_long_question_1", "t:b")])
-    svg = _class_dag(space, {"t:a_long_question_1": "a_long_question_1", "t:a_long_question_2": "a_long_question_2"})
+    svg = class_dag(space, {"t:a_long_question_1": "a_long_question_1", "t:a_long_question_2": "a_long_question_2"})
     merged = next(n for n in svg["nodes"] if " = " in n["id"])
     # 17 + 2 characters pass LINE_CHARS (18): one question a line, the "=" kept at the end of the first
     assert merged["lines"] == ["a_long_question_1 =", "a_long_question_2"]
@@ -129,7 +129,7 @@ def test_drawings_long_merged_labels_wrap_into_lines():
 def test_drawings_hasse_edges_end_on_their_circles():
     # a before b, c alone: states {}, {a}, {c}, {a, b}, {a, c}, {a, b, c}
     space = KnowledgeSpace.build(["t:a", "t:b", "t:c"], [("t:a", "t:b")])
-    svg = _hasse(space, "t")
+    svg = hasse(space, "t")
     assert svg["states"] == 6 and len(svg["edges"]) == 7
     nodes = {n["id"]: n for n in svg["nodes"]}
     for edge in svg["edges"]:
