@@ -13,6 +13,7 @@ export the same pictures, and costs a few milliseconds for a few hundred nodes.
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 from dataclasses import dataclass, field
 
@@ -22,6 +23,8 @@ __all__ = ["Drawing", "layered", "crossings"]
 
 #: Horizontal distance between neighbouring nodes of a layer, and between layers (SVG units).
 X_STEP, Y_STEP = 110, 80
+#: Least room between the boxes of neighbouring nodes, and between the boxes of neighbouring layers.
+GAP, Y_GAP = 10, 48
 #: Barycentre sweeps (each one down, then up).
 SWEEPS = 6
 #: Above this many layer-to-layer edge segments the sweeps run without counting crossings (the last order is kept).
@@ -30,7 +33,7 @@ COUNT_EDGES = 1500
 
 @dataclass
 class Drawing:
-    """A layered drawing: node centres and edge polylines in SVG units.
+    """A layered drawing: node centres, node boxes and edge polylines in SVG units.
 
     Attributes
     ----------
@@ -43,6 +46,10 @@ class Drawing:
         The layer of each node (0 at the top).
     width, height : float
         The size of the picture, margins included.
+    sizes : dict of str to (float, float)
+        Each node's box ``(width, height)``, centred on the node; a node not in it is a point.
+    round : bool
+        Whether nodes are ellipses inscribed in their boxes (circles for square boxes), not rectangles.
     """
 
     nodes: dict[str, tuple[float, float]] = field(default_factory=dict)
@@ -50,30 +57,50 @@ class Drawing:
     layers: dict[str, int] = field(default_factory=dict)
     width: float = 0.0
     height: float = 0.0
+    sizes: dict[str, tuple[float, float]] = field(default_factory=dict)
+    round: bool = False
 
-    def path(self, points: list[tuple[float, float]], gap: float = 0.0) -> str:
-        """The SVG path of an edge's points, straight through each dummy point, its two ends moved
-        ``gap`` units (vertically) towards each other so they meet a node's border, not its centre.
+    def path(self, source: str, target: str, points: list[tuple[float, float]]) -> str:
+        """The SVG path of the edge ``source -> target`` through ``points``, straight through each dummy
+        point, starting on the source's border and ending on the target's (where an arrowhead's tip goes).
 
-        >>> Drawing().path([(0, 0), (10, 20.5)])
-        'M0,0 L10,20.5'
-        >>> Drawing().path([(0, 0), (0, 80)], gap=16)
+        >>> Drawing(sizes={"a": (100, 32), "b": (100, 32)}).path("a", "b", [(0, 0), (0, 80)])
         'M0,16 L0,64'
+        >>> Drawing(sizes={"a": (100, 32), "b": (100, 32)}).path("a", "b", [(0, 0), (300, 60)])
+        'M50,10 L250,50'
+        >>> Drawing().path("a", "b", [(0, 0), (10, 20.5)])
+        'M0,0 L10,20.5'
         """
         points = list(points)
-        if gap and len(points) >= 2:
-            points[0] = _towards(points[0], points[1], gap)
-            points[-1] = _towards(points[-1], points[-2], gap)
+        if len(points) >= 2:
+            points[0] = self._clip(points[0], points[1], self.sizes.get(source))
+            points[-1] = self._clip(points[-1], points[-2], self.sizes.get(target))
         return " ".join(f"{'M' if i == 0 else 'L'}{x:g},{y:g}" for i, (x, y) in enumerate(points))
 
+    def border(self, node: str, toward: tuple[float, float]) -> tuple[float, float]:
+        """Where the line from ``node``'s centre to ``toward`` leaves its box (rounded to 0.01 unit).
 
-def _towards(point: tuple[float, float], other: tuple[float, float], gap: float) -> tuple[float, float]:
-    """``point`` moved along the line to ``other`` until its height changed by ``gap`` (or halfway)."""
-    (x, y), (ox, oy) = point, other
-    if oy == y:
-        return point
-    share = min(gap / abs(oy - y), 0.5)
-    return (round(x + (ox - x) * share, 1), round(y + (oy - y) * share, 1))
+        >>> Drawing({"a": (0, 0)}, sizes={"a": (100, 32)}).border("a", (100, 100))
+        (16.0, 16.0)
+        >>> Drawing({"a": (0, 0)}, sizes={"a": (18, 18)}, round=True).border("a", (30, 40))
+        (5.4, 7.2)
+        """
+        return self._clip(self.nodes[node], toward, self.sizes.get(node))
+
+    def _clip(self, centre: tuple[float, float], toward: tuple[float, float],
+              size: tuple[float, float] | None) -> tuple[float, float]:
+        (x, y), (tx, ty) = centre, toward
+        width, height = size or (0.0, 0.0)
+        dx, dy = tx - x, ty - y
+        if (dx == 0 and dy == 0) or not width or not height:
+            return (x, y)
+        half_w, half_h = width / 2, height / 2
+        if self.round:  # on the ellipse (x/a)^2 + (y/b)^2 = 1
+            share = 1 / math.hypot(dx / half_w, dy / half_h)
+        else:  # the first side the ray meets
+            share = min(half_w / abs(dx) if dx else math.inf, half_h / abs(dy) if dy else math.inf)
+        share = min(share, 1.0)  # a point inside the box: the edge ends there
+        return (round(x + dx * share, 2), round(y + dy * share, 2))
 
 
 def _longest_path_layers(nodes: list[str], edges: list[tuple[str, str]]) -> dict[str, int]:
@@ -121,7 +148,8 @@ def crossings(order: list[list[str]], edges: list[tuple[str, str]]) -> int:
 
 
 def layered(nodes: list[str], edges: list[tuple[str, str]], layers: dict[str, int] | None = None,
-            x_step: float = X_STEP, y_step: float = Y_STEP) -> Drawing:
+            x_step: float = X_STEP, y_step: float = Y_STEP,
+            sizes: dict[str, tuple[float, float]] | None = None) -> Drawing:
     """Lay out a DAG in layers, top to bottom along its edges.
 
     Parameters
@@ -135,7 +163,12 @@ def layered(nodes: list[str], edges: list[tuple[str, str]], layers: dict[str, in
         size); by default the longest path from a source. Layers no node is on are left
         out (depths 0, 3, 7 are drawn as three neighbouring layers).
     x_step, y_step : float
-        Distance between neighbouring nodes of a layer, and between layers.
+        Distance between neighbouring nodes of a layer, and between layers, at the least.
+    sizes : dict of str to (float, float), optional
+        A box ``(width, height)`` per node (a label's); a node whose box and :data:`GAP` are
+        wider than ``x_step`` takes that much room, a layer whose tallest box and
+        :data:`Y_GAP` are taller than ``y_step`` that much. Kept on the drawing, where
+        :meth:`Drawing.path` ends edges on the boxes' borders.
 
     Returns
     -------
@@ -204,14 +237,22 @@ def layered(nodes: list[str], edges: list[tuple[str, str]], layers: dict[str, in
         now = crossings(order, short) if counted else -1
         if now < fewest or not counted:
             best, fewest = [list(level) for level in order], now
-    widest = max((len(level) for level in best), default=0)
+    # Each node takes a slot of x_step, or its box and GAP where that is wider; a layer takes y_step, or its
+    # tallest box and Y_GAP: boxes sized to their labels never overlap, and edges run between layers.
+    sizes = dict(sizes or {})
+    slots = [[max(x_step, sizes[n][0] + GAP) if n in sizes else x_step for n in level] for level in best]
+    rows = [max([y_step, *(sizes[n][1] + Y_GAP for n in level if n in sizes)]) for level in best]
+    widest = max([x_step, *(sum(level) for level in slots)])
     place: dict[str, tuple[float, float]] = {}
-    for k, level in enumerate(best):
-        offset = (widest - len(level)) * x_step / 2
-        for i, node in enumerate(level):
-            place[node] = (x_step / 2 + offset + i * x_step, y_step / 2 + k * y_step)
+    top = 0.0
+    for level, widths, row in zip(best, slots, rows, strict=True):
+        left = (widest - sum(widths)) / 2
+        for node, slot in zip(level, widths, strict=True):
+            place[node] = (left + slot / 2, top + row / 2)
+            left += slot
+        top += row
     drawing = Drawing({n: place[n] for n in nodes}, layers={n: layer[n] for n in nodes},
-                      width=max(widest, 1) * x_step, height=max(depth, 1) * y_step)
+                      width=widest, height=max(top, y_step), sizes={n: sizes[n] for n in nodes if n in sizes})
     drawing.edges = [(a, b, [place[n] for n in chains[(a, b)]]) for a, b in edges]
     return drawing
 

@@ -12,35 +12,41 @@ PSR distribution) are computed once per process and kept.
 
 Each page is a dict of plain values (and DataFrames' records) for a template; ids travel
 in URLs as :func:`slug` s, so every page has a stable address that is also a file name of
-the static export.
+the static export. The drawings are made in :mod:`kstp.explore.drawings`, the run and sample
+pages in :mod:`kstp.explore.runs` (a mixin of :class:`Explorer`), slugs and plain cells in
+:mod:`kstp.explore.values`; the names other modules import stay importable from here.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
-import math
 import threading
 import time
 from collections.abc import Callable
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
 from kstp.errors import KstpError, UnknownIdError
-from kstp.explore.layout import Drawing, layered
+from kstp.explore.drawings import HASSE_LIMIT
+from kstp.explore.drawings import class_dag as _class_dag
+from kstp.explore.drawings import hasse as _hasse
+from kstp.explore.drawings import label_sizes as _sizes
+from kstp.explore.drawings import svg as _svg
+from kstp.explore.layout import layered
 from kstp.explore.readonly import AD_HOC_TIMEOUT_S
-from kstp.graph.store import GraphStore, records
+from kstp.explore.runs import FILTERS, RUN_FIGURES, RunPages
+from kstp.explore.values import PAGE_SIZE, slug, unslug
+from kstp.explore.values import as_rows as _rows
+from kstp.explore.values import paged as _page
+from kstp.explore.values import plain as _plain
+from kstp.graph.store import GraphStore
 
-__all__ = ["Explorer", "slug", "unslug", "PAGE_SIZE", "DRAW_LIMIT", "HASSE_LIMIT", "PSR_INLINE_ANSWERS"]
+# The names other modules import from here (slug and the limits live in values, drawings and runs since the split).
+__all__ = ["Explorer", "slug", "unslug", "PAGE_SIZE", "DRAW_LIMIT", "HASSE_LIMIT", "PSR_INLINE_ANSWERS", "FILTERS",
+           "RUN_FIGURES", "SORTABLE"]
 
-#: Rows per page of a table.
-PAGE_SIZE = 50
 #: Most nodes a drawn graph holds; beyond it a neighbourhood is cut at a depth the user raises.
 DRAW_LIMIT = 250
-#: Most states a Hasse diagram is drawn for.
-HASSE_LIMIT = 400
 #: States that counting a knowledge space may enumerate (``kstp kst space``'s limit).
 COUNT_LIMIT = 10**7
 #: Without a BLIM fit, next steps come from the knowledge space when it has at most this many states.
@@ -58,102 +64,9 @@ QMATRIX_PAGE = 200
 MISSING_SHOWN = 200
 #: Learner-table columns a user may sort by.
 SORTABLE = ("learnerId", "kind", "nAnswered", "accuracy", "psrMicro", "psrMacro", "blimPosterior")
-#: Sample filters of a run page.
-FILTERS = ("all", "wrong", "invalid", "failed")
-#: The figures each evaluator puts on its Run, shown beside the headline (Run properties).
-RUN_FIGURES = {"answers": ("accuracy", "correct", "failed", "pending"),
-               "dagmath": ("passAt1", "perfectReasoningRate", "reasoningGap", "closenessAuc", "invalidFormat"),
-               "cot": ("passAt1", "perfectReasoningRate", "reasoningGap", "closenessAuc", "invalidFormat"),
-               "rqeval": ("cq", "cs", "rs", "ls", "es", "ss"),
-               "nextstep": ("exactSetAccuracy", "invalid"),
-               "blim": ("structure", "method", "states", "logLikelihood", "g2", "df", "pValue", "aic", "bic")}
-
-_SAFE = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-")
 
 
-#: Longest slug, in bytes: a file name of ``SLUG_BYTES`` plus ``.html`` fits a file system's 255.
-SLUG_BYTES = 200
-#: The ids of the shortened slugs made in this process (a shortened slug cannot be read back).
-_SHORTENED: dict[str, str] = {}
-
-
-def slug(identifier: str) -> str:
-    """An id as one URL path segment and file name: bytes outside ``[A-Za-z0-9._-]`` as ``~XX``.
-
-    Browsers and servers leave ``~`` as it is, so the same text is the page's address on
-    the server and its file name in the export. A slug past :data:`SLUG_BYTES` (a learner
-    id of 29 CJK characters is 261 bytes of slug) is cut and ends in ``~~`` and 16 hex
-    digits of the id's SHA-256; :func:`unslug` reads it back in the process that made it
-    (the pages that link to it).
-
-    >>> slug("frcsub:Item04"), slug("a'b\\"c")
-    ('frcsub~3AItem04', 'a~27b~22c')
-    >>> unslug(slug("é/x y"))
-    'é/x y'
-    >>> long = "toy:" + "学" * 29
-    >>> len(slug(long)), unslug(slug(long)) == long
-    (198, True)
-    """
-    text = "".join(chr(b) if chr(b) in _SAFE else f"~{b:02X}" for b in identifier.encode())
-    if len(text) <= SLUG_BYTES:
-        return text
-    digest = hashlib.sha256(identifier.encode()).hexdigest()[:16]
-    cut = text[:SLUG_BYTES - 18]
-    cut = cut[:cut.rfind("~")] if "~" in cut[-2:] else cut  # never half of a ~XX
-    short = f"{cut}~~{digest}"
-    _SHORTENED[short] = identifier
-    return short
-
-
-def unslug(text: str) -> str:
-    """The id of a :func:`slug`.
-
-    Raises
-    ------
-    UnknownIdError
-        When ``text`` is no slug (a stray ``~``), or a shortened slug this process did not make.
-    """
-    if "~~" in text:
-        if text not in _SHORTENED:
-            raise UnknownIdError(f"no page at {text!r} (a shortened address: open it from a page that links to it)")
-        return _SHORTENED[text]
-    out, i = bytearray(), 0
-    while i < len(text):
-        if text[i] == "~":
-            try:
-                out.append(int(text[i + 1:i + 3], 16))
-            except ValueError:
-                raise UnknownIdError(f"no page at {text!r}") from None
-            i += 3
-        else:
-            out += text[i].encode()
-            i += 1
-    return out.decode(errors="replace")
-
-
-def _plain(value: Any) -> Any:
-    """A cell as a JSON-ready value: NaN and NA as None, numpy scalars as Python."""
-    if value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value)):
-        return None
-    if isinstance(value, np.ndarray):
-        return [_plain(v) for v in value.tolist()]
-    return value.item() if hasattr(value, "item") else value
-
-
-def _rows(frame: pd.DataFrame) -> list[dict[str, Any]]:
-    return [{k: _plain(v) for k, v in row.items()} for row in records(frame)]
-
-
-def _page(rows: list | pd.DataFrame, page: int, size: int = PAGE_SIZE) -> dict:
-    size = max(size, 1)
-    pages = max(1, math.ceil(len(rows) / size))
-    page = min(max(page, 1), pages)
-    part = rows.iloc[(page - 1) * size:page * size] if isinstance(rows, pd.DataFrame) else \
-        rows[(page - 1) * size:page * size]
-    return {"rows": part, "page": page, "pages": pages, "total": len(rows)}
-
-
-class Explorer:
+class Explorer(RunPages):
     """The pages of one graph.
 
     Parameters
@@ -361,9 +274,10 @@ class Explorer:
         keep = set(shown)
         sub = [(a, b) for a, b in zip(edges["fromId"], edges["toId"], strict=True) if a in keep and b in keep]
         depths = self.depths(framework)
-        drawing = layered(shown, sub, {n: depths[n] for n in shown} if all(n in depths for n in shown) else None)
         info = self.store.nodes("Concept", shown)
         labels = {r["id"]: {"code": r["code"], "description": r["description"]} for r in _rows(info)}
+        drawing = layered(shown, sub, {n: depths[n] for n in shown} if all(n in depths for n in shown) else None,
+                          sizes=_sizes(shown, labels))
         questions = _rows(self.store.frame("concept_questions", {"conceptId": concept}))
         return {"concept": record, "depth": depth, "conceptDepth": depths.get(concept),
                 "ancestors": len(every_ancestor), "descendants": len(every_descendant),
@@ -521,103 +435,6 @@ class Explorer:
             section["drawing"] = _class_dag(space, _local_names(questions), marks)
         return section
 
-    # ---- runs ----------------------------------------------------------------------------
-    def run(self, run_id: str, show: str = "all", page: int = 1, size: int = PAGE_SIZE) -> dict:
-        """A run's identity (``kstp runs show``), progress and samples, filtered and paged (``size`` a page)."""
-        from kstp.graph.manage import run_footprint
-
-        found = self.store.nodes("Run", [run_id])
-        if found.empty:
-            raise UnknownIdError(f"unknown run {run_id!r}; kstp runs list names the runs")
-        identity = {k: v for k, v in _rows(found)[0].items() if v is not None}
-        for key in ("config", "sampling"):
-            if isinstance(identity.get(key), str):
-                identity[key] = json.loads(identity[key])
-        holds = self._kept(("holds", run_id), lambda: run_footprint(self.store, run_id).counts())
-        evaluator = identity.get("evaluator", "")
-        rows = self._kept(("samples", run_id), lambda: self._samples(run_id, evaluator))
-        counts = {f: sum(1 for r in rows if f == "all" or r["kind"] == f or (f == "wrong" and r["kind"] != "right"))
-                  for f in FILTERS}
-        chosen = show if show in FILTERS else "all"
-        kept = [r for r in rows if chosen == "all" or r["kind"] == chosen
-                or (chosen == "wrong" and r["kind"] != "right")]
-        items = self._kept(("rqeval", run_id), lambda: self._rqeval_items(run_id)) if evaluator == "rqeval" else None
-        reasons: dict[str, int] = {}
-        for r in rows:
-            if r["kind"] in ("failed", "invalid"):
-                reason = f"{r['kind']}: {r['error'] or r.get('invalidKind') or r['verdict'] or 'invalid CoT'}"
-                reasons[reason] = reasons.get(reason, 0) + 1
-        return {"run": identity, "holds": holds, "evaluator": evaluator, "filter": chosen, "counts": counts,
-                "failures": sorted(reasons.items(), key=lambda kv: (-kv[1], kv[0])),
-                "samples": _page(kept, page, size), "rqevalItems": items,
-                "figures": {k: identity[k] for k in RUN_FIGURES.get(evaluator, ()) if k in identity}}
-
-    def _samples(self, run_id: str, evaluator: str) -> list[dict]:
-        samples = self.store.frame("run_samples", {"runId": run_id})
-        if evaluator == "nextstep":
-            stored = self.store.frame("nextstep_responses", {"runId": run_id}).set_index("responseId")
-            for column in ("predicted", "reference", "catalogue"):
-                samples[column] = samples["responseId"].map(stored[column]) if len(stored) else None
-        rows = _rows(samples)
-        for row in rows:
-            row["kind"] = _sample_kind(row)
-        return rows
-
-    def _rqeval_items(self, run_id: str) -> list[dict] | None:
-        """RQEval's dimensions per item of a run, from the stored responses (ES needs the whole run: on the run)."""
-        from kstp.evaluators.rqeval import dimensions
-        from kstp.evaluators.rqeval.results import stored_runs
-
-        try:
-            frame = next(iter(stored_runs(self.store, [run_id]).values()))
-        except KstpError:
-            return None
-        out = []
-        for qid, row in frame.iterrows():
-            out.append({"questionId": qid, "cq": dimensions.correctness([row["correct"]]),
-                        "cs": dimensions.consistency([row["answers"]]),
-                        "rs": dimensions.robustness([row["correct"]], [row["perturbed"]], int(row["slots"])),
-                        "ls": _plain(row["ls"]), "ss": _plain(row["ss"])})
-        return out
-
-    def sample(self, response_id: str) -> dict:
-        """One sample as Inspect shows it: prompt, completion, extracted answer, verdict and reason, failure."""
-        detail = self.store.frame("response_detail", {"responseId": response_id})
-        found = self.store.nodes("Response", [response_id])
-        if found.empty or detail.empty:
-            raise UnknownIdError(f"unknown sample {response_id!r}")
-        response = {k: v for k, v in _rows(found)[0].items() if v is not None}
-        first = _rows(detail)[0]
-        runs = sorted(set(detail["runId"]))
-        run = _rows(self.store.nodes("Run", [first["runId"]]))[0]
-        page: dict[str, Any] = {"response": response, "detail": first, "runs": runs, "run": run,
-                                "prompt": self._prompt(run, first, response), "kind": _sample_kind(response)}
-        if response.get("predicted") is not None or response.get("reference") is not None:
-            page["fringes"] = {k: _json_list(response.get(k)) for k in ("predicted", "reference")}
-        steps = self.store.frame("response_steps", {"responseId": response_id})
-        if len(steps):
-            page["cot"] = _cot(steps)
-        return page
-
-    def _prompt(self, run: dict, detail: dict, response: dict) -> dict:
-        """The prompt messages of an answers sample, rebuilt and checked against the stored prompt hash."""
-        if not response.get("promptHash"):
-            return {"messages": None, "why": "ingested, not generated: it was never a prompt's reply"}
-        if run.get("evaluator") != "answers" or not detail.get("questionText"):
-            return {"messages": None, "why": f"{run.get('evaluator')} runs store the prompt's hash only "
-                    f"({response['promptHash'][:16]}…)"}
-        from kstp.evaluators.answers import PROMPTS, build_prompt, template_hash
-        from kstp.inference.backend import prompt_hash
-
-        for name in PROMPTS:
-            if template_hash(name) == run.get("promptTemplateHash"):
-                messages = build_prompt(detail["questionText"], name)
-                if prompt_hash(messages) == response.get("promptHash"):
-                    return {"messages": messages, "why": f"rebuilt from the '{name}' prompt set; its hash equals the "
-                            "stored one"}
-        return {"messages": None, "why": "the prompt could not be rebuilt to its stored hash "
-                f"({response.get('promptHash', '?')[:16]}…)"}
-
     # ---- queries -------------------------------------------------------------------------
     def queries(self) -> list[dict]:
         """The registered queries with their parameters (``kstp query --list``) that this engine can run."""
@@ -670,123 +487,3 @@ def _reach(start: str, neighbours: dict[str, list[str]], depth: int | None) -> s
 
 def _local_names(questions: pd.DataFrame) -> dict[str, str]:
     return dict(zip(questions["questionId"], questions["localId"].fillna(questions["questionId"]), strict=True))
-
-
-def _class_dag(space, names: dict[str, str], marks: dict[str, str] | None = None) -> dict:
-    """The question prerequisite relation drawn as its transitive reduction on classes of equally
-    informative questions (the space's cover relation), each on its level."""
-    nodes = [" = ".join(c) for c in space.classes]
-    edges = [(nodes[b], nodes[k]) for k in range(len(nodes)) for b in _bits(space.cover[k])]
-    drawing = layered(nodes, edges, {n: space.level[k] for k, n in enumerate(nodes)})
-    labels = {n: {"code": " = ".join(names.get(q, q) for q in c)} for n, c in zip(nodes, space.classes, strict=True)}
-    classes = {n: c for n, c in zip(nodes, space.classes, strict=True)}
-    mark = {n: (marks or {}).get(classes[n][0], "") for n in nodes}
-    return _svg(drawing, labels, None, marks=mark, title=lambda n: ", ".join(classes[n]),
-                anchors={n: f"q-{slug(classes[n][0])}" for n in nodes})
-
-
-def _bits(mask: int) -> list[int]:
-    out, k = [], 0
-    while mask:
-        if mask & 1:
-            out.append(k)
-        mask >>= 1
-        k += 1
-    return out
-
-
-def _hasse(space, dataset: str) -> dict:
-    """The Hasse diagram of a knowledge space: states by number of notions, an edge where one notion is added;
-    each state with its inner and outer fringe (``kstp kst space --enumerate``'s reading)."""
-    masks, inner, outer = space.fringes("standard", HASSE_LIMIT)
-    masks = [int(m) for m in masks]
-    states = space.item_sets(masks)
-    inner_sets, outer_sets = space.item_sets(inner), space.item_sets(outer)
-    index = {m: i for i, m in enumerate(masks)}
-    names = [f"s{i}" for i in range(len(masks))]
-    edges = []
-    for i, m in enumerate(masks):
-        for k in range(len(space.classes)):
-            bit = 1 << k
-            if not m & bit and (space.below[k] & ~m) == 0 and (m | bit) in index:
-                edges.append((names[i], names[index[m | bit]]))
-    drawing = layered(names, edges, {n: bin(m).count("1") for n, m in zip(names, masks, strict=True)},
-                      x_step=26, y_step=56)
-    info = []
-    for name, state, i_set, o_set in zip(names, states, inner_sets, outer_sets, strict=True):
-        info.append({"node": name, "state": sorted(state), "inner": sorted(i_set), "outer": sorted(o_set)})
-    by_node = {d["node"]: d for d in info}
-    short = {q: q.split(":", 1)[-1] for q in space.items}
-
-    def title(n: str) -> str:
-        d = by_node[n]
-        return (f"{{{', '.join(short[q] for q in d['state'])}}}\ninner fringe: "
-                f"{', '.join(short[q] for q in d['inner']) or '-'}\nouter fringe: "
-                f"{', '.join(short[q] for q in d['outer']) or '-'}")
-
-    labels = {d["node"]: {"code": str(len(d["state"]))} for d in info}
-    svg = _svg(drawing, labels, None, title=title, small=True,
-               data={d["node"]: {"state": " ".join(short[q] for q in d["state"]),
-                                 "inner": " ".join(short[q] for q in d["inner"]),
-                                 "outer": " ".join(short[q] for q in d["outer"])} for d in info})
-    return {**svg, "states": len(masks)}
-
-
-def _cot(steps: pd.DataFrame) -> dict:
-    """A trajectory's steps and its DAG, parents above children, unclosed steps marked (DAG-MATH, Def. 3.1)."""
-    rows = _rows(steps)
-    by_step: dict[int, dict] = {}
-    for row in rows:
-        step = by_step.setdefault(row["stepId"], {**{k: row[k] for k in ("stepId", "position", "node", "edge",
-                                                                          "final", "closed")}, "parents": []})
-        if row["parentStepId"] is not None:
-            step["parents"].append(int(row["parentStepId"]))  # a column with nulls arrives as floats
-    ordered = sorted(by_step.values(), key=lambda s: (s["position"], s["stepId"]))
-    names = [str(s["stepId"]) for s in ordered]
-    edges = [(str(p), str(s["stepId"])) for s in ordered for p in s["parents"] if p in by_step]
-    drawing = layered(names, edges)
-    marks = {str(s["stepId"]): "final" if s["final"] else ("closed" if s["closed"] else "unclosed") for s in ordered}
-    labels = {str(s["stepId"]): {"code": f"step {s['stepId']}"} for s in ordered}
-    return {"steps": ordered, **_svg(drawing, labels, None, marks=marks,
-                                     title=lambda n: f"step {n}: {by_step[int(n)]['node'] or ''}")}
-
-
-def _svg(drawing: Drawing, labels: dict[str, dict], kind: str | None, focus: str | None = None,
-         marks: dict[str, str] | None = None, title: Callable[[str], str] | None = None, small: bool = False,
-         anchors: dict[str, str] | None = None, data: dict[str, dict] | None = None) -> dict:
-    """A drawing as what the ``graph`` template macro draws: nodes with label, link, tooltip and mark; edge paths."""
-    nodes = []
-    for name, (x, y) in drawing.nodes.items():
-        label = labels.get(name, {}).get("code") or name
-        nodes.append({"id": name, "x": x, "y": y, "label": label if len(label) <= 14 else label[:13] + "…",
-                      "title": title(name) if title else label,
-                      "href": f"{kind}/{slug(name)}.html" if kind else None,
-                      "anchor": (anchors or {}).get(name), "mark": (marks or {}).get(name, ""),
-                      "focus": name == focus, "data": (data or {}).get(name, {})})
-    gap = 10 if small else 17
-    return {"nodes": nodes, "edges": [{"from": a, "to": b, "d": drawing.path(points, gap)}
-                                      for a, b, points in drawing.edges],
-            "width": drawing.width, "height": drawing.height, "small": small}
-
-
-def _sample_kind(row: dict) -> str:
-    """``failed`` (no completion: an error), ``invalid`` (no usable answer), ``wrong`` or ``right``."""
-    if row.get("error"):
-        return "failed"
-    verdict = str(row.get("verdict") or "")
-    if row.get("invalidKind") or verdict in ("no answer found", "unparseable answer", "truncated", "invalid") \
-            or verdict.startswith("truncated") or row.get("cotValid") is False:
-        return "invalid"
-    return "right" if row.get("correct") else "wrong"
-
-
-def _json_list(value: Any) -> list | None:
-    if value is None:
-        return None
-    if isinstance(value, list):
-        return value
-    try:
-        parsed = json.loads(value)
-    except (TypeError, ValueError):
-        return [value]
-    return parsed if isinstance(parsed, list) else [parsed]
