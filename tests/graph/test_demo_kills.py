@@ -1,12 +1,13 @@
 """``kill -9`` of a running ``kstp demo`` at many moments, on each engine: the next demo recovers the graph and
-ends with the figures of a demo never interrupted, byte for byte.
+ends with the figures of a demo never interrupted.
 
 The moments are read from the demo's own progress lines (``[k/9] ...: done``), so each kill lands
 in a known stage: right after a stage ends (the next one is writing), inside the 1.2 M-edge Eq. 1
 derivation on xes3g5m (its write and the checkpoint after it), and during PSR's write-back. The
 embedded engine is killed at 10 moments; Neo4j, whose server keeps each transaction whole, at 2
-(inside the large derivation, and PSR's write-back): each of its demos takes about a minute. Expected values: the uninterrupted demo's result files (byte for byte on the
-embedded engine; to 1e-12 on Neo4j, whose row order varies) and ``db stats`` counts.
+(inside the large derivation, and PSR's write-back): each of its demos takes about a minute.
+Expected values: the uninterrupted demo's result files (byte for byte on the embedded engine; to
+1e-12 on Neo4j, whose row order varies) and ``db stats`` counts.
 """
 
 from __future__ import annotations
