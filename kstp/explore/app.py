@@ -98,7 +98,10 @@ async def off_loop(function: Callable[..., Any], *args: Any) -> Any:
             outcome, failed = function(*args), False
         except BaseException as exc:  # noqa: BLE001 (handed to the awaiting request as it is)
             outcome, failed = exc, True
-        loop.call_soon_threadsafe(settle, outcome, failed)
+        try:
+            loop.call_soon_threadsafe(settle, outcome, failed)
+        except RuntimeError:  # the server stopped and its loop closed meanwhile: nobody waits for this page
+            pass
 
     threading.Thread(target=work, name="kstp-explore-page", daemon=True).start()
     return await future
@@ -221,7 +224,7 @@ def create_app(explorer: Explorer) -> Starlette:
         given = dict(request.query_params)
         try:
             await off_loop(explorer.refresh)
-            result = await off_loop(explorer.query, name, given)  # it takes the lock for its read
+            result = await off_loop(explorer.query, name, given)  # beside the pages, under the time limit
         except KstpError as exc:
             return Response(f"Error: {exc}\n", 400, media_type="text/plain")
         out = io.StringIO()
@@ -248,7 +251,7 @@ def create_app(explorer: Explorer) -> Starlette:
         Route("/learner/{slug}.html", page("learner.html", learner)),
         Route("/run/{slug}.html", page("run.html", run)),
         Route("/sample/{slug}.html", page("sample.html", sample)),
-        Route("/query/{slug}.html", page("query_one.html", query)),
+        Route("/query/{slug}.html", page("query_one.html", query, locked=False)),
         Route("/query/{slug}.csv", query_csv),
         Mount("/static", app=static, name="static"),
     ]

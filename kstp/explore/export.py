@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterator
 from importlib import resources
 from pathlib import Path
 
-from kstp.errors import KstpError
+from kstp.errors import ConfigError, KstpError
 from kstp.explore.app import environment, render
 from kstp.explore.pages import FILTERS, SORTABLE, Explorer, slug
 
@@ -68,7 +68,9 @@ def export_site(explorer: Explorer, folder: str | Path, progress: Callable[[int,
     folder : str or pathlib.Path
         Created if missing; pages already there are overwritten, other files left alone.
         The site is written to a hidden folder beside it first and moved in once whole, so
-        an export that stops (Ctrl-C, a full disk, an error) leaves ``folder`` as it was.
+        an export that stops (Ctrl-C, a full disk, an error) leaves ``folder`` as it was
+        (a new folder is renamed into place at once; into an existing one the pages are
+        moved one by one at the end, a second or so).
     progress : callable, optional
         Called as ``progress(pages_written, file)`` after each page.
 
@@ -77,10 +79,23 @@ def export_site(explorer: Explorer, folder: str | Path, progress: Callable[[int,
     dict
         ``folder`` (absolute), ``pages`` (how many), ``index`` (the path of ``index.html``) and
         ``skipped`` (``[file, reason]`` of pages that could not be drawn: an id the graph lost meanwhile).
+
+    Raises
+    ------
+    ConfigError
+        When ``folder`` is a file, or its parent folder cannot be written.
     """
     root = Path(folder).resolve()
-    root.parent.mkdir(parents=True, exist_ok=True)
-    building = Path(tempfile.mkdtemp(prefix=f".{root.name[:100]}.partial-", dir=root.parent))
+    if root.exists() and not root.is_dir():
+        raise ConfigError(f"{root} is a file, not a folder; give --export a folder")
+    try:
+        root.parent.mkdir(parents=True, exist_ok=True)
+        building = Path(tempfile.mkdtemp(prefix=f".{root.name[:100]}.partial-", dir=root.parent))
+    except OSError as exc:
+        raise ConfigError(f"cannot write the site to {root}: {exc.strerror}") from None
+    mask = os.umask(0)
+    os.umask(mask)
+    building.chmod(0o777 & ~mask)  # mkdtemp's folder is private (0700); the site is for a web server too
     try:
         written, skipped = _write_site(explorer, building, progress)
         _move_in(building, root)

@@ -446,7 +446,10 @@ class Explorer(RunPages):
                 if self.store.engine in q.engines and not q.name.startswith(("gds_", "vector_"))]
 
     def query(self, name: str, given: dict[str, str]) -> dict:
-        """Run a registered query with parameters typed as text (``kstp query``'s parsing); its rows."""
+        """Run a registered query with parameters typed as text (``kstp query``'s parsing); its rows.
+
+        As an ad-hoc statement: outside the lock and under the time limit (a form query such as
+        ``question_prerequisites`` on a large dataset reads for a minute)."""
         from kstp.graph.queries import get_query
 
         spec = get_query(name)
@@ -454,8 +457,9 @@ class Explorer(RunPages):
             return {"query": spec, "given": {}, "rows": None, "columns": list(spec.returns)}
         values = {key: spec.parse_param(key, given.get(key, ""), FORM_BOOLEANS) for key in spec.params}
         spec.check_params(values)
-        with self._lock:
-            frame = self.store.frame(name, values)
+        frame = self._statement(spec.text(self.store.engine), values)
+        if frame.empty and not len(frame.columns):
+            frame = pd.DataFrame(columns=list(spec.returns))
         return {"query": spec, "given": given, "rows": _rows(frame), "columns": list(frame.columns)}
 
     def cypher(self, text: str) -> dict:
@@ -464,15 +468,19 @@ class Explorer(RunPages):
         from kstp.explore.readonly import check_read_only, limited
 
         statement = limited(check_read_only(text), AD_HOC_ROWS + 1)
+        frame = self._statement(statement)
+        return {"rows": _rows(frame.head(AD_HOC_ROWS)), "columns": list(frame.columns),
+                "more": len(frame) > AD_HOC_ROWS}
+
+    def _statement(self, text: str, params: dict | None = None) -> pd.DataFrame:
+        """A statement a user asked for (a query form, ad-hoc Cypher): beside the pages, under the time limit."""
         with self._lock:
             self._running += 1
         try:
-            frame = self.store.read_statement(statement, timeout_s=self.query_timeout_s)
+            return self.store.read_statement(text, params, timeout_s=self.query_timeout_s)
         finally:
             with self._lock:
                 self._running -= 1
-        return {"rows": _rows(frame.head(AD_HOC_ROWS)), "columns": list(frame.columns),
-                "more": len(frame) > AD_HOC_ROWS}
 
 
 def _reach(start: str, neighbours: dict[str, list[str]], depth: int | None) -> set[str]:

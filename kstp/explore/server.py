@@ -1,7 +1,7 @@
 """``kstp explore``'s server: the application of :mod:`kstp.explore.app` under uvicorn.
 
 Binds the address itself first, so a port in use is one line naming it (and port 0 picks a
-free one, which the start line names). uvicorn stops on Ctrl-C or SIGTERM within a second:
+free one, which the start line names). uvicorn stops on Ctrl-C or SIGTERM in about a second:
 running ad-hoc statements are interrupted and the requests in flight get :data:`SHUTDOWN_S`;
 the graph is closed by the caller.
 """
