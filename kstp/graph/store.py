@@ -378,7 +378,9 @@ class GraphStore:
         whole relation (a Q-matrix, a derivation) so the graph must follow it exactly.
         """
         keys = ["from_id", "to_id"]
-        merged = stored[keys].merge(current[keys].drop_duplicates(), on=keys, how="left", indicator=True)
+        # ids are text: an empty frame's float columns would not merge with them (ITA on one item)
+        merged = stored[keys].astype(str).merge(current[keys].astype(str).drop_duplicates(), on=keys, how="left",
+                                                indicator=True)
         return self.delete_relationships(rel, from_label, to_label, merged[merged["_merge"] == "left_only"])
 
     @staticmethod

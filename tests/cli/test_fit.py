@@ -260,3 +260,21 @@ def test_fit_prerequisites_on_degenerate_data_gives_a_result_or_one_line(tmp_pat
         assert result.stderr.strip().splitlines() == [said]
     else:
         assert "fromId" in result.stdout  # the learned relation's table, however short
+
+
+@pytest.mark.parametrize("rule", ["iita", "ita"])
+def test_fit_prerequisites_of_a_one_item_dataset_in_the_graph(kstp, tmp_path, rule):  # noqa: F811
+    """The issue's case through the graph: ITA's empty relation is written (it was a pandas merge error),
+    IITA refuses in one line; on each engine."""
+    (tmp_path / "items.csv").write_text("id,text\nq1,one\n")
+    (tmp_path / "answers.csv").write_text("learner,item,correct\nL1,q1,1\nL2,q1,0\n")
+    assert kstp("ingest", "items", tmp_path / "items.csv", "--dataset", "one").exit_code == 0
+    assert kstp("ingest", "responses", tmp_path / "answers.csv", "--dataset", "one").exit_code == 0
+    result = kstp("fit", "prerequisites", "--dataset", "one", "--rule", rule, "--json")
+    if rule == "ita":
+        assert result.exit_code == 0, result.output
+        assert (json.loads(result.stdout)["learned"], json.loads(result.stdout)["written"]) == (0, True)
+    else:
+        assert result.exit_code == 1
+        assert result.stderr.strip().splitlines()[-1].startswith(
+            "Error: IITA needs at least 2 items and 1 learner; got 1 item and 2 learners")
