@@ -240,7 +240,12 @@ def walk(driver, url: str, graph: str, runs: dict, shots: Path, site: Path | Non
     box = driver.find_element(By.ID, "cypher")
     box.send_keys("MATCH (c:Concept {id: 'ccss:142'}) SET c.code = 'x' RETURN c")
     driver.find_element(By.CSS_SELECTOR, "#cypher-form button").click()
-    assert driver.find_element(By.ID, "cypher-error").text.startswith("refused: SET writes to the graph")
+    # the form's GET loads a new page, which click() need not wait for (pages are built off the event loop)
+    from selenium.webdriver.support import expected_conditions
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    error = WebDriverWait(driver, 30).until(expected_conditions.presence_of_element_located((By.ID, "cypher-error")))
+    assert error.text.startswith("refused: SET writes to the graph")
     screenshot(driver, shots, "query")
 
     if site is None:
