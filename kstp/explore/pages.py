@@ -113,8 +113,8 @@ class Explorer(RunPages):
         """Read the graph anew if another process changed it since (:meth:`GraphStore.stamp`); whether it did.
 
         The embedded graph is reopened (a read-only Ladybug handle keeps the state it was opened
-        on), unless an ad-hoc statement is running on it (the next page does it); what the
-        pages keep is dropped either way.
+        on) and what the pages keep is dropped, unless an ad-hoc statement or a query form is
+        running on it: then the next page does both.
         """
         with self._lock:
             stamp = self.store.stamp()

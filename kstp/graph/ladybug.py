@@ -36,7 +36,7 @@ import pyarrow.compute as pc
 
 from kstp.errors import ConfigError, DataNotFoundError, QueryError, UnknownIdError
 from kstp.graph import schema
-from kstp.graph.store import GraphStore, records
+from kstp.graph.store import GraphStore, records, stopped
 
 __all__ = ["LadybugStore", "MAX_PATH_LENGTH", "CHECKPOINT_WAIT_S"]
 
@@ -335,17 +335,11 @@ class LadybugStore(GraphStore):
             conn.execute(f"CALL var_length_extend_max_depth={MAX_PATH_LENGTH}")
             if timeout_s:
                 conn.set_query_timeout(max(1, round(timeout_s * 1000)))
-            result = conn.execute(text, params)
-            if not result.get_column_names():
-                return pd.DataFrame()
-            return _plain(result.get_as_arrow()).to_pandas()
-        except RuntimeError as exc:
-            first = " ".join(str(exc).split())[:300]
-            if first.startswith("Interrupted"):
-                limit = f"past the {timeout_s:g} s limit" if timeout_s else "on request"
-                raise QueryError(f"the statement was stopped {limit}; narrow it (fewer patterns, a WHERE that "
-                                 "joins them, a LIMIT)") from None
-            raise QueryError(f"query ad hoc failed on Ladybug ({self.path}): {first}") from None
+            return self._execute_on(conn, text, params, "ad hoc")
+        except QueryError as exc:
+            if str(exc).endswith(": Interrupted."):  # the engine's word for its time limit and for interrupt()
+                raise stopped(timeout_s) from None
+            raise
         finally:
             self._ad_hoc.discard(conn)
             conn.close()
@@ -355,8 +349,11 @@ class LadybugStore(GraphStore):
             conn.interrupt()
 
     def _execute(self, text: str, params: dict, name: str = "") -> pd.DataFrame:
+        return self._execute_on(self._conn, text, params, name)
+
+    def _execute_on(self, conn, text: str, params: dict, name: str) -> pd.DataFrame:
         try:
-            result = self._conn.execute(text, params)
+            result = conn.execute(text, params)
         except RuntimeError as exc:
             first = " ".join(str(exc).split())[:300]
             raise QueryError(f"query {name or 'statement'} failed on Ladybug ({self.path}): {first}") from None

@@ -61,7 +61,7 @@ from kstp._version import __version__
 from kstp.errors import ConfigError, GraphUnavailableError, QueryError, UnknownIdError
 from kstp.graph import schema
 from kstp.graph.queries import get_query
-from kstp.graph.store import GraphStore, _codes, records, sorted_by_ids
+from kstp.graph.store import GraphStore, _codes, records, sorted_by_ids, stopped
 
 __all__ = ["Neo4jStore", "node_statements", "relationship_statements", "operators", "PROFILE", "PROFILES",
            "BAD_OPERATORS", "BATCH_SIZE", "REL_BATCH", "KEY_BATCH",
@@ -448,13 +448,15 @@ class Neo4jStore(GraphStore):
     def _metadata(self, name: str) -> dict:
         return {"app": f"kstp/{__version__}", "query": name}
 
-    def _run(self, text: str, params: dict, name: str, routing: neo4j.RoutingControl = _WRITE) -> pd.DataFrame:
+    def _run(self, text: str, params: dict, name: str, routing: neo4j.RoutingControl = _WRITE,
+             timeout_s: float | None = None) -> pd.DataFrame:
         """Run ``text`` in one managed transaction, tagged with ``name``; its rows as a DataFrame.
 
-        A read-only store runs it as a read transaction whatever ``routing`` says.
+        A read-only store runs it as a read transaction whatever ``routing`` says; ``timeout_s``
+        is the transaction's timeout (None: the server's).
         """
         profile = PROFILE and name not in PROFILES
-        query = neo4j.Query(f"PROFILE {text}" if profile else text, metadata=self._metadata(name))
+        query = neo4j.Query(f"PROFILE {text}" if profile else text, metadata=self._metadata(name), timeout=timeout_s)
         with self._errors(name):
             rows = self._driver.execute_query(
                 query, params, routing_=_READ if self.read_only else routing, database_=self._database,
@@ -498,15 +500,11 @@ class Neo4jStore(GraphStore):
         return int(row["nodes"]), int(row["rels"])
 
     def _read_statement(self, text, params, timeout_s):
-        query = neo4j.Query(text, metadata=self._metadata("ad hoc"), timeout=timeout_s)
         try:
-            with self._errors("ad hoc"):
-                return self._driver.execute_query(query, params, routing_=_READ, database_=self._database,
-                                                  result_transformer_=_frame)
+            return self._run(text, params, "ad hoc", _READ, timeout_s)
         except QueryError as exc:
             if "TransactionTimedOut" in str(exc):  # the server's own limit, from the transaction's timeout
-                raise QueryError(f"the statement was stopped past the {timeout_s:g} s limit; narrow it (fewer "
-                                 "patterns, a WHERE that joins them, a LIMIT)") from None
+                raise stopped(timeout_s) from None
             raise
 
     def _execute_read(self, text: str, params: dict, name: str = "", registered: bool = False) -> pd.DataFrame:

@@ -17,11 +17,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from kstp.errors import InputError
+from kstp.errors import InputError, QueryError
 from kstp.graph import schema
 from kstp.graph.queries import get_query
 
-__all__ = ["GraphStore", "WriteReport", "records", "sorted_by_ids"]
+__all__ = ["GraphStore", "WriteReport", "records", "sorted_by_ids", "stopped"]
 
 
 @dataclass
@@ -104,6 +104,13 @@ def _locate(rows: pd.DataFrame, existing: pd.DataFrame, keys: list[str]) -> np.n
     hit = at < len(ranked)
     hit[hit] = ranked[at[hit]] == combined_new[hit]
     return np.where(hit, order[np.minimum(at, len(order) - 1)], -1)
+
+
+def stopped(timeout_s: float | None) -> QueryError:
+    """The one line for a statement the engine stopped at :meth:`GraphStore.read_statement`'s time limit."""
+    limit = f"past the {timeout_s:g} s limit" if timeout_s else "on request"
+    return QueryError(f"the statement was stopped {limit}; narrow it (fewer patterns, a WHERE that joins them, "
+                      "a LIMIT)")
 
 
 def _plain(value):
