@@ -19,8 +19,9 @@ if TYPE_CHECKING:
 
 __all__ = ["evaluate_rqeval", "report_rqeval", "rqeval"]
 
-#: No NLI model ships on PyPI, so the default judge is the evaluated model itself (offline).
-DEFAULT_NLI = "llm"
+#: The release's LS judge, from the user's Hugging Face cache (kstp.evaluators.rqeval.PAPER_NLI; named here so
+#: --help imports no evaluator). ``llm``, the evaluated model as judge, is the named alternative.
+DEFAULT_NLI = "cross-encoder:cross-encoder/nli-deberta-v3-small"
 #: kstp.evaluators.rqeval.DIMENSIONS, PROMPTS, OVERALL and ROBUSTNESS (named here so --help imports no evaluator).
 _DIMENSIONS = ("cq", "cs", "rs", "ls", "es", "ss")
 _PROMPTS = ("neutral", "bare", "structured")
@@ -119,21 +120,38 @@ def _figures(scores: pd.DataFrame, per_dataset: pd.DataFrame, ranked: pd.DataFra
         _validity_figures(validity, out)
 
 
+#: The judges a run records (Run.nliBackend, Run.similarityModel), columns of the per-dataset table.
+_JUDGES = ("nliBackend", "similarityModel")
+
+
+def _run_judges(store, scores: pd.DataFrame) -> pd.DataFrame:
+    """``scores`` with each run's recorded judges (:data:`_JUDGES`) from its Run node."""
+    runs = store.nodes("Run", [r for r in scores["runId"] if isinstance(r, str)])
+    return scores.merge(runs.rename(columns={"id": "runId"})[["runId", *_JUDGES]], on="runId", how="left")
+
+
 def _tables(scores: pd.DataFrame, frames: dict, scenarios: dict, overall: str, robustness: str, out: Path | None,
             as_json: bool, extra: dict | None = None) -> None:
-    """Per-dataset table (Table 7 shape), overall scores and scenario rankings (Table 8 shape),
-    Table 9 and the figures; RS by the rule ``robustness``, named in every output."""
+    """Per-dataset table (Table 7 shape, with each run's judges in CSV and JSON), overall scores and
+    scenario rankings (Table 8 shape), Table 9 and the figures; RS by the rule ``robustness``, named in
+    every output; a note (stderr, JSON ``notes``) for each judge that is not the release's."""
     from kstp.evaluators import rqeval as rq
     per_dataset = scores.join(rq.scenario_scores(scores, scenarios))
     ranked = rq.rankings(rq.overall_scores(frames, overall, robustness), scenarios)
     validity = _validity(scores)
+    notes = rq.notes(scores["nliBackend"], scores["similarityModel"])
+    for note in notes:
+        message(f"Note: {note}")
     if out is not None:
         _figures(scores, per_dataset, ranked, validity, scenarios, overall, out)
     if as_json:
         emit({"scores": per_dataset, "rankings": ranked, "overall": overall, "robustness": robustness,
-              **({"validity": validity} if validity is not None else {}), **(extra or {})})
+              **({"validity": validity} if validity is not None else {}), "notes": notes, **(extra or {})})
         return
-    print_table(per_dataset, f"RQEval per (model, dataset) (paper 3, Table 7 shape; RS: {_RS_RULE[robustness]})")
+    message(f"judges: LS {', '.join(sorted(set(scores['nliBackend'].dropna())))}; "
+            f"SS {', '.join(sorted(set(scores['similarityModel'].dropna())))}")
+    print_table(per_dataset.drop(columns=list(_JUDGES)),
+                f"RQEval per (model, dataset) (paper 3, Table 7 shape; RS: {_RS_RULE[robustness]})")
     print_table(ranked[["model", "items", *(c for name in scenarios for c in (name, f"rank {name}"))]],
                 f"Scenario scores and ranks over {overall} items (paper 3, Table 8 shape)")
     if validity is not None:
@@ -171,11 +189,17 @@ _overall_option = click.option(
 @click.option("--limit", type=click.IntRange(min=1), help="Only the first N items of each dataset.")
 @click.option("--seed", type=SEED, default=42, show_default=True, help="Seed of sample 0; sample i uses seed + i.")
 @click.option("--nli", default=DEFAULT_NLI, show_default=True,
-              help="NLI judge for LS: llm (the evaluated model, offline) or cross-encoder:MODEL (a local folder or a "
-              "cached id). The paper's judge: download cross-encoder/nli-deberta-v3-small once and pass "
-              "--nli cross-encoder:/path/to/nli-deberta-v3-small.")
-@click.option("--similarity-model", help="BERTScore model for SS (default: the bundled all-MiniLM-L6-v2).")
-@click.option("--num-layers", type=click.IntRange(min=1), help="BERTScore layer (default 6 for the bundled model).")
+              help="NLI judge for LS: cross-encoder:MODEL, a local folder or a model id in the local Hugging Face "
+                   "cache (default: the release's, get it once with `hf download cross-encoder/nli-deberta-v3-small`; "
+                   "checked before any request), or llm: the evaluated model judges its own steps, so LS depends on "
+                   "the model under test and is not comparable with the paper's Tables 6-7.")
+@click.option("--similarity-model",
+              help="BERTScore model for SS, a local folder or a cached model id (default: the release's "
+                   "distilbert-base-uncased, layer 5, where the local Hugging Face cache holds it, else the bundled "
+                   "all-MiniLM-L6-v2, layer 6, with a note that SS is then not comparable with Tables 6-7).")
+@click.option("--num-layers", type=click.IntRange(min=1),
+              help="BERTScore layer (default: bert-score's for a model id, 5 for distilbert-base-uncased; 6 for the "
+                   "bundled model; required for a folder).")
 @click.option("--scenario", "scenarios", multiple=True,
               help="Built-in scenario name or a YAML/JSON weights file (repeatable; default: all seven).")
 @click.option("--prompt", type=click.Choice(_PROMPTS), default="neutral", show_default=True,
@@ -193,7 +217,10 @@ def evaluate_rqeval(ctx, datasets, data, model, backend, base_url, model_args, g
     """Score a model's reasoning on six dimensions (CQ, CS, RS, LS, ES, SS) and deployment scenarios (paper 3).
 
     Each item is answered K times and each of up to P perturbations once; every
-    completion is stored and graded before scoring. Scores go onto the Responses, the
+    completion is stored and graded before scoring. LS and SS use the release's judges
+    from the local Hugging Face cache (cross-encoder/nli-deberta-v3-small, whose absence
+    stops the command before any request; distilbert-base-uncased, else the bundled
+    MiniLM); a line says which scores another judge makes incomparable with the paper. Scores go onto the Responses, the
     Run and a (model)-[:SCORED_ON]->(dataset) edge. Re-running resumes. Requests that
     get no reply after the retries leave the run incomplete: no tables, exit 1, and the
     same command asks them again.
@@ -203,30 +230,31 @@ def evaluate_rqeval(ctx, datasets, data, model, backend, base_url, model_args, g
       kstp evaluate rqeval --dataset gsm8k,mmlu,strategyqa,synthetic --model smollm2 --backend local \\
           --limit 3 --k 2 --p 1 --nli llm --gen-kwargs max_tokens=48
       kstp evaluate rqeval --dataset gsm8k --model Qwen/Qwen2.5-1.5B-Instruct --backend openai \\
-          --base-url http://127.0.0.1:8000/v1 --nli cross-encoder:/models/nli-deberta-v3-small
+          --base-url http://127.0.0.1:8000/v1 --nli cross-encoder:/models/nli-deberta-v3-small \\
+          --similarity-model /models/distilbert-base-uncased --num-layers 5
     """
     import pandas as pd
 
     from kstp.evaluators import rqeval as rq
-    from kstp.inference.similarity import BertScore, nli_backend
+    from kstp.inference.similarity import nli_backend
 
     sampling = parse_sampling(gen_kwargs, rq.SAMPLING, n=k, seed=seed)
     chosen = _scenarios(scenarios)
     if (warning := rq.temperature_warning(sampling)) is not None:
         message(f"Warning: {warning}")
-    if similarity_model is None:
-        from kstp.inference.embeddings import resolve_model
-
-        similarity_model, num_layers = resolve_model("minilm"), num_layers or 6
+    # Both judges load (or fail, one line) before the graph, the datasets and the model server are touched.
+    with status("loading the NLI and similarity models"):
+        judge = None if nli == "llm" else nli_backend(nli)
+        similarity, fallback = rq.similarity_scorer(similarity_model, num_layers)
+    if fallback is not None:
+        message(f"Note: {fallback}")
     store = get_store(ctx)
     names = [d.strip() for d in datasets.split(",") if d.strip()]
     ids = [_ensure_dataset(store, name, data or _default_data()) for name in names]
-    with status("loading the similarity model"):
-        similarity = BertScore(similarity_model, num_layers)
     engine = start_backend(backend, model, model_args, base_url, concurrency, seed)
     summaries, frames, pending, last_failure = [], {}, 0, None
     try:
-        judge = nli_backend(nli, engine)
+        judge = judge or nli_backend(nli, engine)
         for dataset in ids:
             with progress_bar(f"{model} on {dataset}") as progress:
                 result = rq.evaluate(store, engine, dataset, sampling, p, judge, similarity, limit,
@@ -247,8 +275,8 @@ def evaluate_rqeval(ctx, datasets, data, model, backend, base_url, model_args, g
             print_table(table[["model", "dataset", "runId", "requested", "generatedNow", "pending"]],
                         "RQEval runs (incomplete: the tables wait for every reply)")
         report_failures(ctx, pending, last_failure)
-    _tables(table[["model", "dataset", "runId", "items", *rq.DIMENSIONS]], frames, chosen, overall, robustness, out,
-            as_json, {"runs": summaries})
+    _tables(table[["model", "dataset", "runId", "items", *rq.DIMENSIONS, *_JUDGES]], frames, chosen, overall,
+            robustness, out, as_json, {"runs": summaries})
 
 
 @click.command("rqeval")
@@ -277,10 +305,12 @@ def report_rqeval(ctx, runs, scenarios, robustness, overall, out, as_json) -> No
     from kstp.evaluators import rqeval as rq
 
     chosen = _scenarios(scenarios)
-    frames = rq.stored_runs(get_store(ctx), list(runs) or None)
+    store = get_store(ctx)
+    frames = rq.stored_runs(store, list(runs) or None)
     if not frames:
         raise InputError("no scored rqeval run in the graph; run kstp evaluate rqeval first")
-    _tables(rq.dataset_scores(frames, robustness), frames, chosen, overall, robustness, out, as_json)
+    _tables(_run_judges(store, rq.dataset_scores(frames, robustness)), frames, chosen, overall, robustness, out,
+            as_json)
 
 
 @click.group()

@@ -6,14 +6,14 @@ count those, never drop them). Two backends share the interface:
 
 - :class:`CrossEncoderNli`: a sequence-pair classifier (e.g.
   ``cross-encoder/nli-deberta-v3-small``) loaded with sentence-transformers from a local
-  path or the local Hugging Face cache only (no download at run time); its labels come
-  from the model's own ``id2label``.
+  path or the local Hugging Face cache only (:func:`cached_model`; no download at run
+  time); its labels come from the model's own ``id2label``.
 - :class:`LlmNli`: any kstp inference backend asked for the label (greedy, a few
   tokens); the first label word of its reply is the label.
 
 Each backend has a ``name`` that results record, so a score says which judge made it.
 :class:`BertScore` wraps the ``bert-score`` package with a configurable model (a local
-path needs ``num_layers``).
+path needs ``num_layers``; a cached id defaults to bert-score's layer for it).
 
 Assumes short texts (reasoning steps, traces of a few hundred tokens): pairs longer
 than the model's window are truncated by the model.
@@ -21,6 +21,7 @@ than the model's window are truncated by the model.
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Sequence
 from pathlib import Path
@@ -29,10 +30,47 @@ from typing import Protocol
 from kstp.errors import ConfigError, import_extra
 from kstp.inference.backend import Backend, Sampling
 
-__all__ = ["NLI_LABELS", "NliBackend", "CrossEncoderNli", "LlmNli", "nli_backend", "BertScore", "parse_nli_label"]
+__all__ = ["NLI_LABELS", "NliBackend", "CrossEncoderNli", "LlmNli", "nli_backend", "BertScore", "parse_nli_label",
+           "hub_cache", "cached_model", "download_hint"]
 
 NLI_LABELS = ("entailment", "neutral", "contradiction")
 _LABEL_RE = re.compile(r"\b(entail\w*|neutral|contradict\w*)", re.IGNORECASE)
+
+
+_REPO_ID = re.compile(r"[\w.-]+(/[\w.-]+)?")
+
+
+def hub_cache() -> Path:
+    """The local Hugging Face hub cache, read from the environment now (as huggingface_hub
+    reads it at import): ``$HF_HUB_CACHE``, else ``$HUGGINGFACE_HUB_CACHE``, else
+    ``$HF_HOME/hub``, else ``$XDG_CACHE_HOME/huggingface/hub`` (``~/.cache``)."""
+    folder = os.environ.get("HF_HUB_CACHE") or os.environ.get("HUGGINGFACE_HUB_CACHE")
+    if not folder:
+        home = os.environ.get("HF_HOME") or os.path.join(os.environ.get("XDG_CACHE_HOME", "~/.cache"), "huggingface")
+        folder = os.path.join(home, "hub")
+    return Path(os.path.expandvars(folder)).expanduser()
+
+
+def cached_model(repo_id: str) -> Path | None:
+    """The snapshot folder of model ``repo_id`` in the local hub cache (:func:`hub_cache`,
+    ``models--ORG--NAME/snapshots/REV`` named by ``refs/main``), or None when it is not
+    there or ``repo_id`` is not a model id. Never touches the network."""
+    if not _REPO_ID.fullmatch(repo_id):
+        return None
+    from huggingface_hub import snapshot_download
+    from huggingface_hub.errors import LocalEntryNotFoundError
+
+    try:
+        return Path(snapshot_download(repo_id, cache_dir=hub_cache(), local_files_only=True))
+    except (LocalEntryNotFoundError, ValueError):  # ValueError: HFValidationError of an odd id
+        return None
+
+
+def download_hint(repo_id: str) -> str:
+    """How to put ``repo_id`` into the local cache, for error messages (empty for a path)."""
+    if not _REPO_ID.fullmatch(repo_id):
+        return ""
+    return f"get it once with `hf download {repo_id}` (older clients: `huggingface-cli download {repo_id}`); "
 
 
 class NliBackend(Protocol):
@@ -51,7 +89,8 @@ class CrossEncoderNli:
     Parameters
     ----------
     model : str
-        A local folder, or a Hugging Face model id already in the local cache.
+        A local folder, or a Hugging Face model id already in the local cache
+        (:func:`cached_model`); ``name`` records the folder's name or the id.
     batch_size : int
         Pairs per forward pass.
 
@@ -65,11 +104,17 @@ class CrossEncoderNli:
 
     def __init__(self, model: str, batch_size: int = 32):
         CrossEncoder = import_extra("sentence_transformers", "models", "a cross-encoder NLI judge").CrossEncoder
+        folder = Path(model) if Path(model).exists() else cached_model(model)
+        if folder is None:
+            raise ConfigError(f"NLI model {model!r} is not available locally (no such folder, and not in the Hugging "
+                              f"Face cache {hub_cache()}); {download_hint(model)}or pass --nli cross-encoder:PATH "
+                              "(a local folder), or --nli llm (the evaluated model judges its own steps, so LS then "
+                              "depends on the model under test)")
         try:
-            self._model = CrossEncoder(model, device="cpu", local_files_only=True)
+            self._model = CrossEncoder(str(folder), device="cpu", local_files_only=True)
         except (OSError, ValueError) as exc:
-            raise ConfigError(f"NLI model {model!r} is not available locally ({type(exc).__name__}); pass a local "
-                              "folder (--nli cross-encoder:PATH) or use --nli llm") from None
+            raise ConfigError(f"NLI model {model!r} cannot be loaded from {folder} ({type(exc).__name__}); pass "
+                              "another folder (--nli cross-encoder:PATH) or use --nli llm") from None
         labels = {int(i): str(name).lower() for i, name in self._model.config.id2label.items()}
         if sorted(labels.values()) != sorted(NLI_LABELS):
             raise ConfigError(f"model {model!r} has labels {sorted(labels.values())}, not {list(NLI_LABELS)}; "
@@ -157,15 +202,21 @@ class BertScore:
     Parameters
     ----------
     model : str
-        A local model folder or a model name bert-score knows and the local cache holds.
+        A local model folder, or a model id in the local Hugging Face cache
+        (:func:`cached_model`).
     num_layers : int, optional
-        Which hidden layer's embeddings to use; required for a local folder.
+        Which hidden layer's embeddings to use; required for a local folder, for an id
+        bert-score's default (``bert_score.utils.model2layers``: 5 for
+        ``distilbert-base-uncased``).
     batch_size : int
+    label : str, optional
+        What ``name`` calls the model (default: the id, or the folder's name).
 
     Raises
     ------
     ConfigError
-        When the model cannot be loaded, or a local folder comes without ``num_layers``.
+        When the model is not available locally or cannot be loaded, or comes without a
+        layer (a local folder, or an id bert-score has no default for).
     MissingExtraError
         When ``bert-score`` (extra ``models``) is not installed.
 
@@ -175,16 +226,29 @@ class BertScore:
     scores 0 (nothing is matched).
     """
 
-    def __init__(self, model: str, num_layers: int | None = None, batch_size: int = 32):
-        BERTScorer = import_extra("bert_score", "models", "BERTScore").BERTScorer
-        if Path(model).exists() and num_layers is None:
-            raise ConfigError(f"similarity model {model!r} is a local folder: say which layer with --num-layers")
-        try:
-            self._scorer = BERTScorer(model_type=model, num_layers=num_layers, batch_size=batch_size, device="cpu")
-        except (OSError, KeyError) as exc:
-            raise ConfigError(f"similarity model {model!r} cannot be loaded ({type(exc).__name__}); pass a local "
-                              "folder with --similarity-model and --num-layers") from None
-        self.name = f"bert-score:{Path(model).name if Path(model).exists() else model}@{num_layers}"
+    def __init__(self, model: str, num_layers: int | None = None, batch_size: int = 32, label: str | None = None):
+        bert_score = import_extra("bert_score", "models", "BERTScore")
+        if Path(model).exists():
+            if num_layers is None:
+                raise ConfigError(f"similarity model {model!r} is a local folder: say which layer with --num-layers")
+            folder, label = Path(model), label or Path(model).name
+        else:
+            num_layers = num_layers or bert_score.utils.model2layers.get(model)
+            if num_layers is None:
+                raise ConfigError(f"bert-score has no default layer for similarity model {model!r}: say which "
+                                  "with --num-layers")
+            folder, label = cached_model(model), label or model
+            if folder is None:
+                raise ConfigError(f"similarity model {model!r} is not available locally (no such folder, and not in "
+                                  f"the Hugging Face cache {hub_cache()}); {download_hint(model)}or pass a local "
+                                  "folder with --similarity-model and --num-layers")
+        try:  # a folder, so bert-score's from_pretrained never reaches for the network
+            self._scorer = bert_score.BERTScorer(model_type=str(folder), num_layers=num_layers,
+                                                 batch_size=batch_size, device="cpu")
+        except (OSError, KeyError, ValueError) as exc:
+            raise ConfigError(f"similarity model {model!r} cannot be loaded from {folder} ({type(exc).__name__}); "
+                              "pass a local folder with --similarity-model and --num-layers") from None
+        self.name = f"bert-score:{label}@{num_layers}"
 
     def f1(self, pairs: Sequence[tuple[str, str]]) -> list[float]:
         """F1 per pair, in [0, 1] for real texts (not rescaled)."""

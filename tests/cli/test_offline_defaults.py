@@ -1,10 +1,14 @@
-"""The model defaults of the CLI work offline: they name models that are installed."""
+"""The model defaults of the CLI work offline: they name models that are installed, or (RQEval's LS judge,
+the authors' release's) a model of the user's Hugging Face cache, which never triggers a download."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from kstp.cli.main import cli
+from kstp.errors import ConfigError
 from kstp.inference.backends.openai_compat import OpenAIBackend
 from kstp.inference.embeddings import resolve_model
 from kstp.inference.similarity import LlmNli, nli_backend
@@ -20,8 +24,11 @@ def test_embedding_model_default_is_the_installed_minilm():
     assert default == "minilm" and (Path(resolve_model(default)) / "config.json").is_file()
 
 
-def test_nli_default_is_the_llm_judge_which_needs_no_download():
+def test_nli_default_is_the_release_cross_encoder_from_the_cache_and_llm_stays_an_option(tmp_path, monkeypatch):
     default = _default("rqeval", "nli")
-    assert default == "llm"
+    assert default == "cross-encoder:cross-encoder/nli-deberta-v3-small"
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path))  # an empty cache: a one-line error, no download
+    with pytest.raises(ConfigError, match="`hf download cross-encoder/nli-deberta-v3-small`"):
+        nli_backend(default)
     judge = OpenAIBackend("m", base_url="http://127.0.0.1:9/v1")  # constructing it contacts nothing
-    assert isinstance(nli_backend(default, inference=judge), LlmNli)
+    assert isinstance(nli_backend("llm", inference=judge), LlmNli)

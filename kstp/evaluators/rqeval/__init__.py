@@ -15,6 +15,8 @@ concern, each module importing only those listed before it:
 - :mod:`~kstp.evaluators.rqeval.validity`: discriminant validity (§4.5, Table 9, Figures 4-5).
 - :mod:`~kstp.evaluators.rqeval.results`: a run's items and stored responses as
   per-item frames, and the dimensions of runs and models (§4, Table 7).
+- :mod:`~kstp.evaluators.rqeval.judges`: the release's NLI judge (LS) and BERTScore model
+  (SS), the fallback where the latter is not cached, and the notes on other judges.
 - :mod:`~kstp.evaluators.rqeval.run`: a (model, dataset) run, from the prompts to the
   scores written back onto the graph.
 
@@ -43,6 +45,15 @@ from kstp.evaluators.rqeval.dimensions import (
     score_item,
     split_steps,
     stability,
+)
+from kstp.evaluators.rqeval.judges import (
+    NLI_MODEL,
+    PAPER_NLI,
+    PAPER_SIMILARITY,
+    SIMILARITY_LAYER,
+    SIMILARITY_MODEL,
+    notes,
+    similarity_scorer,
 )
 from kstp.evaluators.rqeval.prompts import PROMPTS, build_prompt, template_hash
 from kstp.evaluators.rqeval.results import (
@@ -85,4 +96,5 @@ __all__ = ["NAME", "VERSION", "DIMENSIONS", "HIGHER_IS_BETTER", "SCENARIOS", "LO
            "layer_summary", "STRUCTURAL", "OUTCOME", "TRACE", "temperature_warning", "SAMPLING", "RqevalResult",
            "evaluate",
            "item_frame", "run_scores", "run_items", "stored_runs", "stored_scores", "dataset_scores",
-           "template_hash"]
+           "template_hash", "NLI_MODEL", "SIMILARITY_MODEL", "SIMILARITY_LAYER", "PAPER_NLI", "PAPER_SIMILARITY",
+           "similarity_scorer", "notes"]

@@ -30,6 +30,7 @@ import pandas as pd
 
 from kstp.errors import ConfigError
 from kstp.evaluators.rqeval.dimensions import NAME, ROBUSTNESS, VERSION, _mean, grade_reply, split_steps
+from kstp.evaluators.rqeval.judges import notes
 from kstp.evaluators.rqeval.prompts import PROMPTS, build_prompt, template_hash
 from kstp.evaluators.rqeval.results import _text, item_frame, run_items, run_scores
 from kstp.graph.store import GraphStore
@@ -85,7 +86,8 @@ class RqevalResult:
 
     def summary(self) -> dict:
         """The run's six dimensions, the standard errors of those that are means over items (``cqStderr``,
-        ``lsStderr``, ``ssStderr``: sample sd over sqrt(items)), and its counts and pace."""
+        ``lsStderr``, ``ssStderr``: sample sd over sqrt(items)), its judges with ``notes`` on those that are
+        not the release's (:func:`~kstp.evaluators.rqeval.judges.notes`), and its counts and pace."""
         from kstp.inference.statistics import mean_stderr
 
         per_item = {"cq": self.items["correct"].astype(float), "ls": self.items["ls"].astype(float).dropna(),
@@ -93,7 +95,8 @@ class RqevalResult:
         return {"model": self.model, "dataset": self.dataset, "runId": self.run_id, "items": len(self.items),
                 **self.scores, **{f"{d}Stderr": mean_stderr(v.to_numpy()) for d, v in per_item.items()},
                 "nliBackend": self.nli_backend, "nliInvalid": self.nli_invalid,
-                "similarityModel": self.similarity_model, "robustness": self.robustness,
+                "similarityModel": self.similarity_model,
+                "notes": notes([self.nli_backend], [self.similarity_model]), "robustness": self.robustness,
                 "perturbationSlots": self.slots, "resumed": self.resumed, "requested": self.requested,
                 "generatedNow": self.generated, "pending": self.pending, **self.rates}
 
