@@ -131,17 +131,21 @@ def _run_judges(store, scores: pd.DataFrame) -> pd.DataFrame:
 
 
 def _tables(scores: pd.DataFrame, frames: dict, scenarios: dict, overall: str, robustness: str, out: Path | None,
-            as_json: bool, extra: dict | None = None) -> None:
+            as_json: bool, extra: dict | None = None, said: tuple[str, str] | None = None) -> None:
     """Per-dataset table (Table 7 shape, with each run's judges in CSV and JSON), overall scores and
     scenario rankings (Table 8 shape), Table 9 and the figures; RS by the rule ``robustness``, named in
-    every output; a note (stderr, JSON ``notes``) for each judge that is not the release's."""
+    every output; a note (stderr, JSON ``notes``) for each judge that is not the release's. ``said``:
+    (SS model, the fallback line already printed), which stands for that model's note."""
     from kstp.evaluators import rqeval as rq
     per_dataset = scores.join(rq.scenario_scores(scores, scenarios))
     ranked = rq.rankings(rq.overall_scores(frames, overall, robustness), scenarios)
     validity = _validity(scores)
     notes = rq.notes(scores["nliBackend"], scores["similarityModel"])
     for note in notes:
-        message(f"Note: {note}")
+        if said is None or not note.startswith(f"SS: BERTScore with {said[0]},"):
+            message(f"Note: {note}")
+    if said is not None:
+        notes = [said[1] if note.startswith(f"SS: BERTScore with {said[0]},") else note for note in notes]
     if out is not None:
         _figures(scores, per_dataset, ranked, validity, scenarios, overall, out)
     if as_json:
@@ -276,7 +280,7 @@ def evaluate_rqeval(ctx, datasets, data, model, backend, base_url, model_args, g
                         "RQEval runs (incomplete: the tables wait for every reply)")
         report_failures(ctx, pending, last_failure)
     _tables(table[["model", "dataset", "runId", "items", *rq.DIMENSIONS, *_JUDGES]], frames, chosen, overall,
-            robustness, out, as_json, {"runs": summaries})
+            robustness, out, as_json, {"runs": summaries}, fallback and (similarity.name, fallback))
 
 
 @click.command("rqeval")

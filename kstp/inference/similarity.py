@@ -112,9 +112,10 @@ class CrossEncoderNli:
                               "depends on the model under test)")
         try:
             self._model = CrossEncoder(str(folder), device="cpu", local_files_only=True)
-        except (OSError, ValueError) as exc:
-            raise ConfigError(f"NLI model {model!r} cannot be loaded from {folder} ({type(exc).__name__}); pass "
-                              "another folder (--nli cross-encoder:PATH) or use --nli llm") from None
+        except (OSError, ValueError, ImportError) as exc:  # ImportError: a tokenizer that needs sentencepiece
+            reason = (str(exc).strip().splitlines() or [""])[0][:200]
+            raise ConfigError(f"NLI model {model!r} cannot be loaded from {folder} ({type(exc).__name__}: {reason}); "
+                              "pass another folder (--nli cross-encoder:PATH) or use --nli llm") from None
         labels = {int(i): str(name).lower() for i, name in self._model.config.id2label.items()}
         if sorted(labels.values()) != sorted(NLI_LABELS):
             raise ConfigError(f"model {model!r} has labels {sorted(labels.values())}, not {list(NLI_LABELS)}; "

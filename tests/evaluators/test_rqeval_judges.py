@@ -128,6 +128,10 @@ def test_cross_encoder_nli_reads_labels_from_the_model_and_refuses_others(tmp_pa
         f"NLI model '{tmp_path / 'absent'}' is not available locally (no such folder, and not in the Hugging Face "
         f"cache {empty_hub}); or pass --nli cross-encoder:PATH (a local folder), or --nli llm (the evaluated model "
         "judges its own steps, so LS then depends on the model under test)")
+    (tmp_path / "broken").mkdir()
+    (tmp_path / "broken" / "config.json").write_text("{}")
+    with pytest.raises(ConfigError, match=r"cannot be loaded from .*broken \(ValueError: Unrecognized model"):
+        CrossEncoderNli(str(tmp_path / "broken"))
     with pytest.raises(ConfigError, match="unknown NLI backend 'roberta'"):
         nli_backend("roberta")
 
@@ -227,11 +231,16 @@ def test_llm_judge_and_minilm_fallback_are_named_and_noted_in_every_output(empty
     minilm = "bert-score:all-MiniLM-L6-v2@6"
     assert (run["nliBackend"], run["similarityModel"]) == ("llm:openai/m", minilm)
     assert run["ss"] == pytest.approx(BertScore(MINILM, 6).f1([TRACES])[0], abs=1e-6)
-    assert run["notes"] == body["notes"] == rq.notes(["llm:openai/m"], [minilm]) and len(body["notes"]) == 2
-    assert all(f"Note: {note}" in result.stderr.splitlines() for note in body["notes"])
+    assert run["notes"] == rq.notes(["llm:openai/m"], [minilm])
+    ls_note, ss_note = run["notes"]
+    # the fallback line, said once before the run, stands for the SS note in the output
+    assert body["notes"] == [ls_note, fallback]
+    notes = [line for line in result.stderr.splitlines() if line.startswith("Note: ")]
+    assert notes == [f"Note: {fallback}", f"Note: {ls_note}"]
     (row,) = _scores_csv(tmp_path / "out")
     assert (row["nliBackend"], row["similarityModel"]) == ("llm:openai/m", minilm)
     report = CliRunner().invoke(cli, ["--graph", graph_location, "report", "rqeval"])
     assert report.exit_code == 0, report.output
     assert f"judges: LS llm:openai/m; SS {minilm}" in report.stderr
-    assert all(f"Note: {note}" in report.stderr.splitlines() for note in body["notes"])
+    assert [line for line in report.stderr.splitlines() if line.startswith("Note: ")] == [
+        f"Note: {ls_note}", f"Note: {ss_note}"]
