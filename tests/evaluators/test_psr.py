@@ -165,6 +165,13 @@ def test_psr_real_learners_equal_authors_loop_and_cypher(store, data_root, datas
     assert (cypher["psrMicro"] - got["psrMicro"]).abs().max() < 1e-12
     # The mean correct rates the data's provenance gives: .745 and .534.
     assert round(result.summary()[0]["accuracy"], 3) == {"probability_pks": 0.745, "frcsub": 0.534}[dataset]
+    # The README's figures for Eq. 1's rules (paper 1 table): reflexive on these skill maps, and strict, which
+    # derives no pair where skills have no prerequisite edges, so that no learner has a PSR
+    row = result.summary()[0]
+    assert (len(edges), row["learnersWithPsr"], round(row["psrMicro"], 3), round(row["psrMacro"], 3)) == {
+        "probability_pks": (29, 485, 0.852, 0.854), "frcsub": (101, 513, 0.721, 0.728)}[dataset]
+    assert derive_question_prerequisites(store, dataset, "strict").edges == 0
+    assert psr.evaluate_dataset(store, dataset, write_back=False).learners["psrMicro"].notna().sum() == 0
 
 
 def test_repeated_answer_last_one_wins_in_direct_use():
