@@ -63,7 +63,6 @@ from __future__ import annotations
 
 import hashlib
 import random
-import re
 from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -75,7 +74,7 @@ import pandas as pd
 from kstp.errors import ConfigError, UnknownIdError
 from kstp.evaluators.answers import DEFAULT_PROMPT, check_prompt, grade_reply
 from kstp.evaluators.answers import PROMPTS as ANSWER_PROMPTS
-from kstp.evaluators.prompting import split_options
+from kstp.evaluators.prompts import choices_of
 from kstp.evaluators.prompts import load as load_prompt
 from kstp.graph.store import GraphStore
 from kstp.graph.vector_search import nearest_questions
@@ -101,7 +100,7 @@ from kstp.inference.runs import (
 )
 
 __all__ = ["NAME", "VERSION", "STRATEGIES", "HIGHER_IS_BETTER", "K", "PROMPTS", "template_hash", "Exemplar",
-           "ScaffoldingPrompt", "choices_of", "build_prompt", "common_subset",
+           "ScaffoldingPrompt", "build_prompt", "common_subset",
            "select_exemplars", "scaffolding_gain", "aggregate", "figure3", "embed_questions", "ScaffoldingResult",
            "evaluate"]
 
@@ -147,36 +146,10 @@ def template_hash(prompt: str = DEFAULT_PROMPT) -> str:
     return hashlib.sha256("\x00".join(t for t in PROMPTS[prompt] if t is not None).encode()).hexdigest()
 
 
-_OPTION = re.compile(r"^\s*\(?([A-J])[.):]\s+(.*)$")
-
-
-def choices_of(text: str) -> tuple[str, list[tuple[str, str]]]:
-    """A question's text as its problem and its options ``(letter, text)``, read from its ``A. ...`` lines.
-
-    A line that opens no option continues the one before. A text without option lines
-    (an open question, or options written inline) is all problem.
-
-    Examples
-    --------
-    >>> choices_of("Which is prime?\\nA. 4\\nB. 7")
-    ('Which is prime?', [('A', '4'), ('B', '7')])
-    >>> choices_of("What is 2 + 2?")
-    ('What is 2 + 2?', [])
-    """
-    problem, block = split_options(text)
-    options: list[tuple[str, str]] = []
-    for line in block.splitlines():
-        found = _OPTION.match(line)
-        if found:
-            options.append((found.group(1), found.group(2).strip()))
-        elif options and line.strip():
-            options[-1] = (options[-1][0], f"{options[-1][1]} {line.strip()}")
-    return (problem, options) if options else (text, [])
-
-
 def _laid_out(text: str, templates: ScaffoldingPrompt, line: str | None) -> tuple[str, str]:
     """``(problem, option line)`` of a question under a prompt set: the option line ``line`` filled in
-    (empty for an open question), or the whole text and nothing where the set has no option layout."""
+    (empty for an open question), or the whole text and nothing where the set has no option layout
+    (:func:`~kstp.evaluators.prompts.choices_of` reads the options)."""
     if line is None or templates.option is None:
         return text, ""
     problem, options = choices_of(text)
