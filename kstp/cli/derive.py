@@ -34,7 +34,8 @@ def derive() -> None:
 @click.option("--rule", type=click.Choice(_RULES), default=None,
               help="strict: a proper, transitive concept prerequisite; reflexive: the same concept counts too "
               "(for a skill map: concepts(q_i) within concepts(q_j)). Default: the rule each dataset was derived "
-              "with, strict for one never derived.")
+              "with, strict for one never derived (the paper calls Eq. 1 strict and conservative; on a skill map "
+              "strict derives no pair: use reflexive there).")
 @out_option("each dataset's prerequisite graph (its covering pairs, questions by level) as "
             "prerequisites_<dataset>.svg, .png and .dot; above 200 questions the figure counts them per level")
 @graph_format_option

@@ -16,6 +16,7 @@ __all__ = ["evaluate", "psr_summaries", "print_psr"]
 #: imports no evaluator).
 _DENOMINATORS = ("release", "paper")
 _SUBSETS = ("full", "verified")
+_ACCURACY = ("answered", "annotated")  # kstp.evaluators.psr.ACCURACY
 
 
 @click.group()
@@ -35,7 +36,12 @@ def evaluate() -> None:
               help="Denominator a (learner, question) pair needs to enter the distribution (5: the release's "
               "filter; the paper's text has none: 1).")
 @click.option("--unannotated", type=click.Choice(("exclude", "include")), default="exclude", show_default=True,
-              help="Questions without a concept: left out of accuracy and PSR (Appendix B), or counted.")
+              help="Questions without a concept: left out of PSR (Appendix B), or counted (Eq. 1 gives them no "
+              "prerequisites either way); accuracy is --accuracy's.")
+@click.option("--accuracy", type=click.Choice(_ACCURACY), default="answered", show_default=True,
+              help="answered: accuracy over every question a learner answered (the release's eval_acc); "
+              "annotated: over the questions with a concept only (Appendix B). Recorded as accuracyQuestions; "
+              "the --groups ability groups rank by it.")
 @click.option("--subset", type=click.Choice(_SUBSETS), default="full", show_default=True,
               help="full: every annotated question (Table 2); verified: PSR over the prerequisites that only the "
               "concept links a person checked (ASSESSES.verified) give, accuracy over the full set (Table 3).")
@@ -54,7 +60,7 @@ def evaluate() -> None:
 @json_option
 @click.pass_context
 def psr(ctx, datasets: tuple[str, ...], out: Path | None, denominator: str, min_prerequisites: int, unannotated: str,
-        subset: str, bootstrap: int, seed: int, groups: bool, per_question: bool, no_write: bool,
+        accuracy: str, subset: str, bootstrap: int, seed: int, groups: bool, per_question: bool, no_write: bool,
         as_json: bool) -> None:
     """Compute accuracy and PSR (micro, macro, distribution) of every learner (paper 1, Eq. 2-4).
 
@@ -73,11 +79,13 @@ def psr(ctx, datasets: tuple[str, ...], out: Path | None, denominator: str, min_
       kstp evaluate psr --dataset frcsub --groups --bootstrap 2000 --seed 7 --format csv
       kstp evaluate psr --dataset frcsub --per-question --out results/
       kstp evaluate psr --dataset frcsub --no-write --json
+      kstp evaluate psr --dataset frcsub --accuracy annotated
     """
     questions: list = []
     summaries = psr_summaries(ctx, datasets, out, denominator, min_prerequisites, unannotated, subset,
                               bootstrap=bootstrap, seed=seed, groups=groups,
-                              questions=questions if per_question else None, write_back=not no_write)
+                              questions=questions if per_question else None, write_back=not no_write,
+                              accuracy=accuracy)
     if per_question:
         import pandas as pd
 
@@ -96,14 +104,16 @@ def psr(ctx, datasets: tuple[str, ...], out: Path | None, denominator: str, min_
 
 def psr_summaries(ctx: click.Context, datasets: tuple[str, ...], out: Path | None, denominator: str,
                   min_prerequisites: int, unannotated: str, subset: str, bootstrap: int = 0, seed: int = 0,
-                  groups: bool = False, questions: list | None = None, write_back: bool = True) -> list[dict]:
+                  groups: bool = False, questions: list | None = None, write_back: bool = True,
+                  accuracy: str = "answered") -> list[dict]:
     """What ``kstp evaluate psr`` computes, writes back (unless not ``write_back``) and (with ``out``) writes to
     files: its summary rows.
 
     ``bootstrap``, ``seed`` and ``groups`` go to :func:`kstp.evaluators.psr.summarize`;
     a ``questions`` list receives each dataset's per-question table
     (:func:`kstp.evaluators.psr.question_table`, with a ``dataset`` column), written to
-    ``psr_questions_<dataset>.csv`` too with ``out``. The chart is drawn by a
+    ``psr_questions_<dataset>.csv`` too with ``out``. ``accuracy`` is
+    :func:`kstp.evaluators.psr.evaluate_dataset`'s (every answered question by default). The chart is drawn by a
     :class:`~kstp.reports.worker.FigureWorker`, which imports matplotlib on the other
     core while the graph is read and scored.
     """
@@ -112,7 +122,7 @@ def psr_summaries(ctx: click.Context, datasets: tuple[str, ...], out: Path | Non
     worker = FigureWorker() if out is not None else None
     try:
         return _psr_summaries(ctx, datasets, out, denominator, min_prerequisites, unannotated, subset, worker,
-                              bootstrap, seed, groups, questions, write_back)
+                              bootstrap, seed, groups, questions, write_back, accuracy)
     finally:
         if worker is not None:
             worker.close()
@@ -120,7 +130,8 @@ def psr_summaries(ctx: click.Context, datasets: tuple[str, ...], out: Path | Non
 
 def _psr_summaries(ctx: click.Context, datasets: tuple[str, ...], out: Path | None, denominator: str,
                    min_prerequisites: int, unannotated: str, subset: str, worker, bootstrap: int = 0, seed: int = 0,
-                   groups: bool = False, questions: list | None = None, write_back: bool = True) -> list[dict]:
+                   groups: bool = False, questions: list | None = None, write_back: bool = True,
+                   accuracy: str = "answered") -> list[dict]:
     import pandas as pd
 
     from kstp.evaluators import psr as psr_evaluator
@@ -135,7 +146,8 @@ def _psr_summaries(ctx: click.Context, datasets: tuple[str, ...], out: Path | No
         with status(f"PSR of {dataset}"):
             result = psr_evaluator.evaluate_dataset(store, dataset, min_prerequisites, write_back=write_back,
                                                     denominator=denominator,
-                                                    exclude_unannotated=unannotated == "exclude", subset=subset)
+                                                    exclude_unannotated=unannotated == "exclude", subset=subset,
+                                                    accuracy=accuracy)
         if result.learners.empty:
             message(f"{dataset}: no learner answered its questions; skipped")
             continue
@@ -192,12 +204,21 @@ def print_psr(summaries: list[dict], denominator: str, min_prerequisites: int, s
                 f"{subset} subset); denominator: {denominator}; distribution over "
                 f"pairs with >= {min_prerequisites} {filtered}"
                 f"{' (the release filter)' if min_prerequisites == 5 else ''}")
+    message(f"accuracy: over {_accuracy_words(now)}")
     if intervals:
         level = now["ciLevel"].dropna().iloc[0] if "ciLevel" in now and now["ciLevel"].notna().any() else 0.95
         message(f"CI: {level:.0%} percentile intervals over {int(now['bootstrapSamples'].max())} resamples of the "
                 "learners (none for a single learner)")
     if out is not None:
         message(f"wrote {out}/psr_summary.csv, psr_summary.json, psr_distribution.png and per-learner CSVs")
+
+
+def _accuracy_words(rows) -> str:
+    """How the rows' accuracy counts, in words (rows from before the option: annotated questions)."""
+    kind = rows["accuracyQuestions"].dropna().iloc[0] if "accuracyQuestions" in rows and \
+        rows["accuracyQuestions"].notna().any() else "annotated"
+    return {"answered": "every answered question (the release's eval_acc; --accuracy annotated: Appendix B)",
+            "annotated": "the annotated questions (Appendix B)"}.get(kind, kind)
 
 
 def _merged_summary(path: Path, rows: list[dict]):

@@ -49,7 +49,9 @@ def scaffolding(ctx, dataset, model, backend, base_url, model_args, gen_kwargs, 
     questions) is answered with no context and with k worked exemplars chosen at
     random (same item type), by shared concept, by embedding similarity and from
     its prerequisites. SG = (|K+| - |K|) / |Q| per strategy. Every completion is a
-    Response with its strategy and exemplar ids; re-running resumes.
+    Response with its strategy and exemplar ids; re-running resumes. An exemplar
+    shows its solution where the dataset has one (exemplarsWithSolution: the share
+    that do; a note on stderr when none does).
 
     \b
     Examples:
@@ -78,6 +80,7 @@ def scaffolding(ctx, dataset, model, backend, base_url, model_args, gen_kwargs, 
     table = result.table()
     summary = {"runId": result.run_id, "resumed": result.resumed, "model": model, "dataset": dataset,
                "questions": len(result.questions), "generatedNow": result.generated, "pending": result.pending,
+               "prompt": prompt, "exemplarsWithSolution": result.exemplar_solutions,
                **result.rates, "strategies": table.reset_index().to_dict("records")}
     if out is not None:
         out.mkdir(parents=True, exist_ok=True)
@@ -92,6 +95,10 @@ def scaffolding(ctx, dataset, model, backend, base_url, model_args, gen_kwargs, 
         if out is not None:
             message(f"wrote {out}/scaffolding_{dataset}.csv, .json, scaffolding_accuracy_{dataset}.png (Figure 3) "
                     f"and scaffolding_gain_{dataset}.png")
+    if result.exemplar_solutions == 0:
+        message(f"note: no exemplar shown has a solution (the dataset {dataset} has none for them): every "
+                "exemplar shows its problem and answer only, without the Solution: line of paper 1's Prompt 3 "
+                "(exemplarsWithSolution 0)")
     report_failures(ctx, result.pending, result.last_failure, int(result.responses["error"].notna().sum()))
 
 

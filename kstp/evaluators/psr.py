@@ -26,8 +26,12 @@ The six-bucket question-level distribution counts the (learner, question) pairs 
 denominator is at least ``min_prerequisites`` (5 by default: the release's filter; the
 paper's text has none, which is ``min_prerequisites=1``).
 
-Questions without a concept (no ASSESSES edge) are left out of accuracy and PSR, as
-Appendix B does (``exclude_unannotated``); Eq. 1 gives them no prerequisites anyway.
+Questions without a concept (no ASSESSES edge) are left out of PSR, as Appendix B does
+(``exclude_unannotated``); Eq. 1 gives them no prerequisites anyway. Accuracy counts
+them by default (:data:`ACCURACY`, ``accuracy="answered"``): the release's ``eval_acc``
+divides the questions a learner answered correctly by all it answered, annotated or
+not; ``accuracy="annotated"`` counts the annotated questions only (Appendix B's reading,
+kstp's before). The human ability groups rank learners by this accuracy.
 
 Two subsets of questions (:data:`SUBSETS`, ``subset``): ``full``, every annotated
 question with the stored prerequisite relation (Table 2, XES-full); ``verified``, only
@@ -79,9 +83,9 @@ from kstp.evaluators.psr_intervals import bootstrap
 from kstp.graph.store import GraphStore
 from kstp.graph.structures import RULES, dataset_questions, question_prerequisite_pairs
 
-__all__ = ["VERSION", "HIGHER_IS_BETTER", "BUCKETS", "DENOMINATORS", "SUBSETS", "PrerequisiteBitsets", "PsrResult",
-           "last_answers", "score_pairs", "aggregate", "distribution", "summarize", "evaluate_dataset", "bootstrap",
-           "question_table"]
+__all__ = ["VERSION", "HIGHER_IS_BETTER", "BUCKETS", "DENOMINATORS", "SUBSETS", "ACCURACY", "PrerequisiteBitsets",
+           "PsrResult", "last_answers", "score_pairs", "aggregate", "distribution", "summarize", "evaluate_dataset",
+           "bootstrap", "question_table"]
 
 VERSION = "2.0"
 HIGHER_IS_BETTER = {"accuracy": True, "psrMicro": True, "psrMacro": True}
@@ -91,6 +95,8 @@ BUCKETS = ("[0,.2)", "[.2,.4)", "[.4,.6)", "[.6,.8)", "[.8,1)", "1.0")
 DENOMINATORS = ("release", "paper")
 #: Question subsets: every annotated question (Table 2), or the verified annotations (Table 3).
 SUBSETS = ("full", "verified")
+#: Which answers accuracy counts: every answered question (the release's eval_acc) or the annotated ones.
+ACCURACY = ("answered", "annotated")
 #: Learners per graph read in :func:`evaluate_dataset`.
 BATCH = 4096
 _COUNTS = [f"pairs {b}" for b in BUCKETS]  # per-learner bucket counts
@@ -396,6 +402,8 @@ class PsrResult:
     #: ``satisfied`` and ``denominator`` sums, ``ratioSum`` and ``broken`` (scored with PSR < 1); see
     #: :func:`question_table`.
     questions: pd.DataFrame | None = None
+    #: Which answers the accuracy counts (:data:`ACCURACY`).
+    accuracy: str = "answered"
 
     def summary(self, groups: bool = False, bootstrap: int = 0, seed: int = 0, level: float = 0.95) -> list[dict]:
         """Rows in the shape of paper 1 Table 2: all human learners as one row, each model as its own;
@@ -413,7 +421,7 @@ def _row(result: PsrResult, label: str, learners: pd.DataFrame) -> dict:
            # the mean denominator of a scored (learner, question): §5.1's "prerequisites per target question"
            "prerequisitesPerTarget": float(learners["pairs"].sum() / learners["questionsScored"].sum())
            if learners["questionsScored"].sum() else float("nan"),
-           "denominator": result.denominator, "subset": result.subset}
+           "denominator": result.denominator, "subset": result.subset, "accuracyQuestions": result.accuracy}
     row.update({f"psr {b}": float(v) for b, v in _shares(counts).items()})
     return row
 
@@ -503,7 +511,7 @@ def _question_sums(n_questions: int, scored: dict, denominator: str, human: np.n
 
 def evaluate_dataset(store: GraphStore, dataset: str, min_prerequisites: int = 5, write_back: bool = True,
                      denominator: str = "release", exclude_unannotated: bool = True,
-                     batch: int = BATCH, subset: str = "full") -> PsrResult:
+                     batch: int = BATCH, subset: str = "full", accuracy: str = "answered") -> PsrResult:
     """Compute PSR and accuracy for every learner of ``dataset``; write them on the Learners.
 
     Reads the question prerequisites once (``question_prerequisite_keys``), then the
@@ -519,12 +527,16 @@ def evaluate_dataset(store: GraphStore, dataset: str, min_prerequisites: int = 5
     denominator : {"release", "paper"}
         See the module notes; ``release`` by default.
     exclude_unannotated : bool
-        Leave questions without a concept out of accuracy and PSR (Appendix B).
+        Leave questions without a concept out of PSR (Appendix B).
     batch : int
         Learners per graph read; bounds memory to about batch x questions / 4 bytes.
     subset : {"full", "verified"}
         ``verified``: PSR over the prerequisite pairs the verified concept links give,
         accuracy over the full set (see the module notes; Table 3).
+    accuracy : {"answered", "annotated"}
+        ``answered`` (default, the release's ``eval_acc``): accuracy over every question
+        the learner answered; ``annotated``: over those with a concept only. A learner
+        counts when its accuracy has a question.
 
     Raises
     ------
@@ -532,18 +544,24 @@ def evaluate_dataset(store: GraphStore, dataset: str, min_prerequisites: int = 5
         When the dataset is not in the graph; for ``verified``, when it has no verified
         concept link or no derived question prerequisites.
     ValueError
-        On an unknown denominator or subset.
+        On an unknown denominator, subset or accuracy.
     """
     _checked_denominator(denominator)
     if subset not in SUBSETS:
         raise ValueError(f"unknown question subset {subset!r}; choose from {', '.join(SUBSETS)}")
+    if accuracy not in ACCURACY:
+        raise ValueError(f"unknown accuracy {accuracy!r}; choose from {', '.join(ACCURACY)}")
     questions = pd.Index(dataset_questions(store, dataset)["questionId"])  # raises on an unknown dataset
     # The bulk reads name questions and learners by the engine's node keys (offsets on
     # Ladybug, cheaper to read than ids): position i of ``keys`` is the key of questions[i].
     keyed = store.frame("question_keys", {"dataset": dataset})
     keys = pd.Index(keyed.set_index("questionId")["questionKey"].reindex(questions).to_numpy())
-    counted = np.ones(len(questions), bool)
+    counted = np.ones(len(questions), bool)  # the questions PSR scores
     annotated = store.frame("question_concepts", {"dataset": dataset})["questionId"]
+    in_accuracy = np.ones(len(questions), bool)
+    if accuracy == "annotated":
+        in_accuracy[:] = False
+        in_accuracy[questions.get_indexer(annotated)] = True
     if subset == "verified":  # only the pairs change: a question off the verified links has no prerequisite
         pairs = _verified(store, dataset, pd.Series(keys, index=questions))
     else:
@@ -563,12 +581,12 @@ def evaluate_dataset(store: GraphStore, dataset: str, min_prerequisites: int = 5
     for answers in _answer_batches(store, dataset, roster["learnerId"].tolist(), batch, packable):
         learner, learners, question, correct = _codes(answers["learnerKey"], _positions(keys, answers["questionKey"]),
                                                       answers["correct"].to_numpy(bool))
-        keep = counted[question]
-        learner, question, correct = learner[keep], question[keep], correct[keep]
-        scored = bits.score(learner, question, correct, len(learners))
+        keep, counts = counted[question], in_accuracy[question]
+        scored = bits.score(learner[keep], question[keep], correct[keep], len(learners))
         sums += _question_sums(len(questions), scored, denominator,
                                human_key.reindex(learners).fillna(False).to_numpy(bool))
-        table = pd.DataFrame(_learner_table(len(learners), learner, correct, scored, denominator, min_prerequisites),
+        table = pd.DataFrame(_learner_table(len(learners), learner[counts], correct[counts], scored, denominator,
+                                            min_prerequisites),
                              index=pd.Index(learner_of_key.loc[learners].to_numpy(), name="learnerId"))
         parts.append(table[table["answered"] > 0])
     columns = ["answered", "correct", "accuracy", "psrMicro", "psrMacro", "questionsScored", "pairs", *_COUNTS]
@@ -582,7 +600,7 @@ def evaluate_dataset(store: GraphStore, dataset: str, min_prerequisites: int = 5
     per_question = pd.DataFrame(sums, index=pd.Index(questions, name="questionId"),
                                 columns=["learners", "satisfied", "denominator", "ratioSum", "broken"])
     per_question[["learners", "broken"]] = per_question[["learners", "broken"]].astype(np.int64)
-    return PsrResult(dataset, learners, min_prerequisites, denominator, subset, per_question)
+    return PsrResult(dataset, learners, min_prerequisites, denominator, subset, per_question, accuracy)
 
 
 def _packable(learner_keys: pd.Series, question_keys: pd.Index) -> bool:

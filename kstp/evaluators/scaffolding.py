@@ -24,7 +24,13 @@ solution where the dataset has one, and its answer in ``\\boxed{}``; then comes 
 target in the prompt of the answer evaluation (:mod:`kstp.evaluators.answers`).
 Two prompt sets (``prompt``, part of the run's template hash): ``kstp`` (default, what
 earlier runs used) and ``paper``, Prompt 3 of Appendix A (``prompts/paper1_scaffolding.yaml``;
-its target, and the prompt without exemplars, is Prompt 1).
+its target, and the prompt without exemplars, is Prompt 1). The ``paper`` set lays a
+multiple-choice item out as Prompt 3 does: the problem, then ``Options: (A) ... (B) ...``
+in an exemplar and ``Answer Choices: (A) ... (B) ...`` after the target (the release's
+``Answer Choices`` line of its Prompt 1 too), the options read from the ``A. ...`` lines
+of the question's text (:func:`kstp.loaders.items.option_lines`, the JSONL ``options``
+field). When no exemplar shown has a solution (``ScaffoldingResult.exemplar_solutions``
+is 0), the prompts carry no ``Solution:`` line at all, unlike the paper's; the CLI says so.
 Selection is seeded per (seed, strategy, question), so a target's exemplars do not
 depend on which other targets are asked.
 
@@ -60,6 +66,7 @@ import random
 from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -67,6 +74,7 @@ import pandas as pd
 from kstp.errors import ConfigError, UnknownIdError
 from kstp.evaluators.answers import DEFAULT_PROMPT, check_prompt, grade_reply
 from kstp.evaluators.answers import PROMPTS as ANSWER_PROMPTS
+from kstp.evaluators.prompts import choices_of
 from kstp.evaluators.prompts import load as load_prompt
 from kstp.graph.store import GraphStore
 from kstp.graph.vector_search import nearest_questions
@@ -92,7 +100,7 @@ from kstp.inference.runs import (
 )
 
 __all__ = ["NAME", "VERSION", "STRATEGIES", "HIGHER_IS_BETTER", "K", "PROMPTS", "template_hash", "Exemplar",
-           "build_prompt", "common_subset",
+           "ScaffoldingPrompt", "build_prompt", "common_subset",
            "select_exemplars", "scaffolding_gain", "aggregate", "figure3", "embed_questions", "ScaffoldingResult",
            "evaluate"]
 
@@ -107,15 +115,48 @@ EXEMPLAR_TEMPLATE = "Example {number}:\nProblem:\n{text}\n{solution}Answer: \\bo
 INTRO = "Here are worked examples of related problems.\n\n"
 OUTRO = "\n\nNow solve the following problem.\n"
 _PAPER = load_prompt("paper1_scaffolding")
-#: The prompt sets by name: (system, target template, exemplar template, intro, outro).
-PROMPTS = {"kstp": (*ANSWER_PROMPTS["kstp"], EXEMPLAR_TEMPLATE, INTRO, OUTRO),
-           "paper": (_PAPER["system"], _PAPER["user"], _PAPER["exemplar"], _PAPER["intro"], _PAPER["outro"])}
+
+
+class ScaffoldingPrompt(NamedTuple):
+    """The texts of one prompt set; ``options``, ``choices`` and ``option`` (the paper's MCQ lines) or none.
+
+    ``options`` ({options}) follows a multiple-choice exemplar's problem, ``choices``
+    ({options}) the target's, each option written ``option`` ({letter}, {text}) and
+    joined by a space. Without them the options stay lines of the problem's text.
+    """
+
+    system: str
+    user: str
+    exemplar: str
+    intro: str
+    outro: str
+    options: str | None = None
+    choices: str | None = None
+    option: str | None = None
+
+
+#: The prompt sets by name.
+PROMPTS = {"kstp": ScaffoldingPrompt(*ANSWER_PROMPTS["kstp"], EXEMPLAR_TEMPLATE, INTRO, OUTRO),
+           "paper": ScaffoldingPrompt(*(_PAPER[k] for k in ScaffoldingPrompt._fields))}
 
 
 def template_hash(prompt: str = DEFAULT_PROMPT) -> str:
     """Hash of a prompt set's texts, stored on the Run so a template change is a new configuration."""
     check_prompt(prompt)
-    return hashlib.sha256("\x00".join(PROMPTS[prompt]).encode()).hexdigest()
+    return hashlib.sha256("\x00".join(t for t in PROMPTS[prompt] if t is not None).encode()).hexdigest()
+
+
+def _laid_out(text: str, templates: ScaffoldingPrompt, line: str | None) -> tuple[str, str]:
+    """``(problem, option line)`` of a question under a prompt set: the option line ``line`` filled in
+    (empty for an open question), or the whole text and nothing where the set has no option layout
+    (:func:`~kstp.evaluators.prompts.choices_of` reads the options)."""
+    if line is None or templates.option is None:
+        return text, ""
+    problem, options = choices_of(text)
+    if not options:
+        return text, ""
+    shown = " ".join(templates.option.format(letter=letter, text=option) for letter, option in options)
+    return problem, line.format(options=shown)
 
 
 
@@ -132,8 +173,10 @@ class Exemplar:
 def build_prompt(text: str, exemplars: Sequence[Exemplar] = (), prompt: str = DEFAULT_PROMPT) -> list[Message]:
     """The chat for one target: worked exemplars (if any), then the target problem.
 
-    Without exemplars it is exactly the prompt of the answer evaluation with the same
-    prompt set (``paper``: Prompt 1; with exemplars Prompt 3).
+    Without exemplars it is the prompt of the answer evaluation with the same prompt set
+    (``paper``: Prompt 1; with exemplars Prompt 3), except that the ``paper`` set lays a
+    multiple-choice target out with Prompt 3's ``Answer Choices:`` line, as the
+    release's Prompt 1 does, where the answer evaluation keeps the ``A. ...`` lines.
 
     Raises
     ------
@@ -157,14 +200,17 @@ def build_prompt(text: str, exemplars: Sequence[Exemplar] = (), prompt: str = DE
     2 + 5?
     """
     check_prompt(prompt)
-    system, user, exemplar, intro, outro = PROMPTS[prompt]
-    target = user.format(text=text)
+    templates = PROMPTS[prompt]
+    problem, choices = _laid_out(text, templates, templates.choices)
+    target = templates.user.format(text=problem) + choices
     if exemplars:
-        shown = "\n\n".join(exemplar.format(number=i, text=e.text, answer=e.answer,
-                                             solution=f"Solution: {e.solution}\n" if e.solution else "")
-                            for i, e in enumerate(exemplars, 1))
-        target = intro + shown + outro + target
-    return [{"role": "system", "content": system}, {"role": "user", "content": target}]
+        blocks = []
+        for i, e in enumerate(exemplars, 1):
+            shown, options = _laid_out(e.text, templates, templates.options)
+            blocks.append(templates.exemplar.format(number=i, text=shown, options=options, answer=e.answer,
+                                                    solution=f"Solution: {e.solution}\n" if e.solution else ""))
+        target = templates.intro + "\n\n".join(blocks) + templates.outro + target
+    return [{"role": "system", "content": templates.system}, {"role": "user", "content": target}]
 
 
 def _same_skill(concepts: Mapping[str, set[str]], pool: Sequence[str]) -> dict[str, list[str]]:
@@ -422,10 +468,23 @@ class ScaffoldingResult:
     pending: int = 0
     last_failure: str | None = None
     rates: dict = field(default_factory=dict)
+    #: Per strategy with exemplars: (exemplars shown over the targets, how many of them with a solution).
+    exemplar_slots: dict[str, tuple[int, int]] = field(default_factory=dict)
+
+    @property
+    def exemplar_solutions(self) -> float:
+        """The share of the exemplars shown (over every strategy and target) that show a solution;
+        NaN when none was shown. 0 means no prompt has a ``Solution:`` line (Prompt 3 prints one)."""
+        shown = sum(n for n, _ in self.exemplar_slots.values())
+        return sum(k for _, k in self.exemplar_slots.values()) / shown if shown else float("nan")
 
     def table(self) -> pd.DataFrame:
-        """The per-strategy table (:func:`aggregate`)."""
-        return aggregate(self.responses)
+        """The per-strategy table (:func:`aggregate`), with ``exemplarsWithSolution``: the share of the
+        strategy's exemplars shown with a solution (NaN for ``none``)."""
+        table = aggregate(self.responses)
+        table["exemplarsWithSolution"] = [k / n if n else float("nan") for n, k in
+                                          (self.exemplar_slots.get(s, (0, 0)) for s in table.index)]
+        return table
 
 
 def _candidates(store: GraphStore, pool: pd.DataFrame, targets: list[str], concepts, edges, strategies,
@@ -534,7 +593,8 @@ def evaluate(store: GraphStore, backend: Backend, dataset: str, sampling: Sampli
     store.write_nodes("Learner", pd.DataFrame([{"id": learner, "kind": "model", "localId": backend.model}]))
     info = pool.set_index("questionId")
     shown = {q: Exemplar(q, info.at[q, "text"], info.at[q, "answer"],
-                         None if pd.isna(info.at[q, "solution"]) else info.at[q, "solution"]) for q in info.index}
+                         None if pd.isna(info.at[q, "solution"]) or not str(info.at[q, "solution"]).strip()
+                         else info.at[q, "solution"]) for q in info.index}
     choices = {q: option_count(info.at[q, "text"]) for q in targets}  # a letter past them is no answer
     requests = {}  # (question, strategy) -> (messages, exemplar ids)
     for s in strategies:
@@ -562,9 +622,12 @@ def evaluate(store: GraphStore, backend: Backend, dataset: str, sampling: Sampli
         responses = _responses(store, run_id)
         finish_run(store, run_id, status, requested=len(keys), completed=int(responses["error"].isna().sum()),
                    failed=int(responses["error"].notna().sum()), pending=generation.pending, **generation.rates())
+    slots = {s: (sum(len(requests[(q, s)][1]) for q in targets),
+                 sum(shown[p].solution is not None for q in targets for p in requests[(q, s)][1]))
+             for s in strategies if s != "none"}
     return ScaffoldingResult(run_id, resumed, targets, len(keys), generation.stored,
                              responses[responses["questionId"].isin(targets)], generation.pending,
-                             generation.last_failure, generation.rates())
+                             generation.last_failure, generation.rates(), slots)
 
 
 def _responses(store: GraphStore, run_id: str) -> pd.DataFrame:

@@ -8,12 +8,18 @@ Inputs, each a function returning a validated :class:`ItemSet`:
 - the ``math2015`` folder layout (``q.txt``, ``qnames.txt``, ``problemdesc.txt``);
 - a question -> concept-id JSON map (``xes_skills_nys.json``) against a framework
   already in the graph;
-- generic JSONL, one ``{"id", "text", "answer", "type", "concepts": [...]}`` per line.
+- generic JSONL, one ``{"id", "text", "answer", "type", "concepts": [...]}`` per line,
+  with ``"options"`` for a multiple-choice item.
+
+A multiple-choice item's options are lines of its text, ``A. ...`` under the problem
+(:func:`option_lines`): the one place the answer evaluation, the grader's option count
+and paper 1's Prompt 3 (which lays them out as ``(A) ... (B) ...``) find them.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -21,6 +27,7 @@ import pandas as pd
 
 from kstp.errors import InputError
 from kstp.graph.store import GraphStore
+from kstp.inference.grading import option_count
 from kstp.loaders.common import (
     LoadReport,
     check_namespace,
@@ -35,12 +42,15 @@ from kstp.loaders.common import (
 )
 
 __all__ = ["ItemSet", "read_items_csv", "read_math2015", "read_concept_map", "read_items_jsonl",
-           "write_items", "framework_concepts"]
+           "write_items", "framework_concepts", "option_lines", "LETTERS"]
 
 _ID_COLUMNS = ("item_id", "id", "question_id")
 _TEXT_COLUMNS = ("text", "question", "expression", "problem")
 _ANSWER_COLUMNS = ("answer", "correct_answer", "computed_answer", "correct_answer_note")
 _TYPE_COLUMNS = ("type", "answer_type")
+#: Option letters, in order (the grader reads up to J).
+LETTERS = "ABCDEFGHIJ"
+_OPTION_LINE = re.compile(r"^\s*\(?[A-J][.):]\s")
 
 
 @dataclass
@@ -242,8 +252,60 @@ def read_concept_map(path: str | Path, dataset: str, framework: str, known: set[
                    notes={"questions without concepts": sum(1 for v in mapping.values() if not v)})
 
 
+def option_lines(options) -> list[str]:
+    """The options of a record as lines of a letter, a dot and the text, from a list or a mapping letter -> text.
+
+    >>> option_lines(["4", "6"]), option_lines({"A": "yes", "B": "no"})
+    (['A. 4', 'B. 6'], ['A. yes', 'B. no'])
+    """
+    if isinstance(options, dict):
+        return [f"{k}. {v}" for k, v in options.items()]
+    return [f"{LETTERS[i]}. {v}" for i, v in enumerate(options or [])]
+
+
+def _mcq_text(item: dict, where: str) -> str:
+    """A multiple-choice item's text: its problem, then its validated ``options`` as ``A. ...`` lines.
+
+    ``options`` is an object mapping the letters A, B, ... in order to one-line texts
+    (the release's XES3G5M layout, ``{"A": "odd", "B": "even"}``), at least two; the
+    problem must not list options itself (they would be read twice), and a gold answer
+    must be one of the letters.
+
+    >>> _mcq_text({"text": "Which is prime?", "options": {"A": 4, "B": "7"}, "answer": "B"}, "f:1")
+    'Which is prime?\\nA. 4\\nB. 7'
+    """
+    options, text = item["options"], item.get("text")
+    example = 'e.g. {"A": "4", "B": "7"}'
+    if not isinstance(options, dict):
+        raise InputError(f"{where}: \"options\" must be an object mapping the letters A, B, ... to option texts "
+                         f"({example}), not {type(options).__name__} {json.dumps(options)[:60]}")
+    letters = list(options)
+    if len(letters) < 2 or letters != list(LETTERS[:len(letters)]):
+        raise InputError(f"{where}: \"options\" must name the letters A, B, ... in order, two or more (at most "
+                         f"{LETTERS[-1]}), found {', '.join(letters) or 'none'}")
+    for letter, value in options.items():
+        if isinstance(value, bool) or not isinstance(value, str | int | float) or not str(value).strip() \
+                or "\n" in str(value) or "\r" in str(value):
+            raise InputError(f"{where}: option {letter} must be one line of text, not {json.dumps(value)[:60]}")
+    if not isinstance(text, str) or not text.strip():
+        raise InputError(f"{where}: a multiple-choice item needs its problem in \"text\"")
+    if option_count(text) is not None or any(_OPTION_LINE.match(line) for line in text.splitlines()):
+        raise InputError(f"{where}: the text already lists options (a line such as 'A. ...' or '(A) ... (B) ...'); "
+                         "give them once, in \"options\"")
+    answer = item.get("answer")
+    if answer is not None and str(answer).strip() not in options:
+        raise InputError(f"{where}: the answer of a multiple-choice item must be one of its letters "
+                         f"{', '.join(letters)}, not {json.dumps(answer)[:60]}")
+    return "\n".join([text.rstrip(), *option_lines({k: str(v).strip() for k, v in options.items()})])
+
+
 def read_items_jsonl(path: str | Path, dataset: str, framework: str | None, known: set[str]) -> ItemSet:
     """Read items as JSON lines: ``{"id", "text", "answer", "type", "solution", "concepts": [...], "verified"}``.
+
+    ``options`` (optional) makes an item multiple choice: an object mapping the letters
+    A, B, ... in order to one-line option texts (the release's XES3G5M layout); they
+    are written under the problem as ``A. ...`` lines (see the module notes), its
+    ``type`` is ``choice`` unless given, and a gold answer must be one of the letters.
 
     ``concepts`` (optional) are local ids of ``framework``, which must be in the graph.
     ``verified`` (optional, true/false) says a person checked the item's concepts; where
@@ -253,7 +315,9 @@ def read_items_jsonl(path: str | Path, dataset: str, framework: str | None, know
     Raises
     ------
     InputError
-        On invalid JSON, a missing or repeated id (with the line).
+        On invalid JSON, a missing or repeated id, invalid ``options`` (not such an
+        object, a text that lists options itself, an answer that is not a letter), each
+        with the line.
     UnknownIdError
         On a concept id not in ``framework`` (with the line).
     """
@@ -271,10 +335,12 @@ def read_items_jsonl(path: str | Path, dataset: str, framework: str | None, know
         if concepts and framework is None:
             raise InputError(f"{path}:{number}: items name concepts; say which framework with --framework")
         _check_concepts(concepts, known, framework or "", f"{path}:{number}")
-        answer = item.get("answer")
-        questions.append({"localId": qid, "text": item.get("text"),
-                          "answer": None if answer is None else str(answer),
-                          "answerType": item.get("type"), "position": len(questions) + 1})
+        answer, text, kind = item.get("answer"), item.get("text"), item.get("type")
+        if item.get("options") is not None:
+            text, kind = _mcq_text(item, f"{path}:{number}"), kind or "choice"
+            answer = str(answer).strip() if answer is not None else None
+        questions.append({"localId": qid, "text": text, "answer": None if answer is None else str(answer),
+                          "answerType": kind, "position": len(questions) + 1})
         solutions.append(item.get("solution"))
         if item.get("verified", False) not in (True, False):
             raise InputError(f"{path}:{number}: \"verified\" must be true or false, not {item['verified']!r}")

@@ -33,7 +33,7 @@ import pandas as pd
 
 from kstp.errors import ConfigError, InputError
 from kstp.loaders.common import json_lines, read_text, require_file
-from kstp.loaders.items import ItemSet, _questions
+from kstp.loaders.items import ItemSet, _questions, option_lines
 
 __all__ = ["FieldMap", "RECORD_FORMATS", "record_format", "read_records", "option_lines", "read_question_records"]
 
@@ -228,17 +228,6 @@ def _pick(records: list[dict], chosen: str | None, candidates: tuple[str, ...], 
     if found is None and required:
         raise InputError(f"{source}: no {what} field among {', '.join(fields)}; name it with --{what}-field")
     return found
-
-
-def option_lines(options) -> list[str]:
-    """The options of a record as lines of a letter, a dot and the text, from a list or a mapping letter -> text.
-
-    >>> option_lines(["4", "6"]), option_lines({"A": "yes", "B": "no"})
-    (['A. 4', 'B. 6'], ['A. yes', 'B. no'])
-    """
-    if isinstance(options, dict):
-        return [f"{k}. {v}" for k, v in options.items()]
-    return [f"{_LETTERS[i]}. {v}" for i, v in enumerate(options or [])]
 
 
 def _gold(value, options, pattern: re.Pattern | None, where: str) -> str | None:

@@ -41,8 +41,9 @@ def test_csv_outputs_neutralise_formula_cells(kstp, toy_files, tmp_path):  # noq
     by_local = {r["localId"]: r for r in rows}
     assert {"'@SUM(1+1)*cmd", "'=HYPERLINK(\"http://x\")", "'-2+3", "'+1", "''=x"} <= set(by_local)
     assert all(not cell.startswith(("=", "+", "-", "@", "\t", "\r")) for row in rows for cell in row.values())
-    # q1, q3, q5, q7 right of the 7 annotated questions (q8 has no concept): a number stays a number
-    assert by_local["'-2+3"]["accuracy"] == str(4 / 7)
+    # q1, q3, q5, q7 right of the 8 answered (q8, without a concept, counts in accuracy as in the release's
+    # eval_acc): a number stays a number
+    assert by_local["'-2+3"]["accuracy"] == str(4 / 8)
     # a report's CSV file: evaluate psr's per-learner table, its index the learner ids
     learners = (tmp_path / "out" / "psr_learners_toy.csv").read_text()
     assert "\n'toy:@SUM(1+1)*cmd," not in learners  # the id is the dataset's prefix and the local id

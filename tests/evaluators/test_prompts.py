@@ -45,6 +45,38 @@ def test_paper1_prompt3_is_the_scaffolding_prompt():
                                     "Now solve the main problem: What is 17 + 25?"}]
 
 
+def test_paper1_prompt3_lays_out_multiple_choice_options(tmp_path):
+    """Prompt 3's MCQ-only lines, filled in by hand: "Options: ..." in a multiple-choice exemplar, "Answer
+    Choices: (A) ... (D) ..." after a multiple-choice target (every option the item has, written as the
+    release's parse_question writes them); an open exemplar or target gets neither. The items come through
+    the JSONL loader's "options" field."""
+    (tmp_path / "m.jsonl").write_text(
+        '{"id": "e1", "text": "Which number is even?", "options": {"A": "3", "B": "4", "C": "5"}, "answer": "B", '
+        '"solution": "4 = 2 x 2."}\n'
+        '{"id": "e2", "text": "What is 7 + 5?", "answer": "12"}\n'
+        '{"id": "t", "text": "Which number is prime?", "options": {"A": "4", "B": "6", "C": "7", "D": "9"}, '
+        '"answer": "C"}\n'
+        '{"id": "o", "text": "What is 17 + 25?", "answer": "42"}\n')
+    texts = items.read_items_jsonl(tmp_path / "m.jsonl", "m", None, set()).questions.set_index("localId")["text"]
+    shown = [scaffolding.Exemplar("m:e1", texts["e1"], "B", "4 = 2 x 2."), scaffolding.Exemplar("m:e2", texts["e2"],
+                                                                                                 "12")]
+    intro = "The following problems and their solutions are provided as background knowledge:\n\n"
+    exemplars = ("Problem 1: Which number is even?\nOptions: (A) 3 (B) 4 (C) 5\nSolution: 4 = 2 x 2.\nAnswer: B\n\n"
+                 "Problem 2: What is 7 + 5?\nAnswer: 12\n\n")
+    assert scaffolding.build_prompt(texts["t"], shown, "paper") == [
+        {"role": "system", "content": SYSTEM},
+        {"role": "user", "content": intro + exemplars + "Now solve the main problem: Which number is prime?\n"
+                                                         "Answer Choices: (A) 4 (B) 6 (C) 7 (D) 9"}]
+    assert scaffolding.build_prompt(texts["o"], shown, "paper")[1]["content"] == (
+        intro + exemplars + "Now solve the main problem: What is 17 + 25?")
+    # without exemplars: Prompt 1 with the release's "Answer Choices" line
+    assert scaffolding.build_prompt(texts["t"], (), "paper")[1]["content"] == (
+        "Which number is prime?\nAnswer Choices: (A) 4 (B) 6 (C) 7 (D) 9")
+    # kstp's own set keeps the options as lines of the problem
+    assert scaffolding.build_prompt(texts["t"], (), "kstp")[1]["content"] == (
+        "Problem:\nWhich number is prime?\nA. 4\nB. 6\nC. 7\nD. 9")
+
+
 def test_paper1_prompt2_is_both_annotation_stages():
     outline = pd.DataFrame({"clusterId": ["an:c1", "an:c2"], "clusterName": ["add", "geo"], "grade": ["1", "2"],
                             "domainName": ["OA", "G"], "conceptId": ["an:A1", "an:G1"], "code": ["A.1", "G.1"],

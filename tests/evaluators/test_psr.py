@@ -24,14 +24,16 @@ def scored(toy):
 def test_psr_hand_computed_per_learner(scored):
     """L1: q2 1/1, q5 2/3 (q4 unattempted) -> micro 3/4, macro 5/6.
     L2: q2 0/1, q4 0/1, q6 2/3 (q1 wrong, q3/q5 unattempted) -> micro 2/5, macro 2/9.
-    L3: q1 has no prerequisite -> no PSR; q8 has no concept, so it is not counted (Appendix B)."""
+    L3: q1 has no prerequisite -> no PSR; q8 has no concept: no PSR, but accuracy counts it (the release's
+    eval_acc counts every answered question): q1 right, q8 wrong -> 1/2."""
     _, result = scored
     rows = result.learners
     assert rows.loc["toy:L1", ["psrMicro", "psrMacro", "accuracy"]].tolist() == pytest.approx([3 / 4, 5 / 6, 3 / 4])
     assert rows.loc["toy:L2", ["psrMicro", "psrMacro", "accuracy"]].tolist() == pytest.approx([2 / 5, 2 / 9, 4 / 5])
     assert rows.loc["toy:L1", "questionsScored"] == 2 and rows.loc["toy:L2", "pairs"] == 5
     assert math.isnan(rows.loc["toy:L3", "psrMicro"])
-    assert rows.loc["toy:L3", ["answered", "accuracy"]].tolist() == [1, 1]
+    assert rows.loc["toy:L3", ["answered", "accuracy"]].tolist() == [2, 0.5]
+    assert result.summary()[0]["accuracyQuestions"] == "answered"
 
 
 def test_psr_paper_denominator_hand_computed(toy):
@@ -62,10 +64,24 @@ def test_psr_denominators_differ_on_unattempted_prerequisites():
         psr.aggregate(answers, pairs, "pape")
 
 
-def test_psr_include_unannotated_counts_them_in_accuracy(toy):
+@pytest.mark.parametrize("unannotated", [True, False])
+def test_psr_accuracy_answered_or_annotated_hand_computed(toy, unannotated):
+    """Only L3 answered the unannotated q8 (wrong), beside q1 (right). Accuracy over every answered question
+    (the release's eval_acc): L3 1/2, mean over L1 3/4, L2 4/5, L3 1/2 = 41/60; over the annotated ones
+    (Appendix B): L3 1/1, mean (3/4 + 4/5 + 1) / 3 = 51/60. PSR is the same either way, and whether PSR
+    leaves unannotated questions out does not change accuracy."""
     derive_question_prerequisites(toy, "toy", "strict")
-    rows = psr.evaluate_dataset(toy, "toy", exclude_unannotated=False, write_back=False).learners
-    assert rows.loc["toy:L3", ["answered", "accuracy"]].tolist() == [2, 0.5]
+    answered = psr.evaluate_dataset(toy, "toy", exclude_unannotated=unannotated, write_back=False)
+    annotated = psr.evaluate_dataset(toy, "toy", exclude_unannotated=unannotated, write_back=False,
+                                     accuracy="annotated")
+    assert answered.learners.loc["toy:L3", ["answered", "correct"]].tolist() == [2, 1]
+    assert annotated.learners.loc["toy:L3", ["answered", "correct"]].tolist() == [1, 1]
+    [row], [other] = answered.summary(), annotated.summary()
+    assert (row["accuracy"], other["accuracy"]) == (pytest.approx(41 / 60), pytest.approx(51 / 60))
+    assert (row["accuracyQuestions"], other["accuracyQuestions"]) == ("answered", "annotated")
+    assert (row["psrMicro"], row["psrMacro"]) == (other["psrMicro"], other["psrMacro"])
+    with pytest.raises(ValueError, match="unknown accuracy 'all'; choose from answered, annotated"):
+        psr.evaluate_dataset(toy, "toy", accuracy="all")
 
 
 @pytest.mark.parametrize("seed", [1, 2, 3])
@@ -98,7 +114,7 @@ def test_psr_equals_reference_on_generated_logs(seed, denominator):
 def test_psr_written_back_on_learners(scored):
     store, _ = scored
     got = store._execute("MATCH (l:Learner) RETURN l.id AS id, l.psrMicro AS micro, l.nAnswered AS n ORDER BY id", {})
-    assert got["n"].tolist() == [4, 5, 1]  # L3: q8 has no concept (Appendix B)
+    assert got["n"].tolist() == [4, 5, 2]  # L3: q8 has no concept, but accuracy counts it (the release)
     assert got["micro"].iloc[:2].tolist() == pytest.approx([0.75, 0.4])
     assert math.isnan(got["micro"].iloc[2])
 
@@ -149,6 +165,13 @@ def test_psr_real_learners_equal_authors_loop_and_cypher(store, data_root, datas
     assert (cypher["psrMicro"] - got["psrMicro"]).abs().max() < 1e-12
     # The mean correct rates the data's provenance gives: .745 and .534.
     assert round(result.summary()[0]["accuracy"], 3) == {"probability_pks": 0.745, "frcsub": 0.534}[dataset]
+    # The README's figures for Eq. 1's rules (paper 1 table): reflexive on these skill maps, and strict, which
+    # derives no pair where skills have no prerequisite edges, so that no learner has a PSR
+    row = result.summary()[0]
+    assert (len(edges), row["learnersWithPsr"], round(row["psrMicro"], 3), round(row["psrMacro"], 3)) == {
+        "probability_pks": (29, 485, 0.852, 0.854), "frcsub": (101, 513, 0.721, 0.728)}[dataset]
+    assert derive_question_prerequisites(store, dataset, "strict").edges == 0
+    assert psr.evaluate_dataset(store, dataset, write_back=False).learners["psrMicro"].notna().sum() == 0
 
 
 def test_repeated_answer_last_one_wins_in_direct_use():
@@ -337,6 +360,18 @@ def test_cli_psr_intervals_groups_and_per_question(kstp, toy_files, tmp_path):  
     # L1 (micro 3/4) and L2 (2/5) have a PSR, L3 none: every resample's mean lies between them
     assert 2 / 5 <= human["psrMicroLow"] <= human["psrMicro"] <= human["psrMicroHigh"] <= 3 / 4
     assert human["bootstrapSamples"] == 1000
+    # accuracy over every answered question by default (the release's eval_acc): L3 answered the unannotated
+    # q8 wrong, so it ranks lowest (1/2 < L1 3/4 < L2 4/5); over the annotated ones it ranks highest (1/1)
+    assert [r["accuracy"] for r in rows] == pytest.approx([41 / 60, 1 / 2, 3 / 4, 4 / 5])
+    annotated = kstp("evaluate", "psr", "--dataset", "toy", "--min-prerequisites", "3", "--groups", "--accuracy",
+                     "annotated", "--bootstrap", "0", "--json")
+    assert annotated.exit_code == 0, annotated.output
+    other = json.loads(annotated.stdout)
+    assert [r["accuracy"] for r in other] == pytest.approx([51 / 60, 3 / 4, 4 / 5, 1])
+    assert {r["accuracyQuestions"] for r in rows} == {"answered"} and other[0]["accuracyQuestions"] == "annotated"
+    printed = kstp("evaluate", "psr", "--dataset", "toy", "--accuracy", "annotated", "--bootstrap", "0")
+    assert "accuracy: over the annotated questions (Appendix B)" in printed.stderr
+    assert kstp("evaluate", "psr", "--dataset", "toy", "--accuracy", "all").exit_code == 2
     questions = kstp("evaluate", "psr", "--dataset", "toy", "--per-question", "--out", tmp_path / "o", "--json")
     table = json.loads(questions.stdout)
     assert [r["questionId"] for r in table] == ["toy:q4", "toy:q2", "toy:q5", "toy:q6"]

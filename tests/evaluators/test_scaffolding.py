@@ -307,8 +307,12 @@ def test_cli_evaluate_scaffolding_on_real_data(tmp_path, data_root, graph_locati
     assert result.exit_code == 0, result.output
     summary = json.loads(result.stdout)
     assert (summary["questions"], summary["generatedNow"]) == (2, 4)
+    # frcsub has no solutions: said on stderr, 0 in the JSON and the CSV
+    assert summary["exemplarsWithSolution"] == 0 and summary["prompt"] == "kstp"
+    assert "note: no exemplar shown has a solution" in result.stderr
     assert [row["strategy"] for row in summary["strategies"]] == ["none", "prerequisite"]
     table = pd.read_csv(tmp_path / "out/scaffolding_frcsub.csv", index_col="strategy")
+    assert table.loc["prerequisite", "exemplarsWithSolution"] == 0 and table["exemplarsWithSolution"].isna()["none"]
     assert table.loc["prerequisite", "scaffoldingGainPoints"] == pytest.approx(
         100 * (table.loc["prerequisite", "correct"] - table.loc["none", "correct"]) / 2)
     assert (tmp_path / "out/scaffolding_gain_frcsub.png").stat().st_size > 0
@@ -351,6 +355,19 @@ def test_similarity_exemplars_equal_on_both_engines(neo4j_store, tmp_path, data_
         cosine = {q: float(v @ vectors[t]) / float(np.linalg.norm(v) * np.linalg.norm(vectors[t]))
                   for q, v in vectors.items() if q != t}
         assert chosen == sorted(cosine, key=lambda q: (-cosine[q], q))[:3]
+
+
+def test_exemplars_with_a_solution_are_counted(sc):
+    """Only p1 has a solution. Pre(t1) = Pre(t3) = {p1, p2, p3} and k = 3, so each target's prerequisite
+    prompt shows all three: 2 of 6 exemplars shown with a solution; none shows no exemplar."""
+    result = scaffolding.evaluate(sc, Echo(), "sc", Sampling(), strategies=("none", "prerequisite"), seed=1)
+    assert result.exemplar_slots == {"prerequisite": (6, 2)}
+    assert result.exemplar_solutions == pytest.approx(1 / 3)
+    table = result.table()
+    assert table.loc["prerequisite", "exemplarsWithSolution"] == pytest.approx(1 / 3)
+    assert np.isnan(table.loc["none", "exemplarsWithSolution"])
+    baseline = scaffolding.evaluate(sc, Echo(), "sc", Sampling(), strategies=("none",), seed=1, new_run=True)
+    assert baseline.exemplar_slots == {} and np.isnan(baseline.exemplar_solutions)
 
 
 def test_paper_prompt_run_is_another_run_with_prompt3(sc):

@@ -168,3 +168,39 @@ def test_a_question_text_of_one_megabyte_is_ingested_whole(store, tmp_path):
     items.write_items(store, items.read_items_csv(path, "big"))
     stored = store.frame("dataset_questions", {"dataset": "big"}).set_index("localId")["text"]
     assert len(stored["q1"]) == 1_048_576 and stored["q1"] == text and stored["q2"] == "short"
+
+
+def test_items_jsonl_options_become_option_lines_of_the_text(tmp_path):
+    """A multiple-choice item's "options" (letter -> text, the release's XES3G5M layout) are written under its
+    problem as the A. lines the grader and Prompt 3 read; its type is "choice" unless given."""
+    path = tmp_path / "m.jsonl"
+    path.write_text('{"id": "a", "text": "Which is prime?", "options": {"A": 4, "B": "7", "C": "9"}, "answer": "B"}\n'
+                    '{"id": "b", "text": "What is 2 + 2?", "answer": 4, "type": "number"}\n'
+                    '{"id": "c", "text": "Odd or even: 3?", "options": {"A": "odd", "B": "even"}, "type": "mcq"}\n')
+    rows = items.read_items_jsonl(path, "m", None, set()).questions[["text", "answer", "answerType"]]
+    assert rows.values.tolist() == [["Which is prime?\nA. 4\nB. 7\nC. 9", "B", "choice"],
+                                    ["What is 2 + 2?", "4", "number"],
+                                    ["Odd or even: 3?\nA. odd\nB. even", None, "mcq"]]
+
+
+@pytest.mark.parametrize(("options", "rest", "message"), [
+    ('["4", "7"]', '', r'm.jsonl:2: "options" must be an object mapping the letters A, B, ... to option texts '
+                       r'\(e.g. \{"A": "4", "B": "7"\}\), not list \["4", "7"\]'),
+    ('{"A": "4", "C": "7"}', '', r'm.jsonl:2: "options" must name the letters A, B, ... in order, two or more '
+                                 r'\(at most J\), found A, C'),
+    ('{"A": "4"}', '', r'm.jsonl:2: "options" must name the letters A, B, ... in order, two or more'),
+    ('{"A": "4", "B": ""}', '', r'm.jsonl:2: option B must be one line of text, not ""'),
+    ('{"A": "4", "B": "7\\nor 8"}', '', r'm.jsonl:2: option B must be one line of text'),
+    ('{"A": "4", "B": "7"}', ', "answer": "7"', r'm.jsonl:2: the answer of a multiple-choice item must be one of its '
+                                                r'letters A, B, not "7"'),
+    ('{"A": "4", "B": "7"}', ', "text": "Pick: (A) 4 (B) 7"', r'm.jsonl:2: the text already lists options'),
+    ('{"A": "4", "B": "7"}', ', "text": "Pick one.\\nA. 4"', r'm.jsonl:2: the text already lists options'),
+])
+def test_items_jsonl_bad_options_are_refused_with_their_line(tmp_path, options, rest, message):
+    path = tmp_path / "m.jsonl"
+    item = '{"id": "b", "text": "Which is prime?", "options": ' + options + rest + '}'
+    if '"text": "Pick' in rest:
+        item = item.replace('"text": "Which is prime?", ', "")
+    path.write_text('{"id": "a", "text": "1 + 1?", "answer": 2}\n' + item + "\n")
+    with pytest.raises(InputError, match=message):
+        items.read_items_jsonl(path, "m", None, set())
