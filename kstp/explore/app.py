@@ -236,6 +236,23 @@ def create_app(explorer: Explorer) -> Starlette:
         return Response(out.getvalue(), media_type="text/csv",
                         headers={"Content-Disposition": f'attachment; filename="{slug(name)}.csv"'})
 
+    async def psr_csv(request: Request) -> Response:
+        began = time.perf_counter()
+        dataset = unslug(request.path_params["slug"])
+
+        def built():
+            explorer.refresh()
+            with explorer.locked():
+                return explorer.psr_csv(dataset)
+        try:
+            text = await off_loop(built)
+        except KstpError as exc:
+            return Response(f"Error: {exc}\n", 404 if isinstance(exc, UnknownIdError) else 400,
+                            media_type="text/plain")
+        return Response(text, media_type="text/csv",
+                        headers={"Content-Disposition": f'attachment; filename="psr_learners_{slug(dataset)}.csv"',
+                                 "Server-Timing": f"page;dur={(time.perf_counter() - began) * 1000:.1f}"})
+
     async def index_redirect(request: Request) -> Response:
         return RedirectResponse("index.html")
 
@@ -248,6 +265,7 @@ def create_app(explorer: Explorer) -> Starlette:
         Route("/concept/{slug}.html", page("concept.html", concept)),
         Route("/dataset/{slug}.html", page("dataset.html", dataset)),
         Route("/psr/{slug}.html", page("psr.html", psr)),
+        Route("/psr/{slug}.csv", psr_csv),
         Route("/learner/{slug}.html", page("learner.html", learner)),
         Route("/run/{slug}.html", page("run.html", run)),
         Route("/sample/{slug}.html", page("sample.html", sample)),
