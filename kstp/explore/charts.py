@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-__all__ = ["Scale", "ticks", "bars", "scatter", "histogram", "grid", "PLOT", "SCATTER_POINTS"]
+__all__ = ["Scale", "ticks", "bars", "scatter", "histogram", "grid", "strip", "PLOT", "SCATTER_POINTS"]
 
 #: Margins around the plot area (left, right, top, bottom), in SVG units: room for the title, the tick
 #: labels and the axis labels.
@@ -351,3 +351,41 @@ def grid(title: str, rows: Sequence[str], columns: Sequence[str], on: set[tuple[
     table = {"columns": ["question", *columns],
              "rows": [[row, *(int((row, c) in on) for c in columns)] for row in rows]}
     return {"title": title, "width": width, "height": height, "marks": marks, "axes": axes, "table": table}
+
+
+def strip(title: str, labels: Sequence[str], values: Sequence[float | None], x_label: str,
+          links: Sequence[str | None] | None = None, per_row: int = 60, cell: float = 12.0) -> dict:
+    """A strip of cells, one per label in order, shaded by its value in [0, 1] (None: hatched as no value),
+    wrapped after ``per_row`` cells; each a ``rect`` with ``data-label`` and ``data-value``.
+
+    Examples
+    --------
+    Cells start at x 58 and y 34, ``cell`` apart, a new row after ``per_row``:
+
+    >>> chart = strip("t", ["q1", "q2", "q3"], [1.0, 0.5, None], "question", per_row=2)
+    >>> [(m["attrs"]["x"], m["attrs"]["y"], m["data"]["value"], m["cls"]) for m in chart["marks"]]
+    [(58.0, 34.0, '1.0', 'cell share'), (70.0, 34.0, '0.5', 'cell share'), (58.0, 46.0, '', 'cell none')]
+    """
+    left, _, top, _ = PLOT
+    rows = max(1, math.ceil(len(labels) / per_row))
+    width = max(left + cell * min(len(labels), per_row) + 16, 320.0, _title_width(title))
+    height = top + cell * rows + 30
+    axes = [_mark("text", "chart-title", text=title, x=width / 2, y=18),
+            _mark("text", "axis-label", text=x_label, x=left + cell * min(len(labels), per_row) / 2, y=height - 8)]
+    axes += [_mark("text", "tick y", text=str(r * per_row + 1), x=left - 4, y=top + cell * r + cell - 2)
+             for r in range(rows)]
+    marks = []
+    for k, (label, value) in enumerate(zip(labels, values, strict=True)):
+        drawn = _finite(value)
+        mark = _mark("rect", "cell share" if drawn else "cell none",
+                     f"{label}: {value:.3f}" if drawn else f"{label}: no value",
+                     {"label": label, "value": repr(float(value)) if drawn else ""},
+                     x=round(left + cell * (k % per_row), 2), y=round(top + cell * (k // per_row), 2),
+                     width=cell - 1, height=cell - 1,
+                     **({"style": f"fill-opacity: {0.08 + 0.92 * float(value):.3f}"} if drawn else {}))
+        if links and links[k]:
+            mark["href"] = links[k]
+        marks.append(mark)
+    return {"title": title, "width": width, "height": height, "marks": marks, "axes": axes,
+            "table": {"columns": [x_label, "value"], "rows": [[label, value] for label, value in zip(
+                labels, values, strict=True)]}}

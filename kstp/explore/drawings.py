@@ -19,10 +19,12 @@ from kstp.explore.layout import Drawing, layered
 from kstp.explore.values import as_rows as _rows
 from kstp.explore.values import slug
 
-__all__ = ["class_dag", "hasse", "occupancy", "cot", "svg", "label_sizes", "HASSE_LIMIT", "VERDICTS"]
+__all__ = ["class_dag", "hasse", "occupancy", "DRAW_LIMIT", "cot", "svg", "label_sizes", "HASSE_LIMIT", "VERDICTS"]
 
 #: Most states a Hasse diagram is drawn for.
 HASSE_LIMIT = 400
+#: Most nodes a drawn graph holds; beyond it a neighbourhood is cut at a depth the user raises.
+DRAW_LIMIT = 250
 #: Drawn labels: characters a line holds before it wraps, the width one takes and a line's height (11 px
 #: text, SVG units); the smallest box; a Hasse diagram's dot radius.
 LINE_CHARS, CHAR_W, LINE_H = 18, 7, 14
@@ -33,7 +35,8 @@ VERDICTS = {"correct": "answered right", "wrong": "answered wrong", "inner": "in
             "outer": "outer fringe (ready to learn)", "": "not answered"}
 
 
-def class_dag(space, names: dict[str, str], marks: dict[str, str] | None = None) -> dict:
+def class_dag(space, names: dict[str, str], marks: dict[str, str] | None = None,
+              verdicts: dict[str, str] | None = None) -> dict:
     """The question prerequisite relation drawn as its transitive reduction on classes of equally
     informative questions (the space's cover relation), each on its level.
 
@@ -45,6 +48,8 @@ def class_dag(space, names: dict[str, str], marks: dict[str, str] | None = None)
         A question's label (its local id); a question not in it is labelled with its id.
     marks : dict of str to str, optional
         A learner's mark per question (``correct``, ``wrong``, ``inner``, ``outer``; none: not answered).
+    verdicts : dict of str to str, optional
+        What each mark says in a tooltip (default :data:`VERDICTS`; a comparison of two learners has its own).
 
     Returns
     -------
@@ -74,6 +79,7 @@ def class_dag(space, names: dict[str, str], marks: dict[str, str] | None = None)
     drawing = layered(nodes, edges, {n: space.level[k] for k, n in enumerate(nodes)},
                       sizes=label_sizes(nodes, labels))
     classes = {n: c for n, c in zip(nodes, space.classes, strict=True)}
+    said = verdicts or VERDICTS
     verdicts = {n: [(marks or {}).get(q, "") for q in classes[n]] for n in nodes}
     mark = {n: v[0] if len(set(v)) == 1 else "mixed" for n, v in verdicts.items()}
     parts = {n: v for n, v in verdicts.items() if mark[n] == "mixed"}
@@ -81,7 +87,7 @@ def class_dag(space, names: dict[str, str], marks: dict[str, str] | None = None)
     def title(n: str) -> str:
         if marks is None:
             return ", ".join(classes[n])
-        return "\n".join(f"{q}: {VERDICTS[m]}" for q, m in zip(classes[n], verdicts[n], strict=True))
+        return "\n".join(f"{q}: {said[m]}" for q, m in zip(classes[n], verdicts[n], strict=True))
 
     return svg(drawing, labels, None, marks=mark, title=title, parts=parts,
                anchors={n: f"q-{slug(classes[n][0])}" for n in nodes})

@@ -27,7 +27,7 @@ from typing import Any
 import pandas as pd
 
 from kstp.errors import KstpError, UnknownIdError
-from kstp.explore.drawings import HASSE_LIMIT
+from kstp.explore.drawings import DRAW_LIMIT, HASSE_LIMIT
 from kstp.explore.drawings import class_dag as _class_dag
 from kstp.explore.drawings import hasse as _hasse
 from kstp.explore.drawings import label_sizes as _sizes
@@ -46,8 +46,6 @@ from kstp.graph.store import GraphStore
 __all__ = ["Explorer", "slug", "unslug", "PAGE_SIZE", "DRAW_LIMIT", "HASSE_LIMIT", "PSR_INLINE_ANSWERS", "FILTERS",
            "RUN_FIGURES", "SORTABLE"]
 
-#: Most nodes a drawn graph holds; beyond it a neighbourhood is cut at a depth the user raises.
-DRAW_LIMIT = 250
 #: States that counting a knowledge space may enumerate (``kstp kst space``'s limit).
 COUNT_LIMIT = 10**7
 #: Without a BLIM fit, next steps come from the knowledge space when it has at most this many states.
@@ -395,7 +393,7 @@ class Explorer(RunPages):
         """Each learner's PSR figures as CSV: the rows of ``kstp evaluate psr --out``'s ``psr_learners_<D>.csv``."""
         from kstp.csvcells import write_csv
 
-        return write_csv(self.psr(dataset)["learners"])
+        return self._kept(("psr csv", dataset), lambda: write_csv(self.psr(dataset)["learners"]))  # 0.4 s at 18 k
 
     def blim(self, dataset: str) -> dict | None:
         """The dataset's latest BLIM fit: the run's figures, β and η per question, the likeliest states (kept)."""

@@ -13,10 +13,11 @@ import math
 
 import pandas as pd
 
-from kstp.explore.charts import bars, grid, scatter
+from kstp.explore.charts import bars, grid, histogram, scatter, strip
 from kstp.explore.values import plain, slug
 
-__all__ = ["psr_pictures", "qmatrix_grid", "blim_pictures", "QUESTIONS_DRAWN", "GRID_LIMIT", "STATES_DRAWN"]
+__all__ = ["psr_pictures", "qmatrix_grid", "blim_pictures", "run_pictures", "QUESTIONS_DRAWN", "GRID_LIMIT",
+           "STATES_DRAWN"]
 
 #: Most target questions the per-question PSR chart draws (the most broken; the table lists them all).
 QUESTIONS_DRAWN = 30
@@ -121,3 +122,39 @@ def blim_pictures(blim: dict) -> dict:
                  names, {"careless β": [q["careless"] for q in items], "guess η": [q["guess"] for q in items]},
                  "question", "rate", errors=errors, band=12)
     return {"states": probabilities, "rates": rates}
+
+
+def run_pictures(rows: list[dict], failures: list[tuple[str, int]]) -> dict:
+    """A run at a glance: the share of right samples per question (a strip of cells, in question order; a
+    failed or invalid sample counts as not right, as in the run's accuracy), the failures by kind, and
+    histograms of output tokens and latency where the samples have them.
+
+    ``rows`` are the run page's samples (``questionId``, ``localId``, ``kind``, ``responseId``,
+    ``tokensOut``, ``latencyS``); ``failures`` its (reason, count) pairs.
+    """
+    by_question: dict[str, list[dict]] = {}
+    for row in rows:
+        if row.get("questionId"):
+            by_question.setdefault(row["questionId"], []).append(row)
+    out: dict = {"strip": None, "failures": None, "tokens": None, "latency": None}
+    if by_question:
+        questions = list(by_question)
+        samples = max(len(v) for v in by_question.values())
+        out["strip"] = strip(f"Share of right samples per question ({len(questions)} questions, up to {samples} "
+                             "samples each; darker: more right)",
+                             [str(by_question[q][0].get("localId") or q) for q in questions],
+                             [sum(r["kind"] == "right" for r in by_question[q]) / len(by_question[q])
+                              for q in questions], "question (in order; a click opens its first sample)",
+                             links=[f"sample/{slug(by_question[q][0]['responseId'])}.html" for q in questions])
+        out["strip"]["table"] = {"columns": ["question", "samples", "right", "share right"],
+                                 "rows": [[q, len(v), sum(r["kind"] == "right" for r in v),
+                                           sum(r["kind"] == "right" for r in v) / len(v)]
+                                          for q, v in by_question.items()]}
+    if failures:
+        out["failures"] = bars("Failed and invalid samples by kind", [reason for reason, _ in failures],
+                               {"samples": [n for _, n in failures]}, "kind", "samples", band=30)
+    for key, column, label in (("tokens", "tokensOut", "output tokens"), ("latency", "latencyS", "latency (s)")):
+        values = [r.get(column) for r in rows if r.get(column) is not None]
+        if values:
+            out[key] = histogram(f"{label.capitalize()} per sample ({len(values)} samples)", values, label)
+    return out

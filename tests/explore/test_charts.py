@@ -142,3 +142,22 @@ def test_blim_pictures_bars_with_standard_errors():
     assert pictures["states"]["table"]["rows"] == [[1, 0.6, "d:a"], [2, 0.4, "∅"]]
     assert pictures["rates"]["table"]["rows"] == [["a", 0.1, 0.01, 0.2, 0.03]]
     assert len([m for m in pictures["rates"]["marks"] if m["cls"] == "whisker"]) == 2
+
+
+def test_run_pictures_share_right_per_question_failures_and_histograms():
+    from kstp.explore.pictures import run_pictures
+
+    rows = [{"questionId": "d:q1", "localId": "q1", "responseId": "r1", "kind": "right", "tokensOut": 10,
+             "latencyS": 1.0},
+            {"questionId": "d:q1", "localId": "q1", "responseId": "r2", "kind": "failed", "tokensOut": None,
+             "latencyS": 3.0},
+            {"questionId": "d:q2", "localId": "q2", "responseId": "r3", "kind": "wrong", "tokensOut": 30,
+             "latencyS": 2.0}]
+    pictures = run_pictures(rows, [("failed: timeout", 1)])
+    cells = [(m["data"]["label"], m["data"]["value"], m["href"]) for m in pictures["strip"]["marks"]]
+    assert cells == [("q1", "0.5", "sample/r1.html"), ("q2", "0.0", "sample/r3.html")]  # a failure is not right
+    assert pictures["strip"]["table"]["rows"] == [["d:q1", 2, 1, 0.5], ["d:q2", 1, 0, 0.0]]
+    assert pictures["failures"]["table"]["rows"] == [["failed: timeout", 1]]
+    # tokens 10 and 30 in 10 bins of 2: the first and the last; latency 1, 2, 3 in bins of 0.2
+    assert [r[1] for r in pictures["tokens"]["table"]["rows"]] == [1, 0, 0, 0, 0, 0, 0, 0, 0, 1]
+    assert [r[1] for r in pictures["latency"]["table"]["rows"]] == [1, 0, 0, 0, 0, 1, 0, 0, 0, 1]
