@@ -189,6 +189,13 @@ def create_app(explorer: Explorer) -> Starlette:
     def learner(request):
         return {"page": explorer.learner(ident(request))}
 
+    def compare(request):
+        return {"page": explorer.compare(unslug(request.path_params["a"]), unslug(request.path_params["b"]))}
+
+    async def compare_form(request: Request) -> Response:
+        a, b = request.query_params.get("a", ""), request.query_params.get("b", "")
+        return RedirectResponse(f"compare/{slug(a)}/{slug(b)}.html")
+
     def run(request):
         return {"page": explorer.run(ident(request), request.query_params.get("show", "all"),
                                      number(request, "page", 1)), "filters": FILTERS}
@@ -267,6 +274,8 @@ def create_app(explorer: Explorer) -> Starlette:
         Route("/psr/{slug}.html", page("psr.html", psr)),
         Route("/psr/{slug}.csv", psr_csv),
         Route("/learner/{slug}.html", page("learner.html", learner)),
+        Route("/compare.html", compare_form),
+        Route("/compare/{a}/{b}.html", page("compare.html", compare, 2)),
         Route("/run/{slug}.html", page("run.html", run)),
         Route("/sample/{slug}.html", page("sample.html", sample)),
         Route("/query/{slug}.html", page("query_one.html", query, locked=False)),

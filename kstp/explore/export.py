@@ -48,7 +48,12 @@ def _pages(explorer: Explorer) -> Iterator[tuple[str, str, Callable[[], dict]]]:
             yield f"psr/{slug(did)}.html", "psr.html", lambda did=did: {"page": {"dataset": did,
                                                                                  "psr": explorer.psr(did)}}
             yield f"psr/{slug(did)}.csv", None, lambda did=did: explorer.psr_csv(did)
-        learners.update(explorer.learner_figures(did)["learnerId"])
+        figures = explorer.learner_figures(did)
+        learners.update(figures["learnerId"])
+        models = sorted(figures.loc[figures["kind"] == "model", "learnerId"])
+        for a, b in ((a, b) for a in models for b in models if a < b):  # the pairs of models a learner page links
+            yield (f"compare/{slug(a)}/{slug(b)}.html", "compare.html",
+                   lambda a=a, b=b: {"page": explorer.compare(a, b)})
     for lid in sorted(learners):
         yield f"learner/{slug(lid)}.html", "learner.html", lambda lid=lid: {"page": explorer.learner(lid)}
     for run in overview["runs"]:
