@@ -166,6 +166,8 @@ def main(quick: bool = False) -> dict:
                                                           "placeholder")),
             ("run", f"run/{slug(run)}.html", ("runs", "show", run)),
             ("run, wrong samples, page 20", f"run/{slug(run)}.html?show=wrong&page=20", ("runs", "show", run)),
+            ("compare a learner and the model", f"compare/{slug(learner)}/{slug('model:' + MODEL)}.html",
+             ("query", "learner_answers", "-p", f"learnerId={learner}")),
             ("sample", f"sample/{slug(ids['sample'])}.html", ("query", "run_samples", "-p", f"runId={run}")),
             ("query list", "query.html", ("query", "--list")),
             ("registered query", "query/concept_ancestors.html?run=1&conceptId=ccss%3A142",

@@ -4,7 +4,8 @@ their knowledge states side by side on the prerequisite structure, where they di
 A mixin of :class:`~kstp.explore.pages.Explorer` (which gives it ``store``, ``_kept``, ``space``,
 ``learner_figures`` and ``psr``). The knowledge state is ``kstp kst fringe``'s (the questions answered
 right, :func:`~kstp.graph.structures.knowledge_state`); accuracy and PSR are ``kstp evaluate psr``'s, computed
-now (not the figures stored on the learners, which a later evaluation of another dataset may overwrite).
+now where the dataset is small enough (not the figures stored on the learners, which a later evaluation of
+another dataset may overwrite), else as stored (``Explorer.learner_psr``).
 """
 
 from __future__ import annotations
@@ -46,7 +47,7 @@ def compare_marks(right_a: set[str], right_b: set[str], answered_a: set[str], an
 class ComparePages:
     """The comparison page of :class:`~kstp.explore.pages.Explorer`."""
 
-    store: GraphStore  # given by Explorer
+    store: GraphStore  # given by Explorer, as are its space, learner_psr and what its pages keep:
     _kept: Callable[[tuple, Callable[[], Any]], Any]
 
     def compare(self, first: str, second: str) -> dict:
@@ -77,7 +78,7 @@ class ComparePages:
             right[ident] = set(rows.loc[rows["correct"].fillna(False).astype(bool), "questionId"])
         marks = compare_marks(right[first], right[second], answered[first], answered[second])
         differ = [{"questionId": q, "mark": m} for q, m in marks.items() if m in ("only-a", "only-b")]
-        figures = self.psr(dataset)["learners"]
+        figures, source = self.learner_psr(dataset)
         rows = []
         for ident in (first, second):
             known = ident in figures.index
@@ -86,7 +87,7 @@ class ComparePages:
                             for k in ("accuracy", "psrMicro", "psrMacro")}})
         chart = bars(f"Accuracy and PSR of A and B on {dataset}", ["accuracy", "PSR micro", "PSR macro"],
                      {f"{label}: {r['learnerId']}": [r["accuracy"], r["psrMicro"], r["psrMacro"]]
-                      for label, r in zip("AB", rows, strict=True)}, "figure (kstp evaluate psr)", "value",
+                      for label, r in zip("AB", rows, strict=True)}, f"figure ({source})", "value",
                      y_max=1.0, band=30)
         space = self.space(dataset)
         drawing = None
@@ -95,6 +96,7 @@ class ComparePages:
             local = questions["localId"].fillna(questions["questionId"])
             names = dict(zip(questions["questionId"], local, strict=True))
             drawing = class_dag(space, names, marks, verdicts=COMPARE_MARKS)
-        return {"dataset": dataset, "figures": rows, "chart": chart, "drawing": drawing, "differ": differ,
+        return {"dataset": dataset, "figures": rows, "chart": chart, "source": source, "drawing": drawing,
+                "differ": differ,
                 "both": sum(m == "both" for m in marks.values()),
                 "neither": sum(m == "neither" for m in marks.values())}

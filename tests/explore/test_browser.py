@@ -271,6 +271,30 @@ def walk(driver, url: str, graph: str, runs: dict, shots: Path, site: Path | Non
     assert values(driver, ".posterior") == [pytest.approx(steps["posterior"], abs=1e-12)]
     seen["learner"] = page_figures(driver)
     screenshot(driver, shots, "learner")
+    back = driver.current_url
+
+    # learner -> the model beside it: their PSR as evaluate psr's per-learner CSV, where their states differ
+    import pandas as pd
+
+    driver.find_element(By.CSS_SELECTOR, "a.compare-link").click()
+    assert driver.title.startswith("Compare")
+    csv = pd.read_csv(shots / "psr-out" / "psr_learners_probability_pks.csv").set_index("learnerId")
+    for row in driver.find_elements(By.CSS_SELECTOR, "table.compare-figures tbody tr"):
+        key = row.get_attribute("data-key")  # the model's id holds quotes: read the row, not a selector of it
+        micro = [json.loads(f.get_attribute("data-value")) for f in row.find_elements(By.CSS_SELECTOR,
+                                                                                       "td.psrMicro .fig")]
+        want = csv.loc[key, "psrMicro"]
+        assert micro == ([None] if pd.isna(want) else [pytest.approx(want, abs=1e-12)])
+    a_id = driver.find_element(By.CSS_SELECTOR, "#compare-a a").text
+    b_id = driver.find_element(By.CSS_SELECTOR, "#compare-b a").text
+    right = {who: {r["questionId"] for r in kstp_json(graph, "query", "learner_answers", "-p", f"learnerId={who}")
+                   if r["correct"]} for who in (a_id, b_id)}
+    assert f"model:{MODEL}" in (a_id, b_id)
+    assert int(driver.find_element(By.CSS_SELECTOR, ".only-a-count").text) == len(right[a_id] - right[b_id])
+    assert {e.get_attribute("textContent") for e in driver.find_elements(
+        By.CSS_SELECTOR, "table.differ td:first-child")} == right[a_id] ^ right[b_id]
+    picture(driver, "section.compared", shots, "compare")
+    driver.get(back)
 
     # the model learner: which run each answer came from -> run -> sample
     driver.get(url + "dataset/probability_pks.html?sort=kind&desc=1")
@@ -282,6 +306,11 @@ def walk(driver, url: str, graph: str, runs: dict, shots: Path, site: Path | Non
     driver.find_element(By.CSS_SELECTOR, "a[data-filter-name='wrong']").click()
     assert len(driver.find_elements(By.CSS_SELECTOR, "#samples tr.sample")) == 3  # only b101's gold is 0.40
     driver.find_element(By.CSS_SELECTOR, "a[data-filter-name='all']").click()
+    strip = picture(driver, "#run-strip", shots, "run-strip")
+    listed_samples = kstp_json(graph, "query", "run_samples", "-p", f"runId={runs['answers']}")
+    assert {c.get_attribute("data-label"): float(c.get_attribute("data-value"))
+            for c in strip.find_elements(By.CSS_SELECTOR, "rect.cell")} == {
+        s["localId"]: float(bool(s["correct"])) for s in listed_samples}  # one sample a question
     seen["run"] = page_figures(driver)
     screenshot(driver, shots, "run")
     driver.find_element(By.LINK_TEXT, "open").click()
