@@ -24,6 +24,7 @@ from importlib import resources
 from typing import Any
 
 from jinja2 import Environment, PackageLoader, select_autoescape
+from markupsafe import Markup
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
@@ -33,6 +34,7 @@ from starlette.staticfiles import StaticFiles
 from kstp._version import __version__
 from kstp.csvcells import neutralise
 from kstp.errors import KstpError, QueryError, ReadOnlyError, UnknownIdError
+from kstp.explore.charts import svg_marks
 from kstp.explore.pages import FILTERS, PAGE_SIZE, SORTABLE, Explorer, slug, unslug
 
 __all__ = ["create_app", "environment", "render", "off_loop", "abandon"]
@@ -63,6 +65,7 @@ def environment() -> Environment:
     env.filters["slug"] = slug
     env.filters["json"] = lambda value: json.dumps(value, sort_keys=True, default=str)
     env.filters["short"] = lambda text, n=80: text if text is None or len(str(text)) <= n else str(text)[:n - 1] + "…"
+    env.filters["svg_marks"] = lambda marks, root="": Markup(svg_marks(marks, root))  # escaped inside
     env.globals["version"] = __version__
     return env
 
