@@ -57,6 +57,15 @@ def _number(value: Any, digits: int = 3) -> str:
     return str(value)
 
 
+def _chart_svg(chart: dict, root: str = "") -> Markup:
+    """A chart's axes and marks as SVG (:func:`~kstp.explore.charts.svg_marks`, escaped there), written once per
+    chart and page depth: the pages keep their charts, and a run's strip is 4,118 cells at XES3G5M scale."""
+    written = chart.setdefault("_svg", {})
+    if root not in written:
+        written[root] = Markup(svg_marks(chart["axes"], root) + "\n" + svg_marks(chart["marks"], root))
+    return written[root]
+
+
 def environment() -> Environment:
     """The templates, with autoescaping on for every one of them."""
     env = Environment(loader=PackageLoader("kstp.explore", "templates"), autoescape=select_autoescape(default=True),
@@ -65,7 +74,7 @@ def environment() -> Environment:
     env.filters["slug"] = slug
     env.filters["json"] = lambda value: json.dumps(value, sort_keys=True, default=str)
     env.filters["short"] = lambda text, n=80: text if text is None or len(str(text)) <= n else str(text)[:n - 1] + "…"
-    env.filters["svg_marks"] = lambda marks, root="": Markup(svg_marks(marks, root))  # escaped inside
+    env.filters["chart_svg"] = _chart_svg
     env.globals["version"] = __version__
     return env
 

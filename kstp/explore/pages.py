@@ -352,12 +352,7 @@ class Explorer(RunPages, ComparePages):
     def _state_probabilities(self, dataset: str) -> dict[frozenset, float] | None:
         """BLIM's fitted probability of each state of the dataset's latest fit, by its questions (None: no fit)."""
         blim = self.blim(dataset)
-        if blim is None:
-            return None
-        states = self.store.frame("blim_states", {"runId": blim["run"]["id"]})
-        members = states.dropna(subset=["questionId"]).groupby("stateId")["questionId"].apply(frozenset).to_dict()
-        probability = states.drop_duplicates("stateId").set_index("stateId")["probability"]
-        return {members.get(s, frozenset()): float(p) for s, p in probability.items()}
+        return None if blim is None else blim["byState"]
 
     def warm(self, progress: Callable[[str], None] | None = None) -> None:
         """Compute what pages keep (figures, sizes, depths, drawings; the PSR of small datasets) before serving,
@@ -423,7 +418,8 @@ class Explorer(RunPages, ComparePages):
         top = [{"stateId": s, "probability": _plain(p), "state": members.get(s, [])}
                for s, p in probability.sort_values(ascending=False, kind="stable").head(20).items()]
         fit = {"run": run[0] if run else {"id": run_id}, "questions": _rows(items), "states": top,
-               "stateCount": len(probability)}
+               "stateCount": len(probability),
+               "byState": {frozenset(members.get(s, [])): float(p) for s, p in probability.items()}}
         return {**fit, "pictures": blim_pictures(fit)}
 
     # ---- learners ------------------------------------------------------------------------

@@ -195,6 +195,16 @@ def check_pictures(driver, graph: str, dataset: str, shots: Path, out: Path) -> 
     assert listed.is_displayed() and len(listed.find_elements(By.TAG_NAME, "a")) == weights[
         busiest.get_attribute("data-state")]
     picture(driver, "#hasse", shots, "hasse")
+    run_id = kstp_json(graph, "query", "blim_item_parameters", "-p", f"dataset={dataset}")[0]["runId"]
+    fitted: dict[str, dict] = {}
+    for row in kstp_json(graph, "query", "blim_states", "-p", f"runId={run_id}"):
+        state = fitted.setdefault(row["stateId"], {"items": set(), "p": row["probability"]})
+        if row["questionId"]:
+            state["items"].add(row["questionId"].split(":", 1)[1])
+    by_items = {frozenset(v["items"]): v["p"] for v in fitted.values()}
+    shown = {n.get_attribute("data-state"): n.get_attribute("data-blim") for n in nodes}
+    # fitted on the space (kstp fit blim's default structure): every drawn state has its probability
+    assert {frozenset(state.split()): float(p) for state, p in shown.items()} == pytest.approx(by_items, abs=1e-12)
 
     # the Q-matrix grid: a filled cell per (question, concept) link
     links = kstp_json(graph, "query", "question_concepts", "-p", f"dataset={dataset}")
