@@ -166,6 +166,8 @@ def main(quick: bool = False) -> dict:
                                                           "placeholder")),
             ("run", f"run/{slug(run)}.html", ("runs", "show", run)),
             ("run, wrong samples, page 20", f"run/{slug(run)}.html?show=wrong&page=20", ("runs", "show", run)),
+            ("compare a learner and the model", f"compare/{slug(learner)}/{slug('model:' + MODEL)}.html",
+             ("query", "learner_answers", "-p", f"learnerId={learner}")),
             ("sample", f"sample/{slug(ids['sample'])}.html", ("query", "run_samples", "-p", f"runId={run}")),
             ("query list", "query.html", ("query", "--list")),
             ("registered query", "query/concept_ancestors.html?run=1&conceptId=ccss%3A142",
@@ -174,6 +176,8 @@ def main(quick: bool = False) -> dict:
              "%20AS%20n", ("query", "learner_kinds")),
             ("PSR distribution (reads every answer)", f"psr/{DATASET}.html", ("evaluate", "psr", "--dataset",
                                                                               DATASET)),
+            ("PSR per-learner CSV (the scatter's points)", f"psr/{DATASET}.csv", ("evaluate", "psr", "--dataset",
+                                                                                  DATASET, "--no-write")),
         ]
         server, thread, store, url = _serve(graph)
         state = ",".join(store.frame("knowledge_state", {"dataset": DATASET, "learnerId": learner})["questionId"])
@@ -185,7 +189,8 @@ def main(quick: bool = False) -> dict:
                 cold, body = _server_seconds(url + path)
                 bodies[name] = body
                 warm = statistics.median(_server_seconds(url + path)[0] for _ in range(5))
-                drawn = statistics.median(_drawn_seconds(driver, url + path) for _ in range(3))
+                drawn = 0.0 if path.endswith(".csv") else statistics.median(  # a CSV is downloaded, not drawn
+                    _drawn_seconds(driver, url + path) for _ in range(3))
                 if "<h1>Not found" in body or "<h1>Refused" in body:
                     problems.append(f"{name}: the page is an error page")
                 results[name] = {"cold": cold, "warm": warm, "drawn": drawn}
@@ -207,7 +212,7 @@ def main(quick: bool = False) -> dict:
         problems += _compare(bodies, outputs)
     print_table(["page", "server cold", "server warm", "drawn (Chromium)", "same figures by command", "command s",
                  "command/page"], rows)
-    slowest = max(r["warm"] for n, r in results.items() if not n.startswith("PSR"))
+    slowest = max(r["warm"] for n, r in results.items() if not n.startswith("PSR distribution"))
     drawn = max(r["drawn"] for n, r in results.items() if not n.startswith("PSR"))
     print(f"targets: every page <= {TARGET_SERVER_S * 1000:.0f} ms server time (warm; the PSR distribution page "
           f"apart): slowest {slowest * 1000:.0f} ms, {'met' if slowest <= TARGET_SERVER_S else 'MISSED'}; "
@@ -244,6 +249,30 @@ def _compare(bodies: dict[str, str], outputs: dict[str, object]) -> list[str]:
                     r'data-value="([^"]+)"')
     if micro is None or abs(float(micro) - psr["psrMicro"]) > 1e-12:
         problems.append(f"PSR page micro {micro} vs evaluate psr {psr['psrMicro']}")
+    problems += _compare_pictures(bodies, outputs)
+    return problems
+
+
+def _compare_pictures(bodies: dict[str, str], outputs: dict[str, object]) -> list[str]:
+    """The PSR page's pictures against its CSV and ``evaluate psr``: the scatter holds every learner with a PSR
+    (humans counted in cells at this scale, models as points); the CSV has a row per learner."""
+    import io
+
+    problems = []
+    csv = pd.read_csv(io.StringIO(bodies["PSR per-learner CSV (the scatter's points)"]))
+    humans = sum(r["learners"] for r in outputs["PSR per-learner CSV (the scatter's points)"]
+                 if r["learner"] == "human learners")
+    if len(csv[csv["kind"] == "human"]) != humans:
+        problems.append(f"PSR CSV has {len(csv[csv['kind'] == 'human'])} human rows, evaluate psr {humans}")
+    page = bodies["PSR distribution (reads every answer)"]
+    scatter = page.split('id="psr-scatter"', 1)[-1].split("</svg>", 1)[0]
+    counted = sum(int(c) for c in re.findall(r'data-count="(\d+)"', scatter))
+    placed = csv[csv["accuracy"].notna() & csv["psrMicro"].notna()]
+    if counted != int((placed["kind"] == "human").sum()):
+        problems.append(f"PSR scatter counts {counted} humans, the CSV {int((placed['kind'] == 'human').sum())}")
+    for name in ("psr-questions", "psr-distribution"):
+        if f'id="{name}"' not in page:
+            problems.append(f"PSR page lacks its {name} chart")
     return problems
 
 

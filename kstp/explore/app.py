@@ -24,6 +24,7 @@ from importlib import resources
 from typing import Any
 
 from jinja2 import Environment, PackageLoader, select_autoescape
+from markupsafe import Markup
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
@@ -33,6 +34,7 @@ from starlette.staticfiles import StaticFiles
 from kstp._version import __version__
 from kstp.csvcells import neutralise
 from kstp.errors import KstpError, QueryError, ReadOnlyError, UnknownIdError
+from kstp.explore.charts import svg_marks
 from kstp.explore.pages import FILTERS, PAGE_SIZE, SORTABLE, Explorer, slug, unslug
 
 __all__ = ["create_app", "environment", "render", "off_loop", "abandon"]
@@ -55,6 +57,15 @@ def _number(value: Any, digits: int = 3) -> str:
     return str(value)
 
 
+def _chart_svg(chart: dict, root: str = "") -> Markup:
+    """A chart's axes and marks as SVG (:func:`~kstp.explore.charts.svg_marks`, escaped there), written once per
+    chart and page depth: the pages keep their charts, and a run's strip is 4,118 cells at XES3G5M scale."""
+    written = chart.setdefault("_svg", {})
+    if root not in written:
+        written[root] = Markup(svg_marks(chart["axes"], root) + "\n" + svg_marks(chart["marks"], root))
+    return written[root]
+
+
 def environment() -> Environment:
     """The templates, with autoescaping on for every one of them."""
     env = Environment(loader=PackageLoader("kstp.explore", "templates"), autoescape=select_autoescape(default=True),
@@ -63,6 +74,7 @@ def environment() -> Environment:
     env.filters["slug"] = slug
     env.filters["json"] = lambda value: json.dumps(value, sort_keys=True, default=str)
     env.filters["short"] = lambda text, n=80: text if text is None or len(str(text)) <= n else str(text)[:n - 1] + "…"
+    env.filters["chart_svg"] = _chart_svg
     env.globals["version"] = __version__
     return env
 
@@ -189,6 +201,13 @@ def create_app(explorer: Explorer) -> Starlette:
     def learner(request):
         return {"page": explorer.learner(ident(request))}
 
+    def compare(request):
+        return {"page": explorer.compare(unslug(request.path_params["a"]), unslug(request.path_params["b"]))}
+
+    async def compare_form(request: Request) -> Response:
+        a, b = request.query_params.get("a", ""), request.query_params.get("b", "")
+        return RedirectResponse(f"compare/{slug(a)}/{slug(b)}.html")
+
     def run(request):
         return {"page": explorer.run(ident(request), request.query_params.get("show", "all"),
                                      number(request, "page", 1)), "filters": FILTERS}
@@ -236,6 +255,23 @@ def create_app(explorer: Explorer) -> Starlette:
         return Response(out.getvalue(), media_type="text/csv",
                         headers={"Content-Disposition": f'attachment; filename="{slug(name)}.csv"'})
 
+    async def psr_csv(request: Request) -> Response:
+        began = time.perf_counter()
+        dataset = unslug(request.path_params["slug"])
+
+        def built():
+            explorer.refresh()
+            with explorer.locked():
+                return explorer.psr_csv(dataset)
+        try:
+            text = await off_loop(built)
+        except KstpError as exc:
+            return Response(f"Error: {exc}\n", 404 if isinstance(exc, UnknownIdError) else 400,
+                            media_type="text/plain")
+        return Response(text, media_type="text/csv",
+                        headers={"Content-Disposition": f'attachment; filename="psr_learners_{slug(dataset)}.csv"',
+                                 "Server-Timing": f"page;dur={(time.perf_counter() - began) * 1000:.1f}"})
+
     async def index_redirect(request: Request) -> Response:
         return RedirectResponse("index.html")
 
@@ -248,7 +284,10 @@ def create_app(explorer: Explorer) -> Starlette:
         Route("/concept/{slug}.html", page("concept.html", concept)),
         Route("/dataset/{slug}.html", page("dataset.html", dataset)),
         Route("/psr/{slug}.html", page("psr.html", psr)),
+        Route("/psr/{slug}.csv", psr_csv),
         Route("/learner/{slug}.html", page("learner.html", learner)),
+        Route("/compare.html", compare_form),
+        Route("/compare/{a}/{b}.html", page("compare.html", compare, 2)),
         Route("/run/{slug}.html", page("run.html", run)),
         Route("/sample/{slug}.html", page("sample.html", sample)),
         Route("/query/{slug}.html", page("query_one.html", query, locked=False)),

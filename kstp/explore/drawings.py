@@ -10,6 +10,7 @@ their own limits first).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 
 import pandas as pd
@@ -18,10 +19,12 @@ from kstp.explore.layout import Drawing, layered
 from kstp.explore.values import as_rows as _rows
 from kstp.explore.values import slug
 
-__all__ = ["class_dag", "hasse", "cot", "svg", "label_sizes", "HASSE_LIMIT", "VERDICTS"]
+__all__ = ["class_dag", "hasse", "occupancy", "DRAW_LIMIT", "cot", "svg", "label_sizes", "HASSE_LIMIT", "VERDICTS"]
 
 #: Most states a Hasse diagram is drawn for.
 HASSE_LIMIT = 400
+#: Most nodes a drawn graph holds; beyond it a neighbourhood is cut at a depth the user raises.
+DRAW_LIMIT = 250
 #: Drawn labels: characters a line holds before it wraps, the width one takes and a line's height (11 px
 #: text, SVG units); the smallest box; a Hasse diagram's dot radius.
 LINE_CHARS, CHAR_W, LINE_H = 18, 7, 14
@@ -32,7 +35,8 @@ VERDICTS = {"correct": "answered right", "wrong": "answered wrong", "inner": "in
             "outer": "outer fringe (ready to learn)", "": "not answered"}
 
 
-def class_dag(space, names: dict[str, str], marks: dict[str, str] | None = None) -> dict:
+def class_dag(space, names: dict[str, str], marks: dict[str, str] | None = None,
+              verdicts: dict[str, str] | None = None) -> dict:
     """The question prerequisite relation drawn as its transitive reduction on classes of equally
     informative questions (the space's cover relation), each on its level.
 
@@ -44,6 +48,8 @@ def class_dag(space, names: dict[str, str], marks: dict[str, str] | None = None)
         A question's label (its local id); a question not in it is labelled with its id.
     marks : dict of str to str, optional
         A learner's mark per question (``correct``, ``wrong``, ``inner``, ``outer``; none: not answered).
+    verdicts : dict of str to str, optional
+        What each mark says in a tooltip (default :data:`VERDICTS`; a comparison of two learners has its own).
 
     Returns
     -------
@@ -73,6 +79,7 @@ def class_dag(space, names: dict[str, str], marks: dict[str, str] | None = None)
     drawing = layered(nodes, edges, {n: space.level[k] for k, n in enumerate(nodes)},
                       sizes=label_sizes(nodes, labels))
     classes = {n: c for n, c in zip(nodes, space.classes, strict=True)}
+    said = verdicts or VERDICTS
     verdicts = {n: [(marks or {}).get(q, "") for q in classes[n]] for n in nodes}
     mark = {n: v[0] if len(set(v)) == 1 else "mixed" for n, v in verdicts.items()}
     parts = {n: v for n, v in verdicts.items() if mark[n] == "mixed"}
@@ -80,7 +87,7 @@ def class_dag(space, names: dict[str, str], marks: dict[str, str] | None = None)
     def title(n: str) -> str:
         if marks is None:
             return ", ".join(classes[n])
-        return "\n".join(f"{q}: {VERDICTS[m]}" for q, m in zip(classes[n], verdicts[n], strict=True))
+        return "\n".join(f"{q}: {said[m]}" for q, m in zip(classes[n], verdicts[n], strict=True))
 
     return svg(drawing, labels, None, marks=mark, title=title, parts=parts,
                anchors={n: f"q-{slug(classes[n][0])}" for n in nodes})
@@ -96,42 +103,131 @@ def _bits(mask: int) -> list[int]:
     return out
 
 
-def hasse(space, dataset: str) -> dict:
-    """The Hasse diagram of a knowledge space: states by number of notions, an edge where one notion is added;
-    each state with its inner and outer fringe (``kstp kst space --enumerate``'s reading)."""
-    masks, inner, outer = space.fringes("standard", HASSE_LIMIT)
-    masks = [int(m) for m in masks]
-    states = space.item_sets(masks)
-    inner_sets, outer_sets = space.item_sets(inner), space.item_sets(outer)
-    index = {m: i for i, m in enumerate(masks)}
-    names = [f"s{i}" for i in range(len(masks))]
-    edges = []
-    for i, m in enumerate(masks):
-        for k in range(len(space.classes)):
-            bit = 1 << k
-            if not m & bit and (space.below[k] & ~m) == 0 and (m | bit) in index:
-                edges.append((names[i], names[index[m | bit]]))
-    drawing = layered(names, edges, {n: bin(m).count("1") for n, m in zip(names, masks, strict=True)},
-                      x_step=26, y_step=56, sizes={n: (2 * DOT_R, 2 * DOT_R) for n in names})
+def occupancy(space, patterns: dict[str, set[str]]) -> tuple[dict[int, list[str]], list[str]]:
+    """The learners whose answer pattern (the questions answered right) is a state of ``space``, by the state's
+    class mask, and the learners whose pattern is none (an item outside the space, half a class of equally
+    informative questions, a question without its prerequisites).
+
+    Examples
+    --------
+    >>> from kstp.kst.spaces import KnowledgeSpace
+    >>> space = KnowledgeSpace.build(["a", "b"], [("a", "b")])
+    >>> occupancy(space, {"l1": {"a"}, "l2": set(), "l3": {"b"}, "l4": {"a"}})
+    ({1: ['l1', 'l4'], 0: ['l2']}, ['l3'])
+    """
+    class_of = {item: k for k, members in enumerate(space.classes) for item in members}
+    sizes = [len(c) for c in space.classes]
+    found: dict[int, list[str]] = {}
+    off = []
+    for learner in sorted(patterns):
+        pattern = patterns[learner]
+        counts: dict[int, int] = {}
+        for q in pattern:
+            k = class_of.get(q, -1)
+            counts[k] = counts.get(k, 0) + 1
+        mask = sum(1 << k for k in counts if k >= 0)
+        whole = -1 not in counts and all(counts[k] == sizes[k] for k in counts)
+        if whole and all(mask & space.below[k] == space.below[k] for k in counts):
+            found.setdefault(mask, []).append(learner)
+        else:
+            off.append(learner)
+    return found, off
+
+
+def _covers(masks: list[int]) -> list[tuple[int, int]]:
+    """(K, L) where L covers K among ``masks``: K a proper subset of L and no mask between them.
+
+    >>> _covers([0b0, 0b1, 0b11, 0b111, 0b100])
+    [(0, 1), (0, 4), (1, 3), (3, 7), (4, 7)]
+    """
+    out = []
+    for big in masks:
+        below = sorted((m for m in masks if m != big and m & ~big == 0), key=lambda m: -bin(m).count("1"))
+        kept: list[int] = []
+        for m in below:
+            if not any(m & ~k == 0 for k in kept):
+                kept.append(m)
+        out += [(m, big) for m in kept]
+    return sorted(out)
+
+
+def hasse(space, dataset: str, patterns: dict[str, set[str]] | None = None, occupied_only: bool = False,
+          probabilities: dict[frozenset, float] | None = None) -> dict:
+    """The Hasse diagram of a knowledge space, each state weighted by the learners whose answer pattern it is.
+
+    States are drawn by number of notions, an edge where one notion is added; each state with its
+    inner and outer fringe (``kstp kst space --enumerate``'s reading), its learners (the circle's
+    area grows with them; a state no learner is in is faded) and, where a BLIM fit exists, its fitted
+    probability. With ``occupied_only`` (a space too large to draw): only the states some learner is in,
+    at most :data:`HASSE_LIMIT` of them (the most occupied), an edge where one covers another among them.
+
+    Parameters
+    ----------
+    space : KnowledgeSpace
+    dataset : str
+    patterns : dict of str to set of str, optional
+        Each learner's answer pattern, the questions it answered right (:func:`occupancy`).
+    occupied_only : bool
+    probabilities : dict of frozenset to float, optional
+        BLIM's fitted probability of a state (its questions).
+
+    Returns
+    -------
+    dict
+        What :func:`svg` returns, plus ``states`` (drawn), ``learners`` (node -> learner ids),
+        ``placed`` (learners in a drawn state), ``off`` (learners whose pattern is no state) and
+        ``occupiedOnly``. Each node's ``data-learners`` is its weight: the weights sum to ``placed``.
+    """
+    found, off = occupancy(space, patterns or {})
+    if occupied_only:
+        masks = sorted(found, key=lambda m: (-len(found[m]), m))[:HASSE_LIMIT]
+        masks.sort(key=lambda m: (bin(m).count("1"), m))
+        sets = space.item_sets(masks)
+        inner_sets = [frozenset(space.inner_fringe(s)) for s in sets]
+        outer_sets = [frozenset(space.outer_fringe(s)) for s in sets]
+        pairs = _covers(masks)
+    else:
+        masks, inner, outer = space.fringes("standard", HASSE_LIMIT)
+        masks = [int(m) for m in masks]
+        sets, inner_sets, outer_sets = space.item_sets(masks), space.item_sets(inner), space.item_sets(outer)
+        known = set(masks)
+        pairs = [(m, m | 1 << k) for m in masks for k in range(len(space.classes))
+                 if not m >> k & 1 and (space.below[k] & ~m) == 0 and (m | 1 << k) in known]
+    names = {m: f"s{i}" for i, m in enumerate(masks)}
+    edges = [(names[a], names[b]) for a, b in pairs]
+    weight = {names[m]: len(found.get(m, [])) for m in masks}
+    most = max(weight.values(), default=0) or 1
+    # area by learners: radius from 3.5 (no learner) to DOT_R + 3 (the most); edges end on each circle
+    radius = {n: round(3.5 + (DOT_R - 0.5) * math.sqrt(w / most), 2) if patterns else DOT_R for n, w in weight.items()}
+    drawing = layered(list(names.values()), edges, {names[m]: bin(m).count("1") for m in masks},
+                      x_step=26, y_step=56, sizes={n: (2 * r, 2 * r) for n, r in radius.items()})
     drawing.round = True
-    info = []
-    for name, state, i_set, o_set in zip(names, states, inner_sets, outer_sets, strict=True):
-        info.append({"node": name, "state": sorted(state), "inner": sorted(i_set), "outer": sorted(o_set)})
-    by_node = {d["node"]: d for d in info}
     short = {q: q.split(":", 1)[-1] for q in space.items}
+    info = {}
+    for m, state, i_set, o_set in zip(masks, sets, inner_sets, outer_sets, strict=True):
+        p = (probabilities or {}).get(frozenset(state))
+        info[names[m]] = {"state": " ".join(short[q] for q in sorted(state)),
+                          "inner": " ".join(short[q] for q in sorted(i_set)),
+                          "outer": " ".join(short[q] for q in sorted(o_set)),
+                          "learners": weight[names[m]], "size": len(state),
+                          **({"blim": repr(float(p))} if p is not None else {})}
 
     def title(n: str) -> str:
-        d = by_node[n]
-        return (f"{{{', '.join(short[q] for q in d['state'])}}}\ninner fringe: "
-                f"{', '.join(short[q] for q in d['inner']) or '-'}\nouter fringe: "
-                f"{', '.join(short[q] for q in d['outer']) or '-'}")
+        d = info[n]
+        return (f"{{{', '.join(d['state'].split())}}}: {d['learners']} learners"
+                + (f", BLIM probability {float(d['blim']):.4f}" if "blim" in d else "")
+                + f"\ninner fringe: {', '.join(d['inner'].split()) or '-'}"
+                + f"\nouter fringe: {', '.join(d['outer'].split()) or '-'}")
 
-    labels = {d["node"]: {"code": str(len(d["state"]))} for d in info}
-    drawn = svg(drawing, labels, None, title=title, small=True,
-                data={d["node"]: {"state": " ".join(short[q] for q in d["state"]),
-                                  "inner": " ".join(short[q] for q in d["inner"]),
-                                  "outer": " ".join(short[q] for q in d["outer"])} for d in info})
-    return {**drawn, "states": len(masks)}
+    labels = {n: {"code": str(weight[n]) if weight[n] else ""} for n in names.values()}
+    drawn = svg(drawing, labels, None, title=title, small=True, data=info,
+                marks={n: "occupied" if weight[n] else "empty" for n in names.values()} if patterns else None)
+    for node in drawn["nodes"]:
+        node["label"] = str(weight[node["id"]]) if weight[node["id"]] else ""  # not the node's name
+    placed = sum(weight.values())
+    return {**drawn, "states": len(masks), "occupiedOnly": occupied_only, "placed": placed,
+            "learners": {names[m]: found.get(m, []) for m in masks if found.get(m)}, "off": off,
+            "unshown": sum(len(v) for m, v in found.items() if m not in names)}
 
 
 def cot(steps: pd.DataFrame) -> dict:

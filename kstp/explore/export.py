@@ -27,7 +27,8 @@ _WHOLE = 10**9
 
 
 def _pages(explorer: Explorer) -> Iterator[tuple[str, str, Callable[[], dict]]]:
-    """(file, template, context) of every page, overview first."""
+    """(file, template, context) of every page, overview first; a file with no template (the PSR CSVs) is
+    written as its context returns it."""
     overview = explorer.overview()
     yield "index.html", "overview.html", lambda: {"page": overview}
     yield "query.html", "query.html", lambda: {"queries": explorer.queries(), "cypher": "", "result": None,
@@ -46,7 +47,13 @@ def _pages(explorer: Explorer) -> Iterator[tuple[str, str, Callable[[], dict]]]:
         if dataset["answers"]:
             yield f"psr/{slug(did)}.html", "psr.html", lambda did=did: {"page": {"dataset": did,
                                                                                  "psr": explorer.psr(did)}}
-        learners.update(explorer.learner_figures(did)["learnerId"])
+            yield f"psr/{slug(did)}.csv", None, lambda did=did: explorer.psr_csv(did)
+        figures = explorer.learner_figures(did)
+        learners.update(figures["learnerId"])
+        models = sorted(figures.loc[figures["kind"] == "model", "learnerId"])
+        for a, b in ((a, b) for a in models for b in models if a < b):  # the pairs of models a learner page links
+            yield (f"compare/{slug(a)}/{slug(b)}.html", "compare.html",
+                   lambda a=a, b=b: {"page": explorer.compare(a, b)})
     for lid in sorted(learners):
         yield f"learner/{slug(lid)}.html", "learner.html", lambda lid=lid: {"page": explorer.learner(lid)}
     for run in overview["runs"]:
@@ -133,12 +140,13 @@ def _write_site(explorer: Explorer, root: Path, progress: Callable[[int, str], N
         path = root / name
         path.parent.mkdir(parents=True, exist_ok=True)
         try:
-            html = render(env, template, "../" * name.count("/"), True, **context())
+            html = context() if template is None else render(env, template, "../" * name.count("/"), True,
+                                                             **context())  # None: a file as it is (a CSV)
         except KstpError as exc:
             skipped.append([name, str(exc)])
             continue
         path.write_text(html, encoding="utf-8")
-        written += 1
+        written += template is not None  # pages; a CSV beside its page is not one
         if progress:
             progress(written, name)
     return written, skipped

@@ -27,12 +27,14 @@ from typing import Any
 import pandas as pd
 
 from kstp.errors import KstpError, UnknownIdError
-from kstp.explore.drawings import HASSE_LIMIT
+from kstp.explore.compare import ComparePages
+from kstp.explore.drawings import DRAW_LIMIT, HASSE_LIMIT
 from kstp.explore.drawings import class_dag as _class_dag
 from kstp.explore.drawings import hasse as _hasse
 from kstp.explore.drawings import label_sizes as _sizes
 from kstp.explore.drawings import svg as _svg
 from kstp.explore.layout import layered
+from kstp.explore.pictures import GRID_LIMIT, blim_pictures, psr_pictures, qmatrix_grid
 from kstp.explore.readonly import AD_HOC_TIMEOUT_S
 from kstp.explore.runs import FILTERS, RUN_FIGURES, RunPages
 from kstp.explore.values import PAGE_SIZE, slug, unslug
@@ -45,8 +47,6 @@ from kstp.graph.store import GraphStore
 __all__ = ["Explorer", "slug", "unslug", "PAGE_SIZE", "DRAW_LIMIT", "HASSE_LIMIT", "PSR_INLINE_ANSWERS", "FILTERS",
            "RUN_FIGURES", "SORTABLE"]
 
-#: Most nodes a drawn graph holds; beyond it a neighbourhood is cut at a depth the user raises.
-DRAW_LIMIT = 250
 #: States that counting a knowledge space may enumerate (``kstp kst space``'s limit).
 COUNT_LIMIT = 10**7
 #: Without a BLIM fit, next steps come from the knowledge space when it has at most this many states.
@@ -66,7 +66,7 @@ MISSING_SHOWN = 200
 SORTABLE = ("learnerId", "kind", "nAnswered", "accuracy", "psrMicro", "psrMacro", "blimPosterior")
 
 
-class Explorer(RunPages):
+class Explorer(RunPages, ComparePages):
     """The pages of one graph.
 
     Parameters
@@ -303,6 +303,8 @@ class Explorer(RunPages):
         learners = _page(ordered, page, size)
         learners["rows"] = _rows(learners["rows"])  # only the rows shown become dicts (18 k at XES3G5M scale)
         return {"dataset": row, "qmatrix": _page(self._qmatrix(dataset), qpage, qsize), "space": counted,
+                "qgrid": self._kept(("qgrid", dataset), lambda: qmatrix_grid(dataset, self._qmatrix(dataset),
+                                                                             self._skills(dataset))),
                 **drawings, "psr": psr, "storedPsr": self.stored_psr(dataset),
                 "psrInline": row["answers"] <= PSR_INLINE_ANSWERS,
                 "contradicted": self._kept(("contradicted", dataset), lambda: _rows(self.store.frame(
@@ -314,23 +316,43 @@ class Explorer(RunPages):
             questions = self._questions(dataset)
             links = self.store.frame("question_concepts", {"dataset": dataset})
             concepts_of = links.groupby("questionId")["conceptId"].apply(list).to_dict() if len(links) else {}
-            return [{"id": q, "localId": local, "concepts": concepts_of.get(q, [])}
-                    for q, local in zip(questions["questionId"], questions["localId"], strict=True)]
+            return [{"id": q, "localId": local, "concepts": concepts_of.get(q, []), "text": text}
+                    for q, local, text in zip(questions["questionId"], questions["localId"], questions["text"],
+                                              strict=True)]
 
         return self._kept(("qmatrix", dataset), compute)
+
+    def _skills(self, dataset: str) -> dict[str, dict]:
+        """The concepts the dataset's questions assess, by id (``code``, ``description``: ``--skills``' text)."""
+        ids = sorted({c for r in self._qmatrix(dataset) for c in r["concepts"]})
+        if not ids or len(ids) * len(self._qmatrix(dataset)) > GRID_LIMIT:
+            return {}
+        return {r["id"]: r for r in _rows(self.store.nodes("Concept", ids))}
 
     def _questions(self, dataset: str) -> pd.DataFrame:
         return self._kept(("questions", dataset), lambda: self.store.frame("dataset_questions", {"dataset": dataset}))
 
     def _drawings(self, dataset: str, counted: dict) -> dict:
-        """The question prerequisite DAG and the Hasse diagram, where the space is small enough to draw."""
+        """The question prerequisite DAG and the Hasse diagram weighted by learners: every state where the space
+        is small enough to draw, else the states some learner is in (where the space can be built)."""
         space = self.space(dataset) if "states" in counted else None
         dag = hasse = None
         if space is not None and len(space.classes) <= DRAW_LIMIT:
             dag = _class_dag(space, _local_names(self._questions(dataset)))
-        if space is not None and counted["states"] <= HASSE_LIMIT:
-            hasse = _hasse(space, dataset)
+        if space is not None:
+            answers = self.store.frame("answers", {"dataset": dataset})
+            right = answers[answers["correct"].fillna(False).astype(bool)]
+            patterns = {learner: set() for learner in answers["learnerId"]}
+            for learner, question in zip(right["learnerId"], right["questionId"], strict=True):
+                patterns[learner].add(question)
+            hasse = _hasse(space, dataset, patterns, counted["states"] > HASSE_LIMIT,
+                           self._state_probabilities(dataset))
         return {"dag": dag, "hasse": hasse}
+
+    def _state_probabilities(self, dataset: str) -> dict[frozenset, float] | None:
+        """BLIM's fitted probability of each state of the dataset's latest fit, by its questions (None: no fit)."""
+        blim = self.blim(dataset)
+        return None if blim is None else blim["byState"]
 
     def warm(self, progress: Callable[[str], None] | None = None) -> None:
         """Compute what pages keep (figures, sizes, depths, drawings; the PSR of small datasets) before serving,
@@ -349,16 +371,33 @@ class Explorer(RunPages):
             self._kept(("fitted", dataset), lambda d=dataset: self._fitted(d))
 
     def psr(self, dataset: str) -> dict:
-        """``kstp evaluate psr --dataset D``'s rows (not written back) and each learner's figures (kept)."""
+        """``kstp evaluate psr --dataset D``'s rows (not written back), each learner's figures and the pictures
+        (:func:`~kstp.explore.pictures.psr_pictures`) (kept)."""
         def compute() -> dict:
-            from kstp.evaluators.psr import BUCKETS, evaluate_dataset
+            from kstp.evaluators.psr import BUCKETS, evaluate_dataset, question_table
 
             result = evaluate_dataset(self.store, dataset, write_back=False)
-            return {"summary": [{k: _plain(v) for k, v in r.items()} for r in result.summary()],
-                    "buckets": list(BUCKETS)}
+            summary = [{k: _plain(v) for k, v in r.items()} for r in result.summary()]
+            return {"summary": summary, "buckets": list(BUCKETS), "learners": result.learners.sort_index(),
+                    **psr_pictures(dataset, result.learners.sort_index(), question_table(result), summary,
+                                   list(BUCKETS))}
 
         self._dataset_row(dataset)
         return self._kept(("psr", dataset), compute)
+
+    def learner_psr(self, dataset: str) -> tuple[pd.DataFrame, str]:
+        """Each learner's ``accuracy``, ``psrMicro``, ``psrMacro`` on ``dataset`` (indexed by ``learnerId``) and
+        where they come from: ``kstp evaluate psr`` computed now up to :data:`PSR_INLINE_ANSWERS` answers, else
+        the figures its last run stored on the learners (reading every answer takes seconds at XES3G5M scale)."""
+        if self._dataset_row(dataset)["answers"] <= PSR_INLINE_ANSWERS:
+            return self.psr(dataset)["learners"], "kstp evaluate psr, computed now"
+        return self.learner_figures(dataset).set_index("learnerId"), "stored by the last kstp evaluate psr"
+
+    def psr_csv(self, dataset: str) -> str:
+        """Each learner's PSR figures as CSV: the rows of ``kstp evaluate psr --out``'s ``psr_learners_<D>.csv``."""
+        from kstp.csvcells import write_csv
+
+        return self._kept(("psr csv", dataset), lambda: write_csv(self.psr(dataset)["learners"]))  # 0.4 s at 18 k
 
     def blim(self, dataset: str) -> dict | None:
         """The dataset's latest BLIM fit: the run's figures, β and η per question, the likeliest states (kept)."""
@@ -378,8 +417,10 @@ class Explorer(RunPages):
         probability = states.drop_duplicates("stateId").set_index("stateId")["probability"]
         top = [{"stateId": s, "probability": _plain(p), "state": members.get(s, [])}
                for s, p in probability.sort_values(ascending=False, kind="stable").head(20).items()]
-        return {"run": run[0] if run else {"id": run_id}, "questions": _rows(items), "states": top,
-                "stateCount": len(probability)}
+        fit = {"run": run[0] if run else {"id": run_id}, "questions": _rows(items), "states": top,
+               "stateCount": len(probability),
+               "byState": {frozenset(members.get(s, [])): float(p) for s, p in probability.items()}}
+        return {**fit, "pictures": blim_pictures(fit)}
 
     # ---- learners ------------------------------------------------------------------------
     def learner(self, learner: str) -> dict:
@@ -412,6 +453,8 @@ class Explorer(RunPages):
         if not violations:
             section["innerFringe"] = structures.inner_fringe(self.store, dataset, state)
             section["outerFringe"] = structures.outer_fringe(self.store, dataset, state)
+        figures = self.learner_figures(dataset)
+        section["models"] = sorted(m for m in figures.loc[figures["kind"] == "model", "learnerId"] if m != learner)
         size = self.space_size(dataset)
         fitted = self._kept(("fitted", dataset), lambda: self._fitted(dataset))
         if fitted or size.get("states", NEXT_STEPS_LIMIT + 1) <= NEXT_STEPS_LIMIT:

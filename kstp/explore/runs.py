@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from kstp.errors import KstpError, UnknownIdError
 from kstp.explore.drawings import cot as _cot
+from kstp.explore.pictures import run_pictures
 from kstp.explore.values import PAGE_SIZE
 from kstp.explore.values import as_rows as _rows
 from kstp.explore.values import paged as _page
@@ -65,8 +66,10 @@ class RunPages:
             if r["kind"] in ("failed", "invalid"):
                 reason = f"{r['kind']}: {r['error'] or r.get('invalidKind') or r['verdict'] or 'invalid CoT'}"
                 reasons[reason] = reasons.get(reason, 0) + 1
+        failures = sorted(reasons.items(), key=lambda kv: (-kv[1], kv[0]))
         return {"run": identity, "holds": holds, "evaluator": evaluator, "filter": chosen, "counts": counts,
-                "failures": sorted(reasons.items(), key=lambda kv: (-kv[1], kv[0])),
+                "failures": failures,
+                "pictures": self._kept(("run pictures", run_id), lambda: run_pictures(rows, failures)),
                 "samples": _page(kept, page, size), "rqevalItems": items,
                 "figures": {k: identity[k] for k in RUN_FIGURES.get(evaluator, ()) if k in identity}}
 
@@ -112,10 +115,29 @@ class RunPages:
                                 "prompt": self._prompt(run, first, response), "kind": _sample_kind(response)}
         if response.get("predicted") is not None or response.get("reference") is not None:
             page["fringes"] = {k: _json_list(response.get(k)) for k in ("predicted", "reference")}
+        page["elsewhere"] = self._elsewhere(run, first.get("questionId"), response_id)
         steps = self.store.frame("response_steps", {"responseId": response_id})
         if len(steps):
             page["cot"] = _cot(steps)
         return page
+
+    def _elsewhere(self, run: dict, question: str | None, response_id: str) -> list[dict]:
+        """The samples of the same question in the other runs of the same dataset (their first sample each)."""
+        if not question or not run.get("dataset"):
+            return []
+        runs = self._kept(("runs by dataset",), lambda: _rows(self.store.nodes("Run")))
+        out = []
+        for other in runs:
+            if other.get("dataset") != run["dataset"] or other["id"] == run["id"]:
+                continue
+            samples = self._kept(("samples", other["id"]), lambda o=other: self._samples(o["id"], o.get("evaluator")))
+            match = next((r for r in samples if r.get("questionId") == question and r["responseId"] != response_id),
+                         None)
+            if match:
+                out.append({"run": other["id"], "evaluator": other.get("evaluator"), "model": other.get("model"),
+                            "responseId": match["responseId"], "kind": match["kind"],
+                            "extracted": match.get("extracted")})
+        return sorted(out, key=lambda r: r["run"])
 
     def _prompt(self, run: dict, detail: dict, response: dict) -> dict:
         """The prompt messages of an answers sample, rebuilt and checked against the stored prompt hash."""

@@ -125,6 +125,106 @@ def page_figures(driver) -> dict:
     return found
 
 
+def picture(driver, css: str, folder: Path, name: str):
+    """The element ``css`` scrolled into view and saved as ``name``.png (as :func:`screenshot`); the element."""
+    from selenium.webdriver.common.by import By
+
+    element = driver.find_element(By.CSS_SELECTOR, css)
+    driver.execute_script("arguments[0].scrollIntoView({block: 'center'})", element)
+    folder.mkdir(parents=True, exist_ok=True)
+    element.screenshot(str(folder / f"{name}.png"))
+    chosen = os.environ.get("KSTP_EXPLORE_SCREENSHOTS")
+    if chosen:
+        Path(chosen).mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(folder / f"{name}.png", Path(chosen) / f"{name}.png")
+    return element
+
+
+def check_pictures(driver, graph: str, dataset: str, shots: Path, out: Path) -> None:
+    """The dataset page's pictures against the commands: the PSR scatter's points are ``evaluate psr``'s
+    per-learner CSV, the per-question bars its ``--per-question`` CSV, the distribution its summary rows; the
+    Hasse weights are the learners per answer pattern (``kstp query answers``) and sum to the learners; the
+    Q-matrix grid's cells are ``question_concepts``; BLIM's bars and whiskers are ``blim_item_parameters``."""
+    import pandas as pd
+    from selenium.webdriver.common.by import By
+
+    summary = kstp_json(graph, "evaluate", "psr", "--dataset", dataset, "--no-write", "--out", out)
+    kstp(graph, "evaluate", "psr", "--dataset", dataset, "--no-write", "--per-question", "--out", out)
+    learners = pd.read_csv(out / f"psr_learners_{dataset}.csv").set_index("learnerId")
+    drawn = learners[learners["accuracy"].notna() & learners["psrMicro"].notna()]
+    scatter = picture(driver, "#psr-scatter", shots, "psr-scatter")
+    points = {c.get_attribute("data-id"): (float(c.get_attribute("data-x")), float(c.get_attribute("data-y")))
+              for c in scatter.find_elements(By.CSS_SELECTOR, "circle.point")}
+    assert points.keys() == set(drawn.index)
+    for learner, (x, y) in points.items():
+        assert (x, y) == pytest.approx((drawn.loc[learner, "accuracy"], drawn.loc[learner, "psrMicro"]), abs=1e-12)
+    per_question = pd.read_csv(out / f"psr_questions_{dataset}.csv")
+    bars = picture(driver, "#psr-questions", shots, "psr-questions").find_elements(
+        By.CSS_SELECTOR, "rect.bar[data-series='PSR macro']")
+    assert [float(b.get_attribute("data-value")) for b in bars] == pytest.approx(
+        per_question["psrMacro"].head(len(bars)).tolist(), abs=1e-12)
+    assert len(bars) == min(30, len(per_question))
+    shown = [r for r in summary if r["pairsInDistribution"]]
+    distribution = picture(driver, "#psr-distribution", shots, "psr-distribution")
+    for row in shown:
+        heights = [float(b.get_attribute("data-value")) for b in distribution.find_elements(
+            By.CSS_SELECTOR, f"rect.bar[data-series='{row['learner']}']")]
+        assert heights == pytest.approx([v for k, v in row.items() if k.startswith("psr ") and v is not None],
+                                        abs=1e-12)
+    notes = [e.text for e in driver.find_elements(By.CSS_SELECTOR, ".empty-distribution")]
+    assert len(notes) == len(summary) - len(shown)
+
+    # the Hasse diagram: each state's weight is the learners whose right answers are that state
+    answers = kstp_json(graph, "query", "answers", "-p", f"dataset={dataset}")
+    patterns: dict[str, set] = {}
+    for a in answers:
+        patterns.setdefault(a["learnerId"], set())
+        if a["correct"]:
+            patterns[a["learnerId"]].add(a["questionId"].split(":", 1)[1])
+    nodes = driver.find_elements(By.CSS_SELECTOR, "#hasse g.node")
+    weights = {n.get_attribute("data-state"): int(n.get_attribute("data-learners")) for n in nodes}
+    for state, weight in weights.items():
+        assert weight == sum(p == set(state.split()) for p in patterns.values()), state
+    placed = int(driver.find_element(By.ID, "hasse-placed").text.replace(",", ""))
+    off = int(driver.find_element(By.ID, "hasse-off").text.replace(",", ""))
+    assert sum(weights.values()) == placed and placed + off == len(patterns)
+    busiest = max(nodes, key=lambda n: int(n.get_attribute("data-learners")))
+    driver.execute_script("arguments[0].scrollIntoView({block: 'center'})", busiest)
+    driver.execute_script("arguments[0].dispatchEvent(new MouseEvent('click', {bubbles: true}))", busiest)
+    listed = driver.find_element(By.CSS_SELECTOR, f"#state-learners [data-node='{busiest.get_attribute('data-id')}']")
+    assert listed.is_displayed() and len(listed.find_elements(By.TAG_NAME, "a")) == weights[
+        busiest.get_attribute("data-state")]
+    picture(driver, "#hasse", shots, "hasse")
+    run_id = kstp_json(graph, "query", "blim_item_parameters", "-p", f"dataset={dataset}")[0]["runId"]
+    fitted: dict[str, dict] = {}
+    for row in kstp_json(graph, "query", "blim_states", "-p", f"runId={run_id}"):
+        state = fitted.setdefault(row["stateId"], {"items": set(), "p": row["probability"]})
+        if row["questionId"]:
+            state["items"].add(row["questionId"].split(":", 1)[1])
+    by_items = {frozenset(v["items"]): v["p"] for v in fitted.values()}
+    shown = {n.get_attribute("data-state"): n.get_attribute("data-blim") for n in nodes}
+    # fitted on the space (kstp fit blim's default structure): every drawn state has its probability
+    assert {frozenset(state.split()): float(p) for state, p in shown.items()} == pytest.approx(by_items, abs=1e-12)
+
+    # the Q-matrix grid: a filled cell per (question, concept) link
+    links = kstp_json(graph, "query", "question_concepts", "-p", f"dataset={dataset}")
+    grid = picture(driver, "#qmatrix-grid", shots, "qmatrix")
+    on = {(c.get_attribute("data-row"), c.get_attribute("data-column"))
+          for c in grid.find_elements(By.CSS_SELECTOR, "rect.cell[data-value='1']")}
+    assert len(on) == len(links) and {q for q, _ in on} == {r["questionId"].split(":", 1)[1] for r in links}
+
+    # BLIM: beta and eta per question with one standard error either side
+    items = kstp_json(graph, "query", "blim_item_parameters", "-p", f"dataset={dataset}")
+    rates = picture(driver, "#blim-rates", shots, "blim")
+    betas = [float(b.get_attribute("data-value")) for b in rates.find_elements(
+        By.CSS_SELECTOR, "rect.bar[data-series='careless β']")]
+    assert betas == pytest.approx([r["careless"] for r in items], abs=1e-12)
+    errors = [float(w.get_attribute("data-error")) for w in rates.find_elements(By.CSS_SELECTOR, "line.whisker")]
+    assert sorted(errors) == pytest.approx(sorted(v for r in items for v in (r["carelessSe"], r["guessSe"])
+                                                  if v is not None), abs=1e-12)
+    picture(driver, "#blim-probabilities", shots, "blim-states")
+
+
 def walk(driver, url: str, graph: str, runs: dict, shots: Path, site: Path | None) -> dict:
     """Every page kind in the browser, checked against the commands; returns each page's figures."""
     from selenium.webdriver.common.action_chains import ActionChains
@@ -171,6 +271,7 @@ def walk(driver, url: str, graph: str, runs: dict, shots: Path, site: Path | Non
     assert len(driver.find_elements(By.CSS_SELECTOR, "#blim-items tbody tr")) == 12
     seen["dataset"] = page_figures(driver)
     screenshot(driver, shots, "dataset")
+    check_pictures(driver, graph, "probability_pks", shots, shots / "psr-out")
 
     # dataset -> learner: BLIM's most likely state and next steps as kstp kst next-steps prints them
     driver.find_element(By.CSS_SELECTOR, "#learner-table a[href*='probability_pks~3A']").click()
@@ -180,6 +281,30 @@ def walk(driver, url: str, graph: str, runs: dict, shots: Path, site: Path | Non
     assert values(driver, ".posterior") == [pytest.approx(steps["posterior"], abs=1e-12)]
     seen["learner"] = page_figures(driver)
     screenshot(driver, shots, "learner")
+    back = driver.current_url
+
+    # learner -> the model beside it: their PSR as evaluate psr's per-learner CSV, where their states differ
+    import pandas as pd
+
+    driver.find_element(By.CSS_SELECTOR, "a.compare-link").click()
+    assert driver.title.startswith("Compare")
+    csv = pd.read_csv(shots / "psr-out" / "psr_learners_probability_pks.csv").set_index("learnerId")
+    for row in driver.find_elements(By.CSS_SELECTOR, "table.compare-figures tbody tr"):
+        key = row.get_attribute("data-key")  # the model's id holds quotes: read the row, not a selector of it
+        micro = [json.loads(f.get_attribute("data-value")) for f in row.find_elements(By.CSS_SELECTOR,
+                                                                                       "td.psrMicro .fig")]
+        want = csv.loc[key, "psrMicro"]
+        assert micro == ([None] if pd.isna(want) else [pytest.approx(want, abs=1e-12)])
+    a_id = driver.find_element(By.CSS_SELECTOR, "#compare-a a").text
+    b_id = driver.find_element(By.CSS_SELECTOR, "#compare-b a").text
+    right = {who: {r["questionId"] for r in kstp_json(graph, "query", "learner_answers", "-p", f"learnerId={who}")
+                   if r["correct"]} for who in (a_id, b_id)}
+    assert f"model:{MODEL}" in (a_id, b_id)
+    assert int(driver.find_element(By.CSS_SELECTOR, ".only-a-count").text) == len(right[a_id] - right[b_id])
+    assert {e.get_attribute("textContent") for e in driver.find_elements(
+        By.CSS_SELECTOR, "table.differ td:first-child")} == right[a_id] ^ right[b_id]
+    picture(driver, "section.compared", shots, "compare")
+    driver.get(back)
 
     # the model learner: which run each answer came from -> run -> sample
     driver.get(url + "dataset/probability_pks.html?sort=kind&desc=1")
@@ -191,6 +316,11 @@ def walk(driver, url: str, graph: str, runs: dict, shots: Path, site: Path | Non
     driver.find_element(By.CSS_SELECTOR, "a[data-filter-name='wrong']").click()
     assert len(driver.find_elements(By.CSS_SELECTOR, "#samples tr.sample")) == 3  # only b101's gold is 0.40
     driver.find_element(By.CSS_SELECTOR, "a[data-filter-name='all']").click()
+    strip = picture(driver, "#run-strip", shots, "run-strip")
+    listed_samples = kstp_json(graph, "query", "run_samples", "-p", f"runId={runs['answers']}")
+    assert {c.get_attribute("data-label"): float(c.get_attribute("data-value"))
+            for c in strip.find_elements(By.CSS_SELECTOR, "rect.cell")} == {
+        s["localId"]: float(bool(s["correct"])) for s in listed_samples}  # one sample a question
     seen["run"] = page_figures(driver)
     screenshot(driver, shots, "run")
     driver.find_element(By.LINK_TEXT, "open").click()

@@ -97,6 +97,33 @@ def test_explore_run_and_sample_show_every_sample_escaped(explored):
     assert "You are a careful mathematics student." in sample
 
 
+def test_explore_compare_two_learners_and_the_run_strip(explored):
+    graph, run_id = explored
+    answers = {who: {r["questionId"]: bool(r["correct"]) for r in kstp_json(
+        graph, "query", "learner_answers", "-p", f"learnerId={who}")} for who in ("toy:L1", "toy:L2")}
+    samples = kstp_json(graph, "query", "run_samples", "-p", f"runId={run_id}")
+    with serving(graph) as url:
+        status, page = get(url + f"compare/{slug('toy:L1')}/{slug('toy:L2')}.html")
+        _, learner = get(url + f"learner/{slug('toy:L1')}.html")
+        moved, _ = get(url + "compare.html?a=toy%3AL1&b=toy%3AL2")
+        missing, _ = get(url + f"compare/{slug('toy:L1')}/{slug('toy:nobody')}.html")
+        _, run = get(url + f"run/{slug(run_id)}.html")
+    assert status == moved == 200 and missing == 404
+    right = {who: {q for q, c in a.items() if c} for who, a in answers.items()}
+    only_a, only_b = right["toy:L1"] - right["toy:L2"], right["toy:L2"] - right["toy:L1"]
+    count = re.search(r'class="only-a-count"><span class="fig" data-value="(\d+)"', page).group(1)
+    assert int(count) == len(only_a) and re.findall(r'<tr class="only-b"><td>([^<]+)</td>', page) == sorted(only_b)
+    # PSR micro by hand (test_explore_dataset_and_learner_equal_the_kst_commands): L1 3/4, L2 3/7
+    assert figures(page, "psrMicro") == [0.75, pytest.approx(3 / 7)]
+    assert 'id="compare-dag-toy"' in page and "right for A only" in unescape(page)
+    assert 'action="../compare.html"' in learner  # the form on the learner page
+    cells = dict(re.findall(r'data-label="([^"]+)" data-value="([^"]*)"', run.split('id="run-strip"')[1]))
+    assert {k: float(v) for k, v in cells.items()} == {s["localId"]: float(bool(s["correct"])) for s in samples}
+    tokens = run.split('id="run-tokens"')[1].split("</svg>")[0]
+    assert sum(float(v) for v in re.findall(r'data-value="([^"]+)"', tokens)) == len(
+        [s for s in samples if s["tokensOut"] is not None]) == 3
+
+
 WRITES = [
     "CREATE (n:Concept {id: 'x'})", "MERGE (n:Concept {id: 'x'}) RETURN n", "MATCH (n:Concept) DELETE n",
     "MATCH (n:Concept) DETACH DELETE n", "MATCH (n:Concept) SET n.code = 'x'", "MATCH (n:Concept) REMOVE n.code",

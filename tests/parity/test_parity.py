@@ -722,7 +722,8 @@ def test_parity_explore_queries(store, seed):
     store.write_nodes("Run", pd.DataFrame([{"id": "run", "evaluator": "answers", "model": "m", "dataset": DATASET}]))
     responses = pd.DataFrame([{"id": f"r{i}", "question": q, "sampleIndex": 0, "text": f"<b>{i}</b>",
                                "extracted": str(i), "correct": i % 2 == 0, "verdict": "correct" if i % 2 == 0 else
-                               "wrong answer", "error": "timeout" if i == 5 else None} for i, q in enumerate(asked)])
+                               "wrong answer", "error": "timeout" if i == 5 else None, "latencyS": 0.25 * i}
+                              for i, q in enumerate(asked)])
     write_responses(store, "run", "model:m", responses)
     store.write_nodes("Response", pd.DataFrame([{"id": "n0", "stateId": "s", "condition": "P0"}]))  # no question
     store.write_relationships("IN_RUN", "Response", "Run", pd.DataFrame([{"from_id": "n0", "to_id": "run"}]))
@@ -754,6 +755,8 @@ def test_parity_explore_queries(store, seed):
     assert samples["responseId"].tolist() == ["n0", *(f"r{i}" for i in range(len(asked)))]
     assert samples["error"].tolist()[-1] == "timeout" and samples["extracted"].tolist()[2] == "1"
     assert samples["questionId"].isna().tolist() == [True, *[False] * len(asked)]
+    assert samples["latencyS"].isna().tolist()[0] and samples["latencyS"].tolist()[1:] == [0.25 * i for i in
+                                                                                           range(len(asked))]
     detail = store.frame("response_detail", {"responseId": "r3"})
     assert detail[["runId", "evaluator", "learnerId", "questionId"]].values.tolist() == [
         ["run", "answers", "model:m", asked[3]]]

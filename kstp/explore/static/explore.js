@@ -73,6 +73,15 @@ if (typeof document !== "undefined") {
         node.addEventListener("mouseleave", () => {
           for (const n of nodes) n.classList.remove("hovered", "neighbour-outer", "neighbour-inner");
         });
+        // a click pins the state: its learners listed under the diagram (hidden lists, kept in the page)
+        node.addEventListener("click", () => {
+          for (const n of nodes) n.classList.remove("picked");
+          node.classList.add("picked");
+          info.textContent = `${describeState(node.dataset)}\nlearners: ${node.dataset.learners || 0}`;
+          for (const list of document.querySelectorAll("#state-learners [data-node]")) {
+            list.hidden = list.dataset.node !== node.dataset.id;
+          }
+        });
       }
     }
   });

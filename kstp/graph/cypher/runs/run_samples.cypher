@@ -1,6 +1,6 @@
 // name: run_samples
 // params: $runId: string
-// returns: many {responseId, questionId, localId, sampleIndex, extracted, correct, verdict, error, finishReason, invalidKind, condition, stateId, presentation, cotValid, closed, closedShare, perfect, ls, ss, tokensOut}
+// returns: many {responseId, questionId, localId, sampleIndex, extracted, correct, verdict, error, finishReason, invalidKind, condition, stateId, presentation, cotValid, closed, closedShare, perfect, ls, ss, tokensOut, latencyS}
 // Every sample of a run, whatever its evaluator, with what its grade and its method's
 // figures say (answers, next-step, RQEval, DAG-MATH): the sample list of kstp explore's
 // run page, in question and sample order (a next-step sample has no question: first, by id).
@@ -11,5 +11,6 @@ RETURN r.id AS responseId, q.id AS questionId, q.localId AS localId, r.sampleInd
        r.extracted AS extracted, r.correct AS correct, r.verdict AS verdict, r.error AS error,
        r.finishReason AS finishReason, r.invalidKind AS invalidKind, r.condition AS condition,
        r.stateId AS stateId, r.presentation AS presentation, r.cotValid AS cotValid, r.closed AS closed,
-       r.closedShare AS closedShare, r.perfect AS perfect, r.ls AS ls, r.ss AS ss, r.tokensOut AS tokensOut
+       r.closedShare AS closedShare, r.perfect AS perfect, r.ls AS ls, r.ss AS ss, r.tokensOut AS tokensOut,
+       r.latencyS AS latencyS
 ORDER BY byQuestion, sampleIndex, responseId
