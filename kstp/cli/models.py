@@ -210,7 +210,7 @@ def run_truncation(store, run_ids, max_tokens: int | None) -> dict:
     import pandas as pd
 
     ids = [run_ids] if isinstance(run_ids, str) else list(dict.fromkeys(run_ids))
-    frames = [store.frame("run_responses", {"runId": run_id}) for run_id in ids]
+    frames = [store.frame("run_finish_reasons", {"runId": run_id}) for run_id in ids]
     reasons = pd.concat(frames)["finishReason"].tolist() if frames else []
     return truncation_figures(reasons, max_tokens)
 

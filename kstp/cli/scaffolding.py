@@ -10,6 +10,7 @@ import click
 from kstp.cli.models import model_options, parse_sampling, progress_bar, prompt_option, report_failures, start_backend
 from kstp.cli.output import dumps, emit, get_store, json_option, message, out_option, print_table, status
 from kstp.csvcells import write_csv
+from kstp.inference.backend import MAX_TOKENS
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -25,7 +26,7 @@ _EMBEDDING_DEFAULT = "bge-m3"
 
 @click.command()
 @click.option("--dataset", required=True, help="Dataset with questions, concepts and derived question prerequisites.")
-@model_options
+@model_options(max_tokens=MAX_TOKENS["scaffolding"])  # paper 1, §4: a 32,768-token window with scaffolding
 @click.option("--strategy", "strategies", multiple=True, type=click.Choice(_STRATEGIES),
               help="Exemplar strategy (repeatable; default: all five; 'none' is always included).")
 @click.option("--k", "k", type=click.IntRange(min=1), default=_K, show_default=True,
@@ -58,10 +59,11 @@ def scaffolding(ctx, dataset, model, backend, base_url, model_args, gen_kwargs, 
       kstp evaluate scaffolding --dataset xes3g5m --model Qwen/Qwen2.5-7B-Instruct \\
           --base-url http://127.0.0.1:8000/v1 --out results/
     """
+    from kstp.cli.models import run_truncation
     from kstp.evaluators import scaffolding as scaffolding_evaluator
     from kstp.inference.embeddings import get_embedding_model
 
-    sampling = parse_sampling(gen_kwargs, seed=seed)
+    sampling = parse_sampling(gen_kwargs, {"max_tokens": MAX_TOKENS["scaffolding"]}, seed=seed)
     chosen = tuple(dict.fromkeys(("none", *strategies))) if strategies else scaffolding_evaluator.STRATEGIES
     store = get_store(ctx)
     embedder = None
@@ -78,7 +80,8 @@ def scaffolding(ctx, dataset, model, backend, base_url, model_args, gen_kwargs, 
     table = result.table()
     summary = {"runId": result.run_id, "resumed": result.resumed, "model": model, "dataset": dataset,
                "questions": len(result.questions), "generatedNow": result.generated, "pending": result.pending,
-               **result.rates, "strategies": table.reset_index().to_dict("records")}
+               **result.rates, "strategies": table.reset_index().to_dict("records"),
+               "truncation": run_truncation(store, result.run_id, sampling.max_tokens)}
     if out is not None:
         out.mkdir(parents=True, exist_ok=True)
         write_csv(table, out / f"scaffolding_{dataset}.csv")
@@ -92,7 +95,8 @@ def scaffolding(ctx, dataset, model, backend, base_url, model_args, gen_kwargs, 
         if out is not None:
             message(f"wrote {out}/scaffolding_{dataset}.csv, .json, scaffolding_accuracy_{dataset}.png (Figure 3) "
                     f"and scaffolding_gain_{dataset}.png")
-    report_failures(ctx, result.pending, result.last_failure, int(result.responses["error"].notna().sum()))
+    report_failures(ctx, result.pending, result.last_failure, int(result.responses["error"].notna().sum()),
+                    summary["truncation"])
 
 
 
