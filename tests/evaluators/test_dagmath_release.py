@@ -21,7 +21,6 @@ from kstp.evaluators import dagmath
 from kstp.evaluators.dagmath_release import MalformedPolicy, parse_malformed, read_prompt_file
 from kstp.inference.backend import MAX_TOKENS, Completion, Sampling
 from tests.conftest import load_toy
-from tests.endpoint import FakeEndpoint
 
 PROMPT = Path(__file__).resolve().parents[1] / "fixtures" / "dagmath" / "fewshot_instructions.txt"
 PROMPT_SHA256 = "405dc982eede8d3797cbf022a8fda73d675dada90f6318cab79ac3645a298198"
@@ -169,22 +168,26 @@ def test_the_truncation_line_and_default_caps():
     assert "max_tokens (16384)" in " ".join(CliRunner().invoke(cli, ["evaluate", "answers", "--help"]).output.split())
 
 
-def test_evaluate_answers_reports_the_truncated_share(graph_location, tmp_path):
-    """The fake server cuts the first of the toy's 8 questions at max_tokens before any content (finish_reason
-    length): 1 of 8 replies, 12.5%, at the answers default of 16,384 tokens."""
+def test_commands_send_their_papers_max_tokens_by_default(graph_location, tmp_path):
+    """Without --gen-kwargs, evaluate answers asks with 16,384 tokens and evaluate dagmath with 32,768: the
+    stored runs' sampling and their summaries' truncation cap say so."""
     from kstp.graph.factory import open_store
+    from kstp.loaders import cot
+    from tests.endpoint import FakeEndpoint
 
-    store = open_store(graph_location)
-    try:
-        store.ensure_schema()
+    with open_store(graph_location) as store:
         load_toy(store, tmp_path)
-    finally:
-        store.close()
-    with FakeEndpoint(["length-null"]) as server:
-        result = CliRunner().invoke(cli, ["--graph", graph_location, "evaluate", "answers", "--dataset", "toy",
-                                          "--model", "m", "--base-url", server.base_url, "--concurrency", "1",
-                                          "--json"])
-    assert result.exit_code == 0, result.output
-    summary = json.loads(result.stdout)
-    assert summary["truncation"] == {"replies": 8, "truncated": 1, "share": 0.125, "maxTokens": 16384}
-    assert "1 of 8 replies (12.5%) were cut at max_tokens (16,384 tokens" in " ".join(result.stderr.split())
+        cot.write_cot_set(store, cot.read_cot_files([PROMPT.parent / "log_count.json"], "logs"))
+    caps = {}
+    with FakeEndpoint() as server:
+        for args in (["answers", "--dataset", "toy"], ["dagmath", "--dataset", "logs", "--shots", "0", "--samples",
+                                                       "1"]):
+            result = CliRunner().invoke(cli, ["--graph", graph_location, "evaluate", *args, "--model", "m",
+                                              "--base-url", server.base_url, "--json"])
+            assert result.exit_code == 0, result.output
+            summary = json.loads(result.stdout)
+            with open_store(graph_location) as store:
+                config = json.loads(store.frame("run_by_id", {"runId": summary["runId"]}).iloc[0]["config"])
+            caps[args[0]] = (config["sampling"]["max_tokens"], summary["truncation"]["maxTokens"],
+                             summary["truncation"]["truncated"])
+    assert caps == {"answers": (16384, 16384, 0), "dagmath": (32768, 32768, 0)}
