@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from kstp.cli.models import model_options, parse_sampling, progress_bar, report_failures, start_backend
+from kstp.cli.models import model_options, parse_sampling, progress_bar, report_failures, run_truncation, start_backend
 from kstp.cli.output import dumps, emit, get_store, json_option, message, print_table
 from kstp.csvcells import write_csv
 
@@ -35,11 +35,12 @@ def _run(ctx, dataset, framework, model, backend, base_url, model_args, gen_kwar
     engine = start_backend(backend, model, model_args, base_url, concurrency, seed)
     try:
         with progress_bar(f"{model} annotating {dataset}") as progress:
-            return store, annotation_evaluator.annotate(
+            result = annotation_evaluator.annotate(
                 store, engine, dataset, framework, sampling, retries, limit, new_run=not resume,
                 progress=lambda done: progress(done, None), prompt=prompt)
     finally:
         engine.close()
+    return result, run_truncation(store, result.run_id, sampling.max_tokens)
 
 
 def _annotation_options(func):
@@ -77,20 +78,20 @@ def concepts(ctx, dataset, framework, model, backend, base_url, model_args, gen_
     """
     import pandas as pd
 
-    _, result = _run(ctx, dataset, framework, model, backend, base_url, model_args, gen_kwargs, seed, concurrency,
-                     resume, retries, limit, prompt)
+    result, truncation = _run(ctx, dataset, framework, model, backend, base_url, model_args, gen_kwargs, seed,
+                              concurrency, resume, retries, limit, prompt)
     if out:
         out.parent.mkdir(parents=True, exist_ok=True)
         write_csv(result.items.assign(clusters=result.items["clusters"].map(" ".join),
                                       concepts=result.items["concepts"].map(" ".join)), out, index=False)
-    summary = result.summary()
+    summary = {**result.summary(), "truncation": truncation}
     if as_json:
         emit(summary)
     else:
-        print_table(pd.DataFrame([summary]), f"{model}: concept annotation of {dataset}")
+        print_table(pd.DataFrame([result.summary()]), f"{model}: concept annotation of {dataset}")
         if summary["failed"]:
             message(f"{summary['failed']} questions failed (no valid JSON array after {retries + 1} attempts)")
-    report_failures(ctx, result.pending, result.last_failure)
+    report_failures(ctx, result.pending, result.last_failure, truncation=truncation)
 
 
 @annotate.command()
@@ -120,10 +121,10 @@ def evaluate(ctx, framework, model, backend, base_url, model_args, gen_kwargs, s
 
     store = get_store(ctx)
     gold = annotation_evaluator.load_examples(store, framework)
-    _, result = _run(ctx, annotation_evaluator.examples_dataset(framework), framework, model, backend, base_url,
-                     model_args, gen_kwargs, seed, concurrency, resume, retries, limit, prompt)
+    result, truncation = _run(ctx, annotation_evaluator.examples_dataset(framework), framework, model, backend,
+                              base_url, model_args, gen_kwargs, seed, concurrency, resume, retries, limit, prompt)
     score = {"model": model, "framework": framework, **annotation_evaluator.score_annotations(gold, result.items),
-             "droppedIds": int(result.items["dropped"].sum()), "runId": result.run_id}
+             "droppedIds": int(result.items["dropped"].sum()), "runId": result.run_id, "truncation": truncation}
     if out:
         out.mkdir(parents=True, exist_ok=True)
         (out / f"annotation_eval_{framework}.json").write_text(dumps(score) + "\n")
@@ -135,4 +136,4 @@ def evaluate(ctx, framework, model, backend, base_url, model_args, gen_kwargs, s
     else:
         columns = ["model", "pairs", "correct", "incorrect", "unannotated", "accuracy", "failed", "droppedIds"]
         print_table(pd.DataFrame([score])[columns], f"Annotation of {framework} example problems (Appendix B shape)")
-    report_failures(ctx, result.pending, result.last_failure)
+    report_failures(ctx, result.pending, result.last_failure, truncation=truncation)

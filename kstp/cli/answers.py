@@ -8,11 +8,13 @@ import click
 
 from kstp.cli.models import (
     backend_options,
+    gen_kwargs_help,
     parse_sampling,
     progress_bar,
     prompt_option,
     report_failures,
     results_rows,
+    run_truncation,
     start_backend,
     write_run_files,
 )
@@ -26,6 +28,7 @@ from kstp.cli.output import (
     refuse_together,
     require_output_path,
 )
+from kstp.inference.backend import MAX_TOKENS
 
 __all__ = ["answers", "RUN_COLUMNS"]
 
@@ -42,7 +45,8 @@ RUN_COLUMNS = ("questions", "samples", "failed", "noAnswer", "truncated", "pendi
 @click.option("--model", required=True, help="Model name (as the server knows it), a vLLM or transformers model "
               "path, or, for --backend local, smollm2 or a GGUF path.")
 @backend_options
-@click.option("--gen-kwargs", help="Sampling k=v,...: temperature (0.6), top_p (0.95), max_tokens (1024), stop.")
+@click.option("--gen-kwargs", help=gen_kwargs_help(MAX_TOKENS["answers"]) + " max_tokens: paper 1's 16,384-token "
+              "window without context (§4).")
 @click.option("--limit", type=click.IntRange(min=1), help="Only the first N questions.")
 @click.option("--samples", type=click.IntRange(min=1), default=1, show_default=True,
               help="Samples per question; sample 0 is the primary answer. With 2 or more the summary has pass@k "
@@ -94,7 +98,8 @@ def answers(ctx, datasets, model, backend, base_url, model_args, gen_kwargs, lim
 
     \b
     Examples:
-      kstp evaluate answers --dataset probability_pks --model smollm2 --backend local --limit 5
+      kstp evaluate answers --dataset probability_pks --model smollm2 --backend local --limit 5 \\
+          --gen-kwargs max_tokens=256
       kstp evaluate answers --dataset frcsub --model Qwen/Qwen2.5-7B-Instruct \\
           --backend openai --base-url http://127.0.0.1:8000/v1 --samples 4 --log-samples --output-path out/
       kstp evaluate answers --dataset frcsub --model Qwen/Qwen2.5-7B-Instruct --base-url http://127.0.0.1:8000/v1 \\
@@ -110,7 +115,7 @@ def answers(ctx, datasets, model, backend, base_url, model_args, gen_kwargs, lim
     require_output_path(log_samples, output_path)
     template = _template(ctx, prompt, prompt_file, few_shot, num_fewshot)
     started = now()
-    sampling = parse_sampling(gen_kwargs, n=samples, seed=seed)
+    sampling = parse_sampling(gen_kwargs, {"max_tokens": MAX_TOKENS["answers"]}, n=samples, seed=seed)
     store = get_store(ctx)
     names = dataset_names(store, datasets)
     engine = start_backend(backend, model, model_args, base_url, concurrency, seed)
@@ -126,7 +131,8 @@ def answers(ctx, datasets, model, backend, base_url, model_args, gen_kwargs, lim
                         tag=replicate_tag(tag, replicate)))
     finally:
         engine.close()
-    summaries = [result.summary() for result in results]
+    summaries = [{**result.summary(), "truncation": run_truncation(store, result.run_id, sampling.max_tokens)}
+                 for result in results]
     if not resume and any(r.resumed for r in results):
         message("--new-run with an unchanged configuration resumes its run (it allows a changed one); a fresh run "
                 "of the same configuration is a replicate: --tag NAME or --repeat N")
@@ -160,7 +166,7 @@ def answers(ctx, datasets, model, backend, base_url, model_args, gen_kwargs, lim
     failed = sum(s["failed"] for s in summaries)
     report_failures(ctx, sum(r.pending for r in results),
                     next((r.last_failure for r in results if r.last_failure), None), failed,
-                    sum(s["truncated"] for s in summaries), sampling.max_tokens)
+                    run_truncation(store, [r.run_id for r in results], sampling.max_tokens))
 
 
 def _template(ctx: click.Context, prompt: str, prompt_file: Path | None, few_shot: Path | None,

@@ -5,11 +5,21 @@ from __future__ import annotations
 from pathlib import Path
 
 import click
+from click.core import ParameterSource
 
-from kstp.cli.models import backend_options, parse_sampling, progress_bar, report_failures, start_backend
+from kstp.cli.models import (
+    backend_options,
+    gen_kwargs_help,
+    parse_sampling,
+    progress_bar,
+    report_failures,
+    run_truncation,
+    start_backend,
+)
 from kstp.cli.output import SEED, dumps, emit, get_store, json_option, message, out_option, print_table, status
 from kstp.csvcells import write_csv
-from kstp.errors import UnknownIdError
+from kstp.errors import ConfigError, UnknownIdError
+from kstp.inference.backend import MAX_TOKENS
 
 __all__ = ["ingest_cot", "evaluate_dagmath", "report_dagmath"]
 
@@ -28,6 +38,14 @@ def _print_summary(summary: dict, title: str) -> None:
     if summary["failures"]:
         message("format failures (stored with their reason, counted as failures): "
                 + ", ".join(f"{k} {v}" for k, v in summary["failures"].items()))
+    _print_dropped(summary)
+
+
+def _print_dropped(summary: dict) -> None:
+    """Under the release's policy (retry:N), how many sample slots stayed malformed and were dropped."""
+    if summary.get("malformed", "fail") != "fail":
+        message(f"malformed replies: {summary['malformed']}, {summary['droppedMalformed']} sample slots still "
+                "malformed after the retries were dropped (left out of every figure, as the authors' release)")
 
 
 def _write_report(store, run_id: str, out: Path | None) -> dict:
@@ -37,7 +55,7 @@ def _write_report(store, run_id: str, out: Path | None) -> dict:
     from kstp.evaluators import dagmath as dagmath_evaluator
     from kstp.reports.plots import box_groups, curves
     metrics = dagmath_evaluator.score_run(store, run_id)
-    summary = {"runId": run_id, **dagmath_evaluator.aggregate(metrics)}
+    summary = {"runId": run_id, **dagmath_evaluator.aggregate(metrics), **dagmath_evaluator.malformed_figures(metrics)}
     table1 = dagmath_evaluator.statistics_by_class(metrics)
     difficulty = dagmath_evaluator.statistics_by_difficulty(metrics)
     curve = dagmath_evaluator.auc_curve(metrics)
@@ -115,7 +133,8 @@ def ingest_cot(ctx, files: tuple[Path, ...], dataset: str, source: str, as_json:
 @click.option("--model", required=True, help="Model name (as the server knows it), a vLLM model path, or, for "
               "--backend local, smollm2 or a GGUF path.")
 @backend_options
-@click.option("--gen-kwargs", help="Sampling k=v,...: temperature (0.6), top_p (0.95), max_tokens (1024), stop.")
+@click.option("--gen-kwargs", help=gen_kwargs_help(MAX_TOKENS["dagmath"]) + " max_tokens: a whole trajectory (the "
+              "release sets no cap; the paper's longest shown, 121 steps, is ~16,000-18,000 tokens).")
 @click.option("--samples", type=click.IntRange(min=1), default=32, show_default=True,
               help="Trajectories per problem.")
 @click.option("--seed", type=SEED, default=42, show_default=True, help="Seed of sample 0; sample i uses seed + i.")
@@ -123,16 +142,26 @@ def ingest_cot(ctx, files: tuple[Path, ...], dataset: str, source: str, as_json:
 @click.option("--shots", type=click.IntRange(min=0), default=4, show_default=True,
               help="Few-shot gold trajectories per prompt (the paper: 4).")
 @click.option("--shots-from", help="Run holding the gold trajectories (default: cot:gold:DATASET).")
+@click.option("--prompt-file", type=click.Path(dir_okay=False, path_type=Path),
+              help="The authors' few-shot prompt file (their release's openai_api/fewshot_instructions.txt, your "
+              "copy, read as it is): sent whole as the system message, with 'Problem: ...' 'Solution:' as the user "
+              "message, instead of kstp's instructions and graph shots (so no --shots). Its name and SHA-256 are "
+              "recorded on the run.")
+@click.option("--malformed", default="fail", show_default=True, metavar="fail|retry:N",
+              help="A reply that is no JSON of the schema (invalid or truncated JSON, a missing field): fail keeps "
+              "it and counts it as a failure (kstp); retry:N asks it again with a new seed up to N times, then "
+              "drops it and reports how many were dropped (the release: retry:1).")
 @click.option("--limit", type=click.IntRange(min=1), help="Only the first N problems.")
 @out_option("the report's tables (JSON, CSV) and figures (PNG)")
 @json_option
 @click.pass_context
 def evaluate_dagmath(ctx, dataset, model, backend, base_url, model_args, gen_kwargs, samples, seed, shots,
-                     shots_from, limit, concurrency, out, resume, as_json) -> None:
+                     shots_from, prompt_file, malformed, limit, concurrency, out, resume, as_json) -> None:
     """Let a model solve problems in the DAG-MATH format; store, check and score every trajectory (paper 4).
 
     Each completion is stored before it is checked; a format failure is stored
-    with its reason and counts as a failure. Re-running the same command resumes;
+    with its reason and counts as a failure (--malformed retry:N: asked again, then
+    dropped, as the authors' release). Re-running the same command resumes;
     requests that get no reply after the retries leave the run incomplete (exit 1)
     and are asked by the next run.
     Prints PASS@1 (answer accuracy, whatever the DAG's form), the perfect
@@ -145,27 +174,42 @@ def evaluate_dagmath(ctx, dataset, model, backend, base_url, model_args, gen_kwa
           --gen-kwargs max_tokens=256
       kstp evaluate dagmath --dataset aime25 --shots-from cot:gold:omni --model Qwen/Qwen3-8B \\
           --backend openai --base-url http://127.0.0.1:8000/v1 --samples 32 --out results/
+      kstp evaluate dagmath --dataset aime25 --prompt-file fewshot_instructions.txt --malformed retry:1 \\
+          --model gpt-4.1 --backend openai --samples 32
     """
     from kstp.evaluators import dagmath as dagmath_evaluator
+    from kstp.evaluators import dagmath_release
     from kstp.loaders import cot as cot_loader
-    sampling = parse_sampling(gen_kwargs, n=samples, seed=seed)
+    try:
+        policy = dagmath_release.parse_malformed(malformed)
+    except ConfigError as exc:
+        raise click.BadParameter(str(exc), param_hint="--malformed") from None
+    prompt = dagmath_release.read_prompt_file(prompt_file) if prompt_file else None
+    if prompt is not None:
+        if ctx.get_parameter_source("shots") is not ParameterSource.DEFAULT or shots_from:
+            raise click.UsageError("--prompt-file holds its own demonstrations: leave out --shots and --shots-from")
+        shots = 0
+    sampling = parse_sampling(gen_kwargs, {"max_tokens": MAX_TOKENS["dagmath"]}, n=samples, seed=seed)
     store = get_store(ctx)
     shots_run = shots_from or cot_loader.ingest_run_id(cot_loader.GOLD, dataset)
     engine = start_backend(backend, model, model_args, base_url, concurrency, seed)
     try:
         with progress_bar(f"{model} on {dataset}") as progress:
             result = dagmath_evaluator.evaluate(store, engine, dataset, sampling, shots_run if shots else None, shots,
-                                                limit, new_run=not resume, progress=progress)
+                                                limit, new_run=not resume, progress=progress, prompt_file=prompt,
+                                                malformed=policy)
     finally:
         engine.close()
-    summary = result.summary()
+    truncation = run_truncation(store, result.run_id, sampling.max_tokens)
+    summary = {**result.summary(), "truncation": truncation,
+               **({"promptFile": prompt.name, "promptFileSha256": prompt.sha256} if prompt else {})}
     if out:
         _write_report(store, result.run_id, out)
     if as_json:
         emit(summary)
     else:
         _print_summary(summary, f"{model} on {dataset} (paper 4, Table 2 shape)")
-    report_failures(ctx, result.pending, result.last_failure)
+    report_failures(ctx, result.pending, result.last_failure, truncation=truncation)
 
 
 @click.command("dagmath")
@@ -215,6 +259,7 @@ def report_dagmath(ctx, run_ids: tuple[str, ...], out: Path | None, as_json: boo
         if summary["failures"]:
             message(f"{summary['runId']}: format failures (stored with their reason, counted as failures): "
                     + ", ".join(f"{k} {v}" for k, v in summary["failures"].items()))
+        _print_dropped(summary)
         print_table(report["table1"], f"{summary['runId']}: graph statistics by class (paper 4, Tables 1, 3, 4)")
         if len(report["byDifficulty"]):
             print_table(report["byDifficulty"], f"{summary['runId']}: graph statistics by difficulty bin (k-1, k] "

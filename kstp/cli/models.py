@@ -11,10 +11,12 @@ import click
 from kstp.cli.output import SEED, dumps, message, on_interrupt, progress_bar, status
 from kstp.errors import ConfigError
 from kstp.inference.backend import BUILTIN_BACKENDS, Backend, Sampling, get_backend
+from kstp.inference.backend import truncation as truncation_figures
 
 __all__ = ["GEN_KEYS", "MODEL_BACKENDS", "backend_options", "backend_options_with", "model_options", "prompt_option",
            "parse_kwargs", "parse_sampling", "start_backend",
-           "progress_bar", "write_run_files", "report_failures", "metric_name", "results_rows"]
+           "progress_bar", "write_run_files", "report_failures", "run_truncation", "truncation_line", "gen_kwargs_help",
+           "metric_name", "results_rows"]
 
 #: Keys --gen-kwargs accepts (the rest of Sampling is set by options or by the method).
 GEN_KEYS = ("temperature", "top_p", "max_tokens", "stop")
@@ -68,12 +70,25 @@ def _backend_options(command: Callable, names: tuple[str, ...]) -> Callable:
     return command
 
 
-def model_options(command: Callable) -> Callable:
-    """Add --model, --gen-kwargs and --seed, then :func:`backend_options`."""
+def gen_kwargs_help(max_tokens: int) -> str:
+    """The --gen-kwargs help of a command whose default ``max_tokens`` is ``max_tokens``.
+
+    >>> gen_kwargs_help(32768)
+    'Sampling k=v,...: temperature (0.6), top_p (0.95), max_tokens (32768), stop.'
+    """
+    return f"Sampling k=v,...: temperature (0.6), top_p (0.95), max_tokens ({max_tokens}), stop."
+
+
+def model_options(command: Callable | None = None, *, max_tokens: int | None = None) -> Callable:
+    """Add --model, --gen-kwargs and --seed, then :func:`backend_options`; ``max_tokens`` is the
+    command's default shown in --gen-kwargs' help (``@model_options(max_tokens=N)``)."""
+    if command is None:
+        return lambda wrapped: model_options(wrapped, max_tokens=max_tokens)
     for option in reversed((
         click.option("--model", required=True, help="Model name (as the server knows it), a vLLM or transformers "
                      "model path, or, for --backend local, smollm2 or a GGUF path."),
-        click.option("--gen-kwargs", help="Sampling k=v,...: temperature, top_p, max_tokens, stop."),
+        click.option("--gen-kwargs", help=gen_kwargs_help(max_tokens) if max_tokens else
+                     "Sampling k=v,...: temperature, top_p, max_tokens, stop."),
         click.option("--seed", type=SEED, default=42, show_default=True, help="Sampling seed (and selection seed)."),
     )):
         command = option(command)
@@ -188,22 +203,47 @@ def write_run_files(folder: Path, run_id: str, summary: dict, samples: list[dict
     return folder / f"{stem}.json"
 
 
-def report_failures(ctx: click.Context, pending: int, last_failure: str | None, failed: int = 0,
-                    truncated: int = 0, max_tokens: int | None = None) -> None:
-    """After a run's summary: say how many replies were the model's failures; exit 1 if requests are pending.
+def run_truncation(store, run_ids, max_tokens: int | None) -> dict:
+    """:func:`~kstp.inference.backend.truncation` of the stored replies of ``run_ids`` (one run id or several):
+    ``{"replies", "truncated", "share", "maxTokens"}``, what every evaluate command's summary holds as
+    ``truncation``."""
+    import pandas as pd
 
-    ``failed`` replies are stored and counted as incorrect; ``truncated`` of them (or of
-    the answers) were cut at ``max_tokens``. ``pending`` requests got no reply: nothing
-    was stored for them, so they are not counted, the run is incomplete and the same
-    command asks them again.
+    ids = [run_ids] if isinstance(run_ids, str) else list(dict.fromkeys(run_ids))
+    frames = [store.frame("run_finish_reasons", {"runId": run_id}) for run_id in ids]
+    reasons = pd.concat(frames)["finishReason"].tolist() if frames else []
+    return truncation_figures(reasons, max_tokens)
+
+
+def truncation_line(figures: dict) -> str:
+    """The summary line of :func:`run_truncation`'s figures.
+
+    >>> truncation_line({"replies": 8, "truncated": 2, "share": 0.25, "maxTokens": 16384})
+    '2 of 8 replies (25.0%) were cut at max_tokens (16,384 tokens; finish_reason length)'
+    """
+    cap = f"{figures['maxTokens']:,} tokens; " if figures.get("maxTokens") else ""
+    share = f" ({figures['share']:.1%})" if figures.get("share") is not None else ""
+    return (f"{figures['truncated']} of {figures['replies']} replies{share} were cut at max_tokens "
+            f"({cap}finish_reason length)")
+
+
+def report_failures(ctx: click.Context, pending: int, last_failure: str | None, failed: int = 0,
+                    truncation: dict | None = None) -> None:
+    """After a run's summary: say how many replies were the model's failures and were cut at
+    max_tokens; exit 1 if requests are pending.
+
+    ``failed`` replies are stored and counted as incorrect. ``truncation`` (the figures of
+    :func:`run_truncation`) is printed whenever it is given, zero included, with the way to
+    let the cut replies finish when there are any. ``pending`` requests got no reply:
+    nothing was stored for them, so they are not counted, the run is incomplete and the
+    same command asks them again.
     """
     if failed:
         message(f"{failed} replies are the model's failures (an empty reply, say): recorded with their reason and "
                 "counted as incorrect")
-    if truncated:
-        cap = f" ({max_tokens:,} tokens)" if max_tokens else ""
-        message(f"{truncated} replies were cut at max_tokens{cap} before their answer and count as incorrect; "
-                "a larger --gen-kwargs max_tokens=N (and --new-run) lets them finish")
+    if truncation is not None:
+        message(truncation_line(truncation) + ("; a larger --gen-kwargs max_tokens=N (and --new-run) lets them "
+                                               "finish" if truncation["truncated"] else ""))
     if pending:
         message(f"{pending} requests got no reply after the retries ({last_failure or 'not asked'}); the run is "
                 "incomplete and they are not counted: re-run the same command to ask them")

@@ -11,6 +11,7 @@ from kstp.cli.models import (
     parse_sampling,
     progress_bar,
     report_failures,
+    run_truncation,
     start_backend,
     write_run_files,
 )
@@ -110,7 +111,7 @@ def nextstep_evaluate(ctx, names, conditions, orders, model, backend, base_url, 
                                         retries=retries, progress=progress)
     finally:
         engine.close()
-    summary = result.summary()
+    summary = {**result.summary(), "truncation": run_truncation(store, result.run_id, sampling.max_tokens)}
     if output_path:
         cells = result.scored.assign(predicted=result.scored["predicted"].map(
             lambda p: None if p is None else sorted(p)))
@@ -119,9 +120,10 @@ def nextstep_evaluate(ctx, names, conditions, orders, model, backend, base_url, 
     if as_json:
         emit(summary)
     else:
-        print_table(pd.DataFrame([summary]), f"{model}: next-step recommendations")
+        print_table(pd.DataFrame([{k: v for k, v in summary.items() if k != "truncation"}]),
+                    f"{model}: next-step recommendations")
         message(f"kstp report nextstep --run {result.run_id}  computes the tables and statistics")
-    report_failures(ctx, result.missing, result.last_failure)
+    report_failures(ctx, result.missing, result.last_failure, truncation=summary["truncation"])
 
 
 @click.command("nextstep")

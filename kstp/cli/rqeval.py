@@ -239,6 +239,7 @@ def evaluate_rqeval(ctx, datasets, data, model, backend, base_url, model_args, g
     """
     import pandas as pd
 
+    from kstp.cli.models import run_truncation, truncation_line
     from kstp.evaluators import rqeval as rq
     from kstp.inference.similarity import nli_backend
 
@@ -264,13 +265,15 @@ def evaluate_rqeval(ctx, datasets, data, model, backend, base_url, model_args, g
                 result = rq.evaluate(store, engine, dataset, sampling, p, judge, similarity, limit,
                                      new_run=not resume, progress=progress, prompt=prompt,
                                      robustness=robustness)
-            summaries.append(result.summary())
+            summaries.append({**result.summary(),
+                              "truncation": run_truncation(store, result.run_id, sampling.max_tokens)})
             frames[(result.model, dataset)] = result.items
             pending, last_failure = pending + result.pending, result.last_failure or last_failure
             if result.nli_invalid:
                 message(f"{dataset}: {result.nli_invalid} step pairs got no NLI label (counted as not contradicting)")
     finally:
         engine.close()
+    message(truncation_line(run_truncation(store, [s["runId"] for s in summaries], sampling.max_tokens)))
     table = pd.DataFrame(summaries)
     if pending:  # an incomplete run has no tables yet: its scores would rank the requests that failed
         if as_json:

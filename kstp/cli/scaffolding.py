@@ -10,6 +10,7 @@ import click
 from kstp.cli.models import model_options, parse_sampling, progress_bar, prompt_option, report_failures, start_backend
 from kstp.cli.output import dumps, emit, get_store, json_option, message, out_option, print_table, status
 from kstp.csvcells import write_csv
+from kstp.inference.backend import MAX_TOKENS
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -25,7 +26,7 @@ _EMBEDDING_DEFAULT = "bge-m3"
 
 @click.command()
 @click.option("--dataset", required=True, help="Dataset with questions, concepts and derived question prerequisites.")
-@model_options
+@model_options(max_tokens=MAX_TOKENS["scaffolding"])  # paper 1, §4: a 32,768-token window with scaffolding
 @click.option("--strategy", "strategies", multiple=True, type=click.Choice(_STRATEGIES),
               help="Exemplar strategy (repeatable; default: all five; 'none' is always included).")
 @click.option("--k", "k", type=click.IntRange(min=1), default=_K, show_default=True,
@@ -60,10 +61,11 @@ def scaffolding(ctx, dataset, model, backend, base_url, model_args, gen_kwargs, 
       kstp evaluate scaffolding --dataset xes3g5m --model Qwen/Qwen2.5-7B-Instruct \\
           --base-url http://127.0.0.1:8000/v1 --out results/
     """
+    from kstp.cli.models import run_truncation
     from kstp.evaluators import scaffolding as scaffolding_evaluator
     from kstp.inference.embeddings import get_embedding_model
 
-    sampling = parse_sampling(gen_kwargs, seed=seed)
+    sampling = parse_sampling(gen_kwargs, {"max_tokens": MAX_TOKENS["scaffolding"]}, seed=seed)
     chosen = tuple(dict.fromkeys(("none", *strategies))) if strategies else scaffolding_evaluator.STRATEGIES
     store = get_store(ctx)
     embedder = None
@@ -81,7 +83,8 @@ def scaffolding(ctx, dataset, model, backend, base_url, model_args, gen_kwargs, 
     summary = {"runId": result.run_id, "resumed": result.resumed, "model": model, "dataset": dataset,
                "questions": len(result.questions), "generatedNow": result.generated, "pending": result.pending,
                "prompt": prompt, "exemplarsWithSolution": result.exemplar_solutions,
-               **result.rates, "strategies": table.reset_index().to_dict("records")}
+               **result.rates, "strategies": table.reset_index().to_dict("records"),
+               "truncation": run_truncation(store, result.run_id, sampling.max_tokens)}
     if out is not None:
         out.mkdir(parents=True, exist_ok=True)
         write_csv(table, out / f"scaffolding_{dataset}.csv")
@@ -99,8 +102,8 @@ def scaffolding(ctx, dataset, model, backend, base_url, model_args, gen_kwargs, 
         message(f"note: no exemplar shown has a solution (the dataset {dataset} has none for them): every "
                 "exemplar shows its problem and answer only, without the Solution: line of paper 1's Prompt 3 "
                 "(exemplarsWithSolution 0)")
-    report_failures(ctx, result.pending, result.last_failure, int(result.responses["error"].notna().sum()))
-
+    report_failures(ctx, result.pending, result.last_failure, int(result.responses["error"].notna().sum()),
+                    summary["truncation"])
 
 
 def _figure(tables: dict[str, pd.DataFrame], dataset: str, out: Path) -> Path | None:

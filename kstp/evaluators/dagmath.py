@@ -3,12 +3,15 @@
 A model answers each problem N times in the DAG-MATH format (a JSON list of steps,
 each with its justification, its parent steps and one conclusion; the last step
 boxes the final answer), prompted with few-shot gold trajectories taken from the
-graph and constrained by a JSON schema where the backend supports structured output.
+graph, or with the authors' prompt file as their release sends it
+(:mod:`kstp.evaluators.dagmath_release`), and constrained by a JSON schema where the
+backend supports structured output.
 Every completion is stored as a Response before it is checked; a valid one gets its
 steps as ``(:CotStep)`` nodes joined by ``SUPPORTS`` (parent -> child). A completion
 that breaks the format (no output, truncated, invalid JSON, a duplicate or unknown
 step id, a cycle, a forward reference, no boxed answer) is stored with its reason and
-counted; it is never dropped from a denominator. PASS@1 is answer accuracy, as in the
+counted; under kstp's policy (``fail``, the default) it is never dropped from a
+denominator, under the release's (``retry:N``) it is asked again and then dropped. PASS@1 is answer accuracy, as in the
 paper: a malformed reply whose last step boxes the right answer counts as correct; it
 can never be closed or perfect, so the form of the DAG matters only for closeness, PRR
 and the AUC. Ingested trajectories are scored by the same function
@@ -49,7 +52,8 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 import pandas as pd
 
-from kstp.errors import InputError, UnknownIdError
+from kstp.errors import ConfigError, InputError, UnknownIdError
+from kstp.evaluators.dagmath_release import FAIL, MalformedPolicy, PromptFile, file_prompt, kept_trajectories
 from kstp.graph.store import GraphStore
 from kstp.graph.structures import answerable_questions
 from kstp.inference.backend import Backend, Completion, Message, RejectedRequestError, Sampling
@@ -68,7 +72,8 @@ from kstp.loaders.cot import Step, Trajectory, TrajectoryScore, score_trajectory
 __all__ = ["NAME", "VERSION", "HIGHER_IS_BETTER", "SHOTS", "SYSTEM_PROMPT", "JSON_SCHEMA", "CLASSES", "STATISTICS",
            "build_prompt", "choose_shots", "class_members", "score_item", "grade_trajectory", "failure_kind",
            "run_metrics", "score_run", "FIGURES", "aggregate", "table2", "auc_curve", "statistics_by_class",
-           "difficulty_bin", "statistics_by_difficulty", "DagMathResult", "evaluate"]
+           "difficulty_bin", "statistics_by_difficulty", "run_policy", "malformed_figures", "DagMathResult",
+           "evaluate"]
 
 NAME = "dagmath"
 # 1.1: PASS@1 counts a malformed DAG's right boxed answer; 1.2: read where ingest cot reads it, in the
@@ -406,13 +411,26 @@ def statistics_by_difficulty(metrics: pd.DataFrame) -> pd.DataFrame:
     return out.reset_index()
 
 
+def run_policy(store: GraphStore, run_id: str) -> tuple[MalformedPolicy, int]:
+    """The malformed-reply policy a run was made with and its samples per problem (``fail`` for an ingest)."""
+    from kstp.evaluators.dagmath_release import parse_malformed
+
+    run = store.frame("run_by_id", {"runId": run_id})
+    config = json.loads(run.iloc[0]["config"]) if len(run) and run.iloc[0]["config"] else {}
+    policy = parse_malformed(config.get("options", {}).get("malformed", "fail"))
+    return policy, int(config.get("sampling", {}).get("n", 1))
+
+
 def score_run(store: GraphStore, run_id: str) -> pd.DataFrame:
     """Compute closeness, statistics and perfect reasoning of a run and write them back.
 
     Writes ``closed`` and ``outDegree`` on every CotStep, ``closed``, ``closedShare``,
     ``perfect`` and the ``cot*`` statistics on every Response, and ``passAt1``,
-    ``perfectReasoningRate``, ``reasoningGap``, ``closenessAuc``, ``invalidFormat`` on
-    the Run. Returns :func:`run_metrics`.
+    ``perfectReasoningRate``, ``reasoningGap``, ``closenessAuc``, ``invalidFormat``,
+    ``malformedPolicy`` and ``droppedMalformed`` on the Run. Returns :func:`run_metrics`
+    of the trajectories the run's malformed-reply policy keeps
+    (:func:`~kstp.evaluators.dagmath_release.kept_trajectories`; all under ``fail``), with
+    ``attrs["dropped"]`` the sample slots it dropped and ``attrs["malformed"]`` the policy.
     """
     steps = store.frame("cot_step_closeness", {"runId": run_id})
     if len(steps):
@@ -427,10 +445,26 @@ def score_run(store: GraphStore, run_id: str) -> pd.DataFrame:
             "cotNodes": _int(metrics["nodes"]), "cotEdges": _int(metrics["edges"]),
             "cotDensity": [None if pd.isna(v) else float(v) for v in metrics["density"]],
             "cotMaxInDegree": _int(metrics["maxInDegree"]), "cotMaxOutDegree": _int(metrics["maxOutDegree"])}))
+    policy, samples = run_policy(store, run_id)
+    metrics, dropped = kept_trajectories(metrics, samples, policy)
     figures = aggregate(metrics)
     store.write_nodes("Run", pd.DataFrame([{"id": run_id, **{k: figures[k] for k in (
-        "passAt1", "perfectReasoningRate", "reasoningGap", "closenessAuc", "invalidFormat")}}]))
+        "passAt1", "perfectReasoningRate", "reasoningGap", "closenessAuc", "invalidFormat")},
+        "malformedPolicy": str(policy), "droppedMalformed": dropped}]))
+    metrics.attrs.update(dropped=dropped, malformed=str(policy))
     return metrics
+
+
+def _retry_samples(metrics: pd.DataFrame, samples: int, attempt: int) -> dict[str, list[int]]:
+    """Sample indices of attempt ``attempt`` for the slots whose attempt ``attempt - 1`` is stored malformed."""
+    from kstp.evaluators.dagmath_release import RETRIED_FAILURES
+
+    index = metrics["sampleIndex"].astype(int)
+    bad = metrics[(index // samples == attempt - 1) & metrics["failure"].isin(RETRIED_FAILURES)]
+    out: dict[str, list[int]] = {}
+    for question, sample in zip(bad["questionId"], bad["sampleIndex"].astype(int), strict=True):
+        out.setdefault(question, []).append(sample % samples + attempt * samples)
+    return out
 
 
 @dataclass
@@ -448,14 +482,20 @@ class DagMathResult:
     rates: dict = field(default_factory=dict)
 
     def summary(self) -> dict:
-        return {"runId": self.run_id, **aggregate(self.metrics), "resumed": self.resumed,
-                "requested": self.requested, "generatedNow": self.generated, "pending": self.pending,
-                "shots": len(self.shots), **self.rates}
+        return {"runId": self.run_id, **aggregate(self.metrics), **malformed_figures(self.metrics),
+                "resumed": self.resumed, "requested": self.requested, "generatedNow": self.generated,
+                "pending": self.pending, "shots": len(self.shots), **self.rates}
+
+
+def malformed_figures(metrics: pd.DataFrame) -> dict:
+    """``malformed`` (the policy) and ``droppedMalformed`` (slots it dropped) of :func:`score_run`'s metrics."""
+    return {"malformed": metrics.attrs.get("malformed", "fail"), "droppedMalformed": metrics.attrs.get("dropped", 0)}
 
 
 def evaluate(store: GraphStore, backend: Backend, dataset: str, sampling: Sampling, shots_run: str | None = None,
              shots: int = SHOTS, limit: int | None = None, new_run: bool = False,
-             progress: Callable[..., None] | None = None, window: int | None = None) -> DagMathResult:
+             progress: Callable[..., None] | None = None, window: int | None = None,
+             prompt_file: PromptFile | None = None, malformed: MalformedPolicy = FAIL) -> DagMathResult:
     """Run (or resume) DAG-MATH generation and scoring of ``backend``'s model on ``dataset``.
 
     Parameters
@@ -476,29 +516,51 @@ def evaluate(store: GraphStore, backend: Backend, dataset: str, sampling: Sampli
         ``progress(done, total, note=...)`` as completions arrive (``note`` where it takes one).
     window : int, optional
         Requests in flight (default: the backend's ``window``).
+    prompt_file : PromptFile, optional
+        The authors' few-shot prompt file (:func:`~kstp.evaluators.dagmath_release.read_prompt_file`):
+        the prompt is the release's (the file as the system message, ``Problem: ...``
+        ``Solution:`` as the user's) instead of kstp's instructions and graph shots; its name
+        and SHA-256 are part of the run's configuration.
+    malformed : MalformedPolicy
+        ``fail`` (kstp's, the default): a malformed reply is kept and counted as a failure;
+        ``retry:N`` (the release's): it is asked again with a new sample (seed) up to N
+        times, then dropped (:func:`~kstp.evaluators.dagmath_release.kept_trajectories`);
+        part of the run's configuration when it is not ``fail``.
 
     Raises
     ------
     UnknownIdError
         When the dataset has no problem with text and a gold answer, or ``shots`` > 0
         and ``shots_run`` has no perfect trajectory of another problem.
+    ConfigError
+        When ``prompt_file`` comes with ``shots`` > 0 (the file holds its own demonstrations).
     ConfigChangedError
         When the configuration changed and ``new_run`` is false.
     """
+    if prompt_file is not None and shots and shots_run:
+        raise ConfigError(f"the prompt file {prompt_file.name} holds its own demonstrations; pass --shots 0 "
+                          "(or no --shots) with --prompt-file")
     questions = answerable_questions(store, dataset, limit)
     examples = choose_shots(store, shots_run, shots, set(questions["questionId"])) if shots_run else []
     if shots and not examples:
         raise UnknownIdError(f"no perfect gold trajectory of another problem in run {shots_run!r} to use as a "
                              "few-shot example; ingest gold trajectories (kstp ingest cot) or pass --shots 0")
     sampling = replace(sampling, json_schema=JSON_SCHEMA)
-    spec = RunSpec.of(backend, NAME, VERSION, dataset, sampling, TEMPLATE_HASH,
-                   {"questions": questions["questionId"].tolist() if limit is not None else "all",
-                    "shots": [rid for rid, _, _ in examples]})
+    options = {"questions": questions["questionId"].tolist() if limit is not None else "all",
+               "shots": [rid for rid, _, _ in examples]}
+    template_hash = TEMPLATE_HASH
+    if prompt_file is not None:  # the release's prompt: a configuration of its own, named by the file's hash
+        options.update(promptFile=prompt_file.name, promptFileSha256=prompt_file.sha256)
+        template_hash = hashlib.sha256(f"{prompt_file.sha256}\x00{TEMPLATE_HASH}".encode()).hexdigest()
+    if malformed.retries:  # absent under fail, so the runs made before the option keep their ids
+        options["malformed"] = str(malformed)
+    spec = RunSpec.of(backend, NAME, VERSION, dataset, sampling, template_hash, options)
     run_id, resumed = open_run(store, spec, new_run)
     learner = model_learner_id(backend.model)
     store.write_nodes("Learner", pd.DataFrame([{"id": learner, "kind": "model", "localId": backend.model}]))
     pairs = [(text, trajectory) for _, text, trajectory in examples]
-    prompts = {q: build_prompt(t, pairs) for q, t in zip(questions["questionId"], questions["text"], strict=True)}
+    prompts = {q: file_prompt(prompt_file, t) if prompt_file is not None else build_prompt(t, pairs)
+               for q, t in zip(questions["questionId"], questions["text"], strict=True)}
     gold = dict(zip(questions["questionId"], questions["answer"], strict=True))
 
     def written(graded: pd.DataFrame) -> None:
@@ -511,6 +573,12 @@ def evaluate(store: GraphStore, backend: Backend, dataset: str, sampling: Sampli
     try:
         generation = generate_and_store(store, backend, run_id, learner, prompts, sampling, grading,
                                         progress=progress, window=window)
+        for attempt in range(1, malformed.retries + 1):
+            again = _retry_samples(run_metrics(store, run_id), sampling.n, attempt)
+            if not again:
+                break
+            generation += generate_and_store(store, backend, run_id, learner, {q: prompts[q] for q in again},
+                                             sampling, grading, samples=again, progress=progress, window=window)
         requested, status = generation.requested, generation.status
     except RejectedRequestError:
         status = "failed"

@@ -42,7 +42,7 @@ from kstp.errors import ConfigError, KstpError
 __all__ = ["Message", "Sampling", "Completion", "Request", "Backend", "Interrupted", "RejectedRequestError",
            "register_backend", "get_backend", "BUILTIN_BACKENDS", "backend_names", "endpoint_of", "prompt_hash",
            "cache_key", "TRANSPORT_ERROR", "MAX_SEED", "DEFAULT_WINDOW", "Arrivals", "generate", "system_in_user",
-           "Streaming"]
+           "Streaming", "MAX_TOKENS", "truncation"]
 
 Message = dict[str, str]
 
@@ -57,6 +57,32 @@ DEFAULT_WINDOW = 8
 #: seed", so a run recorded with it would not reproduce; vLLM and OpenAI-compatible
 #: servers take any 32-bit seed.
 MAX_SEED = 2**32 - 2
+
+
+#: ``max_tokens`` of each evaluate command whose paper sets a generation budget above :class:`Sampling`'s base
+#: 1,024 (``--gen-kwargs max_tokens=N`` overrides): paper 1 (Cui, Do, Sachan 2026, §4) runs a 16,384-token
+#: window without context and 32,768 with scaffolding; DAG-MATH's release sets no cap, and its longest trajectory
+#: shown (121 steps, paper 4, Appendix B) at the release prompt's ~520 characters a step is ~63,000 characters,
+#: ~16,000-18,000 tokens. Paper 2's 16,000 and paper 3's 256 are their evaluators' own presets.
+MAX_TOKENS = {"answers": 16_384, "scaffolding": 32_768, "dagmath": 32_768}
+
+
+def truncation(finish_reasons: Iterable[str | None], max_tokens: int | None) -> dict:
+    """How many stored replies were cut at ``max_tokens`` (``finish_reason == "length"``), and their share.
+
+    Returns
+    -------
+    dict
+        ``replies`` (stored replies), ``truncated`` (of them cut), ``share`` (truncated /
+        replies, None without replies) and ``maxTokens`` (the cap they were asked with).
+
+    >>> truncation(["stop", "length", None, "length"], 512)
+    {'replies': 4, 'truncated': 2, 'share': 0.5, 'maxTokens': 512}
+    """
+    reasons = list(finish_reasons)
+    cut = sum(reason == "length" for reason in reasons)
+    return {"replies": len(reasons), "truncated": cut, "share": cut / len(reasons) if reasons else None,
+            "maxTokens": max_tokens}
 
 
 class Interrupted(KeyboardInterrupt):
@@ -94,7 +120,8 @@ class Sampling:
     temperature, top_p : float or None
         None: the provider's default (the field is not sent).
     max_tokens : int
-        Upper bound on generated tokens per sample.
+        Upper bound on generated tokens per sample; 1,024 is the base for a caller that
+        sets none, each evaluate command sets its paper's budget (:data:`MAX_TOKENS`).
     seed : int
         Seed of sample 0; sample i uses ``seed + i``; every sample's seed is at most
         :data:`MAX_SEED`.

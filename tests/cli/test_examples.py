@@ -232,6 +232,8 @@ def _user_files(folder: Path, data_root: Path) -> None:
     perfect = json.loads((folder / "gold" / "log_count.json").read_text())[0]
     (folder / "gold" / "log_count_again.json").write_text(json.dumps([{**perfect, "problem_id": "log_count_again"}]))
     shutil.copy(ROOT / "tests" / "fixtures" / "dagmath" / "log_count.json", folder / "samples.json")
+    # the authors' few-shot prompt file (evaluate dagmath --prompt-file): the tests' stand-in for it
+    shutil.copy(ROOT / "tests" / "fixtures" / "dagmath" / "fewshot_instructions.txt", folder)
     shutil.copy(ROOT / "kstp" / "catalogues" / "frcsub_mixed.yaml", folder / "my_domain.yaml")
     for name in ("weights.yaml", "my_weights.yaml"):
         (folder / name).write_text("correct_first: {cq: 0.5, cs: 0.2, rs: 0.1, ls: 0.1, es: 0.05, ss: 0.05}\n")

@@ -420,6 +420,9 @@ def test_cli_evaluate_and_report_with_the_oracle(tmp_path, graph_location):
     assert result.exit_code == 0, result.output
     summary = json.loads(result.stdout)
     assert (summary["cells"], summary["valid"], summary["exactSetAccuracy"]) == (7 * 4 * 2, 56, 1.0)
+    # every reply of the oracle is whole: none of the 56 cut at the paper preset's 16,000 tokens (§3)
+    assert summary["truncation"] == {"replies": 56, "truncated": 0, "share": 0.0, "maxTokens": 16000}
+    assert "0 of 56 replies (0.0%) were cut at max_tokens (16,000 tokens" in " ".join(result.stderr.split())
     out = tmp_path / "report"
     report = runner.invoke(cli, ["--graph", graph, "report", "nextstep", "--run", summary["runId"], "--out", str(out),
                                  "--resamples", "200", "--flips", "200", "--focus", "cm_8f:p1", "--json"])

@@ -327,7 +327,8 @@ PARITY_CASES = [
     ("response_detail", {"responseId": "t:r1"}), ("response_steps", {"responseId": "t:r1"}),
 ]
 #: Need a run in the graph; their Ladybug parity is in tests/parity/test_parity.py.
-RUN_QUERIES = {"runs_of", "responses_by_id", "run_responses", "run_by_id", "nextstep_responses", "primary_answers",
+RUN_QUERIES = {"runs_of", "responses_by_id", "run_responses", "run_finish_reasons", "run_by_id", "nextstep_responses",
+               "primary_answers",
                "run_export",
                "scaffolding_responses", "evaluator_runs", "run_list", "run_members", "run_links", "run_outcomes",
                # need a BLIM fit; test_parity_blim_queries runs them on both engines

@@ -83,8 +83,11 @@ def test_cli_says_how_to_let_truncated_replies_finish(graph_location, tmp_path):
                                           "--model", "m", "--base-url", server.base_url, "--gen-kwargs",
                                           "max_tokens=8", "--json"])
     assert result.exit_code == 0, result.stderr
-    assert json.loads(result.stdout)["truncated"] == 1
-    assert "1 replies were cut at max_tokens (8 tokens) before their answer and count as incorrect; a larger " \
+    summary = json.loads(result.stdout)
+    # one of the toy's 8 questions cut before any content: 1 of 8 stored replies, 12.5%, at the cap asked
+    assert (summary["truncated"], summary["truncation"]) == (1, {"replies": 8, "truncated": 1, "share": 0.125,
+                                                                 "maxTokens": 8})
+    assert "1 of 8 replies (12.5%) were cut at max_tokens (8 tokens; finish_reason length); a larger " \
            "--gen-kwargs max_tokens=N (and --new-run) lets them finish" in " ".join(result.stderr.split())
 
 

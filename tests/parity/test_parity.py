@@ -328,6 +328,10 @@ def test_parity_run_queries(store):
     got = store.frame("run_responses", {"runId": run_id})
     assert got[["responseId", "questionId", "sampleIndex", "text"]].astype(object).where(got.notna(), None) \
         .values.tolist() == [["k1", "q1", 0, "a"], ["k2", "q1", 1, None], ["k3", "q2", 0, "c"]]
+    store.write_nodes("Response", pd.DataFrame({"id": ["k1", "k3"], "finishReason": ["length", "stop"]}))
+    reasons = store.frame("run_finish_reasons", {"runId": run_id})
+    assert reasons.astype(object).where(reasons.notna(), None).values.tolist() == [["k1", "length"], ["k2", None],
+                                                                                   ["k3", "stop"]]
     by_id = store.frame("responses_by_id", {"ids": ["k1", "k2", "zz"]})
     assert set(by_id["responseId"]) == {"k1", "k2"}
     assert by_id.set_index("responseId").loc["k2", ["error", "sampleIndex"]].tolist() == ["transport: down", 1]

@@ -43,3 +43,5 @@ CREATE VECTOR INDEX question_embedding IF NOT EXISTS FOR (n:Question) ON n.embed
 // template's text, JSON), accuracyStderr}.
 // RQEval's RS rule (issue 36), no DDL needed: Run {robustnessRule (paper or present),
 // perturbationSlots (P, the slots the paper rule divides by)}.
+// DAG-MATH's malformed-reply policy (issue 36), no DDL needed: Run {malformedPolicy (fail or retry:N),
+// droppedMalformed (sample slots still malformed after the retries, left out)}.

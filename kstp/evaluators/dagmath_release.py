@@ -1,0 +1,171 @@
+"""DAG-MATH generation as the authors' release does it: their few-shot prompt file, their malformed-reply policy.
+
+The paper (§5, Appendix E) prompts each model with a 4-shot prompt; its release
+(github.com/YuanheZ/DAG-MATH-Formatted-CoT, ``openai_api/``) keeps that prompt in one
+file, ``fewshot_instructions.txt``: instructions followed by four demonstrations
+(Problem / Solution JSON). The release sends the whole file, read as UTF-8 text, as the
+system message and ``"Problem: <problem, stripped>\\n\\nSolution:"`` as the only user
+message (``prompting.py``), with a strict JSON schema of ``{"steps": [...]}`` (``models.py``).
+kstp does not ship the file (the user's copy is read as it is, never edited); it records
+the file's name and the SHA-256 of its bytes on the Run.
+
+A reply the release cannot parse into that schema (no JSON object, a missing or mistyped
+field) is asked again and, after the last retry, left out of the problem's samples
+(``run_hf_dataset_batch.py``: ``--retry-mode max --max-retries 2``, whose check drops a
+request once it has failed twice: two attempts in all, ``retry:1`` here). A reply that
+parses but is not a DAG (a cycle, an unknown or later parent, a duplicate id) or boxes no
+answer passes the schema and is kept. :func:`kept_trajectories` applies that policy to a
+run's stored replies; kstp's own policy, ``fail``, keeps every reply in the denominators.
+
+References
+----------
+Zhang, Kuzborskij, Lee, Leng, Liu 2025, "DAG-Math: Graph-Guided Mathematical Reasoning
+in LLMs", §5 (4-shot, 32 trajectories per problem), Appendix E (the few-shot prompt)
+(arXiv 2510.19842).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from kstp.errors import ConfigError
+from kstp.inference.backend import Message
+
+__all__ = ["USER_TEMPLATE", "PromptFile", "read_prompt_file", "file_prompt", "MalformedPolicy", "FAIL",
+           "parse_malformed", "RETRIED_FAILURES", "kept_trajectories"]
+
+#: The release's user message (``openai_api/prompting.py``, ``build_user_prompt``).
+USER_TEMPLATE = "Problem: {text}\n\nSolution:"
+#: Fields a DAG-MATH prompt file names: a file without them is not one.
+_FIELDS = ("step_id", "direct_dependent_steps")
+
+
+@dataclass(frozen=True)
+class PromptFile:
+    """A few-shot prompt file as read: its file name, the SHA-256 of its bytes and its text."""
+
+    name: str
+    sha256: str
+    text: str
+
+
+def read_prompt_file(path: str | Path) -> PromptFile:
+    """Read the authors' few-shot prompt file (``fewshot_instructions.txt``) as the release reads it.
+
+    The text is the file decoded as UTF-8 with universal newlines (Python's
+    ``Path.read_text``, as ``prompting.load_system_prompt``); the hash is over the raw bytes,
+    so ``sha256sum`` of the file gives the same value.
+
+    Raises
+    ------
+    ConfigError
+        When the file is missing or unreadable, not UTF-8, empty, or names neither DAG-MATH
+        field (``step_id``, ``direct_dependent_steps``).
+    """
+    path = Path(path)
+    try:
+        raw = path.read_bytes()
+        text = raw.decode("utf-8").replace("\r\n", "\n").replace("\r", "\n")
+    except OSError as exc:
+        raise ConfigError(f"cannot read the prompt file {path}: {exc.strerror or exc}; pass the path of the "
+                          "release's openai_api/fewshot_instructions.txt") from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"the prompt file {path} is not UTF-8 text (byte {exc.start}); pass the release's "
+                          "fewshot_instructions.txt as downloaded") from None
+    if not text.strip():
+        raise ConfigError(f"the prompt file {path} is empty; pass the release's fewshot_instructions.txt")
+    if not all(field in text for field in _FIELDS):
+        raise ConfigError(f"the prompt file {path} does not describe the DAG-MATH format (it names neither "
+                          f"{' nor '.join(_FIELDS)}); pass the release's fewshot_instructions.txt")
+    return PromptFile(path.name, hashlib.sha256(raw).hexdigest(), text)
+
+
+def file_prompt(prompt: PromptFile, problem: str) -> list[Message]:
+    """The release's chat for one problem: the whole file as the system message, then the problem.
+
+    >>> p = PromptFile("f.txt", "0" * 64, "Give step_id and direct_dependent_steps.")
+    >>> file_prompt(p, "  1 + 1?\\n")[1]["content"]
+    'Problem: 1 + 1?\\n\\nSolution:'
+    """
+    return [{"role": "system", "content": prompt.text},
+            {"role": "user", "content": USER_TEMPLATE.format(text=problem.strip())}]
+
+
+#: Failure kinds (:func:`kstp.evaluators.dagmath.failure_kind`) the release's schema check refuses: the ones
+#: ``retry:N`` asks again. A reply cut at max_tokens is unparseable JSON there too.
+RETRIED_FAILURES = frozenset({"empty output", "invalid JSON", "malformed", "truncated"})
+
+
+@dataclass(frozen=True)
+class MalformedPolicy:
+    """What a malformed reply becomes: ``retries`` = 0 is kstp's ``fail`` (kept, counted as a failure);
+    ``retries`` = N >= 1 is the release's (asked again up to N times, then dropped)."""
+
+    retries: int = 0
+
+    def __str__(self) -> str:
+        return f"retry:{self.retries}" if self.retries else "fail"
+
+
+#: kstp's policy, the default: a malformed reply is kept and counted as a failure.
+FAIL = MalformedPolicy()
+
+
+def parse_malformed(text: str) -> MalformedPolicy:
+    """``fail`` or ``retry:N`` (N >= 1).
+
+    >>> parse_malformed("fail"), parse_malformed("retry:2").retries
+    (MalformedPolicy(retries=0), 2)
+
+    Raises
+    ------
+    ConfigError
+        For anything else.
+    """
+    if text == "fail":
+        return MalformedPolicy()
+    head, _, count = text.partition(":")
+    if head == "retry" and count.isdigit() and int(count) >= 1:
+        return MalformedPolicy(int(count))
+    raise ConfigError(f"malformed-reply policy {text!r}: use fail (count it as a failure) or retry:N with N >= 1 "
+                      "(ask again up to N times, then drop it, as the authors' release)")
+
+
+def kept_trajectories(metrics: pd.DataFrame, samples: int, policy: MalformedPolicy) -> tuple[pd.DataFrame, int]:
+    """The trajectories a policy keeps, and how many sample slots it dropped.
+
+    Under ``retry:N`` sample ``s`` of a problem (0 <= s < ``samples``) is a slot; attempt
+    ``a`` of it is sample index ``s + a * samples`` (its own seed). A slot keeps its first
+    attempt that is not malformed (:data:`RETRIED_FAILURES`); a slot whose stored attempts
+    are all malformed is dropped, and every attempt a slot did not keep is left out.
+    Under ``fail`` every row is kept.
+
+    Parameters
+    ----------
+    metrics : pandas.DataFrame
+        :func:`kstp.evaluators.dagmath.run_metrics`: ``questionId, sampleIndex, failure``.
+
+    Examples
+    --------
+    Two slots of one problem: slot 0 malformed then valid, slot 1 malformed twice.
+
+    >>> m = pd.DataFrame({"questionId": "p", "sampleIndex": [0, 1, 2, 3],
+    ...                   "failure": ["invalid JSON", "truncated", None, "malformed"]})
+    >>> kept, dropped = kept_trajectories(m, 2, MalformedPolicy(1))
+    >>> kept["sampleIndex"].tolist(), dropped
+    ([2], 1)
+    """
+    if not policy.retries or metrics.empty:
+        return metrics, 0
+    index = metrics["sampleIndex"].astype(int)
+    frame = metrics.assign(_slot=index % samples, _attempt=index // samples,
+                           _bad=metrics["failure"].isin(RETRIED_FAILURES))
+    frame = frame[frame["_attempt"] <= policy.retries].sort_values(["questionId", "_slot", "_attempt"])
+    good = frame[~frame["_bad"]].drop_duplicates(["questionId", "_slot"])
+    slots = frame[["questionId", "_slot"]].drop_duplicates()
+    kept = metrics.loc[good.index].sort_values(["questionId", "sampleIndex"])
+    return kept, len(slots) - len(good)

@@ -1,0 +1,193 @@
+"""DAG-MATH generation as the authors' release does it (kstp/evaluators/dagmath_release.py): their prompt
+file, their malformed-reply policy; and the truncated share every evaluate summary reports.
+
+The prompt file is tests/fixtures/dagmath/fewshot_instructions.txt, a short stand-in written from paper 4's
+description (§5, Appendix E) and the release's layout (see tests/fixtures/dagmath/README.md); its SHA-256 below
+is ``sha256sum``'s."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from kstp.cli.main import cli
+from kstp.cli.models import run_truncation, truncation_line
+from kstp.errors import ConfigError
+from kstp.evaluators import dagmath
+from kstp.evaluators.dagmath_release import MalformedPolicy, parse_malformed, read_prompt_file
+from kstp.inference.backend import MAX_TOKENS, Completion, Sampling
+from tests.conftest import load_toy
+
+PROMPT = Path(__file__).resolve().parents[1] / "fixtures" / "dagmath" / "fewshot_instructions.txt"
+PROMPT_SHA256 = "405dc982eede8d3797cbf022a8fda73d675dada90f6318cab79ac3645a298198"
+
+
+def _steps(*steps) -> str:
+    return json.dumps({"steps": [{"step_id": s, "thinking": "t", "direct_dependent_steps": d, "text": x}
+                                 for s, d, x in steps]})
+
+
+class Scripted:
+    """A backend that answers (problem, sample index) from a script, whatever the prompt's layout."""
+
+    name, model = "scripted", "scripted"
+
+    def __init__(self, script):
+        self.script, self.calls, self.asked = script, [], []
+
+    def generate(self, prompts, sampling, samples=None, progress=None):
+        self.calls.append((prompts, samples))
+        out = []
+        for chat, wanted in zip(prompts, samples, strict=True):
+            found = re.fullmatch(r"Problem:\s*(.*?)(\n\nSolution:)?", chat[-1]["content"], re.S)
+            self.asked += [(found.group(1), i) for i in wanted]
+            out.append([self.script(found.group(1), i) for i in wanted])
+        return out
+
+    def close(self):
+        pass
+
+
+def test_the_prompt_file_is_sent_whole_as_the_system_message_and_named_on_the_run(store, tmp_path):
+    load_toy(store, tmp_path)  # toy:q1 "count" (gold 3)
+    model = Scripted(lambda problem, i: Completion(i, 42 + i, text=_steps((1, None, "\\boxed{3}")),
+                                                   finish_reason="stop"))
+    prompt = read_prompt_file(PROMPT)
+    result = dagmath.evaluate(store, model, "toy", Sampling(n=1, max_tokens=64), shots=0, limit=1,
+                              prompt_file=prompt)
+    [(chats, samples)] = model.calls
+    assert chats == [[{"role": "system", "content": PROMPT.read_text()},
+                      {"role": "user", "content": "Problem: count\n\nSolution:"}]] and samples == [[0]]
+    config = json.loads(store.frame("run_by_id", {"runId": result.run_id}).iloc[0]["config"])
+    assert (config["options"]["promptFile"], config["options"]["promptFileSha256"]) == ("fewshot_instructions.txt",
+                                                                                      PROMPT_SHA256)
+    kstp_prompt = dagmath.evaluate(store, model, "toy", Sampling(n=1, max_tokens=64), shots=0, limit=1, new_run=True)
+    assert kstp_prompt.run_id != result.run_id  # another prompt, another configuration
+    with pytest.raises(ConfigError, match="holds its own demonstrations"):
+        dagmath.evaluate(store, model, "toy", Sampling(n=1), "cot:gold:toy", shots=4, prompt_file=prompt)
+
+
+def test_the_prompt_file_reads_as_the_release_reads_it(tmp_path):
+    crlf = tmp_path / "windows.txt"
+    crlf.write_bytes(b"Give step_id and\r\ndirect_dependent_steps.\r\n")
+    read = read_prompt_file(crlf)
+    assert read.text == "Give step_id and\ndirect_dependent_steps.\n"  # universal newlines, as Path.read_text
+    assert read.sha256 == "f0a047609a3123fae8d89f4738521fa8e9b102c886588306c139ba676c7a7731"  # the bytes' (sha256sum)
+
+
+@pytest.mark.parametrize(("content", "why"), [
+    (None, "cannot read the prompt file"), (b"", "is empty"), (b" \n\n", "is empty"),
+    (b"\xff\xfe step_id", "is not UTF-8 text"), (b"Solve the problem.", "does not describe the DAG-MATH format")])
+def test_a_bad_prompt_file_is_a_one_line_error(tmp_path, content, why, graph_location):
+    path = tmp_path / "prompt.txt"
+    if content is not None:
+        path.write_bytes(content)
+    with pytest.raises(ConfigError, match=why):
+        read_prompt_file(path)
+    result = CliRunner().invoke(cli, ["--graph", graph_location, "evaluate", "dagmath", "--dataset", "d", "--model",
+                                      "m", "--prompt-file", str(path)])
+    assert result.exit_code == 1 and why in result.stderr and len(result.stderr.strip().splitlines()) == 1
+
+
+def test_the_prompt_file_excludes_graph_shots_on_the_command_line(graph_location):
+    result = CliRunner().invoke(cli, ["--graph", graph_location, "evaluate", "dagmath", "--dataset", "d", "--model",
+                                      "m", "--prompt-file", str(PROMPT), "--shots", "4"])
+    assert result.exit_code == 2 and "leave out --shots" in result.stderr
+
+
+@pytest.mark.parametrize("text", ["retry", "retry:0", "retry:x", "drop", "retry:-1"])
+def test_an_unknown_malformed_policy_is_refused(text):
+    with pytest.raises(ConfigError, match="use fail .* or retry:N"):
+        parse_malformed(text)
+    assert str(parse_malformed("retry:3")) == "retry:3" and str(MalformedPolicy()) == "fail"
+
+
+def _malformed_script(problem, i):
+    """toy:q1 "count" (gold 3): sample 0 cut at max_tokens, its retry (sample 2) perfect; sample 1 perfect.
+    toy:q2 "add" (gold 5): sample 0 invalid JSON on every attempt (0, 2, 4); sample 1 closed but wrong (4)."""
+    perfect = _steps((1, None, "three"), (2, [1], "\\boxed{3}"))
+    if problem == "count":
+        if i == 0:
+            return Completion(i, 42 + i, text='{"steps": [{"step_id": 1, "thi', finish_reason="length")
+        return Completion(i, 42 + i, text=perfect, finish_reason="stop")
+    if i % 2 == 0:
+        return Completion(i, 42 + i, text="The answer is 5.", finish_reason="stop")
+    return Completion(i, 42 + i, text=_steps((1, None, "two and two"), (2, [1], "\\boxed{4}")), finish_reason="stop")
+
+
+def test_kstps_policy_counts_malformed_replies_as_failures(store, tmp_path):
+    """fail: q1 (truncated, perfect) PASS@1 1/2, PRR 1/2; q2 (invalid JSON, wrong) 0, 0: PASS@1 = PRR = 1/4."""
+    load_toy(store, tmp_path)
+    model = Scripted(_malformed_script)
+    result = dagmath.evaluate(store, model, "toy", Sampling(n=2, max_tokens=64), shots=0, limit=2)
+    summary = result.summary()
+    assert (summary["passAt1"], summary["perfectReasoningRate"], summary["trajectories"]) == (0.25, 0.25, 4)
+    assert summary["failures"] == {"invalid JSON": 1, "truncated": 1}
+    assert (summary["malformed"], summary["droppedMalformed"], len(model.asked)) == ("fail", 0, 4)
+    assert run_truncation(store, result.run_id, 64) == {"replies": 4, "truncated": 1, "share": 0.25, "maxTokens": 64}
+
+
+def test_the_releases_policy_retries_with_new_seeds_then_drops(store, tmp_path):
+    """retry:2: q1's slot 0 is asked again (sample 2, seed 44) and is perfect; q2's slot 0 stays invalid JSON
+    (samples 0, 2, 4) and is dropped. Kept: q1 samples 2, 1 (both perfect); q2 sample 1 (closed, wrong).
+    PASS@1 = PRR = (1 + 0) / 2; one slot dropped; 4 + 2 + 1 requests."""
+    load_toy(store, tmp_path)
+    model = Scripted(_malformed_script)
+    result = dagmath.evaluate(store, model, "toy", Sampling(n=2, max_tokens=64), shots=0, limit=2,
+                              malformed=MalformedPolicy(2))
+    assert model.asked[4:] in ([("count", 2), ("add", 2), ("add", 4)], [("add", 2), ("count", 2), ("add", 4)])
+    assert sorted(model.asked[:4]) == [("add", 0), ("add", 1), ("count", 0), ("count", 1)]
+    summary = result.summary()
+    assert (summary["passAt1"], summary["perfectReasoningRate"], summary["trajectories"]) == (0.5, 0.5, 3)
+    assert (summary["malformed"], summary["droppedMalformed"], summary["requested"]) == ("retry:2", 1, 7)
+    assert result.metrics[["questionId", "sampleIndex"]].values.tolist() == [["toy:q1", 1], ["toy:q1", 2],
+                                                                             ["toy:q2", 1]]
+    stored = store.frame("run_responses", {"runId": result.run_id})
+    assert (len(stored), stored.set_index("sampleIndex").loc[2, "seed"].tolist()) == (7, [44, 44])
+    run = store._execute("MATCH (r:Run {id: $id}) RETURN r.malformedPolicy AS p, r.droppedMalformed AS d, "
+                         "r.passAt1 AS a", {"id": result.run_id}, "test").iloc[0]
+    assert (run["p"], run["d"], run["a"]) == ("retry:2", 1, 0.5)
+    again = dagmath.evaluate(store, model, "toy", Sampling(n=2, max_tokens=64), shots=0, limit=2,
+                             malformed=MalformedPolicy(2))
+    assert (again.run_id, again.generated, again.summary()["droppedMalformed"]) == (result.run_id, 0, 1)
+    rescored = dagmath.score_run(store, result.run_id)  # kstp report dagmath: the policy read from the run
+    assert (dagmath.aggregate(rescored)["passAt1"], rescored.attrs["dropped"]) == (0.5, 1)
+    assert run_truncation(store, result.run_id, 64)["truncated"] == 1  # every stored reply, retried ones too
+
+
+def test_the_truncation_line_and_default_caps():
+    assert truncation_line(run_truncation.__globals__["truncation_figures"](["length", "stop", "stop"], 32768)) == \
+        "1 of 3 replies (33.3%) were cut at max_tokens (32,768 tokens; finish_reason length)"
+    assert MAX_TOKENS == {"answers": 16_384, "scaffolding": 32_768, "dagmath": 32_768}
+    shown = CliRunner().invoke(cli, ["evaluate", "dagmath", "--help"]).output
+    assert "max_tokens (32768)" in " ".join(shown.split())
+    assert "max_tokens (16384)" in " ".join(CliRunner().invoke(cli, ["evaluate", "answers", "--help"]).output.split())
+
+
+def test_commands_send_their_papers_max_tokens_by_default(graph_location, tmp_path):
+    """Without --gen-kwargs, evaluate answers asks with 16,384 tokens and evaluate dagmath with 32,768: the
+    stored runs' sampling and their summaries' truncation cap say so."""
+    from kstp.graph.factory import open_store
+    from kstp.loaders import cot
+    from tests.endpoint import FakeEndpoint
+
+    with open_store(graph_location) as store:
+        load_toy(store, tmp_path)
+        cot.write_cot_set(store, cot.read_cot_files([PROMPT.parent / "log_count.json"], "logs"))
+    caps = {}
+    with FakeEndpoint() as server:
+        for args in (["answers", "--dataset", "toy"], ["dagmath", "--dataset", "logs", "--shots", "0", "--samples",
+                                                       "1"]):
+            result = CliRunner().invoke(cli, ["--graph", graph_location, "evaluate", *args, "--model", "m",
+                                              "--base-url", server.base_url, "--json"])
+            assert result.exit_code == 0, result.output
+            summary = json.loads(result.stdout)
+            with open_store(graph_location) as store:
+                config = json.loads(store.frame("run_by_id", {"runId": summary["runId"]}).iloc[0]["config"])
+            caps[args[0]] = (config["sampling"]["max_tokens"], summary["truncation"]["maxTokens"],
+                             summary["truncation"]["truncated"])
+    assert caps == {"answers": (16384, 16384, 0), "dagmath": (32768, 32768, 0)}
