@@ -50,7 +50,8 @@ def _annotation_options(func):
     func = click.option("--limit", type=click.IntRange(min=1), help="Only the first N questions.")(func)
     func = click.option("--retries", type=click.IntRange(min=0), default=2, show_default=True,
                         help="Further attempts after a reply that is not a JSON array.")(func)
-    return model_options(func)
+    # annotation.SAMPLING's defaults (named here so --help imports no evaluator; a test holds them equal)
+    return model_options(func, max_tokens=256, temperature=0.2, top_p=None)
 
 
 @annotate.command()

@@ -70,24 +70,28 @@ def _backend_options(command: Callable, names: tuple[str, ...]) -> Callable:
     return command
 
 
-def gen_kwargs_help(max_tokens: int) -> str:
-    """The --gen-kwargs help of a command whose default ``max_tokens`` is ``max_tokens``.
+def gen_kwargs_help(max_tokens: int, temperature: float = 0.6, top_p: float | None = 0.95) -> str:
+    """The --gen-kwargs help of a command whose sampling defaults are these (``top_p`` None: not sent).
 
     >>> gen_kwargs_help(32768)
     'Sampling k=v,...: temperature (0.6), top_p (0.95), max_tokens (32768), stop.'
+    >>> gen_kwargs_help(256, 0.2, None)
+    'Sampling k=v,...: temperature (0.2), top_p (not sent), max_tokens (256), stop.'
     """
-    return f"Sampling k=v,...: temperature (0.6), top_p (0.95), max_tokens ({max_tokens}), stop."
+    return (f"Sampling k=v,...: temperature ({temperature}), top_p ({'not sent' if top_p is None else top_p}), "
+            f"max_tokens ({max_tokens}), stop.")
 
 
-def model_options(command: Callable | None = None, *, max_tokens: int | None = None) -> Callable:
-    """Add --model, --gen-kwargs and --seed, then :func:`backend_options`; ``max_tokens`` is the
-    command's default shown in --gen-kwargs' help (``@model_options(max_tokens=N)``)."""
+def model_options(command: Callable | None = None, *, max_tokens: int | None = None, temperature: float = 0.6,
+                  top_p: float | None = 0.95) -> Callable:
+    """Add --model, --gen-kwargs and --seed, then :func:`backend_options`; ``max_tokens``, ``temperature``
+    and ``top_p`` are the command's defaults shown in --gen-kwargs' help (``@model_options(max_tokens=N)``)."""
     if command is None:
-        return lambda wrapped: model_options(wrapped, max_tokens=max_tokens)
+        return lambda wrapped: model_options(wrapped, max_tokens=max_tokens, temperature=temperature, top_p=top_p)
     for option in reversed((
         click.option("--model", required=True, help="Model name (as the server knows it), a vLLM or transformers "
                      "model path, or, for --backend local, smollm2 or a GGUF path."),
-        click.option("--gen-kwargs", help=gen_kwargs_help(max_tokens) if max_tokens else
+        click.option("--gen-kwargs", help=gen_kwargs_help(max_tokens, temperature, top_p) if max_tokens else
                      "Sampling k=v,...: temperature, top_p, max_tokens, stop."),
         click.option("--seed", type=SEED, default=42, show_default=True, help="Sampling seed (and selection seed)."),
     )):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from kstp.cli.models import model_options, parse_sampling, progress_bar, report_failures, start_backend
+from kstp.cli.models import model_options, parse_sampling, progress_bar, report_failures, run_truncation, start_backend
 from kstp.cli.output import dumps, emit, get_store, json_option, message, out_option, print_table
 
 __all__ = ["reasoning"]
@@ -14,7 +14,7 @@ __all__ = ["reasoning"]
 @click.option("--dataset", required=True, help="Dataset whose answers runs are judged.")
 @click.option("--judged", "judged", multiple=True, required=True,
               help="Model whose latest answers run is judged (repeatable); Figure 6 shows them in this order.")
-@model_options
+@model_options(max_tokens=64, temperature=0.0, top_p=1.0)  # reasoning.SAMPLING's (a test holds them equal)
 @click.option("--retries", type=click.IntRange(min=0), default=2, show_default=True,
               help="Further attempts after a reply that is not a valid score object.")
 @out_option("reasoning_<dataset>.json and reasoning_psr_<dataset>.png (Figure 6; earlier versions wrote them to "
@@ -63,8 +63,10 @@ def reasoning(ctx, dataset, judged, model, backend, base_url, model_args, gen_kw
     rows = {r["learner"]: r for r in psr_evaluator.evaluate_dataset(store, dataset, write_back=False).summary()}
     psr_rows = {name: rows.get(model_learner_id(name), {}) for name in results}
     scores, psr_figures = reasoning_evaluator.figure6(figures, psr_rows)
+    # the judge's replies cut at max_tokens (64: a score object) are invalid scores, retried then left out
+    truncation = {name: run_truncation(store, result.run_id, sampling.max_tokens) for name, result in results.items()}
     summary = [{**figures[name], "psrMicro": psr_figures.at[name, "psrMicro"],
-                "psr 1.0": psr_figures.at[name, "psr = 1.0 rate"]} for name in results]
+                "psr 1.0": psr_figures.at[name, "psr = 1.0 rate"], "truncation": truncation[name]} for name in results]
     if out is not None:
         out.mkdir(parents=True, exist_ok=True)
         (out / f"reasoning_{dataset}.json").write_text(dumps(summary) + "\n")
@@ -79,4 +81,5 @@ def reasoning(ctx, dataset, judged, model, backend, base_url, model_args, gen_kw
     if out is not None:
         message(f"wrote {out}/reasoning_{dataset}.json and reasoning_psr_{dataset}.png (Figure 6)")
     report_failures(ctx, sum(r.pending for r in results.values()),
-                    next((r.last_failure for r in results.values() if r.last_failure), None))
+                    next((r.last_failure for r in results.values() if r.last_failure), None),
+                    truncation=run_truncation(store, [r.run_id for r in results.values()], sampling.max_tokens))

@@ -32,3 +32,18 @@ def test_nli_default_is_the_release_cross_encoder_from_the_cache_and_llm_stays_a
         nli_backend(default)
     judge = OpenAIBackend("m", base_url="http://127.0.0.1:9/v1")  # constructing it contacts nothing
     assert isinstance(nli_backend("llm", inference=judge), LlmNli)
+
+
+@pytest.mark.parametrize(("path", "module"), [(("annotate", "concepts"), "annotation"),
+                                              (("evaluate", "reasoning"), "reasoning")])
+def test_gen_kwargs_help_states_the_evaluators_own_sampling(path, module):
+    """--help names the sampling a command really uses (the evaluator's SAMPLING), not another command's."""
+    import importlib
+
+    from kstp.cli.models import gen_kwargs_help
+
+    group, name = path
+    command = cli.commands[group].commands[name]
+    sampling = importlib.import_module(f"kstp.evaluators.{module}").SAMPLING
+    help_text = next(p for p in command.params if p.name == "gen_kwargs").help
+    assert help_text == gen_kwargs_help(sampling.max_tokens, sampling.temperature, sampling.top_p)

@@ -142,6 +142,11 @@ def test_cli_evaluate_reasoning_with_the_local_model(graph_location, data_root, 
     [row] = json.loads(result.stdout)
     assert (row["model"], row["traces"], row["generatedNow"]) == ("smollm2", 2, 2)
     assert 0 <= row["scored"] <= 2
+    # the judge's two replies at reasoning.SAMPLING's 64-token cap; a cut one is not a score
+    cut = row["truncation"]["truncated"]
+    assert row["truncation"] == {"replies": 2, "truncated": cut, "share": cut / 2, "maxTokens": 64}
+    assert cut <= 2 - row["scored"]
+    assert f"{cut} of 2 replies ({cut / 2:.1%}) were cut at max_tokens (64 tokens" in result.stderr
     assert (tmp_path / "out/reasoning_psr_frcsub.png").read_bytes()[:4] == b"\x89PNG"
     assert json.loads((tmp_path / "out/reasoning_frcsub.json").read_text()) == [row]
     again = json.loads(kstp(*args).stdout)
