@@ -42,7 +42,7 @@ from kstp.loaders.common import (
 )
 
 __all__ = ["ItemSet", "read_items_csv", "read_math2015", "read_concept_map", "read_items_jsonl",
-           "write_items", "framework_concepts", "option_lines", "LETTERS"]
+           "write_items", "framework_concepts", "option_lines", "mcq_text", "LETTERS"]
 
 _ID_COLUMNS = ("item_id", "id", "question_id")
 _TEXT_COLUMNS = ("text", "question", "expression", "problem")
@@ -267,32 +267,48 @@ def _mcq_text(item: dict, where: str) -> str:
     """A multiple-choice item's text: its problem, then its validated ``options`` as ``A. ...`` lines.
 
     ``options`` is an object mapping the letters A, B, ... in order to one-line texts
-    (the release's XES3G5M layout, ``{"A": "odd", "B": "even"}``), at least two; the
-    problem must not list options itself (they would be read twice), and a gold answer
-    must be one of the letters.
+    (the release's XES3G5M layout, ``{"A": "odd", "B": "even"}``); see :func:`mcq_text`.
 
     >>> _mcq_text({"text": "Which is prime?", "options": {"A": 4, "B": "7"}, "answer": "B"}, "f:1")
     'Which is prime?\\nA. 4\\nB. 7'
     """
-    options, text = item["options"], item.get("text")
-    example = 'e.g. {"A": "4", "B": "7"}'
+    options = item["options"]
     if not isinstance(options, dict):
         raise InputError(f"{where}: \"options\" must be an object mapping the letters A, B, ... to option texts "
-                         f"({example}), not {type(options).__name__} {json.dumps(options)[:60]}")
+                         f"(e.g. {{\"A\": \"4\", \"B\": \"7\"}}), not {type(options).__name__} "
+                         f"{json.dumps(options)[:60]}")
+    return mcq_text(item.get("text"), options, item.get("answer"), where)
+
+
+def mcq_text(text, options: dict, answer, where: str, field: str = "options") -> str:
+    """A multiple-choice question's stored text: ``text``, then ``options`` as ``A. ...`` lines, validated.
+
+    ``options`` maps the letters A, B, ... in order (two or more) to one-line texts; the
+    problem must not list options itself (they would be read twice), and a gold ``answer``
+    (None: no gold) must be one of the letters. Both question loaders (JSON lines items,
+    and records with ``--options-field``) go through here.
+
+    Raises
+    ------
+    InputError
+        Naming ``where`` (file:line) and ``field``, for each rule above.
+
+    >>> mcq_text("2 + 2?", {"A": "3", "B": "4"}, "B", "f:1")
+    '2 + 2?\\nA. 3\\nB. 4'
+    """
     letters = list(options)
     if len(letters) < 2 or letters != list(LETTERS[:len(letters)]):
-        raise InputError(f"{where}: \"options\" must name the letters A, B, ... in order, two or more (at most "
-                         f"{LETTERS[-1]}), found {', '.join(letters) or 'none'}")
+        raise InputError(f"{where}: \"{field}\" must name the letters A, B, ... in order, two or more (at most "
+                         f"{LETTERS[-1]}), found {', '.join(map(str, letters)) or 'none'}")
     for letter, value in options.items():
         if isinstance(value, bool) or not isinstance(value, str | int | float) or not str(value).strip() \
                 or "\n" in str(value) or "\r" in str(value):
             raise InputError(f"{where}: option {letter} must be one line of text, not {json.dumps(value)[:60]}")
     if not isinstance(text, str) or not text.strip():
-        raise InputError(f"{where}: a multiple-choice item needs its problem in \"text\"")
+        raise InputError(f"{where}: a multiple-choice item needs its problem text")
     if option_count(text) is not None or any(_OPTION_LINE.match(line) for line in text.splitlines()):
         raise InputError(f"{where}: the text already lists options (a line such as 'A. ...' or '(A) ... (B) ...'); "
-                         "give them once, in \"options\"")
-    answer = item.get("answer")
+                         f"give them once, in \"{field}\"")
     if answer is not None and str(answer).strip() not in options:
         raise InputError(f"{where}: the answer of a multiple-choice item must be one of its letters "
                          f"{', '.join(letters)}, not {json.dumps(answer)[:60]}")

@@ -33,7 +33,7 @@ import pandas as pd
 
 from kstp.errors import ConfigError, InputError
 from kstp.loaders.common import json_lines, read_text, require_file
-from kstp.loaders.items import ItemSet, _questions, option_lines
+from kstp.loaders.items import LETTERS, ItemSet, _questions, mcq_text, option_lines
 
 __all__ = ["FieldMap", "RECORD_FORMATS", "record_format", "read_records", "option_lines", "read_question_records"]
 
@@ -43,7 +43,6 @@ RECORD_FORMATS = ("jsonl", "parquet", "arrow", "hf")
 _ID_FIELDS = ("id", "question_id", "idx", "uid")
 _TEXT_FIELDS = ("question", "text", "problem", "input", "prompt")
 _ANSWER_FIELDS = ("answer", "target", "solution", "label", "output")
-_LETTERS = "ABCDEFGHIJ"
 
 
 @dataclass(frozen=True)
@@ -230,12 +229,26 @@ def _pick(records: list[dict], chosen: str | None, candidates: tuple[str, ...], 
     return found
 
 
+def _lettered(options, field: str, where: str) -> dict:
+    """A record's options as letter -> text: a list (MMLU's ``choices``) lettered A, B, ... in order, or a
+    mapping as it is (:func:`~kstp.loaders.items.mcq_text` checks its letters)."""
+    if isinstance(options, dict):
+        return options
+    if isinstance(options, list | tuple) or hasattr(options, "tolist"):  # Parquet and Arrow give arrays
+        options = list(options.tolist() if hasattr(options, "tolist") else options)
+        if len(options) > len(LETTERS):
+            raise InputError(f"{where}: \"{field}\" has {len(options)} options; kstp letters at most {len(LETTERS)}")
+        return dict(zip(LETTERS, options, strict=False))  # len(options) <= len(LETTERS), checked above
+    raise InputError(f"{where}: \"{field}\" must be a list of option texts or an object mapping A, B, ... to them, "
+                     f"not {type(options).__name__} {json.dumps(options, default=str)[:60]}")
+
+
 def _gold(value, options, pattern: re.Pattern | None, where: str) -> str | None:
     if value is None:
         return None
     if isinstance(value, int | float) and not isinstance(value, bool) and options is not None and \
             float(value).is_integer() and 0 <= int(value) < len(options):
-        return _LETTERS[int(value)]  # the index of the right option
+        return LETTERS[int(value)]  # the index of the right option
     text = str(value)
     if pattern is not None:
         found = pattern.search(text)
@@ -306,9 +319,13 @@ def read_question_records(path: str | Path, dataset: str, fields: FieldMap | Non
         seen[qid] = number
         options = _field(record, options_field) if options_field else None
         text = _field(record, text_field)
-        lines = [str(text).strip()] if text is not None else []
-        rows.append({"localId": qid, "text": "\n".join(lines + option_lines(options)) or None,
-                     "answer": _gold(_field(record, answer_field), options, pattern, where),
-                     "answerType": "choice" if options else None, "position": number})
+        if options is not None and not isinstance(options, str) and hasattr(options, "__len__") and not len(options):
+            options = None  # an empty list: an open question among multiple-choice ones
+        gold = _gold(_field(record, answer_field), options, pattern, where)
+        if options is not None:
+            text = mcq_text(None if text is None else str(text).strip(), _lettered(options, options_field, where),
+                            gold, where, options_field)
+        rows.append({"localId": qid, "text": str(text).strip() if text is not None else None,
+                     "answer": gold, "answerType": "choice" if options is not None else None, "position": number})
     return ItemSet(dataset, source, _questions(dataset, rows), pd.DataFrame(columns=["from_id", "to_id", "source"]),
                    defines_concepts=False)

@@ -81,6 +81,22 @@ def test_jsonl_and_arrow_through_a_field_map_with_options(tmp_path):
         read_question_records(tmp_path / "twice.jsonl", "t")
 
 
+@pytest.mark.parametrize(("record", "message"), [
+    ({"q": "Which?", "choices": ["4", "7"], "label": "C"}, "must be one of its letters A, B, not \"C\""),
+    ({"q": "Which?", "choices": ["4"], "label": 0}, '"choices" must name the letters A, B, ... in order, two or more'),
+    ({"q": "Which?", "choices": {"B": "4", "C": "7"}, "label": "B"}, "found B, C"),
+    ({"q": "Which?\nA. 4\nB. 7", "choices": ["4", "7"], "label": 1}, "the text already lists options"),
+    ({"q": "Which?", "choices": "4 or 7", "label": "A"}, '"choices" must be a list of option texts'),
+    ({"q": "Which?", "choices": ["4", "7"], "label": 5}, "not \"5\""),
+])
+def test_record_options_are_checked_as_the_items_loader_checks_them(tmp_path, record, message):
+    """The cases a new user found ingested silently with --options-field (a gold letter no option has: every
+    reply graded wrong); an index past the options is no letter either."""
+    (tmp_path / "bad.jsonl").write_text('{"q": "1 + 1?", "choices": [], "label": "2"}\n' + json.dumps(record) + "\n")
+    with pytest.raises(InputError, match="bad.jsonl:2: .*" + message.replace("(", "\\(").replace(")", "\\)")):
+        read_question_records(tmp_path / "bad.jsonl", "b", FieldMap(text="q", answer="label", options="choices"))
+
+
 def test_ingest_a_hub_download_and_a_model_answers_it(graph_location, tmp_path):
     folder = _hub_download(tmp_path / "gsm8k")
     runner = CliRunner()
