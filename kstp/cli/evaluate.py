@@ -141,7 +141,7 @@ def _psr_summaries(ctx: click.Context, datasets: tuple[str, ...], out: Path | No
     if not datasets:
         message("no dataset with learner answers in the graph; ingest responses first")
         ctx.exit(1)
-    summaries = []
+    summaries, skipped = [], []
     for dataset in datasets:
         with status(f"PSR of {dataset}"):
             result = psr_evaluator.evaluate_dataset(store, dataset, min_prerequisites, write_back=write_back,
@@ -149,7 +149,10 @@ def _psr_summaries(ctx: click.Context, datasets: tuple[str, ...], out: Path | No
                                                     exclude_unannotated=unannotated == "exclude", subset=subset,
                                                     accuracy=accuracy)
         if result.learners.empty:
-            message(f"{dataset}: no learner answered its questions; skipped")
+            skipped.append(f"{dataset}: no learner answered " + ("an annotated question (one with a concept: "
+                           "--accuracy annotated counts only those; --accuracy answered counts every answered one)"
+                           if accuracy == "annotated" else "its questions"))
+            message(f"{skipped[-1]}; skipped")
             continue
         if result.learners["psrMicro"].notna().sum() == 0:
             message(f"{dataset}: no learner has a scored question; derive question prerequisites first "
@@ -166,6 +169,8 @@ def _psr_summaries(ctx: click.Context, datasets: tuple[str, ...], out: Path | No
                 write_csv(table, out / f"psr_questions_{dataset}.csv", index=False)
         summaries.extend(result.summary(groups, bootstrap, seed))
     if not summaries:
+        if accuracy == "annotated" and skipped:
+            raise InputError("; ".join(skipped))
         raise InputError(f"no learner answers in {', '.join(datasets)}; ingest responses first (kstp ingest responses)")
     if out is not None:
         buckets = [f"psr {b}" for b in psr_evaluator.BUCKETS]

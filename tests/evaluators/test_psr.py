@@ -376,3 +376,20 @@ def test_cli_psr_intervals_groups_and_per_question(kstp, toy_files, tmp_path):  
     table = json.loads(questions.stdout)
     assert [r["questionId"] for r in table] == ["toy:q4", "toy:q2", "toy:q5", "toy:q6"]
     assert (tmp_path / "o" / "psr_questions_toy.csv").read_text().splitlines()[1].startswith("toy,toy:q4,1,")
+
+
+def test_cli_psr_accuracy_annotated_on_a_dataset_without_concepts_says_why(kstp, tmp_path):  # noqa: F811
+    """A new user's case: learners answered, but no question has a concept, so --accuracy annotated has nothing
+    to count; the line says that (not "no learner answers ... ingest responses first"), and answered counts."""
+    (tmp_path / "items.jsonl").write_text('{"id": "q1", "text": "1 + 1?", "answer": "2"}\n'
+                                          '{"id": "q2", "text": "2 + 2?", "answer": "4"}\n')
+    (tmp_path / "answers.csv").write_text("learner,item,correct\nL1,q1,1\nL1,q2,0\nL2,q1,1\nL2,q2,1\n")
+    assert kstp("ingest", "items", tmp_path / "items.jsonl", "--dataset", "nc").exit_code == 0
+    assert kstp("ingest", "responses", tmp_path / "answers.csv", "--dataset", "nc").exit_code == 0
+    refused = kstp("evaluate", "psr", "--dataset", "nc", "--accuracy", "annotated")
+    assert refused.exit_code == 1
+    assert refused.stderr.strip().splitlines()[-1] == (
+        "Error: nc: no learner answered an annotated question (one with a concept: --accuracy annotated counts only "
+        "those; --accuracy answered counts every answered one)")
+    answered = kstp("evaluate", "psr", "--dataset", "nc", "--json")
+    assert json.loads(answered.stdout)[0]["accuracy"] == pytest.approx(3 / 4)
