@@ -341,12 +341,17 @@ class Explorer(RunPages, ComparePages):
             dag = _class_dag(space, _local_names(self._questions(dataset)))
         if space is not None:
             answers = self.store.frame("answers", {"dataset": dataset})
-            right = answers[answers["correct"].fillna(False).astype(bool)]
-            patterns = {learner: set() for learner in answers["learnerId"]}
+            # a learner who answered part of the questions (a model run with --limit) has no answer pattern
+            # over the space: not placed in a state (the empty one, say), counted apart
+            asked = answers[answers["questionId"].isin(space.items)].groupby("learnerId")["questionId"].nunique()
+            whole = set(asked[asked == len(space.items)].index)
+            right = answers[answers["correct"].fillna(False).astype(bool) & answers["learnerId"].isin(whole)]
+            patterns = {learner: set() for learner in whole}
             for learner, question in zip(right["learnerId"], right["questionId"], strict=True):
                 patterns[learner].add(question)
             hasse = _hasse(space, dataset, patterns, counted["states"] > HASSE_LIMIT,
                            self._state_probabilities(dataset))
+            hasse["partial"] = sorted(set(answers["learnerId"]) - whole)
         return {"dag": dag, "hasse": hasse}
 
     def _state_probabilities(self, dataset: str) -> dict[frozenset, float] | None:
