@@ -26,6 +26,7 @@ in LLMs", §5 (4-shot, 32 trajectories per problem), Appendix E (the few-shot pr
 
 from __future__ import annotations
 
+import errno
 import hashlib
 from dataclasses import dataclass
 from pathlib import Path
@@ -53,6 +54,10 @@ class PromptFile:
     text: str
 
 
+#: The largest prompt file read: the release's is 59,006 bytes; a system message far past it is no prompt file.
+MAX_PROMPT_BYTES = 1_000_000
+
+
 def read_prompt_file(path: str | Path) -> PromptFile:
     """Read the authors' few-shot prompt file (``fewshot_instructions.txt``) as the release reads it.
 
@@ -68,6 +73,12 @@ def read_prompt_file(path: str | Path) -> PromptFile:
     """
     path = Path(path)
     try:
+        if path.is_dir():
+            raise IsADirectoryError(errno.EISDIR, "a folder, not a file")
+        size = path.stat().st_size
+        if size > MAX_PROMPT_BYTES or (size == 0 and not path.is_file()):  # /dev/zero and pipes report 0
+            raise ConfigError(f"the prompt file {path} is not a text file of at most {MAX_PROMPT_BYTES:,} bytes (the "
+                              "release's is 59,006); pass the release's fewshot_instructions.txt")
         raw = path.read_bytes()
         text = raw.decode("utf-8").replace("\r\n", "\n").replace("\r", "\n")
     except OSError as exc:
@@ -78,6 +89,9 @@ def read_prompt_file(path: str | Path) -> PromptFile:
                           "fewshot_instructions.txt as downloaded") from None
     if not text.strip():
         raise ConfigError(f"the prompt file {path} is empty; pass the release's fewshot_instructions.txt")
+    if "\x00" in text:
+        raise ConfigError(f"the prompt file {path} holds NUL bytes (byte {raw.index(0)}): not a text file; pass the "
+                          "release's fewshot_instructions.txt")
     if not all(field in text for field in _FIELDS):
         raise ConfigError(f"the prompt file {path} does not describe the DAG-MATH format (it names neither "
                           f"{' nor '.join(_FIELDS)}); pass the release's fewshot_instructions.txt")
@@ -115,8 +129,13 @@ class MalformedPolicy:
 FAIL = MalformedPolicy()
 
 
+#: Most retries ``retry:N`` takes: each is a whole generation of every malformed slot, so a model that never
+#: keeps the format costs N + 1 runs' worth of requests (the release's default is 1).
+MAX_RETRIES = 10
+
+
 def parse_malformed(text: str) -> MalformedPolicy:
-    """``fail`` or ``retry:N`` (N >= 1).
+    """``fail`` or ``retry:N`` (1 <= N <= :data:`MAX_RETRIES`).
 
     >>> parse_malformed("fail"), parse_malformed("retry:2").retries
     (MalformedPolicy(retries=0), 2)
@@ -129,10 +148,10 @@ def parse_malformed(text: str) -> MalformedPolicy:
     if text == "fail":
         return MalformedPolicy()
     head, _, count = text.partition(":")
-    if head == "retry" and count.isdigit() and int(count) >= 1:
+    if head == "retry" and count.isascii() and count.isdigit() and 1 <= int(count) <= MAX_RETRIES:
         return MalformedPolicy(int(count))
-    raise ConfigError(f"malformed-reply policy {text!r}: use fail (count it as a failure) or retry:N with N >= 1 "
-                      "(ask again up to N times, then drop it, as the authors' release)")
+    raise ConfigError(f"malformed-reply policy {text!r}: use fail (count it as a failure) or retry:N with "
+                      f"1 <= N <= {MAX_RETRIES} (ask again up to N times, then drop it, as the authors' release)")
 
 
 def kept_trajectories(metrics: pd.DataFrame, samples: int, policy: MalformedPolicy) -> tuple[pd.DataFrame, int]:

@@ -81,7 +81,9 @@ def test_the_prompt_file_reads_as_the_release_reads_it(tmp_path):
 
 @pytest.mark.parametrize(("content", "why"), [
     (None, "cannot read the prompt file"), (b"", "is empty"), (b" \n\n", "is empty"),
-    (b"\xff\xfe step_id", "is not UTF-8 text"), (b"Solve the problem.", "does not describe the DAG-MATH format")])
+    (b"\xff\xfe step_id", "is not UTF-8 text"), (b"Solve the problem.", "does not describe the DAG-MATH format"),
+    (b"step_id \x00\x00 direct_dependent_steps", "holds NUL bytes"),
+    (b"step_id direct_dependent_steps " * 40_000, "is not a text file of at most 1,000,000 bytes")])
 def test_a_bad_prompt_file_is_a_one_line_error(tmp_path, content, why, graph_location):
     path = tmp_path / "prompt.txt"
     if content is not None:
@@ -99,11 +101,21 @@ def test_the_prompt_file_excludes_graph_shots_on_the_command_line(graph_location
     assert result.exit_code == 2 and "leave out --shots" in result.stderr
 
 
-@pytest.mark.parametrize("text", ["retry", "retry:0", "retry:x", "drop", "retry:-1"])
+def test_a_device_or_a_folder_as_prompt_file_is_one_line():
+    """/dev/zero read whole was a MemoryError traceback (a new user's trial)."""
+    with pytest.raises(ConfigError, match="not a text file of at most"):
+        read_prompt_file("/dev/zero")
+    with pytest.raises(ConfigError, match="cannot read the prompt file /tmp: a folder, not a file"):
+        read_prompt_file("/tmp")
+
+
+@pytest.mark.parametrize("text", ["retry", "retry:0", "retry:x", "drop", "retry:-1", "retry:11", "retry:99999999999",
+                                  "retry:\u0661"])
 def test_an_unknown_malformed_policy_is_refused(text):
     with pytest.raises(ConfigError, match="use fail .* or retry:N"):
         parse_malformed(text)
     assert str(parse_malformed("retry:3")) == "retry:3" and str(MalformedPolicy()) == "fail"
+    assert parse_malformed("retry:10").retries == 10
 
 
 def _malformed_script(problem, i):
