@@ -149,8 +149,8 @@ def ingest_cot(ctx, files: tuple[Path, ...], dataset: str, source: str, as_json:
               "recorded on the run.")
 @click.option("--malformed", default="fail", show_default=True, metavar="fail|retry:N",
               help="A reply that is no JSON of the schema (invalid or truncated JSON, a missing field): fail keeps "
-              "it and counts it as a failure (kstp); retry:N (N from 1 to 10) asks it again with a new seed up to N times, then "
-              "drops it and reports how many were dropped (the release: retry:1).")
+              "it and counts it as a failure (kstp); retry:N (N from 1 to 10) asks it again with a new seed up to "
+              "N times, then drops it and reports how many were dropped (the release: retry:1).")
 @click.option("--limit", type=click.IntRange(min=1), help="Only the first N problems.")
 @out_option("the report's tables (JSON, CSV) and figures (PNG)")
 @json_option
