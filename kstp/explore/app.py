@@ -205,7 +205,10 @@ def create_app(explorer: Explorer) -> Starlette:
         return {"page": explorer.compare(unslug(request.path_params["a"]), unslug(request.path_params["b"]))}
 
     async def compare_form(request: Request) -> Response:
-        a, b = request.query_params.get("a", ""), request.query_params.get("b", "")
+        a, b = (request.query_params.get(k, "").strip() for k in ("a", "b"))
+        if not a or not b:
+            return HTMLResponse(render(env, "error.html", "", False, title="Refused", message=(
+                "give two learner ids to compare (the learner page's form fills in the first)")), 400)
         return RedirectResponse(f"compare/{slug(a)}/{slug(b)}.html")
 
     def run(request):

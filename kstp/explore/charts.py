@@ -315,6 +315,8 @@ def histogram(title: str, values: Sequence[float | None], x_label: str, bins: in
     >>> chart = histogram("t", [1, 2, 2, 3, None], "x", bins=2)
     >>> chart["table"]["rows"]
     [['1-2', 1], ['2-3', 3]]
+    >>> [row[0] for row in histogram("t", [0.678207, 0.847746, 1.525], "s", bins=5)["table"]["rows"]][:2]
+    ['0.68-0.85', '0.85-1.02']
     """
     finite = [float(v) for v in values if _finite(v)]
     lo, hi = (min(finite), max(finite)) if finite else (0.0, 1.0)
@@ -322,7 +324,9 @@ def histogram(title: str, values: Sequence[float | None], x_label: str, bins: in
     counts = [0] * bins
     for v in finite:
         counts[min(int((v - lo) / width), bins - 1)] += 1
-    labels = [f"{_label(round(lo + k * width, 6))}-{_label(round(lo + (k + 1) * width, 6))}" for k in range(bins)]
+    digits = max(0, 1 - math.floor(math.log10(width)))  # two significant digits of a bin's width: 0.68-0.85
+    labels = [f"{_label(round(lo + k * width, digits))}-{_label(round(lo + (k + 1) * width, digits))}"
+              for k in range(bins)]
     chart = bars(title, labels, {y_label: counts}, x_label, y_label, band=24, height=200)
     chart["table"]["columns"] = [x_label, y_label]
     return chart

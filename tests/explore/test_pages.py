@@ -107,8 +107,10 @@ def test_explore_compare_two_learners_and_the_run_strip(explored):
         _, learner = get(url + f"learner/{slug('toy:L1')}.html")
         moved, _ = get(url + "compare.html?a=toy%3AL1&b=toy%3AL2")
         missing, _ = get(url + f"compare/{slug('toy:L1')}/{slug('toy:nobody')}.html")
+        empty, said = get(url + "compare.html?a=toy%3AL1&b=+")  # the form sent with no second id
         _, run = get(url + f"run/{slug(run_id)}.html")
     assert status == moved == 200 and missing == 404
+    assert empty == 400 and "give two learner ids to compare" in said
     right = {who: {q for q, c in a.items() if c} for who, a in answers.items()}
     only_a, only_b = right["toy:L1"] - right["toy:L2"], right["toy:L2"] - right["toy:L1"]
     count = re.search(r'class="only-a-count"><span class="fig" data-value="(\d+)"', page).group(1)
