@@ -106,10 +106,11 @@ class CrossEncoderNli:
         CrossEncoder = import_extra("sentence_transformers", "models", "a cross-encoder NLI judge").CrossEncoder
         folder = Path(model) if Path(model).exists() else cached_model(model)
         if folder is None:
+            hint = download_hint(model)
             raise ConfigError(f"NLI model {model!r} is not available locally (no such folder, and not in the Hugging "
-                              f"Face cache {hub_cache()}); {download_hint(model)}or pass --nli cross-encoder:PATH "
-                              "(a local folder), or --nli llm (the evaluated model judges its own steps, so LS then "
-                              "depends on the model under test)")
+                              f"Face cache {hub_cache()}); {hint + 'or ' if hint else ''}pass --nli "
+                              "cross-encoder:PATH (a local folder), or --nli llm (the evaluated model judges its own "
+                              "steps, so LS then depends on the model under test)")
         try:
             self._model = CrossEncoder(str(folder), device="cpu", local_files_only=True)
         except (OSError, ValueError, ImportError) as exc:  # ImportError: a tokenizer that needs sentencepiece

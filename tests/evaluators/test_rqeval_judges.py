@@ -126,7 +126,7 @@ def test_cross_encoder_nli_reads_labels_from_the_model_and_refuses_others(tmp_pa
         CrossEncoderNli(str(tmp_path / "absent"))
     assert str(absent.value) == (
         f"NLI model '{tmp_path / 'absent'}' is not available locally (no such folder, and not in the Hugging Face "
-        f"cache {empty_hub}); or pass --nli cross-encoder:PATH (a local folder), or --nli llm (the evaluated model "
+        f"cache {empty_hub}); pass --nli cross-encoder:PATH (a local folder), or --nli llm (the evaluated model "
         "judges its own steps, so LS then depends on the model under test)")
     (tmp_path / "broken").mkdir()
     (tmp_path / "broken" / "config.json").write_text("{}")
