@@ -264,7 +264,7 @@ def option_lines(options) -> list[str]:
 
 
 def _mcq_text(item: dict, where: str) -> str:
-    """A multiple-choice item's text: its problem, then its validated ``options`` as ``A. ...`` lines.
+    """A multiple-choice item's text: its problem, then its validated ``options``, one lettered line each.
 
     ``options`` is an object mapping the letters A, B, ... in order to one-line texts
     (the release's XES3G5M layout, ``{"A": "odd", "B": "even"}``); see :func:`mcq_text`.
@@ -281,7 +281,7 @@ def _mcq_text(item: dict, where: str) -> str:
 
 
 def mcq_text(text, options: dict, answer, where: str, field: str = "options") -> str:
-    """A multiple-choice question's stored text: ``text``, then ``options`` as ``A. ...`` lines, validated.
+    """A multiple-choice question's stored text, validated: ``text``, then ``options``, one lettered line each.
 
     ``options`` maps the letters A, B, ... in order (two or more) to one-line texts; the
     problem must not list options itself (they would be read twice), and a gold ``answer``

@@ -54,7 +54,7 @@ _OPTION = re.compile(r"^\s*\(?([A-J])[.):]\s+(.*)$")
 
 
 def choices_of(text: str) -> tuple[str, list[tuple[str, str]]]:
-    """A question's text as its problem and its options ``(letter, text)``, read from its ``A. ...`` lines.
+    """A question's text as its problem and its options ``(letter, text)``, read from its lettered option lines.
 
     What Prompt 3's option lines show (paper 1, Appendix A; the kstp text convention is
     :func:`kstp.loaders.items.option_lines`).
