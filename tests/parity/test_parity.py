@@ -15,7 +15,7 @@ from tests import reference as ref
 
 DATASET, FRAMEWORK = "gen", "gen"
 #: Checked by test_parity_run_queries.
-RUN_QUERIES = {"runs_of", "responses_by_id", "run_responses", "run_by_id", "nextstep_responses",
+RUN_QUERIES = {"runs_of", "responses_by_id", "run_responses", "run_finish_reasons", "run_by_id", "nextstep_responses",
                "run_list", "run_members", "run_links", "run_outcomes", "primary_answers",
                "rqeval_items", "rqeval_responses", "rqeval_scores"}  # the last three: test_parity_rqeval_queries
 
