@@ -53,12 +53,13 @@ POM = ROOT / "neo4j" / "pom.xml"
 USER = "neo4j"
 START_TIMEOUT_S = local_server.START_TIMEOUT_S
 
-# Sets the initial password from stdin, so it never appears in a process list.
+# Sets the initial password from stdin, so it never appears in a process list. "--" ends the options:
+# a generated password starts with "-" one time in 64, and picocli would take it for an option.
 SET_PASSWORD_JAVA = """
 public class SetInitialPassword {
     public static void main(String[] args) throws Exception {
         String password = new java.io.BufferedReader(new java.io.InputStreamReader(System.in)).readLine();
-        org.neo4j.cli.AdminTool.main(new String[] {"dbms", "set-initial-password", password});
+        org.neo4j.cli.AdminTool.main(new String[] {"dbms", "set-initial-password", "--", password});
     }
 }
 """

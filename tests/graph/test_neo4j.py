@@ -144,6 +144,22 @@ def test_statements_run_in_managed_transactions_with_metadata(monkeypatch):
 
 
 # ---- Neo4j only -----------------------------------------------------------------------------
+def test_a_generated_password_that_starts_with_a_dash_is_set(neo4j_server, tmp_path, monkeypatch):
+    """One install in 64 draws a password that starts with "-"; the admin tool once took it for an option,
+    printed its help and set nothing (CI of stop 39: three tests of throw-away servers errored)."""
+    from types import SimpleNamespace
+
+    from tools import neo4j_server as server
+
+    monkeypatch.setattr(server, "HOME", tmp_path)
+    monkeypatch.setattr(server, "ENV_FILE", tmp_path / "neo4j.env")
+    monkeypatch.setattr(server, "secrets", SimpleNamespace(token_urlsafe=lambda n: "-Xy_dash-first-0123456789abcdef"))
+    server._write_conf()
+    server._set_password()  # exits, naming the failure, when auth.ini is not written
+    assert (tmp_path / "data" / "dbms" / "auth.ini").exists()
+    assert server.read_env()["NEO4J_PASSWORD"] == "-Xy_dash-first-0123456789abcdef"
+
+
 def test_ensure_schema_is_idempotent(neo4j_store):
     def constraints():
         return sorted(neo4j_store._execute("SHOW CONSTRAINTS YIELD name RETURN name", {}, "test")["name"])
