@@ -8,6 +8,7 @@ import click
 
 from kstp.cli.models import (
     backend_options,
+    budget,
     gen_kwargs_help,
     parse_sampling,
     progress_bar,
@@ -45,8 +46,8 @@ RUN_COLUMNS = ("questions", "samples", "failed", "noAnswer", "truncated", "pendi
 @click.option("--model", required=True, help="Model name (as the server knows it), a vLLM or transformers model "
               "path, or, for --backend local, smollm2 or a GGUF path.")
 @backend_options
-@click.option("--gen-kwargs", help=gen_kwargs_help(MAX_TOKENS["answers"]) + " max_tokens: paper 1's 16,384-token "
-              "window without context (§4).")
+@click.option("--gen-kwargs", help=gen_kwargs_help(MAX_TOKENS["answers"], context=MAX_TOKENS["answers"]) +
+              " context: paper 1's 16,384-token window without context (§4); a max_tokens alone replaces it.")
 @click.option("--limit", type=click.IntRange(min=1), help="Only the first N questions.")
 @click.option("--samples", type=click.IntRange(min=1), default=1, show_default=True,
               help="Samples per question; sample 0 is the primary answer. With 2 or more the summary has pass@k "
@@ -115,7 +116,7 @@ def answers(ctx, datasets, model, backend, base_url, model_args, gen_kwargs, lim
     require_output_path(log_samples, output_path)
     template = _template(ctx, prompt, prompt_file, few_shot, num_fewshot)
     started = now()
-    sampling = parse_sampling(gen_kwargs, {"max_tokens": MAX_TOKENS["answers"]}, n=samples, seed=seed)
+    sampling = parse_sampling(gen_kwargs, budget("answers"), n=samples, seed=seed)
     store = get_store(ctx)
     names = dataset_names(store, datasets)
     engine = start_backend(backend, model, model_args, base_url, concurrency, seed)
@@ -131,7 +132,8 @@ def answers(ctx, datasets, model, backend, base_url, model_args, gen_kwargs, lim
                         tag=replicate_tag(tag, replicate)))
     finally:
         engine.close()
-    summaries = [{**result.summary(), "truncation": run_truncation(store, result.run_id, sampling.max_tokens)}
+    summaries = [{**result.summary(), "truncation": run_truncation(store, result.run_id, sampling.max_tokens,
+                                                                       sampling.context)}
                  for result in results]
     if not resume and any(r.resumed for r in results):
         message("--new-run with an unchanged configuration resumes its run (it allows a changed one); a fresh run "
@@ -166,7 +168,7 @@ def answers(ctx, datasets, model, backend, base_url, model_args, gen_kwargs, lim
     failed = sum(s["failed"] for s in summaries)
     report_failures(ctx, sum(r.pending for r in results),
                     next((r.last_failure for r in results if r.last_failure), None), failed,
-                    run_truncation(store, [r.run_id for r in results], sampling.max_tokens))
+                    run_truncation(store, [r.run_id for r in results], sampling.max_tokens, sampling.context))
 
 
 def _template(ctx: click.Context, prompt: str, prompt_file: Path | None, few_shot: Path | None,

@@ -10,16 +10,16 @@ import click
 
 from kstp.cli.output import SEED, dumps, message, on_interrupt, progress_bar, status
 from kstp.errors import ConfigError
-from kstp.inference.backend import BUILTIN_BACKENDS, Backend, Sampling, get_backend
+from kstp.inference.backend import BUILTIN_BACKENDS, CONTEXT_WINDOWS, MAX_TOKENS, Backend, Sampling, get_backend
 from kstp.inference.backend import truncation as truncation_figures
 
 __all__ = ["GEN_KEYS", "MODEL_BACKENDS", "backend_options", "backend_options_with", "model_options", "prompt_option",
            "parse_kwargs", "parse_sampling", "start_backend",
            "progress_bar", "write_run_files", "report_failures", "run_truncation", "truncation_line", "gen_kwargs_help",
-           "metric_name", "results_rows"]
+           "budget", "metric_name", "results_rows"]
 
 #: Keys --gen-kwargs accepts (the rest of Sampling is set by options or by the method).
-GEN_KEYS = ("temperature", "top_p", "max_tokens", "stop")
+GEN_KEYS = ("temperature", "top_p", "max_tokens", "context", "stop")
 #: Backends that drive a language model (the built-in ones, openai the default); every model command offers these.
 MODEL_BACKENDS = tuple(BUILTIN_BACKENDS)
 _HELP = {"openai": "any OpenAI-compatible endpoint", "vllm": "offline vLLM", "local": "a GGUF on this CPU",
@@ -70,28 +70,46 @@ def _backend_options(command: Callable, names: tuple[str, ...]) -> Callable:
     return command
 
 
-def gen_kwargs_help(max_tokens: int, temperature: float = 0.6, top_p: float | None = 0.95) -> str:
-    """The --gen-kwargs help of a command whose sampling defaults are these (``top_p`` None: not sent).
+def gen_kwargs_help(max_tokens: int, temperature: float = 0.6, top_p: float | None = 0.95,
+                    context: int | None = None) -> str:
+    """The --gen-kwargs help of a command whose sampling defaults are these (``top_p`` None: not sent;
+    ``context``: a context window, :attr:`~kstp.inference.backend.Sampling.context`).
 
     >>> gen_kwargs_help(32768)
     'Sampling k=v,...: temperature (0.6), top_p (0.95), max_tokens (32768), stop.'
     >>> gen_kwargs_help(256, 0.2, None)
     'Sampling k=v,...: temperature (0.2), top_p (not sent), max_tokens (256), stop.'
+    >>> gen_kwargs_help(16384, context=16384)[-105:]
+    'max_tokens (16384), context (16384: prompt plus reply; the openai backend leaves it to the server), stop.'
     """
+    window = f"context ({context}: prompt plus reply; the openai backend leaves it to the server), " if context else ""
     return (f"Sampling k=v,...: temperature ({temperature}), top_p ({'not sent' if top_p is None else top_p}), "
-            f"max_tokens ({max_tokens}), stop.")
+            f"max_tokens ({max_tokens}), {window}stop.")
+
+
+def budget(command: str) -> dict:
+    """The generation budget of an evaluate command (:data:`~kstp.inference.backend.MAX_TOKENS`), as
+    :func:`parse_sampling` defaults: ``max_tokens``, and ``context`` where the paper's figure is a context window.
+
+    >>> budget("answers"), budget("dagmath")
+    ({'max_tokens': 16384, 'context': 16384}, {'max_tokens': 32768})
+    """
+    tokens = MAX_TOKENS[command]
+    return {"max_tokens": tokens, **({"context": tokens} if command in CONTEXT_WINDOWS else {})}
 
 
 def model_options(command: Callable | None = None, *, max_tokens: int | None = None, temperature: float = 0.6,
-                  top_p: float | None = 0.95) -> Callable:
-    """Add --model, --gen-kwargs and --seed, then :func:`backend_options`; ``max_tokens``, ``temperature``
-    and ``top_p`` are the command's defaults shown in --gen-kwargs' help (``@model_options(max_tokens=N)``)."""
+                  top_p: float | None = 0.95, context: int | None = None) -> Callable:
+    """Add --model, --gen-kwargs and --seed, then :func:`backend_options`; ``max_tokens``, ``temperature``,
+    ``top_p`` and ``context`` are the command's defaults shown in --gen-kwargs' help
+    (``@model_options(max_tokens=N)``)."""
     if command is None:
-        return lambda wrapped: model_options(wrapped, max_tokens=max_tokens, temperature=temperature, top_p=top_p)
+        return lambda wrapped: model_options(wrapped, max_tokens=max_tokens, temperature=temperature, top_p=top_p,
+                                             context=context)
     for option in reversed((
         click.option("--model", required=True, help="Model name (as the server knows it), a vLLM or transformers "
                      "model path, or, for --backend local, smollm2 or a GGUF path."),
-        click.option("--gen-kwargs", help=gen_kwargs_help(max_tokens, temperature, top_p) if max_tokens else
+        click.option("--gen-kwargs", help=gen_kwargs_help(max_tokens, temperature, top_p, context) if max_tokens else
                      "Sampling k=v,...: temperature, top_p, max_tokens, stop."),
         click.option("--seed", type=SEED, default=42, show_default=True, help="Sampling seed (and selection seed)."),
     )):
@@ -148,10 +166,17 @@ def parse_sampling(gen_kwargs: str | None, defaults: dict | None = None, **fixed
     click.BadParameter
         For a key outside :data:`GEN_KEYS` or a value Sampling refuses.
 
+    A ``max_tokens`` given without a ``context`` is the reply cap alone: the default window goes.
+
     >>> parse_sampling("max_tokens=64,stop=a|b", {"temperature": 0.7}, seed=3)
-    Sampling(n=1, temperature=0.7, top_p=0.95, max_tokens=64, seed=3, stop=('a', 'b'), json_schema=None)
+    Sampling(n=1, temperature=0.7, top_p=0.95, max_tokens=64, seed=3, stop=('a', 'b'), json_schema=None, context=None)
+    >>> parse_sampling("max_tokens=64", budget("answers")).context, parse_sampling(None, budget("answers")).context
+    (None, 16384)
     """
-    generation = {**(defaults or {}), **parse_kwargs(gen_kwargs, "--gen-kwargs")}
+    given = parse_kwargs(gen_kwargs, "--gen-kwargs")
+    generation = {**(defaults or {}), **given}
+    if "max_tokens" in given and "context" not in given:
+        generation.pop("context", None)
     unknown = sorted(set(generation) - set(GEN_KEYS))
     if unknown:
         raise click.BadParameter(f"unknown key {unknown[0]!r}; use {', '.join(GEN_KEYS)}", param_hint="--gen-kwargs")
@@ -207,26 +232,31 @@ def write_run_files(folder: Path, run_id: str, summary: dict, samples: list[dict
     return folder / f"{stem}.json"
 
 
-def run_truncation(store, run_ids, max_tokens: int | None) -> dict:
+def run_truncation(store, run_ids, max_tokens: int | None, context: int | None = None) -> dict:
     """:func:`~kstp.inference.backend.truncation` of the stored replies of ``run_ids`` (one run id or several):
-    ``{"replies", "truncated", "share", "maxTokens"}``, what every evaluate command's summary holds as
-    ``truncation``."""
+    ``{"replies", "truncated", "share", "maxTokens"}`` (and ``context`` under a context window), what every
+    evaluate command's summary holds as ``truncation``."""
     import pandas as pd
 
     ids = [run_ids] if isinstance(run_ids, str) else list(dict.fromkeys(run_ids))
     frames = [store.frame("run_finish_reasons", {"runId": run_id}) for run_id in ids]
     reasons = pd.concat(frames)["finishReason"].tolist() if frames else []
-    return truncation_figures(reasons, max_tokens)
+    return truncation_figures(reasons, max_tokens, context)
 
 
 def truncation_line(figures: dict) -> str:
     """The summary line of :func:`run_truncation`'s figures.
 
-    >>> truncation_line({"replies": 8, "truncated": 2, "share": 0.25, "maxTokens": 16384})
-    '2 of 8 replies (25.0%) were cut at max_tokens (16,384 tokens; finish_reason length)'
+    >>> truncation_line({"replies": 8, "truncated": 2, "share": 0.25, "maxTokens": 512})
+    '2 of 8 replies (25.0%) were cut at max_tokens (512 tokens; finish_reason length)'
+    >>> truncation_line({"replies": 8, "truncated": 0, "share": 0.0, "maxTokens": 16384, "context": 16384})
+    '0 of 8 replies (0.0%) were cut at the context window (16,384 tokens, prompt plus reply; finish_reason length)'
     """
-    cap = f"{figures['maxTokens']:,} tokens; " if figures.get("maxTokens") else ""
     share = f" ({figures['share']:.1%})" if figures.get("share") is not None else ""
+    if figures.get("context"):
+        return (f"{figures['truncated']} of {figures['replies']} replies{share} were cut at the context window "
+                f"({figures['context']:,} tokens, prompt plus reply; finish_reason length)")
+    cap = f"{figures['maxTokens']:,} tokens; " if figures.get("maxTokens") else ""
     return (f"{figures['truncated']} of {figures['replies']} replies{share} were cut at max_tokens "
             f"({cap}finish_reason length)")
 
@@ -246,8 +276,10 @@ def report_failures(ctx: click.Context, pending: int, last_failure: str | None, 
         message(f"{failed} replies are the model's failures (an empty reply, say): recorded with their reason and "
                 "counted as incorrect")
     if truncation is not None:
-        message(truncation_line(truncation) + ("; a larger --gen-kwargs max_tokens=N (and --new-run) lets them "
-                                               "finish" if truncation["truncated"] else ""))
+        fix = ("; a larger window (--gen-kwargs context=N; on a server, its --max-model-len) and --new-run let "
+               "them finish" if truncation.get("context") else
+               "; a larger --gen-kwargs max_tokens=N (and --new-run) lets them finish")
+        message(truncation_line(truncation) + (fix if truncation["truncated"] else ""))
     if pending:
         message(f"{pending} requests got no reply after the retries ({last_failure or 'not asked'}); the run is "
                 "incomplete and they are not counted: re-run the same command to ask them")

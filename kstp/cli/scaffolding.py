@@ -7,7 +7,15 @@ from typing import TYPE_CHECKING
 
 import click
 
-from kstp.cli.models import model_options, parse_sampling, progress_bar, prompt_option, report_failures, start_backend
+from kstp.cli.models import (
+    budget,
+    model_options,
+    parse_sampling,
+    progress_bar,
+    prompt_option,
+    report_failures,
+    start_backend,
+)
 from kstp.cli.output import dumps, emit, get_store, json_option, message, out_option, print_table, status
 from kstp.csvcells import write_csv
 from kstp.inference.backend import MAX_TOKENS
@@ -26,7 +34,8 @@ _EMBEDDING_DEFAULT = "bge-m3"
 
 @click.command()
 @click.option("--dataset", required=True, help="Dataset with questions, concepts and derived question prerequisites.")
-@model_options(max_tokens=MAX_TOKENS["scaffolding"])  # paper 1, §4: a 32,768-token window with scaffolding
+# paper 1, §4: a 32,768-token context window with scaffolding (16,384 for its no-context baseline: `answers`)
+@model_options(max_tokens=MAX_TOKENS["scaffolding"], context=MAX_TOKENS["scaffolding"])
 @click.option("--strategy", "strategies", multiple=True, type=click.Choice(_STRATEGIES),
               help="Exemplar strategy (repeatable; default: all five; 'none' is always included).")
 @click.option("--k", "k", type=click.IntRange(min=1), default=_K, show_default=True,
@@ -65,7 +74,7 @@ def scaffolding(ctx, dataset, model, backend, base_url, model_args, gen_kwargs, 
     from kstp.evaluators import scaffolding as scaffolding_evaluator
     from kstp.inference.embeddings import get_embedding_model
 
-    sampling = parse_sampling(gen_kwargs, {"max_tokens": MAX_TOKENS["scaffolding"]}, seed=seed)
+    sampling = parse_sampling(gen_kwargs, budget("scaffolding"), seed=seed)
     chosen = tuple(dict.fromkeys(("none", *strategies))) if strategies else scaffolding_evaluator.STRATEGIES
     store = get_store(ctx)
     embedder = None
@@ -84,7 +93,7 @@ def scaffolding(ctx, dataset, model, backend, base_url, model_args, gen_kwargs, 
                "questions": len(result.questions), "generatedNow": result.generated, "pending": result.pending,
                "prompt": prompt, "exemplarsWithSolution": result.exemplar_solutions,
                **result.rates, "strategies": table.reset_index().to_dict("records"),
-               "truncation": run_truncation(store, result.run_id, sampling.max_tokens)}
+               "truncation": run_truncation(store, result.run_id, sampling.max_tokens, sampling.context)}
     if out is not None:
         out.mkdir(parents=True, exist_ok=True)
         write_csv(table, out / f"scaffolding_{dataset}.csv")

@@ -42,7 +42,7 @@ from kstp.errors import ConfigError, KstpError
 __all__ = ["Message", "Sampling", "Completion", "Request", "Backend", "Interrupted", "RejectedRequestError",
            "register_backend", "get_backend", "BUILTIN_BACKENDS", "backend_names", "endpoint_of", "prompt_hash",
            "cache_key", "TRANSPORT_ERROR", "MAX_SEED", "DEFAULT_WINDOW", "Arrivals", "generate", "system_in_user",
-           "Streaming", "MAX_TOKENS", "truncation"]
+           "Streaming", "MAX_TOKENS", "CONTEXT_WINDOWS", "truncation", "reply_budget"]
 
 Message = dict[str, str]
 
@@ -59,30 +59,40 @@ DEFAULT_WINDOW = 8
 MAX_SEED = 2**32 - 2
 
 
-#: ``max_tokens`` of each evaluate command whose paper sets a generation budget above :class:`Sampling`'s base
-#: 1,024 (``--gen-kwargs max_tokens=N`` overrides): paper 1 (Cui, Do, Sachan 2026, §4) runs a 16,384-token
-#: window without context and 32,768 with scaffolding; DAG-MATH's release sets no cap, and its longest trajectory
-#: shown (121 steps, paper 4, Appendix B) at the release prompt's ~520 characters a step is ~63,000 characters,
-#: ~16,000-18,000 tokens. Paper 2's 16,000 and paper 3's 256 are their evaluators' own presets.
+#: The generation budget of each evaluate command whose paper sets one above :class:`Sampling`'s base 1,024
+#: (``--gen-kwargs max_tokens=N`` overrides). Paper 1 (Cui, Do, Sachan 2026, §4) runs its models in a *context
+#: window* of 16,384 tokens without context and 32,768 with scaffolding: prompt and reply together, so these two
+#: are :attr:`Sampling.context` (and ``max_tokens``). DAG-MATH's release sets no cap; its longest trajectory shown
+#: (121 steps, paper 4, Appendix B) at the release prompt's ~520 characters a step is ~63,000 characters,
+#: ~16,000-18,000 tokens, so its 32,768 is a reply cap (``max_tokens``) alone. Paper 2's 16,000 and paper 3's 256
+#: are their evaluators' own presets.
 MAX_TOKENS = {"answers": 16_384, "scaffolding": 32_768, "dagmath": 32_768}
+#: The evaluate commands whose :data:`MAX_TOKENS` is a context window (prompt plus reply).
+CONTEXT_WINDOWS = {"answers", "scaffolding"}
 
 
-def truncation(finish_reasons: Iterable[str | None], max_tokens: int | None) -> dict:
-    """How many stored replies were cut at ``max_tokens`` (``finish_reason == "length"``), and their share.
+def truncation(finish_reasons: Iterable[str | None], max_tokens: int | None, context: int | None = None) -> dict:
+    """How many stored replies were cut at their budget (``finish_reason == "length"``), and their share.
 
     Returns
     -------
     dict
         ``replies`` (stored replies), ``truncated`` (of them cut), ``share`` (truncated /
-        replies, None without replies) and ``maxTokens`` (the cap they were asked with).
+        replies, None without replies), ``maxTokens`` (the cap they were asked with) and,
+        under a context window (:attr:`Sampling.context`), ``context``.
 
     >>> truncation(["stop", "length", None, "length"], 512)
     {'replies': 4, 'truncated': 2, 'share': 0.5, 'maxTokens': 512}
+    >>> truncation(["length"], 16384, 16384)["context"]
+    16384
     """
     reasons = list(finish_reasons)
     cut = sum(reason == "length" for reason in reasons)
-    return {"replies": len(reasons), "truncated": cut, "share": cut / len(reasons) if reasons else None,
-            "maxTokens": max_tokens}
+    figures = {"replies": len(reasons), "truncated": cut, "share": cut / len(reasons) if reasons else None,
+               "maxTokens": max_tokens}
+    if context is not None:
+        figures["context"] = context
+    return figures
 
 
 class Interrupted(KeyboardInterrupt):
@@ -121,7 +131,14 @@ class Sampling:
         None: the provider's default (the field is not sent).
     max_tokens : int
         Upper bound on generated tokens per sample; 1,024 is the base for a caller that
-        sets none, each evaluate command sets its paper's budget (:data:`MAX_TOKENS`).
+        sets none.
+    context : int or None
+        A context window: prompt plus reply at most this many tokens, as paper 1 (§4) runs
+        its models (a 16,384-token window without context, 32,768 with scaffolding; see
+        :data:`MAX_TOKENS`). A backend that tokenizes the prompt caps the reply at
+        ``min(max_tokens, context - prompt tokens)`` (:func:`reply_budget`); the openai
+        backend sends no ``max_tokens``, so the server fills its own window (vLLM:
+        ``--max-model-len``). None (the base): ``max_tokens`` alone, sent as it is.
     seed : int
         Seed of sample 0; sample i uses ``seed + i``; every sample's seed is at most
         :data:`MAX_SEED`.
@@ -133,8 +150,8 @@ class Sampling:
     Raises
     ------
     ConfigError
-        On n < 1, max_tokens < 1, top_p outside (0, 1], a negative temperature, or a
-        seed whose samples pass :data:`MAX_SEED` (or below 0).
+        On n < 1, max_tokens < 1, context < 2, top_p outside (0, 1], a negative
+        temperature, or a seed whose samples pass :data:`MAX_SEED` (or below 0).
     """
 
     n: int = 1
@@ -144,11 +161,13 @@ class Sampling:
     seed: int = 42
     stop: tuple[str, ...] = ()
     json_schema: dict | None = None
+    context: int | None = None
 
     def __post_init__(self):
         if self.n < 1 or self.max_tokens < 1 or (self.top_p is not None and not 0 < self.top_p <= 1) or (
-                self.temperature is not None and self.temperature < 0):
-            raise ConfigError(f"invalid sampling {self}: need n >= 1, max_tokens >= 1, 0 < top_p <= 1, "
+                self.temperature is not None and self.temperature < 0) or (
+                self.context is not None and self.context < 2):
+            raise ConfigError(f"invalid sampling {self}: need n >= 1, max_tokens >= 1, context >= 2, 0 < top_p <= 1, "
                               "temperature >= 0")
         _check_seed(self.seed, self.n - 1)
 
@@ -164,8 +183,34 @@ class Sampling:
         return replace(self, n=1, seed=self.seed + index)
 
     def as_dict(self) -> dict:
-        """Plain JSON-ready fields (``stop`` as a list)."""
-        return {**asdict(self), "stop": list(self.stop)}
+        """Plain JSON-ready fields (``stop`` as a list; ``context`` only when set, so that the requests of
+        runs made before it existed keep their :func:`cache_key`)."""
+        fields = {**asdict(self), "stop": list(self.stop)}
+        if fields["context"] is None:
+            del fields["context"]
+        return fields
+
+
+def reply_budget(sampling: Sampling, prompt_tokens: int, model_len: int | None = None) -> int:
+    """The most tokens a reply to a prompt of ``prompt_tokens`` tokens may have under ``sampling``.
+
+    ``max_tokens``, and under a ``context`` window what the prompt leaves of it, or of the
+    model's own window ``model_len`` where that is smaller (at least 1: a prompt that fills
+    the window gets one token, cut at once with ``finish_reason`` length).
+
+    >>> reply_budget(Sampling(max_tokens=16384, context=16384), 1200)
+    15184
+    >>> reply_budget(Sampling(max_tokens=512, context=16384), 1200), reply_budget(Sampling(max_tokens=512), 1200)
+    (512, 512)
+    >>> reply_budget(Sampling(max_tokens=100, context=100), 400)
+    1
+    >>> reply_budget(Sampling(max_tokens=16384, context=16384), 1200, model_len=8192)
+    6992
+    """
+    if sampling.context is None:
+        return sampling.max_tokens
+    window = min(sampling.context, model_len) if model_len else sampling.context
+    return max(1, min(sampling.max_tokens, window - prompt_tokens))
 
 
 def _check_seed(seed: int, index: int) -> None:

@@ -177,12 +177,17 @@ def test_the_truncation_line_and_default_caps():
     assert MAX_TOKENS == {"answers": 16_384, "scaffolding": 32_768, "dagmath": 32_768}
     shown = CliRunner().invoke(cli, ["evaluate", "dagmath", "--help"]).output
     assert "max_tokens (32768)" in " ".join(shown.split())
-    assert "max_tokens (16384)" in " ".join(CliRunner().invoke(cli, ["evaluate", "answers", "--help"]).output.split())
+    answers_help = " ".join(CliRunner().invoke(cli, ["evaluate", "answers", "--help"]).output.split())
+    assert "max_tokens (16384), context (16384: prompt plus reply" in answers_help
+    assert truncation_line(run_truncation.__globals__["truncation_figures"](["length", "stop"], 16384, 16384)) == \
+        "1 of 2 replies (50.0%) were cut at the context window (16,384 tokens, prompt plus reply; finish_reason length)"
 
 
 def test_commands_send_their_papers_max_tokens_by_default(graph_location, tmp_path):
-    """Without --gen-kwargs, evaluate answers asks with 16,384 tokens and evaluate dagmath with 32,768: the
-    stored runs' sampling and their summaries' truncation cap say so."""
+    """Without --gen-kwargs, evaluate answers runs in paper 1's 16,384-token context window (prompt plus reply,
+    §4), so the openai backend sends no max_tokens and the server's window bounds the reply; evaluate dagmath
+    caps the reply at 32,768 tokens; a --gen-kwargs max_tokens alone is sent as it is, without the window. The
+    stored runs' sampling, the requests and the summaries' truncation figures say so."""
     from kstp.graph.factory import open_store
     from kstp.loaders import cot
     from tests.endpoint import FakeEndpoint
@@ -190,16 +195,23 @@ def test_commands_send_their_papers_max_tokens_by_default(graph_location, tmp_pa
     with open_store(graph_location) as store:
         load_toy(store, tmp_path)
         cot.write_cot_set(store, cot.read_cot_files([PROMPT.parent / "log_count.json"], "logs"))
-    caps = {}
-    with FakeEndpoint() as server:
-        for args in (["answers", "--dataset", "toy"], ["dagmath", "--dataset", "logs", "--shots", "0", "--samples",
-                                                       "1"]):
+    caps, bodies = {}, []
+    with FakeEndpoint(reply=lambda body: bodies.append(body) or "\\boxed{5}") as server:
+        for name, args in (("answers", ["answers", "--dataset", "toy"]),
+                           ("dagmath", ["dagmath", "--dataset", "logs", "--shots", "0", "--samples", "1"]),
+                           ("answers 256", ["answers", "--dataset", "toy", "--gen-kwargs", "max_tokens=256",
+                                            "--new-run"])):
+            bodies.clear()
             result = CliRunner().invoke(cli, ["--graph", graph_location, "evaluate", *args, "--model", "m",
                                               "--base-url", server.base_url, "--json"])
             assert result.exit_code == 0, result.output
             summary = json.loads(result.stdout)
             with open_store(graph_location) as store:
                 config = json.loads(store.frame("run_by_id", {"runId": summary["runId"]}).iloc[0]["config"])
-            caps[args[0]] = (config["sampling"]["max_tokens"], summary["truncation"]["maxTokens"],
-                             summary["truncation"]["truncated"])
-    assert caps == {"answers": (16384, 16384, 0), "dagmath": (32768, 32768, 0)}
+            sent = {body.get("max_tokens") for body in bodies}
+            caps[name] = (config["sampling"]["max_tokens"], config["sampling"].get("context"), sent,
+                          summary["truncation"]["maxTokens"], summary["truncation"].get("context"),
+                          summary["truncation"]["truncated"])
+    assert caps == {"answers": (16384, 16384, {None}, 16384, 16384, 0),
+                    "dagmath": (32768, None, {32768}, 32768, None, 0),
+                    "answers 256": (256, None, {256}, 256, None, 0)}

@@ -66,6 +66,22 @@ def test_greedy_length_and_stop_strings(tiny):
     assert (stopped.text, stopped.finish_reason) == (cut.text[:cut.text.index(word)], "stop")
 
 
+def test_a_context_window_leaves_each_prompt_its_own_reply_budget(tiny):
+    """Under ``context`` (paper 1's window: prompt plus reply) each row of one batch may reply with what its own
+    prompt leaves, at most max_tokens: the greedy reply is the unbounded one cut there, ``length`` where cut."""
+    backend = _backend(tiny, 4)
+    free = [row[0] for row in backend.generate(CHATS, Sampling(temperature=0.0, max_tokens=12))]
+    window = max(c.tokens_in for c in free) + 4
+    windowed = [row[0] for row in backend.generate(CHATS, Sampling(temperature=0.0, max_tokens=12, context=window))]
+    budgets = [min(12, window - c.tokens_in) for c in free]
+    assert budgets[1] == 4 and budgets[0] > 4 and budgets[2] > budgets[0]  # three prompts, three budgets
+    for unbounded, cut, budget in zip(free, windowed, budgets, strict=True):
+        assert cut.tokens_in == unbounded.tokens_in and cut.tokens_out == min(budget, unbounded.tokens_out)
+        assert unbounded.text.startswith(cut.text)
+        if unbounded.tokens_out > budget:
+            assert cut.finish_reason == "length"
+
+
 def test_the_seeded_sampler_draws_from_the_model_distribution():
     """Gumbel-max over 20,000 seeds: token frequencies match the softmax (and top-p's renormalised nucleus)."""
     rows = 20_000

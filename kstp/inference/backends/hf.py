@@ -28,7 +28,7 @@ import time
 from collections.abc import Iterable, Sequence
 
 from kstp.errors import ConfigError, import_extra
-from kstp.inference.backend import Completion, Emit, Request, Streaming, register_backend, system_in_user
+from kstp.inference.backend import Completion, Emit, Request, Streaming, register_backend, reply_budget, system_in_user
 
 __all__ = ["HFBackend", "SeededSampler", "seeded_uniform", "chat_token_ids", "offline_tokenizer", "SAMPLER",
            "GPU_WINDOW", "CPU_WINDOW"]
@@ -192,7 +192,8 @@ class HFBackend(Streaming):
         groups: dict[tuple, list[tuple[Request, list[int]]]] = {}
         for request in requests:  # one sampling configuration a batch
             s = request.sampling
-            groups.setdefault((s.max_tokens, s.temperature, s.top_p, s.stop), []).append((request, self._ids(request)))
+            groups.setdefault((s.max_tokens, s.context, s.temperature, s.top_p, s.stop), []).append(
+                (request, self._ids(request)))
         for same in groups.values():
             same.sort(key=lambda pair: -len(pair[1]))  # longest first: a batch that does not fit shows at once
             for start in range(0, len(same), window):
@@ -222,7 +223,10 @@ class HFBackend(Streaming):
         temperature = 1.0 if sampling.temperature is None else sampling.temperature
         sampler = SeededSampler([r.sampling.seed for r, _ in batch], temperature,
                                 1.0 if sampling.top_p is None else sampling.top_p, width, self.device)
-        config = GenerationConfig(max_new_tokens=sampling.max_tokens, do_sample=False, pad_token_id=pad,
+        # each row's own budget (a context window leaves a short prompt more): the batch runs to the largest
+        model_len = getattr(self._model.config, "max_position_embeddings", None)
+        budgets = [reply_budget(sampling, len(ids), model_len) for _, ids in batch]
+        config = GenerationConfig(max_new_tokens=max(budgets), do_sample=False, pad_token_id=pad,
                                   eos_token_id=sorted(self._eos), num_beams=1)
         start = time.perf_counter()
         with torch.inference_mode():
@@ -233,7 +237,8 @@ class HFBackend(Streaming):
             return None
         seconds = time.perf_counter() - start
         completions = []
-        for (request, ids), row in zip(batch, output[:, width:].tolist(), strict=True):
+        for (request, ids), row, budget in zip(batch, output[:, width:].tolist(), budgets, strict=True):
+            row = row[:budget]
             end = next((k for k, token in enumerate(row) if token in self._eos), None)
             ended = end is not None
             tokens = row[:end] if ended else row

@@ -289,8 +289,11 @@ class OpenAIBackend(Streaming):
         return f"OpenAIBackend(model={self.model!r}, base_url={self.base_url!r})"
 
     def _request(self, messages: list[dict], sampling: Sampling) -> dict:
+        # Under a context window the server's own window bounds the reply (vLLM fills to --max-model-len):
+        # max_tokens equal to the window would ask for more than any prompt leaves, and be refused.
+        cap = sampling.max_tokens if sampling.context is None or sampling.max_tokens < sampling.context else None
         request = {"model": self.model, "messages": messages, "temperature": sampling.temperature,
-                   "top_p": sampling.top_p, "max_tokens": sampling.max_tokens, "seed": sampling.seed, "n": 1}
+                   "top_p": sampling.top_p, "max_tokens": cap, "seed": sampling.seed, "n": 1}
         request = {k: v for k, v in request.items() if v is not None}  # None: the provider's default
         if sampling.stop:
             request["stop"] = list(sampling.stop)

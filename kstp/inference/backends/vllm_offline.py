@@ -29,7 +29,16 @@ import time
 from collections.abc import Iterable
 
 from kstp.errors import import_extra
-from kstp.inference.backend import Completion, Emit, Request, Sampling, Streaming, register_backend, system_in_user
+from kstp.inference.backend import (
+    Completion,
+    Emit,
+    Request,
+    Sampling,
+    Streaming,
+    register_backend,
+    reply_budget,
+    system_in_user,
+)
 from kstp.inference.backends.hf import chat_token_ids
 
 __all__ = ["VLLMBackend", "sampling_params", "VLLM_WINDOW"]
@@ -41,8 +50,11 @@ VLLM_WINDOW = 4096
 os.environ.setdefault("VLLM_LOGGING_STREAM", "ext://sys.stderr")
 
 
-def sampling_params(sampling: Sampling, index: int | None = None):
-    """The ``vllm.SamplingParams`` of sample ``index`` of ``sampling`` (or of a one-sample ``sampling``).
+def sampling_params(sampling: Sampling, index: int | None = None, prompt_tokens: int = 0,
+                    model_len: int | None = None):
+    """The ``vllm.SamplingParams`` of sample ``index`` of ``sampling`` (or of a one-sample ``sampling``)
+    for a prompt of ``prompt_tokens`` tokens to an engine of ``model_len`` (its reply budget:
+    :func:`~kstp.inference.backend.reply_budget`).
 
     The seed reaches the sampler here.
     """
@@ -60,7 +72,8 @@ def sampling_params(sampling: Sampling, index: int | None = None):
 
             extra["guided_decoding"] = GuidedDecodingParams(json=one.json_schema)
     extra.update({k: v for k, v in (("temperature", one.temperature), ("top_p", one.top_p)) if v is not None})
-    return vllm.SamplingParams(n=1, max_tokens=one.max_tokens, seed=one.seed, stop=list(one.stop) or None, **extra)
+    return vllm.SamplingParams(n=1, max_tokens=reply_budget(one, prompt_tokens, model_len), seed=one.seed,
+                               stop=list(one.stop) or None, **extra)
 
 
 @register_backend("vllm")
@@ -97,6 +110,8 @@ class VLLMBackend(Streaming):
         os.environ.setdefault("VLLM_ENABLE_V1_MULTIPROCESSING", "0")
         self._llm = vllm.LLM(model=model, seed=seed, **{"enable_prefix_caching": True, **model_args})
         self._ids = itertools.count()
+        # the engine's window (--model-args max_model_len or the model's): a context window never asks past it
+        self._model_len = getattr(getattr(self._llm.llm_engine, "model_config", None), "max_model_len", None)
         self.held_most = 0  # the most requests the engine held at once in the last stream
 
     def _prompt(self, request: Request) -> dict:
@@ -115,7 +130,9 @@ class VLLMBackend(Streaming):
                 if request is None:
                     break
                 request_id = f"kstp-{next(self._ids)}"
-                engine.add_request(request_id, self._prompt(request), sampling_params(request.sampling))
+                prompt = self._prompt(request)
+                engine.add_request(request_id, prompt, sampling_params(
+                    request.sampling, prompt_tokens=len(prompt["prompt_token_ids"]), model_len=self._model_len))
                 held[request_id] = (request, time.perf_counter())
             self.held_most = max(self.held_most, len(held))
 
