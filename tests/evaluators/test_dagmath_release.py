@@ -171,6 +171,29 @@ def test_the_releases_policy_retries_with_new_seeds_then_drops(store, tmp_path):
     assert run_truncation(store, result.run_id, 64)["truncated"] == 1  # every stored reply, retried ones too
 
 
+def _empty_script(problem, i):
+    """toy:q1 "count" (gold 3): sample 0 a reply whose content is null, sample 1 an empty string; both
+    perfect when asked again (samples 2 and 3)."""
+    if i in (0, 1):
+        return Completion(i, 42 + i, text=None if i == 0 else "", finish_reason="stop")
+    return Completion(i, 42 + i, text=_steps((1, None, "three"), (2, [1], "\\boxed{3}")), finish_reason="stop")
+
+
+def test_an_empty_reply_is_empty_output_whether_its_content_is_null_or_blank(store, tmp_path):
+    """A null content was stored as "empty: the reply has no content ..." and counted as kind "other", so
+    retry:N neither asked it again nor dropped it while a blank one was retried. fail: both are "empty output",
+    PASS@1 0; retry:1: both asked again (samples 2, 3), both perfect: PASS@1 = PRR = 2/2, nothing dropped."""
+    load_toy(store, tmp_path)
+    failed = dagmath.evaluate(store, Scripted(_empty_script), "toy", Sampling(n=2, max_tokens=64), shots=0, limit=1)
+    assert (failed.summary()["failures"], failed.summary()["passAt1"]) == ({"empty output": 2}, 0.0)
+    model = Scripted(_empty_script)
+    result = dagmath.evaluate(store, model, "toy", Sampling(n=2, max_tokens=64), shots=0, limit=1, new_run=True,
+                              malformed=MalformedPolicy(1))
+    assert sorted(a for a in model.asked if a[1] >= 2) == [("count", 2), ("count", 3)]  # 0, 1 from the cache
+    summary = result.summary()
+    assert (summary["passAt1"], summary["perfectReasoningRate"], summary["droppedMalformed"]) == (1.0, 1.0, 0)
+
+
 def test_the_truncation_line_and_default_caps():
     assert truncation_line(run_truncation.__globals__["truncation_figures"](["length", "stop", "stop"], 32768)) == \
         "1 of 3 replies (33.3%) were cut at max_tokens (32,768 tokens; finish_reason length)"
