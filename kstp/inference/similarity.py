@@ -54,15 +54,20 @@ def hub_cache() -> Path:
 def cached_model(repo_id: str) -> Path | None:
     """The snapshot folder of model ``repo_id`` in the local hub cache (:func:`hub_cache`,
     ``models--ORG--NAME/snapshots/REV`` named by ``refs/main``), or None when it is not
-    there or ``repo_id`` is not a model id. Never touches the network."""
+    there or ``repo_id`` is not a model id. Never touches the network.
+
+    Raises
+    ------
+    MissingExtraError
+        When ``huggingface_hub`` (extra ``models``) is not installed.
+    """
     if not _REPO_ID.fullmatch(repo_id):
         return None
-    from huggingface_hub import snapshot_download
-    from huggingface_hub.errors import LocalEntryNotFoundError
-
+    hub = import_extra("huggingface_hub", "models", "a model from the local Hugging Face cache")
+    errors = import_extra("huggingface_hub.errors", "models", "a model from the local Hugging Face cache")
     try:
-        return Path(snapshot_download(repo_id, cache_dir=hub_cache(), local_files_only=True))
-    except (LocalEntryNotFoundError, ValueError):  # ValueError: HFValidationError of an odd id
+        return Path(hub.snapshot_download(repo_id, cache_dir=hub_cache(), local_files_only=True))
+    except (errors.LocalEntryNotFoundError, ValueError):  # ValueError: HFValidationError of an odd id
         return None
 
 

