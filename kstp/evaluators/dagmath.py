@@ -120,6 +120,8 @@ def failure_kind(reason: str | None) -> str | None:
     ['cycle', 'unknown parent', 'forward reference', None]
     >>> failure_kind("empty output"), failure_kind("empty: the reply has no content and no reasoning")
     ('empty output', 'empty output')
+    >>> failure_kind("step 3: empty conclusion"), failure_kind("step 3: missing 'node' or 'text'")
+    ('empty conclusion', 'malformed')
     """
     if reason is None:
         return None
@@ -127,6 +129,8 @@ def failure_kind(reason: str | None) -> str | None:
         return "unknown parent"
     if reason.endswith("(forward reference)"):
         return "forward reference"
+    if reason.endswith(": empty conclusion"):  # the release's schema takes an empty text: no malformed reply
+        return "empty conclusion"
     return next((kind for prefix, kind in _FAILURE_KINDS if reason.startswith(prefix)), "other")
 
 
