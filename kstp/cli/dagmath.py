@@ -45,7 +45,8 @@ def _print_dropped(summary: dict) -> None:
     """Under the release's policy (retry:N), how many sample slots stayed malformed and were dropped."""
     if summary.get("malformed", "fail") != "fail":
         message(f"malformed replies: {summary['malformed']}, {summary['droppedMalformed']} sample slots still "
-                "malformed after the retries were dropped (left out of every figure, as the authors' release)")
+                "malformed after the retries were dropped (left out of every figure, as the authors' release); "
+                "replies cut at max_tokens are kept as failures")
 
 
 def _write_report(store, run_id: str, out: Path | None) -> dict:
@@ -148,9 +149,10 @@ def ingest_cot(ctx, files: tuple[Path, ...], dataset: str, source: str, as_json:
               "message, instead of kstp's instructions and graph shots (so no --shots). Its name and SHA-256 are "
               "recorded on the run.")
 @click.option("--malformed", default="fail", show_default=True, metavar="fail|retry:N",
-              help="A reply that is no JSON of the schema (invalid or truncated JSON, a missing field): fail keeps "
-              "it and counts it as a failure (kstp); retry:N (N from 1 to 10) asks it again with a new seed up to "
-              "N times, then drops it and reports how many were dropped (the release: retry:1).")
+              help="A reply that is no JSON of the schema (invalid JSON, an empty reply, a missing field): fail "
+              "keeps it and counts it as a failure (kstp); retry:N (N from 1 to 10) asks it again with a new seed "
+              "up to N times, then drops it and reports how many were dropped (the release: retry:1). Under both, "
+              "a reply cut at max_tokens stays, a failure in the figures and the truncation line.")
 @click.option("--limit", type=click.IntRange(min=1), help="Only the first N problems.")
 @out_option("the report's tables (JSON, CSV) and figures (PNG)")
 @json_option

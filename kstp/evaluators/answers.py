@@ -213,7 +213,8 @@ def aggregate(responses: pd.DataFrame) -> dict:
         ``questions, samples, accuracy, accuracyStderr, meanSampleAccuracy,
         meanSampleAccuracyStderr, samplesPerQuestion``, with K >= 2 samples per question
         ``passAt1 .. passAtK`` and ``majorityAtK`` each with its ``...Stderr``, then
-        ``failed, noAnswer, truncated``.
+        ``failed, noAnswer, truncated`` (``truncated``: replies cut at ``max_tokens``, in
+        the content or in the reasoning).
 
     Examples
     --------
@@ -225,11 +226,13 @@ def aggregate(responses: pd.DataFrame) -> dict:
     (0.5, 1.0, 0.5, 0)
     """
     primary = responses[responses["sampleIndex"] == 0]
-    reasons = responses["verdict"].fillna("").value_counts().to_dict()
+    verdicts = responses["verdict"].fillna("")
+    # "truncated" and "truncated (in the reasoning)" (a reasoning model cut while thinking): both were cut
     return {"questions": int(primary["questionId"].nunique()), "samples": len(responses),
             **sample_statistics(responses),
             "failed": int(responses["error"].notna().sum()),
-            "noAnswer": int(reasons.get("no answer found", 0)), "truncated": int(reasons.get("truncated", 0))}
+            "noAnswer": int(verdicts.eq("no answer found").sum()),
+            "truncated": int(verdicts.isin(("truncated", "truncated (in the reasoning)")).sum())}
 
 
 def evaluate(store: GraphStore, backend: Backend, dataset: str, sampling: Sampling, limit: int | None = None,

@@ -104,7 +104,9 @@ TEMPLATE_HASH = hashlib.sha256((SYSTEM_PROMPT + "\x00" + USER_TEMPLATE + "\x00"
                                 + json.dumps(JSON_SCHEMA, sort_keys=True)).encode()).hexdigest()
 #: Few-shot gold trajectories per prompt (paper 4, §5: 4-shot).
 SHOTS = 4
-_FAILURE_KINDS = (("transport", "transport"), ("empty output", "empty output"), ("truncated", "truncated"),
+# "empty" covers the parser's "empty output" (a blank content) and the run's EMPTY_REPLY (a null one): one
+# kind, so a retry:N policy asks both again (RETRIED_FAILURES) and the summary counts them together.
+_FAILURE_KINDS = (("transport", "transport"), ("empty", "empty output"), ("truncated", "truncated"),
                   ("invalid JSON", "invalid JSON"), ("no steps", "malformed"), ("step ", "malformed"),
                   ("duplicate step id", "duplicate step id"), ("cycle", "cycle"),
                   ("no final boxed answer", "no final boxed answer"))
@@ -116,6 +118,10 @@ def failure_kind(reason: str | None) -> str | None:
     >>> [failure_kind(r) for r in ("cycle 2 -> 3 -> 2", "step 4 depends on step 9, which does not exist",
     ...                            "step 2 depends on step 5, which comes later (forward reference)", None)]
     ['cycle', 'unknown parent', 'forward reference', None]
+    >>> failure_kind("empty output"), failure_kind("empty: the reply has no content and no reasoning")
+    ('empty output', 'empty output')
+    >>> failure_kind("step 3: empty conclusion"), failure_kind("step 3: missing 'node' or 'text'")
+    ('empty conclusion', 'malformed')
     """
     if reason is None:
         return None
@@ -123,6 +129,8 @@ def failure_kind(reason: str | None) -> str | None:
         return "unknown parent"
     if reason.endswith("(forward reference)"):
         return "forward reference"
+    if reason.endswith(": empty conclusion"):  # the release's schema takes an empty text: no malformed reply
+        return "empty conclusion"
     return next((kind for prefix, kind in _FAILURE_KINDS if reason.startswith(prefix)), "other")
 
 

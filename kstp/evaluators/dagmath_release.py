@@ -13,8 +13,10 @@ A reply the release cannot parse into that schema (no JSON object, a missing or 
 field) is asked again and, after the last retry, left out of the problem's samples
 (``run_hf_dataset_batch.py``: ``--retry-mode max --max-retries 2``, whose check drops a
 request once it has failed twice: two attempts in all, ``retry:1`` here). A reply that
-parses but is not a DAG (a cycle, an unknown or later parent, a duplicate id) or boxes no
-answer passes the schema and is kept. :func:`kept_trajectories` applies that policy to a
+parses but is not a DAG (a cycle, an unknown or later parent, a duplicate id), has a step
+with an empty conclusion or boxes no answer passes the schema and is kept. One departure:
+a reply cut at ``max_tokens`` is kept as a failure, not retried and dropped
+(:data:`RETRIED_FAILURES`). :func:`kept_trajectories` applies that policy to a
 run's stored replies; kstp's own policy, ``fail``, keeps every reply in the denominators.
 
 References
@@ -110,8 +112,12 @@ def file_prompt(prompt: PromptFile, problem: str) -> list[Message]:
 
 
 #: Failure kinds (:func:`kstp.evaluators.dagmath.failure_kind`) the release's schema check refuses: the ones
-#: ``retry:N`` asks again. A reply cut at max_tokens is unparseable JSON there too.
-RETRIED_FAILURES = frozenset({"empty output", "invalid JSON", "malformed", "truncated"})
+#: ``retry:N`` asks again. A reply cut at max_tokens is unparseable JSON there too, but kstp keeps it as a
+#: failure ("truncated", not retried, not dropped): dropping it would take the longest trajectories silently
+#: out of the figures, while kept it stays in them and in the summary's truncation line, where a larger
+#: ``max_tokens`` is the remedy. A step with an empty conclusion passes the release's schema (``text: str``
+#: takes ""), so its kind, "empty conclusion", is kept as the DAG faults are.
+RETRIED_FAILURES = frozenset({"empty output", "invalid JSON", "malformed"})
 
 
 @dataclass(frozen=True)
@@ -160,7 +166,8 @@ def kept_trajectories(metrics: pd.DataFrame, samples: int, policy: MalformedPoli
     Under ``retry:N`` sample ``s`` of a problem (0 <= s < ``samples``) is a slot; attempt
     ``a`` of it is sample index ``s + a * samples`` (its own seed). A slot keeps its first
     attempt that is not malformed (:data:`RETRIED_FAILURES`); a slot whose stored attempts
-    are all malformed is dropped, and every attempt a slot did not keep is left out.
+    are all malformed is dropped, and every attempt a slot did not keep is left out. A
+    reply cut at ``max_tokens`` is no malformed one here: its slot keeps it, a failure.
     Under ``fail`` every row is kept.
 
     Parameters
@@ -170,13 +177,14 @@ def kept_trajectories(metrics: pd.DataFrame, samples: int, policy: MalformedPoli
 
     Examples
     --------
-    Two slots of one problem: slot 0 malformed then valid, slot 1 malformed twice.
+    Three slots of one problem: slot 0 malformed then valid, slot 1 malformed twice, slot 2
+    cut at max_tokens (kept, never asked again).
 
-    >>> m = pd.DataFrame({"questionId": "p", "sampleIndex": [0, 1, 2, 3],
-    ...                   "failure": ["invalid JSON", "truncated", None, "malformed"]})
-    >>> kept, dropped = kept_trajectories(m, 2, MalformedPolicy(1))
+    >>> m = pd.DataFrame({"questionId": "p", "sampleIndex": [0, 1, 2, 3, 4],
+    ...                   "failure": ["invalid JSON", "empty output", "truncated", None, "malformed"]})
+    >>> kept, dropped = kept_trajectories(m, 3, MalformedPolicy(1))
     >>> kept["sampleIndex"].tolist(), dropped
-    ([2], 1)
+    ([2, 3], 1)
     """
     if not policy.retries or metrics.empty:
         return metrics, 0

@@ -27,30 +27,12 @@ import yaml
 
 from kstp.errors import ConfigError, InputError
 from kstp.inference.backend import Message
+from kstp.inference.grading.choices import split_options
 
-__all__ = ["PromptTemplate", "split_options", "load_prompt_file", "load_shots", "DEFAULT_SHOT_ANSWER"]
+__all__ = ["PromptTemplate", "load_prompt_file", "load_shots", "DEFAULT_SHOT_ANSWER"]
 
 #: The assistant turn of an exemplar unless the prompt file says otherwise.
 DEFAULT_SHOT_ANSWER = "{solution}\n\nThe final answer is \\boxed{{answer}}."
-
-_OPTION_A = re.compile(r"^\s*\(?A[.):]\s")
-_OPTION = re.compile(r"^\s*\(?[A-J][.):]\s")
-
-
-def split_options(text: str) -> tuple[str, str]:
-    """A question's text as ``(question, options)``: the option lines from the first ``A.`` on.
-
-    >>> split_options("Which is prime?\\nA. 4\\nB. 7")
-    ('Which is prime?', 'A. 4\\nB. 7')
-    >>> split_options("What is 2 + 2?")
-    ('What is 2 + 2?', '')
-    """
-    lines = text.splitlines()
-    for i, line in enumerate(lines):
-        if _OPTION_A.match(line) and sum(bool(_OPTION.match(x)) for x in lines[i:]) >= 2:
-            return "\n".join(lines[:i]).rstrip(), "\n".join(lines[i:]).strip()
-    return text, ""
-
 
 def _fill(template: str, values: dict[str, str]) -> str:
     """``template`` with each ``{name}`` of ``values`` replaced, in one pass (a value's own braces stay).

@@ -31,7 +31,7 @@ from kstp.errors import ConfigError, import_extra
 from kstp.inference.backend import Backend, Sampling
 
 __all__ = ["NLI_LABELS", "NliBackend", "CrossEncoderNli", "LlmNli", "nli_backend", "BertScore", "parse_nli_label",
-           "hub_cache", "cached_model", "download_hint"]
+           "hub_cache", "cached_model", "download_hint", "model_label"]
 
 NLI_LABELS = ("entailment", "neutral", "contradiction")
 _LABEL_RE = re.compile(r"\b(entail\w*|neutral|contradict\w*)", re.IGNORECASE)
@@ -54,16 +54,42 @@ def hub_cache() -> Path:
 def cached_model(repo_id: str) -> Path | None:
     """The snapshot folder of model ``repo_id`` in the local hub cache (:func:`hub_cache`,
     ``models--ORG--NAME/snapshots/REV`` named by ``refs/main``), or None when it is not
-    there or ``repo_id`` is not a model id. Never touches the network."""
+    there or ``repo_id`` is not a model id. Never touches the network.
+
+    Raises
+    ------
+    MissingExtraError
+        When ``huggingface_hub`` (extra ``models``) is not installed.
+    """
     if not _REPO_ID.fullmatch(repo_id):
         return None
-    from huggingface_hub import snapshot_download
-    from huggingface_hub.errors import LocalEntryNotFoundError
-
+    hub = import_extra("huggingface_hub", "models", "a model from the local Hugging Face cache")
+    errors = import_extra("huggingface_hub.errors", "models", "a model from the local Hugging Face cache")
     try:
-        return Path(snapshot_download(repo_id, cache_dir=hub_cache(), local_files_only=True))
-    except (LocalEntryNotFoundError, ValueError):  # ValueError: HFValidationError of an odd id
+        return Path(hub.snapshot_download(repo_id, cache_dir=hub_cache(), local_files_only=True))
+    except (errors.LocalEntryNotFoundError, ValueError):  # ValueError: HFValidationError of an odd id
         return None
+
+
+def model_label(model: str) -> str:
+    """The name a judge records for ``model``: an id as given; a local folder by its name,
+    except a hub-cache snapshot (``.../models--ORG--NAME/snapshots/REV``), named ``ORG/NAME``.
+
+    Both judges (:class:`CrossEncoderNli`, :class:`BertScore`) name their model here, so a
+    caller can tell one model given as an id or as a folder the same way. The folder's
+    ``config.json`` (``_name_or_path``) is not read: a model fine-tuned from another and
+    saved records that other one there.
+
+    >>> model_label("cross-encoder/nli-deberta-v3-small")
+    'cross-encoder/nli-deberta-v3-small'
+    """
+    path = Path(model)
+    if not path.exists():
+        return model
+    path = path.resolve() if path.name in ("", ".", "..") else path
+    if path.parent.name == "snapshots" and path.parent.parent.name.startswith("models--"):
+        return path.parent.parent.name.removeprefix("models--").replace("--", "/")
+    return path.name
 
 
 def download_hint(repo_id: str) -> str:
@@ -90,7 +116,7 @@ class CrossEncoderNli:
     ----------
     model : str
         A local folder, or a Hugging Face model id already in the local cache
-        (:func:`cached_model`); ``name`` records the folder's name or the id.
+        (:func:`cached_model`); ``name`` records ``cross-encoder:`` and :func:`model_label`.
     batch_size : int
         Pairs per forward pass.
 
@@ -123,7 +149,7 @@ class CrossEncoderNli:
                               "use an NLI cross-encoder")
         self._labels = [labels[i] for i in range(len(labels))]
         self._batch_size = batch_size
-        self.name = f"cross-encoder:{Path(model).name if Path(model).exists() else model}"
+        self.name = f"cross-encoder:{model_label(model)}"
 
     def classify(self, pairs: Sequence[tuple[str, str]]) -> list[str]:
         if not pairs:
@@ -212,7 +238,7 @@ class BertScore:
         ``distilbert-base-uncased``).
     batch_size : int
     label : str, optional
-        What ``name`` calls the model (default: the id, or the folder's name).
+        What ``name`` calls the model (default: :func:`model_label`).
 
     Raises
     ------
@@ -233,7 +259,7 @@ class BertScore:
         if Path(model).exists():
             if num_layers is None:
                 raise ConfigError(f"similarity model {model!r} is a local folder: say which layer with --num-layers")
-            folder, label = Path(model), label or Path(model).name
+            folder, label = Path(model), label or model_label(model)
         else:
             num_layers = num_layers or bert_score.utils.model2layers.get(model)
             if num_layers is None:

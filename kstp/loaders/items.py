@@ -19,7 +19,6 @@ and paper 1's Prompt 3 (which lays them out as ``(A) ... (B) ...``) find them.
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -27,7 +26,7 @@ import pandas as pd
 
 from kstp.errors import InputError
 from kstp.graph.store import GraphStore
-from kstp.inference.grading import option_count
+from kstp.inference.grading.choices import option_count, split_options
 from kstp.loaders.common import (
     LoadReport,
     check_namespace,
@@ -50,8 +49,6 @@ _ANSWER_COLUMNS = ("answer", "correct_answer", "computed_answer", "correct_answe
 _TYPE_COLUMNS = ("type", "answer_type")
 #: Option letters, in order (the grader reads up to J).
 LETTERS = "ABCDEFGHIJ"
-_OPTION_LINE = re.compile(r"^\s*\(?[A-J][.):]\s")
-
 
 @dataclass
 class ItemSet:
@@ -284,7 +281,8 @@ def mcq_text(text, options: dict, answer, where: str, field: str = "options") ->
     """A multiple-choice question's stored text, validated: ``text``, then ``options``, one lettered line each.
 
     ``options`` maps the letters A, B, ... in order (two or more) to one-line texts; the
-    problem must not list options itself (they would be read twice), and a gold ``answer``
+    problem must not list options itself (they would be read twice: a run of lettered lines
+    from ``A.``, or ``(A) ... (B) ...``; a list ``I.``, ``II.`` is question text), and a gold ``answer``
     (None: no gold) must be one of the letters. Both question loaders (JSON lines items,
     and records with ``--options-field``) go through here.
 
@@ -306,8 +304,8 @@ def mcq_text(text, options: dict, answer, where: str, field: str = "options") ->
             raise InputError(f"{where}: option {letter} must be one line of text, not {json.dumps(value)[:60]}")
     if not isinstance(text, str) or not text.strip():
         raise InputError(f"{where}: a multiple-choice item needs its problem text")
-    if option_count(text) is not None or any(_OPTION_LINE.match(line) for line in text.splitlines()):
-        raise InputError(f"{where}: the text already lists options (a line such as 'A. ...' or '(A) ... (B) ...'); "
+    if option_count(text) is not None or split_options(text)[1]:
+        raise InputError(f"{where}: the text already lists options (lines 'A. ...', 'B. ...' or '(A) ... (B) ...'); "
                          f"give them once, in \"{field}\"")
     if answer is not None and str(answer).strip() not in options:
         raise InputError(f"{where}: the answer of a multiple-choice item must be one of its letters "

@@ -119,3 +119,31 @@ def test_evaluate_grades_option_letters_by_the_question_option_count(store, tmp_
     assert verdicts.to_dict("index") == {"mc:q1": {"extracted": "C", "verdict": "correct"},
                                          "mc:q2": {"extracted": None, "verdict": "no answer found"},
                                          "mc:q3": {"extracted": "I", "verdict": "correct"}}
+
+
+class Cut(Scripted):
+    """Replies (content, reasoning, finish_reason) per question, keyed by its first line."""
+
+    def generate(self, prompts, sampling, samples=None, progress=None):
+        return [[Completion(i, sampling.seed + i, **dict(zip(("text", "reasoning", "finish_reason"),
+                                                             self.replies[chat[-1]["content"].splitlines()[1]],
+                                                             strict=True)))
+                 for i in (samples[k] if samples is not None else range(sampling.n))] for k, chat in enumerate(prompts)]
+
+
+def test_the_truncated_column_counts_replies_cut_in_the_reasoning(store, tmp_path):
+    """q1 cut while thinking (no content), q2 cut in its content, q3 answered: the summary's ``truncated`` is 2,
+    as the truncation line's count (it said 0 above a line saying 2 replies were cut)."""
+    from kstp.cli.models import run_truncation
+
+    path = tmp_path / "items.csv"
+    path.write_text("item_id,text,answer\nq1,1 + 1?,2\nq2,2 + 2?,4\nq3,3 + 3?,6\n")
+    items.write_items(store, items.read_items_csv(path, "cut"))
+    model = Cut({"1 + 1?": (None, "Let me think: 1 + 1", "length"), "2 + 2?": ("First, 2 + 2 =", None, "length"),
+                 "3 + 3?": ("So \\boxed{6}", None, "stop")})
+    result = answers.evaluate(store, model, "cut", Sampling(n=1, seed=42, max_tokens=64))
+    assert result.responses.set_index("questionId")["verdict"].to_dict() == {
+        "cut:q1": "truncated (in the reasoning)", "cut:q2": "truncated", "cut:q3": "correct"}
+    summary = result.summary()
+    assert (summary["truncated"], summary["accuracy"]) == (2, pytest.approx(1 / 3))
+    assert run_truncation(store, result.run_id, 64)["truncated"] == summary["truncated"]

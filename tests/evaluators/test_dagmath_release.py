@@ -144,31 +144,78 @@ def test_kstps_policy_counts_malformed_replies_as_failures(store, tmp_path):
 
 
 def test_the_releases_policy_retries_with_new_seeds_then_drops(store, tmp_path):
-    """retry:2: q1's slot 0 is asked again (sample 2, seed 44) and is perfect; q2's slot 0 stays invalid JSON
-    (samples 0, 2, 4) and is dropped. Kept: q1 samples 2, 1 (both perfect); q2 sample 1 (closed, wrong).
-    PASS@1 = PRR = (1 + 0) / 2; one slot dropped; 4 + 2 + 1 requests."""
+    """retry:2: q2's slot 0 stays invalid JSON (samples 0, 2, 4, seeds 42, 44, 46) and is dropped; q1's slot 0,
+    cut at max_tokens, is neither asked again nor dropped: a failure that stays in the figures and the
+    truncation line. Kept: q1 samples 0 (cut), 1 (perfect); q2 sample 1 (closed, wrong).
+    PASS@1 = PRR = (1/2 + 0) / 2 = 0.25; one slot dropped; 4 + 2 requests."""
     load_toy(store, tmp_path)
     model = Scripted(_malformed_script)
     result = dagmath.evaluate(store, model, "toy", Sampling(n=2, max_tokens=64), shots=0, limit=2,
                               malformed=MalformedPolicy(2))
-    assert model.asked[4:] in ([("count", 2), ("add", 2), ("add", 4)], [("add", 2), ("count", 2), ("add", 4)])
+    assert model.asked[4:] == [("add", 2), ("add", 4)]
     assert sorted(model.asked[:4]) == [("add", 0), ("add", 1), ("count", 0), ("count", 1)]
     summary = result.summary()
-    assert (summary["passAt1"], summary["perfectReasoningRate"], summary["trajectories"]) == (0.5, 0.5, 3)
-    assert (summary["malformed"], summary["droppedMalformed"], summary["requested"]) == ("retry:2", 1, 7)
-    assert result.metrics[["questionId", "sampleIndex"]].values.tolist() == [["toy:q1", 1], ["toy:q1", 2],
+    assert (summary["passAt1"], summary["perfectReasoningRate"], summary["trajectories"]) == (0.25, 0.25, 3)
+    assert (summary["malformed"], summary["droppedMalformed"], summary["requested"]) == ("retry:2", 1, 6)
+    assert summary["failures"] == {"truncated": 1}
+    assert result.metrics[["questionId", "sampleIndex"]].values.tolist() == [["toy:q1", 0], ["toy:q1", 1],
                                                                              ["toy:q2", 1]]
     stored = store.frame("run_responses", {"runId": result.run_id})
-    assert (len(stored), stored.set_index("sampleIndex").loc[2, "seed"].tolist()) == (7, [44, 44])
+    assert (len(stored), stored.set_index("sampleIndex").loc[[2, 4], "seed"].tolist()) == (6, [44, 46])
     run = store._execute("MATCH (r:Run {id: $id}) RETURN r.malformedPolicy AS p, r.droppedMalformed AS d, "
                          "r.passAt1 AS a", {"id": result.run_id}, "test").iloc[0]
-    assert (run["p"], run["d"], run["a"]) == ("retry:2", 1, 0.5)
+    assert (run["p"], run["d"], run["a"]) == ("retry:2", 1, 0.25)
     again = dagmath.evaluate(store, model, "toy", Sampling(n=2, max_tokens=64), shots=0, limit=2,
                              malformed=MalformedPolicy(2))
     assert (again.run_id, again.generated, again.summary()["droppedMalformed"]) == (result.run_id, 0, 1)
     rescored = dagmath.score_run(store, result.run_id)  # kstp report dagmath: the policy read from the run
-    assert (dagmath.aggregate(rescored)["passAt1"], rescored.attrs["dropped"]) == (0.5, 1)
-    assert run_truncation(store, result.run_id, 64)["truncated"] == 1  # every stored reply, retried ones too
+    assert (dagmath.aggregate(rescored)["passAt1"], rescored.attrs["dropped"]) == (0.25, 1)
+    assert run_truncation(store, result.run_id, 64) == {"replies": 6, "truncated": 1, "share": pytest.approx(1 / 6),
+                                                        "maxTokens": 64}
+
+
+def _empty_conclusion(problem, i):
+    """toy:q1 "count" (gold 3): sample 0 a step whose conclusion is "" (the release's schema takes it), sample 1
+    perfect; sample 2 would be perfect if sample 0 were asked again."""
+    if i == 0:
+        return Completion(i, 42, text=_steps((1, None, ""), (2, [1], "\\boxed{3}")), finish_reason="stop")
+    return Completion(i, 42 + i, text=_steps((1, None, "three"), (2, [1], "\\boxed{3}")), finish_reason="stop")
+
+
+def test_an_empty_conclusion_passes_the_release_s_schema_and_is_kept(store, tmp_path):
+    """gpt_eval/models.py's ``text: str`` takes "": under retry:1 the reply is kept (not asked again, not dropped),
+    an invalid DAG whose boxed 3 still counts for PASS@1: PASS@1 = 1, PRR = 1/2."""
+    load_toy(store, tmp_path)
+    model = Scripted(_empty_conclusion)
+    result = dagmath.evaluate(store, model, "toy", Sampling(n=2, max_tokens=64), shots=0, limit=1,
+                              malformed=MalformedPolicy(1))
+    assert sorted(model.asked) == [("count", 0), ("count", 1)]
+    summary = result.summary()
+    assert summary["failures"] == {"empty conclusion": 1} and summary["droppedMalformed"] == 0
+    assert (summary["passAt1"], summary["perfectReasoningRate"], summary["trajectories"]) == (1.0, 0.5, 2)
+
+
+def _empty_script(problem, i):
+    """toy:q1 "count" (gold 3): sample 0 a reply whose content is null, sample 1 an empty string; both
+    perfect when asked again (samples 2 and 3)."""
+    if i in (0, 1):
+        return Completion(i, 42 + i, text=None if i == 0 else "", finish_reason="stop")
+    return Completion(i, 42 + i, text=_steps((1, None, "three"), (2, [1], "\\boxed{3}")), finish_reason="stop")
+
+
+def test_an_empty_reply_is_empty_output_whether_its_content_is_null_or_blank(store, tmp_path):
+    """A null content was stored as "empty: the reply has no content ..." and counted as kind "other", so
+    retry:N neither asked it again nor dropped it while a blank one was retried. fail: both are "empty output",
+    PASS@1 0; retry:1: both asked again (samples 2, 3), both perfect: PASS@1 = PRR = 2/2, nothing dropped."""
+    load_toy(store, tmp_path)
+    failed = dagmath.evaluate(store, Scripted(_empty_script), "toy", Sampling(n=2, max_tokens=64), shots=0, limit=1)
+    assert (failed.summary()["failures"], failed.summary()["passAt1"]) == ({"empty output": 2}, 0.0)
+    model = Scripted(_empty_script)
+    result = dagmath.evaluate(store, model, "toy", Sampling(n=2, max_tokens=64), shots=0, limit=1, new_run=True,
+                              malformed=MalformedPolicy(1))
+    assert sorted(a for a in model.asked if a[1] >= 2) == [("count", 2), ("count", 3)]  # 0, 1 from the cache
+    summary = result.summary()
+    assert (summary["passAt1"], summary["perfectReasoningRate"], summary["droppedMalformed"]) == (1.0, 1.0, 0)
 
 
 def test_the_truncation_line_and_default_caps():

@@ -11,8 +11,9 @@ from click.testing import CliRunner
 from kstp.cli.main import cli
 from kstp.errors import InputError
 from kstp.evaluators import answers
-from kstp.evaluators.prompting import PromptTemplate, load_prompt_file, load_shots, split_options
+from kstp.evaluators.prompting import PromptTemplate, load_prompt_file, load_shots
 from kstp.graph.factory import open_store
+from kstp.inference.grading.choices import split_options
 from tests.conftest import load_toy
 from tests.endpoint import FakeEndpoint
 

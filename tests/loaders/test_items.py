@@ -183,6 +183,17 @@ def test_items_jsonl_options_become_option_lines_of_the_text(tmp_path):
                                     ["Odd or even: 3?\nA. odd\nB. even", None, "mcq"]]
 
 
+@pytest.mark.parametrize("text", [
+    "Which must be true?\nI. f is continuous\nII. f is bounded",  # MMLU's statement lists
+    "Which must be true?\nI. f is continuous\nII. f is bounded\nIII. f is differentiable",
+    "Consider:\nA. a set of reals\nC. its closure",  # no run A, B
+])
+def test_mcq_text_statement_lists_are_question_text(text):
+    """Roman numerals ("I.") and lone letters are no run of options from A: the text is kept, options under it
+    (the ``I.`` line once refused every MMLU question with a statement list)."""
+    assert items.mcq_text(text, {"A": "I only", "B": "II only"}, "B", "f:1") == text + "\nA. I only\nB. II only"
+
+
 @pytest.mark.parametrize(("options", "rest", "message"), [
     ('["4", "7"]', '', r'm.jsonl:2: "options" must be an object mapping the letters A, B, ... to option texts '
                        r'\(e.g. \{"A": "4", "B": "7"\}\), not list \["4", "7"\]'),
@@ -194,7 +205,8 @@ def test_items_jsonl_options_become_option_lines_of_the_text(tmp_path):
     ('{"A": "4", "B": "7"}', ', "answer": "7"', r'm.jsonl:2: the answer of a multiple-choice item must be one of its '
                                                 r'letters A, B, not "7"'),
     ('{"A": "4", "B": "7"}', ', "text": "Pick: (A) 4 (B) 7"', r'm.jsonl:2: the text already lists options'),
-    ('{"A": "4", "B": "7"}', ', "text": "Pick one.\\nA. 4"', r'm.jsonl:2: the text already lists options'),
+    ('{"A": "4", "B": "7"}', ', "text": "Pick one.\\nA. 4\\nB. 7"', r'm.jsonl:2: the text already lists options'),
+    ('{"A": "4", "B": "7"}', ', "text": "Pick one.\\nI. x\\nA. 4\\nB. 7"', r'm.jsonl:2: the text already lists'),
 ])
 def test_items_jsonl_bad_options_are_refused_with_their_line(tmp_path, options, rest, message):
     path = tmp_path / "m.jsonl"

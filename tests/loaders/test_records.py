@@ -97,6 +97,24 @@ def test_record_options_are_checked_as_the_items_loader_checks_them(tmp_path, re
         read_question_records(tmp_path / "bad.jsonl", "b", FieldMap(text="q", answer="label", options="choices"))
 
 
+def test_ingest_mmlu_records_with_statement_lists(graph_location, tmp_path):
+    """The README's MMLU ingest: a question listing statements I., II., III. is stored whole with its options
+    under it (the I. line was once taken for an option and stopped the ingest at the first such record)."""
+    question = "Which must be true?\nI. f is continuous\nII. f is bounded\nIII. f is differentiable"
+    rows = [{"question": question, "choices": ["I only", "II only", "I and II", "I, II and III"], "answer": 2},
+            {"question": "2 + 2?", "choices": ["3", "4"], "answer": 1}]
+    (tmp_path / "mmlu.jsonl").write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    result = CliRunner().invoke(cli, ["--graph", graph_location, "ingest", "items", str(tmp_path / "mmlu.jsonl"),
+                                      "--dataset", "mmlu", "--text-field", "question", "--options-field", "choices",
+                                      "--answer-field", "answer", "--output-format", "json"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["written"]["Question"]["created"] == 2
+    with open_store(graph_location) as store:
+        stored = store.nodes("Question", ["mmlu:1", "mmlu:2"]).set_index("id")
+    assert stored.loc["mmlu:1", "text"] == question + "\nA. I only\nB. II only\nC. I and II\nD. I, II and III"
+    assert stored.loc["mmlu:1", "answer"] == "C" and stored.loc["mmlu:2", "answer"] == "B"
+
+
 def test_ingest_a_hub_download_and_a_model_answers_it(graph_location, tmp_path):
     folder = _hub_download(tmp_path / "gsm8k")
     runner = CliRunner()

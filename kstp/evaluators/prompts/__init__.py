@@ -23,7 +23,7 @@ from importlib import resources
 import yaml
 
 from kstp.errors import ConfigError
-from kstp.evaluators.prompting import split_options
+from kstp.inference.grading.choices import split_options
 
 __all__ = ["load", "choices_of"]
 

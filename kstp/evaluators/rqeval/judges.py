@@ -24,7 +24,7 @@ from collections.abc import Iterable
 from kstp.inference.similarity import BertScore, cached_model, download_hint, hub_cache
 
 __all__ = ["NLI_MODEL", "SIMILARITY_MODEL", "SIMILARITY_LAYER", "PAPER_NLI", "PAPER_SIMILARITY", "similarity_scorer",
-           "notes"]
+           "is_release_judge", "notes"]
 
 #: The release's LS judge and SS model (``config/config.yaml``), and the layer bert-score uses for the latter.
 NLI_MODEL = "cross-encoder/nli-deberta-v3-small"
@@ -34,6 +34,35 @@ SIMILARITY_LAYER = 5
 PAPER_NLI = f"cross-encoder:{NLI_MODEL}"
 PAPER_SIMILARITY = f"bert-score:{SIMILARITY_MODEL}@{SIMILARITY_LAYER}"
 _TABLES = "not comparable with paper 3's Tables 6-7"
+#: The hub's ids of the release's SS model (its old id and the new one under the distilbert organisation).
+_SIMILARITY_IDS = (SIMILARITY_MODEL, f"distilbert/{SIMILARITY_MODEL}")
+
+
+def _is_release_model(label: str, ids: tuple[str, ...]) -> bool:
+    """Whether a recorded model label (:func:`~kstp.inference.similarity.model_label`) is one of
+    ``ids``: the id itself, or a folder (a name without ``/``) named as the id's last part.
+
+    >>> [_is_release_model(x, (NLI_MODEL,)) for x in (NLI_MODEL, "nli-deberta-v3-small", "org/nli-deberta-v3-small")]
+    [True, True, False]
+    """
+    return label in ids or ("/" not in label and label in {i.rpartition("/")[2] for i in ids})
+
+
+def is_release_judge(name: str) -> bool:
+    """Whether a recorded judge name (``nliBackend`` or ``similarityModel``) is the release's
+    judge, its model given as a cached id or as a local folder: the NLI cross-encoder
+    ``nli-deberta-v3-small``, or BERTScore with ``distilbert-base-uncased`` at layer 5.
+
+    >>> [is_release_judge(n) for n in (PAPER_NLI, "cross-encoder:nli-deberta-v3-small", "llm:openai/m",
+    ...                                "bert-score:distilbert/distilbert-base-uncased@5",
+    ...                                "bert-score:distilbert-base-uncased@6")]
+    [True, True, False, True, False]
+    """
+    kind, _, label = name.partition(":")
+    if kind == "cross-encoder":
+        return _is_release_model(label, (NLI_MODEL,))
+    label, _, layer = label.rpartition("@")
+    return kind == "bert-score" and layer == str(SIMILARITY_LAYER) and _is_release_model(label, _SIMILARITY_IDS)
 
 
 def similarity_scorer(model: str | None = None, num_layers: int | None = None) -> tuple[BertScore, str | None]:
@@ -61,7 +90,7 @@ def similarity_scorer(model: str | None = None, num_layers: int | None = None) -
     """
     if model is not None:
         return BertScore(model, num_layers), None
-    for name in (SIMILARITY_MODEL, f"distilbert/{SIMILARITY_MODEL}"):  # the hub's old and new id, one model
+    for name in _SIMILARITY_IDS:
         if cached_model(name) is not None:
             return BertScore(name, num_layers or SIMILARITY_LAYER, label=SIMILARITY_MODEL), None
     from kstp.inference.embeddings import resolve_model
@@ -73,8 +102,9 @@ def similarity_scorer(model: str | None = None, num_layers: int | None = None) -
 
 
 def notes(nli_backends: Iterable[str], similarity_models: Iterable[str]) -> list[str]:
-    """One line per judge, among the recorded names, that is not the release's: why its LS
-    or SS is not comparable with Tables 6-7 (empty when every run used the release's).
+    """One line per judge, among the recorded names, that is not the release's
+    (:func:`is_release_judge`): why its LS or SS is not comparable with Tables 6-7 (empty
+    when every run used the release's).
 
     >>> notes([PAPER_NLI], [PAPER_SIMILARITY])
     []
@@ -82,13 +112,13 @@ def notes(nli_backends: Iterable[str], similarity_models: Iterable[str]) -> list
     'LS: judged by the evaluated model (llm:local/smollm2), so '
     """
     out = []
-    for name in sorted({n for n in nli_backends if isinstance(n, str)} - {PAPER_NLI}):
+    for name in sorted({n for n in nli_backends if isinstance(n, str) and not is_release_judge(n)}):
         if name.startswith("llm:"):
             out.append(f"LS: judged by the evaluated model ({name}), so it depends on the model under test and is "
                        f"{_TABLES} (the release's judge: {NLI_MODEL}; --nli {PAPER_NLI})")
         else:
             out.append(f"LS: judged by {name}, not the release's {NLI_MODEL}: {_TABLES}")
-    for name in sorted({n for n in similarity_models if isinstance(n, str)} - {PAPER_SIMILARITY}):
+    for name in sorted({n for n in similarity_models if isinstance(n, str) and not is_release_judge(n)}):
         out.append(f"SS: BERTScore with {name}, not the release's {SIMILARITY_MODEL} (layer {SIMILARITY_LAYER}): "
                    f"{_TABLES}")
     return out

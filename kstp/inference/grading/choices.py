@@ -24,7 +24,7 @@ from kstp.inference.grading.extraction import extract_final
 from kstp.inference.grading.golds import CHOICES
 from kstp.inference.grading.numbers import clean
 
-__all__ = ["option_count", "grade_choice", "grade_yesno"]
+__all__ = ["option_count", "split_options", "grade_choice", "grade_yesno"]
 
 # Words that may stand between an answer phrase and its letter ("the answer is clearly D", "is for sure D").
 _FILLER = (r"(?:(?:clearly|definitely|probably|likely|most|obviously|surely|certainly|indeed|therefore|thus|hence"
@@ -44,6 +44,8 @@ _CLOSING_STATED_RE = re.compile(r"(?:\bis|\bit['’]s|\bbe|\bchoose|\bpick|\bsel
 _PRONOUN_RE = re.compile(r"\s+[a-z]|['’]")
 _SENTENCE_END_RE = re.compile(r"[.!?](?=\s|$)|\n")
 _LOOSE_LETTER_RE = re.compile(r"(?<![\w'’])\(?([A-J])\)?(?![\w'’])")
+# An option line: a letter and ".", ")" or ":" opening the line ("A. 12", "(B) 14").
+_OPTION_LINE_RE = re.compile(r"^\s*\(?([A-J])[.):]\s")
 
 
 def option_count(question: str) -> int | None:
@@ -72,6 +74,42 @@ def option_count(question: str) -> int | None:
     found = {a or b for a, b in re.findall(r"(?m)^\s*\(?([A-J])[.):]\s|(?<!\S)\(([A-J])\)\s", question + " ")}
     count = next((i for i, letter in enumerate(CHOICES) if letter not in found), len(CHOICES))
     return count if count >= 2 else None
+
+
+def split_options(text: str) -> tuple[str, str]:
+    """A question's text as ``(question, options)``: its option lines from the first ``A.`` on.
+
+    The options are a run of lettered lines that starts at ``A`` with ``B`` the next
+    lettered line (``A. 4`` then ``B. 7``); anything else is question text, so the Roman
+    numerals of a statement list ("I. f is continuous", "II. f is bounded") are no
+    options. The answers evaluation's prompts split a stored text here, and the item
+    loaders refuse a problem text that lists options itself by the same rule.
+
+    Parameters
+    ----------
+    text : str
+        A question's text, options (if any) as lines under the problem.
+
+    Returns
+    -------
+    tuple of str
+        The text before the options (right-stripped) and the option lines (``""``: none).
+
+    Examples
+    --------
+    >>> split_options("Which is prime?\\nA. 4\\nB. 7")
+    ('Which is prime?', 'A. 4\\nB. 7')
+    >>> split_options("Which must be true?\\nI. f is continuous\\nII. f is bounded")[1]
+    ''
+    >>> split_options("What is 2 + 2?")
+    ('What is 2 + 2?', '')
+    """
+    lines = text.splitlines()
+    letters = [(i, m.group(1)) for i, line in enumerate(lines) if (m := _OPTION_LINE_RE.match(line))]
+    for (i, letter), (_, following) in zip(letters, letters[1:], strict=False):
+        if (letter, following) == ("A", "B"):
+            return "\n".join(lines[:i]).rstrip(), "\n".join(lines[i:]).strip()
+    return text, ""
 
 
 def _phrase_letter(text: str, m: re.Match, letters: tuple[str, ...]) -> str | None:
