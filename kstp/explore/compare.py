@@ -18,15 +18,27 @@ from kstp.explore.charts import bars
 from kstp.explore.drawings import DRAW_LIMIT, class_dag
 from kstp.explore.values import as_rows as _rows
 from kstp.explore.values import plain as _plain
+from kstp.explore.values import slug
 
 if TYPE_CHECKING:
     from kstp.graph.store import GraphStore
 
-__all__ = ["ComparePages", "COMPARE_MARKS", "compare_marks"]
+__all__ = ["ComparePages", "COMPARE_MARKS", "compare_marks", "compare_path"]
 
 #: What a question's mark on the comparison's structure says (the first learner is A, the second B).
 COMPARE_MARKS = {"both": "right for both", "only-a": "right for A only", "only-b": "right for B only",
                  "neither": "answered by both, right for neither", "": "not answered by both"}
+
+
+def compare_path(first: str, second: str) -> str:
+    """The comparison page of two learners, relative to the site's root: the ids in Python's (code point) order,
+    the one order the learner pages' links and the static export's files share.
+
+    >>> compare_path("model:gpt-4o", "model:Qwen2.5")
+    'compare/model~3AQwen2.5/model~3Agpt-4o.html'
+    """
+    a, b = sorted((first, second))
+    return f"compare/{slug(a)}/{slug(b)}.html"
 
 
 def compare_marks(right_a: set[str], right_b: set[str], answered_a: set[str], answered_b: set[str]) -> dict[str, str]:

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from kstp.errors import ConfigError, KstpError
 from kstp.explore.app import environment, render
+from kstp.explore.compare import compare_path
 from kstp.explore.pages import FILTERS, SORTABLE, Explorer, slug
 
 __all__ = ["export_site"]
@@ -52,8 +53,7 @@ def _pages(explorer: Explorer) -> Iterator[tuple[str, str, Callable[[], dict]]]:
         learners.update(figures["learnerId"])
         models = sorted(figures.loc[figures["kind"] == "model", "learnerId"])
         for a, b in ((a, b) for a in models for b in models if a < b):  # the pairs of models a learner page links
-            yield (f"compare/{slug(a)}/{slug(b)}.html", "compare.html",
-                   lambda a=a, b=b: {"page": explorer.compare(a, b)})
+            yield compare_path(a, b), "compare.html", lambda a=a, b=b: {"page": explorer.compare(a, b)}
     for lid in sorted(learners):
         yield f"learner/{slug(lid)}.html", "learner.html", lambda lid=lid: {"page": explorer.learner(lid)}
     for run in overview["runs"]:

@@ -27,7 +27,7 @@ from typing import Any
 import pandas as pd
 
 from kstp.errors import KstpError, UnknownIdError
-from kstp.explore.compare import ComparePages
+from kstp.explore.compare import ComparePages, compare_path
 from kstp.explore.drawings import DRAW_LIMIT, HASSE_LIMIT
 from kstp.explore.drawings import class_dag as _class_dag
 from kstp.explore.drawings import hasse as _hasse
@@ -459,7 +459,8 @@ class Explorer(RunPages, ComparePages):
             section["innerFringe"] = structures.inner_fringe(self.store, dataset, state)
             section["outerFringe"] = structures.outer_fringe(self.store, dataset, state)
         figures = self.learner_figures(dataset)
-        section["models"] = sorted(m for m in figures.loc[figures["kind"] == "model", "learnerId"] if m != learner)
+        section["models"] = [{"learnerId": m, "href": compare_path(learner, m)}  # the export's file names
+                             for m in sorted(figures.loc[figures["kind"] == "model", "learnerId"]) if m != learner]
         size = self.space_size(dataset)
         fitted = self._kept(("fitted", dataset), lambda: self._fitted(dataset))
         if fitted or size.get("states", NEXT_STEPS_LIMIT + 1) <= NEXT_STEPS_LIMIT:

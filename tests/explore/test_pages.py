@@ -204,6 +204,24 @@ def test_explore_export_is_a_site_with_relative_links(explored, tmp_path):
     assert Path(result["index"]) == site / "index.html"
 
 
+def test_explore_export_compare_links_of_models_differing_in_case(explored, tmp_path):
+    """A second model whose id sorts before the first in code points and after it ignoring case ("Q" < "o" but
+    "o" < "q"): every compare link of the exported learner pages names a file the export wrote."""
+    from tests.endpoint import FakeEndpoint
+
+    graph, _ = explored
+    with FakeEndpoint(answer=COMPLETION) as server:
+        kstp_json(graph, "evaluate", "answers", "--dataset", "toy", "--model", "Qwen2.5", "--backend", "openai",
+                  "--base-url", server.base_url, "--limit", "3")
+    site = tmp_path / "site"
+    kstp_json(graph, "explore", "--export", site)
+    links = [(page, target) for page in (site / "learner").glob("*.html")
+             for target in re.findall(r'class="compare-link" href="([^"]+)"', page.read_text())]
+    assert len(links) == 2  # each model's page links the other
+    for page, target in links:
+        assert (page.parent / unescape(target)).resolve().is_file(), (page, target)
+
+
 def _start(graph: str, *args: str):
     import os
     import subprocess
