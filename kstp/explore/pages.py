@@ -390,13 +390,14 @@ class Explorer(RunPages, ComparePages):
         self._dataset_row(dataset)
         return self._kept(("psr", dataset), compute)
 
-    def learner_psr(self, dataset: str) -> tuple[pd.DataFrame, str]:
-        """Each learner's ``accuracy``, ``psrMicro``, ``psrMacro`` on ``dataset`` (indexed by ``learnerId``) and
-        where they come from: ``kstp evaluate psr`` computed now up to :data:`PSR_INLINE_ANSWERS` answers, else
-        the figures its last run stored on the learners (reading every answer takes seconds at XES3G5M scale)."""
+    def learner_psr(self, dataset: str) -> tuple[pd.DataFrame, str, bool]:
+        """Each learner's ``accuracy``, ``psrMicro``, ``psrMacro`` (indexed by ``learnerId``), where they come from
+        and whether they were computed now on ``dataset``: ``kstp evaluate psr`` up to :data:`PSR_INLINE_ANSWERS`
+        answers, else the figures its last run stored on the learners (reading every answer takes seconds at
+        XES3G5M scale), which for a model that answered several datasets are the last evaluated one's."""
         if self._dataset_row(dataset)["answers"] <= PSR_INLINE_ANSWERS:
-            return self.psr(dataset)["learners"], "kstp evaluate psr, computed now"
-        return self.learner_figures(dataset).set_index("learnerId"), "stored by the last kstp evaluate psr"
+            return self.psr(dataset)["learners"], "kstp evaluate psr, computed now", True
+        return self.learner_figures(dataset).set_index("learnerId"), "stored by the last kstp evaluate psr", False
 
     def psr_csv(self, dataset: str) -> str:
         """Each learner's PSR figures as CSV: the rows of ``kstp evaluate psr --out``'s ``psr_learners_<D>.csv``."""

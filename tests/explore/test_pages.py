@@ -222,6 +222,35 @@ def test_explore_export_compare_links_of_models_differing_in_case(explored, tmp_
         assert (page.parent / unescape(target)).resolve().is_file(), (page, target)
 
 
+def test_explore_compare_above_the_inline_limit_hides_another_datasets_figures(explored, monkeypatch, tmp_path):
+    """Above PSR_INLINE_ANSWERS the comparison reads the figures stored on the learners; the model's are those of
+    toy2 (evaluated last), so they are left out and the note says why, while L1's (a learner of toy) stay."""
+    from kstp.explore import pages
+    from kstp.explore.pages import Explorer
+    from kstp.graph.factory import open_store
+    from tests.conftest import write_toy_files
+    from tests.endpoint import FakeEndpoint
+
+    graph, _ = explored
+    files = write_toy_files(tmp_path)  # populate's files again: the same items, now as toy2
+    kstp_json(graph, "ingest", "items", files["items"], "--dataset", "toy2", "--framework", "toy")
+    with FakeEndpoint(answer=COMPLETION) as server:
+        kstp_json(graph, "evaluate", "answers", "--dataset", "toy2", "--model", MODEL, "--backend", "openai",
+                  "--base-url", server.base_url, "--limit", "3")
+    kstp_json(graph, "evaluate", "psr", "--dataset", "toy2")
+    monkeypatch.setattr(pages, "PSR_INLINE_ANSWERS", 0)
+    store = open_store(graph, read_only=True)
+    try:
+        shown = Explorer(store, graph).compare("toy:L1", f"model:{MODEL}")["datasets"]
+    finally:
+        store.close()
+    assert [s["dataset"] for s in shown] == ["toy"]
+    l1, model = shown[0]["figures"]
+    assert l1["psrMicro"] == 0.75  # hand-computed (test_explore_compare_two_learners_and_the_run_strip)
+    assert model["accuracy"] is model["psrMicro"] is model["psrMacro"] is None
+    assert f"not shown for model:{MODEL}: it answered other datasets too" in shown[0]["source"]
+
+
 def _start(graph: str, *args: str):
     import os
     import subprocess
