@@ -45,7 +45,7 @@ from kstp.graph.store import GraphStore
 
 # The names other modules import from here (slug and the limits live in values, drawings and runs since the split).
 __all__ = ["Explorer", "slug", "unslug", "PAGE_SIZE", "DRAW_LIMIT", "HASSE_LIMIT", "PSR_INLINE_ANSWERS", "FILTERS",
-           "RUN_FIGURES", "SORTABLE"]
+           "RUN_FIGURES", "SORTABLE", "PICTURE_CSVS"]
 
 #: States that counting a knowledge space may enumerate (``kstp kst space``'s limit).
 COUNT_LIMIT = 10**7
@@ -62,6 +62,9 @@ FORM_BOOLEANS = {**{t: True for t in ("true", "1", "yes", "on")}, **{f: False fo
 QMATRIX_PAGE = 200
 #: Most of a learner's missing prerequisites listed (they are counted in full).
 MISSING_SHOWN = 200
+#: The pictures whose whole table is a CSV of its own (``<kind>/<id>.csv``, :meth:`Explorer.picture_csv`): those
+#: that may have more than the 500 rows a page lists (the BLIM rates and the Q-matrix have their tables on the page).
+PICTURE_CSVS = ("psr-questions", "run-strip")
 #: Learner-table columns a user may sort by.
 SORTABLE = ("learnerId", "kind", "nAnswered", "accuracy", "psrMicro", "psrMacro", "blimPosterior")
 
@@ -404,6 +407,31 @@ class Explorer(RunPages, ComparePages):
         from kstp.csvcells import write_csv
 
         return self._kept(("psr csv", dataset), lambda: write_csv(self.psr(dataset)["learners"]))  # 0.4 s at 18 k
+
+    def picture_csv(self, kind: str, ident: str) -> str:
+        """The whole table of a picture whose page shows at most 500 of its rows, as CSV (``<kind>/<id>.csv``).
+
+        ``kind`` is one of :data:`PICTURE_CSVS`: ``psr-questions`` (dataset ``ident``'s PSR per target question,
+        ``kstp evaluate psr --per-question``'s rows) or ``run-strip`` (run ``ident``'s share of right samples per
+        question). Kept, like the pages it comes from.
+
+        Raises
+        ------
+        UnknownIdError
+            When ``kind`` is not one of them, ``ident`` is unknown, or it has no such picture.
+        """
+        if kind not in PICTURE_CSVS:
+            raise UnknownIdError(f"no picture table {kind!r}; tables as CSV: {', '.join(PICTURE_CSVS)}")
+
+        def compute() -> str:
+            from kstp.csvcells import write_csv
+
+            chart = self.psr(ident)["questions"] if kind == "psr-questions" else self.run(ident)["pictures"]["strip"]
+            if chart is None:
+                raise UnknownIdError(f"{ident!r} has no {kind} picture")
+            return write_csv(pd.DataFrame(chart["table"]["rows"], columns=chart["table"]["columns"]), index=False)
+
+        return self._kept(("picture csv", kind, ident), compute)
 
     def blim(self, dataset: str) -> dict | None:
         """The dataset's latest BLIM fit: the run's figures, β and η per question, the likeliest states (kept)."""

@@ -12,7 +12,7 @@ import re
 import pytest
 
 from kstp.explore.app import environment
-from kstp.explore.charts import DENSITY_CELLS, bars, grid, histogram, scatter, ticks
+from kstp.explore.charts import DENSITY_CELLS, bars, grid, histogram, scatter, strip, ticks
 from kstp.explore.drawings import _covers, hasse, occupancy
 from kstp.explore.pictures import blim_pictures
 from kstp.kst.spaces import KnowledgeSpace
@@ -161,3 +161,13 @@ def test_run_pictures_share_right_per_question_failures_and_histograms():
     # tokens 10 and 30 in 10 bins of 2: the first and the last; latency 1, 2, 3 in bins of 0.2
     assert [r[1] for r in pictures["tokens"]["table"]["rows"]] == [1, 0, 0, 0, 0, 0, 0, 0, 0, 1]
     assert [r[1] for r in pictures["latency"]["table"]["rows"]] == [1, 0, 0, 0, 0, 1, 0, 0, 0, 1]
+
+
+def test_chart_table_past_500_rows_says_so_and_links_the_csv():
+    """A picture's table lists its first 500 rows and says how many there are, with the CSV that holds them all."""
+    cells = strip("t", [f"q{k}" for k in range(501)], [k / 500 for k in range(501)], "question")
+    cells["table"] = {"columns": ["question", "share"], "rows": [[f"q{k}", k / 500] for k in range(501)]}
+    html = environment().from_string('{% from "_macros.html" import chart %}{{ chart(c, "", "s", "s.csv") }}').render(
+        c=cells, root="", static=False)
+    assert "the first 500 of 501 rows" in html and "all 501 rows" in html and 'href="s.csv"' in html
+    assert html.count("<tr><td>") == 500

@@ -126,6 +126,31 @@ def test_explore_compare_two_learners_and_the_run_strip(explored):
         [s for s in samples if s["tokensOut"] is not None]) == 3
 
 
+def test_explore_picture_tables_are_whole_csvs(explored):
+    """The per-question PSR and the run strip as CSV: every row of ``kstp evaluate psr --per-question`` and of
+    the run's samples, linked from the pictures; an unknown id is a 404."""
+    import csv
+    import io
+
+    graph, run_id = explored
+    questions = kstp_json(graph, "evaluate", "psr", "--dataset", "toy", "--per-question", "--no-write")
+    samples = kstp_json(graph, "query", "run_samples", "-p", f"runId={run_id}")
+    with serving(graph) as url:
+        _, psr_text = get(url + "psr-questions/toy.csv")
+        _, strip_text = get(url + f"run-strip/{slug(run_id)}.csv")
+        missing, _ = get(url + "run-strip/nope.csv")
+        _, dataset = get(url + "dataset/toy.html")
+        _, run = get(url + f"run/{slug(run_id)}.html")
+    per_question = list(csv.DictReader(io.StringIO(psr_text)))
+    assert [r["question"] for r in per_question] == [q["questionId"] for q in questions]
+    assert [float(r["PSR macro"]) for r in per_question] == pytest.approx([q["psrMacro"] for q in questions])
+    strip = list(csv.DictReader(io.StringIO(strip_text)))
+    assert {r["question"]: (int(r["samples"]), int(r["right"])) for r in strip} == {
+        s["questionId"]: (1, int(bool(s["correct"]))) for s in samples}
+    assert missing == 404
+    assert 'href="../psr-questions/toy.csv"' in dataset and f'href="../run-strip/{slug(run_id)}.csv"' in run
+
+
 WRITES = [
     "CREATE (n:Concept {id: 'x'})", "MERGE (n:Concept {id: 'x'}) RETURN n", "MATCH (n:Concept) DELETE n",
     "MATCH (n:Concept) DETACH DELETE n", "MATCH (n:Concept) SET n.code = 'x'", "MATCH (n:Concept) REMOVE n.code",
