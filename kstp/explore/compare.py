@@ -112,6 +112,8 @@ class ComparePages:
             local = questions["localId"].fillna(questions["questionId"])
             names = dict(zip(questions["questionId"], local, strict=True))
             drawing = class_dag(space, names, marks, verdicts=COMPARE_MARKS)
+            drawing["caption"] = (f"Where A and B are right on {dataset}'s prerequisite structure (prerequisites "
+                                  "above, a box per class of equally informative questions)")
         if withheld:
             source += (f"; not shown for {' and '.join(withheld)}: it answered other datasets too, and the "
                        "figures stored on a learner are those of the last dataset evaluated")

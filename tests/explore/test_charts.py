@@ -135,6 +135,23 @@ def test_hasse_occupied_only_draws_the_cover_among_occupied_states():
     assert outer == {"": "a b c", "a": "b c", "a b c": ""}  # fringes in the whole space
 
 
+def test_hasse_has_a_title_and_a_size_axis_inside_the_picture():
+    """A caption naming the dataset and a vertical axis with a tick per layer: the layer's state sizes in
+    questions (a class of two equally informative questions makes a layer of size 2)."""
+    space = KnowledgeSpace.build(["t:a", "t:b", "t:c"], [("t:a", "t:b"), ("t:b", "t:a"), ("t:b", "t:c")])
+    drawn = hasse(space, "t")
+    assert [t["label"] for t in drawn["axis"]["ticks"]] == ["0", "2", "3"]  # {}, {a, b}, {a, b, c}
+    assert [t["y"] for t in drawn["axis"]["ticks"]] == sorted({n["y"] for n in drawn["nodes"]})
+    html = environment().from_string('{% from "_macros.html" import graph %}{{ graph(h, "", "hasse") }}').render(
+        h=drawn, root="", static=False)
+    assert "<text class=\"graph-title\"" in html and "Hasse diagram of t&#39;s knowledge space" in html
+    assert ">knowledge state size (questions mastered)</text>" in html
+    occupied = hasse(KnowledgeSpace.build(["t:a", "t:b", "t:c"], []), "t",
+                     {"x": set(), "y": {"t:a"}, "z": {"t:a", "t:b", "t:c"}}, occupied_only=True)
+    assert [t["label"] for t in occupied["axis"]["ticks"]] == ["0", "1", "3"]
+    assert occupied["caption"].startswith("The 3 states of t's knowledge space some learner is in")
+
+
 def test_blim_pictures_bars_with_standard_errors():
     fit = {"states": [{"probability": 0.6, "state": ["d:a"]}, {"probability": 0.4, "state": []}], "stateCount": 2,
            "questions": [{"questionId": "d:a", "careless": 0.1, "guess": 0.2, "carelessSe": 0.01, "guessSe": 0.03}]}

@@ -118,6 +118,8 @@ def test_explore_compare_two_learners_and_the_run_strip(explored):
     # PSR micro by hand (test_explore_dataset_and_learner_equal_the_kst_commands): L1 3/4, L2 3/7
     assert figures(page, "psrMicro") == [0.75, pytest.approx(3 / 7)]
     assert 'id="compare-dag-toy"' in page and "right for A only" in unescape(page)
+    dag = unescape(page.split('id="compare-dag-toy"')[1].split("</svg>")[0])
+    assert '<text class="graph-title"' in dag and "Where A and B are right on toy's prerequisite structure" in dag
     assert 'action="../compare.html"' in learner  # the form on the learner page
     cells = dict(re.findall(r'data-label="([^"]+)" data-value="([^"]*)"', run.split('id="run-strip"')[1]))
     assert {k: float(v) for k, v in cells.items()} == {s["localId"]: float(bool(s["correct"])) for s in samples}
