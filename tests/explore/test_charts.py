@@ -188,3 +188,16 @@ def test_chart_table_past_500_rows_says_so_and_links_the_csv():
         c=cells, root="", static=False)
     assert "the first 500 of 501 rows" in html and "all 501 rows" in html and 'href="s.csv"' in html
     assert html.count("<tr><td>") == 500
+
+
+def test_bars_draw_numpy_integers_and_cycle_colours_past_six_series():
+    """NumPy integers (counts from pandas) are values like any int; a seventh series takes series-0's colour."""
+    import numpy as np
+
+    counted = bars("t", ["a", "b"], {"n": [np.int64(2), np.int64(4)]}, "x", "y")
+    assert [m["data"]["value"] for m in counted["marks"] if m["tag"] == "rect"] == ["2.0", "4.0"]
+    many = bars("t", ["a"], {f"s{k}": [0.5] for k in range(8)}, "x", "y", y_max=1)
+    assert [m["cls"] for m in many["marks"] if m["tag"] == "rect"] == [
+        f"bar series-{k}" for k in (0, 1, 2, 3, 4, 5, 0, 1)]
+    assert [m["cls"] for m in many["axes"] if m["cls"].startswith("legend")][6:] == ["legend series-0",
+                                                                                    "legend series-1"]
