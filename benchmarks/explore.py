@@ -255,7 +255,8 @@ def _compare(bodies: dict[str, str], outputs: dict[str, object]) -> list[str]:
 
 def _compare_pictures(bodies: dict[str, str], outputs: dict[str, object]) -> list[str]:
     """The PSR page's pictures against its CSV and ``evaluate psr``: the scatter holds every learner with a PSR
-    (humans counted in cells at this scale, models as points); the CSV has a row per learner."""
+    (humans counted in cells at full scale, drawn as points under 3,000 with ``--quick``; models as points); the
+    CSV has a row per learner."""
     import io
 
     problems = []
@@ -266,7 +267,9 @@ def _compare_pictures(bodies: dict[str, str], outputs: dict[str, object]) -> lis
         problems.append(f"PSR CSV has {len(csv[csv['kind'] == 'human'])} human rows, evaluate psr {humans}")
     page = bodies["PSR distribution (reads every answer)"]
     scatter = page.split('id="psr-scatter"', 1)[-1].split("</svg>", 1)[0]
-    counted = sum(int(c) for c in re.findall(r'data-count="(\d+)"', scatter))
+    # past 3,000 points the humans are counted in cells (data-count), below it each is a circle (--quick)
+    counted = (sum(int(c) for c in re.findall(r'data-count="(\d+)"', scatter))
+               + len(re.findall(r'<circle class="point human"', scatter)))
     placed = csv[csv["accuracy"].notna() & csv["psrMicro"].notna()]
     if counted != int((placed["kind"] == "human").sum()):
         problems.append(f"PSR scatter counts {counted} humans, the CSV {int((placed['kind'] == 'human').sum())}")

@@ -19,7 +19,7 @@ import json
 import math
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from importlib import resources
 from typing import Any
 
@@ -35,7 +35,7 @@ from kstp._version import __version__
 from kstp.csvcells import neutralise
 from kstp.errors import KstpError, QueryError, ReadOnlyError, UnknownIdError
 from kstp.explore.charts import svg_marks
-from kstp.explore.pages import FILTERS, PAGE_SIZE, SORTABLE, Explorer, slug, unslug
+from kstp.explore.pages import FILTERS, PAGE_SIZE, PICTURE_CSVS, SORTABLE, Explorer, slug, unslug
 
 __all__ = ["create_app", "environment", "render", "off_loop", "abandon"]
 
@@ -275,6 +275,24 @@ def create_app(explorer: Explorer) -> Starlette:
                         headers={"Content-Disposition": f'attachment; filename="psr_learners_{slug(dataset)}.csv"',
                                  "Server-Timing": f"page;dur={(time.perf_counter() - began) * 1000:.1f}"})
 
+    def picture_csv(kind: str) -> Callable[[Request], Awaitable[Response]]:
+        async def endpoint(request: Request) -> Response:
+            ident = unslug(request.path_params["slug"])
+
+            def built():
+                explorer.refresh()
+                with explorer.locked():
+                    return explorer.picture_csv(kind, ident)
+            try:
+                text = await off_loop(built)
+            except KstpError as exc:
+                return Response(f"Error: {exc}\n", 404 if isinstance(exc, UnknownIdError) else 400,
+                                media_type="text/plain")
+            return Response(text, media_type="text/csv",
+                            headers={"Content-Disposition": f'attachment; filename="{kind}_{slug(ident)}.csv"'})
+
+        return endpoint
+
     async def index_redirect(request: Request) -> Response:
         return RedirectResponse("index.html")
 
@@ -295,6 +313,7 @@ def create_app(explorer: Explorer) -> Starlette:
         Route("/sample/{slug}.html", page("sample.html", sample)),
         Route("/query/{slug}.html", page("query_one.html", query, locked=False)),
         Route("/query/{slug}.csv", query_csv),
+        *(Route(f"/{kind}/{{slug}}.csv", picture_csv(kind)) for kind in PICTURE_CSVS),
         Mount("/static", app=static, name="static"),
     ]
     app = Starlette(routes=routes)

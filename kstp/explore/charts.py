@@ -13,9 +13,11 @@ in its table.
 from __future__ import annotations
 
 import math
+import numbers
 from collections.abc import Sequence
 
-__all__ = ["Scale", "ticks", "bars", "scatter", "histogram", "grid", "strip", "svg_marks", "PLOT", "SCATTER_POINTS"]
+__all__ = ["Scale", "ticks", "bars", "scatter", "histogram", "grid", "strip", "svg_marks", "PLOT", "SCATTER_POINTS",
+           "SERIES_COLOURS"]
 
 #: Margins around the plot area (left, right, top, bottom), in SVG units: room for the title, the tick
 #: labels and the axis labels.
@@ -24,6 +26,8 @@ PLOT = (58, 16, 34, 46)
 SCATTER_POINTS = 3000
 #: Cells per side of a dense scatter's grid.
 DENSITY_CELLS = 25
+#: Colours the style sheet has for a chart's series (``series-0`` ...); more series cycle through them.
+SERIES_COLOURS = 6
 
 
 class Scale:
@@ -137,7 +141,13 @@ def _x_axis(scale: Scale, values: list[float], y0: float) -> list[dict]:
 
 
 def _finite(value) -> bool:
-    return value is not None and isinstance(value, (int, float)) and math.isfinite(value)
+    """A finite real number, NumPy's included (``np.int64`` is no ``int``); not a bool, None or NaN.
+
+    >>> import numpy as np
+    >>> _finite(np.int64(3)), _finite(np.float32(0.5)), _finite(True), _finite(np.bool_(True)), _finite(float("nan"))
+    (True, True, False, False, False)
+    """
+    return isinstance(value, numbers.Real) and not isinstance(value, bool) and math.isfinite(value)
 
 
 def bars(title: str, categories: Sequence[str], series: dict[str, Sequence[float | None]], x_label: str,
@@ -172,7 +182,8 @@ def bars(title: str, categories: Sequence[str], series: dict[str, Sequence[float
     Examples
     --------
     One series, values 0.5 and 1 on a 0-1 axis: the plot is 240 - 34 - 46 = 160 high, so the first
-    bar is 80 high; bars are 28 wide with one bar of gap between groups (left margin 58, half a gap 14).
+    bar is 80 high; bars are 26 wide (a band of 28 less 2 between bars) with one band of gap between groups
+    (left margin 58, half a gap 14).
 
     >>> chart = bars("t", ["a", "b"], {"s": [0.5, 1.0]}, "x", "y", y_max=1)
     >>> [(m["attrs"]["x"], m["attrs"]["y"], m["attrs"]["height"]) for m in chart["marks"] if m["tag"] == "rect"]
@@ -205,7 +216,7 @@ def bars(title: str, categories: Sequence[str], series: dict[str, Sequence[float
                 continue
             x = round(x0 + s * band, 2)
             attrs = {"x": x, "y": y(value), "width": band - 2, "height": round(y(0) - y(value), 2)}
-            mark = _mark("rect", f"bar series-{s}", f"{category} · {name}: {value:.4g}",
+            mark = _mark("rect", f"bar series-{s % SERIES_COLOURS}", f"{category} · {name}: {value:.4g}",
                          {"category": category, "series": name, "value": repr(float(value))}, **attrs)
             if links and links[c]:
                 mark["href"] = links[c]
@@ -233,8 +244,8 @@ def bars(title: str, categories: Sequence[str], series: dict[str, Sequence[float
             if errors and name in errors:
                 row.append(errors[name][c])
         rows.append(row)
-    legend = [_mark("text", f"legend series-{s}", text=f"■ {name}", x=width - right + 12, y=top + 12 + 14 * s)
-              for s, name in enumerate(names)] if len(names) > 1 else []
+    legend = [_mark("text", f"legend series-{s % SERIES_COLOURS}", text=f"■ {name}", x=width - right + 12,
+                    y=top + 12 + 14 * s) for s, name in enumerate(names)] if len(names) > 1 else []
     return {"title": title, "width": width, "height": height, "marks": marks, "axes": axes + legend,
             "table": {"columns": columns, "rows": rows}}
 

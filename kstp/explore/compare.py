@@ -5,7 +5,8 @@ A mixin of :class:`~kstp.explore.pages.Explorer` (which gives it ``store``, ``_k
 ``learner_figures`` and ``psr``). The knowledge state is ``kstp kst fringe``'s (the questions answered
 right, :func:`~kstp.graph.structures.knowledge_state`); accuracy and PSR are ``kstp evaluate psr``'s, computed
 now where the dataset is small enough (not the figures stored on the learners, which a later evaluation of
-another dataset may overwrite), else as stored (``Explorer.learner_psr``).
+another dataset may overwrite), else as stored (``Explorer.learner_psr``) where they are known to be this
+dataset's: a learner of the dataset, or one that answered no other; a model that answered others has none shown.
 """
 
 from __future__ import annotations
@@ -18,15 +19,27 @@ from kstp.explore.charts import bars
 from kstp.explore.drawings import DRAW_LIMIT, class_dag
 from kstp.explore.values import as_rows as _rows
 from kstp.explore.values import plain as _plain
+from kstp.explore.values import slug
 
 if TYPE_CHECKING:
     from kstp.graph.store import GraphStore
 
-__all__ = ["ComparePages", "COMPARE_MARKS", "compare_marks"]
+__all__ = ["ComparePages", "COMPARE_MARKS", "compare_marks", "compare_path"]
 
 #: What a question's mark on the comparison's structure says (the first learner is A, the second B).
 COMPARE_MARKS = {"both": "right for both", "only-a": "right for A only", "only-b": "right for B only",
                  "neither": "answered by both, right for neither", "": "not answered by both"}
+
+
+def compare_path(first: str, second: str) -> str:
+    """The comparison page of two learners, relative to the site's root: the ids in Python's (code point) order,
+    the one order the learner pages' links and the static export's files share.
+
+    >>> compare_path("model:gpt-4o", "model:Qwen2.5")
+    'compare/model~3AQwen2.5/model~3Agpt-4o.html'
+    """
+    a, b = sorted((first, second))
+    return f"compare/{slug(a)}/{slug(b)}.html"
 
 
 def compare_marks(right_a: set[str], right_b: set[str], answered_a: set[str], answered_b: set[str]) -> dict[str, str]:
@@ -68,9 +81,9 @@ class ComparePages:
         answers = {ident: self.store.frame("learner_answers", {"learnerId": ident}) for ident in (first, second)}
         common = sorted(set(answers[first]["datasetId"]) & set(answers[second]["datasetId"]))
         return {"a": learners[first], "b": learners[second], "marks": COMPARE_MARKS,
-                "datasets": [self._compared(dataset, first, second, answers) for dataset in common]}
+                "datasets": [self._compared(dataset, first, second, learners, answers) for dataset in common]}
 
-    def _compared(self, dataset: str, first: str, second: str, answers: dict) -> dict:
+    def _compared(self, dataset: str, first: str, second: str, learners: dict, answers: dict) -> dict:
         answered, right = {}, {}
         for ident in (first, second):
             rows = answers[ident][answers[ident]["datasetId"] == dataset]
@@ -78,10 +91,13 @@ class ComparePages:
             right[ident] = set(rows.loc[rows["correct"].fillna(False).astype(bool), "questionId"])
         marks = compare_marks(right[first], right[second], answered[first], answered[second])
         differ = [{"questionId": q, "mark": m} for q, m in marks.items() if m in ("only-a", "only-b")]
-        figures, source = self.learner_psr(dataset)
-        rows = []
+        figures, source, computed = self.learner_psr(dataset)
+        rows, withheld = [], []
         for ident in (first, second):
             known = ident in figures.index
+            if known and not computed and not _stored_here(learners[ident], answers[ident], dataset):
+                known = False
+                withheld.append(ident)
             rows.append({"learnerId": ident, "answered": len(answered[ident]), "right": len(right[ident]),
                          **{k: _plain(figures.loc[ident, k]) if known else None
                             for k in ("accuracy", "psrMicro", "psrMacro")}})
@@ -96,7 +112,19 @@ class ComparePages:
             local = questions["localId"].fillna(questions["questionId"])
             names = dict(zip(questions["questionId"], local, strict=True))
             drawing = class_dag(space, names, marks, verdicts=COMPARE_MARKS)
+            drawing["caption"] = (f"Where A and B are right on {dataset}'s prerequisite structure (prerequisites "
+                                  "above, a box per class of equally informative questions)")
+        if withheld:
+            source += (f"; not shown for {' and '.join(withheld)}: it answered other datasets too, and the "
+                       "figures stored on a learner are those of the last dataset evaluated")
         return {"dataset": dataset, "figures": rows, "chart": chart, "source": source, "drawing": drawing,
                 "differ": differ,
                 "both": sum(m == "both" for m in marks.values()),
                 "neither": sum(m == "neither" for m in marks.values())}
+
+
+def _stored_here(learner: dict, answers, dataset: str) -> bool:
+    """Whether the figures ``kstp evaluate psr`` stored on ``learner`` are ``dataset``'s: a learner that belongs to
+    the dataset (its ``dataset`` property: humans and groups), or one that answered no other dataset. A model's
+    node keeps the figures of the last dataset evaluated, which it does not name."""
+    return learner.get("dataset") == dataset or set(answers["datasetId"]) <= {dataset}

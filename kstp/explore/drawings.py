@@ -176,7 +176,9 @@ def hasse(space, dataset: str, patterns: dict[str, set[str]] | None = None, occu
     dict
         What :func:`svg` returns, plus ``states`` (drawn), ``learners`` (node -> learner ids),
         ``placed`` (learners in a drawn state), ``off`` (learners whose pattern is no state) and
-        ``occupiedOnly``. Each node's ``data-learners`` is its weight: the weights sum to ``placed``.
+        ``occupiedOnly``, ``caption`` (the picture's title) and ``axis`` (its vertical axis: ``label`` and a tick
+        per layer, ``y`` and the layer's state sizes in questions). Each node's ``data-learners`` is its weight:
+        the weights sum to ``placed``.
     """
     found, off = occupancy(space, patterns or {})
     if occupied_only:
@@ -225,6 +227,15 @@ def hasse(space, dataset: str, patterns: dict[str, set[str]] | None = None, occu
     for node in drawn["nodes"]:
         node["label"] = str(weight[node["id"]]) if weight[node["id"]] else ""  # not the node's name
     placed = sum(weight.values())
+    levels: dict[float, set[int]] = {}  # a layer per number of classes, the empty state on top: its sizes
+    for node in drawn["nodes"]:
+        levels.setdefault(node["y"], set()).add(info[node["id"]]["size"])
+    drawn["caption"] = (f"The {len(masks)} states of {dataset}'s knowledge space some learner is in, an edge where "
+                        "one covers another" if occupied_only else
+                        f"Hasse diagram of {dataset}'s knowledge space: a circle per state, sized by its learners")
+    drawn["axis"] = {"label": "knowledge state size (questions mastered)",
+                     "ticks": [{"y": y, "label": "–".join(dict.fromkeys(map(str, (min(k), max(k)))))}
+                               for y, k in sorted(levels.items())]}
     return {**drawn, "states": len(masks), "occupiedOnly": occupied_only, "placed": placed,
             "learners": {names[m]: found.get(m, []) for m in masks if found.get(m)}, "off": off,
             "unshown": sum(len(v) for m, v in found.items() if m not in names)}

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from kstp.errors import ConfigError, KstpError
 from kstp.explore.app import environment, render
+from kstp.explore.compare import compare_path
 from kstp.explore.pages import FILTERS, SORTABLE, Explorer, slug
 
 __all__ = ["export_site"]
@@ -27,8 +28,8 @@ _WHOLE = 10**9
 
 
 def _pages(explorer: Explorer) -> Iterator[tuple[str, str, Callable[[], dict]]]:
-    """(file, template, context) of every page, overview first; a file with no template (the PSR CSVs) is
-    written as its context returns it."""
+    """(file, template, context) of every page, overview first; a file with no template (the CSVs of the PSR
+    scatter and of the pictures whose tables a page cuts) is written as its context returns it."""
     overview = explorer.overview()
     yield "index.html", "overview.html", lambda: {"page": overview}
     yield "query.html", "query.html", lambda: {"queries": explorer.queries(), "cypher": "", "result": None,
@@ -48,18 +49,22 @@ def _pages(explorer: Explorer) -> Iterator[tuple[str, str, Callable[[], dict]]]:
             yield f"psr/{slug(did)}.html", "psr.html", lambda did=did: {"page": {"dataset": did,
                                                                                  "psr": explorer.psr(did)}}
             yield f"psr/{slug(did)}.csv", None, lambda did=did: explorer.psr_csv(did)
+            if explorer.psr(did)["questions"] is not None:  # the dataset and PSR pages link it
+                yield (f"psr-questions/{slug(did)}.csv", None,
+                       lambda did=did: explorer.picture_csv("psr-questions", did))
         figures = explorer.learner_figures(did)
         learners.update(figures["learnerId"])
         models = sorted(figures.loc[figures["kind"] == "model", "learnerId"])
         for a, b in ((a, b) for a in models for b in models if a < b):  # the pairs of models a learner page links
-            yield (f"compare/{slug(a)}/{slug(b)}.html", "compare.html",
-                   lambda a=a, b=b: {"page": explorer.compare(a, b)})
+            yield compare_path(a, b), "compare.html", lambda a=a, b=b: {"page": explorer.compare(a, b)}
     for lid in sorted(learners):
         yield f"learner/{slug(lid)}.html", "learner.html", lambda lid=lid: {"page": explorer.learner(lid)}
     for run in overview["runs"]:
         rid = run["runId"]
         page = explorer.run(rid, size=_WHOLE)
         yield f"run/{slug(rid)}.html", "run.html", lambda page=page: {"page": page, "filters": FILTERS}
+        if page["pictures"]["strip"] is not None:
+            yield f"run-strip/{slug(rid)}.csv", None, lambda rid=rid: explorer.picture_csv("run-strip", rid)
         for sample in page["samples"]["rows"]:
             sid = sample["responseId"]
             yield f"sample/{slug(sid)}.html", "sample.html", lambda sid=sid: {"page": explorer.sample(sid)}

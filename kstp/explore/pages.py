@@ -27,7 +27,7 @@ from typing import Any
 import pandas as pd
 
 from kstp.errors import KstpError, UnknownIdError
-from kstp.explore.compare import ComparePages
+from kstp.explore.compare import ComparePages, compare_path
 from kstp.explore.drawings import DRAW_LIMIT, HASSE_LIMIT
 from kstp.explore.drawings import class_dag as _class_dag
 from kstp.explore.drawings import hasse as _hasse
@@ -45,7 +45,7 @@ from kstp.graph.store import GraphStore
 
 # The names other modules import from here (slug and the limits live in values, drawings and runs since the split).
 __all__ = ["Explorer", "slug", "unslug", "PAGE_SIZE", "DRAW_LIMIT", "HASSE_LIMIT", "PSR_INLINE_ANSWERS", "FILTERS",
-           "RUN_FIGURES", "SORTABLE"]
+           "RUN_FIGURES", "SORTABLE", "PICTURE_CSVS"]
 
 #: States that counting a knowledge space may enumerate (``kstp kst space``'s limit).
 COUNT_LIMIT = 10**7
@@ -62,6 +62,9 @@ FORM_BOOLEANS = {**{t: True for t in ("true", "1", "yes", "on")}, **{f: False fo
 QMATRIX_PAGE = 200
 #: Most of a learner's missing prerequisites listed (they are counted in full).
 MISSING_SHOWN = 200
+#: The pictures whose whole table is a CSV of its own (``<kind>/<id>.csv``, :meth:`Explorer.picture_csv`): those
+#: that may have more than the 500 rows a page lists (the BLIM rates and the Q-matrix have their tables on the page).
+PICTURE_CSVS = ("psr-questions", "run-strip")
 #: Learner-table columns a user may sort by.
 SORTABLE = ("learnerId", "kind", "nAnswered", "accuracy", "psrMicro", "psrMacro", "blimPosterior")
 
@@ -390,19 +393,45 @@ class Explorer(RunPages, ComparePages):
         self._dataset_row(dataset)
         return self._kept(("psr", dataset), compute)
 
-    def learner_psr(self, dataset: str) -> tuple[pd.DataFrame, str]:
-        """Each learner's ``accuracy``, ``psrMicro``, ``psrMacro`` on ``dataset`` (indexed by ``learnerId``) and
-        where they come from: ``kstp evaluate psr`` computed now up to :data:`PSR_INLINE_ANSWERS` answers, else
-        the figures its last run stored on the learners (reading every answer takes seconds at XES3G5M scale)."""
+    def learner_psr(self, dataset: str) -> tuple[pd.DataFrame, str, bool]:
+        """Each learner's ``accuracy``, ``psrMicro``, ``psrMacro`` (indexed by ``learnerId``), where they come from
+        and whether they were computed now on ``dataset``: ``kstp evaluate psr`` up to :data:`PSR_INLINE_ANSWERS`
+        answers, else the figures its last run stored on the learners (reading every answer takes seconds at
+        XES3G5M scale), which for a model that answered several datasets are the last evaluated one's."""
         if self._dataset_row(dataset)["answers"] <= PSR_INLINE_ANSWERS:
-            return self.psr(dataset)["learners"], "kstp evaluate psr, computed now"
-        return self.learner_figures(dataset).set_index("learnerId"), "stored by the last kstp evaluate psr"
+            return self.psr(dataset)["learners"], "kstp evaluate psr, computed now", True
+        return self.learner_figures(dataset).set_index("learnerId"), "stored by the last kstp evaluate psr", False
 
     def psr_csv(self, dataset: str) -> str:
         """Each learner's PSR figures as CSV: the rows of ``kstp evaluate psr --out``'s ``psr_learners_<D>.csv``."""
         from kstp.csvcells import write_csv
 
         return self._kept(("psr csv", dataset), lambda: write_csv(self.psr(dataset)["learners"]))  # 0.4 s at 18 k
+
+    def picture_csv(self, kind: str, ident: str) -> str:
+        """The whole table of a picture whose page shows at most 500 of its rows, as CSV (``<kind>/<id>.csv``).
+
+        ``kind`` is one of :data:`PICTURE_CSVS`: ``psr-questions`` (dataset ``ident``'s PSR per target question,
+        ``kstp evaluate psr --per-question``'s rows) or ``run-strip`` (run ``ident``'s share of right samples per
+        question). Kept, like the pages it comes from.
+
+        Raises
+        ------
+        UnknownIdError
+            When ``kind`` is not one of them, ``ident`` is unknown, or it has no such picture.
+        """
+        if kind not in PICTURE_CSVS:
+            raise UnknownIdError(f"no picture table {kind!r}; tables as CSV: {', '.join(PICTURE_CSVS)}")
+
+        def compute() -> str:
+            from kstp.csvcells import write_csv
+
+            chart = self.psr(ident)["questions"] if kind == "psr-questions" else self.run(ident)["pictures"]["strip"]
+            if chart is None:
+                raise UnknownIdError(f"{ident!r} has no {kind} picture")
+            return write_csv(pd.DataFrame(chart["table"]["rows"], columns=chart["table"]["columns"]), index=False)
+
+        return self._kept(("picture csv", kind, ident), compute)
 
     def blim(self, dataset: str) -> dict | None:
         """The dataset's latest BLIM fit: the run's figures, β and η per question, the likeliest states (kept)."""
@@ -459,7 +488,8 @@ class Explorer(RunPages, ComparePages):
             section["innerFringe"] = structures.inner_fringe(self.store, dataset, state)
             section["outerFringe"] = structures.outer_fringe(self.store, dataset, state)
         figures = self.learner_figures(dataset)
-        section["models"] = sorted(m for m in figures.loc[figures["kind"] == "model", "learnerId"] if m != learner)
+        section["models"] = [{"learnerId": m, "href": compare_path(learner, m)}  # the export's file names
+                             for m in sorted(figures.loc[figures["kind"] == "model", "learnerId"]) if m != learner]
         size = self.space_size(dataset)
         fitted = self._kept(("fitted", dataset), lambda: self._fitted(dataset))
         if fitted or size.get("states", NEXT_STEPS_LIMIT + 1) <= NEXT_STEPS_LIMIT:

@@ -19,7 +19,8 @@ from kstp.explore.values import plain, slug
 __all__ = ["psr_pictures", "qmatrix_grid", "blim_pictures", "run_pictures", "QUESTIONS_DRAWN", "GRID_LIMIT",
            "STATES_DRAWN"]
 
-#: Most target questions the per-question PSR chart draws (the most broken; the table lists them all).
+#: Most target questions the per-question PSR chart draws (the most broken); its table holds every scored question,
+#: of which a page lists the first 500 and ``psr-questions/<dataset>.csv`` gives all.
 QUESTIONS_DRAWN = 30
 #: Largest Q-matrix drawn as a grid (questions x skills cells); a larger one stays a list.
 GRID_LIMIT = 6000

@@ -16,13 +16,18 @@ test("describeState: the state and both fringes, a dash for an empty fringe", ()
   assert.equal(describeState({ state: "", inner: "", outer: "a" }), "state {}\ninner fringe: -\nouter fringe: a");
 });
 
-test("neighbours: on the diamond a < b, c < d, {a, b} reaches {a, b, c} up and {a} down", () => {
-  const states = [
-    { id: "s0", state: "" }, { id: "s1", state: "a" }, { id: "s2", state: "a b" },
-    { id: "s3", state: "a c" }, { id: "s4", state: "a b c" }, { id: "s5", state: "a b c d" },
-  ];
-  assert.deepEqual(neighbours({ state: "a b", inner: "b", outer: "c" }, states), { up: ["s4"], down: ["s1"] });
-  assert.deepEqual(neighbours({ state: "a b c", inner: "b c", outer: "d" }, states),
-    { up: ["s5"], down: ["s2", "s3"] });
-  assert.deepEqual(neighbours({ state: "", inner: "", outer: "a" }, states), { up: ["s1"], down: [] });
+test("neighbours: along the drawn edges; on the diamond a < b, c < d, {a, b} reaches {a, b, c} up and {a} down", () => {
+  // s0 {} - s1 {a} - s2 {a b}, s3 {a c} - s4 {a b c} - s5 {a b c d}: the Hasse diagram's covering edges
+  const edges = [["s0", "s1"], ["s1", "s2"], ["s1", "s3"], ["s2", "s4"], ["s3", "s4"], ["s4", "s5"]]
+    .map(([from, to]) => ({ from, to }));
+  assert.deepEqual(neighbours("s2", edges), { up: ["s4"], down: ["s1"] });
+  assert.deepEqual(neighbours("s4", edges), { up: ["s5"], down: ["s2", "s3"] });
+  assert.deepEqual(neighbours("s0", edges), { up: ["s1"], down: [] });
+});
+
+test("neighbours: occupied states only, a covering edge that adds two questions is followed", () => {
+  // learners only in {}, {a}, {a b c}: {a b c} covers {a} among them (kstp's occupied-only drawing)
+  const edges = [{ from: "s0", to: "s1" }, { from: "s1", to: "s2" }];
+  assert.deepEqual(neighbours("s1", edges), { up: ["s2"], down: ["s0"] });
+  assert.deepEqual(neighbours("s2", edges), { up: [], down: ["s1"] });
 });

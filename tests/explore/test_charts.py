@@ -12,7 +12,7 @@ import re
 import pytest
 
 from kstp.explore.app import environment
-from kstp.explore.charts import DENSITY_CELLS, bars, grid, histogram, scatter, ticks
+from kstp.explore.charts import DENSITY_CELLS, bars, grid, histogram, scatter, strip, ticks
 from kstp.explore.drawings import _covers, hasse, occupancy
 from kstp.explore.pictures import blim_pictures
 from kstp.kst.spaces import KnowledgeSpace
@@ -135,6 +135,23 @@ def test_hasse_occupied_only_draws_the_cover_among_occupied_states():
     assert outer == {"": "a b c", "a": "b c", "a b c": ""}  # fringes in the whole space
 
 
+def test_hasse_has_a_title_and_a_size_axis_inside_the_picture():
+    """A caption naming the dataset and a vertical axis with a tick per layer: the layer's state sizes in
+    questions (a class of two equally informative questions makes a layer of size 2)."""
+    space = KnowledgeSpace.build(["t:a", "t:b", "t:c"], [("t:a", "t:b"), ("t:b", "t:a"), ("t:b", "t:c")])
+    drawn = hasse(space, "t")
+    assert [t["label"] for t in drawn["axis"]["ticks"]] == ["0", "2", "3"]  # {}, {a, b}, {a, b, c}
+    assert [t["y"] for t in drawn["axis"]["ticks"]] == sorted({n["y"] for n in drawn["nodes"]})
+    html = environment().from_string('{% from "_macros.html" import graph %}{{ graph(h, "", "hasse") }}').render(
+        h=drawn, root="", static=False)
+    assert "<text class=\"graph-title\"" in html and "Hasse diagram of t&#39;s knowledge space" in html
+    assert ">knowledge state size (questions mastered)</text>" in html
+    occupied = hasse(KnowledgeSpace.build(["t:a", "t:b", "t:c"], []), "t",
+                     {"x": set(), "y": {"t:a"}, "z": {"t:a", "t:b", "t:c"}}, occupied_only=True)
+    assert [t["label"] for t in occupied["axis"]["ticks"]] == ["0", "1", "3"]
+    assert occupied["caption"].startswith("The 3 states of t's knowledge space some learner is in")
+
+
 def test_blim_pictures_bars_with_standard_errors():
     fit = {"states": [{"probability": 0.6, "state": ["d:a"]}, {"probability": 0.4, "state": []}], "stateCount": 2,
            "questions": [{"questionId": "d:a", "careless": 0.1, "guess": 0.2, "carelessSe": 0.01, "guessSe": 0.03}]}
@@ -161,3 +178,26 @@ def test_run_pictures_share_right_per_question_failures_and_histograms():
     # tokens 10 and 30 in 10 bins of 2: the first and the last; latency 1, 2, 3 in bins of 0.2
     assert [r[1] for r in pictures["tokens"]["table"]["rows"]] == [1, 0, 0, 0, 0, 0, 0, 0, 0, 1]
     assert [r[1] for r in pictures["latency"]["table"]["rows"]] == [1, 0, 0, 0, 0, 1, 0, 0, 0, 1]
+
+
+def test_chart_table_past_500_rows_says_so_and_links_the_csv():
+    """A picture's table lists its first 500 rows and says how many there are, with the CSV that holds them all."""
+    cells = strip("t", [f"q{k}" for k in range(501)], [k / 500 for k in range(501)], "question")
+    cells["table"] = {"columns": ["question", "share"], "rows": [[f"q{k}", k / 500] for k in range(501)]}
+    html = environment().from_string('{% from "_macros.html" import chart %}{{ chart(c, "", "s", "s.csv") }}').render(
+        c=cells, root="", static=False)
+    assert "the first 500 of 501 rows" in html and "all 501 rows" in html and 'href="s.csv"' in html
+    assert html.count("<tr><td>") == 500
+
+
+def test_bars_draw_numpy_integers_and_cycle_colours_past_six_series():
+    """NumPy integers (counts from pandas) are values like any int; a seventh series takes series-0's colour."""
+    import numpy as np
+
+    counted = bars("t", ["a", "b"], {"n": [np.int64(2), np.int64(4)]}, "x", "y")
+    assert [m["data"]["value"] for m in counted["marks"] if m["tag"] == "rect"] == ["2.0", "4.0"]
+    many = bars("t", ["a"], {f"s{k}": [0.5] for k in range(8)}, "x", "y", y_max=1)
+    assert [m["cls"] for m in many["marks"] if m["tag"] == "rect"] == [
+        f"bar series-{k}" for k in (0, 1, 2, 3, 4, 5, 0, 1)]
+    assert [m["cls"] for m in many["axes"] if m["cls"].startswith("legend")][6:] == ["legend series-0",
+                                                                                    "legend series-1"]

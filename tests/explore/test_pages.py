@@ -118,12 +118,39 @@ def test_explore_compare_two_learners_and_the_run_strip(explored):
     # PSR micro by hand (test_explore_dataset_and_learner_equal_the_kst_commands): L1 3/4, L2 3/7
     assert figures(page, "psrMicro") == [0.75, pytest.approx(3 / 7)]
     assert 'id="compare-dag-toy"' in page and "right for A only" in unescape(page)
+    dag = unescape(page.split('id="compare-dag-toy"')[1].split("</svg>")[0])
+    assert '<text class="graph-title"' in dag and "Where A and B are right on toy's prerequisite structure" in dag
     assert 'action="../compare.html"' in learner  # the form on the learner page
     cells = dict(re.findall(r'data-label="([^"]+)" data-value="([^"]*)"', run.split('id="run-strip"')[1]))
     assert {k: float(v) for k, v in cells.items()} == {s["localId"]: float(bool(s["correct"])) for s in samples}
     tokens = run.split('id="run-tokens"')[1].split("</svg>")[0]
     assert sum(float(v) for v in re.findall(r'data-value="([^"]+)"', tokens)) == len(
         [s for s in samples if s["tokensOut"] is not None]) == 3
+
+
+def test_explore_picture_tables_are_whole_csvs(explored):
+    """The per-question PSR and the run strip as CSV: every row of ``kstp evaluate psr --per-question`` and of
+    the run's samples, linked from the pictures; an unknown id is a 404."""
+    import csv
+    import io
+
+    graph, run_id = explored
+    questions = kstp_json(graph, "evaluate", "psr", "--dataset", "toy", "--per-question", "--no-write")
+    samples = kstp_json(graph, "query", "run_samples", "-p", f"runId={run_id}")
+    with serving(graph) as url:
+        _, psr_text = get(url + "psr-questions/toy.csv")
+        _, strip_text = get(url + f"run-strip/{slug(run_id)}.csv")
+        missing, _ = get(url + "run-strip/nope.csv")
+        _, dataset = get(url + "dataset/toy.html")
+        _, run = get(url + f"run/{slug(run_id)}.html")
+    per_question = list(csv.DictReader(io.StringIO(psr_text)))
+    assert [r["question"] for r in per_question] == [q["questionId"] for q in questions]
+    assert [float(r["PSR macro"]) for r in per_question] == pytest.approx([q["psrMacro"] for q in questions])
+    strip = list(csv.DictReader(io.StringIO(strip_text)))
+    assert {r["question"]: (int(r["samples"]), int(r["right"])) for r in strip} == {
+        s["questionId"]: (1, int(bool(s["correct"]))) for s in samples}
+    assert missing == 404
+    assert 'href="../psr-questions/toy.csv"' in dataset and f'href="../run-strip/{slug(run_id)}.csv"' in run
 
 
 WRITES = [
@@ -202,6 +229,53 @@ def test_explore_export_is_a_site_with_relative_links(explored, tmp_path):
     assert "<script>alert(1)" not in "".join(p.read_text() for p in (site / "sample").glob("*.html"))
     assert urljoin("file:///x/run/a.html", "../dataset/toy.html") == "file:///x/dataset/toy.html"
     assert Path(result["index"]) == site / "index.html"
+
+
+def test_explore_export_compare_links_of_models_differing_in_case(explored, tmp_path):
+    """A second model whose id sorts before the first in code points and after it ignoring case ("Q" < "o" but
+    "o" < "q"): every compare link of the exported learner pages names a file the export wrote."""
+    from tests.endpoint import FakeEndpoint
+
+    graph, _ = explored
+    with FakeEndpoint(answer=COMPLETION) as server:
+        kstp_json(graph, "evaluate", "answers", "--dataset", "toy", "--model", "Qwen2.5", "--backend", "openai",
+                  "--base-url", server.base_url, "--limit", "3")
+    site = tmp_path / "site"
+    kstp_json(graph, "explore", "--export", site)
+    links = [(page, target) for page in (site / "learner").glob("*.html")
+             for target in re.findall(r'class="compare-link" href="([^"]+)"', page.read_text())]
+    assert len(links) == 2  # each model's page links the other
+    for page, target in links:
+        assert (page.parent / unescape(target)).resolve().is_file(), (page, target)
+
+
+def test_explore_compare_above_the_inline_limit_hides_another_datasets_figures(explored, monkeypatch, tmp_path):
+    """Above PSR_INLINE_ANSWERS the comparison reads the figures stored on the learners; the model's are those of
+    toy2 (evaluated last), so they are left out and the note says why, while L1's (a learner of toy) stay."""
+    from kstp.explore import pages
+    from kstp.explore.pages import Explorer
+    from kstp.graph.factory import open_store
+    from tests.conftest import write_toy_files
+    from tests.endpoint import FakeEndpoint
+
+    graph, _ = explored
+    files = write_toy_files(tmp_path)  # populate's files again: the same items, now as toy2
+    kstp_json(graph, "ingest", "items", files["items"], "--dataset", "toy2", "--framework", "toy")
+    with FakeEndpoint(answer=COMPLETION) as server:
+        kstp_json(graph, "evaluate", "answers", "--dataset", "toy2", "--model", MODEL, "--backend", "openai",
+                  "--base-url", server.base_url, "--limit", "3")
+    kstp_json(graph, "evaluate", "psr", "--dataset", "toy2")
+    monkeypatch.setattr(pages, "PSR_INLINE_ANSWERS", 0)
+    store = open_store(graph, read_only=True)
+    try:
+        shown = Explorer(store, graph).compare("toy:L1", f"model:{MODEL}")["datasets"]
+    finally:
+        store.close()
+    assert [s["dataset"] for s in shown] == ["toy"]
+    l1, model = shown[0]["figures"]
+    assert l1["psrMicro"] == 0.75  # hand-computed (test_explore_compare_two_learners_and_the_run_strip)
+    assert model["accuracy"] is model["psrMicro"] is model["psrMacro"] is None
+    assert f"not shown for model:{MODEL}: it answered other datasets too" in shown[0]["source"]
 
 
 def _start(graph: str, *args: str):

@@ -15,24 +15,16 @@ function describeState(data) {
   return `state {${list(data.state).replace(/^-$/, "")}}\ninner fringe: ${list(data.inner)}\nouter fringe: ${list(data.outer)}`;
 }
 
-/** The states a hovered state K reaches by one item of its fringes: K + {q} for q in its outer fringe
- *  (up) and K - {q} for q in its inner fringe (down). States come as {id, state}, items space-separated. */
-function neighbours(hovered, states) {
-  const items = (s) => new Set((s || "").split(/\s+/).filter(Boolean));
-  const mine = items(hovered.state);
-  const outer = items(hovered.outer);
-  const inner = items(hovered.inner);
+/** The states joined to a hovered state by a drawn edge: up (it covers them from below: the edge leaves it)
+ *  and down (the edge arrives at it). On the whole Hasse diagram these are K + {q}, q in its outer fringe,
+ *  and K - {q}, q in its inner fringe; on the occupied states only, a covering edge may add several
+ *  questions. Edges come as {from, to}, node ids, from the smaller state to the larger. */
+function neighbours(id, edges) {
   const up = [];
   const down = [];
-  for (const other of states) {
-    const theirs = items(other.state);
-    if (theirs.size === mine.size + 1 && [...mine].every((q) => theirs.has(q))) {
-      const added = [...theirs].find((q) => !mine.has(q));
-      if (outer.has(added)) up.push(other.id);
-    } else if (theirs.size === mine.size - 1 && [...theirs].every((q) => mine.has(q))) {
-      const removed = [...mine].find((q) => !theirs.has(q));
-      if (inner.has(removed)) down.push(other.id);
-    }
+  for (const edge of edges) {
+    if (edge.from === id) up.push(edge.to);
+    if (edge.to === id) down.push(edge.from);
   }
   return { up, down };
 }
@@ -60,12 +52,12 @@ if (typeof document !== "undefined") {
     const hasse = document.getElementById("hasse");
     if (info && hasse) {
       const nodes = [...hasse.querySelectorAll("g.node")];
-      const states = nodes.map((n) => ({ id: n.dataset.id, state: n.dataset.state || "" }));
+      const edges = [...hasse.querySelectorAll("path.edge")].map((e) => ({ from: e.dataset.from, to: e.dataset.to }));
       const byId = new Map(nodes.map((n) => [n.dataset.id, n]));
       for (const node of nodes) {
         node.addEventListener("mouseenter", () => {
           info.textContent = describeState(node.dataset);
-          const near = neighbours(node.dataset, states);
+          const near = neighbours(node.dataset.id, edges);
           node.classList.add("hovered");
           for (const id of near.up) byId.get(id).classList.add("neighbour-outer");
           for (const id of near.down) byId.get(id).classList.add("neighbour-inner");
