@@ -50,6 +50,7 @@ _TYPE_COLUMNS = ("type", "answer_type")
 #: Option letters, in order (the grader reads up to J).
 LETTERS = "ABCDEFGHIJ"
 
+
 @dataclass
 class ItemSet:
     """A validated item set: questions, their (question, concept) links, and any new skills."""
