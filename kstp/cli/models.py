@@ -166,17 +166,23 @@ def parse_sampling(gen_kwargs: str | None, defaults: dict | None = None, **fixed
     click.BadParameter
         For a key outside :data:`GEN_KEYS` or a value Sampling refuses.
 
-    A ``max_tokens`` given without a ``context`` is the reply cap alone: the default window goes.
+    A ``max_tokens`` given without a ``context`` is the reply cap alone: the default window goes; a
+    ``context`` given without a ``max_tokens`` lets the reply fill it.
 
     >>> parse_sampling("max_tokens=64,stop=a|b", {"temperature": 0.7}, seed=3)
     Sampling(n=1, temperature=0.7, top_p=0.95, max_tokens=64, seed=3, stop=('a', 'b'), json_schema=None, context=None)
     >>> parse_sampling("max_tokens=64", budget("answers")).context, parse_sampling(None, budget("answers")).context
     (None, 16384)
+    >>> wide = parse_sampling("context=32768", budget("answers"))
+    >>> wide.max_tokens, wide.context
+    (32768, 32768)
     """
     given = parse_kwargs(gen_kwargs, "--gen-kwargs")
     generation = {**(defaults or {}), **given}
     if "max_tokens" in given and "context" not in given:
         generation.pop("context", None)
+    elif "context" in given and "max_tokens" not in given and isinstance(given["context"], int):
+        generation["max_tokens"] = given["context"]
     unknown = sorted(set(generation) - set(GEN_KEYS))
     if unknown:
         raise click.BadParameter(f"unknown key {unknown[0]!r}; use {', '.join(GEN_KEYS)}", param_hint="--gen-kwargs")
@@ -250,12 +256,18 @@ def truncation_line(figures: dict) -> str:
     >>> truncation_line({"replies": 8, "truncated": 2, "share": 0.25, "maxTokens": 512})
     '2 of 8 replies (25.0%) were cut at max_tokens (512 tokens; finish_reason length)'
     >>> truncation_line({"replies": 8, "truncated": 0, "share": 0.0, "maxTokens": 16384, "context": 16384})
-    '0 of 8 replies (0.0%) were cut at the context window (16,384 tokens, prompt plus reply; finish_reason length)'
+    '0 of 8 replies (0.0%) were cut at the context window (16,384 tokens, prompt plus reply; on a server, its own \
+window; finish_reason length)'
+    >>> truncation_line({"replies": 2, "truncated": 1, "share": 0.5, "maxTokens": 100, "context": 4096})[:80]
+    '1 of 2 replies (50.0%) were cut at max_tokens (100 tokens) or the context window'
     """
     share = f" ({figures['share']:.1%})" if figures.get("share") is not None else ""
     if figures.get("context"):
-        return (f"{figures['truncated']} of {figures['replies']} replies{share} were cut at the context window "
-                f"({figures['context']:,} tokens, prompt plus reply; finish_reason length)")
+        cap = (f"max_tokens ({figures['maxTokens']:,} tokens) or "
+               if figures.get("maxTokens") and figures["maxTokens"] < figures["context"] else "")
+        return (f"{figures['truncated']} of {figures['replies']} replies{share} were cut at {cap}the context window "
+                f"({figures['context']:,} tokens, prompt plus reply; on a server, its own window; "
+                "finish_reason length)")
     cap = f"{figures['maxTokens']:,} tokens; " if figures.get("maxTokens") else ""
     return (f"{figures['truncated']} of {figures['replies']} replies{share} were cut at max_tokens "
             f"({cap}finish_reason length)")

@@ -31,6 +31,8 @@ import hashlib
 import importlib
 import inspect
 import json
+import math
+import numbers
 import queue
 import threading
 from collections.abc import Callable, Hashable, Iterable, Sequence
@@ -150,7 +152,8 @@ class Sampling:
     Raises
     ------
     ConfigError
-        On n < 1, max_tokens < 1, context < 2, top_p outside (0, 1], a negative
+        Naming each field at fault: n, max_tokens or context not a whole number (or n < 1,
+        max_tokens < 1, context < 2), top_p outside (0, 1], a negative or non-finite
         temperature, or a seed whose samples pass :data:`MAX_SEED` (or below 0).
     """
 
@@ -164,11 +167,18 @@ class Sampling:
     context: int | None = None
 
     def __post_init__(self):
-        if self.n < 1 or self.max_tokens < 1 or (self.top_p is not None and not 0 < self.top_p <= 1) or (
-                self.temperature is not None and self.temperature < 0) or (
-                self.context is not None and self.context < 2):
-            raise ConfigError(f"invalid sampling {self}: need n >= 1, max_tokens >= 1, context >= 2, 0 < top_p <= 1, "
-                              "temperature >= 0")
+        problems = [f"{name} must be a whole number >= {low}, not {value!r}"
+                    for name, low, value in (("n", 1, self.n), ("max_tokens", 1, self.max_tokens),
+                                             ("context", 2, self.context))
+                    if (value is not None or name != "context") and (
+                        isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < low)]
+        for name, value, fits, rule in (("temperature", self.temperature, lambda v: v >= 0, ">= 0"),
+                                        ("top_p", self.top_p, lambda v: 0 < v <= 1, "in (0, 1]")):
+            if value is not None and (isinstance(value, bool) or not isinstance(value, numbers.Real)
+                                      or not math.isfinite(value) or not fits(value)):
+                problems.append(f"{name} must be a number {rule}, not {value!r}")
+        if problems:
+            raise ConfigError(f"invalid sampling: {'; '.join(problems)}")
         _check_seed(self.seed, self.n - 1)
 
     def for_sample(self, index: int) -> Sampling:

@@ -240,6 +240,8 @@ def test_evaluate_answers_with_local_model(kstp, data_root, tmp_path):
 @pytest.mark.parametrize("extra, message", [
     (["--gen-kwargs", "temp=0.2"], "unknown key 'temp'"),
     (["--gen-kwargs", "temperature"], "'temperature' must read key=value"),
+    (["--gen-kwargs", "context=abc"], "invalid sampling: context must be a whole number >= 2, not 'abc'"),
+    (["--gen-kwargs", "max_tokens=1e3"], "invalid sampling: max_tokens must be a whole number >= 1, not 1000.0"),
     (["--backend", "local", "--base-url", "http://x"], "--base-url goes with --backend openai"),
 ])
 def test_evaluate_answers_usage_errors(kstp, extra, message):

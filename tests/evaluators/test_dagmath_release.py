@@ -227,7 +227,8 @@ def test_the_truncation_line_and_default_caps():
     answers_help = " ".join(CliRunner().invoke(cli, ["evaluate", "answers", "--help"]).output.split())
     assert "max_tokens (16384), context (16384: prompt plus reply" in answers_help
     assert truncation_line(run_truncation.__globals__["truncation_figures"](["length", "stop"], 16384, 16384)) == \
-        "1 of 2 replies (50.0%) were cut at the context window (16,384 tokens, prompt plus reply; finish_reason length)"
+        ("1 of 2 replies (50.0%) were cut at the context window (16,384 tokens, prompt plus reply; on a server, its "
+         "own window; finish_reason length)")
 
 
 def test_commands_send_their_papers_max_tokens_by_default(graph_location, tmp_path):
@@ -247,6 +248,8 @@ def test_commands_send_their_papers_max_tokens_by_default(graph_location, tmp_pa
         for name, args in (("answers", ["answers", "--dataset", "toy"]),
                            ("dagmath", ["dagmath", "--dataset", "logs", "--shots", "0", "--samples", "1"]),
                            ("answers 256", ["answers", "--dataset", "toy", "--gen-kwargs", "max_tokens=256",
+                                            "--new-run"]),
+                           ("answers 32k", ["answers", "--dataset", "toy", "--gen-kwargs", "context=32768",
                                             "--new-run"])):
             bodies.clear()
             result = CliRunner().invoke(cli, ["--graph", graph_location, "evaluate", *args, "--model", "m",
@@ -261,4 +264,5 @@ def test_commands_send_their_papers_max_tokens_by_default(graph_location, tmp_pa
                           summary["truncation"]["truncated"])
     assert caps == {"answers": (16384, 16384, {None}, 16384, 16384, 0),
                     "dagmath": (32768, None, {32768}, 32768, None, 0),
-                    "answers 256": (256, None, {256}, 256, None, 0)}
+                    "answers 256": (256, None, {256}, 256, None, 0),
+                    "answers 32k": (32768, 32768, {None}, 32768, 32768, 0)}  # a wider window alone: the reply fills it

@@ -23,6 +23,18 @@ def server():
 def test_sampling_validation_and_per_sample_seeds():
     with pytest.raises(ConfigError, match="invalid sampling"):
         Sampling(n=0)
+    # each field at fault is named with its value, in one line (a --gen-kwargs typo reads as such)
+    with pytest.raises(ConfigError) as info:
+        Sampling(max_tokens="abc", context=float("nan"), top_p=1.5, temperature=True)
+    assert str(info.value) == ("invalid sampling: max_tokens must be a whole number >= 1, not 'abc'; context must be "
+                               "a whole number >= 2, not nan; temperature must be a number >= 0, not True; top_p must "
+                               "be a number in (0, 1], not 1.5")
+    for bad in ({"max_tokens": 2.5}, {"max_tokens": 1000.0}, {"context": 1}, {"temperature": float("inf")}):
+        with pytest.raises(ConfigError, match=f"{next(iter(bad))} must be"):
+            Sampling(**bad)
+    import numpy as np
+
+    assert Sampling(max_tokens=np.int64(8), context=np.int64(64)).max_tokens == 8  # numpy integers are whole numbers
     assert Sampling(n=3, seed=7).for_sample(2) == Sampling(n=1, seed=9)
 
 
