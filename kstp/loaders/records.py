@@ -326,7 +326,8 @@ def read_question_records(path: str | Path, dataset: str, fields: FieldMap | Non
         options = None if options is None else _lettered(options, options_field, where)
         gold = _gold(_field(record, answer_field), options, pattern, where)
         if options is not None:
-            text = mcq_text(None if text is None else str(text).strip(), options, gold, where, options_field)
+            text = mcq_text(None if text is None else str(text).strip(), options, gold, where, options_field,
+                            f'"{text_field}"')
         rows.append({"localId": qid, "text": str(text).strip() if text is not None else None,
                      "answer": gold, "answerType": "choice" if options is not None else None, "position": number})
     return ItemSet(dataset, source, _questions(dataset, rows), pd.DataFrame(columns=["from_id", "to_id", "source"]),

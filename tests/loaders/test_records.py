@@ -91,6 +91,7 @@ def test_jsonl_and_arrow_through_a_field_map_with_options(tmp_path):
     ({"q": "Which?", "choices": [str(n) for n in range(30)], "label": 27},  # was IndexError on LETTERS[27]
      '"choices" has 30 options; a multiple-choice item has at most 10 (A-J)$'),
     ({"q": "Which?", "choices": {chr(65 + n): str(n) for n in range(11)}, "label": 10}, "has 11 options"),
+    ({"q": None, "choices": ["4", "7"], "label": 1}, 'needs its problem text, read from "q"$'),
     ({"q": "Which?", "choices": [], "label": "2"}, '"choices" must name the letters A, B, ... in order, two or '
                                                    'more (at most J), found none$'),  # was stored as open
 ])
