@@ -193,8 +193,9 @@ _overall_option = click.option(
 @click.option("--limit", type=click.IntRange(min=1), help="Only the first N items of each dataset.")
 @click.option("--seed", type=SEED, default=42, show_default=True, help="Seed of sample 0; sample i uses seed + i.")
 @click.option("--nli", default=DEFAULT_NLI, show_default=True,
-              help="NLI judge for LS: cross-encoder:MODEL, a local folder or a model id in the local Hugging Face "
-                   "cache (default: the release's, get it once with `hf download cross-encoder/nli-deberta-v3-small`; "
+              help="NLI judge for LS: cross-encoder:MODEL, MODEL a local folder or a model id in the local Hugging "
+                   "Face cache (a bare folder or id is refused; default: the release's, get it once with "
+                   "`hf download cross-encoder/nli-deberta-v3-small`; "
                    "checked before any request), or llm: the evaluated model judges its own steps, so LS depends on "
                    "the model under test and is not comparable with the paper's Tables 6-7.")
 @click.option("--similarity-model",

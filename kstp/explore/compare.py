@@ -111,7 +111,7 @@ class ComparePages:
             questions = self.store.frame("dataset_questions", {"dataset": dataset})
             local = questions["localId"].fillna(questions["questionId"])
             names = dict(zip(questions["questionId"], local, strict=True))
-            drawing = class_dag(space, names, marks, verdicts=COMPARE_MARKS)
+            drawing = class_dag(space, names, marks, verdicts=COMPARE_MARKS, page=f"dataset/{slug(dataset)}.html")
             drawing["caption"] = (f"Where A and B are right on {dataset}'s prerequisite structure (prerequisites "
                                   "above, a box per class of equally informative questions)")
         if withheld:

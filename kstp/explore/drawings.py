@@ -36,7 +36,7 @@ VERDICTS = {"correct": "answered right", "wrong": "answered wrong", "inner": "in
 
 
 def class_dag(space, names: dict[str, str], marks: dict[str, str] | None = None,
-              verdicts: dict[str, str] | None = None) -> dict:
+              verdicts: dict[str, str] | None = None, page: str | None = None) -> dict:
     """The question prerequisite relation drawn as its transitive reduction on classes of equally
     informative questions (the space's cover relation), each on its level.
 
@@ -50,6 +50,9 @@ def class_dag(space, names: dict[str, str], marks: dict[str, str] | None = None,
         A learner's mark per question (``correct``, ``wrong``, ``inner``, ``outer``; none: not answered).
     verdicts : dict of str to str, optional
         What each mark says in a tooltip (default :data:`VERDICTS`; a comparison of two learners has its own).
+    page : str, optional
+        The page that holds the questions' ``q-<slug>`` rows, relative to the site root (a learner's or
+        a comparison's drawing links ``dataset/<slug>.html``); none: the drawing is on that page.
 
     Returns
     -------
@@ -70,6 +73,8 @@ def class_dag(space, names: dict[str, str], marks: dict[str, str] | None = None,
     >>> print(drawn["nodes"][0]["title"])
     t:a: answered right
     t:b: answered wrong
+    >>> class_dag(space, {}, page="dataset/t.html")["nodes"][0]["href"]
+    'dataset/t.html#q-t~3Aa'
     >>> drawn["edges"][0]["d"]  # centres (55, 40) and (55, 120), boxes 32 high: bottom of one to top of the other
     'M55,56 L55,104'
     """
@@ -89,8 +94,12 @@ def class_dag(space, names: dict[str, str], marks: dict[str, str] | None = None,
             return ", ".join(classes[n])
         return "\n".join(f"{q}: {said[m]}" for q, m in zip(classes[n], verdicts[n], strict=True))
 
-    return svg(drawing, labels, None, marks=mark, title=title, parts=parts,
-               anchors={n: f"q-{slug(classes[n][0])}" for n in nodes})
+    anchors = {n: f"q-{slug(classes[n][0])}" for n in nodes}
+    drawn = svg(drawing, labels, None, marks=mark, title=title, parts=parts, anchors=None if page else anchors)
+    if page:  # another page's rows: a link from the site root (relative, so a static export's links hold)
+        for node in drawn["nodes"]:
+            node["href"] = f"{page}#{anchors[node['id']]}"
+    return drawn
 
 
 def _bits(mask: int) -> list[int]:

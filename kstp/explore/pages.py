@@ -510,7 +510,7 @@ class Explorer(RunPages, ComparePages):
                 marks[q] = "outer"
             for q in section.get("innerFringe", []):
                 marks[q] = "inner"
-            section["drawing"] = _class_dag(space, _local_names(questions), marks)
+            section["drawing"] = _class_dag(space, _local_names(questions), marks, page=f"dataset/{slug(dataset)}.html")
         return section
 
     # ---- queries -------------------------------------------------------------------------

@@ -206,22 +206,28 @@ class LlmNli:
 
 
 def nli_backend(spec: str, inference: Backend | None = None) -> NliBackend:
-    """The NLI backend named by ``spec``: ``cross-encoder:MODEL`` or ``llm``.
+    """The NLI backend named by ``spec``: ``cross-encoder:MODEL`` (a local folder or a cached model id) or ``llm``.
 
     ``llm`` judges with ``inference`` (the evaluated model's backend).
 
     Raises
     ------
     ConfigError
-        On another spec, or ``llm`` without an inference backend.
+        On another spec (a bare folder or model id included), ``cross-encoder:`` with no model, or
+        ``llm`` without an inference backend.
     """
     if spec.startswith("cross-encoder:"):
+        if not spec.removeprefix("cross-encoder:").strip():  # else the empty path '' "cannot be loaded from ."
+            raise ConfigError("--nli cross-encoder: needs a model id or folder (cross-encoder:MODEL)")
         return CrossEncoderNli(spec.removeprefix("cross-encoder:"))
     if spec == "llm":
         if inference is None:
             raise ConfigError("--nli llm needs an inference backend to judge with")
         return LlmNli(inference)
-    raise ConfigError(f"unknown NLI backend {spec!r}; use cross-encoder:MODEL (a local folder or cached id) or llm")
+    # a bare folder or model id is not read as one (an llm:... judge name holds '/' too): say how to name it
+    hint = f" (for that model: --nli cross-encoder:{spec})" if "/" in spec or Path(spec).exists() else ""
+    raise ConfigError(f"unknown NLI backend {spec!r}; use cross-encoder:MODEL (a local folder or cached id) or "
+                      f"llm{hint}")
 
 
 class BertScore:

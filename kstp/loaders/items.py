@@ -275,17 +275,24 @@ def _mcq_text(item: dict, where: str) -> str:
         raise InputError(f"{where}: \"options\" must be an object mapping the letters A, B, ... to option texts "
                          f"(e.g. {{\"A\": \"4\", \"B\": \"7\"}}), not {type(options).__name__} "
                          f"{json.dumps(options)[:60]}")
-    return mcq_text(item.get("text"), options, item.get("answer"), where)
+    return mcq_text(_item_text(item), options, item.get("answer"), where,
+                    text_field=" or ".join(f'"{c}"' for c in _TEXT_COLUMNS))
 
 
-def mcq_text(text, options: dict, answer, where: str, field: str = "options") -> str:
+def _item_text(item: dict):
+    """A JSON-lines item's problem text: its first non-null field of ``_TEXT_COLUMNS`` (as for CSV)."""
+    return next((item[c] for c in _TEXT_COLUMNS if item.get(c) is not None), None)
+
+
+def mcq_text(text, options: dict, answer, where: str, field: str = "options", text_field: str = '"text"') -> str:
     """A multiple-choice question's stored text, validated: ``text``, then ``options``, one lettered line each.
 
     ``options`` maps the letters A, B, ... in order (two or more) to one-line texts; the
     problem must not list options itself (they would be read twice: a run of lettered lines
     from ``A.``, or ``(A) ... (B) ...``; a list ``I.``, ``II.`` is question text), and a gold ``answer``
     (None: no gold) must be one of the letters. Both question loaders (JSON lines items,
-    and records with ``--options-field``) go through here.
+    and records with ``--options-field``) go through here; ``text_field`` names where the
+    loader read ``text`` from, for the message when it is empty.
 
     Raises
     ------
@@ -304,7 +311,7 @@ def mcq_text(text, options: dict, answer, where: str, field: str = "options") ->
                 or "\n" in str(value) or "\r" in str(value):
             raise InputError(f"{where}: option {letter} must be one line of text, not {json.dumps(value)[:60]}")
     if not isinstance(text, str) or not text.strip():
-        raise InputError(f"{where}: a multiple-choice item needs its problem text")
+        raise InputError(f"{where}: a multiple-choice item needs its problem text, read from {text_field}")
     if option_count(text) is not None or split_options(text)[1]:
         raise InputError(f"{where}: the text already lists options (lines 'A. ...', 'B. ...' or '(A) ... (B) ...'); "
                          f"give them once, in \"{field}\"")
@@ -316,6 +323,9 @@ def mcq_text(text, options: dict, answer, where: str, field: str = "options") ->
 
 def read_items_jsonl(path: str | Path, dataset: str, framework: str | None, known: set[str]) -> ItemSet:
     """Read items as JSON lines: ``{"id", "text", "answer", "type", "solution", "concepts": [...], "verified"}``.
+
+    The text may be under ``question``, ``expression`` or ``problem`` instead (the names
+    CSV items take; the first non-null of text, question, expression, problem is read).
 
     ``options`` (optional) makes an item multiple choice: an object mapping the letters
     A, B, ... in order to one-line option texts (the release's XES3G5M layout); they
@@ -350,7 +360,7 @@ def read_items_jsonl(path: str | Path, dataset: str, framework: str | None, know
         if concepts and framework is None:
             raise InputError(f"{path}:{number}: items name concepts; say which framework with --framework")
         _check_concepts(concepts, known, framework or "", f"{path}:{number}")
-        answer, text, kind = item.get("answer"), item.get("text"), item.get("type")
+        answer, text, kind = item.get("answer"), _item_text(item), item.get("type")
         if item.get("options") is not None:
             text, kind = _mcq_text(item, f"{path}:{number}"), kind or "choice"
             answer = str(answer).strip() if answer is not None else None

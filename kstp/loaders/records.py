@@ -232,12 +232,14 @@ def _pick(records: list[dict], chosen: str | None, candidates: tuple[str, ...], 
 def _lettered(options, field: str, where: str) -> dict:
     """A record's options as letter -> text: a list (MMLU's ``choices``) lettered A, B, ... in order, or a
     mapping as it is (:func:`~kstp.loaders.items.mcq_text` checks its letters)."""
-    if isinstance(options, dict):
-        return options
     if isinstance(options, list | tuple) or hasattr(options, "tolist"):  # Parquet and Arrow give arrays
         options = list(options.tolist() if hasattr(options, "tolist") else options)
-        if len(options) > len(LETTERS):
-            raise InputError(f"{where}: \"{field}\" has {len(options)} options; kstp letters at most {len(LETTERS)}")
+    if isinstance(options, dict | list) and len(options) > len(LETTERS):
+        raise InputError(f"{where}: \"{field}\" has {len(options)} options; a multiple-choice item has at most "
+                         f"{len(LETTERS)} ({LETTERS[0]}-{LETTERS[-1]})")
+    if isinstance(options, dict):
+        return options
+    if isinstance(options, list):
         return dict(zip(LETTERS, options, strict=False))  # len(options) <= len(LETTERS), checked above
     raise InputError(f"{where}: \"{field}\" must be a list of option texts or an object mapping A, B, ... to them, "
                      f"not {type(options).__name__} {json.dumps(options, default=str)[:60]}")
@@ -319,12 +321,13 @@ def read_question_records(path: str | Path, dataset: str, fields: FieldMap | Non
         seen[qid] = number
         options = _field(record, options_field) if options_field else None
         text = _field(record, text_field)
-        if options is not None and not isinstance(options, str) and hasattr(options, "__len__") and not len(options):
-            options = None  # an empty list: an open question among multiple-choice ones
+        # Lettered first: an index answer is read against the letters, and more options than letters is refused;
+        # an empty list goes to mcq_text's "two or more" (null or no field marks an open question).
+        options = None if options is None else _lettered(options, options_field, where)
         gold = _gold(_field(record, answer_field), options, pattern, where)
         if options is not None:
-            text = mcq_text(None if text is None else str(text).strip(), _lettered(options, options_field, where),
-                            gold, where, options_field)
+            text = mcq_text(None if text is None else str(text).strip(), options, gold, where, options_field,
+                            f'"{text_field}"')
         rows.append({"localId": qid, "text": str(text).strip() if text is not None else None,
                      "answer": gold, "answerType": "choice" if options is not None else None, "position": number})
     return ItemSet(dataset, source, _questions(dataset, rows), pd.DataFrame(columns=["from_id", "to_id", "source"]),

@@ -133,8 +133,27 @@ def test_cross_encoder_nli_reads_labels_from_the_model_and_refuses_others(tmp_pa
     (tmp_path / "broken" / "config.json").write_text("{}")
     with pytest.raises(ConfigError, match=r"cannot be loaded from .*broken \(ValueError: Unrecognized model"):
         CrossEncoderNli(str(tmp_path / "broken"))
-    with pytest.raises(ConfigError, match="unknown NLI backend 'roberta'"):
+    with pytest.raises(ConfigError, match="unknown NLI backend 'roberta'; use cross-encoder:MODEL .* or llm$"):
         nli_backend("roberta")
+
+
+@pytest.mark.parametrize(("spec", "message"), [
+    ("cross-encoder:", "--nli cross-encoder: needs a model id or folder (cross-encoder:MODEL)"),  # was "cannot be
+    ("cross-encoder: ", "--nli cross-encoder: needs a model id or folder (cross-encoder:MODEL)"),  # loaded from ."
+    ("cross-encoder/nli-deberta-v3-small", "unknown NLI backend 'cross-encoder/nli-deberta-v3-small'; use "
+     "cross-encoder:MODEL (a local folder or cached id) or llm (for that model: --nli "
+     "cross-encoder:cross-encoder/nli-deberta-v3-small)"),
+])
+def test_nli_spec_without_a_model_or_without_its_prefix_is_one_line(spec, message):
+    """A new user's trial: the help listed "a local folder or a model id" beside cross-encoder:MODEL."""
+    with pytest.raises(ConfigError) as refused:
+        nli_backend(spec)
+    assert str(refused.value) == message
+
+
+def test_nli_bare_folder_is_named_with_its_prefix(tmp_path):
+    with pytest.raises(ConfigError, match=f"for that model: --nli cross-encoder:{tmp_path}\\)$"):
+        nli_backend(str(tmp_path))
 
 
 def test_without_the_nli_model_the_command_stops_before_the_graph_and_any_request(tmp_path, empty_hub):

@@ -114,6 +114,21 @@ def test_jsonl_items(tmp_path):
         items.read_items_jsonl(path, "d", None, set())
 
 
+def test_jsonl_items_read_the_text_under_the_csv_text_names(tmp_path):
+    """A new user's file kept the text under "question" and was told the item "needs its problem text"; the
+    JSON-lines loader reads the names CSV items take, and an item with none of them says which it read."""
+    path = tmp_path / "q.jsonl"
+    path.write_text('{"id": "a", "question": "Which is prime?", "options": {"A": "4", "B": "7"}, "answer": "B"}\n'
+                    '{"id": "b", "problem": "1 + 1"}\n')
+    rows = items.read_items_jsonl(path, "d", None, set()).questions[["id", "text", "answer", "answerType"]]
+    assert rows.values.tolist()[0] == ["d:a", "Which is prime?\nA. 4\nB. 7", "B", "choice"]
+    assert rows.values.tolist()[1][:2] == ["d:b", "1 + 1"]
+    path.write_text('{"id": "a", "stem": "Which is prime?", "options": {"A": "4", "B": "7"}}\n')
+    with pytest.raises(InputError, match='q.jsonl:1: a multiple-choice item needs its problem text, read from '
+                                         '"text" or "question" or "expression" or "problem"$'):
+        items.read_items_jsonl(path, "d", None, set())
+
+
 def test_corrected_qmatrix_replaces_concept_links(store, tmp_path):
     (tmp_path / "i.csv").write_text("item_id,text\nx1,one\nx2,two\n")
     (tmp_path / "q.csv").write_text("item_id,s1,s2\nx1,1,1\nx2,0,1\n")
