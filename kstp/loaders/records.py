@@ -321,8 +321,9 @@ def read_question_records(path: str | Path, dataset: str, fields: FieldMap | Non
         seen[qid] = number
         options = _field(record, options_field) if options_field else None
         text = _field(record, text_field)
-        # Lettered first: an index answer is read against the letters, and more options than letters is refused;
-        # an empty list goes to mcq_text's "two or more" (null or no field marks an open question).
+        if options is not None and not isinstance(options, str) and hasattr(options, "__len__") and not len(options):
+            options = None  # an empty list, as null: an open question among multiple-choice ones (an Arrow column)
+        # Lettered first: an index answer is read against the letters, and more options than letters is refused.
         options = None if options is None else _lettered(options, options_field, where)
         gold = _gold(_field(record, answer_field), options, pattern, where)
         if options is not None:
