@@ -258,40 +258,32 @@ def create_app(explorer: Explorer) -> Starlette:
         return Response(out.getvalue(), media_type="text/csv",
                         headers={"Content-Disposition": f'attachment; filename="{slug(name)}.csv"'})
 
-    async def psr_csv(request: Request) -> Response:
-        began = time.perf_counter()
-        dataset = unslug(request.path_params["slug"])
-
-        def built():
-            explorer.refresh()
-            with explorer.locked():
-                return explorer.psr_csv(dataset)
-        try:
-            text = await off_loop(built)
-        except KstpError as exc:
-            return Response(f"Error: {exc}\n", 404 if isinstance(exc, UnknownIdError) else 400,
-                            media_type="text/plain")
-        return Response(text, media_type="text/csv",
-                        headers={"Content-Disposition": f'attachment; filename="psr_learners_{slug(dataset)}.csv"',
-                                 "Server-Timing": f"page;dur={(time.perf_counter() - began) * 1000:.1f}"})
-
-    def picture_csv(kind: str) -> Callable[[Request], Awaitable[Response]]:
+    def csv_endpoint(make: Callable[[str], str], filename: Callable[[str], str]
+                     ) -> Callable[[Request], Awaitable[Response]]:
+        """A CSV download of the id in the path: ``make(id)``'s text, saved as ``filename(id)``."""
         async def endpoint(request: Request) -> Response:
+            began = time.perf_counter()
             ident = unslug(request.path_params["slug"])
 
             def built():
                 explorer.refresh()
                 with explorer.locked():
-                    return explorer.picture_csv(kind, ident)
+                    return make(ident)
             try:
                 text = await off_loop(built)
             except KstpError as exc:
                 return Response(f"Error: {exc}\n", 404 if isinstance(exc, UnknownIdError) else 400,
                                 media_type="text/plain")
             return Response(text, media_type="text/csv",
-                            headers={"Content-Disposition": f'attachment; filename="{kind}_{slug(ident)}.csv"'})
+                            headers={"Content-Disposition": f'attachment; filename="{filename(ident)}"',
+                                     "Server-Timing": f"page;dur={(time.perf_counter() - began) * 1000:.1f}"})
 
         return endpoint
+
+    psr_csv = csv_endpoint(explorer.psr_csv, lambda dataset: f"psr_learners_{slug(dataset)}.csv")
+
+    def picture_csv(kind: str) -> Callable[[Request], Awaitable[Response]]:
+        return csv_endpoint(lambda ident: explorer.picture_csv(kind, ident), lambda ident: f"{kind}_{slug(ident)}.csv")
 
     async def index_redirect(request: Request) -> Response:
         return RedirectResponse("index.html")

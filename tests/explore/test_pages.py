@@ -141,6 +141,7 @@ def test_explore_picture_tables_are_whole_csvs(explored):
         _, psr_text = get(url + "psr-questions/toy.csv")
         _, strip_text = get(url + f"run-strip/{slug(run_id)}.csv")
         missing, _ = get(url + "run-strip/nope.csv")
+        _, learners_text = get(url + "psr/toy.csv")
         _, dataset = get(url + "dataset/toy.html")
         _, run = get(url + f"run/{slug(run_id)}.html")
     per_question = list(csv.DictReader(io.StringIO(psr_text)))
@@ -150,6 +151,8 @@ def test_explore_picture_tables_are_whole_csvs(explored):
     assert {r["question"]: (int(r["samples"]), int(r["right"])) for r in strip} == {
         s["questionId"]: (1, int(bool(s["correct"]))) for s in samples}
     assert missing == 404
+    learners = kstp_json(graph, "evaluate", "psr", "--dataset", "toy", "--no-write")  # a row per learner
+    assert len(list(csv.DictReader(io.StringIO(learners_text)))) == sum(row["learners"] for row in learners)
     assert 'href="../psr-questions/toy.csv"' in dataset and f'href="../run-strip/{slug(run_id)}.csv"' in run
 
 
