@@ -38,6 +38,10 @@ def backend():
 def test_seed_reaches_sampling_params():
     params = sampling_params(Sampling(n=4, seed=42, temperature=0.6, top_p=0.95, max_tokens=16), 3)
     assert (params.seed, params.n, params.temperature, params.max_tokens) == (45, 1, 0.6, 16)
+    # paper 1's window (prompt plus reply): a 1,200-token prompt leaves 15,184 of 16,384, or 6,992 of an 8,192 engine
+    window = Sampling(max_tokens=16384, context=16384)
+    assert sampling_params(window, prompt_tokens=1200).max_tokens == 15184
+    assert sampling_params(window, prompt_tokens=1200, model_len=8192).max_tokens == 6992
 
 
 def test_batched_generation_is_reproducible_per_sample(backend):
