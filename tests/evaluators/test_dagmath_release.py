@@ -19,7 +19,7 @@ from kstp.cli.models import run_truncation, truncation_line
 from kstp.errors import ConfigError
 from kstp.evaluators import dagmath
 from kstp.evaluators.dagmath_release import MalformedPolicy, parse_malformed, read_prompt_file
-from kstp.inference.backend import MAX_TOKENS, Completion, Sampling
+from kstp.inference.backend import MAX_TOKENS, Completion, Sampling, truncation
 from tests.conftest import load_toy
 
 PROMPT = Path(__file__).resolve().parents[1] / "fixtures" / "dagmath" / "fewshot_instructions.txt"
@@ -219,14 +219,14 @@ def test_an_empty_reply_is_empty_output_whether_its_content_is_null_or_blank(sto
 
 
 def test_the_truncation_line_and_default_caps():
-    assert truncation_line(run_truncation.__globals__["truncation_figures"](["length", "stop", "stop"], 32768)) == \
+    assert truncation_line(truncation(["length", "stop", "stop"], 32768)) == \
         "1 of 3 replies (33.3%) were cut at max_tokens (32,768 tokens; finish_reason length)"
     assert MAX_TOKENS == {"answers": 16_384, "scaffolding": 32_768, "dagmath": 32_768}
     shown = CliRunner().invoke(cli, ["evaluate", "dagmath", "--help"]).output
     assert "max_tokens (32768)" in " ".join(shown.split())
     answers_help = " ".join(CliRunner().invoke(cli, ["evaluate", "answers", "--help"]).output.split())
     assert "max_tokens (16384), context (16384: prompt plus reply" in answers_help
-    assert truncation_line(run_truncation.__globals__["truncation_figures"](["length", "stop"], 16384, 16384)) == \
+    assert truncation_line(truncation(["length", "stop"], 16384, 16384)) == \
         ("1 of 2 replies (50.0%) were cut at the context window (16,384 tokens, prompt plus reply; on a server, its "
          "own window; finish_reason length)")
 
