@@ -30,6 +30,17 @@ FAULTS = {
     "parts": {"choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": [
         {"type": "thinking", "thinking": [{"type": "text", "text": "2 + 3 = 5"}]},
         {"type": "text", "text": "\\boxed{5}"}]}}], "usage": {"prompt_tokens": 3, "completion_tokens": 9}},
+    # what deployed servers and gateways send (issue 41)
+    "content-filter": {"choices": [{"index": 0, "finish_reason": "content_filter",
+                                    "message": {"role": "assistant", "content": None}}]},
+    "content-filter-partial": {"choices": [{"index": 0, "finish_reason": "content_filter",
+                                            "message": {"role": "assistant", "content": "The answer is \\boxed{5"}}]},
+    "completion-text": {"id": "c", "object": "text_completion",
+                        "choices": [{"index": 0, "finish_reason": "stop", "text": "So \\boxed{5}", "logprobs": None}]},
+    "surrogate": {"choices": [{"index": 0, "finish_reason": "stop",
+                               "message": {"role": "assistant", "content": "\\boxed{5} \ud83d"}}]},
+    "number-content": {"choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant",
+                                                                                   "content": 42}}]},
 }
 #: 200 replies that are not JSON at all.
 RAW = {"cut-json": ("application/json", b'{"id": "c", "object": "chat.completion", "choices": [{"index": 0, "mess'),
@@ -50,11 +61,18 @@ class FakeEndpoint:
     """An OpenAI-compatible chat endpoint that plays ``script`` (one action per request), then answers.
 
     Actions: an HTTP status (429, 503, 401, ...; the body's message is ``status <code>``),
-    ``"reset"`` (close the connection with RST), ``"stall"`` (never answer), ``"slow"``
-    (answer after ``slow_s`` seconds), a key of :data:`FAULTS` or :data:`RAW` (a 200 that
-    is no answer, or an odd one), a dict (this request's assistant message). An answer is
+    a pair ``(status, body)`` (that error reply, as a real server words it), ``"reset"``
+    (close the connection with RST), ``"stall"`` (never answer), ``"slow"`` (answer after
+    ``slow_s`` seconds), ``"trickle"`` (the answer one byte every ``slow_s`` / 20 seconds:
+    each read is quick, the whole is not), ``"bad-gzip"`` (an answer said to be gzip that
+    is not), a key of :data:`FAULTS` or :data:`RAW` (a 200 that is no answer, or an odd
+    one), a dict (this request's assistant message; a ``finish_reason`` key in it is the
+    choice's). ``check``: a function of the request's body that returns None or a
+    ``(status, body)`` error reply, applied to every request (a server's own rules: a
+    context window, a reasoning model's parameters). An answer is
     ``\\boxed{5}``, or the assistant ``message`` given (``{"content": None,
-    "reasoning_content": ...}`` as vLLM's reasoning parsers return).
+    "reasoning_content": ...}`` as vLLM's reasoning parsers return; a ``finish_reason`` key
+    in it is the choice's).
 
     ``rate_limit_s``: after a 429 it answers 429 (``Retry-After`` in whole seconds) to every
     request that comes within that many seconds, as a rate limiter does. ``no_system_role``:
@@ -62,13 +80,15 @@ class FakeEndpoint:
     ``delay_s``: every answer waits that long. ``reply``: a function of the request's body
     (its ``messages``, ``seed``, ...) that returns the answer's content, for answers that
     differ by question and sample. It records ``requests``, the messages of each
-    (``seen``) and the most requests it held at once (``most_at_once``).
+    (``seen``), each request's whole body (``bodies``) and the most requests it held at
+    once (``most_at_once``).
     """
 
     def __init__(self, script=(), answer="\\boxed{5}", message: dict | None = None, rate_limit_s: float = 0.0,
-                 no_system_role: bool = False, delay_s: float = 0.0, slow_s: float = 1.0, reply=None):
-        self.script, self.requests, self.seen, self.reply = list(script), 0, [], reply
+                 no_system_role: bool = False, delay_s: float = 0.0, slow_s: float = 1.0, reply=None, check=None):
+        self.script, self.requests, self.seen, self.reply, self.bodies = list(script), 0, [], reply, []
         self.message = {"role": "assistant", **(message if message is not None else {"content": answer})}
+        self.finish = self.message.pop("finish_reason", "stop")
         self.lock, self.stop = threading.Lock(), threading.Event()
         self.at_once = self.most_at_once = 0
         self.limited_until = 0.0
@@ -83,6 +103,7 @@ class FakeEndpoint:
                 with endpoint.lock:
                     endpoint.requests += 1
                     endpoint.seen.append(body.get("messages"))
+                    endpoint.bodies.append(body)
                     endpoint.at_once += 1
                     endpoint.most_at_once = max(endpoint.most_at_once, endpoint.at_once)
                     action = endpoint.script.pop(0) if endpoint.script else "ok"
@@ -90,6 +111,8 @@ class FakeEndpoint:
                         action = 429
                     if action == 429 and rate_limit_s:
                         endpoint.limited_until = time.monotonic() + rate_limit_s
+                    if check is not None and (refused := check(body)) is not None:
+                        action = refused
                 try:
                     self._answer(action, body)
                 finally:
@@ -107,6 +130,9 @@ class FakeEndpoint:
                 if action == "slow":
                     endpoint.stop.wait(slow_s)
                     action = "ok"
+                trickle, gzip = action == "trickle", action == "bad-gzip"
+                if trickle or gzip:
+                    action = "ok"
                 if no_system_role and any(m.get("role") == "system" for m in body.get("messages") or []):
                     action = "no-system-role"
                 if delay_s:
@@ -114,15 +140,20 @@ class FakeEndpoint:
                 message = endpoint.message
                 if endpoint.reply is not None:
                     message = {"role": "assistant", "content": endpoint.reply(body)}
+                finish = endpoint.finish
                 if isinstance(action, dict):  # this request's own answer
                     action, message = "ok", {"role": "assistant", **action}
+                    finish = message.pop("finish_reason", "stop")
                 headers, kind = {}, "application/json"
-                if action in RAW:
+                if isinstance(action, tuple):
+                    status, reply = action
+                    data = json.dumps(reply).encode()
+                elif action in RAW:
                     status, (kind, data) = 200, RAW[action]
                 else:
                     if action == "ok":
                         status, reply = 200, {"id": "c", "object": "chat.completion", "created": 0, "model": "m",
-                                              "choices": [{"index": 0, "finish_reason": "stop",
+                                              "choices": [{"index": 0, "finish_reason": finish,
                                                            "message": message}],
                                               "usage": {"prompt_tokens": 3, "completion_tokens": 2,
                                                         "total_tokens": 5}}
@@ -136,12 +167,21 @@ class FakeEndpoint:
                         if action == 429 and rate_limit_s:
                             headers["Retry-After"] = str(max(1, round(rate_limit_s)))
                     data = json.dumps(reply).encode()
+                if gzip:
+                    headers["Content-Encoding"] = "gzip"  # a proxy's broken compression: the body is plain JSON
                 self.send_response(status)
                 self.send_header("Content-Type", kind)
                 self.send_header("Content-Length", str(len(data)))
                 for name, value in headers.items():
                     self.send_header(name, value)
                 self.end_headers()
+                if trickle:
+                    for i in range(len(data)):
+                        if endpoint.stop.wait(slow_s / 20):
+                            return
+                        self.wfile.write(data[i:i + 1])
+                        self.wfile.flush()
+                    return
                 self.wfile.write(data)
 
         self.server = _Server(("127.0.0.1", 0), Handler)

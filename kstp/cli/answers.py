@@ -35,8 +35,8 @@ __all__ = ["answers", "RUN_COLUMNS"]
 
 #: The columns of the table under the results: what each run did besides its figures (its id is printed whole
 #: below the table).
-RUN_COLUMNS = ("questions", "samples", "failed", "noAnswer", "truncated", "pending", "generatedNow",
-               "completionsPerS")
+RUN_COLUMNS = ("questions", "samples", "failed", "noAnswer", "truncated", "filtered", "overflow", "pending",
+               "generatedNow", "completionsPerS")
 
 
 @click.command()
@@ -168,7 +168,8 @@ def answers(ctx, datasets, model, backend, base_url, model_args, gen_kwargs, lim
     failed = sum(s["failed"] for s in summaries)
     report_failures(ctx, sum(r.pending for r in results),
                     next((r.last_failure for r in results if r.last_failure), None), failed,
-                    run_truncation(store, [r.run_id for r in results], sampling.max_tokens, sampling.context))
+                    run_truncation(store, [r.run_id for r in results], sampling.max_tokens, sampling.context),
+                    filtered=sum(s["filtered"] for s in summaries), overflow=sum(s["overflow"] for s in summaries))
 
 
 def _template(ctx: click.Context, prompt: str, prompt_file: Path | None, few_shot: Path | None,

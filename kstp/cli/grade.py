@@ -9,8 +9,12 @@ import click
 from kstp.cli.output import emit, json_option
 from kstp.inference.grading import KINDS, PERCENT_POLICIES, read_gold
 from kstp.inference.grading import grade as grade_answer
+from kstp.inference.grading.traces import UNCLOSED
 
 __all__ = ["grade"]
+
+_TRACE_NOTE = {False: "a reasoning trace was split off; the answer is read after it",
+               True: "the reasoning trace never closed: the reply reached no answer"}
 
 
 class _ReplyCommand(click.Command):
@@ -60,7 +64,10 @@ def grade(text: str, gold: str, kind: str, percent: str, options: int | None, as
     its unit set aside, a list, an expression compared whole through math-verify, ...), the
     verdict and the reason ("no answer found" is not "wrong answer"; "not gradable: too
     large" and "not supported" are neither). TEXT may start with "-" (a negative number, a
-    markdown bullet); no "--" is needed. Exit status 0 whatever the verdict.
+    markdown bullet); no "--" is needed. A reasoning trace written in TEXT (<think> ...
+    </think>, and the other spellings the README lists) is split off: the answer is read
+    after it, and a trace that never closed states no answer. Exit status 0 whatever the
+    verdict.
 
     \b
     Examples:
@@ -70,6 +77,7 @@ def grade(text: str, gold: str, kind: str, percent: str, options: int | None, as
       kstp grade --gold D --options 4 'Answer: I think it is D.'
       kstp grade --gold '1331 and 1728' '\\boxed{1728, 1331}'
       kstp grade --gold '6\\sqrt{2}\\text{ inches}' '\\boxed{6}'
+      kstp grade --gold 5 '<think>Is it \\boxed{7}? No.</think> The answer is 5.'
     """
     if text == "-":
         text = sys.stdin.read()
@@ -85,4 +93,6 @@ def grade(text: str, gold: str, kind: str, percent: str, options: int | None, as
                    f"{f' ({verdict.method})' if verdict.method else ''}")
         click.echo(f"type:      {verdict.kind}")
         click.echo(f"gold:      {reading}")
+        if verdict.trace:
+            click.echo(f"trace:     {_TRACE_NOTE.get(verdict.trace.startswith(UNCLOSED))} ({verdict.trace})")
         click.echo(f"verdict:   {'correct' if verdict.correct else 'incorrect'} ({verdict.reason})")

@@ -129,22 +129,52 @@ def prompt_option(command: Callable) -> Callable:
                         "(Prompt 1; with exemplars Prompt 3). Part of the run's identity.")(command)
 
 
-def parse_kwargs(text: str | None, option: str) -> dict:
-    """``k=v,k2=v2`` into a dict; values become int, float, bool or str.
+#: Values that unset a field (``--gen-kwargs top_p=none``: not sent, the provider's default).
+_UNSET = ("none", "null")
+
+
+def parse_kwargs(text: str | None, option: str, verbatim: tuple[str, ...] = ()) -> dict:
+    """``k=v,k2=v2`` (or a JSON object) into a dict; values become int, float, bool, None or str.
+
+    ``none`` (or ``null``) is None: the field is unset. The values of the keys in
+    ``verbatim`` are kept exactly as typed (no cast, no stripping: ``stop=1e3`` is the
+    string ``1e3``, a typed newline stays). A text that starts with ``{`` is read as JSON,
+    as lm-eval's ``--gen_kwargs`` is, for lists and for values with commas.
 
     Raises
     ------
     click.BadParameter
-        When a part does not read ``key=value``.
+        When a part does not read ``key=value``, or the JSON is not an object.
 
     >>> parse_kwargs("temperature=0.2,max_tokens=512,stop=###", "--gen-kwargs")
     {'temperature': 0.2, 'max_tokens': 512, 'stop': '###'}
+    >>> parse_kwargs("top_p=none,stop=1e3", "--gen-kwargs", verbatim=("stop",))
+    {'top_p': None, 'stop': '1e3'}
+    >>> parse_kwargs('{"stop": ["\\\\n\\\\n", "Q:"], "temperature": 0}', "--gen-kwargs")
+    {'stop': ['\\n\\n', 'Q:'], 'temperature': 0}
     """
+    if text is not None and text.lstrip().startswith("{"):
+        import json
+
+        try:
+            out = json.loads(text)
+        except ValueError as exc:
+            raise click.BadParameter(f"not valid JSON ({exc})", param_hint=option) from None
+        if not isinstance(out, dict):
+            raise click.BadParameter("JSON must be an object of key: value", param_hint=option)
+        return out
     out: dict = {}
     for part in filter(None, (text or "").split(",")):
         if "=" not in part:
             raise click.BadParameter(f"{part!r} must read key=value", param_hint=option)
-        key, value = (x.strip() for x in part.split("=", 1))
+        key, raw = part.split("=", 1)
+        key, value = key.strip(), raw.strip()
+        if key in verbatim:
+            out[key] = raw
+            continue
+        if value.lower() in _UNSET:
+            out[key] = None
+            continue
         for cast in (int, float):
             try:
                 out[key] = cast(value)
@@ -156,15 +186,62 @@ def parse_kwargs(text: str | None, option: str) -> dict:
     return out
 
 
-def parse_sampling(gen_kwargs: str | None, defaults: dict | None = None, **fixed) -> Sampling:
-    """Sampling from ``--gen-kwargs`` over the method's ``defaults``; ``fixed`` (n, seed) set by options.
-
-    ``stop`` takes several strings separated by ``|``.
+def _stops(value) -> tuple[str, ...]:
+    """The stop strings of a ``stop`` value (``a|b`` as typed, or a JSON list), each sent exactly as given.
 
     Raises
     ------
     click.BadParameter
-        For a key outside :data:`GEN_KEYS` or a value Sampling refuses.
+        On an empty stop string (it would end every reply before it starts) or a value that is not text.
+    """
+    if value is None:
+        return ()
+    if isinstance(value, str):
+        stops = value.split("|")
+    elif isinstance(value, list) and all(isinstance(v, str) for v in value):
+        stops = value
+    else:
+        raise click.BadParameter(f"stop must be text or a JSON list of strings, not {value!r}",
+                                 param_hint="--gen-kwargs")
+    if any(stop == "" for stop in stops):
+        raise click.BadParameter(f"an empty stop string (in stop={value!r}) would end every reply at once; a "
+                                 "stop with a newline or comma goes in the JSON form: "
+                                 "--gen-kwargs '{\"stop\": [\"\\n\\n\"]}'",
+                                 param_hint="--gen-kwargs")
+    return tuple(stops)
+
+
+def _reasoning_defaults(generation: dict, given: dict) -> None:
+    """Unset the temperature and top-p defaults for an OpenAI reasoning model (o1, o3, o4-mini, gpt-5) on the
+    openai backend, which refuses any but its own (1); a value the user typed is sent as typed."""
+    ctx = click.get_current_context(silent=True)
+    params = ctx.params if ctx is not None else {}
+    if params.get("backend", "openai") != "openai" or not params.get("model"):
+        return
+    from kstp.inference.backends.openai_compat import reasoning_model
+
+    base = {k: Sampling.__dataclass_fields__[k].default for k in ("temperature", "top_p")}
+    unset = [k for k in base if k not in given and generation.get(k, base[k]) is not None]
+    if reasoning_model(params["model"]) and unset:
+        for key in unset:
+            generation[key] = None
+        message(f"{params['model']} is an OpenAI reasoning model: {' and '.join(unset)} not sent (it takes only its "
+                "default, 1), and the reply cap goes as max_completion_tokens")
+
+
+def parse_sampling(gen_kwargs: str | None, defaults: dict | None = None, **fixed) -> Sampling:
+    """Sampling from ``--gen-kwargs`` over the method's ``defaults``; ``fixed`` (n, seed) set by options.
+
+    ``stop`` takes several strings separated by ``|``, each sent exactly as typed (no
+    stripping, no number reading), or a JSON list in the JSON form of ``--gen-kwargs``;
+    ``none`` unsets a field (not sent: the provider's default; ``max_tokens=none``: no cap,
+    the server's or model's window bounds the reply). Under the openai backend an OpenAI
+    reasoning model (o1, o3, o4-mini, gpt-5) gets no default temperature or top-p.
+
+    Raises
+    ------
+    click.BadParameter
+        For a key outside :data:`GEN_KEYS`, an empty stop string, or a value Sampling refuses.
 
     A ``max_tokens`` given without a ``context`` is the reply cap alone: the default window goes; a
     ``context`` given without a ``max_tokens`` lets the reply fill it.
@@ -176,8 +253,10 @@ def parse_sampling(gen_kwargs: str | None, defaults: dict | None = None, **fixed
     >>> wide = parse_sampling("context=32768", budget("answers"))
     >>> wide.max_tokens, wide.context
     (32768, 32768)
+    >>> parse_sampling("top_p=none,temperature=none").top_p is None
+    True
     """
-    given = parse_kwargs(gen_kwargs, "--gen-kwargs")
+    given = parse_kwargs(gen_kwargs, "--gen-kwargs", verbatim=("stop",))
     generation = {**(defaults or {}), **given}
     if "max_tokens" in given and "context" not in given:
         generation.pop("context", None)
@@ -187,7 +266,8 @@ def parse_sampling(gen_kwargs: str | None, defaults: dict | None = None, **fixed
     if unknown:
         raise click.BadParameter(f"unknown key {unknown[0]!r}; use {', '.join(GEN_KEYS)}", param_hint="--gen-kwargs")
     if "stop" in generation:
-        generation["stop"] = tuple(str(generation["stop"]).split("|"))
+        generation["stop"] = _stops(generation["stop"])
+    _reasoning_defaults(generation, given)
     try:
         return Sampling(**generation, **fixed)
     except (TypeError, ConfigError) as exc:
@@ -268,25 +348,37 @@ window; finish_reason length)'
         return (f"{figures['truncated']} of {figures['replies']} replies{share} were cut at {cap}the context window "
                 f"({figures['context']:,} tokens, prompt plus reply; on a server, its own window; "
                 "finish_reason length)")
-    cap = f"{figures['maxTokens']:,} tokens; " if figures.get("maxTokens") else ""
+    if figures.get("maxTokens") is None:
+        return (f"{figures['truncated']} of {figures['replies']} replies{share} were cut at the server's or model's "
+                "own limit (max_tokens not sent; finish_reason length)")
     return (f"{figures['truncated']} of {figures['replies']} replies{share} were cut at max_tokens "
-            f"({cap}finish_reason length)")
+            f"({figures['maxTokens']:,} tokens; finish_reason length)")
 
 
 def report_failures(ctx: click.Context, pending: int, last_failure: str | None, failed: int = 0,
-                    truncation: dict | None = None) -> None:
+                    truncation: dict | None = None, filtered: int = 0, overflow: int = 0) -> None:
     """After a run's summary: say how many replies were the model's failures and were cut at
     max_tokens; exit 1 if requests are pending.
 
-    ``failed`` replies are stored and counted as incorrect. ``truncation`` (the figures of
+    ``failed`` replies are stored and counted as incorrect; of them, ``filtered`` were
+    stopped by the provider's content filter and ``overflow`` questions had a prompt
+    longer than the server's window (said apart). ``truncation`` (the figures of
     :func:`run_truncation`) is printed whenever it is given, zero included, with the way to
     let the cut replies finish when there are any. ``pending`` requests got no reply:
     nothing was stored for them, so they are not counted, the run is incomplete and the
     same command asks them again.
     """
-    if failed:
-        message(f"{failed} replies are the model's failures (an empty reply, say): recorded with their reason and "
+    own = failed - filtered - overflow
+    if own:
+        message(f"{own} replies are the model's failures (an empty reply, say): recorded with their reason and "
                 "counted as incorrect")
+    if filtered:
+        message(f"{filtered} replies were stopped by the provider's content filter (finish_reason content_filter): "
+                "recorded as 'filtered', counted as incorrect, apart from the model's failures")
+    if overflow:
+        message(f"{overflow} questions have a prompt longer than the server's context window: recorded as "
+                "'overflow', counted as incorrect; a server with a larger window (vLLM: --max-model-len) answers "
+                "them when the same command runs again")
     if truncation is not None:
         fix = ("; a larger window (--gen-kwargs context=N; on a server, its --max-model-len) and --new-run let "
                "them finish" if truncation.get("context") else

@@ -18,7 +18,7 @@ from kstp.cli.models import (
 )
 from kstp.cli.output import dumps, emit, get_store, json_option, message, out_option, print_table, status
 from kstp.csvcells import write_csv
-from kstp.inference.backend import MAX_TOKENS
+from kstp.inference.backend import MAX_TOKENS, OVERFLOW
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -111,8 +111,10 @@ def scaffolding(ctx, dataset, model, backend, base_url, model_args, gen_kwargs, 
         message(f"note: no exemplar shown has a solution (the dataset {dataset} has none for them): every "
                 "exemplar shows its problem and answer only, without the Solution: line of paper 1's Prompt 3 "
                 "(exemplarsWithSolution 0)")
-    report_failures(ctx, result.pending, result.last_failure, int(result.responses["error"].notna().sum()),
-                    summary["truncation"])
+    errors = result.responses["error"].dropna().astype(str)
+    report_failures(ctx, result.pending, result.last_failure, len(errors), summary["truncation"],
+                    filtered=int(errors.str.startswith("filtered").sum()),
+                    overflow=int(errors.str.startswith(OVERFLOW).sum()))
 
 
 def _figure(tables: dict[str, pd.DataFrame], dataset: str, out: Path) -> Path | None:

@@ -37,8 +37,10 @@ from kstp.evaluators.prompting import PromptTemplate
 from kstp.evaluators.prompts import load as load_prompt
 from kstp.graph.store import GraphStore
 from kstp.graph.structures import answerable_questions
-from kstp.inference.backend import Backend, Completion, Message, RejectedRequestError, Sampling
+from kstp.inference.backend import OVERFLOW, Backend, Completion, Message, RejectedRequestError, Sampling
 from kstp.inference.grading import Verdict, grade, option_count
+from kstp.inference.grading.traces import UNCLOSED
+from kstp.inference.replies import TRACE_RULE, tidy
 from kstp.inference.runs import (
     Generation,
     Grading,
@@ -120,8 +122,12 @@ def build_prompt(text: str, prompt: str = DEFAULT_PROMPT) -> list[Message]:
 def score_item(completion: Completion, gold: str, options: int | None = None) -> Verdict:
     """Grade one completion (``options``: the question's option count, :func:`~kstp.inference.grading.grade`).
 
-    A reply whose content is empty is graded on its reasoning (a reasoning model's
-    thinking returned apart, :attr:`Completion.reasoning`), and the reason says so.
+    A reasoning trace written in the content (``<think>`` ... ``</think>``) is split off
+    first (:func:`~kstp.inference.replies.tidy`): the answer is read after it, and a trace
+    that never closed is "no answer found" (cut at ``max_tokens``: "truncated (in the
+    reasoning)"); the verdict's ``trace`` names the rule. A reply whose content is empty is
+    graded on its reasoning (a reasoning model's thinking returned apart,
+    :attr:`Completion.reasoning`), and the reason says so.
     A truncated completion (``finish_reason == "length"``: the reply never reached its
     final answer, so the last number in it is no answer) is incorrect, "truncated",
     whether or not any content came before the cut; a completion with neither content
@@ -137,16 +143,27 @@ def score_item(completion: Completion, gold: str, options: int | None = None) ->
     ...            "12").reason
     'correct (graded on the reasoning: the content was empty)'
     """
+    completion = tidy(completion)  # a reply stored before kstp split inline traces is split here
     content = (completion.text or "").strip()
     text = content or (completion.reasoning or "").strip()
+    rule = completion.extra.get(TRACE_RULE)
+    if (completion.error or "").startswith(_APART):  # filtered by the provider, a prompt over the window: ungraded
+        return Verdict("none", None, None, False, completion.error, rule)
     if completion.finish_reason == "length":
         return Verdict("none", None, None, False, "truncated (in the reasoning)" if text and not content
-                       else "truncated")
+                       else "truncated", rule)
+    if rule is not None and rule.startswith(UNCLOSED):  # its thinking never closed: no answer, whatever it mentions
+        return Verdict("none", None, None, False, "no answer found", rule)
     if not text:
         return Verdict("none", None, None, False, completion.error or "empty output")
     verdict = grade(text, gold, options=options)
+    verdict = verdict if verdict.trace is not None or rule is None else replace(verdict, trace=rule)
     return verdict if content else replace(verdict, reason=f"{verdict.reason} (graded on the reasoning: "
                                                            "the content was empty)")
+
+
+#: The failures counted apart (:func:`aggregate`): neither the model's answer nor its own failure.
+_APART = ("filtered", OVERFLOW)
 
 
 def grade_reply(completion: Completion, gold: str, options: int | None = None) -> dict:
@@ -232,7 +249,9 @@ def aggregate(responses: pd.DataFrame) -> dict:
             **sample_statistics(responses),
             "failed": int(responses["error"].notna().sum()),
             "noAnswer": int(verdicts.eq("no answer found").sum()),
-            "truncated": int(verdicts.isin(("truncated", "truncated (in the reasoning)")).sum())}
+            "truncated": int(verdicts.isin(("truncated", "truncated (in the reasoning)")).sum()),
+            "filtered": int(verdicts.str.startswith("filtered").sum()),
+            "overflow": int(verdicts.str.startswith(OVERFLOW).sum())}
 
 
 def evaluate(store: GraphStore, backend: Backend, dataset: str, sampling: Sampling, limit: int | None = None,

@@ -57,6 +57,7 @@ from kstp.evaluators.dagmath_release import FAIL, MalformedPolicy, PromptFile, f
 from kstp.graph.store import GraphStore
 from kstp.graph.structures import answerable_questions
 from kstp.inference.backend import Backend, Completion, Message, RejectedRequestError, Sampling
+from kstp.inference.replies import tidy
 from kstp.inference.runs import (
     Generation,
     Grading,
@@ -200,6 +201,7 @@ def score_item(completion: Completion, gold: str) -> TrajectoryScore:
     >>> bad.error, bad.verdict.correct, bad.verdict.reason
     ('cycle 1 -> 1', True, 'correct (invalid format: cycle 1 -> 1)')
     """
+    completion = tidy(completion)  # a reasoning trace written before the JSON is no part of it
     if completion.finish_reason == "length":
         return TrajectoryScore.unanswered("truncated")
     if completion.text is None and completion.error:

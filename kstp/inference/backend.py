@@ -43,8 +43,8 @@ from kstp.errors import ConfigError, KstpError
 
 __all__ = ["Message", "Sampling", "Completion", "Request", "Backend", "Interrupted", "RejectedRequestError",
            "register_backend", "get_backend", "BUILTIN_BACKENDS", "backend_names", "endpoint_of", "prompt_hash",
-           "cache_key", "TRANSPORT_ERROR", "MAX_SEED", "DEFAULT_WINDOW", "Arrivals", "generate", "system_in_user",
-           "Streaming", "MAX_TOKENS", "CONTEXT_WINDOWS", "truncation", "reply_budget"]
+           "cache_key", "TRANSPORT_ERROR", "OVERFLOW", "MAX_SEED", "DEFAULT_WINDOW", "Arrivals", "generate",
+           "system_in_user", "Streaming", "MAX_TOKENS", "CONTEXT_WINDOWS", "truncation", "reply_budget"]
 
 Message = dict[str, str]
 
@@ -52,6 +52,10 @@ Message = dict[str, str]
 #: timeout, HTTP 408/409/425/429/5xx after retries, a reply without choices, an aborted
 #: generation): never stored as the model's answer; a resumed run asks for it again.
 TRANSPORT_ERROR = "transport"
+#: ``Completion.error`` prefix of a question whose prompt is longer than the model's or server's context
+#: window ("overflow: the prompt is too long for the server's window (4,800 prompt tokens, window 4,096
+#: tokens)"): the question's failure, not the run's; stored, final, counted apart.
+OVERFLOW = "overflow"
 
 #: Requests in flight for a backend that names no window of its own.
 DEFAULT_WINDOW = 8
@@ -131,9 +135,11 @@ class Sampling:
         Samples per prompt (>= 1).
     temperature, top_p : float or None
         None: the provider's default (the field is not sent).
-    max_tokens : int
+    max_tokens : int or None
         Upper bound on generated tokens per sample; 1,024 is the base for a caller that
-        sets none.
+        sets none. None (``--gen-kwargs max_tokens=none``): no cap is sent, so the
+        server's own limit bounds the reply (a backend that tokenizes the prompt lets it
+        fill the model's window).
     context : int or None
         A context window: prompt plus reply at most this many tokens, as paper 1 (§4) runs
         its models (a 16,384-token window without context, 32,768 with scaffolding; see
@@ -160,7 +166,7 @@ class Sampling:
     n: int = 1
     temperature: float | None = 0.6
     top_p: float | None = 0.95
-    max_tokens: int = 1024
+    max_tokens: int | None = 1024
     seed: int = 42
     stop: tuple[str, ...] = ()
     json_schema: dict | None = None
@@ -170,7 +176,7 @@ class Sampling:
         problems = [f"{name} must be a whole number >= {low}, not {value!r}"
                     for name, low, value in (("n", 1, self.n), ("max_tokens", 1, self.max_tokens),
                                              ("context", 2, self.context))
-                    if (value is not None or name != "context") and (
+                    if (value is not None or name == "n") and (
                         isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < low)]
         for name, value, fits, rule in (("temperature", self.temperature, lambda v: v >= 0, ">= 0"),
                                         ("top_p", self.top_p, lambda v: 0 < v <= 1, "in (0, 1]")):
@@ -216,11 +222,22 @@ def reply_budget(sampling: Sampling, prompt_tokens: int, model_len: int | None =
     1
     >>> reply_budget(Sampling(max_tokens=16384, context=16384), 1200, model_len=8192)
     6992
+    >>> reply_budget(Sampling(max_tokens=None), 1200, model_len=8192)
+    6992
+
+    Raises
+    ------
+    ConfigError
+        Without ``max_tokens``, a ``context`` or the model's window: nothing bounds the reply.
     """
-    if sampling.context is None:
+    windows = [w for w in (sampling.context, model_len) if w]
+    if sampling.max_tokens is None and not windows:
+        raise ConfigError("max_tokens=none needs a window to bound the reply: this model states none; give "
+                          "--gen-kwargs max_tokens=N or context=N")
+    if sampling.context is None and sampling.max_tokens is not None:
         return sampling.max_tokens
-    window = min(sampling.context, model_len) if model_len else sampling.context
-    return max(1, min(sampling.max_tokens, window - prompt_tokens))
+    window = min(windows)
+    return max(1, min(sampling.max_tokens or window, window - prompt_tokens))
 
 
 def _check_seed(seed: int, index: int) -> None:

@@ -28,7 +28,13 @@ stored for it, the run is left incomplete and the next run asks it again. A requ
 the server rejects as wrong (:class:`~kstp.inference.backend.RejectedRequestError`)
 stops the run with nothing stored for it. The model's own failures are final and
 recorded with their reason: a reply with neither content nor reasoning is stored as
-``empty: ...``, one cut at ``max_tokens`` before any content as ``truncated: ...``. On
+``empty: ...``, one cut at ``max_tokens`` before any content as ``truncated: ...``. Two
+failures that are neither the server's nor the model's are final too, and counted
+apart: a reply the provider's content filter stopped (``filtered: ...``) and a question
+whose prompt is longer than the server's window (``overflow: ...``; the next run asks
+it again, one quick refusal, so that a server given a larger window answers it). Every stored reply
+has its inline reasoning trace split off and its lone surrogates replaced first
+(:func:`~kstp.inference.replies.tidy`). On
 Ctrl-C, SIGTERM or a rejected request every completion that has arrived is stored and
 graded before the error goes on. A stored reply without a grade (a run killed between
 storing and grading) is graded by the next run before anything is asked.
@@ -55,6 +61,7 @@ from kstp.errors import KstpError
 from kstp.graph.store import GraphStore
 from kstp.inference.backend import (
     DEFAULT_WINDOW,
+    OVERFLOW,
     TRANSPORT_ERROR,
     Arrivals,
     Backend,
@@ -68,10 +75,12 @@ from kstp.inference.backend import (
 )
 from kstp.inference.grader import GRADE_TIMEOUT_S, shared_grader
 from kstp.inference.grading import Verdict
+from kstp.inference.replies import TRACE_RULE, tidy
 
 __all__ = ["RunSpec", "ConfigChangedError", "model_learner_id", "open_run", "pending", "write_responses",
            "Generation", "Grading", "generate_and_store", "verdict_properties", "write_verdicts", "finish_run", "now",
-           "few_ids", "git_hash", "EMPTY_REPLY", "TRUNCATED_EMPTY", "GROUP", "INTERVAL", "progress_reporter"]
+           "few_ids", "git_hash", "EMPTY_REPLY", "TRUNCATED_EMPTY", "FILTERED", "ASKED_AGAIN",
+           "GROUP", "INTERVAL", "progress_reporter"]
 
 #: Completions per store write, at most, while a run generates: with :data:`INTERVAL`, what a kill -9 may lose.
 GROUP = 64
@@ -81,6 +90,9 @@ INTERVAL = 2.0
 EMPTY_REPLY = "empty: the reply has no content and no reasoning"
 #: ``error`` of a reply cut at ``max_tokens`` before any content: stored, final, a truncation.
 TRUNCATED_EMPTY = "truncated: max_tokens was reached before any content"
+#: ``error`` of a reply the provider's content filter stopped (``finish_reason`` ``content_filter``; its content,
+#: null or partial, is kept but never graded): stored, final, counted apart from the model's own failures.
+FILTERED = "filtered: the provider's content filter stopped the reply (finish_reason content_filter)"
 
 
 def few_ids(ids, shown: int = 3) -> str:
@@ -262,11 +274,20 @@ def model_learner_id(model: str) -> str:
     return f"model:{model}"
 
 
+#: ``error`` prefixes of stored rows that a run asks again: a server's failure (stored by kstp before it kept
+#: them out of the graph) and a prompt over the server's window (one quick refusal each, so that a server
+#: restarted with a larger window answers them).
+ASKED_AGAIN = (TRANSPORT_ERROR, OVERFLOW)
+
+
+def _final(stored: pd.DataFrame) -> pd.DataFrame:
+    """The stored rows (of ``responses_by_id``) that are final: no run asks them again (:data:`ASKED_AGAIN`)."""
+    return stored[~stored["error"].fillna("").str.startswith(ASKED_AGAIN)]
+
+
 def pending(store: GraphStore, keys: list[str]) -> set[str]:
-    """The cache keys among ``keys`` that still need a completion (absent or transport-failed)."""
-    stored = store.frame("responses_by_id", {"ids": keys})
-    final = stored[~stored["error"].fillna("").str.startswith(TRANSPORT_ERROR)]
-    return set(keys) - set(final["responseId"])
+    """The cache keys among ``keys`` that still need a completion (absent, transport-failed or over the window)."""
+    return set(keys) - set(_final(store.frame("responses_by_id", {"ids": keys}))["responseId"])
 
 
 def write_responses(store: GraphStore, run_id: str, learner_id: str, rows: pd.DataFrame) -> None:
@@ -377,9 +398,14 @@ class Grading:
 
 
 def verdict_properties(verdict: Verdict) -> dict:
-    """The Response properties of a :class:`~kstp.inference.grading.Verdict` (what :func:`write_verdicts` writes)."""
-    return {"extracted": verdict.extracted, "extractionMethod": verdict.method, "correct": verdict.correct,
-            "verdict": verdict.reason}
+    """The Response properties of a :class:`~kstp.inference.grading.Verdict` (what :func:`write_verdicts` writes):
+    ``traceRule`` too where the grader split a reasoning trace off the text (a reply stored before kstp split
+    traces when storing)."""
+    properties = {"extracted": verdict.extracted, "extractionMethod": verdict.method, "correct": verdict.correct,
+                  "verdict": verdict.reason}
+    if verdict.trace is not None:
+        properties[TRACE_RULE] = verdict.trace
+    return properties
 
 
 def _classify(completion: Completion) -> tuple[Completion | None, str | None]:
@@ -389,9 +415,14 @@ def _classify(completion: Completion) -> tuple[Completion | None, str | None]:
     "transport: the backend ended the generation (finish_reason 'abort')"
     >>> _classify(Completion(0, 42, text=None, finish_reason="length"))[0].error
     'truncated: max_tokens was reached before any content'
+    >>> _classify(Completion(0, 42, text="<think>7?</think>5", finish_reason="stop"))[0].text
+    '5'
     """
     if completion.text is None and (completion.error or "").startswith(TRANSPORT_ERROR):
         return None, completion.error
+    completion = tidy(completion)  # an inline reasoning trace apart from the answer; no lone surrogate stored
+    if completion.finish_reason == "content_filter" and completion.error is None:
+        return replace(completion, error=FILTERED), None
     if completion.finish_reason in ("abort", "error"):
         return None, f"{TRANSPORT_ERROR}: the backend ended the generation (finish_reason {completion.finish_reason!r})"
     if completion.error is None and not (completion.text or "").strip() and not (completion.reasoning or "").strip():
@@ -431,7 +462,8 @@ def _completion_of(row: dict) -> Completion:
     whole = {k: None if row[k] is None else int(row[k]) for k in ("sampleIndex", "seed", "tokensIn", "tokensOut")}
     return Completion(whole["sampleIndex"] or 0, whole["seed"], text=row["text"], finish_reason=row["finishReason"],
                       tokens_in=whole["tokensIn"], tokens_out=whole["tokensOut"], latency_s=row["latencyS"],
-                      error=row["error"], reasoning=row["reasoning"])
+                      error=row["error"], reasoning=row["reasoning"],
+                      extra={TRACE_RULE: row[TRACE_RULE]} if row.get(TRACE_RULE) else {})
 
 
 class _GradingStage:
@@ -543,7 +575,7 @@ def generate_and_store(store: GraphStore, backend: Backend, run_id: str, learner
     if keys:
         sampling.for_sample(max(i for _, i in keys))  # a seed past MAX_SEED is refused before anything is asked
     stored = store.frame("responses_by_id", {"ids": list(keys.values())})
-    stored = stored[~stored["error"].fillna("").str.startswith(TRANSPORT_ERROR)]
+    stored = _final(stored)
     final = set(stored["responseId"])
     asked = {p: json.dumps(m, ensure_ascii=False) for p, m in prompts.items()}  # Response.prompt: the chat, JSON
     linked = [{"id": key, **columns[p], "prompt": asked[p]} for (p, _), key in keys.items() if key in final]

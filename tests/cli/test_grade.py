@@ -33,7 +33,8 @@ def test_grade_cli_takes_a_negative_gold_and_a_dash_reply_without_double_dash(ar
     result = CliRunner().invoke(cli, ["grade", *args], input=stdin)
     assert result.exit_code == 0, result.output
     assert json.loads(result.output) == {"kind": "number", "extracted": "-3", "method": "last-number",
-                                         "correct": True, "reason": "correct", "reading": "number -3"}
+                                         "correct": True, "reason": "correct", "trace": None,
+                                         "reading": "number -3"}
 
 
 def test_grade_cli_still_refuses_a_mistyped_option():

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 
 from kstp.evaluators.nextstep.prompts import answer_schema
 from kstp.inference.backend import TRANSPORT_ERROR, Completion
+from kstp.inference.replies import tidy
 
 if TYPE_CHECKING:
     import jsonschema
@@ -79,15 +80,16 @@ def parse_answer(completion: Completion, tasks: int, condition: str) -> Answer:
     'extra prose'
     """
     import jsonschema
+    completion = tidy(completion)  # a reasoning trace written before the JSON is no part of it
     text = completion.text
+    if completion.finish_reason == "content_filter":
+        return Answer("invalid", "refusal")
     if text is None or not text.strip():
         if (completion.error or "").startswith(TRANSPORT_ERROR):
             return Answer("missing", completion.error)
         if (completion.error or "").startswith("refused"):
             return Answer("invalid", "refusal")
         return Answer("invalid", "empty output")
-    if completion.finish_reason == "content_filter":
-        return Answer("invalid", "refusal")
     if completion.finish_reason == "length":
         return Answer("invalid", "truncated")
     stripped = text.strip()

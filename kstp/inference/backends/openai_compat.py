@@ -23,9 +23,30 @@ supported") is asked again with the instruction at the start of the user turn, a
 is every later request (``system_role="user"`` does that from the start).
 
 ``message.content`` is read as a string or as a list of parts (Mistral's reasoning
-models: ``text`` parts are the content, ``thinking`` parts the reasoning); a reasoning
-model's thinking returned apart (``reasoning_content``, ``reasoning``) is kept as
-:attr:`Completion.reasoning`. ``n`` is emulated: one request per sample with seed
+models: ``text`` parts are the content, ``thinking`` parts the reasoning), and a choice
+in the completions shape (``choices[0].text``, no ``message``) as its text; a content of
+any other type (a number) is a server failure. A reasoning model's thinking returned
+apart (``reasoning_content``, ``reasoning``) is kept as :attr:`Completion.reasoning`.
+
+What deployed servers and APIs do, and what kstp does with it:
+
+- a prompt longer than the server's window (vLLM's 400 "maximum context length is 4096
+  tokens ... 4800 in the messages", "The decoder prompt (length 4800) is longer than the
+  maximum model length", llama.cpp's "exceeds the available context size", OpenAI's
+  ``context_length_exceeded``) is that question's failure, not the run's: a completion
+  with the error ``overflow: ...`` and the numbers, stored and counted apart; a prompt
+  that fits but leaves no room for the ``max_tokens`` sent stops the run (the cap is the
+  user's to change);
+- OpenAI's reasoning models (:func:`reasoning_model`: o1, o3, o4-mini, gpt-5) take the
+  reply cap as ``max_completion_tokens``; so does any model whose server says so in its
+  400, after which every request sends it; a temperature or top-p they refuse stops the
+  run with the ``--gen-kwargs`` that unsets them;
+- a 429 that says the account has no quota or credits (``insufficient_quota``) is no rate
+  limit: it stops the run at once, quoting the provider;
+- ``timeout`` bounds the whole request, not each read: a server trickling bytes is a
+  timeout, retried as one;
+- a body the client cannot decode (a proxy's broken ``Content-Encoding: gzip``) is named
+  so, not "Connection error.". ``n`` is emulated: one request per sample with seed
 ``seed + i`` (several servers refuse or ignore ``n`` > 1, and per-sample seeds keep each
 sample reproducible on its own). The API key comes from ``OPENAI_API_KEY`` (or
 ``api_key``) and is never logged.
@@ -37,6 +58,7 @@ import asyncio
 import email.utils
 import json
 import os
+import re
 import socket
 import threading
 import time
@@ -46,6 +68,7 @@ from urllib.parse import urlsplit
 
 from kstp.errors import ConfigError
 from kstp.inference.backend import (
+    OVERFLOW,
     TRANSPORT_ERROR,
     Completion,
     Emit,
@@ -61,7 +84,7 @@ if TYPE_CHECKING:
     import httpx
     import openai
 
-__all__ = ["OpenAIBackend", "RETRYABLE_STATUS", "default_window", "LOCAL_WINDOW", "REMOTE_WINDOW"]
+__all__ = ["OpenAIBackend", "RETRYABLE_STATUS", "default_window", "reasoning_model", "LOCAL_WINDOW", "REMOTE_WINDOW"]
 
 #: HTTP statuses that say "try again" rather than "this request is wrong": request
 #: timeout, conflict, too early, rate limit (and every 5xx).
@@ -87,12 +110,122 @@ def default_window(base_url: str | None) -> int:
     return LOCAL_WINDOW if local else REMOTE_WINDOW
 
 
+# OpenAI's reasoning models by name (a provider prefix such as "openai/" allowed): o1, o3-mini, o4-mini, gpt-5,
+# gpt-5-mini; gpt-5-chat is a chat model and takes a temperature
+_REASONING_MODEL_RE = re.compile(r"(?:^|/)(?:o[1-9](?:-[\w.-]+)?|gpt-5(?!-chat)(?:[\w.-]+)?)$", re.IGNORECASE)
+
+
+def reasoning_model(name: str) -> bool:
+    """Whether ``name`` is one of OpenAI's reasoning models, which take no temperature or top-p but the
+    default (1) and want the reply cap as ``max_completion_tokens`` (as lm-eval and Inspect tell them).
+
+    >>> [reasoning_model(m) for m in ("o1", "o3-mini", "openai/o4-mini", "gpt-5", "gpt-5-mini", "gpt-5-chat-latest")]
+    [True, True, True, True, True, False]
+    >>> reasoning_model("gpt-4o"), reasoning_model("Qwen/QwQ-32B"), reasoning_model("olmo-2")
+    (False, False, False)
+    """
+    return bool(_REASONING_MODEL_RE.search(name.strip()))
+
+
+_NUMBER = r"(\d[\d,]*)"
+# (pattern, group of the window, group of the prompt's tokens) of the servers' words for a prompt over the window
+_WINDOW_WORDS = (
+    (re.compile(rf"maximum context length is {_NUMBER} tokens.*?(?:requested {_NUMBER} tokens \({_NUMBER} in the "
+                rf"messages|(?:request|messages) (?:has|resulted in) {_NUMBER} (?:input )?tokens)", re.I | re.S),
+     1, (3, 4)),
+    (re.compile(rf"(?:decoder prompt \(length {_NUMBER}\)|prompt length of {_NUMBER}) is longer than the "
+                rf"maximum model length of {_NUMBER}", re.I), 3, (1, 2)),
+    (re.compile(r"exceeds the available context size|context_length_exceeded|maximum context length", re.I),
+     None, ()),
+)
+
+
+def _count(text: str | None) -> int | None:
+    return int(text.replace(",", "")) if text else None
+
+
+def _window_numbers(said: str, body) -> tuple[bool, int | None, int | None]:
+    """Whether the server's words say the request is over its context window, and the window and the
+    prompt's tokens where they say them (llama.cpp gives them as ``n_ctx`` and ``n_prompt_tokens``)."""
+    inner = body.get("error", body) if isinstance(body, dict) else {}
+    inner = inner if isinstance(inner, dict) else {}
+    for pattern, window_group, prompt_groups in _WINDOW_WORDS:
+        found = pattern.search(said) or (pattern.search(str(inner.get("code") or inner.get("type") or ""))
+                                         if window_group is None else None)
+        if found is not None:
+            window = _count(found.group(window_group)) if window_group else _count(str(inner.get("n_ctx") or ""))
+            prompt = next((_count(found.group(g)) for g in prompt_groups if found.group(g)), None) if prompt_groups \
+                else _count(str(inner.get("n_prompt_tokens") or ""))
+            return True, window, prompt
+    return False, None, None
+
+
+def _overflow(said: str, body, cap: int | None) -> str | None:
+    """The ``overflow: ...`` error of a question whose prompt alone is over the server's window, or None.
+
+    A prompt that fits but leaves too little for the ``max_tokens`` sent (``cap``) is no
+    overflow: the cap is the user's to change, and the run stops.
+
+    >>> _overflow("This model's maximum context length is 4096 tokens. However, you requested 5000 tokens "
+    ...           "(4800 in the messages, 200 in the completion).", {}, 200)
+    "overflow: the prompt is too long for the server's window (4,800 prompt tokens, window 4,096 tokens)"
+    >>> _overflow("This model's maximum context length is 4096 tokens. However, you requested 5000 tokens "
+    ...           "(3000 in the messages, 2000 in the completion).", {}, 2000) is None
+    True
+    """
+    over, window, prompt = _window_numbers(said, body)
+    if not over or (prompt is not None and window is not None and prompt < window) or \
+            (prompt is None and cap is not None):
+        return None
+    numbers = ", ".join(part for part in (f"{prompt:,} prompt tokens" if prompt is not None else "",
+                                          f"window {window:,} tokens" if window is not None else "") if part)
+    return f"{OVERFLOW}: the prompt is too long for the server's window" + (f" ({numbers})" if numbers else "")
+
+
+def _quota(exc) -> bool:
+    """Whether a 429 says the account has no quota or credits left (no wait fixes that)."""
+    body = exc.body if isinstance(exc.body, dict) else {}
+    inner = body.get("error", body)
+    inner = inner if isinstance(inner, dict) else {}
+    said = f"{inner.get('code', '')} {inner.get('type', '')} {_server_message(exc)}".lower()
+    return any(word in said for word in ("insufficient_quota", "exceeded your current quota", "no credits",
+                                         "credit balance", "billing"))
+
+
+def _cause(exc: BaseException) -> str:
+    """What a transport error was underneath (the SDK says only "Connection error."): its innermost cause."""
+    root, seen = exc, set()
+    while (root.__cause__ or root.__context__) is not None and id(root) not in seen:
+        seen.add(id(root))
+        root = root.__cause__ or root.__context__
+    words = f"{type(exc).__name__}: {exc}"
+    if root is exc:
+        return words
+    if "decod" in type(root).__name__.lower() or "decompress" in str(root).lower():
+        return f"{words} the reply's body could not be decoded ({type(root).__name__}: {root}); a proxy's broken " \
+               "Content-Encoding?"
+    return f"{words} ({type(root).__name__}: {root})"
+
+
 def _retryable(exc: BaseException) -> bool:
     import openai  # here, not at the top: `kstp --help` must not pay for it
 
     if isinstance(exc, openai.APIStatusError):
         return exc.status_code in RETRYABLE_STATUS or exc.status_code >= 500
     return isinstance(exc, openai.APIConnectionError | openai.APITimeoutError)
+
+
+def _fix(status: int, said: str) -> str:
+    """What to change when the server rejects a request with ``status``, saying ``said``."""
+    lowered = said.lower()
+    refused = [name for name in ("temperature", "top_p") if name in lowered]
+    if refused and ("unsupported" in lowered or "not support" in lowered or "only the default" in lowered):
+        unset = ",".join(f"{name}=none" for name in refused)
+        return f"this model takes no {' or '.join(refused)} but its default: --gen-kwargs {unset} leaves it unsent"
+    if _window_numbers(said, {})[0]:
+        return ("the prompt fits the server's window but not with the max_tokens sent: a smaller --gen-kwargs "
+                "max_tokens=N, or context=N (the server's window) to let each reply fill what its prompt leaves")
+    return _FIXES.get(status, "check the command's options")
 
 
 #: What to change when the server rejects a request with this status.
@@ -156,8 +289,17 @@ def _text_of(parts) -> str | None:
     return None
 
 
+class _Malformed(ValueError):
+    """A reply's message of a shape no chat server sends (a content that is a number): a server failure."""
+
+
 def _content(message: dict) -> tuple[str | None, str | None]:
     """``(content, reasoning)`` of a chat message.
+
+    Raises
+    ------
+    _Malformed
+        When the content is neither a string, a list of parts nor null (``"content": 42``).
 
     >>> _content({"content": [{"type": "thinking", "thinking": [{"type": "text", "text": "2+2 is 4"}]},
     ...                       {"type": "text", "text": "\\\\boxed{4}"}]})
@@ -172,8 +314,9 @@ def _content(message: dict) -> tuple[str | None, str | None]:
         thinking = "\n".join(t for t in thoughts if t) or None
         content = _text_of([p for p in content if not (isinstance(p, dict) and p.get("type") == "thinking")])
     elif not isinstance(content, str | None):
-        content = None
-    return content, message.get("reasoning_content") or message.get("reasoning") or thinking
+        raise _Malformed(f"a message content of type {type(content).__name__} ({_snippet(repr(content), 40)})")
+    reasoning = message.get("reasoning_content") or message.get("reasoning") or thinking
+    return content, reasoning if isinstance(reasoning, str) else None
 
 
 def _snippet(text: str, size: int = 120) -> str:
@@ -198,7 +341,12 @@ def _read_reply(response: httpx.Response, request: Request, start: float) -> tup
         return None, f"HTTP {response.status_code} with no choices in the reply" + (f": {said!r}" if said else "")
     finish = choice.get("finish_reason")
     message = choice.get("message") if isinstance(choice.get("message"), dict) else {}
-    text, reasoning = _content(message)
+    if not message and isinstance(choice.get("text"), str):  # a chat endpoint answering in the completions shape
+        message = {"content": choice["text"]}
+    try:
+        text, reasoning = _content(message)
+    except _Malformed as exc:
+        return None, f"HTTP {response.status_code} with {exc}, not a chat completion"
     if finish in ("abort", "error"):  # vLLM's engine abort, a gateway's upstream failure: no finished answer
         return None, f"the server ended the generation (finish_reason {finish!r})" + (
             f" after {_snippet(text, 60)}" if text else "")
@@ -283,6 +431,8 @@ class OpenAIBackend(Streaming):
         if system_role == "user":  # only when asked: the runs of every other configuration keep their keys
             self.endpoint["systemRole"] = "user"
         self._system_in_user = system_role == "user"
+        # the reply cap's name: OpenAI's reasoning models want max_completion_tokens (and so does a server that says so)
+        self._cap = "max_completion_tokens" if reasoning_model(model) else "max_tokens"
         self._api_key = api_key or os.environ.get("OPENAI_API_KEY") or "EMPTY"  # local servers accept any key
 
     def __repr__(self) -> str:
@@ -291,9 +441,10 @@ class OpenAIBackend(Streaming):
     def _request(self, messages: list[dict], sampling: Sampling) -> dict:
         # Under a context window the server's own window bounds the reply (vLLM fills to --max-model-len):
         # max_tokens equal to the window would ask for more than any prompt leaves, and be refused.
-        cap = sampling.max_tokens if sampling.context is None or sampling.max_tokens < sampling.context else None
+        cap = sampling.max_tokens if sampling.context is None or (
+            sampling.max_tokens is not None and sampling.max_tokens < sampling.context) else None
         request = {"model": self.model, "messages": messages, "temperature": sampling.temperature,
-                   "top_p": sampling.top_p, "max_tokens": cap, "seed": sampling.seed, "n": 1}
+                   "top_p": sampling.top_p, self._cap: cap, "seed": sampling.seed, "n": 1}
         request = {k: v for k, v in request.items() if v is not None}  # None: the provider's default
         if sampling.stop:
             request["stop"] = list(sampling.stop)
@@ -319,11 +470,19 @@ class OpenAIBackend(Streaming):
             attempt += 1
             merged = self._system_in_user and has_system
             messages = system_in_user(request.messages) if merged else request.messages
+            body = self._request(messages, request.sampling)
             try:
-                raw = await client.chat.completions.with_raw_response.create(**self._request(messages,
-                                                                                              request.sampling))
+                # the whole request within the timeout: the client's own bounds each read, so a server trickling
+                # bytes would hold a slot for ever
+                raw = await asyncio.wait_for(client.chat.completions.with_raw_response.create(**body), self.timeout)
+                completion, failure = _read_reply(raw.http_response, request, start)
             except openai.APIStatusError as exc:
                 said = _server_message(exc)
+                if exc.status_code == 429 and _quota(exc):  # no wait brings credits back
+                    raise _Rejected(f"{self.endpoint['baseUrl']} refused the request for model {self.model!r}: the "
+                                    f"account has no quota left (HTTP 429: {said!r}); add credits or use another key "
+                                    "(OPENAI_API_KEY). Nothing was recorded for it: the same command asks it "
+                                    "again") from None
                 if exc.status_code == 429:
                     window.refused()
                     self.current_window = window.limit
@@ -334,16 +493,24 @@ class OpenAIBackend(Streaming):
                     self._system_in_user = True  # this server's template has no system role: every later request too
                     attempt -= 1  # the same request in the form the server takes is no retry
                     continue
-                fix = _FIXES.get(exc.status_code, "check the command's options")
+                if exc.status_code == 400 and "max_tokens" in body and "max_completion_tokens" in said:
+                    self._cap = "max_completion_tokens"  # a reasoning model by another name: every later request too
+                    attempt -= 1
+                    continue
+                if exc.status_code in (400, 413, 422) and (overflow := _overflow(said, exc.body, body.get(self._cap))):
+                    return Completion(request.sample_index, request.sampling.seed, error=overflow,
+                                      latency_s=time.perf_counter() - start)
                 raise _Rejected(f"{self.endpoint['baseUrl']} rejected the request for model {self.model!r} with "
-                                f"HTTP {exc.status_code}: {said!r}; {fix}. Nothing was recorded for it: the same "
-                                "command asks it again") from None
+                                f"HTTP {exc.status_code}: {said!r}; {_fix(exc.status_code, said)}. Nothing was "
+                                "recorded for it: the same command asks it again") from None
             except (openai.APIConnectionError, openai.APITimeoutError) as exc:
-                failure, asked = f"{type(exc).__name__}: {exc}", None
+                failure, asked = _cause(exc), None
+                continue
+            except TimeoutError:
+                failure, asked = f"no whole reply within the timeout ({self.timeout:g} s)", None
                 continue
             await window.served()
             self.current_window = window.limit
-            completion, failure = _read_reply(raw.http_response, request, start)
             asked = None
             if completion is not None:
                 if merged:

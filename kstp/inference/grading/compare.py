@@ -23,7 +23,7 @@ supported: ..." are neither.
 from __future__ import annotations
 
 import re
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from fractions import Fraction
 
 from kstp.inference.grading import symbolic
@@ -47,6 +47,7 @@ from kstp.inference.grading.numbers import (
     shown,
     value,
 )
+from kstp.inference.grading.traces import split_trace
 
 __all__ = ["Verdict", "grade"]
 
@@ -83,6 +84,9 @@ class Verdict:
     reason : str
         ``correct``, ``wrong answer``, ``no answer found``, ``unparseable answer``,
         ``not gradable: too large (...)``, ``not gradable: too slow (...)`` or ``not supported: ...``.
+    trace : str or None
+        Where a reasoning trace inside the reply was split off (:func:`~.traces.split_trace`'s
+        rule: ``</think>``, ``unclosed <think>``, ...); None where the reply held none.
     """
 
     kind: str
@@ -90,6 +94,7 @@ class Verdict:
     method: str | None
     correct: bool
     reason: str
+    trace: str | None = None
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -315,7 +320,10 @@ def grade(text: str, gold: str, kind: str = "auto", percent: str = "either", opt
     Returns
     -------
     Verdict
-        Never raises on a reply: one too large or too slow to compare is graded "not
+        The answer is read after a reasoning trace written in the reply (``<think>`` ...
+        ``</think>`` and the other spellings of :mod:`.traces`; :attr:`Verdict.trace` says
+        where it was split); a trace that never closed is "no answer found". Never raises
+        on a reply: one too large or too slow to compare is graded "not
         gradable: ..." (:mod:`.limits`), one of a kind kstp does not read "not supported: ...".
 
     Raises
@@ -344,13 +352,16 @@ def grade(text: str, gold: str, kind: str = "auto", percent: str = "either", opt
         raise ValueError(f"unknown percent policy {percent!r}; use one of {', '.join(PERCENT_POLICIES)}")
     if options is not None and not 2 <= options <= len(CHOICES):
         raise ValueError(f"option count {options} is outside 2-{len(CHOICES)}")
-    reading = None
+    reading, split = None, split_trace(text)
     try:
         with deadline(GRADE_S):
             reading = read(gold, kind)
-            return _grade(_reply(text), reading, percent, options)
+            if split.unclosed:  # the reasoning never reached an answer: a number inside it is none
+                return Verdict(reading.kind, None, None, False, "no answer found", split.rule)
+            return replace(_grade(_reply(split.content), reading, percent, options), trace=split.rule)
     except NotGradable as exc:
-        return Verdict(reading.kind if reading else "none" if kind == "auto" else kind, None, None, False, exc.reason)
+        return Verdict(reading.kind if reading else "none" if kind == "auto" else kind, None, None, False, exc.reason,
+                       split.rule)
 
 
 def _grade(text: str, reading: GoldReading, percent: str, options: int | None) -> Verdict:

@@ -1,0 +1,134 @@
+"""A reasoning trace written inside the reply: where it ends and the answer begins.
+
+A reasoning model served without a reasoning parser (most vLLM deployments, llama.cpp,
+a gateway) sends its thinking in ``content``, ahead of the answer. The trace explores:
+"Maybe it is \\boxed{7}? No, let me add again." states no answer, so the answer is read
+after the trace, and the trace is kept apart as reasoning (as a server's
+``reasoning_content`` is). The spellings in the wild, each split at its *last* closing
+marker:
+
+================================  ==========================================  =========================
+spelling                          who writes it                               rule recorded
+================================  ==========================================  =========================
+``<think>`` ... ``</think>``      DeepSeek-R1 and its distills, QwQ, Qwen3    ``</think>``
+``</think>`` alone                chat templates that open the tag in the      ``</think>``
+                                  prompt (R1 distills, QwQ): only the close
+``<thinking>`` ... ``</thinking>``  Claude-style prompts, some fine-tunes        ``</thinking>``
+``<|begin_of_thought|>`` ...      Bespoke-Stratos, OpenThoughts (the answer   ``<|end_of_thought|>``
+``<|end_of_thought|>``            inside ``<|begin_of_solution|>`` ...)
+Harmony's channels                gpt-oss: ``<|channel|>analysis<|message|>``  ``harmony final channel``
+                                  ... ``<|channel|>final<|message|>`` ...; as
+                                  text without its special tokens,
+                                  ``analysis...assistantfinal...``
+================================  ==========================================  =========================
+
+A trace that opens (at the start of the reply) and never closes never reached an
+answer: the reply is cut in its reasoning (rule ``unclosed <think>`` and the like),
+whatever number the unfinished thinking mentions. A closing marker alone is enough: a
+template may have opened the tag in the prompt. Text without any of these markers is
+returned as it is.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+__all__ = ["Split", "split_trace", "UNCLOSED"]
+
+#: The start of the rule of a trace that never closed.
+UNCLOSED = "unclosed"
+
+# (opening, closing) of the tag spellings; the opening counts only at the start of the reply
+_TAGS = (("<think>", "</think>"), ("<thinking>", "</thinking>"), ("<|begin_of_thought|>", "<|end_of_thought|>"))
+_SOLUTION_RE = re.compile(r"<\|begin_of_solution\|>(.*?)(?:<\|end_of_solution\|>|$)", re.DOTALL)
+# Harmony (gpt-oss): the final channel's message, up to its end token; as plain text (special tokens dropped by
+# the detokenizer), "analysis<thinking>assistantfinal<answer>"
+_HARMONY_FINAL_RE = re.compile(r"<\|channel\|>\s*final\s*(?:<\|constrain\|>\S*)?<\|message\|>")
+_HARMONY_ANALYSIS_RE = re.compile(r"^\s*(?:<\|start\|>assistant)?<\|channel\|>\s*analysis\s*<\|message\|>")
+_HARMONY_END_RE = re.compile(r"<\|(?:return|end|call)\|>")
+_HARMONY_PLAIN_RE = re.compile(r"^\s*analysis(?=\S)(.*?)assistantfinal", re.DOTALL)
+
+
+@dataclass(frozen=True)
+class Split:
+    """A reply split into its answer and its reasoning trace.
+
+    Attributes
+    ----------
+    content : str
+        The text to grade: after the trace, or the whole reply without a trace
+        (``""`` where the trace never closed).
+    reasoning : str or None
+        The trace without its markers (None: no trace).
+    rule : str or None
+        The marker the split was made at (``</think>``, ``harmony final channel``),
+        ``unclosed <think>`` where the trace never closed, None where there was no trace.
+    """
+
+    content: str
+    reasoning: str | None = None
+    rule: str | None = None
+
+    @property
+    def unclosed(self) -> bool:
+        """Whether the reply is a trace that never closed (so it states no answer)."""
+        return bool(self.rule) and self.rule.startswith(UNCLOSED)
+
+
+def _harmony(text: str) -> Split | None:
+    """Harmony's analysis and final channels, with their special tokens or as plain text."""
+    finals = list(_HARMONY_FINAL_RE.finditer(text))
+    if finals:
+        final = finals[-1]
+        analysis = _HARMONY_ANALYSIS_RE.sub("", text[:final.start()])
+        answer = _HARMONY_END_RE.split(text[final.end():], maxsplit=1)[0]
+        thinking = _HARMONY_END_RE.sub("\n", analysis).replace("<|start|>assistant", "").strip()
+        return Split(answer.strip(), thinking or None, "harmony final channel")
+    if (opened := _HARMONY_ANALYSIS_RE.match(text)) is not None:
+        return Split("", _HARMONY_END_RE.sub("\n", text[opened.end():]).strip() or None, f"{UNCLOSED} harmony analysis")
+    if (plain := _HARMONY_PLAIN_RE.match(text)) is not None:
+        return Split(text[plain.end():].strip(), plain.group(1).strip() or None, "harmony final channel")
+    return None
+
+
+def split_trace(text: str | None) -> Split:
+    """Split a reply's reasoning trace from its answer (see the module's table of spellings).
+
+    Parameters
+    ----------
+    text : str or None
+        A reply as the server sent it (``content``).
+
+    Returns
+    -------
+    Split
+        ``Split(text)`` (no rule) where the reply holds no trace marker.
+
+    Examples
+    --------
+    >>> split_trace("<think>\\nMaybe \\\\boxed{7}? No.\\n</think>\\n\\nThe answer is 5.")
+    Split(content='The answer is 5.', reasoning='Maybe \\\\boxed{7}? No.', rule='</think>')
+    >>> split_trace("Okay, 2 + 3 = 5.\\n</think>\\n\\\\boxed{5}").content
+    '\\\\boxed{5}'
+    >>> split_trace("<think>\\nWait, is it 7? Hmm.").rule
+    'unclosed <think>'
+    >>> split_trace("The answer is 5.")
+    Split(content='The answer is 5.', reasoning=None, rule=None)
+    """
+    if not text:
+        return Split(text or "")
+    for opening, closing in _TAGS:
+        at = text.rfind(closing)
+        if at >= 0:
+            before, after = text[:at], text[at + len(closing):]
+            start = before.lstrip()
+            thinking = start[len(opening):] if start.startswith(opening) else before
+            if (solution := _SOLUTION_RE.search(after)) is not None:
+                after = solution.group(1)
+            return Split(after.strip(), thinking.strip() or None, closing)
+        if text.lstrip().startswith(opening):
+            return Split("", text.lstrip()[len(opening):].strip() or None, f"{UNCLOSED} {opening}")
+    if "<|channel|>" in text or text.lstrip().startswith("analysis"):
+        return _harmony(text) or Split(text)
+    return Split(text)
