@@ -15,7 +15,8 @@ Then the real replies (issue 41): replies that models wrote, published in public
 outputs (``tests/data/grading/real-replies.jsonl``, collected by ``tools/real_reply_cases.py``,
 each naming its repository, commit and file), each with a reference verdict a person gave.
 Per source and model: the replies, those whose final answer a person can read, and for
-kstp's grader (``grade(reply, gold, options=options)``, called as is), Math-Verify (its
+kstp's grader (``grade(reply, gold, options=options, opened=prompt_opens_think)``: told, as
+``kstp grade --opened-think`` is, where the source's prompt opened the reasoning trace), Math-Verify (its
 stored default verdict) and the source's own grader (where the source publishes one):
 wrong replies graded correct first, then correct replies graded wrong, then agreement
 with the reference; the totals, and the agreement on the readable replies alone.
@@ -65,15 +66,15 @@ def load(suite: str, data: Path = DATA) -> list[dict]:
         return [json.loads(line) for line in lines]
 
 
-def timed_grade(reply: str, gold: str, options: int | None = None):
-    """(verdict or None if it stalled, seconds)."""
+def timed_grade(reply: str, gold: str, options: int | None = None, opened: bool = False):
+    """(verdict or None if it stalled, seconds); ``opened``: the prompt opened the reasoning trace."""
     from kstp.inference.grading import grade
 
     previous = signal.signal(signal.SIGALRM, _alarm)
     signal.alarm(STALL_S)
     start = time.perf_counter()
     try:
-        verdict = grade(reply, gold, options=options)
+        verdict = grade(reply, gold, options=options, opened=opened)
     except _Stalled:
         verdict = None
     finally:
@@ -155,7 +156,8 @@ def score_real(rows: list[dict]) -> dict:
     graded, times, stalled = [], [], []
     kstp = {}
     for record in rows:
-        verdict, seconds = timed_grade(record["reply"], record["gold"], options=record["options"])
+        verdict, seconds = timed_grade(record["reply"], record["gold"], options=record["options"],
+                                       opened=bool(record.get("prompt_opens_think")))
         times.append(seconds)
         if verdict is None:
             stalled.append(record["id"])

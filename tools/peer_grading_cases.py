@@ -72,6 +72,7 @@ ANY_ORDER = "convention: a list of values is compared in any order"
 VALUES = "convention: values are compared, not strings (0.5 is 1/2)"
 FORMAT = "convention: the stated answer is graded, not the output format"
 ANCHORED = "convention: an option letter counts only where anchored"
+CUT = "convention: a reply that stops mid-thought states no answer (as one cut at max_tokens)"
 
 #: Judgements by case id: why a case is not counted in the agreement. Each convention is
 #: explained, next to the peer's choice, in the README's grading section.
@@ -89,6 +90,9 @@ SCOPE: dict[str, str] = {
     "skyrl-gym/tests/test_aime.py::test_compute_score[7]": FORMAT,
     "skyrl-gym/tests/test_aime.py::test_compute_score[9]": FORMAT,
     "skyrl-gym/tests/test_gsm8k.py::test_compute_score[2]": FORMAT,
+    # a reply that answered, began its solution again and was cut in the middle of a sentence ("... In this")
+    "tests/test_all.py::test_math_extraction_edge_cases[5]": CUT,
+    "tests/unit/metrics/test_extractive_match.py::test_math_extraction_edge_cases[5]": CUT,
 }
 
 

@@ -56,8 +56,11 @@ class _ReplyCommand(click.Command):
 @click.option("--options", type=click.IntRange(2, 10), default=None,
               help="How many lettered options the question has; a letter past them is no option "
                    "(with fewer than 9, 'I' is never one). Default: A-J.")
+@click.option("--opened-think", "opened", is_flag=True,
+              help="The prompt opened the reasoning trace (a chat template ending in <think>, as DeepSeek-R1 "
+                   "distills' and QwQ's do): a TEXT without </think> never closed it and states no answer.")
 @json_option
-def grade(text: str, gold: str, kind: str, percent: str, options: int | None, as_json: bool) -> None:
+def grade(text: str, gold: str, kind: str, percent: str, options: int | None, opened: bool, as_json: bool) -> None:
     """Extract the final answer of TEXT (- reads stdin) and grade it against --gold.
 
     Prints the extracted answer, where it was found, how the gold was read (a number with
@@ -66,8 +69,8 @@ def grade(text: str, gold: str, kind: str, percent: str, options: int | None, as
     large" and "not supported" are neither). TEXT may start with "-" (a negative number, a
     markdown bullet); no "--" is needed. A reasoning trace written in TEXT (<think> ...
     </think>, and the other spellings the README lists) is split off: the answer is read
-    after it, and a trace that never closed states no answer. Exit status 0 whatever the
-    verdict.
+    after it; a trace that never closed, or a TEXT that visibly stops mid-thought (inside
+    \\boxed{, on "Wait," or "="), states no answer. Exit status 0 whatever the verdict.
 
     \b
     Examples:
@@ -82,7 +85,7 @@ def grade(text: str, gold: str, kind: str, percent: str, options: int | None, as
     if text == "-":
         text = sys.stdin.read()
     try:
-        verdict = grade_answer(text, gold, kind, percent, options)
+        verdict = grade_answer(text, gold, kind, percent, options, opened)
     except ValueError as exc:
         raise click.BadParameter(str(exc), param_hint="--gold") from None
     reading = read_gold(gold, kind).reading

@@ -24,7 +24,8 @@ LIMIT_S = 1.5
     # and their kin
     (r"\boxed{" * 10_000 + "7" + "}" * 10_000, "7",
      "not gradable: too large (a formula of 79,993 characters; at most 1,000 are compared)"),
-    ("the answer is " * 70_000, "7", "unparseable answer"),
+    ("the answer is " * 70_000 + "done.", "7", "unparseable answer"),
+    ("the answer is " * 70_000, "7", "no answer found"),  # it stops on "is": cut mid-thought
     ("9" * 1_000_000, "7", "not gradable: too large (a numeral of more than 2,000 digits)"),
     ("1e99999999", "7", "not gradable: too large (a power of ten 10^99999999)"),
     (r"\boxed{(10^{10})!}", "7", "not gradable: too large (a power or factorial past 10^10000)"),

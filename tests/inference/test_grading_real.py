@@ -7,7 +7,9 @@ models, reasoning models with their traces inline among them, each kept whole as
 published, with the gold as published, the source's own verdict where it publishes
 one, Math-Verify's default verdict, and a reference verdict a person gave (stored by id
 in ``real-replies.reference.jsonl``). Each reply is graded as a user would,
-``grade(reply, gold, options=options)``, and held to the reference (issue 41): no wrong
+``grade(reply, gold, options=options, opened=prompt_opens_think)`` (the source's prompt
+opened the reasoning trace, as ``kstp grade --opened-think`` says), and held to the reference
+(issue 41): no wrong
 reply graded correct, agreement at least Math-Verify's, and at least 99 % on the replies
 whose final answer a person can read.
 """

@@ -40,6 +40,9 @@ _CLOSING_LETTER_RE = re.compile(r"\(([A-J])\)[\s.*_$]*$")
 # "... therefore I think it's B": a letter closing the reply after a verb that states it
 _CLOSING_STATED_RE = re.compile(r"(?:\bis|\bit['’]s|\bbe|\bchoose|\bpick|\bselect)\s+\(?([A-J])\)?[\s.*_$]*$",
                                 re.IGNORECASE)
+# "... the option that contributed the least is (A) Low taxes ...": a parenthesised letter stated by a copula in
+# the reply's last line
+_LAST_LINE_STATED_RE = re.compile(r"\b(?:is|are|be)\s+[*_]*\(([A-J])\)")
 # The English pronoun, not option I: "I" before a lower-case word or an apostrophe ("I think", "I'm").
 _PRONOUN_RE = re.compile(r"\s+[a-z]|['’]")
 _SENTENCE_END_RE = re.compile(r"[.!?](?=\s|$)|\n")
@@ -124,13 +127,43 @@ def _phrase_letter(text: str, m: re.Match, letters: tuple[str, ...]) -> str | No
     return letter if letter in letters else None
 
 
+# Inspect's "ANSWER: $LETTER" in lower case ("ANSWER: b"): a lone lower-case letter after "answer:" or "answer is"
+# that ends its line ("the answer is a number" names no option)
+_LOWER_LETTER_RE = re.compile(r"(?i:\banswer)\s*(?i:is|:)\s*[*_(\[$]*\s*([a-j])\s*[)\]*_$]*\s*\.?\s*$", re.MULTILINE)
+# an option letter joined to another by a list word: "(A) and (B)", "B or C", "A, B"
+_JOINED_BEFORE_RE = re.compile(r"(?<![\w'’])\(?[A-J]\)?\s*(?:,|&|/|\band\b|\bor\b)\s*[*_$]*\(?\s*$")
+_JOINED_AFTER_RE = re.compile(r"\s*\)?[*_$]*\s*(?:,|&|/|\band\b|\bor\b)\s*[*_$]*\(?[A-J]\)?(?![\w'’])")
+
+
+def _joined(text: str, at: int) -> bool:
+    """Whether the option letter at ``at`` is named together with another ("(A) and (B)", "B or C"): two options
+    named are no answer."""
+    return bool(_JOINED_BEFORE_RE.search(text[max(0, at - 40):at]) or _JOINED_AFTER_RE.match(text, at + 1))
+
+
+def _lists_options(text: str) -> bool:
+    """Whether ``text`` opens with an option listing (``A. ...`` then ``B. ...``): its first letter states nothing."""
+    question, listing = split_options(text.strip())
+    return bool(listing) and not question.strip()
+
+
 def grade_choice(text: str, gold: str, options: int | None) -> tuple[str | None, str | None]:
     """The option letter ``text`` states and where (``(None, None)``: none).
+
+    A reply that names two options ("the answer is (A) and (B)", ``\\boxed{A, B}``) or only
+    repeats the option list states none.
 
     Raises
     ------
     ValueError
         ``gold`` is not one of the options.
+
+    Examples
+    --------
+    >>> grade_choice("So the answer is (A) and (B).", "B", 4), grade_choice("A. 3\\nB. 4\\nC. 5", "A", 3)
+    ((None, None), (None, None))
+    >>> grade_choice("ANSWER: b", "B", 4), grade_choice("The answer is for sure D, it can't be A or B", "D", 4)
+    (('B', 'phrase'), ('D', 'phrase'))
     """
     letters = tuple(CHOICES[:options] if options else CHOICES)
     if gold not in letters:
@@ -151,9 +184,15 @@ def grade_choice(text: str, gold: str, options: int | None) -> tuple[str | None,
         stated = _CLOSING_STATED_RE.search(lines[-1])
         if stated and not any(h[0] >= start for h in hits):  # "I think it's B" closing a line no phrase anchors
             hits.append((start + stated.start(1), stated.group(1), "last-line"))
+        if not any(h[0] >= start for h in hits):
+            hits += [(start + m.start(1), m.group(1), "last-line") for m in _LAST_LINE_STATED_RE.finditer(lines[-1])]
+        hits += [(m.start(1), m.group(1).upper(), "phrase") for m in _LOWER_LETTER_RE.finditer(plain)]
         hits = sorted((h for h in hits if h[1] in letters), key=lambda h: (h[0], h[2] == "phrase"))
+        if hits and _joined(plain, hits[-1][0]):
+            return None, None  # "the answer is (A) and (B)": two options named
         letter, method = hits[-1][1:] if hits else (None, None)
-    if letter is None and (m := _LEADING_LETTER_RE.match(plain)) and (m.group(1) or m.group(2)) in letters:
+    if letter is None and (m := _LEADING_LETTER_RE.match(plain)) and (m.group(1) or m.group(2)) in letters \
+            and not _lists_options(plain):
         letter, method = m.group(1) or m.group(2), "leading"
     return letter, method if letter else None
 

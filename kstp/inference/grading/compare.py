@@ -47,7 +47,7 @@ from kstp.inference.grading.numbers import (
     shown,
     value,
 )
-from kstp.inference.grading.traces import split_trace
+from kstp.inference.grading.traces import split_trace, unfinished
 
 __all__ = ["Verdict", "grade"]
 
@@ -85,8 +85,10 @@ class Verdict:
         ``correct``, ``wrong answer``, ``no answer found``, ``unparseable answer``,
         ``not gradable: too large (...)``, ``not gradable: too slow (...)`` or ``not supported: ...``.
     trace : str or None
-        Where a reasoning trace inside the reply was split off (:func:`~.traces.split_trace`'s
-        rule: ``</think>``, ``unclosed <think>``, ...); None where the reply held none.
+        How the reply's reasoning ended: where a trace inside it was split off
+        (:func:`~.traces.split_trace`'s rule: ``</think>``, ``unclosed <think>``, ...), or
+        ``cut mid-thought (...)`` where it stops before an answer (:func:`~.traces.unfinished`);
+        None where it held no trace and ends as a finished reply does.
     """
 
     kind: str
@@ -298,7 +300,8 @@ def _grade_text(text: str, reading: GoldReading) -> Verdict:
     return _verdict("text", " ".join(said), method, ok)
 
 
-def grade(text: str, gold: str, kind: str = "auto", percent: str = "either", options: int | None = None) -> Verdict:
+def grade(text: str, gold: str, kind: str = "auto", percent: str = "either", options: int | None = None,
+          opened: bool = False) -> Verdict:
     """Extract the final answer of ``text`` and compare it with ``gold`` by answer type.
 
     Parameters
@@ -316,15 +319,21 @@ def grade(text: str, gold: str, kind: str = "auto", percent: str = "either", opt
         How many lettered options the question has (2-10, :func:`~.choices.option_count`
         of its text); a letter past them is no option, so with fewer than 9 an "I" never
         is one. ``None``: A-J.
+    opened : bool
+        The prompt opened the reasoning trace (a chat template ending in ``<think>``, as
+        DeepSeek-R1 distills' and QwQ's do): a reply without ``</think>`` never closed it,
+        and states no answer.
 
     Returns
     -------
     Verdict
         The answer is read after a reasoning trace written in the reply (``<think>`` ...
         ``</think>`` and the other spellings of :mod:`.traces`; :attr:`Verdict.trace` says
-        where it was split); a trace that never closed is "no answer found". Never raises
-        on a reply: one too large or too slow to compare is graded "not
-        gradable: ..." (:mod:`.limits`), one of a kind kstp does not read "not supported: ...".
+        where it was split); a trace that never closed, or a reply that visibly stops
+        mid-thought (:func:`~.traces.unfinished`: inside ``\\boxed{``, on "Wait," or "=",
+        ...), is "no answer found", with ``trace`` saying why. Never raises on a reply: one
+        too large or too slow to compare is graded "not gradable: ..." (:mod:`.limits`), one
+        of a kind kstp does not read "not supported: ...".
 
     Raises
     ------
@@ -352,13 +361,15 @@ def grade(text: str, gold: str, kind: str = "auto", percent: str = "either", opt
         raise ValueError(f"unknown percent policy {percent!r}; use one of {', '.join(PERCENT_POLICIES)}")
     if options is not None and not 2 <= options <= len(CHOICES):
         raise ValueError(f"option count {options} is outside 2-{len(CHOICES)}")
-    reading, split = None, split_trace(text)
+    reading, split = None, split_trace(text, opened)
     try:
         with deadline(GRADE_S):
             reading = read(gold, kind)
-            if split.unclosed:  # the reasoning never reached an answer: a number inside it is none
-                return Verdict(reading.kind, None, None, False, "no answer found", split.rule)
-            return replace(_grade(_reply(split.content), reading, percent, options), trace=split.rule)
+            reply = _reply(split.content)
+            cut = split.rule if split.unclosed else unfinished(reply)
+            if cut is not None:  # the reasoning never reached an answer: a number inside it is none
+                return Verdict(reading.kind, None, None, False, "no answer found", cut)
+            return replace(_grade(reply, reading, percent, options), trace=split.rule)
     except NotGradable as exc:
         return Verdict(reading.kind if reading else "none" if kind == "auto" else kind, None, None, False, exc.reason,
                        split.rule)

@@ -27,7 +27,7 @@ import unicodedata
 from fractions import Fraction
 
 from kstp.inference.grading.limits import MAX_DIGITS, MAX_EXPONENT, TooLarge
-from kstp.inference.grading.symbolic import exact_value
+from kstp.inference.grading.symbolic import exact_value, radians
 
 __all__ = ["PERCENT_POLICIES", "parse_number", "numbers", "matches", "value", "admissible", "close", "shown",
            "clean", "normalise", "bare", "has_symbol", "listed", "element", "attached", "same_set", "NUMBER_RE"]
@@ -182,7 +182,7 @@ def clean(candidate: str) -> str:
     text = _WRAPPERS_RE.sub(lambda m: f" {m.group(1)} ", candidate)
     text = _GROUP_SPACING_RE.sub(lambda m: "," if "," in m.group(0) else "", ascii_digits(text))
     text = _GLUED_COMMAND_RE.sub(r"\1 ", text)
-    text = _INERT_RE.sub(" ", _MARKDOWN_RE.sub("", text)).strip()
+    text = _INERT_RE.sub(" ", _MARKDOWN_RE.sub("", radians(text))).strip()  # \cos 60^\circ: its degrees count
     while len(text) > 1 and text[0] == "{" and text[-1] == "}" and _balanced(text[1:-1]):
         text = text[1:-1].strip()  # bare braces around a list: \boxed{{2, 3}}, a gold written {1,2,3}
     return text

@@ -18,7 +18,7 @@ from fractions import Fraction
 
 from kstp.inference.grading.limits import check_magnitude, paused
 
-__all__ = ["load", "read", "equivalent", "exact_value", "is_constant"]
+__all__ = ["load", "radians", "normalise", "read", "equivalent", "exact_value", "is_constant"]
 
 
 class _NoTimeoutWarning(logging.Filter):
@@ -62,6 +62,37 @@ def _squash(text: str) -> str:
     return re.sub(r"\s+", "", text)
 
 
+# Spellings math-verify reads otherwise than a person does, rewritten before it reads them:
+# degrees inside a trig function (\cos 60^\circ is cos(pi/3), not cos(60 radians))
+_DEGREES_RE = re.compile(r"(\\(?:sin|cos|tan|cot|sec|csc))\s*([({]?)\s*(-?\d+(?:\.\d+)?)\s*"
+                         r"(?:\^\s*\{?\s*\\circ\s*\}?|°|\\degree)")
+# the empty set in its other spellings (\varnothing is read as a symbol, \{\} sometimes as nothing)
+_EMPTY_SET_RE = re.compile(r"\\varnothing|\\left\\\{\s*\\right\\\}|\\\{\s*\\\}|∅")
+# a power followed by more factors (a^2bc, a^{2} b c): math-verify stops after the power; parenthesised it reads on
+_POWER_THEN_FACTOR_RE = re.compile(r"(?<![\\A-Za-z])([A-Za-z0-9])\^(\{[^{}]*\}|[A-Za-z0-9])\s*(?=[A-Za-z])")
+
+
+def radians(text: str) -> str:
+    """``text`` with each angle in degrees inside a trig function written in radians (``\\cos 60^\\circ`` is
+    ``\\cos \\frac{60\\pi}{180}``); a degree sign elsewhere is left for the caller (60° is 60)."""
+    return _DEGREES_RE.sub(lambda m: f"{m.group(1)}{m.group(2) or ' '}\\frac{{{m.group(3)}\\pi}}{{180}}", text)
+
+
+def normalise(text: str) -> str:
+    """A formula with the spellings math-verify misreads rewritten: degrees inside trig functions in
+    radians, the empty set as ``\\emptyset``, a power followed by more factors parenthesised.
+
+    Examples
+    --------
+    >>> normalise(r"\\cos 60^\\circ"), normalise(r"\\sin(30^{\\circ})")
+    ('\\\\cos \\\\frac{60\\\\pi}{180}', '\\\\sin(\\\\frac{30\\\\pi}{180})')
+    >>> normalise(r"\\varnothing"), normalise(r"\\{ \\}"), normalise("a^2bc"), normalise(r"\\pi^2 r")
+    ('\\\\emptyset', '\\\\emptyset', '(a^2)bc', '\\\\pi^2 r')
+    """
+    text = _EMPTY_SET_RE.sub(r"\\emptyset", radians(text))
+    return _POWER_THEN_FACTOR_RE.sub(r"(\1^\2)", text)
+
+
 def read(text: str) -> tuple[list, bool]:
     """math-verify's reading of the formula ``text`` and whether it covered all of it.
 
@@ -81,6 +112,7 @@ def read(text: str) -> tuple[list, bool]:
     from math_verify import parse
 
     text = re.sub(r"\\sqrt\s*\(([^()]*)\)", r"\\sqrt{\1}", text)  # \sqrt(2): Math-Verify #41
+    text = normalise(text)
     parsed = parse(f"${text}$", parsing_timeout=None)
     matched = next((p for p in parsed if isinstance(p, str)), "")
     whole = not _squash(text).startswith(_squash(matched)) or _squash(matched) == _squash(text)
@@ -116,7 +148,25 @@ def equivalent(wanted: list, said: list) -> bool:
     ok = bool(verify(wanted, said, timeout_seconds=None))
     if ok and wanted and said and is_constant(wanted[0]) and is_constant(said[0]):
         ok = _exactly_equal(wanted[0], said[0])  # math-verify compares constants to 6 decimals
+    if not ok and wanted and said:
+        ok = _equal_for_positive(wanted[0], said[0])
     return ok
+
+
+def _equal_for_positive(a, b) -> bool:
+    """Two formulas with radicals equal where their variables are positive (``\\sqrt{1/n}`` and
+    ``\\frac{1}{\\sqrt{n}}``), as a reader of a competition answer takes them; never where either holds an
+    absolute value (``|x|`` is no ``\\sqrt{x^2}`` written as ``x``), and only where a radical is in play."""
+    import sympy
+
+    if not (isinstance(a, sympy.Expr) and isinstance(b, sympy.Expr)) or a.has(sympy.Abs) or b.has(sympy.Abs):
+        return False
+    free = a.free_symbols | b.free_symbols
+    radical = any(p.exp.is_Rational and not p.exp.is_Integer for e in (a, b) for p in e.atoms(sympy.Pow))
+    if not free or not radical:
+        return False
+    positive = {s: sympy.Symbol(s.name, positive=True) for s in free if isinstance(s, sympy.Symbol)}
+    return sympy.simplify((a - b).subs(positive)) == 0
 
 
 def exact_value(text: str) -> Fraction | None:

@@ -25,8 +25,16 @@ Harmony's channels                gpt-oss: ``<|channel|>analysis<|message|>``  `
 A trace that opens (at the start of the reply) and never closes never reached an
 answer: the reply is cut in its reasoning (rule ``unclosed <think>`` and the like),
 whatever number the unfinished thinking mentions. A closing marker alone is enough: a
-template may have opened the tag in the prompt. Text without any of these markers is
-returned as it is.
+template may have opened the tag in the prompt; where the caller knows that it did
+(``opened=True``: DeepSeek-R1 distills' and QwQ's templates), a reply without the close
+never closed its trace. Text without any of these markers is returned as it is.
+
+A reply can also stop mid-thought without any marker, when the server's finish reason
+is not at hand (a log from elsewhere, ``kstp grade``): :func:`unfinished` tells the
+endings a reader takes for a cut: inside an open ``\\boxed{`` or math span, on an
+operator, a comma or a word that cannot end a sentence ("... so 14 have two,",
+"240/80 =", "the sum from"), or on a thinking interjection ("Wait,", "But I'm not sure.
+Hmm.", "Alternatively").
 """
 
 from __future__ import annotations
@@ -34,10 +42,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-__all__ = ["Split", "split_trace", "UNCLOSED"]
+__all__ = ["Split", "split_trace", "unfinished", "UNCLOSED", "CUT"]
 
 #: The start of the rule of a trace that never closed.
 UNCLOSED = "unclosed"
+#: The start of the rule of a reply that stops mid-thought (:func:`unfinished`).
+CUT = "cut mid-thought"
 
 # (opening, closing) of the tag spellings; the opening counts only at the start of the reply
 _TAGS = (("<think>", "</think>"), ("<thinking>", "</thinking>"), ("<|begin_of_thought|>", "<|end_of_thought|>"))
@@ -92,13 +102,16 @@ def _harmony(text: str) -> Split | None:
     return None
 
 
-def split_trace(text: str | None) -> Split:
+def split_trace(text: str | None, opened: bool = False) -> Split:
     """Split a reply's reasoning trace from its answer (see the module's table of spellings).
 
     Parameters
     ----------
     text : str or None
         A reply as the server sent it (``content``).
+    opened : bool
+        The prompt opened the trace (the chat template ends in ``<think>``): a reply with
+        no closing marker never closed it.
 
     Returns
     -------
@@ -131,4 +144,75 @@ def split_trace(text: str | None) -> Split:
             return Split("", text.lstrip()[len(opening):].strip() or None, f"{UNCLOSED} {opening}")
     if "<|channel|>" in text or text.lstrip().startswith("analysis"):
         return _harmony(text) or Split(text)
+    if opened:
+        return Split("", text.strip() or None, f"{UNCLOSED} <think> (opened by the prompt)")
     return Split(text)
+
+
+# Words that cannot end a finished sentence: a reply ending on one was cut ("... 10 is", "the sum from")
+_DANGLING = frozenset("""a an the and or but so then than that which who whose if because since as of to from
+with without for in on at by into onto over under between about is are was were be been being am has have had do
+does did will would can could should may might must shall let let's we you it its it's this these those
+there their our my your not no plus minus times over equals gives get gets got""".split())
+_OPERATOR_END_RE = re.compile(r"(?:[=+\-*/^_(\[{,:;\\]|\\(?:cdot|times|div|pm|le|ge|leq|geq|approx|frac|sqrt|"
+                              r"left|quad|qquad|implies|Rightarrow|to))$")
+_INTERJECTION_RE = re.compile(r"(?:hmm+|wait|hold on|alternatively|actually|no,? wait|but i['’]?m not sure|"
+                              r"i['’]?m not sure|let me (?:check|think|verify|see|double-check|re\w+)(?: again)?|"
+                              r"let['’]?s (?:check|see|verify)(?: again)?|maybe|perhaps|or maybe)\W*", re.IGNORECASE)
+_LAST_SENTENCE_RE = re.compile(r"(?:^|(?<=[.!?])\s+|\n)([^\n.!?]*[.!?]*\W*)$")
+_BOX_OPEN_RE = re.compile(r"\\(?:boxed|fbox)\s*\{")
+
+
+def _open_box(text: str) -> bool:
+    """Whether the last ``\\boxed{`` never closes."""
+    start = max((m.end() for m in _BOX_OPEN_RE.finditer(text)), default=None)
+    if start is None:
+        return False
+    depth = 1
+    for char in text[start:]:
+        depth += {"{": 1, "}": -1}.get(char, 0)
+        if depth == 0:
+            return False
+    return True
+
+
+def unfinished(text: str) -> str | None:
+    """How ``text`` visibly stops mid-thought, or None where it ends as a finished reply does.
+
+    Parameters
+    ----------
+    text : str
+        A reply's answer part (its trace split off).
+
+    Returns
+    -------
+    str or None
+        ``cut mid-thought (...)`` naming the ending: inside ``\\boxed{``, inside a math
+        span, on an operator or a comma, on a word that cannot end a sentence, or on a
+        thinking interjection.
+
+    Examples
+    --------
+    >>> unfinished("Total is 80k + 144k. Dividing, 240/80 ="), unfinished("so even if it's 80, 10 is")
+    ("cut mid-thought (ends on '=')", "cut mid-thought (ends on 'is')")
+    >>> unfinished("The answer is 5. But I'm not sure. Hmm."), unfinished(r"Therefore \\(\\boxed{")
+    ("cut mid-thought (ends on 'Hmm.')", 'cut mid-thought (ends inside \\\\boxed{)')
+    >>> unfinished(r"The answer is \boxed{5}."), unfinished("So the answer is B"), unfinished("#### 18")
+    (None, None, None)
+    """
+    end = text.rstrip().rstrip("*_` \t")
+    if not end:
+        return None
+    if _open_box(end):
+        return f"{CUT} (ends inside \\boxed{{)"
+    if end.rfind("\\(") > end.rfind("\\)") or end.rfind("\\[") > end.rfind("\\]") or end.count("$$") % 2:
+        return f"{CUT} (ends inside a math span)"
+    sentence = _LAST_SENTENCE_RE.search(end)
+    if sentence is not None and _INTERJECTION_RE.fullmatch(sentence.group(1).strip()):
+        return f"{CUT} (ends on {sentence.group(1).strip()!r})"
+    if (operator := _OPERATOR_END_RE.search(end)) is not None:
+        return f"{CUT} (ends on {operator.group()!r})"
+    last_word = re.search(r"(?<=\s)([A-Za-z'’]+)$", end)  # a word of prose (not the i of 3/4 i)
+    if last_word is not None and last_word.group(1) in _DANGLING:
+        return f"{CUT} (ends on {last_word.group(1)!r})"
+    return None
