@@ -38,7 +38,7 @@ from kstp.evaluators.prompts import load as load_prompt
 from kstp.graph.store import GraphStore
 from kstp.graph.structures import answerable_questions
 from kstp.inference.backend import OVERFLOW, Backend, Completion, Message, RejectedRequestError, Sampling
-from kstp.inference.grading import Verdict, grade, option_count
+from kstp.inference.grading import GRADER_VERSION, Verdict, grade, option_count
 from kstp.inference.grading.traces import UNCLOSED
 from kstp.inference.replies import TRACE_RULE, tidy
 from kstp.inference.runs import (
@@ -312,7 +312,7 @@ def evaluate(store: GraphStore, backend: Backend, dataset: str, sampling: Sampli
     gold = dict(zip(questions["questionId"], questions["answer"], strict=True))
     choices = {q: option_count(t) for q, t in zip(questions["questionId"], questions["text"], strict=True)}
 
-    grading = Grading(grade_reply, {q: (gold[q], choices[q]) for q in chats})
+    grading = Grading(grade_reply, {q: (gold[q], choices[q]) for q in chats}, version=GRADER_VERSION)
     status, generation = "interrupted", Generation(len(chats) * sampling.n, 0)
     try:
         generation = generate_and_store(store, backend, run_id, learner, chats, sampling, grading,

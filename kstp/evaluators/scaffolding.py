@@ -88,7 +88,7 @@ from kstp.inference.backend import (
     prompt_hash,
 )
 from kstp.inference.embeddings import EmbeddingModel
-from kstp.inference.grading import option_count
+from kstp.inference.grading import GRADER_VERSION, option_count
 from kstp.inference.runs import (
     Generation,
     Grading,
@@ -606,7 +606,8 @@ def evaluate(store: GraphStore, backend: Backend, dataset: str, sampling: Sampli
                                    sampling, i, endpoint_of(backend), template_hash(prompt))
             for (q, s), (messages, _) in requests.items() for i in range(sampling.n)}
 
-    grading = Grading(grade_reply, {(q, s): (info.at[q, "answer"], choices[q]) for q, s in requests})
+    grading = Grading(grade_reply, {(q, s): (info.at[q, "answer"], choices[q]) for q, s in requests},
+                      version=GRADER_VERSION)
     status, generation = "interrupted", Generation(len(keys), 0)
     try:
         generation = generate_and_store(

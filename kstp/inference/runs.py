@@ -335,7 +335,8 @@ class Generation:
     window : int or None
         Requests in flight (the window the run was asked with).
     regraded : int
-        Replies stored by an earlier run without a grade, graded now.
+        Replies stored by an earlier run without a grade, or graded by another version of
+        the grading function (:attr:`Grading.version`), graded now.
     """
 
     requested: int
@@ -390,11 +391,16 @@ class Grading:
         ``written(graded)`` in the run's process after the properties are stored:
         ``graded`` has ``id`` and every key of the results (to write what is not a
         Response property, such as CoT steps).
+    version : str, optional
+        The grading function's version, written on each Response it grades
+        (``graderVersion``): a stored reply graded by another version (or before versions
+        were recorded) is graded again by the next run, before anything is asked.
     """
 
     function: Callable[..., dict]
     args: Mapping[Hashable, tuple]
     written: Callable[[pd.DataFrame], None] | None = None
+    version: str | None = None
 
 
 def verdict_properties(verdict: Verdict) -> dict:
@@ -503,6 +509,8 @@ class _GradingStage:
             graded = pd.DataFrame(results)
             graded = graded.astype(object).where(graded.notna(), None)
             graded.insert(0, "id", ids)
+            if self.grading.version is not None:
+                graded["graderVersion"] = self.grading.version
             self.store.write_nodes("Response", graded[[c for c in graded.columns if not c.startswith("_")]])
             if self.grading.written:
                 self.grading.written(graded)
@@ -530,7 +538,8 @@ def generate_and_store(store: GraphStore, backend: Backend, run_id: str, learner
         How to grade a reply (in the grading process, after it is stored, within
         ``grade_timeout`` seconds each: a reply it cannot finish is recorded as not
         gradable, with the reason). Stored replies of these keys that have no grade
-        yet (an earlier run stopped between storing and grading) are graded first.
+        yet (an earlier run stopped between storing and grading), or graded by another
+        version of it (:attr:`Grading.version`), are graded first.
     samples : mapping of a prompt id to sequence of int, optional
         Sample indices per prompt (default: ``range(sampling.n)`` for each).
     progress : callable, optional
@@ -591,8 +600,10 @@ def _pipeline(store, backend, run_id, learner_id, prompts, sampling, keys, colum
     """:func:`generate_and_store` once the stored replies are linked: grade the ungraded, then ask the rest."""
     regraded = 0
     if stage is not None:
-        ungraded = stored[stored["verdict"].isna()]
-        if len(ungraded):  # a run stopped between storing and grading: those first
+        version = stage.grading.version
+        ungraded = stored[stored["verdict"].isna() | (
+            (stored["graderVersion"].fillna("") != version) if version is not None else False)]
+        if len(ungraded):  # a run stopped between storing and grading, or graded by another grader: those first
             prompt_of = {key: p for (p, _), key in keys.items()}
             stage.submit(ungraded["responseId"].tolist(), [prompt_of[k] for k in ungraded["responseId"]],
                          [_completion_of(row) for row in ungraded.to_dict("records")])

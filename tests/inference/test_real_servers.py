@@ -342,3 +342,23 @@ def test_an_empty_or_odd_stop_is_refused_in_one_line(typed):
                                       typed])
     assert result.exit_code == 2
     assert "--gen-kwargs" in result.stderr and "Traceback" not in result.stderr
+
+
+# ---------------------------------------------------------------- a grade stored by an older grader
+
+def test_a_grade_stored_by_another_grader_is_graded_again_by_the_next_run(toy):
+    """Before kstp split traces, the box inside the trace was stored as q2's answer and kept: the next run,
+    healthy and with the fixed grader, grades the stored replies again and asks nothing."""
+    with FakeEndpoint(message={"content": THINK}) as server:
+        first = _answers(toy, server)
+        ids = first.responses["responseId"].tolist()
+        toy.write_nodes("Response", pd.DataFrame({"id": ids, "text": THINK, "reasoning": None, "extracted": "7",
+                                                  "correct": False, "verdict": "wrong answer",
+                                                  "graderVersion": None}))  # as an older kstp left them
+        again = _answers(toy, server)
+        assert server.requests == 8  # nothing asked again
+    stored = _stored(toy, again)
+    assert (stored["verdict"], stored["extracted"], stored["traceRule"]) == ("correct", "5", "</think>")
+    assert again.summary()["accuracy"] == 0.125
+    from kstp.inference.grading import GRADER_VERSION
+    assert set(toy.nodes("Response", ids)["graderVersion"]) == {GRADER_VERSION}

@@ -35,7 +35,7 @@ from kstp.evaluators.rqeval.prompts import PROMPTS, build_prompt, template_hash
 from kstp.evaluators.rqeval.results import _text, item_frame, run_items, run_scores
 from kstp.graph.store import GraphStore
 from kstp.inference.backend import Backend, RejectedRequestError, Sampling
-from kstp.inference.grading import option_count
+from kstp.inference.grading import GRADER_VERSION, option_count
 from kstp.inference.runs import (
     Generation,
     Grading,
@@ -106,7 +106,7 @@ def _generate(store, backend, run_id, learner, requests, sampling, progress, win
 
     ``requests`` maps a question id to ``(messages, gold, answer type, sample indices, option count)``.
     """
-    grading = Grading(grade_reply, {q: (r[1], r[2], r[4]) for q, r in requests.items()})
+    grading = Grading(grade_reply, {q: (r[1], r[2], r[4]) for q, r in requests.items()}, version=GRADER_VERSION)
     return generate_and_store(store, backend, run_id, learner, {q: r[0] for q, r in requests.items()}, sampling,
                               grading, samples={q: r[3] for q, r in requests.items()}, progress=progress,
                               window=window)

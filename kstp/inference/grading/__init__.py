@@ -36,5 +36,11 @@ from kstp.inference.grading.extraction import extract_final
 from kstp.inference.grading.golds import KINDS, GoldReading, infer_kind, read_gold
 from kstp.inference.grading.numbers import PERCENT_POLICIES, parse_number
 
-__all__ = ["KINDS", "PERCENT_POLICIES", "Verdict", "GoldReading", "grade", "extract_final", "parse_number",
-           "infer_kind", "read_gold", "option_count"]
+#: The grader's version, recorded on every Response it grades in a run (``graderVersion``). Bump it when a change
+#: of the grader changes verdicts: a run asked again grades its stored replies of another version again before
+#: it asks anything, so a grade stored by an older kstp is never final (issue 41: a box inside a reasoning trace
+#: was taken for the answer and kept).
+GRADER_VERSION = "2026.12.1"
+
+__all__ = ["GRADER_VERSION", "KINDS", "PERCENT_POLICIES", "Verdict", "GoldReading", "grade", "extract_final",
+           "parse_number", "infer_kind", "read_gold", "option_count"]

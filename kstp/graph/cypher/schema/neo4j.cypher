@@ -46,4 +46,5 @@ CREATE VECTOR INDEX question_embedding IF NOT EXISTS FOR (n:Question) ON n.embed
 // DAG-MATH's malformed-reply policy (issue 36), no DDL needed: Run {malformedPolicy (fail or retry:N),
 // droppedMalformed (sample slots still malformed after the retries, left out)}.
 // Real models' replies (issue 41), no DDL needed: Response {traceRule (where a reasoning trace written
-// in the content was split off: </think>, unclosed <think>, ...), textRepair (lone UTF-16 surrogates replaced)}.
+// in the content was split off: </think>, unclosed <think>, ...), textRepair (lone UTF-16 surrogates replaced),
+// graderVersion (the grader that wrote its verdict; another version grades it again)}.
