@@ -146,13 +146,14 @@ def ingest_cot(ctx, files: tuple[Path, ...], dataset: str, source: str, as_json:
 @click.option("--prompt-file", type=click.Path(dir_okay=False, path_type=Path),
               help="The authors' few-shot prompt file (their release's openai_api/fewshot_instructions.txt, your "
               "copy, read as it is): sent whole as the system message, with 'Problem: ...' 'Solution:' as the user "
-              "message, instead of kstp's instructions and graph shots (so no --shots). Its name and SHA-256 are "
-              "recorded on the run.")
-@click.option("--malformed", default="fail", show_default=True, metavar="fail|retry:N",
+              "message, instead of kstp's instructions and graph shots (so no --shots), and, as the release, no "
+              "temperature or top-p unless --gen-kwargs names them. Its name and SHA-256 are recorded on the run.")
+@click.option("--malformed", default="fail", show_default=True, metavar="fail|retry:N|release:N",
               help="A reply that is no JSON of the schema (invalid JSON, an empty reply, a missing field): fail "
               "keeps it and counts it as a failure (kstp); retry:N (N from 1 to 10) asks it again with a new seed "
-              "up to N times, then drops it and reports how many were dropped (the release: retry:1). Under both, "
-              "a reply cut at max_tokens stays, a failure in the figures and the truncation line.")
+              "up to N times, then drops that sample; release:N then drops the problem's every sample (the "
+              "authors' release: release:1). Both report how many samples were dropped. Under each, a reply cut "
+              "at max_tokens stays, a failure in the figures and the truncation line.")
 @click.option("--limit", type=click.IntRange(min=1), help="Only the first N problems.")
 @out_option("the report's tables (JSON, CSV) and figures (PNG)")
 @json_option
@@ -163,7 +164,7 @@ def evaluate_dagmath(ctx, dataset, model, backend, base_url, model_args, gen_kwa
 
     Each completion is stored before it is checked; a format failure is stored
     with its reason and counts as a failure (--malformed retry:N: asked again, then
-    dropped, as the authors' release). Re-running the same command resumes;
+    dropped; release:N drops its problem whole, as the authors' release). Re-running the same command resumes;
     requests that get no reply after the retries leave the run incomplete (exit 1)
     and are asked by the next run.
     Prints PASS@1 (answer accuracy, whatever the DAG's form), the perfect
@@ -176,7 +177,7 @@ def evaluate_dagmath(ctx, dataset, model, backend, base_url, model_args, gen_kwa
           --gen-kwargs max_tokens=256
       kstp evaluate dagmath --dataset aime25 --shots-from cot:gold:omni --model Qwen/Qwen3-8B \\
           --backend openai --base-url http://127.0.0.1:8000/v1 --samples 32 --out results/
-      kstp evaluate dagmath --dataset aime25 --prompt-file fewshot_instructions.txt --malformed retry:1 \\
+      kstp evaluate dagmath --dataset aime25 --prompt-file fewshot_instructions.txt --malformed release:1 \\
           --model gpt-4.1 --backend openai --samples 32
     """
     from kstp.evaluators import dagmath as dagmath_evaluator
@@ -191,7 +192,9 @@ def evaluate_dagmath(ctx, dataset, model, backend, base_url, model_args, gen_kwa
         if ctx.get_parameter_source("shots") is not ParameterSource.DEFAULT or shots_from:
             raise click.UsageError("--prompt-file holds its own demonstrations: leave out --shots and --shots-from")
         shots = 0
-    sampling = parse_sampling(gen_kwargs, {"max_tokens": MAX_TOKENS["dagmath"]}, n=samples, seed=seed)
+    # under the authors' prompt file, what their release sends: no temperature or top-p (the provider's default)
+    release = {"temperature": None, "top_p": None} if prompt is not None else {}
+    sampling = parse_sampling(gen_kwargs, {"max_tokens": MAX_TOKENS["dagmath"], **release}, n=samples, seed=seed)
     store = get_store(ctx)
     shots_run = shots_from or cot_loader.ingest_run_id(cot_loader.GOLD, dataset)
     engine = start_backend(backend, model, model_args, base_url, concurrency, seed)

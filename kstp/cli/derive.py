@@ -46,8 +46,8 @@ def question_prerequisites(ctx, datasets: tuple[str, ...], rule: str | None, out
 
     q_i becomes a prerequisite of q_j when every concept of q_i is a prerequisite of
     some concept of q_j. Prints the edges per question (Eq. 1) beside the transitive
-    prerequisite concepts per annotated question and per annotated concept (the reading
-    of paper 1 Table 1's "16.4 prerequisites per question"). Replaces the dataset's
+    prerequisite concepts per annotated question and per annotated concept (near paper 1
+    Table 1's "16.4 prerequisites per question", not equal to it). Replaces the dataset's
     earlier derived edges (saying so when they were derived under the other rule);
     questions without concepts take no part.
     --out draws each dataset's prerequisite graph (equally informative questions as one

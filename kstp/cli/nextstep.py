@@ -56,7 +56,7 @@ def _conditions(ctx, param, value: str) -> list[str]:
               "local; optional for --backend fringe-oracle.")
 @backend_options_with("fringe-oracle")
 @click.option("--sampling", "preset", type=click.Choice(_SAMPLINGS), default="paper", show_default=True,
-              help="paper: the provider's default temperature and top-p, max_tokens 16000 (§3); deterministic: "
+              help="paper: the provider's default temperature and top-p, max_tokens 16000 (§4.3); deterministic: "
                    "temperature 0, top_p 0.95, max_tokens 1024. --gen-kwargs overrides single values.")
 @click.option("--gen-kwargs", help="Sampling k=v,... over the --sampling preset: temperature, top_p, max_tokens, stop.")
 @click.option("--seed", type=SEED, default=42, show_default=True, help="Sampling seed.")

@@ -171,6 +171,11 @@ _robustness_option = click.option(
     "--robustness", type=click.Choice(_ROBUSTNESS), default="paper", show_default=True,
     help="RS's denominator: paper divides by the fixed P slots and counts an empty one as a failure (paper "
          "§3.2, the release); present divides by the perturbations an item has and drops items without one.")
+_grading_option = click.option(
+    "--grading", type=click.Choice(("release", "kstp")), default="release", show_default=True,
+    help="How replies are graded: release, as the authors' metrics/answer_extraction.py does (the gold's kind decides; "
+         "the last number of a reply, a cut reply's early 'Yes.' counts); kstp, kstp's own grader (the stated final "
+         "answer; a reply cut at max_tokens is wrong). Switching grades the stored replies again, asking nothing.")
 _overall_option = click.option(
     "--overall", type=click.Choice(_OVERALL), default="pooled", show_default=True,
     help="A model's overall scores: over its pooled items (paper §4, the release) or the equal mean of datasets.")
@@ -212,13 +217,14 @@ _overall_option = click.option(
                    "the question alone (§3.4's DeepSeek-V3 setting); structured: one sentence per step and a "
                    "'Final Answer:' line.")
 @_robustness_option
+@_grading_option
 @_overall_option
 @out_option("the tables (CSV) and figures (PNG)")
 @json_option
 @click.pass_context
 def evaluate_rqeval(ctx, datasets, data, model, backend, base_url, model_args, gen_kwargs, k, p, limit, seed,
-                    concurrency, nli, similarity_model, num_layers, scenarios, prompt, robustness, overall, out,
-                    resume, as_json) -> None:
+                    concurrency, nli, similarity_model, num_layers, scenarios, prompt, robustness, grading, overall,
+                    out, resume, as_json) -> None:
     """Score a model's reasoning on six dimensions (CQ, CS, RS, LS, ES, SS) and deployment scenarios (paper 3).
 
     Each item is answered K times and each of up to P perturbations once; every
@@ -265,7 +271,7 @@ def evaluate_rqeval(ctx, datasets, data, model, backend, base_url, model_args, g
             with progress_bar(f"{model} on {dataset}") as progress:
                 result = rq.evaluate(store, engine, dataset, sampling, p, judge, similarity, limit,
                                      new_run=not resume, progress=progress, prompt=prompt,
-                                     robustness=robustness)
+                                     robustness=robustness, grading=grading)
             summaries.append({**result.summary(),
                               "truncation": run_truncation(store, result.run_id, sampling.max_tokens)})
             frames[(result.model, dataset)] = result.items

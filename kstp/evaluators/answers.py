@@ -38,7 +38,7 @@ from kstp.evaluators.prompts import load as load_prompt
 from kstp.graph.store import GraphStore
 from kstp.graph.structures import answerable_questions
 from kstp.inference.backend import OVERFLOW, Backend, Completion, Message, RejectedRequestError, Sampling
-from kstp.inference.grading import GRADER_VERSION, Verdict, grade, option_count
+from kstp.inference.grading import GRADER_VERSION, Verdict, grade, option_count, option_texts
 from kstp.inference.grading.traces import UNCLOSED
 from kstp.inference.replies import TRACE_RULE, tidy
 from kstp.inference.runs import (
@@ -119,8 +119,8 @@ def build_prompt(text: str, prompt: str = DEFAULT_PROMPT) -> list[Message]:
     return [{"role": "system", "content": system}, {"role": "user", "content": user.format(text=text)}]
 
 
-def score_item(completion: Completion, gold: str, options: int | None = None) -> Verdict:
-    """Grade one completion (``options``: the question's option count, :func:`~kstp.inference.grading.grade`).
+def score_item(completion: Completion, gold: str, options: int | list[str] | None = None) -> Verdict:
+    """Grade one completion (``options``: the question's option texts or count, :func:`~kstp.inference.grading.grade`).
 
     A reasoning trace written in the content (``<think>`` ... ``</think>``) is split off
     first (:func:`~kstp.inference.replies.tidy`): the answer is read after it, and a trace
@@ -166,7 +166,7 @@ def score_item(completion: Completion, gold: str, options: int | None = None) ->
 _APART = ("filtered", OVERFLOW)
 
 
-def grade_reply(completion: Completion, gold: str, options: int | None = None) -> dict:
+def grade_reply(completion: Completion, gold: str, options: int | list[str] | None = None) -> dict:
     """The Response properties of :func:`score_item`'s verdict: the grading function of a run."""
     return verdict_properties(score_item(completion, gold, options))
 
@@ -310,7 +310,9 @@ def evaluate(store: GraphStore, backend: Backend, dataset: str, sampling: Sampli
     store.write_nodes("Learner", pd.DataFrame([{"id": learner, "kind": "model", "localId": backend.model}]))
     chats = {q: template.chat(t) for q, t in zip(questions["questionId"], questions["text"], strict=True)}
     gold = dict(zip(questions["questionId"], questions["answer"], strict=True))
-    choices = {q: option_count(t) for q, t in zip(questions["questionId"], questions["text"], strict=True)}
+    # the options' texts (a boxed option text is its letter), else their count: a letter past them is no answer
+    choices = {q: option_texts(t) or option_count(t)
+               for q, t in zip(questions["questionId"], questions["text"], strict=True)}
 
     grading = Grading(grade_reply, {q: (gold[q], choices[q]) for q in chats}, version=GRADER_VERSION)
     status, generation = "interrupted", Generation(len(chats) * sampling.n, 0)

@@ -10,9 +10,12 @@ kstp does not ship the file (the user's copy is read as it is, never edited); it
 the file's name and the SHA-256 of its bytes on the Run.
 
 A reply the release cannot parse into that schema (no JSON object, a missing or mistyped
-field) is asked again and, after the last retry, left out of the problem's samples
-(``run_hf_dataset_batch.py``: ``--retry-mode max --max-retries 2``, whose check drops a
-request once it has failed twice: two attempts in all, ``retry:1`` here). A reply that
+field) is asked again (``run_hf_dataset_batch.py``: ``--retry-mode max --max-retries 2``,
+whose check gives up on a request once it has failed twice: two attempts in all), and a
+problem that still has a malformed sample after the last retry is left out *whole*:
+``release:1`` here. kstp's ``retry:N`` leaves out only that sample (a problem with one
+good and one hopeless sample keeps the good one: on such a toy PASS@1 is 1.0 under
+``retry:1`` and 0.5 under ``release:1``, which drops the problem). A reply that
 parses but is not a DAG (a cycle, an unknown or later parent, a duplicate id), has a step
 with an empty conclusion or boxes no answer passes the schema and is kept. One departure:
 a reply cut at ``max_tokens`` is kept as a failure, not retried and dropped
@@ -123,12 +126,14 @@ RETRIED_FAILURES = frozenset({"empty output", "invalid JSON", "malformed"})
 @dataclass(frozen=True)
 class MalformedPolicy:
     """What a malformed reply becomes: ``retries`` = 0 is kstp's ``fail`` (kept, counted as a failure);
-    ``retries`` = N >= 1 is the release's (asked again up to N times, then dropped)."""
+    ``retries`` = N >= 1 asks it again up to N times, then drops its sample (``retry:N``) or, with
+    ``whole``, every sample of its problem (``release:N``, the authors' release)."""
 
     retries: int = 0
+    whole: bool = False
 
     def __str__(self) -> str:
-        return f"retry:{self.retries}" if self.retries else "fail"
+        return f"{'release' if self.whole else 'retry'}:{self.retries}" if self.retries else "fail"
 
 
 #: kstp's policy, the default: a malformed reply is kept and counted as a failure.
@@ -141,10 +146,10 @@ MAX_RETRIES = 10
 
 
 def parse_malformed(text: str) -> MalformedPolicy:
-    """``fail`` or ``retry:N`` (1 <= N <= :data:`MAX_RETRIES`).
+    """``fail``, ``retry:N`` or ``release:N`` (1 <= N <= :data:`MAX_RETRIES`).
 
-    >>> parse_malformed("fail"), parse_malformed("retry:2").retries
-    (MalformedPolicy(retries=0), 2)
+    >>> parse_malformed("fail"), parse_malformed("retry:2").retries, str(parse_malformed("release:1"))
+    (MalformedPolicy(retries=0, whole=False), 2, 'release:1')
 
     Raises
     ------
@@ -154,10 +159,11 @@ def parse_malformed(text: str) -> MalformedPolicy:
     if text == "fail":
         return MalformedPolicy()
     head, _, count = text.partition(":")
-    if head == "retry" and count.isascii() and count.isdigit() and 1 <= int(count) <= MAX_RETRIES:
-        return MalformedPolicy(int(count))
-    raise ConfigError(f"malformed-reply policy {text!r}: use fail (count it as a failure) or retry:N with "
-                      f"1 <= N <= {MAX_RETRIES} (ask again up to N times, then drop it, as the authors' release)")
+    if head in ("retry", "release") and count.isascii() and count.isdigit() and 1 <= int(count) <= MAX_RETRIES:
+        return MalformedPolicy(int(count), head == "release")
+    raise ConfigError(f"malformed-reply policy {text!r}: use fail (count it as a failure), retry:N (ask again up to "
+                      f"N times, then drop the sample) or release:N (then drop the whole problem, as the authors' "
+                      f"release), 1 <= N <= {MAX_RETRIES}")
 
 
 def kept_trajectories(metrics: pd.DataFrame, samples: int, policy: MalformedPolicy) -> tuple[pd.DataFrame, int]:
@@ -168,7 +174,8 @@ def kept_trajectories(metrics: pd.DataFrame, samples: int, policy: MalformedPoli
     attempt that is not malformed (:data:`RETRIED_FAILURES`); a slot whose stored attempts
     are all malformed is dropped, and every attempt a slot did not keep is left out. A
     reply cut at ``max_tokens`` is no malformed one here: its slot keeps it, a failure.
-    Under ``fail`` every row is kept.
+    Under ``release:N`` (``whole``) a problem with a dropped slot is left out whole, all
+    its slots counted as dropped. Under ``fail`` every row is kept.
 
     Parameters
     ----------
@@ -185,6 +192,10 @@ def kept_trajectories(metrics: pd.DataFrame, samples: int, policy: MalformedPoli
     >>> kept, dropped = kept_trajectories(m, 3, MalformedPolicy(1))
     >>> kept["sampleIndex"].tolist(), dropped
     ([2, 3], 1)
+    >>> kept_trajectories(m, 3, MalformedPolicy(1, whole=True))
+    (Empty DataFrame
+    Columns: [questionId, sampleIndex, failure]
+    Index: [], 3)
     """
     if not policy.retries or metrics.empty:
         return metrics, 0
@@ -195,4 +206,9 @@ def kept_trajectories(metrics: pd.DataFrame, samples: int, policy: MalformedPoli
     good = frame[~frame["_bad"]].drop_duplicates(["questionId", "_slot"])
     slots = frame[["questionId", "_slot"]].drop_duplicates()
     kept = metrics.loc[good.index].sort_values(["questionId", "sampleIndex"])
+    if policy.whole:  # the release: a problem with a sample still malformed is left out whole
+        kept_slots = good.groupby("questionId").size()
+        whole = kept_slots[kept_slots == slots.groupby("questionId").size().reindex(kept_slots.index)].index
+        lost = ~slots["questionId"].isin(whole)
+        return kept[kept["questionId"].isin(whole)], int(lost.sum())
     return kept, len(slots) - len(good)

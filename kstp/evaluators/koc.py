@@ -29,10 +29,12 @@ queried and compared like any other learner. Higher KOC means more shared knowle
 structure; neither figure is better or worse in itself.
 
 Which questions count (``questions``): ``"annotated"`` (default, paper 1 Appendix B)
-leaves out the questions that assess no concept (no ``ASSESSES`` link) from every
-count: the learners' accuracy that ranks them into groups, the group states, the
-shared sets and the diagonal; ``"all"`` keeps every question of the dataset (what
-kstp did before). The release has no KOC code to compare with.
+leaves out the questions that assess no concept (no ``ASSESSES`` link) from the group
+states, the shared sets and the diagonal; ``"all"`` keeps every question of the dataset
+(what kstp did before). Learners are ranked into groups by their accuracy over every
+question they attempted, whichever questions count, as the paper's groups and
+``evaluate psr --groups`` (its default ``--accuracy answered``) rank them: one rule for
+both. The release has no KOC code to compare with.
 
 Matrix order (Figures 4 and 5 of the paper): the model block first (upper left), then
 the human block (lower right), each from weaker to stronger.
@@ -219,8 +221,9 @@ def group_states(store: GraphStore, dataset: str, cuts: tuple[float, ...] = GROU
     """The human ability groups of a dataset and their knowledge states (not yet stored).
 
     Human learners (``kind = "human"``) are grouped by :func:`ability_groups` on their
-    accuracy over the counted questions they answered (:func:`counted_questions`,
-    ``questions``); each group's answers are counted per question with ``group_answers``.
+    accuracy over every question of the dataset they answered (the paper's ranking, and
+    ``evaluate psr --groups``'); each group's answers are counted per question with
+    ``group_answers`` over the counted questions (:func:`counted_questions`, ``questions``).
 
     Returns
     -------
@@ -242,7 +245,8 @@ def group_states(store: GraphStore, dataset: str, cuts: tuple[float, ...] = GROU
     """
     ids = counted_questions(store, dataset, questions)
     kinds = store.frame("dataset_learners", {"dataset": dataset}).set_index("learnerId")["kind"]
-    accuracy = learner_counts(store, dataset, ids)["accuracy"]
+    # ranked on every attempted question, as the paper and evaluate psr --groups rank
+    accuracy = learner_counts(store, dataset, counted_questions(store, dataset, "all"))["accuracy"]
     accuracy = accuracy[accuracy.index.isin(kinds.index[kinds == "human"])].astype(float)
     if accuracy.empty:
         raise KstpError(f"dataset {dataset!r} has no human learners to group; ingest responses first")

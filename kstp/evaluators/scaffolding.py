@@ -88,7 +88,7 @@ from kstp.inference.backend import (
     prompt_hash,
 )
 from kstp.inference.embeddings import EmbeddingModel
-from kstp.inference.grading import GRADER_VERSION, option_count
+from kstp.inference.grading import GRADER_VERSION, option_count, option_texts
 from kstp.inference.runs import (
     Generation,
     Grading,
@@ -595,7 +595,8 @@ def evaluate(store: GraphStore, backend: Backend, dataset: str, sampling: Sampli
     shown = {q: Exemplar(q, info.at[q, "text"], info.at[q, "answer"],
                          None if pd.isna(info.at[q, "solution"]) or not str(info.at[q, "solution"]).strip()
                          else info.at[q, "solution"]) for q in info.index}
-    choices = {q: option_count(info.at[q, "text"]) for q in targets}  # a letter past them is no answer
+    # the options' texts (a boxed option text is its letter), else their count: a letter past them is no answer
+    choices = {q: option_texts(info.at[q, "text"]) or option_count(info.at[q, "text"]) for q in targets}
     requests = {}  # (question, strategy) -> (messages, exemplar ids)
     for s in strategies:
         for q in targets:

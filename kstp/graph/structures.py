@@ -125,7 +125,7 @@ class DerivationReport:
     #: The rule of the edges this derivation replaced, where it was another one (else None), and their count.
     replaced_rule: str | None = None
     replaced_edges: int = 0
-    #: Concept level, the reading of paper 1 Table 1's "16.4 prerequisites per question": the mean number
+    #: Concept level, a reading near paper 1 Table 1's "16.4 prerequisites per question": the mean number
     #: of transitive prerequisite concepts of an annotated question (the union over its concepts), and of
     #: a distinct annotated concept. 0 where nothing is annotated.
     concepts_per_question: float = 0.0
@@ -169,8 +169,9 @@ def prerequisite_concepts(qc: pd.DataFrame, ancestors: pd.DataFrame) -> tuple[fl
     -----
     Paper 1's Table 1 prints 16.4 prerequisites per question; Eq. 1 on the shipped XES
     annotation gives 299.7 question pairs per question (strict) or 553.6 (reflexive),
-    while this count gives 16.24 per annotated question and 16.46 per annotated concept,
-    which fits the print.
+    while this count gives 16.24 per annotated question and 16.46 per annotated concept:
+    the same order as the print, yet neither rounds to 16.4 at its printed precision, so
+    neither is claimed as Table 1's figure.
 
     References
     ----------

@@ -112,9 +112,10 @@ def test_a_device_or_a_folder_as_prompt_file_is_one_line():
 @pytest.mark.parametrize("text", ["retry", "retry:0", "retry:x", "drop", "retry:-1", "retry:11", "retry:99999999999",
                                   "retry:\u0661"])
 def test_an_unknown_malformed_policy_is_refused(text):
-    with pytest.raises(ConfigError, match="use fail .* or retry:N"):
+    with pytest.raises(ConfigError, match=r"use fail .*, retry:N .* or release:N"):
         parse_malformed(text)
     assert str(parse_malformed("retry:3")) == "retry:3" and str(MalformedPolicy()) == "fail"
+    assert parse_malformed("release:1") == MalformedPolicy(1, whole=True)
     assert parse_malformed("retry:10").retries == 10
 
 
@@ -172,6 +173,45 @@ def test_the_releases_policy_retries_with_new_seeds_then_drops(store, tmp_path):
     assert (dagmath.aggregate(rescored)["passAt1"], rescored.attrs["dropped"]) == (0.25, 1)
     assert run_truncation(store, result.run_id, 64) == {"replies": 6, "truncated": 1, "share": pytest.approx(1 / 6),
                                                         "maxTokens": 64}
+
+
+def test_the_releases_rule_drops_a_problem_whole(store, tmp_path):
+    """release:2 (the authors' run_hf_dataset_batch.py drops a problem with a sample still malformed): the same
+    script as above, so q2's slot 0 stays invalid JSON and q2 goes whole (both its slots dropped); q1 stays
+    (sample 0 cut, sample 1 perfect). PASS@1 = PRR = 1/2 over the one problem left, against 0.25 under retry:2."""
+    load_toy(store, tmp_path)
+    model = Scripted(_malformed_script)
+    result = dagmath.evaluate(store, model, "toy", Sampling(n=2, max_tokens=64), shots=0, limit=2,
+                              malformed=MalformedPolicy(2, whole=True))
+    summary = result.summary()
+    assert (summary["passAt1"], summary["perfectReasoningRate"], summary["trajectories"]) == (0.5, 0.5, 2)
+    assert (summary["malformed"], summary["droppedMalformed"], summary["requested"]) == ("release:2", 2, 6)
+    assert result.metrics[["questionId", "sampleIndex"]].values.tolist() == [["toy:q1", 0], ["toy:q1", 1]]
+    rescored = dagmath.score_run(store, result.run_id)  # the policy read back from the run
+    assert (dagmath.aggregate(rescored)["passAt1"], rescored.attrs["dropped"]) == (0.5, 2)
+
+
+def test_the_authors_prompt_file_sends_no_temperature_or_top_p(graph_location, tmp_path):
+    """The release sends neither (the provider's default): under --prompt-file kstp does the same unless
+    --gen-kwargs names one."""
+    from kstp.graph.factory import open_store
+    from kstp.loaders import cot
+    from tests.endpoint import FakeEndpoint
+
+    with open_store(graph_location) as store:
+        load_toy(store, tmp_path)
+        cot.write_cot_set(store, cot.read_cot_files([PROMPT.parent / "log_count.json"], "logs"))
+    sent = {}
+    for name, extra in (("file", []), ("file, typed", ["--gen-kwargs", "temperature=0.6", "--new-run"]),
+                        ("kstp", ["--shots", "0", "--new-run"])):
+        with FakeEndpoint() as server:
+            file = [] if name == "kstp" else ["--prompt-file", str(PROMPT)]
+            result = CliRunner().invoke(cli, ["--graph", graph_location, "evaluate", "dagmath", "--dataset", "logs",
+                                              "--samples", "1", *file, *extra, "--model", "m",
+                                              "--base-url", server.base_url, "--json"])
+            assert result.exit_code == 0, result.output
+            sent[name] = {(b.get("temperature"), b.get("top_p")) for b in server.bodies}
+    assert sent == {"file": {(None, None)}, "file, typed": {(0.6, None)}, "kstp": {(0.6, 0.95)}}
 
 
 def _empty_conclusion(problem, i):

@@ -97,25 +97,26 @@ def test_koc_matrix_by_hand_on_toy_groups_and_models(with_models):
 
 
 def test_koc_leaves_out_questions_without_a_concept_by_default(with_models):
-    """Appendix B: q8 (no concept) leaves every count. On q1-q7: L1 3/4, L2 4/5, L3 1/1, so
-    L1 is low, L2 medium, L3 high; M1 = {q1..q4} 4/7, M2 = {q2, q5, q6} 3/7.
+    """Appendix B: q8 (no concept) leaves the states and the overlaps. The groups rank on every attempted
+    question, as the paper and evaluate psr --groups do (issue 47: one rule): L3 1/2 (q1 right, q8 wrong),
+    L1 3/4, L2 4/5, so L3 is low, L1 medium, L2 high; M1 = {q1..q4} 4/7, M2 = {q2, q5, q6} 3/7 on q1-q7.
 
     M1-M2: 7 shared, |K| 4 and 3, overlap {q2}: KOC 1/3, p_max 4/7, KOC_norm (1/3 - 4/7) / (3/7) = -5/9
-    (with q8 counted p_max was 1/2 and KOC_norm -1/3). low(L1)-M2: shared {q1, q2, q3, q5}, low
-    {q1, q2, q5}, M2 {q2, q5} inside it: KOC 1, p_max 3/4, KOC_norm 1. high(L3)-M1: shared {q1},
-    both know it: KOC 1, p_max 1, KOC_norm undefined.
+    (with q8 counted p_max was 1/2 and KOC_norm -1/3). medium(L1)-M2: shared {q1, q2, q3, q5}, medium
+    {q1, q2, q5}, M2 {q2, q5} inside it: KOC 1, p_max 3/4, KOC_norm 1. low(L3)-M1: shared {q1} (q8 is not
+    counted), both know it: KOC 1, p_max 1, KOC_norm undefined.
     """
     result = koc.evaluate(with_models, "toy")
     assert (result.questions, result.counted) == ("annotated", 7)
     assert list(result.learners.index) == ["toy:M2", "toy:M1", "toy:group:low", "toy:group:medium",
                                            "toy:group:high"]
     groups = result.groups.set_index("group")
-    assert groups["memberAccuracy"].tolist() == pytest.approx([3 / 4, 4 / 5, 1.0])
+    assert groups["memberAccuracy"].tolist() == pytest.approx([1 / 2, 3 / 4, 4 / 5])
     assert result.learners.loc["toy:M1", ["answered", "correct"]].tolist() == [7, 4]
     raw, norm = result.koc, result.koc_norm
     assert (raw.loc["toy:M1", "toy:M2"], norm.loc["toy:M1", "toy:M2"]) == pytest.approx((1 / 3, -5 / 9))
-    assert (raw.loc["toy:group:low", "toy:M2"], norm.loc["toy:group:low", "toy:M2"]) == pytest.approx((1, 1))
-    assert raw.loc["toy:group:high", "toy:M1"] == 1.0 and math.isnan(norm.loc["toy:group:high", "toy:M1"])
+    assert (raw.loc["toy:group:medium", "toy:M2"], norm.loc["toy:group:medium", "toy:M2"]) == pytest.approx((1, 1))
+    assert raw.loc["toy:group:low", "toy:M1"] == 1.0 and math.isnan(norm.loc["toy:group:low", "toy:M1"])
     pairs = result.pairs.set_index(["learnerA", "learnerB"])
     assert pairs.loc[("toy:M1", "toy:M2"), ["shared", "sizeA", "sizeB", "overlap"]].tolist() == [7, 4, 3, 1]
     edges = with_models._execute("MATCH (l:Learner)-[a:ANSWERED]->(q:Question) WHERE l.kind = 'group' "

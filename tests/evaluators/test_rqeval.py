@@ -48,13 +48,15 @@ def minilm():
     ("Final Answer: yes or no", "no", "yesno", False, None),
 ])
 def test_canonical_answers_are_type_aware(text, gold, kind, correct, extracted):
-    verdict = rq.score_item(Completion(0, 1, text=text, finish_reason="stop"), gold, kind)
+    """kstp's grader (--grading kstp); tests/evaluators/test_rqeval_release.py holds the release's, the default."""
+    verdict = rq.score_item(Completion(0, 1, text=text, finish_reason="stop"), gold, kind, grading="kstp")
     assert (verdict.correct, rq.canonical_answer(verdict.extracted, verdict.reason)) == (correct, extracted)
 
 
 def test_failed_and_truncated_completions_are_incorrect_without_an_answer():
     assert rq.score_item(Completion(0, 1, error="transport: down"), "4", "number").reason == "transport: down"
-    cut = rq.score_item(Completion(0, 1, text="We add 2 and 2 to get 4", finish_reason="length"), "4", "number")
+    cut = rq.score_item(Completion(0, 1, text="We add 2 and 2 to get 4", finish_reason="length"), "4", "number",
+                        grading="kstp")
     assert (cut.correct, cut.extracted, cut.reason) == (False, None, "truncated")
 
 
@@ -253,7 +255,7 @@ def test_the_neutral_prompt_is_the_paper_system_prompt_and_bare_and_structured_a
     ("No", "no", "wrong answer"),
 ])
 def test_yes_and_no_is_not_an_unambiguous_yes(text, extracted, reason):
-    verdict = rq.score_item(Completion(0, 1, text=text, finish_reason="stop"), "yes", "yesno")
+    verdict = rq.score_item(Completion(0, 1, text=text, finish_reason="stop"), "yes", "yesno", grading="kstp")
     assert (rq.canonical_answer(verdict.extracted, verdict.reason), verdict.reason) == (extracted, reason)
 
 
@@ -420,7 +422,8 @@ def test_evaluate_scores_a_scripted_model_exactly_and_writes_back(store, tmp_pat
     # LS: a steps (3): pairs [contradiction, neutral] -> 1/2; b 2 steps, 1 neutral pair -> 0;
     # c one step -> 0; LS = 1 - (1/2)/3 = 5/6. ES: tokens 20, 40, 10 -> T = 1/3, 1, 0 -> H(1, 2/3) = 0.8,
     # H(1, 0) = 0, H(0, 1) = 0 -> 0.8/3.  SS: a and c identical traces (1), b: F1 of its two traces.
-    f1_b = minilm.f1([("Nine is 3 times 3. Final Answer: no", "Nine is odd. Final Answer: yes")])[0]
+    # SS compares the traces with their full stops removed, as the release does
+    f1_b = minilm.f1([("Nine is 3 times 3 Final Answer: no", "Nine is odd Final Answer: yes")])[0]
     want = {"cq": 2 / 3, "cs": 2 / 3, "rs": 1 / 3, "ls": 5 / 6, "es": 0.8 / 3, "ss": (2 + f1_b) / 3}
     assert result.scores == {k: pytest.approx(v, abs=1e-5) for k, v in want.items()}
     assert (result.requested, result.generated, result.nli_backend) == (9, 9, "llm:scripted/scripted-model")
@@ -430,8 +433,9 @@ def test_evaluate_scores_a_scripted_model_exactly_and_writes_back(store, tmp_pat
                                                                                          pytest.approx(1 / 3))
     run = store.frame("rqeval_responses", {"runId": result.run_id}).set_index("responseId")
     primary_a = run[(run["questionId"] == "hand:a") & (run["sampleIndex"] == 0)].iloc[0]
+    # the release's canonical number (repr of a float): the default grading
     assert (primary_a["extracted"], primary_a["tokensOut"], primary_a["ls"], primary_a["stepPairs"],
-            primary_a["contradictions"], primary_a["nliBackend"]) == ("7", 20, 0.5, 2, 1, nli.name)
+            primary_a["contradictions"], primary_a["nliBackend"]) == ("7.0", 20, 0.5, 2, 1, nli.name)
     stored = store.frame("rqeval_scores", {"evaluator": "rqeval"}).iloc[0]
     assert (stored["model"], stored["dataset"], stored["items"]) == ("scripted-model", "hand", 3)
     assert stored["rs"] == pytest.approx(1 / 3) and stored["ls"] == pytest.approx(5 / 6)
@@ -451,7 +455,7 @@ def test_evaluate_scores_a_scripted_model_exactly_and_writes_back(store, tmp_pat
 
 
 def test_evaluate_grades_option_letters_by_the_question_option_count(store, tmp_path, minilm):
-    """Four options, so "Answer: I" names none of them and "I think" is the pronoun."""
+    """kstp's grader: four options, so "Answer: I" names none of them and "I think" is the pronoun."""
     four = "\nA. 4\nB. 6\nC. 7\nD. 9"
     path = tmp_path / "dataset_mc.json"
     path.write_text(json.dumps([{"id": "a", "question": "Which is even?" + four, "answer": "A",
@@ -459,7 +463,8 @@ def test_evaluate_grades_option_letters_by_the_question_option_count(store, tmp_
     write_rqeval(store, read_rqeval(path))
     model = Scripted({("Which is even?", 0): ("Answer: I", 5), ("Pick the even one.", 0): ("Answer: I think A.", 5)},
                      {})
-    result = rq.evaluate(store, model, "mc", Sampling(n=1, temperature=0.7), 1, LlmNli(model), minilm)
+    result = rq.evaluate(store, model, "mc", Sampling(n=1, temperature=0.7), 1, LlmNli(model), minilm,
+                         grading="kstp")
     run = store.frame("rqeval_responses", {"runId": result.run_id}).set_index("questionId")
     assert run[["extracted", "verdict"]].to_dict("index") == {
         "mc:a": {"extracted": None, "verdict": "no answer found"},
@@ -517,7 +522,7 @@ def test_end_to_end_with_the_local_model_on_every_dataset(tmp_path, data_root, m
         assert r["similarityModel"].startswith("bert-score:") and r["similarityModel"].endswith("@6")
         assert all(0 <= r[d] <= 1 for d in ("cq", "cs", "rs", "ls", "es", "ss"))
         assert 4 <= r["requested"] <= 6
-        assert (r["robustness"], r["perturbationSlots"]) == ("paper", 1)
+        assert (r["robustness"], r["perturbationSlots"], r["grading"]) == ("paper", 1, "release")
     assert out["robustness"] == "paper"
     for name in ("rqeval_scores.csv", "rqeval_rankings.csv", "rqeval_radar.png", "rqeval_scenarios.png",
                  "rqeval_dimensions.png", "rqeval_ranks.png", "rqeval_validity.csv", "rqeval_validity.png"):

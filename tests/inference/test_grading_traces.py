@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from kstp.inference.grading import grade
+from kstp.inference.grading import grade, option_texts
 from kstp.inference.grading.traces import split_trace, unfinished
 
 THINK = "<think>\nMaybe it is \\boxed{7}? No, let me add again.\n</think>\n\nThe answer is 5."
@@ -136,3 +136,39 @@ def test_a_reply_that_names_two_options_or_only_lists_them_names_none(reply, gol
 ])
 def test_one_option_named_among_others_is_the_answer(reply, gold):
     assert grade(reply, gold, options=4).correct
+
+
+QUESTION = "How many pages?\nA. 100\nB. 150\nC. 200\nD. 250"
+
+
+@pytest.mark.parametrize(("reply", "method"), [
+    ("so 40 * 5 = 200, and \\boxed{200}", "option-text"),
+    ("\\boxed{\\$200}", "option-text"),
+    ("The answer is 200.", "option-text"),
+    ("\\boxed{C}", "boxed"),
+    ("The answer is (C).", "phrase"),
+])
+def test_a_boxed_or_stated_option_text_is_its_letter(reply, method):
+    """Paper 1's release reads \\boxed{200} with option C = 200 as C (issue 47); kstp does for every
+    multiple-choice grading given the options' texts."""
+    verdict = grade(reply, "C", options=option_texts(QUESTION))
+    assert (verdict.correct, verdict.extracted, verdict.method) == (True, "C", method)
+
+
+@pytest.mark.parametrize("reply", ["\\boxed{300}", "The answer is 200 or 250.", "\\boxed{200}, \\boxed{250}"])
+def test_no_option_or_two_options_by_text_is_no_answer(reply):
+    verdict = grade(reply, "C", options=option_texts(QUESTION))
+    assert (verdict.correct, verdict.reason) == (False, "no answer found")
+
+
+def test_an_option_text_two_options_share_names_none():
+    assert grade("\\boxed{5}", "A", options=option_texts("Pick\nA. 5\nB. 5\nC. 6")).reason == "no answer found"
+
+
+def test_the_answers_evaluation_grades_by_the_options_texts():
+    from kstp.evaluators.answers import score_item
+    from kstp.inference.backend import Completion
+
+    verdict = score_item(Completion(0, 42, text="40 * 5 = 200, so \\boxed{200}", finish_reason="stop"), "C",
+                         option_texts(QUESTION))
+    assert (verdict.correct, verdict.method) == (True, "option-text")

@@ -10,7 +10,7 @@ configuration; :func:`rescore` recomputes every cell from the stored text, witho
 inference.
 
 - **Sampling** (:data:`SAMPLING`): ``paper`` (default) leaves temperature and top-p
-  at the provider's defaults and allows 16,000 output tokens (§3); ``deterministic``
+  at the provider's defaults and allows 16,000 output tokens (§4.3); ``deterministic``
   is kstp's earlier setting (temperature 0, top-p 0.95, 1,024 tokens).
 
 References

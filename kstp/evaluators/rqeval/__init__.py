@@ -31,6 +31,7 @@ github.com/senolali/RQEval, ``config/config.yaml`` (``aggregation.strategies``).
 
 from kstp.evaluators.rqeval.dimensions import (
     DIMENSIONS,
+    GRADING,
     HIGHER_IS_BETTER,
     NAME,
     ROBUSTNESS,
@@ -45,6 +46,7 @@ from kstp.evaluators.rqeval.dimensions import (
     score_item,
     split_steps,
     stability,
+    stability_trace,
 )
 from kstp.evaluators.rqeval.judges import (
     NLI_MODEL,
@@ -88,7 +90,7 @@ from kstp.evaluators.rqeval.validity import (
 )
 
 __all__ = ["NAME", "VERSION", "DIMENSIONS", "HIGHER_IS_BETTER", "SCENARIOS", "LONG_NAMES", "PROMPTS", "OVERALL",
-           "ROBUSTNESS", "SLOTS",
+           "ROBUSTNESS", "SLOTS", "GRADING", "stability_trace",
            "build_prompt", "score_item", "overall_scores", "significance", "correlation_category", "canonical_answer",
            "split_steps", "correctness", "consistency", "robustness", "logical_coherence", "efficiency",
            "stability", "aggregate", "scenario_scores", "load_scenarios", "check_weights", "rankings",

@@ -3,11 +3,11 @@ graded completions of a run, and the grading of one completion.
 
 For every item of a dataset the model answers the question ``K`` times (sample 0 is the
 primary answer) and each of up to ``P`` perturbations once; every completion is stored
-as a Response before it is graded (:func:`score_item`) with the type-aware answer
-checker (:mod:`kstp.inference.grading`: numbers as parsed values with ``####``
-respected, yes/no only from an unambiguous signal, option letters only where anchored).
-The graded answer (``Response.extracted``) is the canonical answer the dimensions
-compare. From them, for N items (all higher-is-better, each in [0, 1]):
+as a Response before it is graded (:func:`score_item`) by the release's answer matching
+(:mod:`~kstp.evaluators.rqeval.release_grading`, the default: the paper's Tables come from
+it) or, with ``grading="kstp"``, kstp's type-aware answer checker
+(:mod:`kstp.inference.grading`). The graded answer (``Response.extracted``) is the
+canonical answer the dimensions compare. From them, for N items (all higher-is-better, each in [0, 1]):
 
 - **CQ** correctness: ``CQ = (1/N) Σ_i c_i``, ``c_i`` = 1 when the primary answer is
   correct (a failed or truncated completion is incorrect).
@@ -30,7 +30,8 @@ compare. From them, for N items (all higher-is-better, each in [0, 1]):
   token count min-max normalised within the run (``T_i = 0`` when all are equal; an
   item without a token count is a failure: c_i = 0, so its term is 0).
 - **SS** stability: ``SS = (1/N) Σ_i (2/(K(K-1))) Σ_{j<k} F1(r_ij, r_ik)``, the mean
-  pairwise BERTScore F1 of the K traces (an empty trace scores 0 against anything).
+  pairwise BERTScore F1 of the K traces (an empty trace scores 0 against anything), each
+  trace with its full stops removed as the release compares them (:func:`stability_trace`).
 
 At temperature 0 the K samples coincide and CS and SS are trivially 1 (a warning says so).
 The evaluator's :data:`NAME` and :data:`VERSION` live here, beside the metrics the version
@@ -52,12 +53,14 @@ import numpy as np
 
 from kstp.errors import ConfigError
 from kstp.evaluators.answers import score_item as grade_completion
+from kstp.evaluators.rqeval import release_grading
 from kstp.inference.backend import Completion
 from kstp.inference.grading import Verdict, grade
+from kstp.inference.replies import tidy
 from kstp.inference.runs import verdict_properties
 
-__all__ = ["NAME", "VERSION", "DIMENSIONS", "HIGHER_IS_BETTER", "ROBUSTNESS", "SLOTS", "score_item",
-           "canonical_answer", "split_steps",
+__all__ = ["NAME", "VERSION", "DIMENSIONS", "HIGHER_IS_BETTER", "ROBUSTNESS", "SLOTS", "GRADING", "score_item",
+           "canonical_answer", "split_steps", "stability_trace",
            "correctness", "consistency", "robustness", "logical_coherence", "efficiency", "stability"]
 
 NAME = "rqeval"
@@ -69,29 +72,48 @@ HIGHER_IS_BETTER = dict.fromkeys(DIMENSIONS, True)
 ROBUSTNESS = ("paper", "present")
 #: The paper's P, perturbation slots per item (§3.2, Table 2).
 SLOTS = 3
+#: How a reply is graded: ``release`` (the authors' ``metrics/answer_extraction.py``, the default:
+#: :mod:`~kstp.evaluators.rqeval.release_grading`) or ``kstp`` (kstp's general grader).
+GRADING = ("release", "kstp")
 _STEP_RE = re.compile(r"(?<=[.!?])\s+(?=\S)|\n+")
 
 
 def score_item(completion: Completion, gold: str, answer_type: str | None = None,
-               options: int | None = None) -> Verdict:
+               options: int | list[str] | None = None, grading: str = "release") -> Verdict:
     """Grade one completion by the answer type (and option count) of its question.
 
-    Failures (no text, an error, a truncated reply) are incorrect with their reason,
-    as in :func:`kstp.evaluators.answers.score_item`; otherwise the type-aware grade.
+    ``grading`` ``release`` (the default) grades as the authors' release does
+    (:mod:`~kstp.evaluators.rqeval.release_grading`: the gold's kind decides, a reply cut
+    at the token cap is graded like any other, the verdict's ``method`` is ``release``);
+    a completion without text is incorrect with its reason. ``kstp``: failures (no text,
+    an error, a truncated reply) are incorrect with their reason, as in
+    :func:`kstp.evaluators.answers.score_item`, and the rest get kstp's type-aware grade.
 
-    >>> score_item(Completion(0, 1, text="5 + 20 = 25.\\n#### 25", finish_reason="stop"), "5", "number").correct
-    False
-    >>> score_item(Completion(0, 1, text="Final Answer: No", finish_reason="stop"), "no", "yesno").extracted
-    'no'
+    >>> reply = Completion(0, 1, text="5 + 20 = 25.\\n#### 25", finish_reason="stop")
+    >>> score_item(reply, "5", "number").correct, score_item(reply, "5", "number", grading="kstp").correct
+    (False, False)
+    >>> cut = Completion(0, 1, text="Yes. Hamsters are prey animals, so", finish_reason="length")
+    >>> score_item(cut, "yes", "yesno").correct, score_item(cut, "yes", "yesno", grading="kstp").reason
+    (True, 'truncated')
     """
-    if completion.text is None or not completion.text.strip() or completion.finish_reason == "length":
-        return grade_completion(completion, gold)
-    return grade(completion.text, gold, answer_type or "auto", options=options)
+    if grading == "kstp":
+        if completion.text is None or not completion.text.strip() or completion.finish_reason == "length":
+            return grade_completion(completion, gold)
+        return grade(completion.text, gold, answer_type or "auto", options=options)
+    text = tidy(completion).text
+    if not (text or "").strip():
+        return Verdict("none", None, None, False, completion.error or "empty output")
+    correct, said = release_grading.matches(text, gold)
+    kind = release_grading.gold_kind(gold)
+    if said is None:
+        return Verdict(kind, None, None, False, "no answer found")
+    return Verdict(kind, said, "release", correct, "correct" if correct else "wrong answer")
 
 
-def grade_reply(completion: Completion, gold: str, answer_type: str | None = None, options: int | None = None) -> dict:
+def grade_reply(completion: Completion, gold: str, answer_type: str | None = None,
+                options: int | list[str] | None = None, grading: str = "release") -> dict:
     """The Response properties of :func:`score_item`'s verdict: the grading function of a run."""
-    return verdict_properties(score_item(completion, gold, answer_type, options))
+    return verdict_properties(score_item(completion, gold, answer_type, options, grading))
 
 
 def canonical_answer(extracted: str | None, reason: str | None) -> str | None:
@@ -112,6 +134,17 @@ def split_steps(trace: str | None) -> list[str]:
     ['First, 2 + 3 = 5.', 'Then 5 x 1.5 = 7.5!', 'Final Answer: 7.5']
     """
     return [s.strip() for s in _STEP_RE.split(trace or "") if s and s.strip()]
+
+
+def stability_trace(trace: str | None) -> str:
+    """The trace SS compares, as the release builds it: its pieces between full stops, stripped and joined by
+    spaces (every full stop gone, a decimal point too: the release's models split the response at ``"."`` into
+    ``reasoning_steps`` and ``evaluation/evaluator.py`` joins them with ``" "``).
+
+    >>> stability_trace("First, 2 + 3 = 5. Then 5 x 1.5 = 7.5.\\nFinal Answer: 7.5")
+    'First, 2 + 3 = 5 Then 5 x 1 5 = 7 5 Final Answer: 7 5'
+    """
+    return " ".join(piece.strip() for piece in (trace or "").split(".") if piece.strip())
 
 
 def _mean(values: Sequence[float]) -> float:

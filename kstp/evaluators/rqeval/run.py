@@ -29,13 +29,23 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 from kstp.errors import ConfigError
-from kstp.evaluators.rqeval.dimensions import NAME, ROBUSTNESS, VERSION, _mean, grade_reply, split_steps
+from kstp.evaluators.rqeval.dimensions import (
+    GRADING,
+    NAME,
+    ROBUSTNESS,
+    VERSION,
+    _mean,
+    grade_reply,
+    split_steps,
+    stability_trace,
+)
 from kstp.evaluators.rqeval.judges import notes
 from kstp.evaluators.rqeval.prompts import PROMPTS, build_prompt, template_hash
+from kstp.evaluators.rqeval.release_grading import RULE
 from kstp.evaluators.rqeval.results import _text, item_frame, run_items, run_scores
 from kstp.graph.store import GraphStore
 from kstp.inference.backend import Backend, RejectedRequestError, Sampling
-from kstp.inference.grading import GRADER_VERSION, option_count
+from kstp.inference.grading import GRADER_VERSION, option_count, option_texts
 from kstp.inference.runs import (
     Generation,
     Grading,
@@ -80,6 +90,7 @@ class RqevalResult:
     similarity_model: str
     robustness: str = "paper"
     slots: int = 3
+    grading: str = "release"
     pending: int = 0
     last_failure: str | None = None
     rates: dict = field(default_factory=dict)
@@ -97,16 +108,18 @@ class RqevalResult:
                 "nliBackend": self.nli_backend, "nliInvalid": self.nli_invalid,
                 "similarityModel": self.similarity_model,
                 "notes": notes([self.nli_backend], [self.similarity_model]), "robustness": self.robustness,
-                "perturbationSlots": self.slots, "resumed": self.resumed, "requested": self.requested,
-                "generatedNow": self.generated, "pending": self.pending, **self.rates}
+                "perturbationSlots": self.slots, "grading": self.grading, "resumed": self.resumed,
+                "requested": self.requested, "generatedNow": self.generated, "pending": self.pending, **self.rates}
 
 
-def _generate(store, backend, run_id, learner, requests, sampling, progress, window) -> Generation:
-    """Ask for every pending (prompt, sample) of ``requests`` and store and grade the completions.
+def _generate(store, backend, run_id, learner, requests, sampling, progress, window, rule) -> Generation:
+    """Ask for every pending (prompt, sample) of ``requests`` and store and grade the completions by ``rule``
+    (:data:`~kstp.evaluators.rqeval.dimensions.GRADING`; stored replies graded by the other rule are graded again).
 
     ``requests`` maps a question id to ``(messages, gold, answer type, sample indices, option count)``.
     """
-    grading = Grading(grade_reply, {q: (r[1], r[2], r[4]) for q, r in requests.items()}, version=GRADER_VERSION)
+    grading = Grading(grade_reply, {q: (r[1], r[2], r[4], rule) for q, r in requests.items()},
+                      version=RULE if rule == "release" else GRADER_VERSION)
     return generate_and_store(store, backend, run_id, learner, {q: r[0] for q, r in requests.items()}, sampling,
                               grading, samples={q: r[3] for q, r in requests.items()}, progress=progress,
                               window=window)
@@ -141,7 +154,8 @@ def _score_coherence(store, responses: pd.DataFrame, originals: list[str], nli: 
 
 
 def _score_stability(store, responses: pd.DataFrame, originals: list[str], similarity: BertScore, k: int) -> None:
-    """Mean pairwise BERTScore F1 of the K traces of each item, written on its primary Response."""
+    """Mean pairwise BERTScore F1 of the K traces of each item (full stops removed, as the release compares them),
+    written on its primary Response."""
     pairs, owners = [], []
     for _, group in responses[responses["questionId"].isin(originals)].groupby("questionId"):
         texts = dict(zip(group["sampleIndex"], group["text"], strict=True))
@@ -149,7 +163,7 @@ def _score_stability(store, responses: pd.DataFrame, originals: list[str], simil
         if primary.empty:
             continue
         for i, j in itertools.combinations(range(k), 2):
-            pairs.append((_text(texts.get(i)), _text(texts.get(j))))
+            pairs.append((stability_trace(_text(texts.get(i))), stability_trace(_text(texts.get(j)))))
             owners.append(primary.iloc[0])
     f1 = similarity.f1(pairs)
     per: dict[str, list[float]] = {}
@@ -162,7 +176,7 @@ def _score_stability(store, responses: pd.DataFrame, originals: list[str], simil
 def evaluate(store: GraphStore, backend: Backend, dataset: str, sampling: Sampling, perturbations: int,
              nli: NliBackend, similarity: BertScore, limit: int | None = None, new_run: bool = False,
              progress: Callable[..., None] | None = None, window: int | None = None,
-             prompt: str = "neutral", robustness: str = "paper") -> RqevalResult:
+             prompt: str = "neutral", robustness: str = "paper", grading: str = "release") -> RqevalResult:
     """Run (or resume) RQEval of ``backend``'s model on ``dataset`` and write the scores back.
 
     Parameters
@@ -191,6 +205,11 @@ def evaluate(store: GraphStore, backend: Backend, dataset: str, sampling: Sampli
         divides by P = ``perturbations`` slots, an empty one a failure. A scoring choice,
         not the run's configuration: it is recorded on the Run, and a resumed run may
         change it.
+    grading : {"release", "kstp"}
+        How replies are graded (:func:`~kstp.evaluators.rqeval.dimensions.score_item`):
+        the release's answer matching (the default) or kstp's grader. A scoring choice too:
+        recorded on the Run (``gradingRule``); a resumed run with the other one grades the
+        stored replies again and asks nothing new for them.
 
     Returns
     -------
@@ -203,10 +222,12 @@ def evaluate(store: GraphStore, backend: Backend, dataset: str, sampling: Sampli
     ConfigChangedError
         When the configuration changed and ``new_run`` is false.
     ConfigError
-        On negative ``perturbations`` or an unknown ``prompt`` or ``robustness``.
+        On negative ``perturbations`` or an unknown ``prompt``, ``robustness`` or ``grading``.
     """
     if robustness not in ROBUSTNESS:
         raise ConfigError(f"unknown robustness rule {robustness!r}; use {', '.join(ROBUSTNESS)}")
+    if grading not in GRADING:
+        raise ConfigError(f"unknown grading rule {grading!r}; use {', '.join(GRADING)}")
     if perturbations < 0:
         raise ConfigError(f"perturbations = {perturbations}; need P >= 0")
     if prompt not in PROMPTS:
@@ -223,14 +244,15 @@ def evaluate(store: GraphStore, backend: Backend, dataset: str, sampling: Sampli
     requests = {}
     for row in items.drop_duplicates("questionId").itertuples():
         requests[row.questionId] = (build_prompt(row.text, row.answerType, prompt), row.answer, row.answerType,
-                                    list(range(sampling.n)), option_count(row.text))
+                                    list(range(sampling.n)), option_texts(row.text) or option_count(row.text))
     for row in items[items["variantId"].notna()].itertuples():
         requests[row.variantId] = (build_prompt(row.variantText, row.answerType, prompt), row.answer,
-                                   row.answerType, [0], option_count(row.variantText))
+                                   row.answerType, [0],
+                                   option_texts(row.variantText) or option_count(row.variantText))
     status, requested, generated = "interrupted", 0, 0
     generation = Generation(0, 0)
     try:
-        generation = _generate(store, backend, run_id, learner, requests, sampling, progress, window)
+        generation = _generate(store, backend, run_id, learner, requests, sampling, progress, window, grading)
         requested, generated, status = generation.requested, generation.stored, generation.status
     except RejectedRequestError:
         status = "failed"
@@ -250,11 +272,11 @@ def evaluate(store: GraphStore, backend: Backend, dataset: str, sampling: Sampli
     scores = run_scores(frame, robustness)
     finish_run(store, run_id, status, requested=requested, completed=int(responses["error"].isna().sum()),
                failed=int(responses["error"].notna().sum()), correct=int(frame["correct"].sum()),
-               accuracy=scores["cq"], robustnessRule=robustness, perturbationSlots=perturbations,
+               accuracy=scores["cq"], robustnessRule=robustness, perturbationSlots=perturbations, gradingRule=grading,
                nliBackend=nli.name, similarityModel=similarity.name, nliInvalid=invalid,
                **scores, **generation.rates())
     store.write_relationships("SCORED_ON", "Learner", "Dataset", pd.DataFrame([{
         "from_id": learner, "to_id": dataset, "evaluator": NAME, "runId": run_id, "items": len(frame), **scores}]))
     return RqevalResult(run_id, backend.model, dataset, resumed, requested, generated, frame, scores, nli.name,
-                        invalid, similarity.name, robustness, perturbations,
+                        invalid, similarity.name, robustness, perturbations, grading,
                         generation.pending, generation.last_failure, generation.rates())

@@ -30,7 +30,7 @@ True
 'D'
 """
 
-from kstp.inference.grading.choices import option_count
+from kstp.inference.grading.choices import option_count, option_texts
 from kstp.inference.grading.compare import Verdict, grade
 from kstp.inference.grading.extraction import extract_final
 from kstp.inference.grading.golds import KINDS, GoldReading, infer_kind, read_gold
@@ -43,4 +43,4 @@ from kstp.inference.grading.numbers import PERCENT_POLICIES, parse_number
 GRADER_VERSION = "2026.12.1"
 
 __all__ = ["GRADER_VERSION", "KINDS", "PERCENT_POLICIES", "Verdict", "GoldReading", "grade", "extract_final",
-           "parse_number", "infer_kind", "read_gold", "option_count"]
+           "parse_number", "infer_kind", "read_gold", "option_count", "option_texts"]

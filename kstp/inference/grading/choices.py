@@ -19,12 +19,13 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 from kstp.inference.grading.extraction import extract_final
 from kstp.inference.grading.golds import CHOICES
-from kstp.inference.grading.numbers import clean
+from kstp.inference.grading.numbers import clean, parse_number
 
-__all__ = ["option_count", "split_options", "grade_choice", "grade_yesno"]
+__all__ = ["option_count", "option_texts", "split_options", "grade_choice", "grade_yesno"]
 
 # Words that may stand between an answer phrase and its letter ("the answer is clearly D", "is for sure D").
 _FILLER = (r"(?:(?:clearly|definitely|probably|likely|most|obviously|surely|certainly|indeed|therefore|thus|hence"
@@ -115,6 +116,44 @@ def split_options(text: str) -> tuple[str, str]:
     return text, ""
 
 
+def option_texts(question: str) -> list[str] | None:
+    """The texts of the options a question lists as lines (``A. 12``, ``B) 14``), in letter order, or None.
+
+    The option lines are :func:`split_options`'; a line that opens with no letter
+    continues the option above it.
+
+    Examples
+    --------
+    >>> option_texts("Which is prime?\\nA. 4\\nB. 7\\nC. 9"), option_texts("What is 2 + 2?")
+    (['4', '7', '9'], None)
+    """
+    texts: list[str] = []
+    for line in split_options(question)[1].splitlines():
+        if (m := _OPTION_LINE_RE.match(line)) is not None and m.group(1) == CHOICES[len(texts)]:
+            texts.append(line[m.end():].strip())
+        elif texts and line.strip():
+            texts[-1] = f"{texts[-1]} {line.strip()}"
+    return texts if len(texts) >= 2 else None
+
+
+def _same_text(said: str, option: str) -> bool:
+    """Whether a stated answer is an option's text: the same value, or the same words (case, spacing, LaTeX aside)."""
+    a, b = clean(said).strip(" .$"), clean(option).strip(" .$")
+    values = parse_number(a), parse_number(b)
+    if values[0] is not None and values[1] is not None:
+        return bool(set(values[0]) & set(values[1]))
+    return " ".join(a.lower().split()) == " ".join(b.lower().split()) != ""
+
+
+def _option_of(said: str | None, texts: Sequence[str] | None) -> str | None:
+    """The letter of the one option whose text ``said`` states (``\\boxed{200}`` with option C = 200 is C); None
+    where it states none, or several options share the text."""
+    if not said or not texts:
+        return None
+    found = [CHOICES[i] for i, option in enumerate(texts) if _same_text(said, option)]
+    return found[0] if len(found) == 1 else None
+
+
 def _phrase_letter(text: str, m: re.Match, letters: tuple[str, ...]) -> str | None:
     """The option an answer phrase names; after the pronoun "I", the first option in the rest of its sentence."""
     letter = m.group(1)
@@ -147,11 +186,14 @@ def _lists_options(text: str) -> bool:
     return bool(listing) and not question.strip()
 
 
-def grade_choice(text: str, gold: str, options: int | None) -> tuple[str | None, str | None]:
+def grade_choice(text: str, gold: str, options: int | None,
+                 texts: Sequence[str] | None = None) -> tuple[str | None, str | None]:
     """The option letter ``text`` states and where (``(None, None)``: none).
 
     A reply that names two options ("the answer is (A) and (B)", ``\\boxed{A, B}``) or only
-    repeats the option list states none.
+    repeats the option list states none. With the options' ``texts`` (:func:`option_texts`),
+    a boxed or stated answer that is one option's text is that option (method
+    ``option-text``): ``\\boxed{200}`` with option C = 200 is C, as paper 1's release reads it.
 
     Raises
     ------
@@ -170,10 +212,12 @@ def grade_choice(text: str, gold: str, options: int | None) -> tuple[str | None,
         raise ValueError(f"gold answer {gold!r} is not one of the options {letters[0]}-{letters[-1]}")
     plain = clean(text)  # \text{C}, \textbf{(B)}, $B$ and markdown read through
     candidate, method = extract_final(text)
-    letter = None
+    letter, found_by = None, method
     if method in ("boxed", "delimiter"):
         m = _LEADING_LETTER_RE.match(clean(candidate))
         letter = (m.group(1) or m.group(2)) if m else None
+        if letter not in letters and (letter := _option_of(candidate, texts)) is not None:
+            return letter, "option-text"
     if letter not in letters:
         lines = plain.rstrip().rsplit("\n", 1)
         start = len(plain.rstrip()) - len(lines[-1])
@@ -191,6 +235,8 @@ def grade_choice(text: str, gold: str, options: int | None) -> tuple[str | None,
         if hits and _joined(plain, hits[-1][0]):
             return None, None  # "the answer is (A) and (B)": two options named
         letter, method = hits[-1][1:] if hits else (None, None)
+    if letter is None and found_by == "phrase" and (letter := _option_of(candidate, texts)) is not None:
+        return letter, "option-text"  # "The answer is 200." with option C = 200
     if letter is None and (m := _LEADING_LETTER_RE.match(plain)) and (m.group(1) or m.group(2)) in letters \
             and not _lists_options(plain):
         letter, method = m.group(1) or m.group(2), "leading"

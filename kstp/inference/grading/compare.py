@@ -23,6 +23,7 @@ supported: ..." are neither.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, replace
 from fractions import Fraction
 
@@ -300,8 +301,8 @@ def _grade_text(text: str, reading: GoldReading) -> Verdict:
     return _verdict("text", " ".join(said), method, ok)
 
 
-def grade(text: str, gold: str, kind: str = "auto", percent: str = "either", options: int | None = None,
-          opened: bool = False) -> Verdict:
+def grade(text: str, gold: str, kind: str = "auto", percent: str = "either",
+          options: int | Sequence[str] | None = None, opened: bool = False) -> Verdict:
     """Extract the final answer of ``text`` and compare it with ``gold`` by answer type.
 
     Parameters
@@ -315,10 +316,12 @@ def grade(text: str, gold: str, kind: str = "auto", percent: str = "either", opt
     percent : {"either", "fraction", "as-written"}
         How a percentage in the reply is read: ``either`` accepts ``50%`` for gold 0.5 and
         for gold 50, ``fraction`` reads it as 0.5 only, ``as-written`` as 50 only.
-    options : int, optional
+    options : int or sequence of str, optional
         How many lettered options the question has (2-10, :func:`~.choices.option_count`
-        of its text); a letter past them is no option, so with fewer than 9 an "I" never
-        is one. ``None``: A-J.
+        of its text), or their texts in letter order (:func:`~.choices.option_texts`); a
+        letter past them is no option, so with fewer than 9 an "I" never is one. With the
+        texts, a boxed or stated answer that is one option's text is that option
+        (``\\boxed{200}`` with option C = 200 is C). ``None``: A-J.
     opened : bool
         The prompt opened the reasoning trace (a chat template ending in ``<think>``, as
         DeepSeek-R1 distills' and QwQ's do): a reply without ``</think>`` never closed it,
@@ -359,8 +362,10 @@ def grade(text: str, gold: str, kind: str = "auto", percent: str = "either", opt
         raise ValueError(f"unknown answer kind {kind!r}; use one of {', '.join(KINDS)}")
     if percent not in PERCENT_POLICIES:
         raise ValueError(f"unknown percent policy {percent!r}; use one of {', '.join(PERCENT_POLICIES)}")
-    if options is not None and not 2 <= options <= len(CHOICES):
-        raise ValueError(f"option count {options} is outside 2-{len(CHOICES)}")
+    texts = None if options is None or isinstance(options, int) else list(options)
+    count = len(texts) if texts is not None else options
+    if count is not None and not 2 <= count <= len(CHOICES):
+        raise ValueError(f"option count {count} is outside 2-{len(CHOICES)}")
     reading, split = None, split_trace(text, opened)
     try:
         with deadline(GRADE_S):
@@ -369,15 +374,15 @@ def grade(text: str, gold: str, kind: str = "auto", percent: str = "either", opt
             cut = split.rule if split.unclosed else unfinished(reply)
             if cut is not None:  # the reasoning never reached an answer: a number inside it is none
                 return Verdict(reading.kind, None, None, False, "no answer found", cut)
-            return replace(_grade(reply, reading, percent, options), trace=split.rule)
+            return replace(_grade(reply, reading, percent, count, texts), trace=split.rule)
     except NotGradable as exc:
         return Verdict(reading.kind if reading else "none" if kind == "auto" else kind, None, None, False, exc.reason,
                        split.rule)
 
 
-def _grade(text: str, reading: GoldReading, percent: str, options: int | None) -> Verdict:
+def _grade(text: str, reading: GoldReading, percent: str, options: int | None, texts: list[str] | None) -> Verdict:
     if reading.kind == "choice":
-        letter, method = grade_choice(text, reading.text.strip().upper(), options)
+        letter, method = grade_choice(text, reading.text.strip().upper(), options, texts)
         if letter is None:
             return Verdict("choice", None, None, False, "no answer found")
         return _verdict("choice", letter, method, letter == reading.text.strip().upper())

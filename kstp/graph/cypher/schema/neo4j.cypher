@@ -48,3 +48,4 @@ CREATE VECTOR INDEX question_embedding IF NOT EXISTS FOR (n:Question) ON n.embed
 // Real models' replies (issue 41), no DDL needed: Response {traceRule (where a reasoning trace written
 // in the content was split off: </think>, unclosed <think>, ...), textRepair (lone UTF-16 surrogates replaced),
 // graderVersion (the grader that wrote its verdict; another version grades it again)}.
+// RQEval's grading rule (issue 47), no DDL needed: Run {gradingRule (release or kstp)}.
