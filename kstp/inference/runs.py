@@ -29,12 +29,12 @@ the server rejects as wrong (:class:`~kstp.inference.backend.RejectedRequestErro
 stops the run with nothing stored for it. The model's own failures are final and
 recorded with their reason: a reply with neither content nor reasoning is stored as
 ``empty: ...``, one cut at ``max_tokens`` before any content as ``truncated: ...``. Two
-failures that are neither the server's nor the model's are final too, and counted
-apart: a reply the provider's content filter stopped (``filtered: ...``) and a question
-whose prompt is longer than the server's window (``overflow: ...``; the next run asks
-it again, one quick refusal, so that a server given a larger window answers it). Every stored reply
-has its inline reasoning trace split off and its lone surrogates replaced first
-(:func:`~kstp.inference.replies.tidy`). On
+failures that are neither the server's nor the model's are stored and counted apart: a
+reply the provider's content filter stopped (``filtered: ...``, final) and a question
+whose prompt is longer than the server's window (``overflow: ...``; the next run asks it
+again, one quick refusal, so that a server given a larger window answers it). Every
+stored reply has its inline reasoning trace split off and its lone surrogates replaced
+first (:func:`~kstp.inference.replies.tidy`). On
 Ctrl-C, SIGTERM or a rejected request every completion that has arrived is stored and
 graded before the error goes on. A stored reply without a grade (a run killed between
 storing and grading) is graded by the next run before anything is asked.

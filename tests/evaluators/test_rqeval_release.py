@@ -65,4 +65,5 @@ def test_cq_of_the_local_models_strategyqa_replies_by_each_rule():
     release = sum(c["correct"] for c in rows) / len(rows)
     kstp = sum(rq.score_item(Completion(0, 1, text=c["reply"], finish_reason=c["finish_reason"]), c["gold"],
                              "yesno", grading="kstp").correct for c in rows) / len(rows)
-    assert release == pytest.approx(RELEASE_CQ) and kstp == pytest.approx(KSTP_CQ)
+    # 8 of 30 by the release's rule (an early "Yes."/"No." in a reply cut at 256 tokens counts), 5 by kstp's
+    assert (release, kstp) == (pytest.approx(8 / 30), pytest.approx(5 / 30))

@@ -113,6 +113,12 @@ def test_kstp_grade_reads_after_the_trace_as_the_run_does():
                                                                             "unclosed <think>")
     shown = runner.invoke(cli, ["grade", "--gold", "5", THINK]).stdout
     assert "trace:     a reasoning trace was split off; the answer is read after it (</think>)" in shown
+    # the prompt opened the trace (an R1 distill's template): a reply without </think> never closed it
+    opened = json.loads(runner.invoke(cli, ["grade", "--gold", "5", "--opened-think", "--json",
+                                            "2 + 3 = 5. So I think that's right."]).stdout)
+    assert (opened["correct"], opened["trace"]) == (False, "unclosed <think> (opened by the prompt)")
+    assert json.loads(runner.invoke(cli, ["grade", "--gold", "5", "--json",
+                                          "2 + 3 = 5. So I think that's right."]).stdout)["correct"]
 
 
 # ---------------------------------------------------------------- OpenAI's reasoning models

@@ -46,10 +46,11 @@ What deployed servers and APIs do, and what kstp does with it:
 - ``timeout`` bounds the whole request, not each read: a server trickling bytes is a
   timeout, retried as one;
 - a body the client cannot decode (a proxy's broken ``Content-Encoding: gzip``) is named
-  so, not "Connection error.". ``n`` is emulated: one request per sample with seed
-``seed + i`` (several servers refuse or ignore ``n`` > 1, and per-sample seeds keep each
-sample reproducible on its own). The API key comes from ``OPENAI_API_KEY`` (or
-``api_key``) and is never logged.
+  so, not "Connection error.".
+
+``n`` is emulated: one request per sample with seed ``seed + i`` (several servers refuse
+or ignore ``n`` > 1, and per-sample seeds keep each sample reproducible on its own). The
+API key comes from ``OPENAI_API_KEY`` (or ``api_key``) and is never logged.
 """
 
 from __future__ import annotations
