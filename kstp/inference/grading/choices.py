@@ -117,10 +117,10 @@ def split_options(text: str) -> tuple[str, str]:
 
 
 def option_texts(question: str) -> list[str] | None:
-    """The texts of the options a question lists as lines (``A. 12``, ``B) 14``), in letter order, or None.
+    """The texts of the lettered option lines of a question, in letter order, or None.
 
-    The option lines are :func:`split_options`'; a line that opens with no letter
-    continues the option above it.
+    The option lines are :func:`split_options`' (``A. 12``, ``B) 14``); a line that opens
+    with no letter continues the option above it.
 
     Examples
     --------

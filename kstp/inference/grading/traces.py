@@ -7,20 +7,15 @@ after the trace, and the trace is kept apart as reasoning (as a server's
 ``reasoning_content`` is). The spellings in the wild, each split at its *last* closing
 marker:
 
-================================  ==========================================  =========================
-spelling                          who writes it                               rule recorded
-================================  ==========================================  =========================
-``<think>`` ... ``</think>``      DeepSeek-R1 and its distills, QwQ, Qwen3    ``</think>``
-``</think>`` alone                chat templates that open the tag in the      ``</think>``
-                                  prompt (R1 distills, QwQ): only the close
-``<thinking>`` ... ``</thinking>``  Claude-style prompts, some fine-tunes        ``</thinking>``
-``<|begin_of_thought|>`` ...      Bespoke-Stratos, OpenThoughts (the answer   ``<|end_of_thought|>``
-``<|end_of_thought|>``            inside ``<|begin_of_solution|>`` ...)
-Harmony's channels                gpt-oss: ``<|channel|>analysis<|message|>``  ``harmony final channel``
-                                  ... ``<|channel|>final<|message|>`` ...; as
-                                  text without its special tokens,
-                                  ``analysis...assistantfinal...``
-================================  ==========================================  =========================
+- ``<think>`` ... ``</think>``: DeepSeek-R1 and its distills, QwQ, Qwen3 (rule ``</think>``);
+- ``</think>`` alone: chat templates that open the tag in the prompt (R1 distills, QwQ)
+  (rule ``</think>``);
+- ``<thinking>`` ... ``</thinking>``: Claude-style prompts, some fine-tunes (rule ``</thinking>``);
+- ``<|begin_of_thought|>`` ... ``<|end_of_thought|>``: Bespoke-Stratos, OpenThoughts, the
+  answer inside ``<|begin_of_solution|>`` ... (rule ``<|end_of_thought|>``);
+- Harmony's channels (gpt-oss): ``<|channel|>analysis<|message|>`` ...
+  ``<|channel|>final<|message|>`` ..., or as text without its special tokens,
+  ``analysis...assistantfinal...`` (rule ``harmony final channel``).
 
 A trace that opens (at the start of the reply) and never closes never reached an
 answer: the reply is cut in its reasoning (rule ``unclosed <think>`` and the like),
