@@ -19,6 +19,10 @@ replays ("checkpoint recovery is pending"): a store that may write completes the
 recovery when it opens (everything committed before the kill is kept); a read-only store
 waits up to :data:`CHECKPOINT_WAIT_S` for a live writer's checkpoint to end, and otherwise
 says in one line which process holds the graph or which command recovers it.
+
+The writes of a :meth:`~kstp.graph.store.GraphStore.unit` are one transaction (``BEGIN
+TRANSACTION`` at its first write, ``COMMIT`` at its end): an exception or a kill leaves
+none of it, and a reader sees all of it or none (an ingest's learners with their answers).
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ import os
 import re
 import shutil
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import ladybug
@@ -49,6 +54,8 @@ COPY_MIN_ROWS = 2048
 CHECKPOINT_WAIT_S = 15.0
 #: What a checkpoint leaves beside the graph file while it runs (all of them after a kill mid-checkpoint).
 _SIDE_FILES = (".wal", ".shadow", ".wal.checkpoint", ".checkpoint.intent.lock", ".checkpoint.apply.lock")
+#: States of a unit's transaction (:meth:`LadybugStore._for_writing`).
+_PENDING, _OPEN, _FAILED = "pending", "open", "failed"
 _ARROW = {"STRING": pa.string(), "DOUBLE": pa.float64(), "INT64": pa.int64(), "BOOLEAN": pa.bool_(),
           "STRING[]": pa.list_(pa.string()), "DOUBLE[]": pa.list_(pa.float64())}
 
@@ -115,13 +122,14 @@ class _Guarded:
     command again completes it (writes skip what is there).
     """
 
-    def __init__(self, conn: ladybug.Connection, path: Path):
-        self._conn, self._path = conn, path
+    def __init__(self, conn: ladybug.Connection, path: Path, failed: Callable[[], None] = lambda: None):
+        self._conn, self._path, self._failed = conn, path, failed
 
     def execute(self, *args, **kwargs):
         try:
             return self._conn.execute(*args, **kwargs)
         except RuntimeError as exc:
+            self._failed()  # the engine has ended an open transaction: a failed statement rolls it back
             text = " ".join(str(exc).split())
             reason = next((r for r in _NO_ROOM if r in text), None)
             if reason is None and "post-commit checkpoint failed" in text:
@@ -211,7 +219,7 @@ class LadybugStore(GraphStore):
                 return
             self._db = self._after_checkpoint()
         self._writing = writing
-        self._conn = _Guarded(ladybug.Connection(self._db), self.path)
+        self._conn = _Guarded(ladybug.Connection(self._db), self.path, self._statement_failed)
         self._conn.execute(f"CALL var_length_extend_max_depth={MAX_PATH_LENGTH}")
 
     def _after_checkpoint(self) -> ladybug.Database:
@@ -241,21 +249,56 @@ class LadybugStore(GraphStore):
                     raise _unopened(self.path, exc) from None
 
     def _for_writing(self) -> None:
-        """Reopen the graph for writing before the first write of a writable store.
+        """Reopen the graph for writing before the first write of a writable store; begin an open
+        :meth:`unit`'s transaction before its first write.
 
         Raises
         ------
         QueryError
-            When the store was opened ``read_only``.
+            When the store was opened ``read_only``, or a statement of the open unit failed
+            (the engine then ended the unit's transaction: nothing more may be written in it).
         ConfigError
             When another process holds the write lock.
         """
-        if self._writing:
-            return
-        if self.read_only:
-            raise QueryError(f"the Ladybug graph at {self.path} was opened read-only; this command cannot write")
-        self.close()
-        self._connect(writing=True)
+        if not self._writing:
+            if self.read_only:
+                raise QueryError(f"the Ladybug graph at {self.path} was opened read-only; this command cannot write")
+            self.close()
+            self._connect(writing=True)
+        if self._transaction == _FAILED:
+            raise QueryError(f"a statement failed inside a unit of writes to {self.path}; the engine rolled the "
+                             "unit back, so nothing more is written in it")
+        if self._transaction == _PENDING:
+            self._conn.execute("BEGIN TRANSACTION")
+            self._transaction = _OPEN
+
+    #: Where the open unit's transaction stands: None (no unit), pending (no write yet: reads
+    #: run as they come, and a unit that writes nothing leaves the graph's bytes alone), open, failed.
+    _transaction: str | None = None
+
+    def _statement_failed(self) -> None:
+        if self._transaction == _OPEN:
+            self._transaction = _FAILED
+
+    def _begin_unit(self, label: str) -> None:
+        self._transaction = _PENDING
+
+    def _end_unit(self, commit: bool) -> None:
+        state, self._transaction = self._transaction, None
+        if state == _OPEN and commit:
+            try:
+                self._conn.execute("COMMIT")
+            except RuntimeError as exc:
+                raise QueryError(f"the commit of a unit of writes to {self.path} failed on Ladybug, nothing of it "
+                                 f"was written: {' '.join(str(exc).split())[:300]}") from None
+        elif state == _OPEN:
+            try:
+                self._conn.execute("ROLLBACK")
+            except RuntimeError:
+                pass  # the engine ended the transaction already
+        elif state == _FAILED and commit:
+            raise QueryError(f"a statement failed inside a unit of writes to {self.path}; the engine rolled the "
+                             "unit back, so none of it was written")
 
     def reset(self) -> None:
         # Dropping the folder is instant; DETACH DELETE of millions of edges is not.
