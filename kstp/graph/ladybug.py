@@ -35,6 +35,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import ladybug
+import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -50,6 +51,12 @@ __all__ = ["LadybugStore", "MAX_PATH_LENGTH", "CHECKPOINT_WAIT_S"]
 MAX_PATH_LENGTH = 100_000
 #: New nodes of a write go in through ``COPY`` from this many rows (a node group's size); fewer through CREATE.
 COPY_MIN_ROWS = 2048
+#: The comparison read of a write (:meth:`LadybugStore._existing_rels`): ids of the write whose places among
+#: the stored ids, in order, lie at most RANGE_GAP apart form a run; a run of RANGE_MIN ids or more is read
+#: by one id range, other ids by IN lists of IN_BATCH (an IN list costs the label's size times its length).
+RANGE_GAP = 256
+RANGE_MIN = 16
+IN_BATCH = 256
 #: Seconds a read-only open waits for another process's checkpoint to end.
 CHECKPOINT_WAIT_S = 15.0
 #: What a checkpoint leaves beside the graph file while it runs (all of them after a kill mid-checkpoint).
@@ -414,6 +421,54 @@ class LadybugStore(GraphStore):
 
     def _read_strings_categorical(self, text, name, params=None):
         return self._execute_categorical(text, params or {}, name)
+
+    def _existing_rels(self, rel, from_label, to_label, from_ids, columns):
+        """The stored ``rel`` relationships from ``from_ids``, read by ranges of ids.
+
+        ``WHERE a.id IN $ids`` compares every node with every id (Ladybug 0.22: 52 s for the
+        answers of 50 k learners among 250 k, a re-run growing with the square of its size),
+        and an id lookup followed by the expansion scans the relationships (1 s for 10 ids).
+        A range ``a.id >= $lo AND a.id <= $hi`` reads 1 M answers in 0.3 s: the ids of the
+        write are ordered among the stored ones, runs of them read by range (the few other
+        nodes inside a run are read too, then dropped), and ids standing alone by ``IN``
+        lists of :data:`IN_BATCH`. Ids not stored have no relationship and are not read.
+        """
+        schema.rel_type(rel, from_label, to_label)
+        names = ["from_id", "to_id", *columns]
+        read = (f"MATCH (a:{from_label})-[r:{rel}]->(b:{to_label}) WHERE {{}} RETURN a.id AS from_id, b.id AS to_id"
+                + "".join(f", r.{c} AS {c}" for c in columns))
+        stored = self._table(f"MATCH (a:{from_label}) RETURN a.id AS id", {}, f"ids {from_label}")["id"]
+        stored = stored.take(pc.sort_indices(stored)).to_numpy(zero_copy_only=False)
+        ours = np.unique(np.asarray(list(from_ids), dtype=object))
+        at = np.searchsorted(stored, ours) if len(stored) else np.zeros(len(ours), np.int64)
+        found = at < len(stored)
+        found[found] = stored[at[found]] == ours[found]
+        ours, at = ours[found], at[found]
+        runs = np.split(np.arange(len(ours)), np.flatnonzero(np.diff(at) > RANGE_GAP) + 1) if len(ours) else []
+        parts, alone = [], []
+        for run in runs:
+            if len(run) >= RANGE_MIN:
+                parts.append(self._table(read.format("a.id >= $lo AND a.id <= $hi"),
+                                         {"lo": ours[run[0]], "hi": ours[run[-1]]}, f"existing {rel}"))
+            else:
+                alone += ours[run].tolist()
+        for start in range(0, len(alone), IN_BATCH):
+            parts.append(self._table(read.format("a.id IN $ids"), {"ids": alone[start:start + IN_BATCH]},
+                                     f"existing {rel}"))
+        if not parts:
+            return pd.DataFrame(columns=names)
+        table = pa.concat_tables(parts, promote_options="permissive")
+        table = table.filter(pc.is_in(table["from_id"], value_set=pa.array(ours.tolist(), pa.string())))
+        return pa.table({name: pc.dictionary_encode(column) if pa.types.is_string(column.type) else column
+                         for name, column in zip(table.column_names, table.columns, strict=True)}).to_pandas()
+
+    def _table(self, text: str, params: dict, name: str) -> pa.Table:
+        """The rows of a read as an Arrow table; an engine error as a one-line :class:`QueryError`."""
+        try:
+            return _plain(self._conn.execute(text, params).get_as_arrow())
+        except RuntimeError as exc:
+            first = " ".join(str(exc).split())[:300]
+            raise QueryError(f"query {name} failed on Ladybug ({self.path}): {first}") from None
 
     def _execute_rows(self, text, rows, name=""):
         self._for_writing()  # every caller writes (UNWIND ... SET / DELETE)
