@@ -23,10 +23,17 @@ says in one line which process holds the graph or which command recovers it.
 The writes of a :meth:`~kstp.graph.store.GraphStore.unit` are one transaction (``BEGIN
 TRANSACTION`` at its first write, ``COMMIT`` at its end): an exception or a kill leaves
 none of it, and a reader sees all of it or none (an ingest's learners with their answers).
+
+A write-ahead log whose last record is incomplete (a process killed while appending it, a
+file cut short) made the graph unopenable ("Checksum verification failed, the WAL file is
+corrupted"). Now a store that may write keeps a copy of the damaged log beside the graph
+and lets the engine replay the log up to its last whole transaction (dropping the rest), a
+read-only store reads that prefix, and either says so in one line.
 """
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 import shutil
@@ -57,6 +64,8 @@ COPY_MIN_ROWS = 2048
 RANGE_GAP = 256
 RANGE_MIN = 16
 IN_BATCH = 256
+#: Where the store says what it recovered (``kstp.graph``: the CLI shows these lines on stderr).
+log = logging.getLogger(__name__)
 #: Seconds a read-only open waits for another process's checkpoint to end.
 CHECKPOINT_WAIT_S = 15.0
 #: What a checkpoint leaves beside the graph file while it runs (all of them after a kill mid-checkpoint).
@@ -151,6 +160,23 @@ class _Guarded:
         return getattr(self._conn, name)
 
 
+def _torn_log(exc: RuntimeError) -> bool:
+    """Whether Ladybug refused to open a graph because its write-ahead log ends in an incomplete record."""
+    text = " ".join(str(exc).split())
+    return ("the WAL file is corrupted" in text or "corrupted WAL tail" in text
+            or bool(re.search(r"Reading past the end of the file \S+\.wal ", text)))
+
+
+def _set_aside(log_file: Path) -> Path:
+    """Copy a damaged write-ahead log beside the graph, under a name not taken yet; the copy's path."""
+    target, number = log_file.with_name(log_file.name + ".damaged"), 1
+    while target.exists():
+        number += 1
+        target = log_file.with_name(f"{log_file.name}.damaged-{number}")
+    shutil.copy2(log_file, target)
+    return target
+
+
 def _recovery_pending(exc: RuntimeError) -> bool:
     """Whether Ladybug refused a read-only open because a checkpoint's shadow pages wait to be replayed."""
     text = str(exc)
@@ -219,15 +245,64 @@ class LadybugStore(GraphStore):
         try:
             self._db = ladybug.Database(str(self.path), read_only=not writing)
         except RuntimeError as exc:
-            if writing or not _recovery_pending(exc):
+            if _torn_log(exc):
+                self._db, writing = self._past_torn_log()
+            elif writing or not _recovery_pending(exc):
                 raise _locked(self.path, exc) or _unopened(self.path, exc) from None
-            if not self.read_only:  # a kill mid-checkpoint: opening for writing replays it
+            elif not self.read_only:  # a kill mid-checkpoint: opening for writing replays it
                 self._connect(writing=True)
                 return
-            self._db = self._after_checkpoint()
+            else:
+                self._db = self._after_checkpoint()
         self._writing = writing
         self._conn = _Guarded(ladybug.Connection(self._db), self.path, self._statement_failed)
         self._conn.execute(f"CALL var_length_extend_max_depth={MAX_PATH_LENGTH}")
+
+    def _past_torn_log(self) -> tuple[ladybug.Database, bool]:
+        """The graph opened past an incomplete last record of its write-ahead log, and whether for writing.
+
+        A reader, or any store while another process holds the graph (its writer may be
+        appending that record right now), opens it read-only with the engine replaying the
+        log up to its last whole transaction; a store that may write, with nobody else
+        writing, recovers the graph: the damaged log is copied beside it (``<graph>.wal.damaged``)
+        and the engine replays it up to the last whole transaction and drops the rest. Either
+        way a kill while the log was written, or a log cut short, no longer makes the graph
+        unopenable; what was and was not recovered is said in one line (logged as a warning,
+        and kept in :attr:`recovered`).
+
+        Raises
+        ------
+        ConfigError
+            When the engine cannot open the graph even so, or another process takes the lock.
+        """
+        log_file = self.path.with_name(self.path.name + ".wal")
+        holder = _writer_pid(self.path)
+        try:
+            if self.read_only or holder is not None:
+                db = ladybug.Database(str(self.path), read_only=True, throw_on_wal_replay_failure=False)
+                if holder is None:
+                    self.recovered = (f"the write-ahead log of the graph at {self.path.resolve()} ends in an "
+                                      "incomplete record (a process stopped while writing it, or the file was cut): "
+                                      "this read sees every transaction before it; a command that writes (e.g. kstp "
+                                      "db init) recovers the graph and keeps the damaged log beside it")
+                    log.warning(self.recovered)
+                return db, False
+            size = log_file.stat().st_size
+            kept = _set_aside(log_file)
+            db = ladybug.Database(str(self.path), read_only=False, throw_on_wal_replay_failure=False)
+        except RuntimeError as exc:
+            raise _locked(self.path, exc) or _unopened(self.path, exc) from None
+        replayed = log_file.stat().st_size if log_file.exists() else 0  # the engine cut the log after the last commit
+        self.recovered = (f"recovered the graph at {self.path.resolve()}: its write-ahead log ended in an incomplete "
+                          "record (a process stopped while writing it, or the file was cut); every transaction up to "
+                          f"the last whole one is kept ({replayed:,} bytes of the log), the {size - replayed:,} bytes "
+                          "after it are not (the transaction whose record is incomplete); the damaged log is kept as "
+                          f"{kept.resolve()}")
+        log.warning(self.recovered)
+        return db, True
+
+    #: What the store said when it opened past a damaged write-ahead log (None: the log was whole).
+    recovered: str | None = None
 
     def _after_checkpoint(self) -> ladybug.Database:
         """The graph opened read-only once the checkpoint that blocks it ends.
