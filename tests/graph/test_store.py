@@ -191,7 +191,8 @@ def test_write_relationships_compares_with_exactly_the_stored_rows_of_its_from_n
 
     monkeypatch.setattr(ladybug, "IN_BATCH", 3)  # several IN lists for the lone ids
     monkeypatch.setattr(ladybug, "RANGE_GAP", 8)  # ids 50 apart stand alone; 2 apart (one other between) run
-    learners = [f"d:L{i:04d}" for i in range(600)]
+    # ids past ASCII too: the ranges follow the engine's order of strings, which must be Python's
+    learners = [f"d:{first}{i:03d}" for first in ("L", "l", "Ä", "é", "😀", "ｚ") for i in range(100)]
     store.write_nodes("Question", pd.DataFrame({"id": ["d:q1", "d:q2"]}))
     store.write_nodes("Learner", pd.DataFrame({"id": learners, "kind": "human"}))
     stored = pd.DataFrame({"from_id": [a for a in learners for _ in (1, 2)], "to_id": ["d:q1", "d:q2"] * 600,
