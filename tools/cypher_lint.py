@@ -1,6 +1,7 @@
 """Run Neo4j 5's linter over every .cypher file of kstp (used by `make lint`).
 
-Labels and relationship types come from kstp's graph model, so a misspelling fails.
+Labels and relationship types come from kstp's graph model (with the label under which
+Neo4j keeps an unfinished ingest's learners, ``kstp.graph.neo4j.STAGED``), so a misspelling fails.
 Files written for LadybugDB alone (``*.ladybug.cypher`` overrides and the Ladybug DDL)
 are not Neo4j Cypher and are skipped here; the test suite runs them on Ladybug. The
 search phrases of the Neo4j Bloom perspectives in ``bloom/`` are Neo4j Cypher too and
@@ -13,6 +14,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+from kstp.graph.neo4j import STAGED
 from kstp.graph.schema import node_labels, rel_types
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -39,7 +41,7 @@ def lint(files: list[Path]) -> int:
     if not (LINTER / "node_modules").is_dir():
         subprocess.run(["npm", "ci", "--no-audit", "--no-fund", "--loglevel=error"], cwd=LINTER, check=True)
     with tempfile.NamedTemporaryFile("w", suffix=".json") as model:
-        json.dump({"labels": list(node_labels()), "relationshipTypes": list(rel_types())}, model)
+        json.dump({"labels": [*node_labels(), *STAGED.values()], "relationshipTypes": list(rel_types())}, model)
         model.flush()
         done = subprocess.run(["node", "--no-warnings", str(LINTER / "lint.mjs"), "--schema", model.name,
                                *map(str, files)], cwd=ROOT)

@@ -221,17 +221,22 @@ def import_(ctx: click.Context, folder: str, as_json: bool) -> None:
     After checking the folder's manifest. kstp db load fills the empty database of the
     local Neo4j server with neo4j-admin instead: faster, but it stops the server.
 
-    Refuses, writing nothing, a manifest of another schema version or a file whose
-    SHA-256 differs from the manifest's. Nodes already in the graph take the files' values.
+    Refuses, writing nothing (and creating no graph), a manifest of another schema version,
+    a file whose SHA-256 differs from the manifest's, or a relationship to a node neither
+    in the files nor in the graph. Nodes already in the graph take the files' values.
 
     \b
     Example:
       kstp --graph ladybug:/data/copy db import backup/
     """
+    from kstp.graph.factory import graph_exists
     from kstp.graph.store import WriteReport
-    from kstp.graph.transfer import import_graph
+    from kstp.graph.transfer import import_graph, read_export
 
-    written = import_graph(get_store(ctx), folder)
+    export = read_export(folder)  # checked whole before the graph is opened: opening creates an embedded one
+    if not graph_exists(ctx.find_root().obj.get("graph")):
+        export.check_ends(None)  # a graph not there yet holds no node the files could point at
+    written = import_graph(get_store(ctx), export)
     if as_json:
         emit({path: vars(report) for path, report in written.items()})
         return

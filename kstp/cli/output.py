@@ -493,10 +493,11 @@ _VERBOSITY = "kstp.verbosity"  # ctx.meta key, set by the group's --quiet / --ve
 
 class _GraphProgress(logging.Handler):
     """The graph layer's progress records (``kstp.graph`` at INFO: Neo4j's batched writes), as lines
-    where lines of progress are shown (:func:`progress_bar`'s rule)."""
+    where lines of progress are shown (:func:`progress_bar`'s rule); its warnings (a graph recovered
+    as it opened) always, save under ``--quiet``."""
 
     def emit(self, record: logging.LogRecord) -> None:
-        if _verbosity() and _lines():
+        if _verbosity() and (_lines() or record.levelno >= logging.WARNING):
             message(record.getMessage())
 
 

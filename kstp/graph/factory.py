@@ -8,11 +8,12 @@ is opened.
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 from kstp.graph.store import GraphStore
 from kstp.settings import GraphTarget, graph_target
 
-__all__ = ["open_store"]
+__all__ = ["open_store", "graph_exists"]
 
 
 def open_store(target: GraphTarget | str | os.PathLike | None = None, read_only: bool = False) -> GraphStore:
@@ -50,3 +51,19 @@ def open_store(target: GraphTarget | str | os.PathLike | None = None, read_only:
         store.close()
         raise
     return store
+
+
+def graph_exists(target: GraphTarget | str | os.PathLike | None = None) -> bool:
+    """Whether there is a graph at ``target`` already (default ``$KSTP_GRAPH``), without opening it.
+
+    An embedded graph exists once its file does (:func:`open_store` creates it); a Neo4j
+    database is the server's, and always exists.
+
+    Raises
+    ------
+    ConfigError
+        When the location cannot be parsed.
+    """
+    if not isinstance(target, GraphTarget):
+        target = graph_target(target)
+    return target.engine != "ladybug" or Path(target.location).exists()

@@ -30,6 +30,17 @@ is stored (a concurrent writer's): those nodes' rows are ``MERGE``\\ d instead, 
 ingests at once neither lose nor double an edge. A write of several transactions logs one
 progress line per transaction (rows written, rows/s).
 
+Units. One transaction cannot hold a large ingest (about 700 bytes of the server's memory
+per relationship: 1 M answers passed the local server's 1.4 GB transaction limit), so a
+:meth:`~kstp.graph.store.GraphStore.unit` creates its nodes under a hidden label
+(:data:`STAGED`: ``StagedLearner`` for ``Learner``), which no query of the graph model
+matches, writes their relationships in the usual batches, and at its end one transaction
+gives them their label: readers see the new learners with all their answers, or none of
+them. A kill leaves them hidden (``kstp db stats`` lists them under ``StagedLearner``, its
+counts of answers leave theirs out); the next unit writing the same ids takes them up,
+completes them and shows them. Changes to learners already in sight are written as they
+come, in the usual batches.
+
 Failures are one line each: a server that is down, a wrong port, a TLS URI
 (``neo4j+s://``, ``bolt+s://``) to a server without TLS and refused credentials are
 told apart when the store opens, within :data:`CONNECT_TIMEOUT_S`; a server lost during
@@ -64,7 +75,7 @@ from kstp.graph.queries import get_query
 from kstp.graph.store import GraphStore, _codes, records, sorted_by_ids, stopped
 
 __all__ = ["Neo4jStore", "node_statements", "relationship_statements", "operators", "PROFILE", "PROFILES",
-           "BAD_OPERATORS", "BATCH_SIZE", "REL_BATCH", "KEY_BATCH",
+           "BAD_OPERATORS", "STAGED", "BATCH_SIZE", "REL_BATCH", "KEY_BATCH",
            "CONNECT_TIMEOUT_S", "RETRY_TIME_S", "READERS", "readers"]
 
 #: Rows per UNWIND transaction of node writes, updates and deletions: large enough to
@@ -75,6 +86,12 @@ BATCH_SIZE = 10_000
 #: split; a node with more goes alone). 20-50 k amortise the commit; one transaction holds
 #: them in the server's memory.
 REL_BATCH = 30_000
+
+#: The hidden label under which an open :meth:`~kstp.graph.store.GraphStore.unit` creates the nodes
+#: of a label: no query of the graph model matches it, so they and the relationships written from
+#: them stay out of sight until one transaction at the unit's end gives them their label (a kill
+#: leaves them hidden; the next unit writing the same ids takes them up and shows them).
+STAGED = {"Learner": "StagedLearner"}
 
 #: Ids per key lookup, and from-nodes per read of their stored relationships.
 KEY_BATCH = 50_000
@@ -248,8 +265,9 @@ def node_statements(label: str, props: list[str] = ()) -> dict[str, str]:
 
     ``create`` takes rows of property maps; ``merge`` and ``update`` set ``props`` (each
     named, so the planner sees that ``id`` is not written and plans no Eager); ``keys``
-    finds node keys of ids, ``ids`` ids of node keys. ``label`` must come from
-    :mod:`kstp.graph.schema`.
+    finds node keys of ids, ``ids`` ids of node keys; for a label of :data:`STAGED`,
+    ``stage`` merges rows into its hidden nodes, save ids in sight by now. ``label`` must
+    come from :mod:`kstp.graph.schema` (or be a label expression of its labels).
     """
     named = [c for c in props if c != "id"]
     sets = " SET " + ", ".join(f"n.{c} = row.{c}" for c in named) if named else ""
@@ -259,11 +277,14 @@ def node_statements(label: str, props: list[str] = ()) -> dict[str, str]:
         "update": f"UNWIND $rows AS row MATCH (n:{label} {{id: row.id}}){sets} RETURN count(*) AS n",
         "keys": f"UNWIND range(0, size($ids) - 1) AS i MATCH (n:{label} {{id: $ids[i]}}) RETURN i, id(n) AS key",
         "ids": f"UNWIND $keys AS k MATCH (n:{label}) WHERE id(n) = k RETURN k, n.id AS id",
+        **({"stage": f"UNWIND $rows AS row WITH row WHERE NOT EXISTS {{ MATCH (:{label} {{id: row.id}}) }} "
+                     f"MERGE (n:{STAGED[label]} {{id: row.id}}){sets} RETURN count(*) AS n"}
+           if label in STAGED else {}),
     }
 
 
 def relationship_statements(rel: str, from_label: str, to_label: str, props: list[str],
-                            constants: tuple[str, ...] = ()) -> dict[str, str]:
+                            constants: tuple[str, ...] = (), staged: tuple[str, ...] = ()) -> dict[str, str]:
     """The statements that write and diff ``(from)-[rel]->(to)`` relationships with ``props``, by use.
 
     ``guard`` locks a batch's from-nodes (a write to each) and names those whose
@@ -271,7 +292,9 @@ def relationship_statements(rel: str, from_label: str, to_label: str, props: lis
     ``create`` and ``merge`` take one row per from-node with lists (``b``: the to-keys, one
     list per property, save the ``constants``, one value for every row in ``$const``);
     ``update`` one row per relationship; ``existing`` reads what from-nodes hold. Labels and
-    types must come from :mod:`kstp.graph.schema`.
+    types must come from :mod:`kstp.graph.schema`. An end whose label is in ``staged`` (an
+    open :meth:`~kstp.graph.store.GraphStore.unit`'s) also matches the label's hidden nodes
+    (:data:`STAGED`); its nodes are found by key, so the label expression is only a check.
     """
     def item(c: str) -> str:
         return f"$const.{c}" if c in constants else f"row.{c}[i]"
@@ -284,6 +307,8 @@ def relationship_statements(rel: str, from_label: str, to_label: str, props: lis
     # the end's label unchecked: a count is then the node's degree, and the diff read of
     # 5.4 M answers skips a label check for each.
     sole = [t for f, t in schema.rel_types()[rel].endpoints if f == from_label] == [to_label]
+    from_label, to_label = (f"{label}|{STAGED[label]}" if label in staged else label
+                            for label in (from_label, to_label))
     end = "" if sole else f":{to_label}"
     return {
         "guard": (f"UNWIND $rows AS row MATCH (a:{from_label}) WHERE id(a) = row.a SET a.id = a.id "
@@ -325,6 +350,7 @@ class Neo4jStore(GraphStore):
     def __init__(self, uri: str, user: str, password: str, database: str | None = None, read_only: bool = False):
         self.uri = _checked_uri(uri)
         self._database = database
+        self._staged_ids: list[str] = []  # the ids an open unit created out of sight
         self.read_only = read_only
         try:
             self._driver = neo4j.GraphDatabase.driver(uri, auth=(user, password), user_agent=f"kstp/{__version__}",
@@ -563,6 +589,30 @@ class Neo4jStore(GraphStore):
             return pd.DataFrame(columns=columns)
         return pd.concat(parts, ignore_index=True) if len(parts) > 1 else parts[0]
 
+    # ---- units -----------------------------------------------------------------------------
+    def _begin_unit(self, label: str) -> None:
+        if label not in STAGED:
+            raise QueryError(f"Neo4j keeps new {label} nodes out of sight only for {', '.join(STAGED)}; "
+                             f"a unit of {label} writes cannot be one")
+        self._writable()
+        self._staged_ids = []
+
+    def _end_unit(self, commit: bool) -> None:
+        ids, self._staged_ids = self._staged_ids, []
+        if not commit or not ids:
+            return  # left hidden: a later unit writing the same ids takes them up
+        label, hidden = self._unit_label, STAGED[self._unit_label]
+        text = f"UNWIND $ids AS key MATCH (n:{hidden} {{id: key}}) SET n:{label} REMOVE n:{hidden} RETURN count(*) AS n"
+        self._write(f"show {label}", lambda tx: _single(tx, text, {"ids": ids}, f"show {label}"))
+
+    def _staged(self) -> tuple[str, ...]:
+        """The labels whose hidden nodes the statements of this moment also match (an open unit's)."""
+        return (self._unit_label,) if self._unit_label else ()
+
+    def _match(self, label: str) -> str:
+        """``label`` as a statement matches it: with its hidden nodes in an open unit of the label."""
+        return f"{label}|{STAGED[label]}" if label == self._unit_label else label
+
     # ---- node keys -----------------------------------------------------------------------
     def _node_keys(self, label: str, ids: pd.Series) -> np.ndarray:
         """The node key (``id(n)``) of each of ``ids`` among the ``label`` nodes; -1 where there is none.
@@ -571,11 +621,15 @@ class Neo4jStore(GraphStore):
         """
         codes, distinct = _codes(ids)
         found = np.full(len(distinct), -1, np.int64)
-        values = distinct.tolist()
-        for start in range(0, len(values), KEY_BATCH):
-            chunk = values[start:start + KEY_BATCH]
-            rows = self._run_columnar(node_statements(label)["keys"], {"ids": chunk}, ["i", "key"], f"keys {label}")
-            found[start + np.asarray(rows["i"], np.int64)] = np.asarray(rows["key"], np.int64)
+        # In an open unit of the label, the ids not in sight are looked up among its hidden nodes.
+        for where in [label, *([STAGED[label]] if label == self._unit_label else [])]:
+            missing = np.flatnonzero(found < 0)
+            values = distinct[missing].tolist()
+            for start in range(0, len(values), KEY_BATCH):
+                chunk = values[start:start + KEY_BATCH]
+                rows = self._run_columnar(node_statements(where)["keys"], {"ids": chunk}, ["i", "key"],
+                                          f"keys {where}")
+                found[missing[start + np.asarray(rows["i"], np.int64)]] = np.asarray(rows["key"], np.int64)
         return np.where(codes >= 0, found[np.maximum(codes, 0)], -1)
 
     def _ids_of(self, label: str, keys: np.ndarray) -> pd.Categorical:
@@ -584,7 +638,7 @@ class Neo4jStore(GraphStore):
         ids = []
         for start in range(0, len(distinct), KEY_BATCH):
             chunk = distinct[start:start + KEY_BATCH].tolist()
-            rows = self._run_columnar(node_statements(label)["ids"], {"keys": chunk}, ["k", "id"],
+            rows = self._run_columnar(node_statements(self._match(label))["ids"], {"keys": chunk}, ["k", "id"],
                                       f"ids {label}")
             ids.append(pd.Series(rows["id"].to_numpy(object), index=np.asarray(rows["k"], np.int64)))
         found = pd.concat(ids) if ids else pd.Series([], dtype=object)
@@ -595,15 +649,19 @@ class Neo4jStore(GraphStore):
         schema.node_label(label)
         self._writable()
         props = [c for c in rows.columns if rows[c].notna().any()]
+        hidden = label == self._unit_label  # an open unit creates them out of sight (STAGED)
         statements = node_statements(label, props)
-        create, merge = statements["create"], statements["merge"]
+        create, merge = (node_statements(STAGED[label], props)["create"], statements["stage"]) if hidden else \
+            (statements["create"], statements["merge"])
         began = time.monotonic()
         for start in range(0, len(rows), BATCH_SIZE):
             chunk = records(rows[props].iloc[start:start + BATCH_SIZE])
             try:
                 self._run(create, {"rows": chunk}, f"write {label}")
-            except _Conflict:  # a concurrent writer created some of them since the diff
+            except _Conflict:  # a concurrent writer (or a killed unit, hidden) created some of them since the diff
                 self._run(merge, {"rows": chunk}, f"write {label}")
+            if hidden:
+                self._staged_ids += [row["id"] for row in chunk]
             self._progress(f"write {label}", start + len(chunk), len(rows), began, len(rows) > BATCH_SIZE)
 
     def _update_nodes(self, label, rows):
@@ -641,7 +699,7 @@ class Neo4jStore(GraphStore):
         lists = {"b": b.tolist(), **{c: _plain_list(rows[c].iloc[order]) for c in props if c not in constants}}
         groups = [{"a": int(a[s]), "d": int(degree[s]), **{k: v[s:e] for k, v in lists.items()}}
                   for s, e in zip(starts.tolist(), ends.tolist(), strict=True)]
-        statements = relationship_statements(rel, from_label, to_label, props, tuple(constants))
+        statements = relationship_statements(rel, from_label, to_label, props, tuple(constants), self._staged())
         create, guard = statements["create"], statements["guard"]  # a concurrent writer's rows are MERGEd
         name, total, sent, began, clashed = f"write {rel}", len(a), 0, time.monotonic(), []
 
@@ -678,7 +736,7 @@ class Neo4jStore(GraphStore):
 
     def _merge_rels(self, rel, from_label, to_label, groups: list[dict], props: list[str], constants: dict) -> None:
         """``MERGE`` the rows of ``groups`` (from-nodes whose relationships a concurrent writer changed)."""
-        text = relationship_statements(rel, from_label, to_label, props, tuple(constants))["merge"]
+        text = relationship_statements(rel, from_label, to_label, props, tuple(constants), self._staged())["merge"]
         for batch in self._rel_batches(groups):
             self._write(f"merge {rel}", lambda tx, batch=batch: _single(tx, text, {"rows": batch, "const": constants},
                                                                         f"merge {rel}"))
@@ -689,8 +747,8 @@ class Neo4jStore(GraphStore):
         a, b = self._endpoint_keys(rel, from_label, to_label, rows)
         props = [c for c in rows.columns if c not in ("from_id", "to_id")]
         keyed = pd.concat([pd.DataFrame({"a": a, "b": b}), rows[props].reset_index(drop=True)], axis=1)
-        self._execute_rows(relationship_statements(rel, from_label, to_label, props)["update"], keyed,
-                           f"write {rel}")
+        text = relationship_statements(rel, from_label, to_label, props, (), self._staged())["update"]
+        self._execute_rows(text, keyed, f"write {rel}")
 
     def _existing_rels(self, rel, from_label, to_label, from_ids, columns):
         """The stored ``rel`` relationships from ``from_ids``, ids as categoricals (read by node key,
@@ -700,7 +758,7 @@ class Neo4jStore(GraphStore):
         keys = self._node_keys(from_label, pd.Series(from_index))
         known = keys >= 0
         stored = keys[known]
-        text = relationship_statements(rel, from_label, to_label, columns)["existing"]
+        text = relationship_statements(rel, from_label, to_label, columns, (), self._staged())["existing"]
         starts = range(0, len(stored), FROM_BATCH)
 
         def read(start: int) -> pd.DataFrame:

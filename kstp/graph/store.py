@@ -5,11 +5,16 @@ rows. Writes are idempotent: rows are compared with what the graph already holds
 ones take the engine's fast path, changed ones are updated, identical ones are left
 alone, so re-running an ingest changes nothing. Labels and relationship types are
 checked against :mod:`kstp.graph.schema` before they reach any query text.
+
+Writes made inside :meth:`GraphStore.unit` are one unit to every reader: the nodes of its
+label that they create appear together with every relationship written from them, or not
+at all (an exception, a kill); each engine says how it keeps that promise.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from importlib import resources
 from typing import Any
@@ -303,6 +308,58 @@ class GraphStore:
             yield keys[start], keys[min(start + size, len(keys)) - 1]
 
     # ---- writing -------------------------------------------------------------
+    @contextmanager
+    def unit(self, label: str) -> Iterator[None]:
+        """Make the writes inside the block one unit to every reader.
+
+        The ``label`` nodes created inside appear to readers (other processes, other
+        stores) at the end of the block together with every relationship written from
+        them, or never: an exception inside the block, or a kill, leaves none of them in
+        sight. On LadybugDB the whole block is one transaction. On Neo4j the new nodes
+        are hidden (:data:`~kstp.graph.neo4j.STAGED`) until one transaction at the end
+        shows them; changes to nodes that were already in sight are written as they come.
+
+        Parameters
+        ----------
+        label : str
+            The label of the nodes the unit creates (``"Learner"``).
+
+        Raises
+        ------
+        QueryError
+            When a unit is already open on this store, or the engine cannot stage
+            ``label``.
+        KeyError
+            When ``label`` is not part of the graph model.
+        """
+        schema.node_label(label)
+        if self._unit_label is not None:
+            raise QueryError(f"a unit of {self._unit_label} writes is already open on this store")
+        self._begin_unit(label)
+        self._unit_label = label
+        try:
+            yield
+        except BaseException:
+            try:
+                self._end_unit(commit=False)
+            finally:
+                self._unit_label = None
+            raise
+        try:
+            self._end_unit(commit=True)
+        finally:
+            self._unit_label = None
+
+    #: The label of the open :meth:`unit` (None: no unit).
+    _unit_label: str | None = None
+
+    def _begin_unit(self, label: str) -> None:
+        raise NotImplementedError
+
+    def _end_unit(self, commit: bool) -> None:
+        """Close the open unit (``_unit_label`` still set): show what it wrote (``commit``), or leave it unseen."""
+        raise NotImplementedError
+
     def write_nodes(self, label: str, rows: pd.DataFrame) -> WriteReport:
         """Create or update nodes of ``label`` keyed by ``id``.
 

@@ -24,6 +24,7 @@ from __future__ import annotations
 import hashlib
 import json
 import shlex
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -37,8 +38,8 @@ from kstp.errors import ConfigError, DataNotFoundError, InputError
 from kstp.graph import schema
 from kstp.graph.store import GraphStore, WriteReport
 
-__all__ = ["FORMAT", "ARRAY_DELIMITER", "export_graph", "read_manifest", "import_graph", "neo4j_admin_args",
-           "neo4j_admin_command", "aura_upload_command"]
+__all__ = ["FORMAT", "ARRAY_DELIMITER", "export_graph", "read_manifest", "Export", "read_export", "import_graph",
+           "neo4j_admin_args", "neo4j_admin_command", "aura_upload_command"]
 
 #: The ``format`` of a manifest written here.
 FORMAT = "kstp-graph-export"
@@ -301,21 +302,40 @@ def _read_csv(path: Path, columns: list[tuple[str, str]]) -> pd.DataFrame:
     return pd.DataFrame(out)
 
 
-def import_graph(store: GraphStore, folder: str | Path) -> dict[str, WriteReport]:
-    """Load an export folder into ``store``, empty or not; return what was written per file.
+@dataclass
+class Export:
+    """An export folder read and checked by :func:`read_export`: its node and relationship files' rows,
+    each with its manifest entry, nodes first."""
 
-    Reads and checks everything before it writes anything: the whole manifest
-    (:func:`read_manifest`), every file's header, and every relationship's two ends,
-    each a node of the files or of the graph. Nodes are written before relationships,
-    and as every kstp write: a node or relationship already in the graph takes the
-    file's values, one not in the files stays.
+    folder: Path
+    nodes: list[tuple[dict, pd.DataFrame]]
+    relationships: list[tuple[dict, pd.DataFrame]]
+
+    def check_ends(self, store: GraphStore | None) -> None:
+        """Refuse a relationship whose end is a node neither of the files nor of ``store``'s graph.
+
+        ``store`` None: a graph that does not exist yet, which holds no node (checked
+        before it is created, so a refused import creates nothing).
+
+        Raises
+        ------
+        InputError
+            With the file, its line and the first such id, and how many there are.
+        """
+        _check_ends(store, self.folder, self.nodes, self.relationships)
+
+
+def read_export(folder: str | Path) -> Export:
+    """Read an export folder whole and check it, before any graph is opened.
+
+    Checks the whole manifest (:func:`read_manifest`) and every file's header against
+    the graph model, and reads every file.
 
     Raises
     ------
     DataNotFoundError, InputError
         As :func:`read_manifest`; and :class:`InputError` when a file's header is not
-        the graph model's, or a relationship names a node that is neither in the files
-        nor in the graph (with the file, its line and the id).
+        the graph model's.
     """
     folder = Path(folder)
     manifest = read_manifest(folder)
@@ -333,17 +353,37 @@ def import_graph(store: GraphStore, folder: str | Path) -> dict[str, WriteReport
                       *(f"{n}:{_TYPES[k]}" for n, k in props)]
             rows = _read_csv(_checked_header(path, header), [("from_id", "STRING"), ("to_id", "STRING"), *props])
             relationships.append((entry, rows))
-    _check_ends(store, folder, nodes, relationships)
+    return Export(folder, nodes, relationships)
+
+
+def import_graph(store: GraphStore, folder: str | Path | Export) -> dict[str, WriteReport]:
+    """Load an export folder into ``store``, empty or not; return what was written per file.
+
+    Reads and checks everything before it writes anything: the whole folder
+    (:func:`read_export`, unless ``folder`` is what it returned) and every relationship's
+    two ends, each a node of the files or of the graph. Nodes are written before
+    relationships, and as every kstp write: a node or relationship already in the graph
+    takes the file's values, one not in the files stays.
+
+    Raises
+    ------
+    DataNotFoundError, InputError
+        As :func:`read_export`; and :class:`InputError` when a relationship names a node
+        that is neither in the files nor in the graph (with the file, its line and the id).
+    """
+    export = folder if isinstance(folder, Export) else read_export(folder)
+    export.check_ends(store)
     written: dict[str, WriteReport] = {}
-    for entry, rows in nodes:
+    for entry, rows in export.nodes:
         written[entry["path"]] = store.write_nodes(entry["label"], rows)
-    for entry, rows in relationships:
+    for entry, rows in export.relationships:
         written[entry["path"]] = store.write_relationships(entry["type"], entry["from"], entry["to"], rows)
     return written
 
 
-def _check_ends(store: GraphStore, folder: Path, nodes: list, relationships: list) -> None:
-    """Raise :class:`InputError` for the first relationship end that no file and no graph node holds."""
+def _check_ends(store: GraphStore | None, folder: Path, nodes: list, relationships: list) -> None:
+    """Raise :class:`InputError` for the first relationship end that no file and no graph node holds
+    (``store`` None: no graph yet)."""
     known: dict[str, set] = {}
     for entry, rows in nodes:
         known.setdefault(entry["label"], set()).update(rows["id"])
@@ -352,7 +392,8 @@ def _check_ends(store: GraphStore, folder: Path, nodes: list, relationships: lis
             ids = known.setdefault(label, set())
             missing = sorted(set(rows[column]) - ids)
             if missing:
-                ids.update(store.nodes(label, missing)["id"])
+                if store is not None:
+                    ids.update(store.nodes(label, missing)["id"])
                 absent = [i for i in missing if i not in ids]
                 if absent:
                     line = int((rows[column] == absent[0]).to_numpy().argmax()) + 2  # 1-based, after the header

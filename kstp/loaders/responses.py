@@ -37,7 +37,9 @@ nothing. :func:`write_answers` then de-duplicates over the whole log (the last a
 the log's order wins whichever chunk it came from);
 the answers of learners new to the graph go in one bulk load, and where learners are
 already stored, in runs of whole learners, so the read of their stored answers follows
-the run.
+the run. The learners and their answers are one unit to every reader
+(:meth:`~kstp.graph.store.GraphStore.unit`): they appear together at the end of the write,
+and an exception or a kill leaves none of them in sight.
 """
 
 from __future__ import annotations
@@ -546,6 +548,9 @@ def write_answers(store: GraphStore, dataset: str, answers: pd.DataFrame, source
 
     Notes
     -----
+    The learners and their answers appear to readers together, at the end, or not at
+    all (:meth:`~kstp.graph.store.GraphStore.unit`); a run after a kill writes what
+    the killed one did not.
     De-duplication and each answer's ``position`` (1-based within its learner) are
     computed once over the whole log, so every kept answer falls in exactly one run:
     the report's counts are those of one write, and a re-run finds every answer
@@ -577,22 +582,24 @@ def write_answers(store: GraphStore, dataset: str, answers: pd.DataFrame, source
     local = pd.Index(learners, dtype=object)
     learner_ids = prefix + local
     item_ids = prefix + pd.Index(items, dtype=object)
-    nodes = store.write_nodes("Learner", pd.DataFrame(
-        {"id": learner_ids, "kind": "human", "dataset": dataset, "localId": local}))
-    report.add("Learner", nodes)
     kept = np.bincount(learner[order], minlength=len(learners))
     ends = np.cumsum(kept)
     timestamps = answers["timestamp"]
     no_stamps = bool(timestamps.isna().all())
-    fresh = nodes.created == len(learners)  # no answer of theirs can be stored yet
-    for a, b in _learner_runs(kept, len(order) if fresh else batch):
-        rows = order[ends[a] - kept[a]:ends[b - 1]]
-        stamps = pd.Series(None, index=rows, dtype=object) if no_stamps else timestamps.iloc[rows].astype(object)
-        edges = pd.DataFrame({
-            "from_id": pd.Categorical.from_codes(learner[rows], learner_ids),
-            "to_id": pd.Categorical.from_codes(item[rows], item_ids),
-            "correct": answers["correct"].to_numpy(bool)[rows],
-            "timestamp": stamps.where(stamps.notna(), None).to_numpy(object),
-            "position": position[rows]})
-        report.add("ANSWERED", store.write_relationships("ANSWERED", "Learner", "Question", edges, new=fresh))
+    with store.unit("Learner"):  # learners and their answers appear together, or not at all
+        nodes = store.write_nodes("Learner", pd.DataFrame(
+            {"id": learner_ids, "kind": "human", "dataset": dataset, "localId": local}))
+        report.add("Learner", nodes)
+        fresh = nodes.created == len(learners)  # no answer of theirs can be stored yet
+        for a, b in _learner_runs(kept, len(order) if fresh else batch):
+            rows = order[ends[a] - kept[a]:ends[b - 1]]
+            stamps = (pd.Series(None, index=rows, dtype=object) if no_stamps
+                      else timestamps.iloc[rows].astype(object))
+            edges = pd.DataFrame({
+                "from_id": pd.Categorical.from_codes(learner[rows], learner_ids),
+                "to_id": pd.Categorical.from_codes(item[rows], item_ids),
+                "correct": answers["correct"].to_numpy(bool)[rows],
+                "timestamp": stamps.where(stamps.notna(), None).to_numpy(object),
+                "position": position[rows]})
+            report.add("ANSWERED", store.write_relationships("ANSWERED", "Learner", "Question", edges, new=fresh))
     return report

@@ -1,5 +1,6 @@
 """An embedded graph whose writer died (or stalled) mid-checkpoint: recovered by the next store that may
-write, waited for or explained in one line by a read-only one (issue 33, §1 and §2).
+write, waited for or explained in one line by a read-only one (issue 33, §1 and §2); one whose write-ahead
+log was cut short: read up to its last whole transaction, and recovered so (issue 43 §1).
 
 The writer is a child process that commits batches of Learner nodes and checkpoints after
 each (the write-ahead log stays small: no automatic checkpoint comes between); the test
@@ -9,6 +10,7 @@ leaves "checkpoint recovery is pending" on disk.
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -17,6 +19,7 @@ import threading
 import time
 from pathlib import Path
 
+import pandas as pd
 import pytest
 from click.testing import CliRunner
 
@@ -136,3 +139,82 @@ def test_a_stalled_writers_checkpoint_is_named_and_a_second_writer_told_who_hold
     finally:
         child.kill()
         child.wait()
+
+
+# ---- a write-ahead log cut short (issue 43 §1) ------------------------------------------------
+LOGGED = 3  # transactions the log holds when the writer is killed
+LOG_WRITER = f"""
+import os, signal, sys
+import pandas as pd
+from kstp.graph.ladybug import LadybugStore
+store = LadybugStore(sys.argv[1])
+store.ensure_schema()
+for batch in range({LOGGED}):  # CREATE (below COPY_MIN_ROWS): each commit appends to the log, none checkpoints
+    store.write_nodes("Learner", pd.DataFrame({{"id": [f"l{{batch}}-{{i}}" for i in range({BATCH})], "kind": "human"}}))
+    print(os.path.getsize(sys.argv[1] + ".wal"), flush=True)
+os.kill(os.getpid(), signal.SIGKILL)  # no checkpoint at close: the log stays as written
+"""
+
+
+def _logged_graph(path: Path) -> list[int]:
+    """A graph whose write-ahead log holds :data:`LOGGED` committed transactions; the log's size after each."""
+    child = subprocess.run([sys.executable, "-c", LOG_WRITER, str(path)], capture_output=True, text=True,
+                           env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=120)
+    assert child.returncode == -signal.SIGKILL, child.stderr
+    sizes = [int(line) for line in child.stdout.split()]
+    assert len(sizes) == LOGGED and path.with_name("graph.wal").stat().st_size == sizes[-1]
+    return sizes
+
+
+def _kstp(path: Path, *args: str) -> subprocess.CompletedProcess:
+    from tests.graph.servers import kstp
+
+    return kstp("--graph", f"ladybug:{path}", *args)
+
+
+@pytest.mark.parametrize("into", ["the last record by 1 byte", "the last record by 113 bytes",
+                                  "the transaction before it"])
+def test_a_wal_cut_short_is_read_to_its_last_whole_transaction_and_recovered_by_a_writer(tmp_path, into):
+    """A real log (three committed transactions of 1,000 learners), cut short as a kill while appending
+    leaves it: the engine refuses the graph ("Checksum verification failed, the WAL file is corrupted"); a
+    read-only command reads it up to the last whole transaction and says so in one line; the next command
+    that writes recovers it, keeps the damaged log beside the graph and says in one line what it kept and
+    what it did not."""
+    import ladybug
+
+    path = tmp_path / "graph"
+    sizes = _logged_graph(path)
+    log = path.with_name("graph.wal")
+    cut = {"the last record by 1 byte": 1, "the last record by 113 bytes": 113,
+           "the transaction before it": sizes[-1] - sizes[-2] + 10}[into]
+    whole = 2 if cut < sizes[-1] - sizes[-2] else 1  # transactions left whole
+    with log.open("r+b") as handle:
+        handle.truncate(sizes[-1] - cut)
+    damaged = log.read_bytes()
+    with pytest.raises(RuntimeError, match="WAL file is corrupted|Reading past the end of the file"):
+        ladybug.Database(str(path), read_only=True)  # what every command met before
+
+    read = _kstp(path, "db", "stats", "--json")
+    assert read.returncode == 0, read.stderr
+    assert json.loads(read.stdout)["nodes"]["Learner"] == whole * BATCH
+    [line] = read.stderr.strip().splitlines()
+    assert "ends in an incomplete record" in line and "this read sees every transaction before it" in line
+    assert "kstp db init" in line and log.read_bytes() == damaged  # a reader changes nothing
+
+    init = _kstp(path, "db", "init")
+    assert init.returncode == 0, init.stderr
+    [line, ready] = init.stderr.strip().splitlines()
+    kept = sizes[whole - 1]
+    assert line == (f"recovered the graph at {path.resolve()}: its write-ahead log ended in an incomplete record "
+                    "(a process stopped while writing it, or the file was cut); every transaction up to the last "
+                    f"whole one is kept ({kept:,} bytes of the log), the {sizes[-1] - cut - kept:,} bytes after it "
+                    "are not (the transaction whose record is incomplete); the damaged log is kept as "
+                    f"{path.resolve()}.wal.damaged")
+    assert ready.startswith("graph ready")
+    assert path.with_name("graph.wal.damaged").read_bytes() == damaged
+    again = _kstp(path, "db", "stats", "--json")
+    assert again.returncode == 0 and again.stderr == ""
+    assert json.loads(again.stdout)["nodes"]["Learner"] == whole * BATCH
+    with LadybugStore(path) as store:  # and the graph takes writes again
+        store.write_nodes("Learner", pd.DataFrame({"id": ["after"], "kind": "human"}))
+    assert _learners(path) == whole * BATCH + 1

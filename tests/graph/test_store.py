@@ -180,3 +180,33 @@ def test_many_small_writes_keep_the_embedded_graph_small_in_memory(tmp_path):
     peak_mb = int(subprocess.run([sys.executable, "-c", SMALL_WRITES, str(tmp_path / "graph")], check=True,
                                  capture_output=True, text=True).stdout)
     assert peak_mb < 1000
+
+
+@pytest.mark.parametrize("layout", ["one run", "runs and lone ids", "lone ids only"])
+def test_write_relationships_compares_with_exactly_the_stored_rows_of_its_from_nodes(store, layout, monkeypatch):
+    """The comparison read of a write takes the stored relationships of the written from-nodes and no
+    others, whether they stand in runs among the stored ids (Ladybug reads a run by one id range, the other
+    nodes inside it dropped), alone (IN lists) or are not stored at all: the counts are exact."""
+    from kstp.graph import ladybug
+
+    monkeypatch.setattr(ladybug, "IN_BATCH", 3)  # several IN lists for the lone ids
+    monkeypatch.setattr(ladybug, "RANGE_GAP", 8)  # ids 50 apart stand alone; 2 apart (one other between) run
+    # ids past ASCII too: the ranges follow the engine's order of strings, which must be Python's
+    learners = [f"d:{first}{i:03d}" for first in ("L", "l", "Ä", "é", "😀", "ｚ") for i in range(100)]
+    store.write_nodes("Question", pd.DataFrame({"id": ["d:q1", "d:q2"]}))
+    store.write_nodes("Learner", pd.DataFrame({"id": learners, "kind": "human"}))
+    stored = pd.DataFrame({"from_id": [a for a in learners for _ in (1, 2)], "to_id": ["d:q1", "d:q2"] * 600,
+                           "correct": [True, False] * 600})
+    assert store.write_relationships("ANSWERED", "Learner", "Question", stored) == WriteReport(created=1200)
+    picked = {"one run": learners[100:400],
+              "runs and lone ids": learners[10:40] + learners[::50] + learners[200:260:2] + learners[520:530:2],
+              "lone ids only": learners[::300] + learners[7::97]}[layout]
+    rows = stored[stored["from_id"].isin(picked)].reset_index(drop=True)
+    rows.loc[rows["to_id"] == "d:q1", "correct"] = rows["from_id"].str.endswith("0")  # some change, some not
+    new = pd.DataFrame({"id": ["d:new"], "kind": "human"})
+    store.write_nodes("Learner", new)
+    rows = pd.concat([rows, pd.DataFrame({"from_id": ["d:new"], "to_id": ["d:q1"], "correct": [True]})])
+    changed = int((~rows["from_id"].str.endswith("0") & (rows["to_id"] == "d:q1")).sum()) - 1  # d:new is created
+    assert store.write_relationships("ANSWERED", "Learner", "Question", rows) == \
+        WriteReport(created=1, updated=changed, unchanged=len(rows) - 1 - changed)
+    assert len(store.relationships("ANSWERED", "Learner", "Question")) == 1201
