@@ -198,9 +198,14 @@ def _response_format(path: Path, chosen: str) -> str:
               "(counted in the report).")
 @click.option("--strict", is_flag=True, help="Refuse a wide matrix without a column for every question of the "
               "dataset (by default the report names them).")
+@click.option("--unknown-items", type=click.Choice(("refuse", "skip")), default=None,
+              help="An answer (long, pykt) to a question the dataset does not have: refuse the file with its line, "
+              "or skip the answer, counted in the report. Default: skip for pykt (XES3G5M's logs name questions "
+              "the released dataset lacks; paper 1's release skips those records), refuse otherwise.")
 @format_option("--output-format")  # --format is the input's format here
 @click.pass_context
-def responses(ctx, path: Path, dataset: str, fmt: str, missing: str, strict: bool, as_json: bool) -> None:
+def responses(ctx, path: Path, dataset: str, fmt: str, missing: str, strict: bool, unknown_items: str | None,
+              as_json: bool) -> None:
     """Load learner answers: a wide 0/1 matrix, a long CSV, or a pyKT sequence CSV.
 
     Learners become Learner {kind: human} nodes with ids DATASET:id; each answer an
@@ -223,8 +228,12 @@ def responses(ctx, path: Path, dataset: str, fmt: str, missing: str, strict: boo
     fmt = _response_format(path, fmt)
     if strict and fmt != "wide":
         raise click.UsageError(f"--strict goes with a wide matrix; {path.name} reads as {fmt}")
+    unknown = unknown_items or ("skip" if fmt == "pykt" else "refuse")
+    if unknown_items and fmt == "wide":
+        raise click.UsageError(f"--unknown-items goes with a long or pykt log; {path.name} reads as wide")
     reader = {"wide": functools.partial(responses_loader.read_wide, missing=missing, strict=strict),
-              "long": responses_loader.read_long, "pykt": responses_loader.read_pykt}[fmt]
+              "long": functools.partial(responses_loader.read_long, unknown=unknown),
+              "pykt": functools.partial(responses_loader.read_pykt, unknown=unknown)}[fmt]
     with status(f"reading {path.name} ({fmt})"):
         answers = reader(path, known)
     with status(f"writing {len(answers)} answers"):
@@ -233,4 +242,7 @@ def responses(ctx, path: Path, dataset: str, fmt: str, missing: str, strict: boo
         report.notes["blank cells read as not attempted"] = answers.attrs["notAttempted"]
     if fmt == "wide" and answers.attrs["itemsWithoutColumn"]:
         report.notes["questions of the dataset without a column"] = answers.attrs["itemsWithoutColumn"]
+    if answers.attrs.get("skippedAnswers"):
+        report.notes["answers to questions outside the dataset, skipped"] = answers.attrs["skippedAnswers"]
+        report.notes["distinct questions outside the dataset"] = answers.attrs["skippedItems"]
     _report(report, as_json)

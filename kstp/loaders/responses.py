@@ -283,6 +283,10 @@ class _Times:
                                               "(2024-03-01 14:05:09, 2024-03-01T14:05:09Z) or epoch numbers")),
         ]
 
+    def keep(self, rows: np.ndarray) -> None:
+        """Keep only ``rows`` (a mask) of the last chunk's times: the others' answers were left out."""
+        self.keys[-1] = self.keys[-1][rows]
+
     def _numbers(self, text: pa.Array) -> np.ndarray:
         if self.form == 0:
             return pc.cast(text, pa.float64()).to_numpy()
@@ -315,7 +319,8 @@ class _Times:
         return np.argsort(np.concatenate(self.keys), kind="stable")
 
 
-def read_long(path: str | Path, known_items: set[str], chunk: int = LONG_CHUNK_ROWS) -> pd.DataFrame:
+def read_long(path: str | Path, known_items: set[str], chunk: int = LONG_CHUNK_ROWS,
+              unknown: str = "refuse") -> pd.DataFrame:
     """Read ``learner, item, correct[, timestamp]`` rows into answers.
 
     With a time column (:data:`TIME_COLUMNS`) the answers come in time order (equal
@@ -330,6 +335,9 @@ def read_long(path: str | Path, known_items: set[str], chunk: int = LONG_CHUNK_R
     known_items : set of str
         The dataset's questions by local id, without the dataset prefix (``"q1"``, not
         ``"ds:q1"``): the ``localId`` column of the ``dataset_questions`` query.
+    unknown : {"refuse", "skip"}
+        A row of an item that is not a question of the dataset: refuse the file (with its
+        line), or leave the row out, counted (as :func:`read_pykt`).
 
     Raises
     ------
@@ -338,7 +346,7 @@ def read_long(path: str | Path, known_items: set[str], chunk: int = LONG_CHUNK_R
         column, on a time that is not ISO 8601 nor an epoch number, one in another form
         than the column's first, or a blank one (each with its line).
     UnknownIdError
-        On an item that is not a question of the dataset (with line).
+        On an item that is not a question of the dataset (with line), under ``refuse``.
     """
     path = Path(path)
     columns, chunks = read_csv_chunks(path, chunk)
@@ -349,9 +357,10 @@ def read_long(path: str | Path, known_items: set[str], chunk: int = LONG_CHUNK_R
     times = _Times(path, time_col) if time_col else None
     known = pd.Index(list(known_items), dtype=object)
     collected = _Collected()
+    skipped = _skipping(unknown)
     for rows in chunks:
-        _long_chunk(path, rows, (learner_col, item_col, correct_col, time_col), known, collected, times)
-    answers = collected.frame()
+        _long_chunk(path, rows, (learner_col, item_col, correct_col, time_col), known, collected, times, skipped)
+    answers = _with_skipped(collected.frame(), skipped)
     order = times.order() if times else None
     if order is not None:
         answers = answers.iloc[order].reset_index(drop=True)
@@ -361,8 +370,9 @@ def read_long(path: str | Path, known_items: set[str], chunk: int = LONG_CHUNK_R
 
 
 def _long_chunk(path: Path, rows: list[Row], columns: tuple, known: pd.Index, collected: _Collected,
-                times: _Times | None) -> None:
-    """Check one chunk of long rows (vectorised) and add its answers (and their times to ``times``)."""
+                times: _Times | None, skipped: dict | None = None) -> None:
+    """Check one chunk of long rows (vectorised) and add its answers (and their times to ``times``); with
+    ``skipped``, rows of unknown questions are left out and counted there."""
     learner_col, item_col, correct_col, time_col = columns
     learners, items, correct = (np.array([row.values[c] for row in rows], dtype=object)
                                 for c in (learner_col, item_col, correct_col))
@@ -371,15 +381,24 @@ def _long_chunk(path: Path, rows: list[Row], columns: tuple, known: pd.Index, co
     def where(r: int) -> str:
         return f"{path}:{rows[r].line}"
 
+    outside = ~empty & ~pd.Index(items).isin(known)
     _refuse_first([
         (empty, lambda r: InputError(f"{where(r)}: empty {learner_col if not learners[r] else item_col}")),
-        (~empty & ~pd.Index(items).isin(known), lambda r: unknown_id("item", items[r], where(r), _HINT)),
+        (outside if skipped is None else np.zeros(len(rows), bool),
+         lambda r: unknown_id("item", items[r], where(r), _HINT)),
         ((correct != "0") & (correct != "1"),
          lambda r: InputError(f"{where(r)}: a response must be 0 or 1, found {correct[r]!r}")),
         *(times.check([row.values[time_col] for row in rows], [row.line for row in rows]) if times else []),
     ])
     stamps = (pa.array([row.values[time_col] or None for row in rows], pa.string()) if time_col
               else pa.nulls(len(rows), pa.string()))
+    if skipped is not None and outside.any():
+        skipped["answers"] += int(outside.sum())
+        skipped["items"].update(items[outside].tolist())
+        inside = ~outside
+        learners, items, correct, stamps = learners[inside], items[inside], correct[inside], stamps.filter(inside)
+        if times is not None:
+            times.keep(inside)
     collected.add(learners, items, correct == "1", stamps)
 
 
@@ -407,8 +426,10 @@ def _known_ints(known_items: set[str]) -> np.ndarray:
                     dtype=np.int64)
 
 
-def _pykt_chunk(path: Path, rows: list[Row], known: np.ndarray, collected: _Collected) -> None:
-    """Check one chunk of pyKT rows (vectorised) and add its answers before the padding."""
+def _pykt_chunk(path: Path, rows: list[Row], known: np.ndarray, collected: _Collected,
+                skipped: dict | None = None) -> None:
+    """Check one chunk of pyKT rows (vectorised) and add its answers before the padding; with ``skipped`` (a
+    dict of ``answers`` and ``items``) answers to unknown questions are left out and counted there, not refused."""
     n = len(rows)
 
     def where(r: int) -> str:
@@ -440,7 +461,12 @@ def _pykt_chunk(path: Path, rows: list[Row], known: np.ndarray, collected: _Coll
     bad_01[rows_ok] = np.bincount(row_of[keep & (responses != 0) & (responses != 1)], minlength=len(rows_ok)) > 0
     unknown = keep & ~np.isin(questions, known)
     bad_id = np.zeros(n, bool)
-    bad_id[rows_ok] = np.bincount(row_of[unknown], minlength=len(rows_ok)) > 0
+    if skipped is not None:  # XES3G5M's logs mention questions outside the released dataset: the release skips them
+        skipped["answers"] += int(unknown.sum())
+        skipped["items"].update(np.unique(questions[unknown]).tolist())
+        keep = keep & ~unknown
+    else:
+        bad_id[rows_ok] = np.bincount(row_of[unknown], minlength=len(rows_ok)) > 0
 
     def first_unknown(row: int) -> Exception:
         value = questions[unknown & (row_of == np.searchsorted(rows_ok, row))][0]
@@ -466,7 +492,8 @@ def _pykt_chunk(path: Path, rows: list[Row], known: np.ndarray, collected: _Coll
                   repeat=np.bincount(row_of[keep], minlength=n))
 
 
-def read_pykt(path: str | Path, known_items: set[str], chunk: int = PYKT_CHUNK_ROWS) -> pd.DataFrame:
+def read_pykt(path: str | Path, known_items: set[str], chunk: int = PYKT_CHUNK_ROWS,
+              unknown: str = "refuse") -> pd.DataFrame:
     """Read a pyKT question-level sequence CSV into answers, in sequence order.
 
     Each row's lists are cut at the first selectmask of -1 (padding). Responses must
@@ -479,13 +506,18 @@ def read_pykt(path: str | Path, known_items: set[str], chunk: int = PYKT_CHUNK_R
     known_items : set of str
         The dataset's questions by local id, without the dataset prefix (the question ids
         as the file has them): the ``localId`` column of the ``dataset_questions`` query.
+    unknown : {"refuse", "skip"}
+        An answer to a question that is not in the dataset: refuse the file (with its
+        line), or leave the answer out, counted in ``attrs["skippedAnswers"]`` and
+        ``attrs["skippedItems"]`` (XES3G5M's logs name questions the released dataset
+        lacks, and paper 1's release skips those records).
 
     Raises
     ------
     InputError
         On lists of different lengths, non-integers, or a response other than 0/1.
     UnknownIdError
-        On a question id that is not a question of the dataset (with line).
+        On a question id that is not a question of the dataset (with line), under ``refuse``.
     """
     path = Path(path)
     columns, chunks = read_csv_chunks(path, chunk)
@@ -493,10 +525,28 @@ def read_pykt(path: str | Path, known_items: set[str], chunk: int = PYKT_CHUNK_R
         pick_column(path, columns, (needed,))
     known = _known_ints(known_items)
     collected = _Collected()
+    skipped = _skipping(unknown)
     for rows in chunks:
-        _pykt_chunk(path, rows, known, collected)
+        _pykt_chunk(path, rows, known, collected, skipped)
     answers = collected.frame()
     answers.attrs["repeats"] = _LAST_ROW  # a sequence is in time order already
+    return _with_skipped(answers, skipped)
+
+
+#: What an answer to a question outside the dataset does: ``refuse`` the file, or ``skip`` the answer (counted).
+UNKNOWN_ITEMS = ("refuse", "skip")
+
+
+def _skipping(unknown: str) -> dict | None:
+    """The counter of skipped answers under ``skip`` (None under ``refuse``)."""
+    if unknown not in UNKNOWN_ITEMS:
+        raise InputError(f"unknown-item rule {unknown!r}: use {' or '.join(UNKNOWN_ITEMS)}")
+    return {"answers": 0, "items": set()} if unknown == "skip" else None
+
+
+def _with_skipped(answers: pd.DataFrame, skipped: dict | None) -> pd.DataFrame:
+    answers.attrs["skippedAnswers"] = skipped["answers"] if skipped else 0
+    answers.attrs["skippedItems"] = len(skipped["items"]) if skipped else 0
     return answers
 
 
@@ -559,6 +609,10 @@ def write_answers(store: GraphStore, dataset: str, answers: pd.DataFrame, source
     table.
     """
     check_namespace(dataset, "dataset")
+    if answers.empty and answers.attrs.get("skippedAnswers"):
+        raise InputError(f"{source}: all {answers.attrs['skippedAnswers']} answers are to questions that are not in "
+                         f"dataset {dataset!r} ({answers.attrs['skippedItems']} distinct), skipped: nothing to "
+                         "ingest; is it the dataset these answers belong to?")
     if answers.empty:
         raise InputError(f"{source}: no answers found (an empty file, or only a header?)")
     report = LoadReport(dataset)

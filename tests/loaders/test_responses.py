@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from kstp.errors import InputError, UnknownIdError
@@ -267,3 +269,58 @@ def test_answers_to_unknown_questions_are_refused_before_any_write(store, tmp_pa
     with pytest.raises(InputError, match="dataset 'nope' has no questions in the graph; ingest its items first"):
         responses.write_answers(store, "nope", responses.read_long(path, {"q3", "q9"}), "log.csv")
     assert store.frame("node_counts").set_index("label")["count"].to_dict() == before
+
+
+def test_answers_to_questions_outside_the_dataset_are_skipped_and_counted_when_asked(tmp_path):
+    """Issue 47: XES3G5M's logs name questions the released dataset lacks and paper 1's release skips those
+    records; skip leaves exactly those answers out and counts them (2 answers, 2 distinct questions here),
+    a learner left with none is no learner, and the other answers keep their order and times."""
+    pykt = tmp_path / "s.csv"
+    pykt.write_text('uid,questions,responses,timestamps,selectmasks\n'
+                    'u1,"1,9,2,-1","1,1,0,-1","5,6,7,-1","1,1,1,-1"\n'
+                    'u2,"8","1","9","1"\n')
+    answers = responses.read_pykt(pykt, {"1", "2"}, unknown="skip")
+    assert answers[["learner", "item", "correct", "timestamp"]].values.tolist() == [
+        ["u1", "1", True, "5"], ["u1", "2", False, "7"]]
+    assert (answers.attrs["skippedAnswers"], answers.attrs["skippedItems"]) == (2, 2)
+    assert responses.read_pykt(pykt, {"1", "2", "8", "9"}).attrs["skippedAnswers"] == 0
+    long = tmp_path / "l.csv"
+    long.write_text("learner,item,correct,timestamp\nu,q2,1,30\nu,q7,1,20\nu,q1,0,10\nv,q7,0,5\n")
+    answers = responses.read_long(long, KNOWN, unknown="skip")
+    assert answers[["learner", "item", "timestamp"]].values.tolist() == [["u", "q1", "10"], ["u", "q2", "30"]]
+    assert (answers.attrs["skippedAnswers"], answers.attrs["skippedItems"]) == (2, 1)
+    with pytest.raises(InputError, match="unknown-item rule 'drop': use refuse or skip"):
+        responses.read_long(long, KNOWN, unknown="drop")
+
+
+def test_the_cli_skips_a_pykt_logs_unknown_questions_by_default_and_says_so(graph_location, tmp_path):
+    from click.testing import CliRunner
+
+    from kstp.cli.main import cli
+    from kstp.graph.factory import open_store
+
+    with open_store(graph_location) as store:
+        load_toy(store, tmp_path)
+    items = tmp_path / "n.csv"
+    items.write_text("id,text,answer\n1,one,1\n2,two,2\n")
+    runner = CliRunner()
+    assert runner.invoke(cli, ["--graph", graph_location, "ingest", "items", str(items), "--dataset", "num"]) \
+        .exit_code == 0
+    pykt = tmp_path / "s.csv"
+    pykt.write_text('uid,questions,responses,selectmasks\nNEW,"1,7,2","1,1,0","1,1,1"\nOLD,"8","1","1"\n')
+    result = runner.invoke(cli, ["--graph", graph_location, "ingest", "responses", str(pykt), "--dataset", "num",
+                                 "--json"])
+    assert result.exit_code == 0, result.output
+    notes = json.loads(result.stdout)["notes"]
+    assert (notes["answers to questions outside the dataset, skipped"],
+            notes["distinct questions outside the dataset"]) == (2, 2)
+    with open_store(graph_location) as store:
+        learners = store.frame("dataset_learners", {"dataset": "num"})
+    assert sorted(learners["learnerId"]) == ["num:NEW"]  # OLD answered nothing of the dataset
+    refused = runner.invoke(cli, ["--graph", graph_location, "ingest", "responses", str(pykt), "--dataset", "num",
+                                  "--unknown-items", "refuse"])
+    assert refused.exit_code == 1 and "unknown item '7'" in refused.stderr
+    outside = runner.invoke(cli, ["--graph", graph_location, "ingest", "responses", str(pykt), "--dataset", "toy"])
+    assert outside.exit_code == 1
+    assert "all 4 answers are to questions that are not in dataset 'toy' (4 distinct), skipped" in \
+        " ".join(outside.stderr.split())
