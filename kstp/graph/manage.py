@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import difflib
 import json
+import os
+import socket
 from dataclasses import dataclass
 
 import pandas as pd
@@ -72,8 +74,11 @@ def list_runs(store: GraphStore, evaluator: str | None = None, model: str | None
         else the backend name), ``dataset, created`` (start time, else finish time),
         ``status, done, planned`` (completions stored and asked for), ``figure`` and
         ``value`` (the evaluator's headline, :data:`HEADLINE`; empty where it has none).
+        A ``running`` run whose process on this machine is gone (a ``kill -9``, a crash)
+        is ``interrupted (process N is gone)``, its ``done`` the completions it stored.
     """
     runs = store.frame("run_list", {"evaluator": evaluator or "", "model": model or "", "dataset": dataset or ""})
+    runs = _killed(store, runs)
     figure = runs["evaluator"].map(HEADLINE)
     value = [runs.at[i, name] if isinstance(name, str) else None for i, name in figure.items()]
     return pd.DataFrame({
@@ -84,6 +89,31 @@ def list_runs(store: GraphStore, evaluator: str | None = None, model: str | None
         "status": runs["status"], "done": runs["completed"].astype("Int64"),
         "planned": runs["requested"].astype("Int64"), "figure": figure,
         "value": pd.Series(value, index=runs.index, dtype=float)})
+
+
+def _killed(store: GraphStore, runs: pd.DataFrame) -> pd.DataFrame:
+    """``runs`` with each ``running`` run whose process on this host is gone marked interrupted, with its stored
+    count (a run killed with SIGKILL never wrote its end)."""
+    host = socket.gethostname()
+    runs = runs.copy()
+    for i in runs.index[runs["status"].eq("running")]:
+        pid = runs.at[i, "pid"]
+        if pd.isna(pid) or runs.at[i, "host"] != host or _alive(int(pid)):
+            continue
+        runs.at[i, "status"] = f"interrupted (process {int(pid)} is gone)"
+        runs.at[i, "completed"] = len(store.frame("run_finish_reasons", {"runId": runs.at[i, "runId"]}))
+    return runs
+
+
+def _alive(pid: int) -> bool:
+    """Whether process ``pid`` exists on this machine."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def _endpoint(config: str | None, backend: str | None) -> str | None:

@@ -46,6 +46,8 @@ import concurrent.futures
 import hashlib
 import inspect
 import json
+import os
+import socket
 import subprocess
 import time
 from collections import deque
@@ -249,7 +251,8 @@ def open_run(store: GraphStore, spec: RunSpec, new_run: bool = False) -> tuple[s
             old["options"]["questions"] = questions
         store.write_nodes("Run", pd.DataFrame([{"id": run.runId, "status": "running", "finishedAt": None,
                                                 "configHash": spec.config_hash(),
-                                                "config": json.dumps(old, sort_keys=True), **template}]))
+                                                "config": json.dumps(old, sort_keys=True), **template,
+                                                **_process()}]))
         return run.runId, True
     # a run without Responses has no results to keep apart; a replicate of another tag is apart already
     same_tag = runs["config"].map(lambda c: json.loads(c or "{}").get("tag") == spec.tag).astype(bool)
@@ -265,8 +268,14 @@ def open_run(store: GraphStore, spec: RunSpec, new_run: bool = False) -> tuple[s
         "sampling": json.dumps(spec.sampling.as_dict(), sort_keys=True),
         "promptTemplateHash": spec.prompt_template_hash, "configHash": spec.config_hash(),
         "config": json.dumps(config, sort_keys=True), "gitHash": git_hash(), "kstpVersion": __version__,
-        "startedAt": now(), "status": "running", "tag": spec.tag, **template}]))
+        "startedAt": now(), "status": "running", "tag": spec.tag, **template, **_process()}]))
     return spec.run_id(), False
+
+
+def _process() -> dict:
+    """The Run properties naming the process that runs it: a ``running`` run whose process is gone was killed
+    (``kstp runs list`` says so, :func:`~kstp.graph.manage.list_runs`)."""
+    return {"pid": os.getpid(), "host": socket.gethostname()}
 
 
 def model_learner_id(model: str) -> str:

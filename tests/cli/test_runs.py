@@ -15,6 +15,7 @@ written through kstp.inference.runs (no model needed):
 from __future__ import annotations
 
 import json
+import os
 
 import pandas as pd
 import pytest
@@ -100,6 +101,24 @@ def test_runs_list_filters_and_headline(runs_graph):
     assert json.loads(kstp(location, "runs", "list", "--dataset", "frcsub", "--json").stdout) == []
     table = kstp(location, "runs", "list").stdout
     assert ids["A"] in table and "<NA>" not in table  # the BLIM run plans no samples: blank cells
+
+
+def test_a_run_whose_process_is_gone_lists_as_interrupted_with_its_stored_count(runs_graph):
+    """Issue 43: a run killed with kill -9 never writes its end and stayed 'running' with blank counts. Its
+    process is named on the Run; gone, the run lists as interrupted with the completions it stored (C: 1)."""
+    import subprocess
+    import sys
+
+    location, ids = runs_graph
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    with open_store(location) as store:
+        store.write_nodes("Run", pd.DataFrame([{"id": ids["C"], "status": "running", "completed": None,
+                                                "pid": int(gone.stdout), "finishedAt": None}]))
+        store.write_nodes("Run", pd.DataFrame([{"id": ids["B"], "status": "running", "pid": os.getpid()}]))
+    rows = {r["runId"]: r for r in json.loads(kstp(location, "runs", "list", "--json").stdout)}
+    assert (rows[ids["C"]]["status"], rows[ids["C"]]["done"]) == (f"interrupted (process {gone.stdout.strip()} "
+                                                                  "is gone)", 1)
+    assert rows[ids["B"]]["status"] == "running"  # this process: alive
 
 
 def test_runs_show_gives_identity_and_holdings(runs_graph):
