@@ -14,21 +14,21 @@ from kstp.inference.grading.traces import UNCLOSED
 __all__ = ["grade"]
 
 class _Options(click.ParamType):
-    """--options: a count of 2-10, or the options' texts separated by ``|``."""
+    """--options: a count of 2-10, or the options' texts separated by ``;``."""
 
     name = "N|TEXTS"
 
     def convert(self, value, param, ctx):
         if isinstance(value, int | list):
             return value
-        texts = [t.strip() for t in value.split("|")]
+        texts = [t.strip() for t in value.split(";")]
         if len(texts) == 1 and texts[0].isdigit():
             count = int(texts[0])
             if not 2 <= count <= 10:
                 self.fail(f"{count} is not in the range 2<=x<=10", param, ctx)
             return count
         if not 2 <= len(texts) <= 10 or not all(texts):
-            self.fail(f"{value!r} is neither a count of 2-10 nor 2-10 option texts separated by |", param, ctx)
+            self.fail(f"{value!r} is neither a count of 2-10 nor 2-10 option texts separated by ;", param, ctx)
         return texts
 
 
@@ -74,7 +74,7 @@ class _ReplyCommand(click.Command):
 @click.option("--percent", type=click.Choice(PERCENT_POLICIES), default="either", show_default=True,
               help="How a percentage in TEXT is read: either 50%=0.5 or 50%=50, fraction, or as-written.")
 @click.option("--options", type=_OPTIONS, default=None,
-              help="How many lettered options the question has, or their texts separated by | ('100|150|200'): a "
+              help="How many lettered options the question has, or their texts separated by ; ('100;150;200'): a "
                    "letter past them is no option (with fewer than 9, 'I' is never one), and with the texts a boxed "
                    "or stated option text is its letter. Default: A-J.")
 @click.option("--opened-think", "opened", is_flag=True,
@@ -99,7 +99,7 @@ def grade(text: str, gold: str, kind: str, percent: str, options: int | None, op
       kstp grade --gold D --json 'That is drastic.'
       kstp grade --gold -3 '- so x = -3'
       kstp grade --gold D --options 4 'Answer: I think it is D.'
-      kstp grade --gold C --options '100|150|200|250' 'so \\boxed{200}'
+      kstp grade --gold C --options '100;150;200;250' 'so \\boxed{200}'
       kstp grade --gold '1331 and 1728' '\\boxed{1728, 1331}'
       kstp grade --gold '6\\sqrt{2}\\text{ inches}' '\\boxed{6}'
       kstp grade --gold 5 '<think>Is it \\boxed{7}? No.</think> The answer is 5.'

@@ -211,7 +211,7 @@ def test_grade_shows_extraction_and_reason():
     result = runner.invoke(cli, ["grade", "--gold", "9500", "--json", r"so \boxed{\$9{,}500}"])
     assert result.exit_code == 0
     assert json.loads(result.stdout) == {"kind": "number", "extracted": "9500", "method": "boxed", "correct": True,
-                                         "reason": "correct", "reading": "number 9500"}
+                                         "reason": "correct", "trace": None, "reading": "number 9500"}
     result = runner.invoke(cli, ["grade", "--gold", "D", "That is drastic."])
     assert result.stdout.splitlines() == ["extracted: (none)", "type:      choice", "gold:      option letter D",
                                           "verdict:   incorrect (no answer found)"]

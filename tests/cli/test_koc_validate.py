@@ -31,12 +31,14 @@ def test_koc_writes_matrices_heatmaps_and_json(kstp, toy_files, tmp_path):  # no
     assert json.loads((out / "koc_toy.json").read_text())["pairs"][0]["learnerA"] == "toy:group:low"
     table = kstp("evaluate", "koc", "--dataset", "toy", "--out", out)
     assert table.exit_code == 0 and "KOC_norm" in table.stdout and "group:medium" in table.stdout
-    # Appendix B by default: without q8, L3 (1/1) is the high group and L1 (3/4) the low one; low and
-    # high share {q1}, both right: KOC 1, p_max 1 -> KOC_norm null.
+    # Appendix B by default: q8 leaves the states, not the ranking (every attempted question, as the paper):
+    # L3 (1/2) low, L1 (3/4) medium. Low and medium share {q1} (q8 not counted), both right: KOC 1,
+    # p_max 1 -> KOC_norm null; low and high (L2, q1 wrong) share {q1}, high's state there is empty: null.
     default = json.loads(kstp("evaluate", "koc", "--dataset", "toy", "--out", out, "--json").stdout)
     assert (default["questions"], default["questionsCounted"]) == ("annotated", 7)
-    assert default["koc"]["toy:group:low"]["toy:group:high"] == 1.0
-    assert default["kocNorm"]["toy:group:low"]["toy:group:high"] is None
+    assert default["koc"]["toy:group:low"]["toy:group:medium"] == 1.0
+    assert default["kocNorm"]["toy:group:low"]["toy:group:medium"] is None
+    assert default["koc"]["toy:group:low"]["toy:group:high"] is None
 
 
 @pytest.mark.parametrize(("args", "code", "text"), [

@@ -254,7 +254,7 @@ def test_the_default_judges_score_a_run_and_every_output_names_them(hub, tmp_pat
     (run,) = body["runs"]
     # each primary trace has 3 steps, 2 pairs, both contradiction (the head) -> LS 0; both answers 5 -> CQ CS 1;
     # SS: BERTScore F1 of the two traces at layer 5 of the cached model; no perturbations (P = 0) -> RS 0
-    f1 = BertScore(MINILM, 5).f1([TRACES])[0]
+    f1 = BertScore(MINILM, 5).f1([tuple(map(rq.stability_trace, TRACES))])[0]  # full stops gone, as the release
     assert {d: run[d] for d in ("cq", "cs", "rs", "ls", "ss")} == {
         "cq": 1.0, "cs": 1.0, "rs": 0.0, "ls": 0.0, "ss": pytest.approx(f1, abs=1e-6)}
     assert (run["nliBackend"], run["similarityModel"], run["notes"]) == (rq.PAPER_NLI, rq.PAPER_SIMILARITY, [])
@@ -278,7 +278,7 @@ def test_llm_judge_and_minilm_fallback_are_named_and_noted_in_every_output(empty
     (run,) = body["runs"]
     minilm = "bert-score:all-MiniLM-L6-v2@6"
     assert (run["nliBackend"], run["similarityModel"]) == ("llm:openai/m", minilm)
-    assert run["ss"] == pytest.approx(BertScore(MINILM, 6).f1([TRACES])[0], abs=1e-6)
+    assert run["ss"] == pytest.approx(BertScore(MINILM, 6).f1([tuple(map(rq.stability_trace, TRACES))])[0], abs=1e-6)
     assert run["notes"] == rq.notes(["llm:openai/m"], [minilm])
     ls_note, ss_note = run["notes"]
     # the fallback line, said once before the run, stands for the SS note in the output

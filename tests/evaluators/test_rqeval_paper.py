@@ -148,20 +148,23 @@ def test_paper3_figure5_layers_from_table9():
     assert layers.loc["LS-SS", ["pairs", "significant"]].tolist() == [1, 0]
 
 
-def _canonical(text: str, gold: str, answer_type: str) -> str | None:
-    verdict = rq.score_item(Completion(0, 1, text=text, finish_reason="stop"), gold, answer_type)
+def _canonical(text: str, gold: str, answer_type: str, grading: str) -> str | None:
+    verdict = rq.score_item(Completion(0, 1, text=text, finish_reason="stop"), gold, answer_type, grading=grading)
     return rq.canonical_answer(verdict.extracted, verdict.reason)
 
 
-def test_paper3_section34_corrected_protocol_examples():
+@pytest.mark.parametrize(("grading", "twenty_five"), [("release", "25.0"), ("kstp", "25")])
+def test_paper3_section34_corrected_protocol_examples(grading, twenty_five):
+    """§3.4's examples hold under the release's matching (the default; numbers in its canonical repr) and kstp's."""
     # the short-gold leak: gold "D" must not match the d of "drastic", gold "5" not the 5 inside "25"
-    assert _canonical("That would be a drastic change.", "D", "choice") is None
-    assert _canonical("The total is 25.", "5", "number") == "25"
+    assert _canonical("That would be a drastic change.", "D", "choice", grading) is None
+    assert _canonical("The total is 25.", "5", "number", grading) == twenty_five
     # an option letter counts when anchored: after "answer is", "correct option is", or as the first token
-    assert [_canonical(t, "B", "choice") for t in ("The answer is B.", "The correct option is B", "B. It holds")] \
-        == ["B", "B", "B"]
+    assert [_canonical(t, "B", "choice", grading)
+            for t in ("The answer is B.", "The correct option is B", "B. It holds")] == ["B", "B", "B"]
     # CS over canonical answers: "The answer is 30." and "5 x 6 = 30" are the same answer
-    answers = [_canonical("The answer is 30.", "30", "number"), _canonical("5 × 6 = 30", "30", "number")]
+    answers = [_canonical("The answer is 30.", "30", "number", grading),
+               _canonical("5 × 6 = 30", "30", "number", grading)]
     assert rq.consistency([answers]) == 1.0
 
 
