@@ -69,7 +69,9 @@ class FakeEndpoint:
     one), a dict (this request's assistant message; a ``finish_reason`` key in it is the
     choice's). ``check``: a function of the request's body that returns None or a
     ``(status, body)`` error reply, applied to every request (a server's own rules: a
-    context window, a reasoning model's parameters). An answer is
+    context window, a reasoning model's parameters). ``away_after`` / ``away_s``: after that
+    many requests the server is away for ``away_s`` seconds (HTTP 503 to every request, as a
+    gateway answers while the server behind it restarts), then answers again. An answer is
     ``\\boxed{5}``, or the assistant ``message`` given (``{"content": None,
     "reasoning_content": ...}`` as vLLM's reasoning parsers return; a ``finish_reason`` key
     in it is the choice's).
@@ -85,13 +87,15 @@ class FakeEndpoint:
     """
 
     def __init__(self, script=(), answer="\\boxed{5}", message: dict | None = None, rate_limit_s: float = 0.0,
-                 no_system_role: bool = False, delay_s: float = 0.0, slow_s: float = 1.0, reply=None, check=None):
+                 no_system_role: bool = False, delay_s: float = 0.0, slow_s: float = 1.0, reply=None, check=None,
+                 away_after: int | None = None, away_s: float = 0.0):
         self.script, self.requests, self.seen, self.reply, self.bodies = list(script), 0, [], reply, []
         self.message = {"role": "assistant", **(message if message is not None else {"content": answer})}
         self.finish = self.message.pop("finish_reason", "stop")
         self.lock, self.stop = threading.Lock(), threading.Event()
         self.at_once = self.most_at_once = 0
         self.limited_until = 0.0
+        self.away_since: float | None = None
         endpoint = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -113,6 +117,10 @@ class FakeEndpoint:
                         endpoint.limited_until = time.monotonic() + rate_limit_s
                     if check is not None and (refused := check(body)) is not None:
                         action = refused
+                    if away_after is not None and endpoint.requests > away_after:
+                        endpoint.away_since = endpoint.away_since or time.monotonic()
+                        if time.monotonic() - endpoint.away_since < away_s:
+                            action = 503
                 try:
                     self._answer(action, body)
                 finally:

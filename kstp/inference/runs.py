@@ -626,7 +626,7 @@ def _pipeline(store, backend, run_id, learner_id, prompts, sampling, keys, colum
     report = progress_reporter(progress)
     rows: list[dict] = []
     held: list[tuple[Hashable, Completion]] = []
-    done, arrived, tokens, last_failure = 0, 0, 0, None
+    done, arrived, tokens, last_failure, said = 0, 0, 0, None, None
     start = flushed = time.monotonic()
 
     def receive(got) -> None:
@@ -675,9 +675,11 @@ def _pipeline(store, backend, run_id, learner_id, prompts, sampling, keys, colum
                 flush()
             if stage is not None:
                 stage.write()
-            if got:
-                report(arrived, len(requests), _note(getattr(backend, "current_window", window), arrived, tokens,
-                                                     time.monotonic() - start))
+            away = getattr(backend, "note", None)  # a server away mid-run: said even while nothing arrives
+            if got or away != said:
+                note = _note(getattr(backend, "current_window", window), arrived, tokens, time.monotonic() - start)
+                report(arrived, len(requests), f"{note}; {away}" if away else note)
+                said = away
             if ended:
                 break
     except KeyboardInterrupt:

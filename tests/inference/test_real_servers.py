@@ -19,6 +19,7 @@ import pytest
 from click.testing import CliRunner
 
 from kstp.cli.main import cli
+from kstp.errors import ConfigError
 from kstp.evaluators import answers
 from kstp.graph.factory import open_store
 from kstp.inference.backend import RejectedRequestError, Sampling
@@ -368,3 +369,44 @@ def test_a_grade_stored_by_another_grader_is_graded_again_by_the_next_run(toy):
     assert again.summary()["accuracy"] == 0.125
     from kstp.inference.grading import GRADER_VERSION
     assert set(toy.nodes("Response", ids)["graderVersion"]) == {GRADER_VERSION}
+
+
+# ---------------------------------------------------------------- a server restarted mid-run
+
+def test_a_server_away_mid_run_is_waited_for_and_nothing_is_lost(toy):
+    """Issue 43: a server restarted mid-run (here away for 3 s after two answers) made kstp give up after 8
+    failures in a row with the rest pending. It now rides the outage out, saying so on the progress line,
+    and every question is answered in the same run."""
+    notes = []
+    with FakeEndpoint(away_after=2, away_s=3.0) as server:
+        backend = OpenAIBackend("m", base_url=server.base_url, retries=2, max_wait=0.05, timeout=10, concurrency=1,
+                                outage=30)
+        result = answers.evaluate(toy, backend, "toy", Sampling(max_tokens=8),
+                                  progress=lambda done, total, note: notes.append(note))
+    assert (result.generated, result.pending, _status(toy)) == (8, 0, "finished")
+    assert any("server away for" in note and "waiting up to 30 s" in note for note in notes)
+    assert backend.note is None  # back: the line says nothing more
+
+
+def test_an_outage_longer_than_the_limit_stops_as_before(toy):
+    with FakeEndpoint(away_after=2, away_s=60.0) as server:
+        backend = OpenAIBackend("m", base_url=server.base_url, retries=2, max_wait=0.05, timeout=10, concurrency=1,
+                                outage=1)
+        start = time.monotonic()
+        result = answers.evaluate(toy, backend, "toy", Sampling(max_tokens=8))
+        took = time.monotonic() - start
+    assert (result.generated, result.pending, _status(toy)) == (2, 6, "incomplete")
+    assert result.last_failure.startswith("transport: HTTP 503") and took < 10
+
+
+def test_a_server_never_reached_is_not_waited_for(toy):
+    """A wrong port from the start is a mistake to report, not an outage to sit out."""
+    backend = OpenAIBackend("m", base_url="http://127.0.0.1:9/v1", retries=1, max_wait=0.05, concurrency=1)
+    start = time.monotonic()
+    result = answers.evaluate(toy, backend, "toy", Sampling(max_tokens=8))
+    assert result.pending == 8 and time.monotonic() - start < 10
+
+
+def test_outage_is_checked():
+    with pytest.raises(ConfigError, match="outage must be a number of seconds >= 0"):
+        OpenAIBackend("m", outage=-1)

@@ -14,8 +14,14 @@ that a resumed run asks again. A 200 that is no answer is a server failure of th
 kind, never the model's answer: a body that is not JSON (a proxy's login page, cut
 JSON), no choices (``[]``, ``null``, an ``{"error": ...}`` body; the server's words are
 kept) or a generation the server ended (``finish_reason`` ``abort`` or ``error``). When
-:data:`DOWN_AFTER` requests in a row fail so, the server looks down: no further request
-is started (those in flight finish), and the rest stay for the next run. Any other 4xx reply (400, 401,
+a server that has answered in this run becomes unreachable or unavailable (refused or
+reset connections, timeouts, HTTP 502, 503, 504: a server restarted mid-run), kstp rides
+the outage out for up to ``outage`` seconds (:data:`OUTAGE_S` unless ``--model-args
+outage=N``), asking the failed requests again with backoff and saying so on the progress
+line (:attr:`OpenAIBackend.note`): nothing is lost if it comes back. When
+:data:`DOWN_AFTER` requests in a row fail otherwise, or the outage lasts longer, the
+server looks down: no further request is started (those in flight finish), and the rest
+stay for the next run. Any other 4xx reply (400, 401,
 403, 404, 422...) says the request itself is wrong: :meth:`~OpenAIBackend.stream`
 raises :class:`~kstp.inference.backend.RejectedRequestError` at once, quoting the
 server. One exception: a chat template without a system role (Gemma's "System role not
@@ -92,8 +98,12 @@ __all__ = ["OpenAIBackend", "RETRYABLE_STATUS", "default_window", "reasoning_mod
 RETRYABLE_STATUS = frozenset({408, 409, 425, 429})
 #: Requests in flight against a server on this machine (or one kstp starts) and a remote one.
 LOCAL_WINDOW, REMOTE_WINDOW = 64, 32
-#: Requests in a row that failed after their retries, after which no further request is started.
+#: Requests in a row that failed after their retries, after which the server looks down.
 DOWN_AFTER = 8
+#: Seconds a server that looks down is waited for (its requests asked again), before no further request starts.
+OUTAGE_S = 180.0
+#: The longest pause between two attempts while a server is down, in seconds.
+OUTAGE_PROBE_S = 10.0
 #: The longest ``Retry-After`` honoured, in seconds.
 RETRY_AFTER_CAP = 600.0
 #: The server's words for a chat template without a system role (vLLM serving Gemma).
@@ -206,6 +216,25 @@ def _cause(exc: BaseException) -> str:
         return f"{words} the reply's body could not be decoded ({type(root).__name__}: {root}); a proxy's broken " \
                "Content-Encoding?"
     return f"{words} ({type(root).__name__}: {root})"
+
+
+def _failed(completion: Completion) -> bool:
+    """Whether a completion is a server's failure (no reply after the retries)."""
+    return completion.text is None and (completion.error or "").startswith(TRANSPORT_ERROR)
+
+
+#: The failures that say the server is away (not that this request is bad): a refused, reset or timed-out
+#: connection, and a gateway's 502, 503, 504.
+_AWAY = ("APIConnectionError", "APITimeoutError", "no whole reply", "HTTP 502", "HTTP 503", "HTTP 504")
+
+
+def _unavailable(error: str | None) -> bool:
+    """Whether a transport failure says the server is away.
+
+    >>> _unavailable("transport: HTTP 503 status 503"), _unavailable("transport: HTTP 200 with no choices")
+    (True, False)
+    """
+    return bool(error) and error.removeprefix(f"{TRANSPORT_ERROR}: ").startswith(_AWAY)
 
 
 def _retryable(exc: BaseException) -> bool:
@@ -411,15 +440,24 @@ class OpenAIBackend(Streaming):
         ``user``: send the system instruction at the start of the first user turn
         (for chat templates without a system role); part of the endpoint, so of the
         run's identity.
+    outage : float
+        Seconds a server that looks down (:data:`DOWN_AFTER` failures in a row) is
+        waited for, its failed requests asked again, before the run stops starting new
+        ones (:data:`OUTAGE_S`; 0 stops at once).
     """
 
     name = "openai"
 
     def __init__(self, model: str, base_url: str | None = None, api_key: str | None = None,
                  concurrency: int | None = None, retries: int = 5, timeout: float = 600.0, max_wait: float = 30.0,
-                 system_role: str = "system"):
+                 system_role: str = "system", outage: float = OUTAGE_S):
         if system_role not in ("system", "user"):
             raise ConfigError(f"system_role must be system or user, not {system_role!r}")
+        if isinstance(outage, bool) or not isinstance(outage, int | float) or not outage >= 0:
+            raise ConfigError(f"outage must be a number of seconds >= 0, not {outage!r}")
+        self.outage = float(outage)
+        #: What the progress line adds while the server looks down ("server down for 12 s, ..."); None otherwise.
+        self.note: str | None = None
         self.model = model
         # The openai client reads OPENAI_BASE_URL itself; read here, the run identity names the server asked.
         self.base_url = base_url or os.environ.get("OPENAI_BASE_URL") or None
@@ -525,7 +563,19 @@ class OpenAIBackend(Streaming):
 
         pending = iter(requests)
         window, in_a_row = _Window(size), [0]
-        self.current_window = size
+        outage = {"answered": False, "since": None}  # the server answered in this run; since when it is away
+        self.current_window, self.note = size, None
+
+        def riding_out(completion: Completion) -> bool:
+            """Whether a request that failed because the server is away waits for it (its outage within
+            ``outage`` seconds) instead of failing; keeps :attr:`note` for the progress line."""
+            if not (outage["answered"] and _unavailable(completion.error)):
+                return False
+            outage["since"] = outage["since"] or time.monotonic()
+            lasted = time.monotonic() - outage["since"]
+            self.note = (f"server away for {lasted:.0f} s, waiting up to {self.outage:.0f} s"
+                         if lasted < self.outage else f"server away for {lasted:.0f} s: no new requests")
+            return lasted < self.outage
 
         async with openai.AsyncOpenAI(base_url=self.base_url, api_key=self._api_key, timeout=self.timeout,
                                       max_retries=0) as client:
@@ -537,8 +587,16 @@ class OpenAIBackend(Streaming):
                         return
                     async with window:
                         completion = await self._one(client, request, window)
-                    failed = completion.text is None and (completion.error or "").startswith(TRANSPORT_ERROR)
-                    in_a_row[0] = in_a_row[0] + 1 if failed else 0
+                        pause = 0.5
+                        while _failed(completion) and not stop.is_set() and riding_out(completion):
+                            await asyncio.sleep(pause)  # a server restarting: ask again, lose nothing
+                            pause = min(OUTAGE_PROBE_S, pause * 2)
+                            completion = await self._one(client, request, window)
+                    if _failed(completion):
+                        past = outage["since"] is not None and time.monotonic() - outage["since"] >= self.outage
+                        in_a_row[0] += DOWN_AFTER if past else 1  # an outage past its limit: no new requests
+                    else:
+                        in_a_row[0], outage["answered"], outage["since"], self.note = 0, True, None, None
                     emit(request.key, completion)
 
             async def watch() -> None:
