@@ -52,8 +52,8 @@ def _backend_options(command: Callable, names: tuple[str, ...]) -> Callable:
                      "(default: OPENAI_BASE_URL, else the OpenAI API; key: OPENAI_API_KEY)."),
         click.option("--model-args", help="Backend options k=v,... (vllm: anything vllm.LLM takes, e.g. "
                      "tensor_parallel_size=2; hf: from_pretrained arguments, e.g. device_map=auto,dtype=bfloat16; "
-                     "local: threads, context, parallel; openai: retries, timeout (seconds a request may take, whole), max_wait, "
-                     "outage (seconds a server away mid-run is waited for, default 180))."),
+                     "local: threads, context, parallel; openai: retries, timeout (seconds a whole request may "
+                     "take), max_wait, outage (seconds a server away mid-run is waited for, default 180))."),
         click.option("--concurrency", type=click.IntRange(min=1),
                      help="Requests in flight, refilled as each finishes (default: openai 64 for a server on this "
                      "machine, 32 for a remote API; local 64; vllm 4096, its scheduler batches them; hf 64 on a GPU, "
