@@ -104,14 +104,19 @@ def _show_log(path: Path, as_json: bool) -> None:
     log = read_run_log(path)
     figures = log.statistics() if log.samples is not None else None
     if as_json:
+        held = {k: v for k, v in log.summary.items() if k not in ("config", "environment", "session")}
         emit({"log": str(path), "config": log.config, "environment": log.summary.get("environment"),
-              "session": log.summary.get("session"), "recomputed": figures})
+              "session": log.summary.get("session"), "recomputed": figures, "figures": held})
         return
     config = _flat({**log.config, "environment": log.summary.get("environment") or {}})
     print_table(pd.DataFrame({"property": list(config), "value": [str(v) for v in config.values()]}),
                 f"Run {log.summary['runId']} (from {path.name})")
     if figures is None:
-        message(f"{path.name}: no samples beside it (--log-samples): figures not recomputed")
+        held = {k: v for k, v in _flat(log.summary).items() if not k.startswith(("config.", "environment.",
+                                                                                  "session.")) and v is not None}
+        print_table(pd.DataFrame({"figure": list(held), "value": pd.Series(list(held.values()), dtype=object)}),
+                    "Figures as the log holds them")
+        message(f"{path.name}: no samples beside it (--log-samples): the figures above are the log's, not recomputed")
         return
     shown = {k: v for k, v in figures.items() if k != "estimators"}
     print_table(pd.DataFrame({"figure": list(shown), "value": pd.Series(list(shown.values()), dtype=object)}),
@@ -145,7 +150,7 @@ def show(ctx: click.Context, run_id: str, as_json: bool) -> None:
     footprint = run_footprint(store, run_id)  # refuses an unknown id, naming close ones
     record = store.nodes("Run", [run_id]).iloc[0]
     run = {key: value for key, value in record.items() if not pd.isna(value)}
-    for key in ("config", "sampling", "promptTemplate"):
+    for key in ("config", "sampling", "promptTemplate", "figures"):
         if key in run:
             run[key] = json.loads(run[key])
     header = run_header(store, run_id)
@@ -154,7 +159,9 @@ def show(ctx: click.Context, run_id: str, as_json: bool) -> None:
         emit(result)
         return
     figures = {k: v for k, v in run.items() if k not in (*header, "id", "config", "sampling", "promptTemplate",
-                                                           "gitHash", "backend")}
+                                                           "gitHash", "backend", "figures")}
+    figures.update({k: v for k, v in _flat(run.get("figures") or {}).items()  # pass@k, maj@k, estimators ...
+                    if v is not None and k not in figures})
     shown = {k: v for k, v in _flat(header).items() if v is not None and v != ""}  # --json keeps the blanks
     print_table(pd.DataFrame({"property": list(shown), "value": [str(v) for v in shown.values()]}), f"Run {run_id}")
     if figures:

@@ -27,6 +27,7 @@ Reasoning?", §3.3 and Appendix A (arXiv 2609.05245).
 from __future__ import annotations
 
 import hashlib
+import json
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
@@ -37,7 +38,15 @@ from kstp.evaluators.prompting import PromptTemplate
 from kstp.evaluators.prompts import load as load_prompt
 from kstp.graph.store import GraphStore
 from kstp.graph.structures import answerable_questions
-from kstp.inference.backend import OVERFLOW, Backend, Completion, Message, RejectedRequestError, Sampling
+from kstp.inference.backend import (
+    OVERFLOW,
+    Backend,
+    Completion,
+    Message,
+    RejectedRequestError,
+    Sampling,
+    truncation,
+)
 from kstp.inference.grading import GRADER_VERSION, Verdict, grade, option_count, option_texts
 from kstp.inference.grading.traces import UNCLOSED
 from kstp.inference.replies import TRACE_RULE, tidy
@@ -207,6 +216,15 @@ def _estimators(figures: dict) -> dict:
     return {name: ESTIMATORS[name] for name in named}
 
 
+def _stored_figures(store: GraphStore, run_id: str, figures: dict, sampling: Sampling) -> str:
+    """The run's figures as its log has them, for the Run node (``figures``, JSON): :func:`aggregate`'s (pass@k,
+    maj@k and their standard errors included), their ``estimators`` and the ``truncation`` of its replies."""
+    reasons = store.frame("run_finish_reasons", {"runId": run_id})["finishReason"]
+    kept = {k: _finite(v) if isinstance(v, float) else v for k, v in figures.items()}
+    return json.dumps({**kept, "estimators": _estimators(figures),
+                       "truncation": truncation(reasons, sampling.max_tokens, sampling.context)}, sort_keys=True)
+
+
 def _finite(value: float | None) -> float | None:
     """A figure for the Run node: None where it is missing or NaN (one question has no standard error)."""
     return None if value is None or value != value else value
@@ -334,7 +352,7 @@ def evaluate(store: GraphStore, backend: Backend, dataset: str, sampling: Sampli
                    completed=int(responses["error"].isna().sum()), failed=int(responses["error"].notna().sum()),
                    pending=generation.pending, correct=int(primary["correct"].fillna(False).astype(bool).sum()),
                    accuracy=figures.get("accuracy"), accuracyStderr=_finite(figures.get("accuracyStderr")),
-                   **generation.rates())
+                   figures=_stored_figures(store, run_id, figures, sampling), **generation.rates())
     return AnswersResult(run_id, resumed, generation.requested, generation.stored,
                          responses[responses["questionId"].isin(chats)], generation.pending,
                          generation.last_failure, generation.rates(), dataset, backend.model, tag,

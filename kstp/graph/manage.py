@@ -71,7 +71,8 @@ def list_runs(store: GraphStore, evaluator: str | None = None, model: str | None
     -------
     pandas.DataFrame
         One row per run: ``runId, evaluator, model, endpoint`` (the server's base URL,
-        else the backend name), ``dataset, created`` (start time, else finish time),
+        else the backend name), ``dataset, tag`` (a replicate's name, ``--tag``/``--repeat``),
+        ``created`` (start time, else finish time),
         ``status, done, planned`` (completions stored and asked for), ``figure`` and
         ``value`` (the evaluator's headline, :data:`HEADLINE`; empty where it has none).
         A ``running`` run whose process on this machine is gone (a ``kill -9``, a crash)
@@ -85,7 +86,8 @@ def list_runs(store: GraphStore, evaluator: str | None = None, model: str | None
         "runId": runs["runId"], "evaluator": runs["evaluator"], "model": runs["model"],
         "endpoint": [_endpoint(config, backend) for config, backend in zip(runs["config"], runs["backend"],
                                                                            strict=True)],
-        "dataset": runs["dataset"], "created": runs["startedAt"].fillna(runs["finishedAt"]),
+        "dataset": runs["dataset"], "tag": [(json.loads(c) if c else {}).get("tag") for c in runs["config"]],
+        "created": runs["startedAt"].fillna(runs["finishedAt"]),
         "status": runs["status"], "done": runs["completed"].astype("Int64"),
         "planned": runs["requested"].astype("Int64"), "figure": figure,
         "value": pd.Series(value, index=runs.index, dtype=float)})

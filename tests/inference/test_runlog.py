@@ -162,3 +162,29 @@ def test_a_model_name_past_a_file_names_255_bytes_still_gets_its_logs(tmp_path):
     assert max(len(p.name.encode()) for p in files) <= 255
     log = read_run_log(files[0])
     assert log.config["model"] == model and len(log.samples) == 1
+
+
+def test_the_stored_run_says_what_its_log_says(graph_location, tmp_path):
+    """Issue 43: a --samples 3 run's pass@k, maj@k, their standard errors, estimators and truncation were in
+    the log file only; they are on the Run too, and runs show prints them. A log written without
+    --log-samples shows its own figures, saying they were not recomputed; runs list has a tag column."""
+    with open_store(graph_location) as store:
+        load_toy(store, tmp_path)
+    with FakeEndpoint(reply=by_seed) as server:
+        result = kstp(graph_location, "evaluate", "answers", "--dataset", "toy", "--model", "m", "--base-url",
+                      server.base_url, "--limit", "4", "--samples", "3", "--gen-kwargs", "max_tokens=32",
+                      "--tag", "first", "--output-path", tmp_path / "out", "--json")
+    summary = json.loads(result.stdout)
+    shown = json.loads(kstp(graph_location, "runs", "show", summary["runId"], "--json").stdout)["run"]["figures"]
+    keys = [k for k in summary if k.startswith(("accuracy", "passAt", "majorityAt", "meanSample"))]
+    assert len(keys) == 12 and {k: shown[k] for k in keys} == pytest.approx({k: summary[k] for k in keys})
+    assert (shown["estimators"], shown["truncation"]) == (summary["estimators"], summary["truncation"])
+    table = kstp(graph_location, "runs", "show", summary["runId"]).stdout
+    assert "passAt3" in table and "estimators.passAtK" in table and "truncation.replies" in table
+    [log] = (tmp_path / "out").glob("*.json")
+    alone = kstp(graph_location, "runs", "show", log)
+    assert alone.exit_code == 0 and "Figures as the log holds them" in alone.stdout
+    assert "the figures above are the log's, not recomputed" in " ".join(alone.stderr.split())
+    assert json.loads(kstp(graph_location, "runs", "show", log, "--json").stdout)["figures"]["passAt3"] == 1.0
+    [listed] = json.loads(kstp(graph_location, "runs", "list", "--json").stdout)
+    assert listed["tag"] == "first"

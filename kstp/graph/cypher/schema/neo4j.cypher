@@ -53,4 +53,5 @@ CREATE VECTOR INDEX question_embedding IF NOT EXISTS FOR (n:Question) ON n.embed
 // in the content was split off: </think>, unclosed <think>, ...), textRepair (lone UTF-16 surrogates replaced),
 // graderVersion (the grader that wrote its verdict; another version grades it again)}.
 // RQEval's grading rule (issue 47), no DDL needed: Run {gradingRule (release or kstp)}.
-// A running run's process (issue 43), no DDL needed: Run {pid, host} (a run whose process is gone was killed).
+// A running run's process (issue 43), no DDL needed: Run {pid, host} (a run whose process is gone was killed),
+// figures (the run's summary figures as JSON: pass@k, maj@k, their standard errors, estimators, truncation).
