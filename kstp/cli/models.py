@@ -11,7 +11,6 @@ import click
 from kstp.cli.output import SEED, dumps, message, on_interrupt, progress_bar, status
 from kstp.errors import ConfigError
 from kstp.inference.backend import BUILTIN_BACKENDS, CONTEXT_WINDOWS, MAX_TOKENS, Backend, Sampling, get_backend
-from kstp.inference.backend import truncation as truncation_figures
 
 __all__ = ["GEN_KEYS", "MODEL_BACKENDS", "backend_options", "backend_options_with", "model_options", "prompt_option",
            "parse_kwargs", "parse_sampling", "start_backend",
@@ -320,15 +319,11 @@ def write_run_files(folder: Path, run_id: str, summary: dict, samples: list[dict
 
 
 def run_truncation(store, run_ids, max_tokens: int | None, context: int | None = None) -> dict:
-    """:func:`~kstp.inference.backend.truncation` of the stored replies of ``run_ids`` (one run id or several):
-    ``{"replies", "truncated", "share", "maxTokens"}`` (and ``context`` under a context window), what every
-    evaluate command's summary holds as ``truncation``."""
-    import pandas as pd
+    """:func:`kstp.inference.runs.run_truncation`, imported when called: the run engine (pandas, the store)
+    is not what ``kstp --help`` should pay for."""
+    from kstp.inference.runs import run_truncation as stored
 
-    ids = [run_ids] if isinstance(run_ids, str) else list(dict.fromkeys(run_ids))
-    frames = [store.frame("run_finish_reasons", {"runId": run_id}) for run_id in ids]
-    reasons = pd.concat(frames)["finishReason"].tolist() if frames else []
-    return truncation_figures(reasons, max_tokens, context)
+    return stored(store, run_ids, max_tokens, context)
 
 
 def truncation_line(figures: dict) -> str:

@@ -45,7 +45,6 @@ from kstp.inference.backend import (
     Message,
     RejectedRequestError,
     Sampling,
-    truncation,
 )
 from kstp.inference.grading import GRADER_VERSION, Verdict, grade, option_count, option_texts
 from kstp.inference.grading.traces import UNCLOSED
@@ -58,6 +57,7 @@ from kstp.inference.runs import (
     generate_and_store,
     model_learner_id,
     open_run,
+    run_truncation,
     verdict_properties,
 )
 from kstp.inference.statistics import ESTIMATORS, sample_statistics
@@ -219,10 +219,10 @@ def _estimators(figures: dict) -> dict:
 def _stored_figures(store: GraphStore, run_id: str, figures: dict, sampling: Sampling) -> str:
     """The run's figures as its log has them, for the Run node (``figures``, JSON): :func:`aggregate`'s (pass@k,
     maj@k and their standard errors included), their ``estimators`` and the ``truncation`` of its replies."""
-    reasons = store.frame("run_finish_reasons", {"runId": run_id})["finishReason"]
     kept = {k: _finite(v) if isinstance(v, float) else v for k, v in figures.items()}
     return json.dumps({**kept, "estimators": _estimators(figures),
-                       "truncation": truncation(reasons, sampling.max_tokens, sampling.context)}, sort_keys=True)
+                       "truncation": run_truncation(store, run_id, sampling.max_tokens, sampling.context)},
+                      sort_keys=True)
 
 
 def _finite(value: float | None) -> float | None:

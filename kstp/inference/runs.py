@@ -74,6 +74,7 @@ from kstp.inference.backend import (
     cache_key,
     endpoint_of,
     prompt_hash,
+    truncation,
 )
 from kstp.inference.grader import GRADE_TIMEOUT_S, shared_grader
 from kstp.inference.grading import Verdict
@@ -82,7 +83,7 @@ from kstp.inference.replies import TRACE_RULE, tidy
 __all__ = ["RunSpec", "ConfigChangedError", "model_learner_id", "open_run", "pending", "write_responses",
            "Generation", "Grading", "generate_and_store", "verdict_properties", "write_verdicts", "finish_run", "now",
            "few_ids", "git_hash", "EMPTY_REPLY", "TRUNCATED_EMPTY", "FILTERED", "ASKED_AGAIN",
-           "GROUP", "INTERVAL", "progress_reporter"]
+           "GROUP", "INTERVAL", "progress_reporter", "run_truncation"]
 
 #: Completions per store write, at most, while a run generates: with :data:`INTERVAL`, what a kill -9 may lose.
 GROUP = 64
@@ -696,6 +697,19 @@ def _pipeline(store, backend, run_id, learner_id, prompts, sampling, keys, colum
             arrivals.stop()
     return Generation(len(keys), done, len(requests) - done, last_failure, time.monotonic() - start, tokens, window,
                       regraded)
+
+
+def run_truncation(store: GraphStore, run_ids, max_tokens: int | None, context: int | None = None) -> dict:
+    """:func:`~kstp.inference.backend.truncation` of the stored replies of ``run_ids`` (one run id or several),
+    counted per question a reply answers (two questions of the same text share one reply, and both count):
+    ``{"replies", "truncated", "share", "maxTokens"}`` (and ``context`` under a context window), what every
+    evaluate command's summary holds as ``truncation``."""
+    ids = [run_ids] if isinstance(run_ids, str) else list(dict.fromkeys(run_ids))
+    reasons = [reason for run_id in ids
+               for reason, questions in store.frame("run_finish_reasons", {"runId": run_id})[["finishReason",
+                                                                                            "questions"]].values
+               for _ in range(max(1, int(questions)))]
+    return truncation(reasons, max_tokens, context)
 
 
 def write_verdicts(store: GraphStore, ids: Sequence[str], verdicts: Sequence[Verdict], **extra) -> None:

@@ -547,3 +547,17 @@ def test_a_seed_that_would_not_reproduce_is_refused(tmp_path):
     assert Sampling(n=2, seed=4294967293).for_sample(1).seed == 4294967294
     result = _cli(_toy_graph(tmp_path), "--base-url", "http://127.0.0.1:9/v1", "--seed", "4294967295")
     assert result.exit_code == 2 and "4294967295 is not in the range 0<=x<=4294967294" in result.stderr
+
+
+def test_a_reply_shared_by_two_questions_counts_for_both_in_the_truncation(store, tmp_path):
+    """Issue 43: two questions with the same text share one stored reply (one cache key), so a 40-sample run
+    said "9 of 39 replies" were cut; the figures count per question: here k1 (cut) answers q1 and q2."""
+    from kstp.inference.runs import run_truncation
+
+    load_toy(store, tmp_path)
+    run_id, _ = open_run(store, RunSpec("answers", "1.0", "m", "openai", "toy", Sampling(n=1), "t" * 64))
+    store.write_nodes("Learner", pd.DataFrame([{"id": "model:m", "kind": "model"}]))
+    write_responses(store, run_id, "model:m", pd.DataFrame({"id": ["k1", "k1", "k2"],
+                                                            "question": ["toy:q1", "toy:q2", "toy:q3"],
+                                                            "finishReason": ["length", "length", "stop"]}))
+    assert run_truncation(store, run_id, 64) == {"replies": 3, "truncated": 2, "share": 2 / 3, "maxTokens": 64}

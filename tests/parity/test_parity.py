@@ -330,8 +330,8 @@ def test_parity_run_queries(store):
         .values.tolist() == [["k1", "q1", 0, "a"], ["k2", "q1", 1, None], ["k3", "q2", 0, "c"]]
     store.write_nodes("Response", pd.DataFrame({"id": ["k1", "k3"], "finishReason": ["length", "stop"]}))
     reasons = store.frame("run_finish_reasons", {"runId": run_id})
-    assert reasons.astype(object).where(reasons.notna(), None).values.tolist() == [["k1", "length"], ["k2", None],
-                                                                                   ["k3", "stop"]]
+    assert reasons.astype(object).where(reasons.notna(), None).values.tolist() == [["k1", "length", 1],
+                                                                                   ["k2", None, 1], ["k3", "stop", 1]]
     by_id = store.frame("responses_by_id", {"ids": ["k1", "k2", "zz"]})
     assert set(by_id["responseId"]) == {"k1", "k2"}
     assert by_id.set_index("responseId").loc["k2", ["error", "sampleIndex"]].tolist() == ["transport: down", 1]

@@ -1,8 +1,9 @@
 // name: run_finish_reasons
 // params: $runId: string
-// returns: many {responseId, finishReason}
+// returns: many {responseId, finishReason, questions}
 // Every stored reply of a run with the backend's finish reason (length: cut at max_tokens),
-// whatever the reply answers (a question, a state, a step pair): the truncated share of a summary.
+// whatever the reply answers (a question, a state, a step pair), and how many questions it
+// answers (two questions of the same text share one reply): the truncated share of a summary.
 MATCH (r:Response)-[:IN_RUN]->(:Run {id: $runId})
-RETURN r.id AS responseId, r.finishReason AS finishReason
+RETURN r.id AS responseId, r.finishReason AS finishReason, COUNT { MATCH (r)-[:TO]->(:Question) } AS questions
 ORDER BY responseId
