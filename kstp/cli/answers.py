@@ -130,6 +130,13 @@ def answers(ctx, datasets, model, backend, base_url, model_args, gen_kwargs, lim
                     results.append(answers_evaluator.evaluate(
                         store, engine, dataset, drawn, limit, new_run=not resume, progress=progress, prompt=template,
                         tag=replicate_tag(tag, replicate)))
+    except KeyboardInterrupt as exc:  # the log of what is stored, as Inspect writes one for a cancelled eval
+        if output_path and getattr(exc, "result", None) is not None:
+            done = [*results, exc.result]
+            _write_logs(store, output_path, done, [{**r.summary(), "status": "interrupted"} for r in done], started,
+                        log_samples)
+            message(f"wrote the logs of what is stored to {output_path}/")
+        raise
     finally:
         engine.close()
     summaries = [{**result.summary(), "truncation": run_truncation(store, result.run_id, sampling.max_tokens,

@@ -317,6 +317,9 @@ def evaluate(store: GraphStore, backend: Backend, dataset: str, sampling: Sampli
         When the configuration changed and ``new_run`` is false.
     RejectedRequestError
         When the server rejects a request as wrong (the run's status is ``failed``).
+    KeyboardInterrupt
+        On Ctrl-C or SIGTERM, after every completion that arrived is stored and graded; its
+        ``result`` attribute is the :class:`AnswersResult` of what is stored (the run ``interrupted``).
     """
     template = template_of(prompt)
     questions = answerable_questions(store, dataset, limit)
@@ -333,7 +336,7 @@ def evaluate(store: GraphStore, backend: Backend, dataset: str, sampling: Sampli
                for q, t in zip(questions["questionId"], questions["text"], strict=True)}
 
     grading = Grading(grade_reply, {q: (gold[q], choices[q]) for q in chats}, version=GRADER_VERSION)
-    status, generation = "interrupted", Generation(len(chats) * sampling.n, 0)
+    status, generation, interrupted = "interrupted", Generation(len(chats) * sampling.n, 0), None
     try:
         generation = generate_and_store(store, backend, run_id, learner, chats, sampling, grading,
                                         progress=progress, window=window)
@@ -341,6 +344,8 @@ def evaluate(store: GraphStore, backend: Backend, dataset: str, sampling: Sampli
     except RejectedRequestError:
         status = "failed"
         raise
+    except KeyboardInterrupt as exc:  # raised again below, carrying what is stored
+        interrupted = exc
     finally:
         responses = store.frame("run_responses", {"runId": run_id})
         primary = responses[(responses["sampleIndex"] == 0) & responses["verdict"].notna()]  # graded ones
@@ -353,7 +358,11 @@ def evaluate(store: GraphStore, backend: Backend, dataset: str, sampling: Sampli
                    pending=generation.pending, correct=int(primary["correct"].fillna(False).astype(bool).sum()),
                    accuracy=figures.get("accuracy"), accuracyStderr=_finite(figures.get("accuracyStderr")),
                    figures=_stored_figures(store, run_id, figures, sampling), **generation.rates())
-    return AnswersResult(run_id, resumed, generation.requested, generation.stored,
-                         responses[responses["questionId"].isin(chats)], generation.pending,
-                         generation.last_failure, generation.rates(), dataset, backend.model, tag,
-                         len(template.shots))
+    result = AnswersResult(run_id, resumed, generation.requested, generation.stored,
+                           responses[responses["questionId"].isin(chats)], generation.pending,
+                           generation.last_failure, generation.rates(), dataset, backend.model, tag,
+                           len(template.shots))
+    if interrupted is not None:
+        interrupted.result = result  # the run as stored when Ctrl-C came: its log can still be written
+        raise interrupted
+    return result

@@ -225,10 +225,30 @@ def test_cli_evaluate_interrupted_stores_what_arrived_and_exits_130(tmp_path, si
     assert len(stored) == 2 and run["status"] == "interrupted"
 
 
-def _asking_all(graph: str, server: FakeEndpoint) -> subprocess.Popen:
+@pytest.mark.usefixtures("sigint_to_python")
+def test_ctrl_c_writes_the_log_of_what_is_stored(tmp_path):
+    """Issue 43: Ctrl-C exited 130 with no log under --output-path; Inspect writes one. Two answers arrived."""
+    from kstp.inference.runlog import read_run_log
+
+    graph = _toy_graph(tmp_path)
+    with FakeEndpoint(["ok", "ok", "stall", "stall", "stall", "stall", "stall", "stall"]) as server:
+        process = _asking_all(graph, server, "--output-path", str(tmp_path / "out"), "--log-samples")
+        time.sleep(0.5)
+        process.send_signal(signal.SIGINT)
+        _, err = process.communicate(timeout=60)
+    assert process.returncode == 130, err
+    assert "wrote the logs of what is stored to" in " ".join(err.split())
+    [path] = (tmp_path / "out").glob("*.json")
+    log = read_run_log(path)
+    assert (log.summary["status"], log.summary["questions"], log.config["status"]) == ("interrupted", 2,
+                                                                                       "interrupted")
+    assert len(log.samples) == 2 and log.samples["extracted"].tolist() == ["5", "5"]
+
+
+def _asking_all(graph: str, server: FakeEndpoint, *more: str) -> subprocess.Popen:
     """``kstp evaluate answers`` on the toy's 8 questions with all 8 in flight, once the server has them all."""
     process = _kstp(graph, "evaluate", "answers", "--dataset", "toy", "--model", "m", "--backend", "openai",
-                    "--base-url", server.base_url, "--concurrency", "8")
+                    "--base-url", server.base_url, "--concurrency", "8", *more)
     deadline = time.monotonic() + 60
     while server.requests < 8 and time.monotonic() < deadline:
         time.sleep(0.1)
