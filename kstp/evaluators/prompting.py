@@ -29,7 +29,7 @@ from kstp.errors import ConfigError, InputError
 from kstp.inference.backend import Message
 from kstp.inference.grading.choices import split_options
 
-__all__ = ["PromptTemplate", "load_prompt_file", "load_shots", "DEFAULT_SHOT_ANSWER"]
+__all__ = ["PromptTemplate", "load_prompt_file", "load_shots", "DEFAULT_SHOT_ANSWER", "EXAMPLE_PROMPT_FILE"]
 
 #: The assistant turn of an exemplar unless the prompt file says otherwise.
 DEFAULT_SHOT_ANSWER = "{solution}\n\nThe final answer is \\boxed{{answer}}."
@@ -107,14 +107,48 @@ class PromptTemplate:
                 **({"shots": list(self.shots), "shotAnswer": self.shot_answer} if self.shots else {})}
 
 
+#: The placeholders each template of a prompt file takes.
+_PLACEHOLDERS = {"user": ("question", "options", "text"), "shot_answer": ("solution", "answer")}
+# a {name} that is no LaTeX group: not right after a command (\boxed{x}), a group (\frac{a}{b}), ^ or _
+_PLACEHOLDER_RE = re.compile(r"(?<![A-Za-z}^_\\])\{([A-Za-z_]\w*)\}")
+_CONTROL_RE = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+#: The example prompt file kstp ships (``kstp/evaluators/prompts/example_prompt_file.yaml``): copy it to begin.
+EXAMPLE_PROMPT_FILE = Path(__file__).resolve().parent / "prompts" / "example_prompt_file.yaml"
+
+
+def _check_texts(path: Path, spec: dict) -> None:
+    """Refuse a placeholder no template takes (it would be sent as written) and a control character (YAML's
+    ``"\\b"`` in double quotes is a backspace, ``"\\f"`` a form feed: ``\\boxed`` would lose its backslash)."""
+    for key in ("system", "user", "shot_answer"):
+        text = spec.get(key)
+        if not isinstance(text, str):
+            continue
+        if (bad := _CONTROL_RE.search(text)) is not None:
+            raise InputError(f"{path}: the {key} text holds the control character {bad.group()!r} near "
+                             f"{text[max(0, bad.start() - 10):bad.start() + 10]!r}: in YAML's double quotes \\b is "
+                             "a backspace; write \\\\b there, or use single quotes or a block scalar (|)")
+        unknown = [m.group(1) for m in _PLACEHOLDER_RE.finditer(text) if m.group(1) not in _PLACEHOLDERS.get(key, ())]
+        if unknown and key in _PLACEHOLDERS:
+            takes = ", ".join("{" + name + "}" for name in _PLACEHOLDERS[key])
+            raise InputError(f"{path}: the {key} template has the placeholder {{{unknown[0]}}}, which nothing fills "
+                             f"(it would be sent as written); it takes {takes}")
+
+
 def load_prompt_file(path: str | Path) -> PromptTemplate:
-    """A prompt file: YAML (or JSON) with ``user`` and optional ``system`` and ``shot_answer``.
+    """A prompt file: YAML (or JSON) with ``user`` and optional ``system`` and ``shot_answer``
+    (:data:`EXAMPLE_PROMPT_FILE` is one to copy).
 
     Raises
     ------
     InputError
-        When the file cannot be read, is not a mapping, or has no ``user`` template with
-        ``{question}`` or ``{text}``.
+        When the file cannot be read, is not a mapping, has no ``user`` template with
+        ``{question}`` or ``{text}``, a placeholder its template does not take (``{foo}``),
+        or a control character (YAML's ``"\\b"`` in double quotes).
+
+    Examples
+    --------
+    >>> load_prompt_file(EXAMPLE_PROMPT_FILE).chat("2 + 3?")[1]["content"]
+    'Problem:\\n2 + 3?\\n'
     """
     path = Path(path)
     try:
@@ -129,6 +163,7 @@ def load_prompt_file(path: str | Path) -> PromptTemplate:
     unknown = sorted(set(spec) - {"system", "user", "shot_answer", "source"})
     if unknown:
         raise InputError(f"{path}: unknown key {unknown[0]!r}; a prompt file has system, user, shot_answer")
+    _check_texts(path, spec)
     return PromptTemplate(path.name, str(spec.get("system") or ""), spec["user"],
                           shot_answer=str(spec.get("shot_answer") or DEFAULT_SHOT_ANSWER))
 
@@ -154,6 +189,9 @@ def load_shots(path: str | Path, count: int | None = None) -> tuple[dict, ...]:
         shots.append({"question": str(question), "answer": str(record["answer"]),
                       **({"options": "\n".join(option_lines(options))} if options else {}),
                       **({"solution": str(record["solution"])} if record.get("solution") else {})})
+    if not shots:
+        raise InputError(f"{source} has no exemplars: --few-shot would run zero-shot; give a file with records "
+                         "of question and answer, or leave --few-shot out")
     if count is not None and count > len(shots):
         raise ConfigError(f"{source} has {len(shots)} exemplars; --num-fewshot {count} asks for more")
     return tuple(shots[:count] if count is not None else shots)

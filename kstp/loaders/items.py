@@ -337,10 +337,12 @@ def read_items_jsonl(path: str | Path, dataset: str, framework: str | None, know
     any item has it, every concept link carries it as ``ASSESSES.verified`` (absent:
     false), the subset ``kstp evaluate psr --subset verified`` reads (paper 1, Table 3).
 
+    An item without an ``id`` is numbered by its place, from 1 (as records are).
+
     Raises
     ------
     InputError
-        On invalid JSON, a missing or repeated id, invalid ``options`` (not such an
+        On invalid JSON, an empty or repeated id, invalid ``options`` (not such an
         object, a text that lists options itself, an answer that is not a letter), each
         with the line.
     UnknownIdError
@@ -350,9 +352,13 @@ def read_items_jsonl(path: str | Path, dataset: str, framework: str | None, know
     seen: dict[str, int] = {}
     questions, links, solutions, verified, says_verified = [], [], [], [], False
     for number, item in json_lines(path):
-        qid = str(item.get("id", "")) if isinstance(item, dict) else ""
+        if not isinstance(item, dict):
+            raise InputError(f"{path}:{number}: each line needs an object (an item)")
+        # without an "id", items are numbered from 1 by their place, as records are (--id-field's help)
+        qid = str(item["id"]) if item.get("id") is not None else "" if "id" in item else str(len(questions) + 1)
         if not qid:
-            raise InputError(f"{path}:{number}: each line needs an object with an \"id\"")
+            raise InputError(f"{path}:{number}: an item's \"id\" is empty; give one, or leave the field out to number "
+                             "the items from 1")
         if qid in seen:
             raise InputError(f"{path}:{number}: item id {qid!r} repeats line {seen[qid]}")
         seen[qid] = number

@@ -11,7 +11,7 @@ from click.testing import CliRunner
 from kstp.cli.main import cli
 from kstp.errors import InputError
 from kstp.evaluators import answers
-from kstp.evaluators.prompting import PromptTemplate, load_prompt_file, load_shots
+from kstp.evaluators.prompting import EXAMPLE_PROMPT_FILE, PromptTemplate, load_prompt_file, load_shots
 from kstp.graph.factory import open_store
 from kstp.inference.grading.choices import split_options
 from tests.conftest import load_toy
@@ -81,3 +81,42 @@ def test_a_run_with_a_prompt_file_and_exemplars_is_a_run_of_its_own(graph_locati
     both = CliRunner().invoke(cli, [*base, "--base-url", "http://127.0.0.1:9/v1", "--prompt", "paper",
                                     "--prompt-file", str(tmp_path / "p.yaml")])
     assert both.exit_code == 2 and "--prompt-file and --prompt contradict each other" in both.output
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ('user: "Q: {question} {foo}"\n', r"the user template has the placeholder \{foo\}, which nothing fills .* it takes "
+                                      r"\{question\}, \{options\}, \{text\}"),
+    ('user: "{question}"\nshot_answer: "{reasoning} so {answer}"\n', r"shot_answer template has the placeholder "
+                                                                    r"\{reasoning\}"),
+    # YAML's double quotes read \b as a backspace: \boxed would reach the model as "<BS>oxed"
+    ('system: "Put it in \\boxed{}"\nuser: "{question}"\n', r"control character '\\x08' near .*: in YAML's double "
+                                                           r"quotes \\b is a backspace"),
+])
+def test_a_prompt_file_that_would_send_a_template_as_written_is_refused(tmp_path, text, message):
+    """Issue 43: an unknown placeholder went to the model literally and a backspace replaced \\b silently."""
+    path = tmp_path / "p.yaml"
+    path.write_text(text)
+    with pytest.raises(InputError, match=message):
+        load_prompt_file(path)
+
+
+def test_latex_groups_are_no_placeholders(tmp_path):
+    path = tmp_path / "p.yaml"
+    path.write_text("user: 'Q: {question} with \\frac{a}{b}, x^{n}, y_{i} and \\boxed{x}'\n")
+    assert load_prompt_file(path).chat("1 + 1?")[-1]["content"] == "Q: 1 + 1? with \\frac{a}{b}, x^{n}, y_{i} and " \
+                                                                     "\\boxed{x}"
+
+
+def test_an_empty_few_shot_file_is_refused_not_run_zero_shot(tmp_path):
+    path = tmp_path / "shots.jsonl"
+    path.write_text("")
+    with pytest.raises(InputError, match="has no exemplars: --few-shot would run zero-shot"):
+        load_shots(path)
+
+
+def test_the_example_prompt_file_is_a_working_prompt_file():
+    template = load_prompt_file(EXAMPLE_PROMPT_FILE)
+    assert template.chat("Which is prime?\nA. 4\nB. 7") == [
+        {"role": "system", "content": "You are a careful mathematics student. Reason step by step, then give only "
+                                      "your final\nanswer inside \\boxed{}."},
+        {"role": "user", "content": "Problem:\nWhich is prime?\nA. 4\nB. 7"}]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -131,3 +132,11 @@ def test_openai_base_url_from_the_environment_is_the_run_identitys(monkeypatch):
     assert backend.endpoint == {"baseUrl": server.base_url}
     monkeypatch.delenv("OPENAI_BASE_URL")
     assert OpenAIBackend("m").endpoint == {"baseUrl": "https://api.openai.com/v1"}
+
+
+@pytest.mark.parametrize(("options", "said"), [({"threads": 0}, "threads=0"), ({"context": 5}, "context=5"),
+                                               ({"parallel": "2"}, "parallel='2'")])
+def test_the_local_backend_refuses_a_setting_it_cannot_apply_in_one_line(options, said):
+    """Issue 43: threads=0 surfaced as a fragment of a gdb backtrace from llama.cpp."""
+    with pytest.raises(ConfigError, match=f"--model-args {re.escape(said)}: the local backend needs a whole number"):
+        LocalServer(**options)

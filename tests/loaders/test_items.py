@@ -114,6 +114,20 @@ def test_jsonl_items(tmp_path):
         items.read_items_jsonl(path, "d", None, set())
 
 
+def test_jsonl_items_without_ids_are_numbered_from_one(tmp_path):
+    """Issue 43: the help said items without ids are numbered from 1, and such a file was refused."""
+    path = tmp_path / "items.jsonl"
+    path.write_text('{"text": "1+1", "answer": 2}\n\n{"text": "2+2", "answer": 4}\n')
+    rows = items.read_items_jsonl(path, "d", None, set()).questions
+    assert rows[["id", "text", "answer"]].values.tolist() == [["d:1", "1+1", "2"], ["d:2", "2+2", "4"]]
+    path.write_text('{"id": "2", "text": "x"}\n{"text": "y"}\n')  # the number 2 is taken: refused, not merged
+    with pytest.raises(InputError, match="items.jsonl:2: item id '2' repeats line 1"):
+        items.read_items_jsonl(path, "d", None, set())
+    path.write_text('{"id": "", "text": "x"}\n')
+    with pytest.raises(InputError, match="items.jsonl:1: an item's \"id\" is empty"):
+        items.read_items_jsonl(path, "d", None, set())
+
+
 def test_jsonl_items_read_the_text_under_the_csv_text_names(tmp_path):
     """A new user's file kept the text under "question" and was told the item "needs its problem text"; the
     JSON-lines loader reads the names CSV items take, and an item with none of them says which it read."""

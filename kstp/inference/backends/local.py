@@ -78,7 +78,8 @@ class LocalServer:
     Raises
     ------
     ConfigError
-        When the model file is missing or the server does not come up (the message
+        When the model file is missing, ``threads``, ``context`` or ``parallel`` is no whole
+        number of at least 1 (context 16), or the server does not come up (the message
         ends with the server's last output); a :class:`~kstp.errors.MissingExtraError`
         when ``xllamacpp`` (extra ``local``) is not installed.
     """
@@ -88,6 +89,9 @@ class LocalServer:
         path = smollm2_path() if model == SMOLLM2 else Path(model)
         if not path.is_file():
             raise ConfigError(f"GGUF model {path} not found")
+        for name, value, low in (("threads", threads, 1), ("context", context, 16), ("parallel", parallel, 1)):
+            if isinstance(value, bool) or not isinstance(value, int) or value < low:
+                raise ConfigError(f"--model-args {name}={value!r}: the local backend needs a whole number >= {low}")
         import_extra("xllamacpp", "local", "the local backend", load=False)  # imported by the server process
         self.model_path = path
         self.port = port or _free_port()
