@@ -70,7 +70,7 @@ RUN_COLUMNS = ("questions", "samples", "failed", "noAnswer", "truncated", "filte
 @click.option("--prompt-file", type=click.Path(exists=True, dir_okay=False, path_type=Path),
               help="A prompt of your own instead of --prompt's sets: YAML with 'system' and 'user' ({question}: the "
               "question, {options}: its option lines, {text}: both) and optionally 'shot_answer' ({solution}, "
-              "{answer}: an exemplar's reply); kstp/evaluators/prompts/example_prompt_file.yaml is one to copy. A "
+              "{answer}: an exemplar's reply); kstp/evaluators/example_prompt_file.yaml is one to copy. A "
               "placeholder nothing fills, or a control character (YAML's \"\\b\" is a backspace), is refused. Its "
               "hash is part of the run's identity.")
 @click.option("--few-shot", type=click.Path(exists=True, path_type=Path),

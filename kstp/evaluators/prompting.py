@@ -112,8 +112,8 @@ _PLACEHOLDERS = {"user": ("question", "options", "text"), "shot_answer": ("solut
 # a {name} that is no LaTeX group: not right after a command (\boxed{x}), a group (\frac{a}{b}), ^ or _
 _PLACEHOLDER_RE = re.compile(r"(?<![A-Za-z}^_\\])\{([A-Za-z_]\w*)\}")
 _CONTROL_RE = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
-#: The example prompt file kstp ships (``kstp/evaluators/prompts/example_prompt_file.yaml``): copy it to begin.
-EXAMPLE_PROMPT_FILE = Path(__file__).resolve().parent / "prompts" / "example_prompt_file.yaml"
+#: The example prompt file kstp ships (``kstp/evaluators/example_prompt_file.yaml``): copy it to begin.
+EXAMPLE_PROMPT_FILE = Path(__file__).resolve().parent / "example_prompt_file.yaml"
 
 
 def _check_texts(path: Path, spec: dict) -> None:
