@@ -203,13 +203,19 @@ def dataset_names(store, given: tuple[str, ...]) -> list[str]:
     ------
     click.BadParameter
         When no dataset is named (``--dataset ,``).
+    UnknownIdError
+        When a dataset is not in the graph: said before any model is started.
     """
+    from kstp.graph.structures import dataset_questions
+
     known = {row["datasetId"] for row in store.run("datasets")}
     names = []
     for value in given:
         names += [value] if value in known else [part.strip() for part in value.split(",") if part.strip()]
     if not names:
         raise click.BadParameter("name a dataset", param_hint="--dataset")
+    for name in dict.fromkeys(names):
+        dataset_questions(store, name)  # an unknown dataset is said before the model server starts
     return list(dict.fromkeys(names))
 
 

@@ -410,3 +410,14 @@ def test_a_server_never_reached_is_not_waited_for(toy):
 def test_outage_is_checked():
     with pytest.raises(ConfigError, match="outage must be a number of seconds >= 0"):
         OpenAIBackend("m", outage=-1)
+
+
+def test_an_unknown_dataset_is_said_before_any_model_starts(graph_location, tmp_path):
+    """Issue 43: the backend started (a local server: seconds) before the configuration was checked. The
+    dataset's error comes first: the local backend's own refusal of threads=0 is never reached."""
+    with open_store(graph_location) as store:
+        load_toy(store, tmp_path)
+    result = CliRunner().invoke(cli, ["--graph", graph_location, "evaluate", "answers", "--dataset", "toy,nope",
+                                      "--model", "smollm2", "--backend", "local", "--model-args", "threads=0"])
+    assert result.exit_code == 1
+    assert "unknown dataset 'nope'; datasets in the graph: toy" in result.stderr and "threads" not in result.stderr
