@@ -49,3 +49,5 @@ CREATE VECTOR INDEX question_embedding IF NOT EXISTS FOR (n:Question) ON n.embed
 // in the content was split off: </think>, unclosed <think>, ...), textRepair (lone UTF-16 surrogates replaced),
 // graderVersion (the grader that wrote its verdict; another version grades it again)}.
 // RQEval's grading rule (issue 47), no DDL needed: Run {gradingRule (release or kstp)}.
+// A model's PSR on its run's dataset (issue 42), no DDL needed: Run {psrMicro, psrMacro, psrAnswers}
+// (kstp evaluate psr; a model answers several datasets, so its Learner node keeps none).
