@@ -88,7 +88,7 @@ class QuestionPages:
     def question_index(self, dataset: str) -> dict:
         """What every question page of ``dataset`` reads, built once (kept): ``pre`` (each question's stored
         prerequisites), ``counts`` (per question ``{kind: (answered, correct)}``), ``samples`` (per question the
-        samples of the dataset's runs, each with its run) and ``local`` (local ids)."""
+        samples of the dataset's runs, each with its run), ``local`` (local ids) and ``concepts`` (each question's)."""
         def compute() -> dict:
             edges = self.store.frame("question_prerequisite_edges", {"dataset": dataset})
             pre: dict[str, set[str]] = {}
@@ -110,7 +110,8 @@ class QuestionPages:
             questions = self._questions(dataset)
             local = dict(zip(questions["questionId"], questions["localId"].fillna(questions["questionId"]),
                              strict=True))
-            return {"pre": pre, "counts": counts, "samples": samples, "local": local}
+            concepts = {r["id"]: r["concepts"] for r in self._qmatrix(dataset)}
+            return {"pre": pre, "counts": counts, "samples": samples, "local": local, "concepts": concepts}
 
         return self._kept(("question index", dataset), compute)
 
@@ -136,7 +137,7 @@ class QuestionPages:
         texts = option_texts(record.get("text") or "")  # the option lines a grader reads, lettered
         stem = split_options(record["text"])[0] if texts else record.get("text")
         options = [{"letter": CHOICES[k], "text": t} for k, t in enumerate(texts or [])]
-        concepts = next((r["concepts"] for r in self._qmatrix(dataset) if r["id"] == question_id), [])
+        concepts = index["concepts"].get(question_id, [])
         named = {r["id"]: r for r in _rows(self.store.nodes("Concept", concepts))} if concepts else {}
         pre = index["pre"]
         answered, right, share = human_share(index["counts"].get(question_id, {}))

@@ -1,8 +1,11 @@
-"""The explorer's run and sample pages: a run's identity, progress and samples; one sample as Inspect shows it.
+"""The explorer's run, sample and two-run diff pages: a run's identity, progress and samples (each beside its
+question's text, gold and human share right); one sample as Inspect shows it; two runs as ``kstp runs diff``
+compares them.
 
-A mixin of :class:`~kstp.explore.pages.Explorer` (which gives it ``store`` and ``_kept``), kept
-apart because runs are their own page family: what ``kstp runs show`` prints, each sample's
-verdict, RQEval's dimensions per item and a chain of thought's DAG.
+A mixin of :class:`~kstp.explore.pages.Explorer` (which gives it ``store``, ``_kept``, ``stats``, ``blim``,
+``run_psr`` and the dataset reads), kept apart because runs are their own page family: what ``kstp runs
+show`` prints, each sample's verdict, RQEval's dimensions per item, a chain of thought's DAG, a BLIM run's
+fit and a next-step run's exact sets by prompt condition.
 """
 
 from __future__ import annotations

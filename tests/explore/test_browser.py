@@ -433,7 +433,7 @@ def walk(driver, url: str, graph: str, runs: dict, shots: Path, site: Path | Non
     # learner -> the model beside it: their PSR as evaluate psr's per-learner CSV, where their states differ
     import pandas as pd
 
-    driver.find_element(By.CSS_SELECTOR, "a.compare-link").click()
+    next(a for a in driver.find_elements(By.CSS_SELECTOR, "a.compare-link") if a.text == f"model:{MODEL}").click()
     assert driver.title.startswith("Compare")
     csv = pd.read_csv(shots / "psr-out" / "psr_learners_probability_pks.csv").set_index("learnerId")
     for row in driver.find_elements(By.CSS_SELECTOR, "table.compare-figures tbody tr"):
@@ -458,7 +458,7 @@ def walk(driver, url: str, graph: str, runs: dict, shots: Path, site: Path | Non
     driver.find_element(By.CSS_SELECTOR, f"#learner-table a[href$='{slug('model:' + MODEL)}.html']").click()
     assert MODEL in driver.find_element(By.TAG_NAME, "h1").text
     blim_run = kstp_json(graph, "query", "blim_item_parameters", "-p", "dataset=probability_pks")[0]["runId"]
-    assert driver.find_element(By.CSS_SELECTOR, ".nearest-why").text.startswith(
+    assert driver.find_element(By.CSS_SELECTOR, "section[data-dataset='probability_pks'] .nearest-why").text.startswith(
         f"BLIM fit {blim_run} of probability_pks has no state for model:{MODEL}: it assesses the human learners "
         "who answered all 12 questions")
     driver.find_element(By.CSS_SELECTOR, f"table.answers a[href$='{slug(runs['answers'])}.html']").click()
