@@ -12,8 +12,9 @@ PSR distribution) are computed once per process and kept.
 
 Each page is a dict of plain values (and DataFrames' records) for a template; ids travel
 in URLs as :func:`slug` s, so every page has a stable address that is also a file name of
-the static export. The drawings are made in :mod:`kstp.explore.drawings`, the run and sample
-pages in :mod:`kstp.explore.runs` (a mixin of :class:`Explorer`), slugs and plain cells in
+the static export. The drawings are made in :mod:`kstp.explore.drawings`, the run, sample and diff
+pages in :mod:`kstp.explore.runs`, the learner page in :mod:`kstp.explore.learners`, the question page in
+:mod:`kstp.explore.questions` (mixins of :class:`Explorer`), slugs and plain cells in
 :mod:`kstp.explore.values`; the names other modules import stay importable from here.
 """
 
@@ -21,24 +22,26 @@ from __future__ import annotations
 
 import threading
 import time
+from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
 
 import pandas as pd
 
-from kstp.errors import KstpError, UnknownIdError
-from kstp.explore.compare import ComparePages, compare_path
-from kstp.explore.drawings import DRAW_LIMIT, HASSE_LIMIT, broken_pairs
+from kstp.errors import UnknownIdError
+from kstp.explore.compare import ComparePages
+from kstp.explore.drawings import DRAW_LIMIT, HASSE_LIMIT
 from kstp.explore.drawings import class_dag as _class_dag
 from kstp.explore.drawings import hasse as _hasse
 from kstp.explore.drawings import label_sizes as _sizes
 from kstp.explore.drawings import svg as _svg
 from kstp.explore.layout import layered
+from kstp.explore.learners import LearnerPages
 from kstp.explore.pictures import GRID_LIMIT, blim_pictures, expected_observed, psr_pictures, qmatrix_grid
 from kstp.explore.questions import QuestionPages
 from kstp.explore.readonly import AD_HOC_TIMEOUT_S
 from kstp.explore.runs import FILTERS, RUN_FIGURES, RunPages
-from kstp.explore.values import PAGE_SIZE, slug, unslug
+from kstp.explore.values import PAGE_SIZE, local_names, slug, unslug
 from kstp.explore.values import as_rows as _rows
 from kstp.explore.values import paged as _page
 from kstp.explore.values import plain as _plain
@@ -50,8 +53,6 @@ __all__ = ["Explorer", "slug", "unslug", "PAGE_SIZE", "DRAW_LIMIT", "HASSE_LIMIT
 
 #: States that counting a knowledge space may enumerate (``kstp kst space``'s limit).
 COUNT_LIMIT = 10**7
-#: Without a BLIM fit, next steps come from the knowledge space when it has at most this many states.
-NEXT_STEPS_LIMIT = 20_000
 #: Datasets with at most this many answers get their PSR distribution on the dataset page; larger
 #: ones on a page of their own (it reads every answer: seconds at XES3G5M scale).
 PSR_INLINE_ANSWERS = 500_000
@@ -61,16 +62,16 @@ AD_HOC_ROWS = 1000
 FORM_BOOLEANS = {**{t: True for t in ("true", "1", "yes", "on")}, **{f: False for f in ("false", "0", "no", "off", "")}}
 #: Q-matrix rows per page.
 QMATRIX_PAGE = 200
-#: Most of a learner's missing prerequisites listed (they are counted in full).
-MISSING_SHOWN = 200
 #: The pictures whose whole table is a CSV of its own (``<kind>/<id>.csv``, :meth:`Explorer.picture_csv`): those
 #: that may have more than the 500 rows a page lists (the BLIM rates and the Q-matrix have their tables on the page).
 PICTURE_CSVS = ("psr-questions", "run-strip")
+#: Learner pages kept (the latest visited): each reads its next steps and fringes anew otherwise (0.1-0.4 s).
+RECENT_PAGES = 64
 #: Learner-table columns a user may sort by.
 SORTABLE = ("learnerId", "kind", "nAnswered", "accuracy", "psrMicro", "psrMacro", "blimPosterior")
 
 
-class Explorer(RunPages, ComparePages, QuestionPages):
+class Explorer(RunPages, ComparePages, QuestionPages, LearnerPages):
     """The pages of one graph.
 
     Parameters
@@ -102,12 +103,25 @@ class Explorer(RunPages, ComparePages, QuestionPages):
         #: When the pages' data was read (HH:MM:SS, local time), shown in their footer.
         self.read_at = time.strftime("%H:%M:%S")
         self._cache: dict[tuple, Any] = {}
+        self._recent: OrderedDict[tuple, Any] = OrderedDict()  # the last pages of a kind there are many of
 
     def _kept(self, key: tuple, compute: Callable[[], Any]) -> Any:
         with self._lock:
             if key not in self._cache:
                 self._cache[key] = compute()
             return self._cache[key]
+
+    def _recent_page(self, key: tuple, compute: Callable[[], Any]) -> Any:
+        """Like :meth:`_kept`, for pages there is one of per learner (18,066 at XES3G5M scale; an export visits
+        them all): the last :data:`RECENT_PAGES` are kept, not every one."""
+        with self._lock:
+            if key in self._recent:
+                self._recent.move_to_end(key)
+                return self._recent[key]
+            page = self._recent[key] = compute()
+            while len(self._recent) > RECENT_PAGES:
+                self._recent.popitem(last=False)
+            return page
 
     def locked(self):
         """The lock to hold while a page reads the graph."""
@@ -127,6 +141,7 @@ class Explorer(RunPages, ComparePages, QuestionPages):
             self.store.reopen()
             self._stamp = self.store.stamp()
             self._cache.clear()
+            self._recent.clear()
             self.read_at = time.strftime("%H:%M:%S")
             return True
 
@@ -356,7 +371,7 @@ class Explorer(RunPages, ComparePages, QuestionPages):
         space = self.space(dataset) if "states" in counted else None
         dag = hasse = None
         if space is not None and len(space.classes) <= DRAW_LIMIT:
-            dag = _class_dag(space, _local_names(self._questions(dataset)), broken=self._contradicted_pairs(dataset))
+            dag = _class_dag(space, local_names(self._questions(dataset)), broken=self._contradicted_pairs(dataset))
         if space is not None:
             answers = self.store.frame("answers", {"dataset": dataset})
             # a learner who answered part of the questions (a model run with --limit) has no answer pattern
@@ -486,7 +501,7 @@ class Explorer(RunPages, ComparePages, QuestionPages):
         states = self.store.frame("blim_states", {"runId": run_id})
         members = states.dropna(subset=["questionId"]).groupby("stateId")["questionId"].apply(sorted).to_dict()
         probability = states.drop_duplicates("stateId").set_index("stateId")["probability"]
-        local = _local_names(self._questions(dataset))
+        local = local_names(self._questions(dataset))
         top = [{"stateId": s, "probability": _plain(p), "state": members.get(s, []),
                 "local": [local.get(q, q) for q in members.get(s, [])]}
                for s, p in probability.sort_values(ascending=False, kind="stable").head(20).items()]
@@ -496,89 +511,6 @@ class Explorer(RunPages, ComparePages, QuestionPages):
                "named": {s: "{" + ", ".join(local.get(q, q) for q in members.get(s, [])) + "}"
                          for s in probability.index}}
         return {**fit, "pictures": blim_pictures(fit)}
-
-    # ---- learners ------------------------------------------------------------------------
-    def learner(self, learner: str) -> dict:
-        """A learner's answers per dataset: knowledge state, fringes, BLIM next steps, contradicted prerequisites."""
-        found = self.store.nodes("Learner", [learner])
-        if found.empty:
-            raise UnknownIdError(f"unknown learner {learner!r}; learners are named <dataset>:<id>, e.g. "
-                                 "frcsub:Subject001")
-        answers = self.store.frame("learner_answers", {"learnerId": learner})
-        sections = [self._learner_in(learner, dataset, group)
-                    for dataset, group in answers.groupby("datasetId", sort=True)]
-        return {"learner": _rows(found)[0], "datasets": sections}
-
-    def _learner_in(self, learner: str, dataset: str, answers: pd.DataFrame) -> dict:
-        from kstp.graph import structures
-
-        state = structures.knowledge_state(self.store, dataset, learner)
-        # check_state's query, read as a frame: an incoherent learner of a large relation lacks 10^5 pairs
-        missing = self.store.frame("state_violations", {"dataset": dataset, "questionIds": state})
-        violations = not missing.empty
-        wrong = set(answers.loc[~answers["correct"].fillna(False).astype(bool), "questionId"])
-        missing["answered"] = missing["prerequisiteId"].isin(wrong)
-        missing = missing.sort_values(["answered", "questionId", "prerequisiteId"], ascending=[False, True, True],
-                                      kind="stable")  # answered wrongly first: the stronger evidence
-        contradicted = _rows(missing.head(MISSING_SHOWN))
-        section: dict[str, Any] = {"dataset": dataset, "answers": _rows(answers), "state": state,
-                                   "isState": not violations, "contradicted": contradicted[:MISSING_SHOWN],
-                                   "missing": len(missing), "missingAnswered": int(missing["answered"].sum()),
-                                   "correct": int(answers["correct"].fillna(False).astype(bool).sum())}
-        if not violations:
-            section["innerFringe"] = structures.inner_fringe(self.store, dataset, state)
-            section["outerFringe"] = structures.outer_fringe(self.store, dataset, state)
-        shown, source, _ = self.learner_psr(dataset)  # kstp evaluate psr's figures on this dataset
-        if learner in shown.index:
-            section["psr"] = {k: _plain(shown.loc[learner, k]) for k in ("accuracy", "psrMicro", "psrMacro")}
-            section["psrSource"] = source
-        figures = self.learner_figures(dataset)
-        section["models"] = [{"learnerId": m, "href": compare_path(learner, m)}  # the export's file names
-                             for m in sorted(figures.loc[figures["kind"] == "model", "learnerId"]) if m != learner]
-        size = self.space_size(dataset)
-        fitted = self._kept(("fitted", dataset), lambda: self._fitted(dataset))
-        if fitted or size.get("states", NEXT_STEPS_LIMIT + 1) <= NEXT_STEPS_LIMIT:
-            from kstp.evaluators.blim import next_steps
-
-            try:
-                section["nextSteps"] = next_steps(self.store, dataset, learner, NEXT_STEPS_LIMIT)
-            except KstpError as exc:
-                section["nextStepsError"] = str(exc)
-            else:
-                if not section["nextSteps"]["fitted"]:
-                    section["nearestWhy"] = self._unfitted_why(dataset, learner, len(answers))
-        else:
-            section["nextStepsError"] = (f"no BLIM fit on {dataset} (kstp fit blim), and its knowledge space is too "
-                                         "large to match the answers to its nearest states")
-        breaks = broken_pairs(self.question_index(dataset)["pre"], set(state), wrong)
-        section["broken"] = [list(pair) for pair in breaks]
-        space = self.space(dataset)
-        if space is not None and len(space.classes) <= DRAW_LIMIT:
-            questions = self._questions(dataset)
-            marks = {q: "correct" for q in state} | {q: "wrong" for q in wrong}
-            for q in section.get("outerFringe", []):
-                marks[q] = "outer"
-            for q in section.get("innerFringe", []):
-                marks[q] = "inner"
-            section["drawing"] = _class_dag(space, _local_names(questions), marks,
-                                            broken=dict.fromkeys(breaks, "prerequisite answered wrong, question right"))
-        return section
-
-    def _unfitted_why(self, dataset: str, learner: str, answered: int) -> str:
-        """Why a learner's next steps come from the nearest states rather than a BLIM fit: what is missing."""
-        blim = self.blim(dataset)
-        if blim is None:
-            return f"No BLIM fit of {dataset} (kstp fit blim --dataset {dataset})"
-        run, asked = blim["run"]["id"], len(self._questions(dataset))
-        kind = _rows(self.store.nodes("Learner", [learner]))[0].get("kind")
-        if kind != "human":
-            why = f"it assesses the human learners who answered all {asked} questions, and {learner} is a {kind}"
-        elif answered < asked:
-            why = f"it assesses the learners who answered all {asked} questions, and {learner} answered {answered}"
-        else:
-            why = (f"{learner}'s answers were stored after it (kstp fit blim --dataset {dataset} again "
-                   "assesses it)")
-        return f"BLIM fit {run} of {dataset} has no state for {learner}: {why}"
 
     # ---- queries -------------------------------------------------------------------------
     def queries(self) -> list[dict]:
@@ -688,7 +620,3 @@ def _reach(start: str, neighbours: dict[str, list[str]], depth: int | None) -> s
         seen.update(frontier)
         steps += 1
     return seen - {start}
-
-
-def _local_names(questions: pd.DataFrame) -> dict[str, str]:
-    return dict(zip(questions["questionId"], questions["localId"].fillna(questions["questionId"]), strict=True))

@@ -18,7 +18,7 @@ import pandas as pd
 from kstp.errors import UnknownIdError
 from kstp.graph.store import records
 
-__all__ = ["slug", "unslug", "plain", "as_rows", "paged", "PAGE_SIZE", "SLUG_BYTES"]
+__all__ = ["slug", "unslug", "plain", "as_rows", "paged", "local_names", "PAGE_SIZE", "SLUG_BYTES"]
 
 #: Rows per page of a table.
 PAGE_SIZE = 50
@@ -113,3 +113,12 @@ def paged(rows: list | pd.DataFrame, page: int, size: int = PAGE_SIZE) -> dict:
     part = rows.iloc[(page - 1) * size:page * size] if isinstance(rows, pd.DataFrame) else \
         rows[(page - 1) * size:page * size]
     return {"rows": part, "page": page, "pages": pages, "total": len(rows)}
+
+
+def local_names(questions: pd.DataFrame) -> dict[str, str]:
+    """Each question's local id (its id where it has none), from ``dataset_questions``' rows.
+
+    >>> local_names(pd.DataFrame({"questionId": ["d:a", "d:b"], "localId": ["a", None]}))
+    {'d:a': 'a', 'd:b': 'd:b'}
+    """
+    return dict(zip(questions["questionId"], questions["localId"].fillna(questions["questionId"]), strict=True))
