@@ -19,12 +19,13 @@ from typing import TYPE_CHECKING, Any
 
 from kstp.errors import UnknownIdError
 from kstp.explore.values import as_rows as _rows
+from kstp.explore.values import human_share
 from kstp.explore.values import plain as _plain
 
 if TYPE_CHECKING:
     from kstp.graph.store import GraphStore
 
-__all__ = ["QuestionPages", "direct", "human_share"]
+__all__ = ["QuestionPages", "direct"]
 
 #: Most characters of a reply a question page shows per sample (the sample's page has it whole).
 REPLY_CHARS = 600
@@ -66,17 +67,6 @@ def direct(pre: dict[str, set[str]], question: str, below: bool = True) -> tuple
 
     first = sorted(q for q in strict if not between(q))
     return first, sorted(strict - set(first)), sorted(same)
-
-
-def human_share(counts: dict[str, tuple[int, int]]) -> tuple[int, int, float | None]:
-    """Humans who answered, who answered right and the share right (None: nobody answered) from a question's
-    ``{kind: (answered, correct)}``.
-
-    >>> human_share({"human": (4, 3), "model": (2, 2)}), human_share({"model": (1, 0)})
-    ((4, 3, 0.75), (0, 0, None))
-    """
-    answered, right = counts.get("human", (0, 0))
-    return answered, right, right / answered if answered else None
 
 
 class QuestionPages:

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from kstp.errors import KstpError, UnknownIdError
 from kstp.explore.drawings import cot as _cot
 from kstp.explore.pictures import run_pictures
-from kstp.explore.values import PAGE_SIZE
+from kstp.explore.values import PAGE_SIZE, human_share
 from kstp.explore.values import as_rows as _rows
 from kstp.explore.values import paged as _page
 from kstp.explore.values import plain as _plain
@@ -131,8 +131,6 @@ class RunPages:
         """Per question of ``dataset``: ``questionText``, ``gold`` and ``humansShare`` (the share of human learners
         who answered it right; None: none did), what a run's samples table shows beside each sample (kept; empty
         for a run on no dataset in the graph)."""
-        from kstp.explore.questions import human_share
-
         def compute() -> dict[str, dict]:
             known = {row["datasetId"] for row in self.stats()["datasets"]}
             if dataset not in known:
