@@ -7,7 +7,12 @@ started as a command; then the browser opens every page kind and clicks overview
 dataset -> learner -> run -> sample, compares the figures on the pages with the commands'
 JSON, checks that a click on a concept moves the graph, that no script from a completion
 ran, that a write is refused, and that the static export (of the embedded graph; the export
-of both engines is in test_pages.py) opens from disk with no server.
+of both engines is in test_pages.py) opens from disk with no server. Issue 42's checks: each model run's
+PSR on the overview is evaluate psr's for its dataset after a second dataset was evaluated; a query form
+reads local ids as kstp query; every question link of a dataset opens a page whose figures are the
+commands'; a model is ringed and counted apart in the Hasse diagram; red edges are kst check's and
+validate prerequisites' pairs; no text has a contrast under 3 against its rendered background at
+1,400 px, at 420 px (where the page never scrolls sideways) and in dark mode (contrast.js).
 A screenshot of each page kind goes to the test's folder (and to ``$KSTP_EXPLORE_SCREENSHOTS``
 when set: ``docs/explore`` holds the ones the README shows). Both engines must show the
 same figures on every page.
