@@ -223,6 +223,26 @@ def check_pictures(driver, graph: str, dataset: str, shots: Path, out: Path) -> 
     listed = driver.find_element(By.CSS_SELECTOR, f"#state-learners [data-node='{busiest.get_attribute('data-id')}']")
     assert listed.is_displayed() and len(listed.find_elements(By.TAG_NAME, "a")) == weights[
         busiest.get_attribute("data-state")]
+    # the keyboard: a state takes the focus (Tab), Enter lists its learners as a click does
+    from selenium.webdriver.common.action_chains import ActionChains
+    from selenium.webdriver.common.keys import Keys
+
+    other = next(n for n in nodes if n != busiest and int(n.get_attribute("data-learners")) > 0)
+    assert other.get_attribute("tabindex") == "0"
+    driver.execute_script("arguments[0].focus()", other)
+    ActionChains(driver).send_keys(Keys.ENTER).perform()
+    listed = driver.find_element(By.CSS_SELECTOR, f"#state-learners [data-node='{other.get_attribute('data-id')}']")
+    assert listed.is_displayed() and "picked" in other.get_attribute("class").split()
+    # "occupied states only": the states nobody is in and the whole diagram's edges hidden, the cover among the
+    # occupied states shown, and back
+    driver.execute_script("arguments[0].click()", driver.find_element(By.ID, "occupied-toggle"))
+    assert all(n.get_attribute("data-learners") != "0" or n.get_attribute("data-models")
+               for n in nodes if n.is_displayed())
+    covers = driver.find_elements(By.CSS_SELECTOR, "#hasse path.edge.occupied-cover")
+    assert covers and all(e.is_displayed() for e in covers)
+    assert not any(e.is_displayed() for e in driver.find_elements(By.CSS_SELECTOR, "#hasse path.edge.full"))
+    driver.execute_script("arguments[0].click()", driver.find_element(By.ID, "occupied-toggle"))
+    assert not any(e.is_displayed() for e in covers)
     picture(driver, "#hasse", shots, "hasse")
     run_id = kstp_json(graph, "query", "blim_item_parameters", "-p", f"dataset={dataset}")[0]["runId"]
     fitted: dict[str, dict] = {}
