@@ -85,7 +85,7 @@ from kstp.graph.structures import RULES, dataset_questions, question_prerequisit
 
 __all__ = ["VERSION", "HIGHER_IS_BETTER", "BUCKETS", "DENOMINATORS", "SUBSETS", "ACCURACY", "PrerequisiteBitsets",
            "PsrResult", "last_answers", "score_pairs", "aggregate", "distribution", "summarize", "evaluate_dataset",
-           "bootstrap", "question_table"]
+           "bootstrap", "question_table", "write_back_figures", "OWN_KINDS"]
 
 VERSION = "2.0"
 HIGHER_IS_BETTER = {"accuracy": True, "psrMicro": True, "psrMacro": True}
@@ -99,6 +99,10 @@ SUBSETS = ("full", "verified")
 ACCURACY = ("answered", "annotated")
 #: Learners per graph read in :func:`evaluate_dataset`.
 BATCH = 4096
+#: Learner kinds that belong to one dataset (the loaders name them inside it: a person of a response file, an
+#: ability group), whose figures are kept on their Learner node; any other learner (a model) may answer several
+#: datasets, and its figures are kept on the run its answers came from (:func:`write_back_figures`).
+OWN_KINDS = ("human", "group")
 _COUNTS = [f"pairs {b}" for b in BUCKETS]  # per-learner bucket counts
 
 
@@ -518,9 +522,9 @@ def evaluate_dataset(store: GraphStore, dataset: str, min_prerequisites: int = 5
     answers in batches of ``batch`` learners (``answer_codes_in_range``, packed, or
     ``answer_keys_in_range`` where the node keys do not fit the packing, over the id ranges of
     ``dataset_learners``, :meth:`GraphStore.frame_batches`), scores each
-    batch with :class:`PrerequisiteBitsets` and keeps one row per learner. Sets
-    ``accuracy``, ``psrMicro``, ``psrMacro`` and ``nAnswered`` on each Learner node
-    (for a model evaluated on several datasets, the last dataset evaluated).
+    batch with :class:`PrerequisiteBitsets` and keeps one row per learner. Writes the
+    figures back with :func:`write_back_figures` (not with ``write_back=False``): on the
+    Learner node of a learner of the dataset, on the Run of a model.
 
     Parameters
     ----------
@@ -593,14 +597,61 @@ def evaluate_dataset(store: GraphStore, dataset: str, min_prerequisites: int = 5
     learners = pd.concat(parts) if parts else pd.DataFrame(columns=columns, index=pd.Index([], name="learnerId"))
     learners["kind"] = roster.set_index("learnerId")["kind"].reindex(learners.index).fillna("human").to_numpy()
     if write_back and len(learners):
-        store.write_nodes("Learner", pd.DataFrame({
-            "id": learners.index, "accuracy": learners["accuracy"].to_numpy(float),
-            "psrMicro": learners["psrMicro"].to_numpy(float), "psrMacro": learners["psrMacro"].to_numpy(float),
-            "nAnswered": learners["answered"].to_numpy(np.int64)}))
+        write_back_figures(store, dataset, learners)
     per_question = pd.DataFrame(sums, index=pd.Index(questions, name="questionId"),
                                 columns=["learners", "satisfied", "denominator", "ratioSum", "broken"])
     per_question[["learners", "broken"]] = per_question[["learners", "broken"]].astype(np.int64)
     return PsrResult(dataset, learners, min_prerequisites, denominator, subset, per_question, accuracy)
+
+
+def write_back_figures(store: GraphStore, dataset: str, learners: pd.DataFrame) -> dict[str, int]:
+    """Keep each learner's accuracy and PSR on ``dataset`` where they stay ``dataset``'s.
+
+    A learner of :data:`OWN_KINDS` belongs to the dataset: ``accuracy``, ``psrMicro``, ``psrMacro``
+    and ``nAnswered`` go on its Learner node. A model answers several datasets, so figures on
+    its node would be those of the dataset evaluated last (issue 42): they go on the Run whose
+    answers they score, as ``psrMicro``, ``psrMacro`` and ``psrAnswers`` (how many of the
+    model's answers on the dataset were scored, all from that run), and the model's node keeps
+    none. Where the model's answers on the dataset come from several runs (a later run
+    answered some questions again) or from none, no run gets them: they are no one run's.
+
+    Parameters
+    ----------
+    store : GraphStore
+    dataset : str
+    learners : pandas.DataFrame
+        :attr:`PsrResult.learners` (indexed by ``learnerId``; ``kind``, ``accuracy``,
+        ``psrMicro``, ``psrMacro``, ``answered``).
+
+    Returns
+    -------
+    dict
+        ``learners`` (Learner nodes given figures), ``runs`` (runs given a model's figures)
+        and ``unplaced`` (models whose figures no single run holds).
+    """
+    own = learners[learners["kind"].isin(OWN_KINDS)]
+    others = learners[~learners["kind"].isin(OWN_KINDS)]
+    if len(own):
+        store.write_nodes("Learner", pd.DataFrame({
+            "id": own.index, "accuracy": own["accuracy"].to_numpy(float),
+            "psrMicro": own["psrMicro"].to_numpy(float), "psrMacro": own["psrMacro"].to_numpy(float),
+            "nAnswered": own["answered"].to_numpy(np.int64)}))
+    rows = []
+    for model in others.index:
+        answers = store.frame("learner_answers", {"learnerId": model})
+        runs = answers.loc[answers["datasetId"] == dataset, "runId"]
+        if len(runs) and runs.notna().all() and runs.nunique() == 1:
+            rows.append({"id": str(runs.iloc[0]), "psrMicro": float(others.at[model, "psrMicro"]),
+                         "psrMacro": float(others.at[model, "psrMacro"]), "psrAnswers": len(runs)})
+    found = store.nodes("Run", [r["id"] for r in rows]) if rows else pd.DataFrame()
+    known = set(found["id"]) if len(found) else set()
+    rows = [r for r in rows if r["id"] in known]  # a run deleted since its answers were written holds nothing
+    if len(others):  # figures an older kstp left on a model's node are another dataset's as often as this one's
+        store.write_nodes("Learner", pd.DataFrame({"id": others.index, "accuracy": None, "psrMicro": None,
+                                                   "psrMacro": None, "nAnswered": None}))
+    if rows:
+        store.write_nodes("Run", pd.DataFrame(rows))
+    return {"learners": len(own), "runs": len(rows), "unplaced": len(others) - len(rows)}
 
 
 def _packable(learner_keys: pd.Series, question_keys: pd.Index) -> bool:

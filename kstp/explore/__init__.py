@@ -1,6 +1,7 @@
 """``kstp explore``: a local web explorer of the graph, on either engine, read-only.
 
-Pages (:mod:`kstp.explore.pages`, the run and sample pages in :mod:`kstp.explore.runs`) gather
+Pages (:mod:`kstp.explore.pages`, the run, sample and two-run diff pages in :mod:`kstp.explore.runs`, the
+question page in :mod:`kstp.explore.questions`, the comparison of two learners in :mod:`kstp.explore.compare`) gather
 what a page shows from the same functions and registered queries the commands use, ids and
 cells made page-ready by :mod:`kstp.explore.values`; :mod:`kstp.explore.app` renders them with Jinja2
 under Starlette, :mod:`kstp.explore.server` serves them with uvicorn, and

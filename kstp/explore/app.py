@@ -26,6 +26,8 @@ from typing import Any
 from jinja2 import Environment, PackageLoader, select_autoescape
 from markupsafe import Markup
 from starlette.applications import Starlette
+from starlette.middleware import Middleware
+from starlette.middleware.gzip import GZipMiddleware
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Mount, Route
@@ -41,10 +43,14 @@ __all__ = ["create_app", "environment", "render", "off_loop", "abandon"]
 
 
 def _number(value: Any, digits: int = 3) -> str:
-    """A figure as the page shows it: floats to ``digits`` decimals, integers with thousands separators, - for none.
+    """A figure as the page shows it: floats to ``digits`` decimals, or two significant digits where those
+    decimals would read 0 (a p-value of 2e-19 is not 0.000); integers, and floats with ``digits`` 0 (counts a
+    pandas column with a gap holds as floats), with thousands separators; - for none.
 
-    >>> _number(0.53412), _number(12345), _number(None), _number(float("nan"))
-    ('0.534', '12,345', '-', '-')
+    >>> _number(0.53412), _number(12345), _number(None), _number(float("nan")), _number(2.1e-19), _number(0.0)
+    ('0.534', '12,345', '-', '-', '2.1e-19', '0.000')
+    >>> _number(4.0, 0), _number(1234.0, 0), _number(-0.00004, 3)
+    ('4', '1,234', '-4e-05')
     """
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return "-"
@@ -53,6 +59,10 @@ def _number(value: Any, digits: int = 3) -> str:
     if isinstance(value, int):
         return f"{value:,}"
     if isinstance(value, float):
+        if digits == 0:
+            return f"{round(value):,}" if math.isfinite(value) else str(value)
+        if value != 0 and abs(value) < 0.5 * 10 ** -digits:
+            return f"{value:.2g}"
         return f"{value:.{digits}f}"
     return str(value)
 
@@ -64,6 +74,16 @@ def _chart_svg(chart: dict, root: str = "") -> Markup:
     if root not in written:
         written[root] = Markup(svg_marks(chart["axes"], root) + "\n" + svg_marks(chart["marks"], root))
     return written[root]
+
+
+def _fault(exc: BaseException) -> str:
+    """One line for an error kstp did not foresee (a page is never a traceback).
+
+    >>> _fault(ValueError("Integer value out of bounds"))
+    'this page failed: ValueError: Integer value out of bounds (a fault of kstp explore; please report it)'
+    """
+    return (f"this page failed: {type(exc).__name__}: {' '.join(str(exc).split())[:300]} "
+            "(a fault of kstp explore; please report it)")
 
 
 def environment() -> Environment:
@@ -164,6 +184,8 @@ def create_app(explorer: Explorer) -> Starlette:
                 html, status = render(env, "error.html", root, False, message=str(exc), title="Not found"), 404
             except KstpError as exc:
                 html, status = render(env, "error.html", root, False, message=str(exc), title="Refused"), 400
+            except Exception as exc:  # noqa: BLE001 (a fault of kstp's: one line, never a traceback)
+                html, status = render(env, "error.html", root, False, message=_fault(exc), title="Failed"), 500
             elapsed = (time.perf_counter() - began) * 1000
             return HTMLResponse(html, status, headers={"Server-Timing": f"page;dur={elapsed:.1f}"})
 
@@ -217,6 +239,12 @@ def create_app(explorer: Explorer) -> Starlette:
 
     def sample(request):
         return {"page": explorer.sample(ident(request))}
+
+    def question(request):
+        return {"page": explorer.question(ident(request))}
+
+    def diff(request):
+        return {"page": explorer.diff(unslug(request.path_params["a"]), unslug(request.path_params["b"]))}
 
     def queries(request):
         text = request.query_params.get("cypher")
@@ -303,11 +331,14 @@ def create_app(explorer: Explorer) -> Starlette:
         Route("/compare/{a}/{b}.html", page("compare.html", compare, 2)),
         Route("/run/{slug}.html", page("run.html", run)),
         Route("/sample/{slug}.html", page("sample.html", sample)),
+        Route("/question/{slug}.html", page("question.html", question)),
+        Route("/diff/{a}/{b}.html", page("diff.html", diff, 2)),
         Route("/query/{slug}.html", page("query_one.html", query, locked=False)),
         Route("/query/{slug}.csv", query_csv),
         *(Route(f"/{kind}/{{slug}}.csv", picture_csv(kind)) for kind in PICTURE_CSVS),
         Mount("/static", app=static, name="static"),
     ]
-    app = Starlette(routes=routes)
+    # pages of hundreds of kilobytes (a dataset's learners, a run's samples) travel compressed: about a tenth
+    app = Starlette(routes=routes, middleware=[Middleware(GZipMiddleware, minimum_size=1024)])
     app.state.page_size = PAGE_SIZE
     return app

@@ -16,8 +16,8 @@ import math
 import numbers
 from collections.abc import Sequence
 
-__all__ = ["Scale", "ticks", "bars", "scatter", "histogram", "grid", "strip", "svg_marks", "PLOT", "SCATTER_POINTS",
-           "SERIES_COLOURS"]
+__all__ = ["Scale", "ticks", "bars", "hbars", "scatter", "histogram", "grid", "strip", "svg_marks", "PLOT",
+           "SCATTER_POINTS", "SERIES_COLOURS"]
 
 #: Margins around the plot area (left, right, top, bottom), in SVG units: room for the title, the tick
 #: labels and the axis labels.
@@ -49,11 +49,14 @@ class Scale:
         return round(self.a + (float(value) - self.lo) * (self.b - self.a) / (self.hi - self.lo), 2)
 
 
-def ticks(hi: float, lo: float = 0.0, count: int = 5) -> list[float]:
-    """About ``count`` round tick values from ``lo`` to at least ``hi`` (steps of 1, 2 or 5 times a power of ten).
+def ticks(hi: float, lo: float = 0.0, count: int = 5, integer: bool = False) -> list[float]:
+    """About ``count`` round tick values from ``lo`` to at least ``hi`` (steps of 1, 2 or 5 times a power of ten;
+    with ``integer``, whole steps: counts).
 
     >>> ticks(1.0), ticks(7), ticks(0)
     ([0.0, 0.2, 0.4, 0.6, 0.8, 1.0], [0.0, 2.0, 4.0, 6.0, 8.0], [0.0, 1.0])
+    >>> ticks(2, integer=True)
+    [0.0, 1.0, 2.0]
     """
     span = hi - lo
     if span <= 0:
@@ -61,6 +64,8 @@ def ticks(hi: float, lo: float = 0.0, count: int = 5) -> list[float]:
     raw = span / count
     power = 10 ** math.floor(math.log10(raw))
     step = next(m * power for m in (1, 2, 5, 10) if m * power >= raw - 1e-12)
+    if integer:
+        step = max(step, 1.0)
     out, k = [], 0
     while True:
         value = round(lo + k * step, 10)
@@ -152,7 +157,8 @@ def _finite(value) -> bool:
 
 def bars(title: str, categories: Sequence[str], series: dict[str, Sequence[float | None]], x_label: str,
          y_label: str, errors: dict[str, Sequence[float | None]] | None = None, y_max: float | None = None,
-         band: float = 28.0, height: float = 240.0, links: Sequence[str | None] | None = None) -> dict:
+         band: float = 28.0, height: float = 240.0, links: Sequence[str | None] | None = None,
+         integer: bool = False) -> dict:
     """Vertical bars: a group per category, a bar per series in it, optional error bars (± one value).
 
     Parameters
@@ -171,6 +177,8 @@ def bars(title: str, categories: Sequence[str], series: dict[str, Sequence[float
         Width of one bar, SVG units; a group is as wide as its bars plus one bar of gap.
     links : sequence of str or None, optional
         Per category, a page a click on its bars opens (relative to the site's top).
+    integer : bool
+        Counts: whole ticks on the y axis.
 
     Returns
     -------
@@ -198,13 +206,13 @@ def bars(title: str, categories: Sequence[str], series: dict[str, Sequence[float
         bottom += 6 * min(max((len(c) for c in categories), default=0), 14)
         height += bottom - PLOT[3]
     if len(names) > 1:  # a legend to the right of the plot
-        right += 12 + 7 * max(len(n) for n in names)
+        right += 25 + 7 * max(len(n) for n in names)
     group = band * (len(names) + 1)
     width = max(left + right + group * max(len(categories), 1), 320.0, _title_width(title))
     whiskers = [v + (e or 0) for n in names for v, e in zip(series[n], (errors or {}).get(n, [None] * len(
         categories)), strict=True) if _finite(v)]
     top_value = y_max if y_max is not None else max(whiskers, default=1.0) or 1.0
-    y_ticks = ticks(top_value)
+    y_ticks = ticks(top_value, integer=integer)
     y = Scale(0, y_ticks[-1], height - bottom, top)
     axes = _frame(title, width, height, x_label, y_label, right, bottom) + _y_axis(y, y_ticks, left, width - right)
     marks: list[dict] = []
@@ -244,8 +252,12 @@ def bars(title: str, categories: Sequence[str], series: dict[str, Sequence[float
             if errors and name in errors:
                 row.append(errors[name][c])
         rows.append(row)
-    legend = [_mark("text", f"legend series-{s % SERIES_COLOURS}", text=f"■ {name}", x=width - right + 12,
-                    y=top + 12 + 14 * s) for s, name in enumerate(names)] if len(names) > 1 else []
+    legend = []  # a swatch of the series' colour and its name in the text colour (readable on any background)
+    for s, name in enumerate(names if len(names) > 1 else []):
+        y0 = top + 12 + 14 * s
+        legend += [_mark("rect", f"swatch series-{s % SERIES_COLOURS}", x=width - right + 12, y=y0 - 9, width=9,
+                         height=9),
+                   _mark("text", "legend", text=name, x=width - right + 25, y=y0)]
     return {"title": title, "width": width, "height": height, "marks": marks, "axes": axes + legend,
             "table": {"columns": columns, "rows": rows}}
 
@@ -263,7 +275,8 @@ def scatter(title: str, points: Sequence[tuple[str, float | None, float | None, 
     -------
     dict
         The chart; each drawn point a ``circle`` with ``data-id``, ``data-x``, ``data-y``
-        (``repr`` of the value) and the class ``point <kind>``; ``missing``, ``dense``.
+        (``repr`` of the value) and the class ``point <kind>``, humans first and models last (on top),
+        each model named beside its point (a ``text`` of class ``point-label``); ``missing``, ``dense``.
 
     Examples
     --------
@@ -286,10 +299,17 @@ def scatter(title: str, points: Sequence[tuple[str, float | None, float | None, 
     singles = [p for p in drawn if not dense or p[3] != "human"]
     if dense:
         marks += _density([p for p in drawn if p[3] == "human"], x, y, x_range, y_range)
-    for ident, px, py, kind in singles:
+    # humans first, then groups, models last: drawn on top, each named beside its point
+    for ident, px, py, kind in sorted(singles, key=lambda p: {"human": 0, "model": 2}.get(p[3], 1)):
         marks.append(_mark("circle", f"point {kind}", f"{ident}: {x_label} {px:.3f}, {y_label} {py:.3f}",
                            {"id": ident, "x": repr(float(px)), "y": repr(float(py))},
                            cx=x(px), cy=y(py), r=4 if kind == "human" else 6))
+        if kind == "model":
+            name = ident.split(":", 1)[-1]
+            name = name if len(name) <= 24 else name[:23] + "…"
+            beyond = x(px) + 9 + 6.2 * len(name) > width - 4  # near the right edge: the name to the left
+            marks.append(_mark("text", "point-label" + (" left" if beyond else ""), ident, {"id": ident},
+                               text=name, x=round(x(px) + (-9 if beyond else 9), 2), y=round(y(py) + 4, 2)))
     rows = [[ident, kind, px, py] for ident, px, py, kind in points]
     return {"title": title, "width": width, "height": height, "marks": marks, "axes": axes,
             "table": {"columns": ["id", "kind", x_label, y_label], "rows": rows},
@@ -338,9 +358,51 @@ def histogram(title: str, values: Sequence[float | None], x_label: str, bins: in
     digits = max(0, 1 - math.floor(math.log10(width)))  # two significant digits of a bin's width: 0.68-0.85
     labels = [f"{_label(round(lo + k * width, digits))}-{_label(round(lo + (k + 1) * width, digits))}"
               for k in range(bins)]
-    chart = bars(title, labels, {y_label: counts}, x_label, y_label, band=24, height=200)
+    chart = bars(title, labels, {y_label: counts}, x_label, y_label, band=24, height=200, integer=True)
     chart["table"]["columns"] = [x_label, y_label]
     return chart
+
+
+def hbars(title: str, categories: Sequence[str], values: Sequence[float], x_label: str, integer: bool = True,
+          row: float = 22.0) -> dict:
+    """Horizontal bars, one per category, each label whole at its left (failure kinds are sentences: turned
+    labels under vertical bars overprint each other), the values on a bottom axis (whole ticks for counts).
+
+    Each bar is a ``rect`` with ``data-category`` and ``data-value``.
+
+    Examples
+    --------
+    >>> chart = hbars("t", ["failed: a timeout", "invalid"], [2, 1], "samples")
+    >>> [(m["data"]["category"], m["attrs"]["width"]) for m in chart["marks"]]
+    [('failed: a timeout', 300.0), ('invalid', 150.0)]
+    >>> [m["text"] for m in chart["axes"] if m["cls"] == "tick x"]
+    ['0', '1', '2']
+    """
+    label_w = 6.6 * max((len(c) for c in categories), default=4) + 12
+    left, top, plot = label_w + 12, PLOT[2], 300.0
+    width = max(left + plot + PLOT[1] + 8, _title_width(title))
+    height = top + row * max(len(categories), 1) + PLOT[3]
+    top_value = max((v for v in values if _finite(v)), default=1) or 1
+    x_ticks = ticks(top_value, integer=integer)
+    x = Scale(0, x_ticks[-1], left, left + plot)
+    axes = [_mark("text", "chart-title", text=title, x=width / 2, y=18),
+            _mark("text", "axis-label", text=x_label, x=left + plot / 2, y=height - 8)]
+    bottom = top + row * max(len(categories), 1)
+    for v in x_ticks:
+        axes += [_mark("line", "gridline", x1=x(v), y1=top, x2=x(v), y2=bottom),
+                 _mark("text", "tick x", text=_label(v), x=x(v), y=bottom + 16)]
+    axes.append(_mark("line", "axis", x1=left, y1=bottom, x2=left + plot, y2=bottom))
+    marks = []
+    for k, (category, value) in enumerate(zip(categories, values, strict=True)):
+        y0 = top + row * k
+        axes.append(_mark("text", "tick row", text=category, x=left - 6, y=y0 + row / 2 + 4))
+        if _finite(value):
+            marks.append(_mark("rect", "bar series-0", f"{category}: {_label(value)}",
+                               {"category": category, "value": repr(float(value))}, x=left, y=y0 + 3,
+                               width=round(x(value) - left, 2), height=row - 6))
+    return {"title": title, "width": width, "height": height, "marks": marks, "axes": axes,
+            "table": {"columns": ["category", x_label], "rows": [[c, v] for c, v in zip(categories, values,
+                                                                                         strict=True)]}}
 
 
 def grid(title: str, rows: Sequence[str], columns: Sequence[str], on: set[tuple[str, str]], x_label: str,

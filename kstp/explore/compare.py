@@ -3,10 +3,9 @@ their knowledge states side by side on the prerequisite structure, where they di
 
 A mixin of :class:`~kstp.explore.pages.Explorer` (which gives it ``store``, ``_kept``, ``space``,
 ``learner_figures`` and ``psr``). The knowledge state is ``kstp kst fringe``'s (the questions answered
-right, :func:`~kstp.graph.structures.knowledge_state`); accuracy and PSR are ``kstp evaluate psr``'s, computed
-now where the dataset is small enough (not the figures stored on the learners, which a later evaluation of
-another dataset may overwrite), else as stored (``Explorer.learner_psr``) where they are known to be this
-dataset's: a learner of the dataset, or one that answered no other; a model that answered others has none shown.
+right, :func:`~kstp.graph.structures.knowledge_state`); accuracy and PSR are ``kstp evaluate psr``'s on the
+dataset, computed now where the dataset is small enough, else as it stored them (``Explorer.learner_psr``: a
+model's on the run its answers came from, so another dataset's figures never show here).
 """
 
 from __future__ import annotations
@@ -16,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from kstp.errors import UnknownIdError
 from kstp.explore.charts import bars
-from kstp.explore.drawings import DRAW_LIMIT, class_dag
+from kstp.explore.drawings import DRAW_LIMIT, broken_pairs, class_dag
 from kstp.explore.values import as_rows as _rows
 from kstp.explore.values import plain as _plain
 from kstp.explore.values import slug
@@ -91,13 +90,10 @@ class ComparePages:
             right[ident] = set(rows.loc[rows["correct"].fillna(False).astype(bool), "questionId"])
         marks = compare_marks(right[first], right[second], answered[first], answered[second])
         differ = [{"questionId": q, "mark": m} for q, m in marks.items() if m in ("only-a", "only-b")]
-        figures, source, computed = self.learner_psr(dataset)
-        rows, withheld = [], []
+        figures, source, _ = self.learner_psr(dataset)
+        rows = []
         for ident in (first, second):
             known = ident in figures.index
-            if known and not computed and not _stored_here(learners[ident], answers[ident], dataset):
-                known = False
-                withheld.append(ident)
             rows.append({"learnerId": ident, "answered": len(answered[ident]), "right": len(right[ident]),
                          **{k: _plain(figures.loc[ident, k]) if known else None
                             for k in ("accuracy", "psrMicro", "psrMacro")}})
@@ -105,26 +101,25 @@ class ComparePages:
                      {f"{label}: {r['learnerId']}": [r["accuracy"], r["psrMicro"], r["psrMacro"]]
                       for label, r in zip("AB", rows, strict=True)}, f"figure ({source})", "value",
                      y_max=1.0, band=30)
+        pre = self.question_index(dataset)["pre"]
+        breaks = {who: broken_pairs(pre, right[ident], answered[ident] - right[ident])
+                  for who, ident in zip("AB", (first, second), strict=True)}
+        broken: dict[tuple[str, str], str] = {}
+        for who, pairs in breaks.items():
+            for pair in pairs:
+                broken[pair] = (f"{broken[pair][:1]} and {who}" if pair in broken else who) + \
+                    ": prerequisite answered wrong, question right"
         space = self.space(dataset)
         drawing = None
         if space is not None and len(space.classes) <= DRAW_LIMIT:
             questions = self.store.frame("dataset_questions", {"dataset": dataset})
             local = questions["localId"].fillna(questions["questionId"])
             names = dict(zip(questions["questionId"], local, strict=True))
-            drawing = class_dag(space, names, marks, verdicts=COMPARE_MARKS, page=f"dataset/{slug(dataset)}.html")
+            drawing = class_dag(space, names, marks, verdicts=COMPARE_MARKS, broken=broken)
             drawing["caption"] = (f"Where A and B are right on {dataset}'s prerequisite structure (prerequisites "
                                   "above, a box per class of equally informative questions)")
-        if withheld:
-            source += (f"; not shown for {' and '.join(withheld)}: it answered other datasets too, and the "
-                       "figures stored on a learner are those of the last dataset evaluated")
         return {"dataset": dataset, "figures": rows, "chart": chart, "source": source, "drawing": drawing,
-                "differ": differ,
+                "differ": differ, "broken": {who: [list(p) for p in pairs] for who, pairs in breaks.items()},
                 "both": sum(m == "both" for m in marks.values()),
                 "neither": sum(m == "neither" for m in marks.values())}
 
-
-def _stored_here(learner: dict, answers, dataset: str) -> bool:
-    """Whether the figures ``kstp evaluate psr`` stored on ``learner`` are ``dataset``'s: a learner that belongs to
-    the dataset (its ``dataset`` property: humans and groups), or one that answered no other dataset. A model's
-    node keeps the figures of the last dataset evaluated, which it does not name."""
-    return learner.get("dataset") == dataset or set(answers["datasetId"]) <= {dataset}

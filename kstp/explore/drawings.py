@@ -19,7 +19,8 @@ from kstp.explore.layout import Drawing, layered
 from kstp.explore.values import as_rows as _rows
 from kstp.explore.values import slug
 
-__all__ = ["class_dag", "hasse", "occupancy", "DRAW_LIMIT", "cot", "svg", "label_sizes", "HASSE_LIMIT", "VERDICTS"]
+__all__ = ["class_dag", "broken_pairs", "hasse", "occupancy", "DRAW_LIMIT", "cot", "svg", "label_sizes",
+           "HASSE_LIMIT", "VERDICTS"]
 
 #: Most states a Hasse diagram is drawn for.
 HASSE_LIMIT = 400
@@ -36,9 +37,10 @@ VERDICTS = {"correct": "answered right", "wrong": "answered wrong", "inner": "in
 
 
 def class_dag(space, names: dict[str, str], marks: dict[str, str] | None = None,
-              verdicts: dict[str, str] | None = None, page: str | None = None) -> dict:
+              verdicts: dict[str, str] | None = None, broken: dict[tuple[str, str], str] | None = None) -> dict:
     """The question prerequisite relation drawn as its transitive reduction on classes of equally
-    informative questions (the space's cover relation), each on its level.
+    informative questions (the space's cover relation), each on its level; each box links its first
+    question's page (``question/<slug>.html``).
 
     Parameters
     ----------
@@ -50,16 +52,20 @@ def class_dag(space, names: dict[str, str], marks: dict[str, str] | None = None,
         A learner's mark per question (``correct``, ``wrong``, ``inner``, ``outer``; none: not answered).
     verdicts : dict of str to str, optional
         What each mark says in a tooltip (default :data:`VERDICTS`; a comparison of two learners has its own).
-    page : str, optional
-        The page that holds the questions' ``q-<slug>`` rows, relative to the site root (a learner's or
-        a comparison's drawing links ``dataset/<slug>.html``); none: the drawing is on that page.
+    broken : dict of (str, str) to str, optional
+        Prerequisite pairs ``(prerequisite, question)`` to draw red, each with what breaks it (a learner's
+        prerequisite answered wrong while the question was answered right; an edge the answers
+        contradict). A pair on a drawn edge turns the edge red; a pair between classes no drawn edge
+        joins (a prerequisite further up) gets a red edge of its own; a pair inside a class (equally
+        informative questions) marks the box ``broken-inside``. Every pair is listed in its edge's or
+        box's ``pairs``, so the drawing holds each exactly once.
 
     Returns
     -------
     dict
-        What :func:`svg` returns, a node per class. A class whose questions carry different
-        marks (one answered right, one wrong) is marked ``mixed``, with ``parts`` (a mark per
-        question, in its order: the box is filled in parts) and each one's verdict in its tooltip.
+        What :func:`svg` returns, a node per class, with ``broken`` (the pairs drawn red). A class whose
+        questions carry different marks (one answered right, one wrong) is marked ``mixed``, with ``parts``
+        (a mark per question, in its order: the box is filled in parts) and each one's verdict in its tooltip.
 
     Examples
     --------
@@ -68,20 +74,37 @@ def class_dag(space, names: dict[str, str], marks: dict[str, str] | None = None,
     >>> from kstp.kst.spaces import KnowledgeSpace
     >>> space = KnowledgeSpace.build(["t:a", "t:b", "t:c"], [("t:a", "t:b"), ("t:b", "t:a"), ("t:b", "t:c")])
     >>> drawn = class_dag(space, {"t:a": "a", "t:b": "b"}, {"t:a": "correct", "t:b": "wrong"})
-    >>> [(n["lines"], n["mark"], n["parts"]) for n in drawn["nodes"]]
-    [(['a = b'], 'mixed', ['correct', 'wrong']), (['t:c'], '', None)]
+    >>> [(n["lines"], n["mark"], n["parts"], n["href"]) for n in drawn["nodes"]]
+    [(['a = b'], 'mixed', ['correct', 'wrong'], 'question/t~3Aa.html'), (['t:c'], '', None, 'question/t~3Ac.html')]
     >>> print(drawn["nodes"][0]["title"])
     t:a: answered right
     t:b: answered wrong
-    >>> class_dag(space, {}, page="dataset/t.html")["nodes"][0]["href"]
-    'dataset/t.html#q-t~3Aa'
     >>> drawn["edges"][0]["d"]  # centres (55, 40) and (55, 120), boxes 32 high: bottom of one to top of the other
     'M55,56 L55,104'
+
+    b answered wrong, c right: the edge b -> c is red; b -> a inside the box too.
+
+    >>> drawn = class_dag(space, {}, broken={("t:b", "t:c"): "b wrong, c right", ("t:b", "t:a"): "b wrong, a right"})
+    >>> [(e["broken"], e["pairs"]) for e in drawn["edges"]], drawn["nodes"][0]["pairs"], len(drawn["broken"])
+    ([(True, [['t:b', 't:c', 'b wrong, c right']])], [['t:b', 't:a', 'b wrong, a right']], 2)
     """
     nodes = [" = ".join(c) for c in space.classes]
+    class_of = {q: nodes[k] for k, c in enumerate(space.classes) for q in c}
     edges = [(nodes[b], nodes[k]) for k in range(len(nodes)) for b in _bits(space.cover[k])]
+    covers = set(edges)
+    on_edge: dict[tuple[str, str], list[list[str]]] = {}
+    inside: dict[str, list[list[str]]] = {}
+    for (p, q), why in sorted((broken or {}).items()):
+        if p not in class_of or q not in class_of:
+            continue
+        a, b = class_of[p], class_of[q]
+        if a == b:
+            inside.setdefault(a, []).append([p, q, why])
+        else:
+            on_edge.setdefault((a, b), []).append([p, q, why])
+    further = [pair for pair in on_edge if pair not in covers]
     labels = {n: {"code": " = ".join(names.get(q, q) for q in c)} for n, c in zip(nodes, space.classes, strict=True)}
-    drawing = layered(nodes, edges, {n: space.level[k] for k, n in enumerate(nodes)},
+    drawing = layered(nodes, edges + further, {n: space.level[k] for k, n in enumerate(nodes)},
                       sizes=label_sizes(nodes, labels))
     classes = {n: c for n, c in zip(nodes, space.classes, strict=True)}
     said = verdicts or VERDICTS
@@ -90,16 +113,31 @@ def class_dag(space, names: dict[str, str], marks: dict[str, str] | None = None,
     parts = {n: v for n, v in verdicts.items() if mark[n] == "mixed"}
 
     def title(n: str) -> str:
-        if marks is None:
-            return ", ".join(classes[n])
-        return "\n".join(f"{q}: {said[m]}" for q, m in zip(classes[n], verdicts[n], strict=True))
+        lines = ([", ".join(classes[n])] if marks is None else
+                 [f"{q}: {said[m]}" for q, m in zip(classes[n], verdicts[n], strict=True)])
+        return "\n".join(lines + [f"broken inside: {p} -> {q} ({why})" for p, q, why in inside.get(n, [])])
 
-    anchors = {n: f"q-{slug(classes[n][0])}" for n in nodes}
-    drawn = svg(drawing, labels, None, marks=mark, title=title, parts=parts, anchors=None if page else anchors)
-    if page:  # another page's rows: a link from the site root (relative, so a static export's links hold)
-        for node in drawn["nodes"]:
-            node["href"] = f"{page}#{anchors[node['id']]}"
+    drawn = svg(drawing, labels, None, marks={n: mark[n] + (" broken-inside" if n in inside else "") for n in nodes},
+                title=title, parts=parts)
+    for node in drawn["nodes"]:  # a link from the site root (relative, so a static export's links hold)
+        node["href"] = f"question/{slug(classes[node['id']][0])}.html"
+        node["pairs"] = inside.get(node["id"], [])
+    for edge in drawn["edges"]:
+        edge["pairs"] = on_edge.get((edge["from"], edge["to"]), [])
+        edge["broken"] = bool(edge["pairs"])
+        edge["further"] = (edge["from"], edge["to"]) not in covers
+    drawn["broken"] = sorted([p, q] for p, q in broken or {} if p in class_of and q in class_of)
     return drawn
+
+
+def broken_pairs(pre: dict[str, set[str]], right: set[str], wrong: set[str]) -> list[tuple[str, str]]:
+    """The prerequisite pairs ``(p, q)`` a learner breaks: ``q`` answered right, its prerequisite ``p`` answered
+    wrong (``kstp kst check``'s missing prerequisites of the learner's state that it did answer).
+
+    >>> broken_pairs({"c": {"a", "b"}, "b": {"a"}}, right={"c", "a"}, wrong={"b"})
+    [('b', 'c')]
+    """
+    return sorted((p, q) for q in right for p in pre.get(q, ()) if p in wrong)
 
 
 def _bits(mask: int) -> list[int]:
@@ -161,14 +199,21 @@ def _covers(masks: list[int]) -> list[tuple[int, int]]:
 
 
 def hasse(space, dataset: str, patterns: dict[str, set[str]] | None = None, occupied_only: bool = False,
-          probabilities: dict[frozenset, float] | None = None) -> dict:
-    """The Hasse diagram of a knowledge space, each state weighted by the learners whose answer pattern it is.
+          probabilities: dict[frozenset, float] | None = None, kinds: dict[str, str] | None = None,
+          fitted: int | None = None) -> dict:
+    """The Hasse diagram of a knowledge space, each state weighted by the human learners whose answer pattern it
+    is, the other learners (models) marked apart.
 
-    States are drawn by number of notions, an edge where one notion is added; each state with its
-    inner and outer fringe (``kstp kst space --enumerate``'s reading), its learners (the circle's
-    area grows with them; a state no learner is in is faded) and, where a BLIM fit exists, its fitted
-    probability. With ``occupied_only`` (a space too large to draw): only the states some learner is in,
-    at most :data:`HASSE_LIMIT` of them (the most occupied), an edge where one covers another among them.
+    States are drawn in rows by size (questions mastered), the empty state at the bottom as ``kstp kst
+    space --out`` draws it, an edge where one notion is added; each state with its inner and outer fringe
+    (``kstp kst space --enumerate``'s reading), its human learners (the circle's area grows with them; a
+    state nobody is in is faded), the models whose pattern it is (a ring and a tag, ``M1``, named in
+    ``apart``) and, where a BLIM fit exists, its fitted probability and the learners it expects there
+    (``fitted`` x probability) beside those observed. With ``occupied_only`` (a space too large to draw):
+    only the states somebody is in, at most :data:`HASSE_LIMIT` of them (the most occupied), an edge where
+    one covers another among them; otherwise the cover among the occupied states is drawn too, hidden until
+    the page's "occupied states only" toggle shows it in place of the whole diagram (edges of class
+    ``occupied-cover``).
 
     Parameters
     ----------
@@ -179,17 +224,39 @@ def hasse(space, dataset: str, patterns: dict[str, set[str]] | None = None, occu
     occupied_only : bool
     probabilities : dict of frozenset to float, optional
         BLIM's fitted probability of a state (its questions).
+    kinds : dict of str to str, optional
+        Each learner's kind; a learner that is not ``human`` (a model, an ability group) is counted apart.
+    fitted : int, optional
+        The learners the BLIM fit was fitted on (its expected count of a state is this times its probability).
 
     Returns
     -------
     dict
-        What :func:`svg` returns, plus ``states`` (drawn), ``learners`` (node -> learner ids),
-        ``placed`` (learners in a drawn state), ``off`` (learners whose pattern is no state) and
-        ``occupiedOnly``, ``caption`` (the picture's title) and ``axis`` (its vertical axis: ``label`` and a tick
-        per layer, ``y`` and the layer's state sizes in questions). Each node's ``data-learners`` is its weight:
+        What :func:`svg` returns, plus ``states`` (drawn), ``learners`` (node -> human learner ids),
+        ``placed`` (human learners in a drawn state), ``off`` (human learners whose pattern is no state),
+        ``apart`` (the other learners: ``tag``, ``id``, ``kind``, ``node``, the drawn state they are in, or
+        None) and ``occupiedOnly``, ``caption`` (the picture's title) and ``axis`` (its vertical axis:
+        ``label`` and a tick per row, ``y`` and the state size). Each node's ``data-learners`` is its weight:
         the weights sum to ``placed``.
+
+    Examples
+    --------
+    a before b: states {}, {a}, {a, b}; two people answered a alone, a model answered both.
+
+    >>> from kstp.kst.spaces import KnowledgeSpace
+    >>> space = KnowledgeSpace.build(["t:a", "t:b"], [("t:a", "t:b")])
+    >>> drawn = hasse(space, "t", {"p1": {"t:a"}, "p2": {"t:a"}, "m": {"t:a", "t:b"}}, kinds={"m": "model"})
+    >>> [(n["data"]["state"], n["data"]["learners"], n["ring"]) for n in drawn["nodes"]]
+    [('', 0, []), ('a', 2, []), ('a b', 0, ['M1'])]
+    >>> [t["label"] for t in drawn["axis"]["ticks"]], drawn["placed"], drawn["apart"][0]["tag"]
+    (['2', '1', '0'], 2, 'M1')
+    >>> drawn["nodes"][0]["y"] > drawn["nodes"][2]["y"]  # the empty state at the bottom
+    True
     """
-    found, off = occupancy(space, patterns or {})
+    kinds = kinds or {}
+    found, off_all = occupancy(space, patterns or {})
+    apart_ids = sorted(learner for learner in (patterns or {}) if kinds.get(learner, "human") != "human")
+    tags = {learner: f"{(kinds[learner][:1] or '?').upper()}{k + 1}" for k, learner in enumerate(apart_ids)}
     if occupied_only:
         masks = sorted(found, key=lambda m: (-len(found[m]), m))[:HASSE_LIMIT]
         masks.sort(key=lambda m: (bin(m).count("1"), m))
@@ -205,49 +272,76 @@ def hasse(space, dataset: str, patterns: dict[str, set[str]] | None = None, occu
         pairs = [(m, m | 1 << k) for m in masks for k in range(len(space.classes))
                  if not m >> k & 1 and (space.below[k] & ~m) == 0 and (m | 1 << k) in known]
     names = {m: f"s{i}" for i, m in enumerate(masks)}
-    edges = [(names[a], names[b]) for a, b in pairs]
-    weight = {names[m]: len(found.get(m, [])) for m in masks}
+    humans = {names[m]: [lid for lid in found.get(m, []) if lid not in tags] for m in masks}
+    rings = {names[m]: [tags[lid] for lid in found.get(m, []) if lid in tags] for m in masks}
+    weight = {n: len(v) for n, v in humans.items()}
     most = max(weight.values(), default=0) or 1
-    # area by learners: radius from 3.5 (no learner) to DOT_R + 3 (the most); edges end on each circle
+    # area by human learners: radius from 3.5 (nobody) to DOT_R + 3 (the most); edges end on each circle
     radius = {n: round(3.5 + (DOT_R - 0.5) * math.sqrt(w / most), 2) if patterns else DOT_R for n, w in weight.items()}
-    drawing = layered(list(names.values()), edges, {names[m]: bin(m).count("1") for m in masks},
-                      x_step=26, y_step=56, sizes={n: (2 * r, 2 * r) for n, r in radius.items()})
+    size = {names[m]: len(s) for m, s in zip(masks, sets, strict=True)}
+    top = max(size.values(), default=0)
+    # rows by state size, the largest on top: the edges are laid out from the larger state down, then turned back
+    drawing = layered(list(names.values()), [(names[b], names[a]) for a, b in pairs],
+                      {n: top - k for n, k in size.items()}, x_step=26, y_step=56,
+                      sizes={n: (2 * r, 2 * r) for n, r in radius.items()})
     drawing.round = True
+    drawing.edges = [(b, a, points[::-1]) for a, b, points in drawing.edges]
     short = {q: q.split(":", 1)[-1] for q in space.items}
     info = {}
     for m, state, i_set, o_set in zip(masks, sets, inner_sets, outer_sets, strict=True):
+        n = names[m]
         p = (probabilities or {}).get(frozenset(state))
-        info[names[m]] = {"state": " ".join(short[q] for q in sorted(state)),
-                          "inner": " ".join(short[q] for q in sorted(i_set)),
-                          "outer": " ".join(short[q] for q in sorted(o_set)),
-                          "learners": weight[names[m]], "size": len(state),
-                          **({"blim": repr(float(p))} if p is not None else {})}
+        info[n] = {"state": " ".join(short[q] for q in sorted(state)),
+                   "inner": " ".join(short[q] for q in sorted(i_set)),
+                   "outer": " ".join(short[q] for q in sorted(o_set)),
+                   "learners": weight[n], "size": len(state),
+                   **({"models": " ".join(rings[n])} if rings[n] else {}),
+                   **({"blim": repr(float(p))} if p is not None else {}),
+                   **({"expected": repr(float(p) * fitted)} if p is not None and fitted else {})}
 
     def title(n: str) -> str:
         d = info[n]
-        return (f"{{{', '.join(d['state'].split())}}}: {d['learners']} learners"
+        return (f"{{{', '.join(d['state'].split())}}}: {d['learners']} human learners"
+                + (f" (BLIM expects {float(d['expected']):.1f})" if "expected" in d else "")
+                + (f"; {', '.join(rings[n])} here" if rings[n] else "")
                 + (f", BLIM probability {float(d['blim']):.4f}" if "blim" in d else "")
                 + f"\ninner fringe: {', '.join(d['inner'].split()) or '-'}"
                 + f"\nouter fringe: {', '.join(d['outer'].split()) or '-'}")
 
     labels = {n: {"code": str(weight[n]) if weight[n] else ""} for n in names.values()}
+    occupied = {n for n in names.values() if weight[n] or rings[n]}
     drawn = svg(drawing, labels, None, title=title, small=True, data=info,
-                marks={n: "occupied" if weight[n] else "empty" for n in names.values()} if patterns else None)
+                marks={n: ("occupied" if n in occupied else "empty") + (" apart" if rings[n] else "")
+                       for n in names.values()} if patterns else None)
     for node in drawn["nodes"]:
         node["label"] = str(weight[node["id"]]) if weight[node["id"]] else ""  # not the node's name
+        node["ring"] = rings[node["id"]]
+        node["focusable"] = True
+    for edge in drawn["edges"]:
+        edge["cls"] = "full"
+    if patterns and not occupied_only:  # the cover among occupied states, for the toggle: straight lines
+        chosen = [m for m in masks if names[m] in occupied]
+        for a, b in _covers(chosen):
+            na, nb = names[a], names[b]
+            drawn["edges"].append({"from": na, "to": nb, "cls": "occupied-cover", "pairs": [], "broken": False,
+                                   "d": drawing.path(na, nb, [drawing.nodes[na], drawing.nodes[nb]])})
     placed = sum(weight.values())
-    levels: dict[float, set[int]] = {}  # a layer per number of classes, the empty state on top: its sizes
+    ys = {}
     for node in drawn["nodes"]:
-        levels.setdefault(node["y"], set()).add(info[node["id"]]["size"])
-    drawn["caption"] = (f"The {len(masks)} states of {dataset}'s knowledge space some learner is in, an edge where "
+        ys[node["y"]] = info[node["id"]]["size"]
+    drawn["caption"] = (f"The {len(masks)} states of {dataset}'s knowledge space somebody is in, an edge where "
                         "one covers another" if occupied_only else
-                        f"Hasse diagram of {dataset}'s knowledge space: a circle per state, sized by its learners")
+                        f"Hasse diagram of {dataset}'s knowledge space: a circle per state, sized by its "
+                        "human learners")
     drawn["axis"] = {"label": "knowledge state size (questions mastered)",
-                     "ticks": [{"y": y, "label": "–".join(dict.fromkeys(map(str, (min(k), max(k)))))}
-                               for y, k in sorted(levels.items())]}
+                     "ticks": [{"y": y, "label": str(k)} for y, k in sorted(ys.items())]}
+    node_of = {lid: names[m] for m in masks for lid in found.get(m, [])}
+    apart = [{"tag": tags[lid], "id": lid, "kind": kinds[lid], "node": node_of.get(lid),
+              "state": info[node_of[lid]]["state"] if lid in node_of else None} for lid in apart_ids]
     return {**drawn, "states": len(masks), "occupiedOnly": occupied_only, "placed": placed,
-            "learners": {names[m]: found.get(m, []) for m in masks if found.get(m)}, "off": off,
-            "unshown": sum(len(v) for m, v in found.items() if m not in names)}
+            "learners": {n: v for n, v in humans.items() if v}, "off": [lid for lid in off_all if lid not in tags],
+            "apart": apart,
+            "unshown": sum(len([lid for lid in v if lid not in tags]) for m, v in found.items() if m not in names)}
 
 
 def cot(steps: pd.DataFrame) -> dict:

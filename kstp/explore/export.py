@@ -52,6 +52,8 @@ def _pages(explorer: Explorer) -> Iterator[tuple[str, str, Callable[[], dict]]]:
             if explorer.psr(did)["questions"] is not None:  # the dataset and PSR pages link it
                 yield (f"psr-questions/{slug(did)}.csv", None,
                        lambda did=did: explorer.picture_csv("psr-questions", did))
+        for qid in explorer.store.frame("dataset_questions", {"dataset": did})["questionId"]:
+            yield f"question/{slug(qid)}.html", "question.html", lambda qid=qid: {"page": explorer.question(qid)}
         figures = explorer.learner_figures(did)
         learners.update(figures["learnerId"])
         models = sorted(figures.loc[figures["kind"] == "model", "learnerId"])
@@ -63,6 +65,10 @@ def _pages(explorer: Explorer) -> Iterator[tuple[str, str, Callable[[], dict]]]:
         rid = run["runId"]
         page = explorer.run(rid, size=_WHOLE)
         yield f"run/{slug(rid)}.html", "run.html", lambda page=page: {"page": page, "filters": FILTERS}
+        for other in page["others"]:  # the two-run diff pages the run page links
+            oid = other["id"]
+            yield (f"diff/{slug(rid)}/{slug(oid)}.html", "diff.html",
+                   lambda rid=rid, oid=oid: {"page": explorer.diff(rid, oid)})
         if page["pictures"]["strip"] is not None:
             yield f"run-strip/{slug(rid)}.csv", None, lambda rid=rid: explorer.picture_csv("run-strip", rid)
         for sample in page["samples"]["rows"]:

@@ -12,8 +12,9 @@ PSR distribution) are computed once per process and kept.
 
 Each page is a dict of plain values (and DataFrames' records) for a template; ids travel
 in URLs as :func:`slug` s, so every page has a stable address that is also a file name of
-the static export. The drawings are made in :mod:`kstp.explore.drawings`, the run and sample
-pages in :mod:`kstp.explore.runs` (a mixin of :class:`Explorer`), slugs and plain cells in
+the static export. The drawings are made in :mod:`kstp.explore.drawings`, the run, sample and diff
+pages in :mod:`kstp.explore.runs`, the learner page in :mod:`kstp.explore.learners`, the question page in
+:mod:`kstp.explore.questions` (mixins of :class:`Explorer`), slugs and plain cells in
 :mod:`kstp.explore.values`; the names other modules import stay importable from here.
 """
 
@@ -21,23 +22,26 @@ from __future__ import annotations
 
 import threading
 import time
+from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
 
 import pandas as pd
 
-from kstp.errors import KstpError, UnknownIdError
-from kstp.explore.compare import ComparePages, compare_path
+from kstp.errors import UnknownIdError
+from kstp.explore.compare import ComparePages
 from kstp.explore.drawings import DRAW_LIMIT, HASSE_LIMIT
 from kstp.explore.drawings import class_dag as _class_dag
 from kstp.explore.drawings import hasse as _hasse
 from kstp.explore.drawings import label_sizes as _sizes
 from kstp.explore.drawings import svg as _svg
 from kstp.explore.layout import layered
-from kstp.explore.pictures import GRID_LIMIT, blim_pictures, psr_pictures, qmatrix_grid
+from kstp.explore.learners import LearnerPages
+from kstp.explore.pictures import GRID_LIMIT, blim_pictures, expected_observed, psr_pictures, qmatrix_grid
+from kstp.explore.questions import QuestionPages
 from kstp.explore.readonly import AD_HOC_TIMEOUT_S
 from kstp.explore.runs import FILTERS, RUN_FIGURES, RunPages
-from kstp.explore.values import PAGE_SIZE, slug, unslug
+from kstp.explore.values import PAGE_SIZE, local_names, slug, unslug
 from kstp.explore.values import as_rows as _rows
 from kstp.explore.values import paged as _page
 from kstp.explore.values import plain as _plain
@@ -49,8 +53,6 @@ __all__ = ["Explorer", "slug", "unslug", "PAGE_SIZE", "DRAW_LIMIT", "HASSE_LIMIT
 
 #: States that counting a knowledge space may enumerate (``kstp kst space``'s limit).
 COUNT_LIMIT = 10**7
-#: Without a BLIM fit, next steps come from the knowledge space when it has at most this many states.
-NEXT_STEPS_LIMIT = 20_000
 #: Datasets with at most this many answers get their PSR distribution on the dataset page; larger
 #: ones on a page of their own (it reads every answer: seconds at XES3G5M scale).
 PSR_INLINE_ANSWERS = 500_000
@@ -60,16 +62,16 @@ AD_HOC_ROWS = 1000
 FORM_BOOLEANS = {**{t: True for t in ("true", "1", "yes", "on")}, **{f: False for f in ("false", "0", "no", "off", "")}}
 #: Q-matrix rows per page.
 QMATRIX_PAGE = 200
-#: Most of a learner's missing prerequisites listed (they are counted in full).
-MISSING_SHOWN = 200
 #: The pictures whose whole table is a CSV of its own (``<kind>/<id>.csv``, :meth:`Explorer.picture_csv`): those
 #: that may have more than the 500 rows a page lists (the BLIM rates and the Q-matrix have their tables on the page).
 PICTURE_CSVS = ("psr-questions", "run-strip")
+#: Learner pages kept (the latest visited): each reads its next steps and fringes anew otherwise (0.1-0.4 s).
+RECENT_PAGES = 64
 #: Learner-table columns a user may sort by.
 SORTABLE = ("learnerId", "kind", "nAnswered", "accuracy", "psrMicro", "psrMacro", "blimPosterior")
 
 
-class Explorer(RunPages, ComparePages):
+class Explorer(RunPages, ComparePages, QuestionPages, LearnerPages):
     """The pages of one graph.
 
     Parameters
@@ -101,12 +103,25 @@ class Explorer(RunPages, ComparePages):
         #: When the pages' data was read (HH:MM:SS, local time), shown in their footer.
         self.read_at = time.strftime("%H:%M:%S")
         self._cache: dict[tuple, Any] = {}
+        self._recent: OrderedDict[tuple, Any] = OrderedDict()  # the last pages of a kind there are many of
 
     def _kept(self, key: tuple, compute: Callable[[], Any]) -> Any:
         with self._lock:
             if key not in self._cache:
                 self._cache[key] = compute()
             return self._cache[key]
+
+    def _recent_page(self, key: tuple, compute: Callable[[], Any]) -> Any:
+        """Like :meth:`_kept`, for pages there is one of per learner (18,066 at XES3G5M scale; an export visits
+        them all): the last :data:`RECENT_PAGES` are kept, not every one."""
+        with self._lock:
+            if key in self._recent:
+                self._recent.move_to_end(key)
+                return self._recent[key]
+            page = self._recent[key] = compute()
+            while len(self._recent) > RECENT_PAGES:
+                self._recent.popitem(last=False)
+            return page
 
     def locked(self):
         """The lock to hold while a page reads the graph."""
@@ -126,6 +141,7 @@ class Explorer(RunPages, ComparePages):
             self.store.reopen()
             self._stamp = self.store.stamp()
             self._cache.clear()
+            self._recent.clear()
             self.read_at = time.strftime("%H:%M:%S")
             return True
 
@@ -151,6 +167,28 @@ class Explorer(RunPages, ComparePages):
         """The ``dataset_learner_figures`` rows of a dataset (kept)."""
         return self._kept(("learners", dataset), lambda: self.store.frame(
             "dataset_learner_figures", {"dataset": dataset}).sort_values("learnerId", ignore_index=True))
+
+    def model_figures(self, dataset: str, learner: str) -> dict | None:
+        """A model's row of :meth:`learner_figures` on ``dataset`` (its accuracy there, its PSR as ``kstp evaluate
+        psr`` stored it on the run its answers came from; ``runId`` that run), or None when it answered none."""
+        figures = self.learner_figures(dataset)
+        found = figures[figures["learnerId"] == learner]
+        return _rows(found)[0] if len(found) else None
+
+    def run_psr(self, run: dict) -> dict[str, float | None]:
+        """A run's PSR micro and macro on its dataset: the model's, where its answers there are all this run's
+        (:meth:`model_figures`: none where the run answered more since ``kstp evaluate psr``), else what
+        ``kstp evaluate psr`` stored on the run while they were (a later run has answered some questions again
+        since); None where undefined or never evaluated."""
+        from kstp.inference.runs import model_learner_id
+
+        stored = {k: run.get(k) for k in ("psrMicro", "psrMacro")}
+        if not run.get("dataset") or not run.get("model"):
+            return stored
+        row = self.model_figures(run["dataset"], model_learner_id(run["model"]))
+        if row is not None and row["runId"] == run["id"]:
+            return {k: row[k] for k in ("psrMicro", "psrMacro")}
+        return stored
 
     def stored_psr(self, dataset: str) -> dict | None:
         """Mean accuracy and PSR of the dataset's human learners as the last ``kstp evaluate psr`` stored them."""
@@ -197,20 +235,12 @@ class Explorer(RunPages, ComparePages):
         runs = _rows(list_runs(self.store))
         stored = self.store.nodes("Run")
         figures = {r["id"]: r for r in _rows(stored)} if len(stored) else {}
-        from kstp.inference.runs import model_learner_id
-
-        models = {run["model"]: model_learner_id(run["model"]) for run in runs
-                  if run["evaluator"] == "answers" and run["model"]}
-        found = self.store.nodes("Learner", list(models.values())) if models else pd.DataFrame()
-        psr = {r["id"]: r for r in _rows(found)} if len(found) else {}
         for run in runs:
             record = figures.get(run["runId"], {})
             run["figures"] = {k: record.get(k) for k in RUN_FIGURES.get(run["evaluator"], ())
                               if record.get(k) is not None}
-            learner = psr.get(models.get(run["model"], ""), {})
-            for key in ("psrMicro", "psrMacro"):  # the model's PSR as kstp evaluate psr last stored it
-                if run["evaluator"] == "answers" and learner.get(key) is not None:
-                    run["figures"][key] = learner[key]
+            if run["evaluator"] == "answers" or record.get("psrMicro") is not None:  # "-" where undefined
+                run["figures"].update(self.run_psr(record))
         datasets = []
         for row in stats["datasets"]:
             datasets.append({**row, "psr": self.stored_psr(row["datasetId"]) if row["answers"] else None})
@@ -341,7 +371,7 @@ class Explorer(RunPages, ComparePages):
         space = self.space(dataset) if "states" in counted else None
         dag = hasse = None
         if space is not None and len(space.classes) <= DRAW_LIMIT:
-            dag = _class_dag(space, _local_names(self._questions(dataset)))
+            dag = _class_dag(space, local_names(self._questions(dataset)), broken=self._contradicted_pairs(dataset))
         if space is not None:
             answers = self.store.frame("answers", {"dataset": dataset})
             # a learner who answered part of the questions (a model run with --limit) has no answer pattern
@@ -352,10 +382,26 @@ class Explorer(RunPages, ComparePages):
             patterns = {learner: set() for learner in whole}
             for learner, question in zip(right["learnerId"], right["questionId"], strict=True):
                 patterns[learner].add(question)
+            figures = self.learner_figures(dataset)
+            kinds = dict(zip(figures["learnerId"], figures["kind"].fillna("human"), strict=True))
+            blim = self.blim(dataset)
             hasse = _hasse(space, dataset, patterns, counted["states"] > HASSE_LIMIT,
-                           self._state_probabilities(dataset))
-            hasse["partial"] = sorted(set(answers["learnerId"]) - whole)
+                           self._state_probabilities(dataset), kinds,
+                           blim["run"].get("learners") if blim is not None else None)
+            partial = sorted(set(answers["learnerId"]) - whole)
+            hasse["partial"] = [lid for lid in partial if kinds.get(lid, "human") == "human"]
+            hasse["partialApart"] = [{"id": lid, "kind": kinds[lid]} for lid in partial
+                                     if kinds.get(lid, "human") != "human"]
+            if blim is not None and blim["run"].get("learners"):
+                hasse["expected"] = expected_observed(hasse, dataset)
         return {"dag": dag, "hasse": hasse}
+
+    def _contradicted_pairs(self, dataset: str) -> dict[tuple[str, str], str]:
+        """The prerequisite edges ``kstp validate prerequisites`` found the answers contradict, each with why."""
+        return {(r["fromId"], r["toId"]): f"contradicted by the answers: {r['counterexamples']} of the "
+                f"{r['attemptedBoth']} learners who answered both got {r['toId']} right and {r['fromId']} wrong"
+                for r in self._kept(("contradicted", dataset), lambda: _rows(self.store.frame(
+                    "contradicted_prerequisites", {"dataset": dataset})))}
 
     def _state_probabilities(self, dataset: str) -> dict[frozenset, float] | None:
         """BLIM's fitted probability of each state of the dataset's latest fit, by its questions (None: no fit)."""
@@ -377,6 +423,7 @@ class Explorer(RunPages, ComparePages):
                 progress(f"dataset {dataset}")
             self.dataset(dataset)
             self._kept(("fitted", dataset), lambda d=dataset: self._fitted(d))
+            self.question_facts(dataset)  # the question pages' and run pages' reads of the dataset
 
     def psr(self, dataset: str) -> dict:
         """``kstp evaluate psr --dataset D``'s rows (not written back), each learner's figures and the pictures
@@ -393,14 +440,19 @@ class Explorer(RunPages, ComparePages):
         self._dataset_row(dataset)
         return self._kept(("psr", dataset), compute)
 
+    def psr_inline(self, dataset: str) -> bool:
+        """Whether the pages compute ``dataset``'s PSR (answers, but at most :data:`PSR_INLINE_ANSWERS`)."""
+        return 0 < self._dataset_row(dataset)["answers"] <= PSR_INLINE_ANSWERS
+
     def learner_psr(self, dataset: str) -> tuple[pd.DataFrame, str, bool]:
         """Each learner's ``accuracy``, ``psrMicro``, ``psrMacro`` (indexed by ``learnerId``), where they come from
         and whether they were computed now on ``dataset``: ``kstp evaluate psr`` up to :data:`PSR_INLINE_ANSWERS`
-        answers, else the figures its last run stored on the learners (reading every answer takes seconds at
-        XES3G5M scale), which for a model that answered several datasets are the last evaluated one's."""
+        answers, else the figures its last run stored (reading every answer takes seconds at XES3G5M scale):
+        each learner's on ``dataset`` (:meth:`learner_figures`: a model's on the run its answers came from)."""
         if self._dataset_row(dataset)["answers"] <= PSR_INLINE_ANSWERS:
             return self.psr(dataset)["learners"], "kstp evaluate psr, computed now", True
-        return self.learner_figures(dataset).set_index("learnerId"), "stored by the last kstp evaluate psr", False
+        return (self.learner_figures(dataset).set_index("learnerId"), "as the last kstp evaluate psr stored them "
+                "(a model's on the run its answers came from)", False)
 
     def psr_csv(self, dataset: str) -> str:
         """Each learner's PSR figures as CSV: the rows of ``kstp evaluate psr --out``'s ``psr_learners_<D>.csv``."""
@@ -449,69 +501,16 @@ class Explorer(RunPages, ComparePages):
         states = self.store.frame("blim_states", {"runId": run_id})
         members = states.dropna(subset=["questionId"]).groupby("stateId")["questionId"].apply(sorted).to_dict()
         probability = states.drop_duplicates("stateId").set_index("stateId")["probability"]
-        top = [{"stateId": s, "probability": _plain(p), "state": members.get(s, [])}
+        local = local_names(self._questions(dataset))
+        top = [{"stateId": s, "probability": _plain(p), "state": members.get(s, []),
+                "local": [local.get(q, q) for q in members.get(s, [])]}
                for s, p in probability.sort_values(ascending=False, kind="stable").head(20).items()]
         fit = {"run": run[0] if run else {"id": run_id}, "questions": _rows(items), "states": top,
                "stateCount": len(probability),
-               "byState": {frozenset(members.get(s, [])): float(p) for s, p in probability.items()}}
+               "byState": {frozenset(members.get(s, [])): float(p) for s, p in probability.items()},
+               "named": {s: "{" + ", ".join(local.get(q, q) for q in members.get(s, [])) + "}"
+                         for s in probability.index}}
         return {**fit, "pictures": blim_pictures(fit)}
-
-    # ---- learners ------------------------------------------------------------------------
-    def learner(self, learner: str) -> dict:
-        """A learner's answers per dataset: knowledge state, fringes, BLIM next steps, contradicted prerequisites."""
-        found = self.store.nodes("Learner", [learner])
-        if found.empty:
-            raise UnknownIdError(f"unknown learner {learner!r}; learners are named <dataset>:<id>, e.g. "
-                                 "frcsub:Subject001")
-        answers = self.store.frame("learner_answers", {"learnerId": learner})
-        sections = [self._learner_in(learner, dataset, group)
-                    for dataset, group in answers.groupby("datasetId", sort=True)]
-        return {"learner": _rows(found)[0], "datasets": sections}
-
-    def _learner_in(self, learner: str, dataset: str, answers: pd.DataFrame) -> dict:
-        from kstp.graph import structures
-
-        state = structures.knowledge_state(self.store, dataset, learner)
-        # check_state's query, read as a frame: an incoherent learner of a large relation lacks 10^5 pairs
-        missing = self.store.frame("state_violations", {"dataset": dataset, "questionIds": state})
-        violations = not missing.empty
-        wrong = set(answers.loc[~answers["correct"].fillna(False).astype(bool), "questionId"])
-        missing["answered"] = missing["prerequisiteId"].isin(wrong)
-        missing = missing.sort_values(["answered", "questionId", "prerequisiteId"], ascending=[False, True, True],
-                                      kind="stable")  # answered wrongly first: the stronger evidence
-        contradicted = _rows(missing.head(MISSING_SHOWN))
-        section: dict[str, Any] = {"dataset": dataset, "answers": _rows(answers), "state": state,
-                                   "isState": not violations, "contradicted": contradicted[:MISSING_SHOWN],
-                                   "missing": len(missing), "missingAnswered": int(missing["answered"].sum()),
-                                   "correct": int(answers["correct"].fillna(False).astype(bool).sum())}
-        if not violations:
-            section["innerFringe"] = structures.inner_fringe(self.store, dataset, state)
-            section["outerFringe"] = structures.outer_fringe(self.store, dataset, state)
-        figures = self.learner_figures(dataset)
-        section["models"] = [{"learnerId": m, "href": compare_path(learner, m)}  # the export's file names
-                             for m in sorted(figures.loc[figures["kind"] == "model", "learnerId"]) if m != learner]
-        size = self.space_size(dataset)
-        fitted = self._kept(("fitted", dataset), lambda: self._fitted(dataset))
-        if fitted or size.get("states", NEXT_STEPS_LIMIT + 1) <= NEXT_STEPS_LIMIT:
-            from kstp.evaluators.blim import next_steps
-
-            try:
-                section["nextSteps"] = next_steps(self.store, dataset, learner, NEXT_STEPS_LIMIT)
-            except KstpError as exc:
-                section["nextStepsError"] = str(exc)
-        else:
-            section["nextStepsError"] = (f"no BLIM fit on {dataset} (kstp fit blim), and its knowledge space is too "
-                                         "large to match the answers to its nearest states")
-        space = self.space(dataset)
-        if space is not None and len(space.classes) <= DRAW_LIMIT:
-            questions = self._questions(dataset)
-            marks = {q: "correct" for q in state} | {q: "wrong" for q in wrong}
-            for q in section.get("outerFringe", []):
-                marks[q] = "outer"
-            for q in section.get("innerFringe", []):
-                marks[q] = "inner"
-            section["drawing"] = _class_dag(space, _local_names(questions), marks, page=f"dataset/{slug(dataset)}.html")
-        return section
 
     # ---- queries -------------------------------------------------------------------------
     def queries(self) -> list[dict]:
@@ -534,11 +533,25 @@ class Explorer(RunPages, ComparePages):
         if not given:
             return {"query": spec, "given": {}, "rows": None, "columns": list(spec.returns)}
         values = {key: spec.parse_param(key, given.get(key, ""), FORM_BOOLEANS) for key in spec.params}
+        if "dataset" in values and "questionIds" in values:  # local ids as kstp query takes them, checked
+            values["questionIds"] = self._question_ids(name, values["dataset"], values["questionIds"])
         spec.check_params(values)
         frame = self._statement(spec.text(self.store.engine), values)
         if frame.empty and not len(frame.columns):
             frame = pd.DataFrame(columns=list(spec.returns))
         return {"query": spec, "given": given, "rows": _rows(frame), "columns": list(frame.columns)}
+
+    def _question_ids(self, query: str, dataset: str, given: list[str]) -> list[str]:
+        """``given`` as the dataset's question ids (:func:`question_ids`), or a one-line :class:`QueryError`
+        naming the ids (or the dataset) the graph does not hold."""
+        from kstp.errors import QueryError
+
+        known = {row["datasetId"] for row in self.stats()["datasets"]}
+        if dataset not in known:
+            raise QueryError(f"{query}: unknown dataset {dataset!r}; datasets in the graph: "
+                             f"{', '.join(sorted(known)) or 'none'}")
+        questions = self._questions(dataset)
+        return question_ids(dataset, given, set(questions["questionId"]), query)
 
     def cypher(self, text: str) -> dict:
         """Run a read-only ad-hoc statement (:func:`~kstp.explore.readonly.check_read_only` first), under the
@@ -552,13 +565,51 @@ class Explorer(RunPages, ComparePages):
 
     def _statement(self, text: str, params: dict | None = None) -> pd.DataFrame:
         """A statement a user asked for (a query form, ad-hoc Cypher): beside the pages, under the time limit."""
+        from kstp.errors import QueryError
+
         with self._lock:
             self._running += 1
         try:
             return self.store.read_statement(text, params, timeout_s=self.query_timeout_s)
+        except (ArithmeticError, TypeError, ValueError) as exc:  # pyarrow's ArrowInvalid is a ValueError
+            first = " ".join(str(exc).split())[:200]
+            raise QueryError(f"the statement ran, but its result cannot be read ({type(exc).__name__}: {first}); "
+                             "a value past the 64-bit integers (INT128) or of no column type reads as a STRING: "
+                             "RETURN CAST(... AS STRING)") from None
         finally:
             with self._lock:
                 self._running -= 1
+
+
+def question_ids(dataset: str, given: list[str], known: set[str], query: str = "query") -> list[str]:
+    """Question ids typed in a query form as the dataset's: a local id (``Item06``) gets the dataset's prefix,
+    a full one (``frcsub:Item06``) is kept, as ``kstp query`` reads them; ids the dataset does not hold are
+    refused.
+
+    Raises
+    ------
+    QueryError
+        Naming the first few unknown ids and one the dataset holds.
+
+    Examples
+    --------
+    >>> question_ids("frcsub", ["Item06", "frcsub:Item08"], {"frcsub:Item06", "frcsub:Item08"})
+    ['frcsub:Item06', 'frcsub:Item08']
+    >>> question_ids("frcsub", ["Item6", "Item99"], {"frcsub:Item06"}, "outer_fringe")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    kstp.errors.QueryError: outer_fringe: dataset frcsub has no question Item6, Item99; give local ids (Item06) ...
+    """
+    from kstp.errors import QueryError
+
+    full = [v if v.startswith(f"{dataset}:") else f"{dataset}:{v}" for v in given]
+    unknown = [v for v, f in zip(given, full, strict=True) if f not in known]
+    if unknown:
+        example = min(known, default=f"{dataset}:Item01")
+        shown = ", ".join(unknown[:5]) + (f" and {len(unknown) - 5} more" if len(unknown) > 5 else "")
+        raise QueryError(f"{query}: dataset {dataset} has no question {shown}; give local ids "
+                         f"({example.split(':', 1)[-1]}) or full ones ({example})")
+    return full
 
 
 def _reach(start: str, neighbours: dict[str, list[str]], depth: int | None) -> set[str]:
@@ -569,7 +620,3 @@ def _reach(start: str, neighbours: dict[str, list[str]], depth: int | None) -> s
         seen.update(frontier)
         steps += 1
     return seen - {start}
-
-
-def _local_names(questions: pd.DataFrame) -> dict[str, str]:
-    return dict(zip(questions["questionId"], questions["localId"].fillna(questions["questionId"]), strict=True))

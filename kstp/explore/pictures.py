@@ -13,11 +13,11 @@ import math
 
 import pandas as pd
 
-from kstp.explore.charts import bars, grid, histogram, scatter, strip
+from kstp.explore.charts import bars, grid, hbars, histogram, scatter, strip, ticks
 from kstp.explore.values import plain, slug
 
-__all__ = ["psr_pictures", "qmatrix_grid", "blim_pictures", "run_pictures", "QUESTIONS_DRAWN", "GRID_LIMIT",
-           "STATES_DRAWN"]
+__all__ = ["psr_pictures", "qmatrix_grid", "blim_pictures", "run_pictures", "expected_observed", "QUESTIONS_DRAWN",
+           "GRID_LIMIT", "STATES_DRAWN", "QUESTION_BARS"]
 
 #: Most target questions the per-question PSR chart draws (the most broken); its table holds every scored question,
 #: of which a page lists the first 500 and ``psr-questions/<dataset>.csv`` gives all.
@@ -26,6 +26,8 @@ QUESTIONS_DRAWN = 30
 GRID_LIMIT = 6000
 #: Most BLIM states drawn as bars (the likeliest).
 STATES_DRAWN = 20
+#: A run of fewer questions gets a labelled bar per question (its share right beside the humans'); more, a strip.
+QUESTION_BARS = 100
 
 
 def psr_pictures(dataset: str, learners: pd.DataFrame, questions: pd.DataFrame, summary: list[dict],
@@ -61,7 +63,7 @@ def psr_pictures(dataset: str, learners: pd.DataFrame, questions: pd.DataFrame, 
                             {"PSR macro": [plain(v) for v in worst["psrMacro"]],
                              "share missing a prerequisite": [plain(v) for v in worst["broken"]]},
                             "target question", "share", y_max=1.0, band=14,
-                            links=[f"dataset/{slug(dataset)}.html#q-{slug(q)}" for q in worst["questionId"]])
+                            links=[f"question/{slug(q)}.html" for q in worst["questionId"]])
         per_question["table"] = {"columns": ["question", "learners", "PSR micro", "PSR macro",
                                              "share missing a prerequisite", "prerequisites per learner"],
                                  "rows": [[r["questionId"], plain(r["learners"]), plain(r["psrMicro"]),
@@ -112,7 +114,7 @@ def blim_pictures(blim: dict) -> dict:
                          {"probability": [s["probability"] for s in states]}, "state (by rank; the table names its "
                          "questions)", "probability", band=22)
     probabilities["table"] = {"columns": ["rank", "probability", "state"],
-                              "rows": [[k + 1, s["probability"], ", ".join(s["state"]) or "∅"]
+                              "rows": [[k + 1, s["probability"], ", ".join(s.get("local", s["state"])) or "∅"]
                                        for k, s in enumerate(states)]}
     items = blim["questions"]
     names = [q["questionId"].split(":", 1)[-1] for q in items]
@@ -125,37 +127,70 @@ def blim_pictures(blim: dict) -> dict:
     return {"states": probabilities, "rates": rates}
 
 
-def run_pictures(rows: list[dict], failures: list[tuple[str, int]]) -> dict:
-    """A run at a glance: the share of right samples per question (a strip of cells, in question order; a
-    failed or invalid sample counts as not right, as in the run's accuracy), the failures by kind, and
-    histograms of output tokens and latency where the samples have them.
+def run_pictures(rows: list[dict], failures: list[tuple[str, int]],
+                 humans: dict[str, float | None] | None = None) -> dict:
+    """A run at a glance: per question the share of right samples (a failed or invalid sample counts as not
+    right, as in the run's accuracy) beside the share of human learners who answered it right, as labelled
+    bars up to :data:`QUESTION_BARS` questions and a strip of cells past it; the failures by kind, each
+    label whole; and histograms of output tokens and latency where the samples have them.
 
     ``rows`` are the run page's samples (``questionId``, ``localId``, ``kind``, ``responseId``,
-    ``tokensOut``, ``latencyS``); ``failures`` its (reason, count) pairs.
+    ``tokensOut``, ``latencyS``); ``failures`` its (reason, count) pairs; ``humans`` each question's
+    share of human learners right (None: no human answered it).
     """
     by_question: dict[str, list[dict]] = {}
     for row in rows:
         if row.get("questionId"):
             by_question.setdefault(row["questionId"], []).append(row)
+    humans = humans or {}
     out: dict = {"strip": None, "failures": None, "tokens": None, "latency": None}
     if by_question:
         questions = list(by_question)
         samples = max(len(v) for v in by_question.values())
-        out["strip"] = strip(f"Share of right samples per question ({len(questions)} questions, up to {samples} "
-                             "samples each; darker: more right)",
-                             [str(by_question[q][0].get("localId") or q) for q in questions],
-                             [sum(r["kind"] == "right" for r in by_question[q]) / len(by_question[q])
-                              for q in questions], "question (in order; a click opens its first sample)",
-                             links=[f"sample/{slug(by_question[q][0]['responseId'])}.html" for q in questions])
-        out["strip"]["table"] = {"columns": ["question", "samples", "right", "share right"],
+        labels = [str(by_question[q][0].get("localId") or q) for q in questions]
+        shares = [sum(r["kind"] == "right" for r in by_question[q]) / len(by_question[q]) for q in questions]
+        links = [f"question/{slug(q)}.html" for q in questions]
+        if len(questions) < QUESTION_BARS:
+            series = {"this run: share of its samples right": shares}
+            if any(humans.get(q) is not None for q in questions):
+                series["human learners: share right"] = [humans.get(q) for q in questions]
+            out["strip"] = bars(f"Per question: right for this run ({samples} sample{'s' if samples > 1 else ''} "
+                                "at most) and for the human learners", labels, series,
+                                "question (a click opens it)", "share right", y_max=1.0,
+                                band=max(8.0, 28.0 - len(questions) / 6), links=links)
+        else:
+            out["strip"] = strip(f"Share of right samples per question ({len(questions)} questions, up to {samples} "
+                                 "samples each; darker: more right)", labels, shares,
+                                 "question (in order; a click opens it)", links=links)
+        out["strip"]["table"] = {"columns": ["question", "samples", "right", "share right", "humans right"],
                                  "rows": [[q, len(v), sum(r["kind"] == "right" for r in v),
-                                           sum(r["kind"] == "right" for r in v) / len(v)]
+                                           sum(r["kind"] == "right" for r in v) / len(v), humans.get(q)]
                                           for q, v in by_question.items()]}
     if failures:
-        out["failures"] = bars("Failed and invalid samples by kind", [reason for reason, _ in failures],
-                               {"samples": [n for _, n in failures]}, "kind", "samples", band=30)
+        out["failures"] = hbars("Failed and invalid samples by kind", [reason for reason, _ in failures],
+                                [n for _, n in failures], "samples")
     for key, column, label in (("tokens", "tokensOut", "output tokens"), ("latency", "latencyS", "latency (s)")):
         values = [r.get(column) for r in rows if r.get(column) is not None]
         if values:
             out[key] = histogram(f"{label.capitalize()} per sample ({len(values)} samples)", values, label)
     return out
+
+
+def expected_observed(hasse: dict, dataset: str) -> dict | None:
+    """BLIM's expected learners per drawn state (the fit's learners x the state's probability) against the human
+    learners whose answer pattern is the state, a point per state; None when no drawn state has a probability.
+
+    ``hasse`` is :func:`~kstp.explore.drawings.hasse`'s drawing (each node's ``data``: ``state``, ``learners``,
+    ``expected``).
+    """
+    points = [(f"{{{', '.join(n['data']['state'].split())}}}", float(n["data"]["expected"]),
+               float(n["data"]["learners"]), "state") for n in hasse["nodes"] if "expected" in n["data"]]
+    if not points:
+        return None
+    top = max(max(p[1], p[2]) for p in points) or 1.0
+    edge = ticks(top, integer=True)[-1]
+    chart = scatter(f"BLIM expected against observed learners per state of {dataset}", points,
+                    "expected by the BLIM fit (learners x state probability)",
+                    "observed (answer pattern = the state)", x_range=(0.0, edge), y_range=(0.0, edge))
+    chart["table"]["columns"] = ["state", "kind", "expected", "observed"]
+    return chart

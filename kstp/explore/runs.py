@@ -1,8 +1,11 @@
-"""The explorer's run and sample pages: a run's identity, progress and samples; one sample as Inspect shows it.
+"""The explorer's run, sample and two-run diff pages: a run's identity, progress and samples (each beside its
+question's text, gold and human share right); one sample as Inspect shows it; two runs as ``kstp runs diff``
+compares them.
 
-A mixin of :class:`~kstp.explore.pages.Explorer` (which gives it ``store`` and ``_kept``), kept
-apart because runs are their own page family: what ``kstp runs show`` prints, each sample's
-verdict, RQEval's dimensions per item and a chain of thought's DAG.
+A mixin of :class:`~kstp.explore.pages.Explorer` (which gives it ``store``, ``_kept``, ``stats``, ``blim``,
+``run_psr`` and the dataset reads), kept apart because runs are their own page family: what ``kstp runs
+show`` prints, each sample's verdict, RQEval's dimensions per item, a chain of thought's DAG, a BLIM run's
+fit and a next-step run's exact sets by prompt condition.
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from kstp.errors import KstpError, UnknownIdError
 from kstp.explore.drawings import cot as _cot
 from kstp.explore.pictures import run_pictures
-from kstp.explore.values import PAGE_SIZE
+from kstp.explore.values import PAGE_SIZE, human_share
 from kstp.explore.values import as_rows as _rows
 from kstp.explore.values import paged as _page
 from kstp.explore.values import plain as _plain
@@ -22,7 +25,7 @@ from kstp.explore.values import plain as _plain
 if TYPE_CHECKING:
     from kstp.graph.store import GraphStore
 
-__all__ = ["RunPages", "FILTERS", "RUN_FIGURES"]
+__all__ = ["RunPages", "FILTERS", "RUN_FIGURES", "sample_kind"]
 
 #: Sample filters of a run page.
 FILTERS = ("all", "wrong", "invalid", "failed")
@@ -54,7 +57,7 @@ class RunPages:
                 identity[key] = json.loads(identity[key])
         holds = self._kept(("holds", run_id), lambda: run_footprint(self.store, run_id).counts())
         evaluator = identity.get("evaluator", "")
-        rows = self._kept(("samples", run_id), lambda: self._samples(run_id, evaluator))
+        rows = self.samples_of(run_id, evaluator)
         counts = {f: sum(1 for r in rows if f == "all" or r["kind"] == f or (f == "wrong" and r["kind"] != "right"))
                   for f in FILTERS}
         chosen = show if show in FILTERS else "all"
@@ -67,11 +70,86 @@ class RunPages:
                 reason = f"{r['kind']}: {r['error'] or r.get('invalidKind') or r['verdict'] or 'invalid CoT'}"
                 reasons[reason] = reasons.get(reason, 0) + 1
         failures = sorted(reasons.items(), key=lambda kv: (-kv[1], kv[0]))
-        return {"run": identity, "holds": holds, "evaluator": evaluator, "filter": chosen, "counts": counts,
-                "failures": failures,
-                "pictures": self._kept(("run pictures", run_id), lambda: run_pictures(rows, failures)),
-                "samples": _page(kept, page, size), "rqevalItems": items,
-                "figures": {k: identity[k] for k in RUN_FIGURES.get(evaluator, ()) if k in identity}}
+        facts = self.question_facts(identity.get("dataset"))
+        shown = _page(kept, page, size)
+        shown["rows"] = [{**r, **facts.get(r.get("questionId") or "", {})} for r in shown["rows"]]
+        figures = {k: identity[k] for k in RUN_FIGURES.get(evaluator, ()) if k in identity}
+        if evaluator == "answers" or identity.get("psrMicro") is not None:  # "-" where undefined
+            figures.update(self.run_psr(identity))
+        humans = {q: f["humansShare"] for q, f in facts.items()}
+        page_ = {"run": identity, "holds": holds, "evaluator": evaluator, "filter": chosen, "counts": counts,
+                 "failures": failures,
+                 "pictures": self._kept(("run pictures", run_id), lambda: run_pictures(rows, failures, humans)),
+                 "samples": shown, "rqevalItems": items, "figures": figures,
+                 "progress": {k: identity[k] for k in ("requested", "completed", "failed", "pending") if k in identity},
+                 "others": self._diffable(identity) if any(r.get("questionId") for r in rows) else []}
+        if evaluator == "blim" and identity.get("dataset"):
+            fit = self.blim(identity["dataset"]) if identity["dataset"] in self._dataset_ids() else None
+            page_["blim"] = fit if fit is not None and fit["run"].get("id") == run_id else None
+        if evaluator == "nextstep":
+            page_["conditions"] = _by_condition(rows)
+        return page_
+
+    def _dataset_ids(self) -> set[str]:
+        return {row["datasetId"] for row in self.stats()["datasets"]}
+
+    def _diffable(self, run: dict, most: int = 20) -> list[dict]:
+        """The other runs on the same dataset whose samples answer questions (a two-run diff page each), the latest
+        first, at most ``most``."""
+        out = []
+        for other in self.run_list():
+            if other["id"] == run["id"] or other.get("dataset") != run.get("dataset") or \
+                    other.get("evaluator") in ("blim", "nextstep", None):
+                continue
+            if any(r.get("questionId") for r in self.samples_of(other["id"], other.get("evaluator") or "")):
+                out.append({"id": other["id"], "model": other.get("model"), "evaluator": other.get("evaluator"),
+                            "startedAt": other.get("startedAt") or ""})
+        return sorted(out, key=lambda r: (r["startedAt"], r["id"]), reverse=True)[:most]
+
+    def diff(self, first: str, second: str) -> dict:
+        """``kstp runs diff``'s comparison of two runs on the questions both answered: each run's accuracy and PSR,
+        McNemar's test of the paired verdicts, the flipped questions.
+
+        Raises
+        ------
+        UnknownIdError
+            When either run is not in the graph.
+        InputError
+            When they have no question in common.
+        """
+        from kstp.evaluators.rundiff import diff_runs
+
+        def compute() -> dict:
+            result = diff_runs(self.store, first, second)
+            return {"first": first, "second": second, "runs": _rows(result.runs),
+                    "mcnemar": {k: _plain(v) for k, v in result.mcnemar.items()},
+                    "flipped": _rows(result.flipped)}
+
+        return self._kept(("diff", first, second), compute)
+
+    def question_facts(self, dataset: str | None) -> dict[str, dict]:
+        """Per question of ``dataset``: ``questionText``, ``gold`` and ``humansShare`` (the share of human learners
+        who answered it right; None: none did), what a run's samples table shows beside each sample (kept; empty
+        for a run on no dataset in the graph)."""
+        def compute() -> dict[str, dict]:
+            known = {row["datasetId"] for row in self.stats()["datasets"]}
+            if dataset not in known:
+                return {}
+            questions = self._questions(dataset)
+            counts = self.question_index(dataset)["counts"]
+            return {q: {"questionText": text, "gold": gold, "humansShare": human_share(counts.get(q, {}))[2]}
+                    for q, text, gold in zip(questions["questionId"], questions["text"], questions["answer"],
+                                             strict=True)}
+
+        return self._kept(("question facts", dataset), compute)
+
+    def run_list(self) -> list[dict]:
+        """Every Run node's properties (kept)."""
+        return self._kept(("runs by dataset",), lambda: _rows(self.store.nodes("Run")))
+
+    def samples_of(self, run_id: str, evaluator: str) -> list[dict]:
+        """A run's samples (``run_samples``) with each one's kind (:func:`sample_kind`) (kept)."""
+        return self._kept(("samples", run_id), lambda: self._samples(run_id, evaluator))
 
     def _samples(self, run_id: str, evaluator: str) -> list[dict]:
         samples = self.store.frame("run_samples", {"runId": run_id})
@@ -81,7 +159,7 @@ class RunPages:
                 samples[column] = samples["responseId"].map(stored[column]) if len(stored) else None
         rows = _rows(samples)
         for row in rows:
-            row["kind"] = _sample_kind(row)
+            row["kind"] = sample_kind(row)
         return rows
 
     def _rqeval_items(self, run_id: str) -> list[dict] | None:
@@ -112,7 +190,7 @@ class RunPages:
         runs = sorted(set(detail["runId"]))
         run = _rows(self.store.nodes("Run", [first["runId"]]))[0]
         page: dict[str, Any] = {"response": response, "detail": first, "runs": runs, "run": run,
-                                "prompt": self._prompt(run, first, response), "kind": _sample_kind(response)}
+                                "prompt": self._prompt(run, first, response), "kind": sample_kind(response)}
         if response.get("predicted") is not None or response.get("reference") is not None:
             page["fringes"] = {k: _json_list(response.get(k)) for k in ("predicted", "reference")}
         page["elsewhere"] = self._elsewhere(run, first.get("questionId"), response_id)
@@ -125,12 +203,11 @@ class RunPages:
         """The samples of the same question in the other runs of the same dataset (their first sample each)."""
         if not question or not run.get("dataset"):
             return []
-        runs = self._kept(("runs by dataset",), lambda: _rows(self.store.nodes("Run")))
         out = []
-        for other in runs:
+        for other in self.run_list():
             if other.get("dataset") != run["dataset"] or other["id"] == run["id"]:
                 continue
-            samples = self._kept(("samples", other["id"]), lambda o=other: self._samples(o["id"], o.get("evaluator")))
+            samples = self.samples_of(other["id"], other.get("evaluator") or "")
             match = next((r for r in samples if r.get("questionId") == question and r["responseId"] != response_id),
                          None)
             if match:
@@ -159,7 +236,23 @@ class RunPages:
                 f"({response.get('promptHash', '?')[:16]}…)"}
 
 
-def _sample_kind(row: dict) -> str:
+def _by_condition(rows: list[dict]) -> list[dict]:
+    """A next-step run's samples by prompt condition: samples, exact sets (``correct``), invalid answers and the
+    exact-set accuracy (invalid ones count as not exact, as in the run's figure).
+
+    >>> _by_condition([{"condition": "P0", "correct": True, "kind": "right"},
+    ...                {"condition": "P0", "correct": False, "kind": "invalid"}])
+    [{'condition': 'P0', 'samples': 2, 'exact': 1, 'invalid': 1, 'exactSetAccuracy': 0.5}]
+    """
+    by: dict[str, list[dict]] = {}
+    for row in rows:
+        by.setdefault(row.get("condition") or "-", []).append(row)
+    return [{"condition": c, "samples": len(v), "exact": sum(bool(r.get("correct")) for r in v),
+             "invalid": sum(r["kind"] == "invalid" for r in v),
+             "exactSetAccuracy": sum(bool(r.get("correct")) for r in v) / len(v)} for c, v in sorted(by.items())]
+
+
+def sample_kind(row: dict) -> str:
     """``failed`` (no completion: an error), ``invalid`` (no usable answer), ``wrong`` or ``right``."""
     if row.get("error"):
         return "failed"

@@ -2,7 +2,8 @@
 
 An id becomes one :func:`slug` (the same text is a page's address on the server and its file
 name in the static export); a DataFrame's cells become JSON-ready Python values
-(:func:`plain`, :func:`as_rows`); a long table is shown a page at a time (:func:`paged`).
+(:func:`plain`, :func:`as_rows`); a long table is shown a page at a time (:func:`paged`); a
+dataset's questions by local id (:func:`local_names`) and a question's human share right (:func:`human_share`).
 Depends on nothing of the explorer, so pages, drawings and the app all read from here.
 """
 
@@ -18,7 +19,7 @@ import pandas as pd
 from kstp.errors import UnknownIdError
 from kstp.graph.store import records
 
-__all__ = ["slug", "unslug", "plain", "as_rows", "paged", "PAGE_SIZE", "SLUG_BYTES"]
+__all__ = ["slug", "unslug", "plain", "as_rows", "paged", "local_names", "human_share", "PAGE_SIZE", "SLUG_BYTES"]
 
 #: Rows per page of a table.
 PAGE_SIZE = 50
@@ -113,3 +114,23 @@ def paged(rows: list | pd.DataFrame, page: int, size: int = PAGE_SIZE) -> dict:
     part = rows.iloc[(page - 1) * size:page * size] if isinstance(rows, pd.DataFrame) else \
         rows[(page - 1) * size:page * size]
     return {"rows": part, "page": page, "pages": pages, "total": len(rows)}
+
+
+def local_names(questions: pd.DataFrame) -> dict[str, str]:
+    """Each question's local id (its id where it has none), from ``dataset_questions``' rows.
+
+    >>> local_names(pd.DataFrame({"questionId": ["d:a", "d:b"], "localId": ["a", None]}))
+    {'d:a': 'a', 'd:b': 'd:b'}
+    """
+    return dict(zip(questions["questionId"], questions["localId"].fillna(questions["questionId"]), strict=True))
+
+
+def human_share(counts: dict[str, tuple[int, int]]) -> tuple[int, int, float | None]:
+    """Humans who answered, who answered right and the share right (None: nobody answered) from a question's
+    ``{kind: (answered, correct)}``.
+
+    >>> human_share({"human": (4, 3), "model": (2, 2)}), human_share({"model": (1, 0)})
+    ((4, 3, 0.75), (0, 0, None))
+    """
+    answered, right = counts.get("human", (0, 0))
+    return answered, right, right / answered if answered else None

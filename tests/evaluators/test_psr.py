@@ -393,3 +393,78 @@ def test_cli_psr_accuracy_annotated_on_a_dataset_without_concepts_says_why(kstp,
         "those; --accuracy answered counts every answered one)")
     answered = kstp("evaluate", "psr", "--dataset", "nc", "--json")
     assert json.loads(answered.stdout)[0]["accuracy"] == pytest.approx(3 / 4)
+
+
+# ---- where the figures are kept (issue 42): a model answers several datasets ----------------------------
+def _model_on_two_datasets(toy, folder):
+    """The toy and a copy of it (toy2), Eq. 1 (strict) on both; model:m answers toy as L1 did (run-toy) and toy2
+    as L2 did (run-toy2)."""
+    from kstp.loaders import items
+    from tests.conftest import TOY_ITEMS
+
+    (folder / "toy2.jsonl").write_text(TOY_ITEMS)
+    items.write_items(toy, items.read_items_jsonl(folder / "toy2.jsonl", "toy2", "toy",
+                                                  items.framework_concepts(toy, "toy")))
+    for dataset in ("toy", "toy2"):
+        derive_question_prerequisites(toy, dataset, "strict")
+    toy.write_nodes("Learner", pd.DataFrame([{"id": "model:m", "kind": "model", "localId": "m",
+                                              "psrMicro": 0.123}]))  # left by an older kstp: no dataset's
+    toy.write_nodes("Run", pd.DataFrame([{"id": f"run-{d}", "evaluator": "answers", "model": "m", "dataset": d}
+                                         for d in ("toy", "toy2")]))
+    answers = {"toy": {"q1": True, "q2": True, "q3": False, "q5": True},
+               "toy2": {"q1": False, "q2": True, "q4": True, "q6": True, "q7": True}}
+    toy.write_relationships("ANSWERED", "Learner", "Question", pd.DataFrame(
+        [{"from_id": "model:m", "to_id": f"{d}:{q}", "correct": ok, "runId": f"run-{d}"}
+         for d, given in answers.items() for q, ok in given.items()]))
+    return toy
+
+
+def test_psr_of_a_model_is_kept_per_dataset_on_its_runs(toy, tmp_path):
+    """By hand (test_psr_hand_computed_per_learner): on toy the model answered as L1 (micro 3/4, macro 5/6,
+    accuracy 3/4 of 4), on toy2 as L2 (2/5, 2/9, 4/5 of 5). Evaluating toy2 after toy leaves toy's figures on
+    toy's run, the model's node keeps none, and each dataset's learner figures show that dataset's."""
+    store = _model_on_two_datasets(toy, tmp_path)
+    for dataset in ("toy", "toy2"):
+        psr.evaluate_dataset(store, dataset)
+    runs = store.nodes("Run", ["run-toy", "run-toy2"]).set_index("id")
+    assert runs.loc["run-toy", ["psrMicro", "psrMacro", "psrAnswers"]].tolist() == pytest.approx([3 / 4, 5 / 6, 4])
+    assert runs.loc["run-toy2", ["psrMicro", "psrMacro", "psrAnswers"]].tolist() == pytest.approx([2 / 5, 2 / 9, 5])
+    assert store.nodes("Learner", ["model:m"])[["accuracy", "psrMicro", "psrMacro"]].isna().all(axis=None)
+    for dataset, want in (("toy", [3 / 4, 3 / 4, 5 / 6, 4]), ("toy2", [4 / 5, 2 / 5, 2 / 9, 5])):
+        figures = store.frame("dataset_learner_figures", {"dataset": dataset}).set_index("learnerId")
+        assert figures.loc["model:m", ["accuracy", "psrMicro", "psrMacro", "nAnswered"]].tolist() == \
+            pytest.approx(want), dataset
+        assert figures.loc["model:m", "runId"] == f"run-{dataset}" and figures["runId"].drop("model:m").isna().all()
+    humans = store.frame("dataset_learner_figures", {"dataset": "toy"}).set_index("learnerId")
+    assert humans.loc["toy:L1", "psrMicro"] == pytest.approx(3 / 4) and "toy2:L1" not in humans.index
+
+
+def test_psr_of_a_model_answered_by_two_runs_is_no_runs(toy, tmp_path):
+    """A later run answered q1 again: the model's answers on toy are two runs', so neither run holds the PSR
+    computed over them, and the dataset's figures show none (accuracy and answers still counted: 3/4 of 4)."""
+    store = _model_on_two_datasets(toy, tmp_path)
+    store.write_nodes("Run", pd.DataFrame([{"id": "run-toy-again", "evaluator": "answers", "model": "m",
+                                            "dataset": "toy"}]))
+    store.write_relationships("ANSWERED", "Learner", "Question", pd.DataFrame(
+        [{"from_id": "model:m", "to_id": "toy:q1", "correct": True, "runId": "run-toy-again"}]))
+    written = psr.write_back_figures(store, "toy", psr.evaluate_dataset(store, "toy", write_back=False).learners)
+    assert written == {"learners": 3, "runs": 0, "unplaced": 1}
+    assert store.nodes("Run", ["run-toy", "run-toy-again"])["psrMicro"].isna().all()
+    figures = store.frame("dataset_learner_figures", {"dataset": "toy"}).set_index("learnerId")
+    assert figures.loc["model:m", ["accuracy", "nAnswered"]].tolist() == [3 / 4, 4]
+    assert pd.isna(figures.loc["model:m", "runId"])
+    assert pd.isna(figures.loc["model:m", "psrMicro"]) and pd.isna(figures.loc["model:m", "psrMacro"])
+
+
+def test_stored_run_psr_of_a_resumed_run_is_not_shown(toy, tmp_path):
+    """The run answered one more question after kstp evaluate psr: the PSR on the run counted 4 answers, the
+    dataset has 5 of the model's now, so its figures show none until PSR is evaluated again."""
+    store = _model_on_two_datasets(toy, tmp_path)
+    psr.evaluate_dataset(store, "toy")
+    store.write_relationships("ANSWERED", "Learner", "Question", pd.DataFrame(
+        [{"from_id": "model:m", "to_id": "toy:q4", "correct": False, "runId": "run-toy"}]))
+    figures = store.frame("dataset_learner_figures", {"dataset": "toy"}).set_index("learnerId")
+    assert pd.isna(figures.loc["model:m", "psrMicro"]) and figures.loc["model:m", "nAnswered"] == 5
+    psr.evaluate_dataset(store, "toy")
+    figures = store.frame("dataset_learner_figures", {"dataset": "toy"}).set_index("learnerId")
+    assert figures.loc["model:m", "psrMicro"] == pytest.approx(3 / 5)  # q5: q1, q2 of q1..q4 now; q2 1/1

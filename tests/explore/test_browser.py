@@ -7,7 +7,12 @@ started as a command; then the browser opens every page kind and clicks overview
 dataset -> learner -> run -> sample, compares the figures on the pages with the commands'
 JSON, checks that a click on a concept moves the graph, that no script from a completion
 ran, that a write is refused, and that the static export (of the embedded graph; the export
-of both engines is in test_pages.py) opens from disk with no server.
+of both engines is in test_pages.py) opens from disk with no server. Issue 42's checks: each model run's
+PSR on the overview is evaluate psr's for its dataset after a second dataset was evaluated; a query form
+reads local ids as kstp query; every question link of a dataset opens a page whose figures are the
+commands'; a model is ringed and counted apart in the Hasse diagram; red edges are kst check's and
+validate prerequisites' pairs; no text has a contrast under 3 against its rendered background at
+1,400 px, at 420 px (where the page never scrolls sideways) and in dark mode (contrast.js).
 A screenshot of each page kind goes to the test's folder (and to ``$KSTP_EXPLORE_SCREENSHOTS``
 when set: ``docs/explore`` holds the ones the README shows). Both engines must show the
 same figures on every page.
@@ -37,6 +42,8 @@ FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-
          "--disable-background-networking", "--disable-component-update", "--disable-sync", "--window-size=1400,1000")
 #: The model and its completion: a name with quotes and markup, a reply with a script that must not run.
 MODEL = "tiny \"o'neil\" <i>"
+#: A model that answers every question of probability_pks wrong: its pattern is the empty state.
+BLANK = "blank-model"
 COMPLETION = ("<script>window.__pwned = 1; document.title = 'pwned'</script><img src=x onerror=\"window.__pwned=2\">"
               " 8 of 30 red, 10 black, 12 yellow: 12/30 = 0.4, so \\boxed{0.40}")
 
@@ -49,11 +56,17 @@ def populate_demo(graph: str, data_root: Path, folder: Path) -> dict:
     with FakeEndpoint(answer=COMPLETION) as server:
         answers = kstp_json(graph, "evaluate", "answers", "--dataset", "probability_pks", "--model", MODEL,
                             "--backend", "openai", "--base-url", server.base_url, "--limit", "4")
+        second = kstp_json(graph, "evaluate", "answers", "--dataset", "frcsub", "--model", MODEL,  # a 2nd dataset
+                           "--backend", "openai", "--base-url", server.base_url, "--limit", "4")
+    with FakeEndpoint(answer="So \\boxed{999}") as server:  # every question of it, all wrong: the state {}
+        blank = kstp_json(graph, "evaluate", "answers", "--dataset", "probability_pks", "--model", BLANK,
+                          "--backend", "openai", "--base-url", server.base_url)
     nextstep = kstp_json(graph, "evaluate", "nextstep", "--catalogue", "pks_cip", "--conditions", "P0", "--orders",
                          "1", "--backend", "fringe-oracle", "--model", "fringe-oracle")
     kstp(graph, "ingest", "cot", ROOT / "tests/fixtures/dagmath/heptagon.json", "--dataset", "logs")
     kstp(graph, "evaluate", "psr", "--dataset", "probability_pks", "--dataset", "frcsub")
-    return {"answers": answers["runId"], "nextstep": nextstep["runId"]}
+    return {"answers": answers["runId"], "nextstep": nextstep["runId"], "second": second["runId"],
+            "blank": blank["runId"]}
 
 
 class Served:
@@ -91,13 +104,14 @@ def browser(tmp_path_factory):
     driver.quit()
 
 
-def screenshot(driver, folder: Path, name: str) -> None:
-    """The whole page (up to 2,400 px high) as ``name``.png in ``folder`` and in $KSTP_EXPLORE_SCREENSHOTS."""
+def screenshot(driver, folder: Path, name: str, width: int = 1400) -> None:
+    """The whole page (up to 2,400 px high) ``width`` wide as ``name``.png in ``folder`` and in
+    $KSTP_EXPLORE_SCREENSHOTS."""
     height = min(2400, driver.execute_script("return document.documentElement.scrollHeight"))
-    driver.set_window_size(1400, max(height, 700))
+    driver.set_window_size(width, max(height, 700))
     folder.mkdir(parents=True, exist_ok=True)
     driver.save_screenshot(str(folder / f"{name}.png"))
-    driver.set_window_size(1400, 1000)
+    driver.set_window_size(width, 1000)
     chosen = os.environ.get("KSTP_EXPLORE_SCREENSHOTS")
     if chosen:
         Path(chosen).mkdir(parents=True, exist_ok=True)
@@ -177,6 +191,8 @@ def check_pictures(driver, graph: str, dataset: str, shots: Path, out: Path) -> 
     # the Hasse diagram: each state's weight is the learners whose right answers are that state
     # of the learners who answered every question (a model run of a few questions has no pattern: apart)
     answers = kstp_json(graph, "query", "answers", "-p", f"dataset={dataset}")
+    kinds = {r["learnerId"]: r["kind"] for r in kstp_json(graph, "query", "dataset_learners", "-p",
+                                                           f"dataset={dataset}")}
     asked: dict[str, set] = {}
     for a in answers:
         asked.setdefault(a["learnerId"], set()).add(a["questionId"])
@@ -185,20 +201,48 @@ def check_pictures(driver, graph: str, dataset: str, shots: Path, out: Path) -> 
     for a in answers:
         if a["correct"] and a["learnerId"] in patterns:
             patterns[a["learnerId"]].add(a["questionId"].split(":", 1)[1])
+    humans = {k: v for k, v in patterns.items() if kinds[k] == "human"}
     nodes = driver.find_elements(By.CSS_SELECTOR, "#hasse g.node")
     weights = {n.get_attribute("data-state"): int(n.get_attribute("data-learners")) for n in nodes}
-    for state, weight in weights.items():
-        assert weight == sum(p == set(state.split()) for p in patterns.values()), state
+    for state, weight in weights.items():  # the human learners: a model is counted apart
+        assert weight == sum(p == set(state.split()) for p in humans.values()), state
     placed = int(driver.find_element(By.ID, "hasse-placed").text.replace(",", ""))
     off = int(driver.find_element(By.ID, "hasse-off").text.replace(",", ""))
     partial = int(driver.find_element(By.ID, "hasse-partial").text.replace(",", ""))
-    assert sum(weights.values()) == placed and placed + off == len(patterns) and partial == len(asked) - len(patterns)
+    assert sum(weights.values()) == placed and placed + off == len(humans)
+    assert partial == sum(kinds[k] == "human" for k in asked) - len(humans)
+    # the model that answered every question wrong: ringed and tagged in the empty state, counted apart
+    assert int(driver.find_element(By.ID, "hasse-apart").text) == len(patterns) - len(humans) == 1
+    ringed = driver.find_elements(By.CSS_SELECTOR, "#hasse g.node.apart")
+    assert [(n.get_attribute("data-state"), n.get_attribute("data-models")) for n in ringed] == [("", "M1")]
+    row = driver.find_element(By.CSS_SELECTOR, "#hasse-apart-table tbody tr")
+    assert row.get_attribute("data-key") == f"model:{BLANK}" and row.find_element(By.TAG_NAME, "td").text == "M1"
     busiest = max(nodes, key=lambda n: int(n.get_attribute("data-learners")))
     driver.execute_script("arguments[0].scrollIntoView({block: 'center'})", busiest)
     driver.execute_script("arguments[0].dispatchEvent(new MouseEvent('click', {bubbles: true}))", busiest)
     listed = driver.find_element(By.CSS_SELECTOR, f"#state-learners [data-node='{busiest.get_attribute('data-id')}']")
     assert listed.is_displayed() and len(listed.find_elements(By.TAG_NAME, "a")) == weights[
         busiest.get_attribute("data-state")]
+    # the keyboard: a state takes the focus (Tab), Enter lists its learners as a click does
+    from selenium.webdriver.common.action_chains import ActionChains
+    from selenium.webdriver.common.keys import Keys
+
+    other = next(n for n in nodes if n != busiest and int(n.get_attribute("data-learners")) > 0)
+    assert other.get_attribute("tabindex") == "0"
+    driver.execute_script("arguments[0].focus()", other)
+    ActionChains(driver).send_keys(Keys.ENTER).perform()
+    listed = driver.find_element(By.CSS_SELECTOR, f"#state-learners [data-node='{other.get_attribute('data-id')}']")
+    assert listed.is_displayed() and "picked" in other.get_attribute("class").split()
+    # "occupied states only": the states nobody is in and the whole diagram's edges hidden, the cover among the
+    # occupied states shown, and back
+    driver.execute_script("arguments[0].click()", driver.find_element(By.ID, "occupied-toggle"))
+    assert all(n.get_attribute("data-learners") != "0" or n.get_attribute("data-models")
+               for n in nodes if n.is_displayed())
+    covers = driver.find_elements(By.CSS_SELECTOR, "#hasse path.edge.occupied-cover")
+    assert covers and all(e.is_displayed() for e in covers)
+    assert not any(e.is_displayed() for e in driver.find_elements(By.CSS_SELECTOR, "#hasse path.edge.full"))
+    driver.execute_script("arguments[0].click()", driver.find_element(By.ID, "occupied-toggle"))
+    assert not any(e.is_displayed() for e in covers)
     picture(driver, "#hasse", shots, "hasse")
     run_id = kstp_json(graph, "query", "blim_item_parameters", "-p", f"dataset={dataset}")[0]["runId"]
     fitted: dict[str, dict] = {}
@@ -230,14 +274,128 @@ def check_pictures(driver, graph: str, dataset: str, shots: Path, out: Path) -> 
     picture(driver, "#blim-probabilities", shots, "blim-states")
 
 
+def check_questions(driver, url: str, graph: str, shots: Path) -> dict:
+    """Every question link of the dataset page opens the question's page, whose figures are the commands': the
+    human learners who answered it and how many right (``kstp query answers``), its PSR as a target (``evaluate psr
+    --per-question``'s row), the models' samples (``run_samples`` of each run); returns their figures."""
+    import pandas as pd
+    from selenium.webdriver.common.by import By
+
+    driver.get(url + "dataset/probability_pks.html")
+    links = sorted({a.get_attribute("href") for a in driver.find_elements(By.CSS_SELECTOR, "a.q")})
+    assert len(links) == 12
+    answers = kstp_json(graph, "query", "answers", "-p", "dataset=probability_pks")
+    kinds = {r["learnerId"]: r["kind"] for r in kstp_json(graph, "query", "dataset_learners", "-p",
+                                                           "dataset=probability_pks")}
+    per_question = pd.read_csv(shots / "psr-out" / "psr_questions_probability_pks.csv").set_index("questionId")
+    samples: dict[str, int] = {}
+    for run in kstp_json(graph, "runs", "list"):
+        if run["dataset"] == "probability_pks":
+            for sample in kstp_json(graph, "query", "run_samples", "-p", f"runId={run['runId']}"):
+                samples[sample["questionId"]] = samples.get(sample["questionId"], 0) + 1
+    seen = {}
+    for link in links:
+        driver.get(link)
+        question = driver.find_element(By.ID, "question-title").get_attribute("data-id")
+        human = [a for a in answers if a["questionId"] == question and kinds[a["learnerId"]] == "human"]
+        assert values(driver, "td.humans-answered") == [len(human)]
+        assert values(driver, "td.humans-right")[0] == sum(bool(a["correct"]) for a in human)
+        if question in per_question.index:
+            macro = driver.find_element(By.CSS_SELECTOR, "#question-psr td[data-name='PSR macro'] .fig")
+            assert float(macro.get_attribute("data-value")) == pytest.approx(per_question.loc[question, "psrMacro"],
+                                                                             abs=1e-12)
+        assert len(driver.find_elements(By.CSS_SELECTOR, "#question-samples tr.sample")) == samples.get(question, 0)
+        seen[f"question {question}"] = page_figures(driver)
+    screenshot(driver, shots, "question")
+    return seen
+
+
+def check_violations(driver, url: str, graph: str, shots: Path) -> None:
+    """The red edges: on a learner's drawing, kstp kst check's missing prerequisites of its state that it answered
+    wrong; on frcsub's prerequisite drawing, the edges kstp validate prerequisites found contradicted (those inside
+    a merged box of equally informative questions included)."""
+    from selenium.webdriver.common.by import By
+
+    def red(css: str) -> set[tuple[str, str]]:
+        pairs = set()
+        for e in driver.find_elements(By.CSS_SELECTOR, f"{css} path.edge.broken, {css} g.node.broken-inside"):
+            pairs |= {tuple(p.split(">")) for p in e.get_attribute("data-pairs").split()}
+        return pairs
+
+    answers = kstp_json(graph, "query", "answers", "-p", "dataset=probability_pks")
+    by: dict[str, dict] = {}
+    for a in answers:
+        by.setdefault(a["learnerId"], {})[a["questionId"]] = bool(a["correct"])
+    from tests.explore.test_pages import check
+
+    broken_learner = None
+    for learner in sorted(by):
+        if not learner.startswith("probability_pks:"):
+            continue
+        missing = check(graph, "probability_pks", [q for q, ok in by[learner].items() if ok])["missingPrerequisites"]
+        wrong = {q for q, ok in by[learner].items() if not ok}
+        want = {(p, q) for q, ps in missing.items() for p in ps if p in wrong}
+        if want:
+            broken_learner = learner
+            break
+    assert broken_learner is not None
+    driver.get(url + f"learner/{slug(broken_learner)}.html")
+    assert red("#structure-probability_pks") == want
+    assert values(driver, ".broken-count") == [len(want)]
+    picture(driver, "section.learner-dataset", shots, "violations")
+    contradicted = {(r["fromId"], r["toId"]) for r in kstp_json(graph, "query", "contradicted_prerequisites", "-p",
+                                                                 "dataset=frcsub")}
+    driver.get(url + "dataset/frcsub.html")
+    assert contradicted and red("#question-dag") == contradicted
+    assert driver.find_elements(By.CSS_SELECTOR, "#question-dag g.node.broken-inside")  # Item04 = Item20's own
+    picture(driver, "#question-dag", shots, "contradicted")
+
+
+#: Least contrast a text keeps against what it is drawn on (WCAG's ratio; 3 is its floor for large text).
+CONTRAST = 3.0
+
+
+def check_readable(driver, url: str, shots: Path, runs: dict) -> None:
+    """Pages readable at any size: at 1,400 px, in a 420-px window (no sideways scroll of the page, the Hasse
+    diagram inside it) and in the browser's dark mode, no text has a contrast under :data:`CONTRAST` against
+    its rendered background; a screenshot of each."""
+    from selenium.webdriver.common.by import By
+
+    script = (Path(__file__).parent / "contrast.js").read_text()
+    pages = {"overview": "index.html", "dataset": "dataset/probability_pks.html",
+             "learner": f"learner/{slug('model:' + MODEL)}.html", "run": f"run/{slug(runs['answers'])}.html",
+             "question": f"question/{slug('probability_pks:b101')}.html"}
+    try:
+        for mode, width in (("light", 1400), ("light", 420), ("dark", 1400)):
+            driver.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": [
+                {"name": "prefers-color-scheme", "value": mode}]})
+            driver.set_window_size(width, 1000)
+            for name, path in pages.items():
+                driver.get(url + path)
+                result = driver.execute_script(script, CONTRAST)
+                assert result["checked"] > 20 and result["failures"] == [], (mode, width, name, result["failures"])
+                if width < 700:
+                    assert driver.execute_script("return document.documentElement.scrollWidth <= innerWidth + 1"), \
+                        (name, "scrolls sideways at 420 px")
+                    if name == "dataset":
+                        box = driver.find_element(By.CSS_SELECTOR, "#hasse svg").rect
+                        assert box["x"] >= 0 and box["x"] + box["width"] <= 420, box
+                suffix = "" if (mode, width) == ("light", 1400) else f"-{mode if mode == 'dark' else width}"
+                if suffix or name == "dataset":
+                    screenshot(driver, shots, f"{name}{suffix}", width)
+    finally:
+        driver.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": []})
+        driver.set_window_size(1400, 1000)
+
+
 def walk(driver, url: str, graph: str, runs: dict, shots: Path, site: Path | None) -> dict:
     """Every page kind in the browser, checked against the commands; returns each page's figures."""
     from selenium.webdriver.common.action_chains import ActionChains
     from selenium.webdriver.common.by import By
 
     seen: dict[str, list] = {}
-    psr = {r["dataset"]: r for r in kstp_json(graph, "evaluate", "psr", "--dataset", "probability_pks", "--dataset",
-                                              "frcsub")}
+    psr_rows = kstp_json(graph, "evaluate", "psr", "--dataset", "probability_pks", "--dataset", "frcsub")
+    psr = {r["dataset"]: r for r in psr_rows if r["learner"] == "human learners"}
     listed = {r["runId"]: r for r in kstp_json(graph, "runs", "list")}
 
     # overview: the same numbers as kstp evaluate psr and kstp runs list
@@ -254,6 +412,15 @@ def walk(driver, url: str, graph: str, runs: dict, shots: Path, site: Path | Non
         headlines[row_element.get_attribute("data-key")] = [json.loads(f.get_attribute("data-value"))
                                                             for f in cell.find_elements(By.CSS_SELECTOR, ".fig")]
     assert headlines == {run_id: [] if run["figure"] is None else [run["value"]] for run_id, run in listed.items()}
+    # each run's PSR is its model's on the run's dataset (two datasets evaluated): evaluate psr's rows
+    for run_id, dataset in ((runs["answers"], "probability_pks"), (runs["second"], "frcsub")):
+        row = next(r for r in psr_rows if r["dataset"] == dataset and r["learner"] == f"model:{MODEL}")
+        cell = next(r for r in driver.find_elements(By.CSS_SELECTOR, "#runs tbody tr")
+                    if r.get_attribute("data-key") == run_id).find_element(By.CSS_SELECTOR, "td.figures")
+        shown = {k.text.split()[0]: json.loads(k.find_element(By.CSS_SELECTOR, ".fig").get_attribute("data-value"))
+                 for k in cell.find_elements(By.CSS_SELECTOR, ".kv") if k.text.startswith("psr")}
+        assert shown == {k: None if row[k] is None else pytest.approx(row[k], abs=1e-12)
+                         for k in ("psrMicro", "psrMacro")}, dataset
     seen["overview"] = page_figures(driver)
     screenshot(driver, shots, "overview")
 
@@ -291,7 +458,7 @@ def walk(driver, url: str, graph: str, runs: dict, shots: Path, site: Path | Non
     # learner -> the model beside it: their PSR as evaluate psr's per-learner CSV, where their states differ
     import pandas as pd
 
-    driver.find_element(By.CSS_SELECTOR, "a.compare-link").click()
+    next(a for a in driver.find_elements(By.CSS_SELECTOR, "a.compare-link") if a.text == f"model:{MODEL}").click()
     assert driver.title.startswith("Compare")
     csv = pd.read_csv(shots / "psr-out" / "psr_learners_probability_pks.csv").set_index("learnerId")
     for row in driver.find_elements(By.CSS_SELECTOR, "table.compare-figures tbody tr"):
@@ -315,6 +482,10 @@ def walk(driver, url: str, graph: str, runs: dict, shots: Path, site: Path | Non
     driver.get(url + "dataset/probability_pks.html?sort=kind&desc=1")
     driver.find_element(By.CSS_SELECTOR, f"#learner-table a[href$='{slug('model:' + MODEL)}.html']").click()
     assert MODEL in driver.find_element(By.TAG_NAME, "h1").text
+    blim_run = kstp_json(graph, "query", "blim_item_parameters", "-p", "dataset=probability_pks")[0]["runId"]
+    assert driver.find_element(By.CSS_SELECTOR, "section[data-dataset='probability_pks'] .nearest-why").text.startswith(
+        f"BLIM fit {blim_run} of probability_pks has no state for model:{MODEL}: it assesses the human learners "
+        "who answered all 12 questions")
     driver.find_element(By.CSS_SELECTOR, f"table.answers a[href$='{slug(runs['answers'])}.html']").click()
     assert driver.find_element(By.ID, "run-id").text == runs["answers"]
     assert len(driver.find_elements(By.CSS_SELECTOR, "#samples tr.sample")) == 4
@@ -323,9 +494,14 @@ def walk(driver, url: str, graph: str, runs: dict, shots: Path, site: Path | Non
     driver.find_element(By.CSS_SELECTOR, "a[data-filter-name='all']").click()
     strip = picture(driver, "#run-strip", shots, "run-strip")
     listed_samples = kstp_json(graph, "query", "run_samples", "-p", f"runId={runs['answers']}")
-    assert {c.get_attribute("data-label"): float(c.get_attribute("data-value"))
-            for c in strip.find_elements(By.CSS_SELECTOR, "rect.cell")} == {
+    assert {c.get_attribute("data-category"): float(c.get_attribute("data-value"))
+            for c in strip.find_elements(By.CSS_SELECTOR, "rect.bar[data-series^='this run']")} == {
         s["localId"]: float(bool(s["correct"])) for s in listed_samples}  # one sample a question
+    counts = kstp_json(graph, "query", "question_answer_counts", "-p", "dataset=probability_pks")
+    share = {r["questionId"].split(":", 1)[1]: r["correct"] / r["answered"] for r in counts if r["kind"] == "human"}
+    assert {c.get_attribute("data-category"): float(c.get_attribute("data-value"))
+            for c in strip.find_elements(By.CSS_SELECTOR, "rect.bar[data-series^='human']")} == pytest.approx(
+        {s["localId"]: share[s["localId"]] for s in listed_samples})  # beside the humans' share right
     seen["run"] = page_figures(driver)
     screenshot(driver, shots, "run")
     driver.find_element(By.LINK_TEXT, "open").click()
@@ -382,6 +558,18 @@ def walk(driver, url: str, graph: str, runs: dict, shots: Path, site: Path | Non
     error = WebDriverWait(driver, 30).until(expected_conditions.presence_of_element_located((By.ID, "cypher-error")))
     assert error.text.startswith("refused: SET writes to the graph")
     screenshot(driver, shots, "query")
+    # the README's example with local ids: kstp query's fringe of {Item06, Item08}, not the empty state's
+    want = [r["questionId"] for r in kstp_json(graph, "query", "outer_fringe", "-p", "dataset=frcsub", "-p",
+                                               "questionIds=Item06,Item08")]
+    driver.get(url + "query/outer_fringe.html?run=1&dataset=frcsub&questionIds=Item06%2CItem08")
+    assert [e.text for e in driver.find_elements(By.CSS_SELECTOR, "table.rows tbody td")] == want
+    driver.get(url + "query/outer_fringe.html?run=1&dataset=frcsub&questionIds=Item06%2CItem99")
+    assert driver.find_element(By.ID, "query-error").text.startswith("outer_fringe: dataset frcsub has no question "
+                                                                      "Item99")
+
+    seen.update(check_questions(driver, url, graph, shots))
+    check_violations(driver, url, graph, shots)
+    check_readable(driver, url, shots, runs)
 
     if site is None:
         return seen

@@ -51,9 +51,12 @@ def test_scatter_points_at_their_values_and_missing_left_out():
     chart = scatter("a x p", [("l1", 0.25, 0.5, "human"), ("l2", 1.0, 0.0, "model"), ("l3", 0.4, None, "human")],
                     "accuracy", "PSR")
     circles = [(m["data"]["id"], m["attrs"]["cx"], m["attrs"]["cy"], m["attrs"]["r"], m["cls"])
-               for m in chart["marks"]]
+               for m in chart["marks"] if m["tag"] == "circle"]
     # x 58 + 0.25 * 386 = 154.5; y 294 - 0.5 * 260 = 164
     assert circles == [("l1", 154.5, 164.0, 4, "point human"), ("l2", 444.0, 294.0, 6, "point model")]
+    # the model drawn last (on top) and named: at the right edge, its name to the left of its point
+    last = chart["marks"][-1]
+    assert (last["tag"], last["text"], last["cls"], last["attrs"]["x"]) == ("text", "l2", "point-label left", 435.0)
     assert chart["missing"] == 1 and not chart["dense"]
     assert chart["table"]["rows"][2] == ["l3", "human", 0.4, None]
 
@@ -136,11 +139,12 @@ def test_hasse_occupied_only_draws_the_cover_among_occupied_states():
 
 
 def test_hasse_has_a_title_and_a_size_axis_inside_the_picture():
-    """A caption naming the dataset and a vertical axis with a tick per layer: the layer's state sizes in
-    questions (a class of two equally informative questions makes a layer of size 2)."""
+    """A caption naming the dataset and a vertical axis with a tick per row: a row per state size in questions,
+    one size a row (a class of two equally informative questions makes a state of size 2), the largest on top
+    as kstp kst space --out draws it."""
     space = KnowledgeSpace.build(["t:a", "t:b", "t:c"], [("t:a", "t:b"), ("t:b", "t:a"), ("t:b", "t:c")])
     drawn = hasse(space, "t")
-    assert [t["label"] for t in drawn["axis"]["ticks"]] == ["0", "2", "3"]  # {}, {a, b}, {a, b, c}
+    assert [t["label"] for t in drawn["axis"]["ticks"]] == ["3", "2", "0"]  # {a, b, c}, {a, b}, {} from the top
     assert [t["y"] for t in drawn["axis"]["ticks"]] == sorted({n["y"] for n in drawn["nodes"]})
     html = environment().from_string('{% from "_macros.html" import graph %}{{ graph(h, "", "hasse") }}').render(
         h=drawn, root="", static=False)
@@ -148,8 +152,8 @@ def test_hasse_has_a_title_and_a_size_axis_inside_the_picture():
     assert ">knowledge state size (questions mastered)</text>" in html
     occupied = hasse(KnowledgeSpace.build(["t:a", "t:b", "t:c"], []), "t",
                      {"x": set(), "y": {"t:a"}, "z": {"t:a", "t:b", "t:c"}}, occupied_only=True)
-    assert [t["label"] for t in occupied["axis"]["ticks"]] == ["0", "1", "3"]
-    assert occupied["caption"].startswith("The 3 states of t's knowledge space some learner is in")
+    assert [t["label"] for t in occupied["axis"]["ticks"]] == ["3", "1", "0"]
+    assert occupied["caption"].startswith("The 3 states of t's knowledge space somebody is in")
 
 
 def test_blim_pictures_bars_with_standard_errors():
@@ -170,11 +174,17 @@ def test_run_pictures_share_right_per_question_failures_and_histograms():
              "latencyS": 3.0},
             {"questionId": "d:q2", "localId": "q2", "responseId": "r3", "kind": "wrong", "tokensOut": 30,
              "latencyS": 2.0}]
-    pictures = run_pictures(rows, [("failed: timeout", 1)])
-    cells = [(m["data"]["label"], m["data"]["value"], m["href"]) for m in pictures["strip"]["marks"]]
-    assert cells == [("q1", "0.5", "sample/r1.html"), ("q2", "0.0", "sample/r3.html")]  # a failure is not right
-    assert pictures["strip"]["table"]["rows"] == [["d:q1", 2, 1, 0.5], ["d:q2", 1, 0, 0.0]]
+    pictures = run_pictures(rows, [("failed: timeout", 1)], {"d:q1": 0.75})
+    bars = [(m["data"]["category"], m["data"]["series"][:5], m["data"]["value"], m["href"])
+            for m in pictures["strip"]["marks"]]  # under 100 questions: a labelled bar each, a click opens it
+    assert bars == [("q1", "this ", "0.5", "question/d~3Aq1.html"), ("q1", "human", "0.75", "question/d~3Aq1.html"),
+                    ("q2", "this ", "0.0", "question/d~3Aq2.html")]  # a failure is not right; q2: no human
+    assert pictures["strip"]["table"]["rows"] == [["d:q1", 2, 1, 0.5, 0.75], ["d:q2", 1, 0, 0.0, None]]
     assert pictures["failures"]["table"]["rows"] == [["failed: timeout", 1]]
+    labels = [m["text"] for m in pictures["failures"]["axes"] if m["tag"] == "text"]
+    assert "failed: timeout" in labels and {"0", "1"} <= set(labels) and "0.5" not in labels  # whole, counts
+    many = run_pictures([{**rows[0], "questionId": f"d:q{k}", "localId": f"q{k}"} for k in range(100)], [])
+    assert {m["cls"] for m in many["strip"]["marks"]} == {"cell share"}  # 100 questions: a strip of cells
     # tokens 10 and 30 in 10 bins of 2: the first and the last; latency 1, 2, 3 in bins of 0.2
     assert [r[1] for r in pictures["tokens"]["table"]["rows"]] == [1, 0, 0, 0, 0, 0, 0, 0, 0, 1]
     assert [r[1] for r in pictures["latency"]["table"]["rows"]] == [1, 0, 0, 0, 0, 1, 0, 0, 0, 1]
@@ -199,5 +209,6 @@ def test_bars_draw_numpy_integers_and_cycle_colours_past_six_series():
     many = bars("t", ["a"], {f"s{k}": [0.5] for k in range(8)}, "x", "y", y_max=1)
     assert [m["cls"] for m in many["marks"] if m["tag"] == "rect"] == [
         f"bar series-{k}" for k in (0, 1, 2, 3, 4, 5, 0, 1)]
-    assert [m["cls"] for m in many["axes"] if m["cls"].startswith("legend")][6:] == ["legend series-0",
-                                                                                    "legend series-1"]
+    assert [m["cls"] for m in many["axes"] if m["cls"].startswith("swatch")][6:] == ["swatch series-0",
+                                                                                    "swatch series-1"]
+    assert [m["text"] for m in many["axes"] if m["cls"] == "legend"] == [f"s{k}" for k in range(8)]

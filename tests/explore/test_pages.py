@@ -7,6 +7,7 @@ that prints the same figures, run on the same graph.
 
 from __future__ import annotations
 
+import json
 import re
 from html import unescape
 from pathlib import Path
@@ -73,11 +74,44 @@ def test_explore_dataset_and_learner_equal_the_kst_commands(explored):
         [", ".join(n["nextSteps"]) or "none" for n in nearest]
     # L1 answered q5 (concept D) but not q3 and q4, which Eq. 1 (reflexive) makes its prerequisites
     assert "Not a knowledge state" in incoherent and 'class="inner-fringe"' not in incoherent
-    assert re.findall(r"<tr><td>(toy:q\d)</td><td>(toy:q\d)</td><td>([a-z ]+)</td></tr>", incoherent) == [
+    assert re.findall(r"<tr><td>(toy:q\d)</td><td>(toy:q\d)</td><td>([a-z ]+)</td></tr>", unlinked(incoherent)) == [
         ("toy:q5", "toy:q3", "answered wrongly"), ("toy:q5", "toy:q4", "did not answer")]
+    # the red edges of its drawing: kstp kst check's missing prerequisites that it answered wrong (q3 for q5)
+    state = [a["questionId"] for a in kstp_json(graph, "query", "learner_answers", "-p", "learnerId=toy:L1")
+             if a["correct"]]
+    missing = check(graph, "toy", state)["missingPrerequisites"]
+    wrong = {a["questionId"] for a in kstp_json(graph, "query", "learner_answers", "-p", "learnerId=toy:L1")
+             if not a["correct"]}
+    assert red_pairs(incoherent) == {(p, q) for q, ps in missing.items() for p in ps if p in wrong} == {
+        ("toy:q3", "toy:q5")}
+    assert re.search(r'class="broken-count"><span class="fig" data-value="1"', incoherent)
     micro = [v for v in figures(ordered.split('id="learner-table"')[1], "psrMicro") if v is not None]
     # by hand: L1 (1 + 2) / (1 + 3) pairs, L2 (0 + 1 + 2 + 0) / (1 + 2 + 3 + 1); L3 and the model have no scored pair
     assert micro == [0.75, pytest.approx(3 / 7)]
+
+
+def unlinked(html: str) -> str:
+    """``html`` without its links' tags (a question id is a link to its page)."""
+    return re.sub(r"</?a\b[^>]*>", "", html)
+
+
+def red_pairs(html: str) -> set[tuple[str, str]]:
+    """The (prerequisite, question) pairs a page draws red: on red edges and inside red-outlined boxes."""
+    found = re.findall(r'class="(?:edge broken[^"]*|node [^"]*broken-inside[^"]*)"[^>]*?data-pairs="([^"]*)"',
+                       unescape(html))
+    return {tuple(pair.split(">")) for pairs in found for pair in pairs.split()}
+
+
+def check(graph: str, dataset: str, state: list[str]) -> dict:
+    """``kstp kst check --json`` of ``state`` (it exits 1 for a set that is no state)."""
+    from click.testing import CliRunner
+
+    from kstp.cli.main import cli
+
+    result = CliRunner().invoke(cli, ["--graph", graph, "kst", "check", "--dataset", dataset, "--state",
+                                      ",".join(state), "--json"])
+    assert result.exit_code in (0, 1), result.output
+    return json.loads(result.stdout)
 
 
 def test_explore_run_and_sample_show_every_sample_escaped(explored):
@@ -114,18 +148,34 @@ def test_explore_compare_two_learners_and_the_run_strip(explored):
     right = {who: {q for q, c in a.items() if c} for who, a in answers.items()}
     only_a, only_b = right["toy:L1"] - right["toy:L2"], right["toy:L2"] - right["toy:L1"]
     count = re.search(r'class="only-a-count"><span class="fig" data-value="(\d+)"', page).group(1)
-    assert int(count) == len(only_a) and re.findall(r'<tr class="only-b"><td>([^<]+)</td>', page) == sorted(only_b)
+    assert int(count) == len(only_a) and re.findall(r'<tr class="only-b"><td>([^<]+)</td>', unlinked(page)) == \
+        sorted(only_b)
     # PSR micro by hand (test_explore_dataset_and_learner_equal_the_kst_commands): L1 3/4, L2 3/7
     assert figures(page, "psrMicro") == [0.75, pytest.approx(3 / 7)]
     assert 'id="compare-dag-toy"' in page and "right for A only" in unescape(page)
     dag = unescape(page.split('id="compare-dag-toy"')[1].split("</svg>")[0])
     assert '<text class="graph-title"' in dag and "Where A and B are right on toy's prerequisite structure" in dag
     assert 'action="../compare.html"' in learner  # the form on the learner page
-    cells = dict(re.findall(r'data-label="([^"]+)" data-value="([^"]*)"', run.split('id="run-strip"')[1]))
-    assert {k: float(v) for k, v in cells.items()} == {s["localId"]: float(bool(s["correct"])) for s in samples}
+    # a bar per question (fewer than 100): the run's share right beside the humans' (by hand: q1 right for L1
+    # and L3 of L1-L3, q2 for L1 and L2, q3 for none of L1)
+    strip = unescape(run.split('id="run-strip"')[1].split("</svg>")[0])
+    bars = re.findall(r'data-category="([^"]+)" data-series="([^"]+)" data-value="([^"]*)"', strip)
+    assert {k: float(v) for k, series, v in bars if series.startswith("this run")} == {
+        s["localId"]: float(bool(s["correct"])) for s in samples}
+    assert {k: float(v) for k, series, v in bars if series.startswith("human")} == pytest.approx(
+        {"q1": 2 / 3, "q2": 1.0, "q3": 0.0})
+    assert red_pairs(page) == {tuple(p) for who in ("toy:L1", "toy:L2") for p in _broken(graph, who)}
     tokens = run.split('id="run-tokens"')[1].split("</svg>")[0]
     assert sum(float(v) for v in re.findall(r'data-value="([^"]+)"', tokens)) == len(
         [s for s in samples if s["tokensOut"] is not None]) == 3
+
+
+def _broken(graph: str, learner: str) -> list[tuple[str, str]]:
+    """kstp kst check's missing prerequisites of a learner's state that it answered wrong."""
+    answers = kstp_json(graph, "query", "learner_answers", "-p", f"learnerId={learner}")
+    wrong = {a["questionId"] for a in answers if not a["correct"]}
+    missing = check(graph, answers[0]["datasetId"], [a["questionId"] for a in answers if a["correct"]])
+    return [(p, q) for q, ps in missing["missingPrerequisites"].items() for p in ps if p in wrong]
 
 
 def test_explore_picture_tables_are_whole_csvs(explored):
@@ -267,22 +317,60 @@ def test_explore_export_compare_links_of_models_differing_in_case(explored, tmp_
         assert (page.parent / unescape(target)).resolve().is_file(), (page, target)
 
 
-def test_explore_compare_above_the_inline_limit_hides_another_datasets_figures(explored, monkeypatch, tmp_path):
-    """Above PSR_INLINE_ANSWERS the comparison reads the figures stored on the learners; the model's are those of
-    toy2 (evaluated last), so they are left out and the note says why, while L1's (a learner of toy) stay."""
-    from kstp.explore import pages
-    from kstp.explore.pages import Explorer
-    from kstp.graph.factory import open_store
+def _second_dataset(graph, tmp_path) -> str:
+    """toy2, the toy's items again, answered by the same model with another reply (\\boxed{5}: toy2's q2 right, q1
+    wrong), then PSR evaluated on toy2 after toy; the toy2 run's id."""
     from tests.conftest import write_toy_files
     from tests.endpoint import FakeEndpoint
 
-    graph, _ = explored
     files = write_toy_files(tmp_path)  # populate's files again: the same items, now as toy2
     kstp_json(graph, "ingest", "items", files["items"], "--dataset", "toy2", "--framework", "toy")
-    with FakeEndpoint(answer=COMPLETION) as server:
-        kstp_json(graph, "evaluate", "answers", "--dataset", "toy2", "--model", MODEL, "--backend", "openai",
-                  "--base-url", server.base_url, "--limit", "3")
+    kstp_json(graph, "derive", "question-prerequisites", "--dataset", "toy2", "--rule", "reflexive")
+    with FakeEndpoint(answer="So \\boxed{5}") as server:
+        run = kstp_json(graph, "evaluate", "answers", "--dataset", "toy2", "--model", MODEL, "--backend", "openai",
+                        "--base-url", server.base_url, "--limit", "2")
     kstp_json(graph, "evaluate", "psr", "--dataset", "toy2")
+    return run["runId"]
+
+
+def test_explore_psr_per_run_is_its_datasets_after_a_second_dataset(explored, tmp_path):
+    """The overview's PSR of each run is kstp evaluate psr's for the run's model on the run's dataset: toy's run
+    keeps toy's after toy2 was evaluated (by hand: its one right answer, q1, has no prerequisite: no PSR, "-";
+    on toy2, q2 right with its prerequisite q1 wrong: 0), and the model's row on each dataset page is that
+    dataset's (accuracy 1/3 on toy, 1/2 on toy2)."""
+    graph, run_id = explored
+    other = _second_dataset(graph, tmp_path)
+    psr = {d: next(r for r in kstp_json(graph, "evaluate", "psr", "--dataset", d, "--no-write")
+                   if r["learner"] == f"model:{MODEL}") for d in ("toy", "toy2")}
+    assert (psr["toy"]["psrMicro"], psr["toy2"]["psrMicro"], psr["toy2"]["psrMacro"]) == (None, 0.0, 0.0)
+    assert (psr["toy"]["accuracy"], psr["toy2"]["accuracy"]) == (pytest.approx(1 / 3), 0.5)
+    with serving(graph) as url:
+        _, overview = get(url + "index.html")
+        pages = {d: get(url + f"dataset/{d}.html?sort=kind&desc=1")[1] for d in ("toy", "toy2")}
+    for dataset, run in (("toy", run_id), ("toy2", other)):
+        row = keyed_row(overview, "runs", _escaped(run)).split('class="figures"')[1]
+        shown = {k: json.loads(unescape(v)) for k, v in re.findall(
+            r'<span class="kv">(psrMicro|psrMacro) <span class="fig" data-value="([^"]*)"', row)}
+        assert shown == {k: psr[dataset][k] for k in ("psrMicro", "psrMacro")}, dataset
+        table = pages[dataset].split('id="learner-table"')[1]
+        assert figures(table, "accuracy")[0] == pytest.approx(psr[dataset]["accuracy"]), dataset  # the model first
+        assert figures(table, "psrMicro")[0] == psr[dataset]["psrMicro"], dataset
+    assert "psrMicro <span class=\"fig\" data-value=\"null\">-</span>" in keyed_row(overview, "runs", _escaped(run_id))
+
+
+def _escaped(text: str) -> str:
+    return text.replace('"', "&#34;").replace("'", "&#39;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def test_explore_compare_above_the_inline_limit_shows_each_datasets_figures(explored, monkeypatch, tmp_path):
+    """Above PSR_INLINE_ANSWERS the comparison reads the figures kstp evaluate psr stored: the model's on toy are
+    those of its toy run (accuracy 1/3, no PSR), not toy2's (evaluated last: 1/2, PSR 0), and L1's are L1's."""
+    from kstp.explore import pages
+    from kstp.explore.pages import Explorer
+    from kstp.graph.factory import open_store
+
+    graph, _ = explored
+    _second_dataset(graph, tmp_path)
     monkeypatch.setattr(pages, "PSR_INLINE_ANSWERS", 0)
     store = open_store(graph, read_only=True)
     try:
@@ -292,8 +380,29 @@ def test_explore_compare_above_the_inline_limit_hides_another_datasets_figures(e
     assert [s["dataset"] for s in shown] == ["toy"]
     l1, model = shown[0]["figures"]
     assert l1["psrMicro"] == 0.75  # hand-computed (test_explore_compare_two_learners_and_the_run_strip)
-    assert model["accuracy"] is model["psrMicro"] is model["psrMacro"] is None
-    assert f"not shown for model:{MODEL}: it answered other datasets too" in shown[0]["source"]
+    assert model["accuracy"] == pytest.approx(1 / 3) and model["psrMicro"] is model["psrMacro"] is None
+    assert "as the last kstp evaluate psr stored them" in shown[0]["source"]
+
+
+def test_explore_query_form_reads_local_ids_as_kstp_query_does(explored):
+    """outer_fringe with local ids is kstp query's with the same ids (not the empty state's fringe); an unknown id
+    or dataset is refused in one line."""
+    graph, _ = explored
+    want = kstp_json(graph, "query", "outer_fringe", "-p", "dataset=toy", "-p", "questionIds=q1,q2")
+    empty = kstp_json(graph, "query", "outer_fringe", "-p", "dataset=toy", "-p", "questionIds=[]")
+    assert want and want != empty  # what the form gave before: the fringe of no question known
+    with serving(graph) as url:
+        _, local = get(url + "query/outer_fringe.html?run=1&dataset=toy&questionIds=q1%2Cq2")
+        _, full = get(url + "query/outer_fringe.html?run=1&dataset=toy&questionIds=toy%3Aq1%2Ctoy%3Aq2")
+        _, unknown = get(url + "query/outer_fringe.html?run=1&dataset=toy&questionIds=q1%2Cq99")
+        status, csv_text = get(url + "query/outer_fringe.csv?dataset=toy&questionIds=q1%2Cq99")
+        _, nodata = get(url + "query/outer_fringe.html?run=1&dataset=toys&questionIds=q1")
+    for html in (local, full):
+        assert re.findall(r"<tr><td>(toy:q\d)</td></tr>", html) == [r["questionId"] for r in want]
+    error = unescape(re.search(r'id="query-error">([^<]*)<', unknown).group(1))
+    assert error == "outer_fringe: dataset toy has no question q99; give local ids (q1) or full ones (toy:q1)"
+    assert status == 400 and "has no question q99" in csv_text
+    assert "outer_fringe: unknown dataset &#39;toys&#39;; datasets in the graph: toy" in nodata
 
 
 def _start(graph: str, *args: str):
@@ -341,7 +450,7 @@ def test_explore_port_in_use_is_one_line(explored):
 
 def test_explore_run_counts_failures_by_kind(explored):
     """A model that replies with nothing: every sample failed with the empty-reply reason, counted by kind;
-    the overview shows no PSR for it (none of its answers is correct)."""
+    the overview shows its PSR as undefined, "-" (no answer of it was graded)."""
     from tests.endpoint import FakeEndpoint
     from tests.explore.conftest import kstp_json as run_kstp
 
@@ -358,4 +467,83 @@ def test_explore_run_counts_failures_by_kind(explored):
                       run.split('id="failures"')[1].split("</table>")[0])
     assert rows == [("failed: empty: the reply has no content and no reasoning", "2")]
     assert failed.count('class="sample failed"') == 2
-    assert "psrMicro" not in keyed_row(overview, "runs", summary["runId"])
+    assert 'psrMicro <span class="fig" data-value="null">-</span>' in keyed_row(overview, "runs", summary["runId"])
+
+
+def test_explore_question_page_equals_the_commands(explored):
+    """A question's page: its text, gold, concepts and prerequisites as the graph's queries give them, the share
+    of humans right by hand, its PSR as kstp evaluate psr --per-question's row, and the model's sample with its
+    reply escaped; an unknown question is a 404 naming it."""
+    graph, run_id = explored
+    edges = kstp_json(graph, "query", "question_prerequisite_edges", "-p", "dataset=toy")
+    per_question = {r["questionId"]: r for r in kstp_json(graph, "evaluate", "psr", "--dataset", "toy",
+                                                          "--per-question", "--no-write")}
+    samples = [s for s in kstp_json(graph, "query", "run_samples", "-p", f"runId={run_id}")
+               if s["questionId"] == "toy:q1"]
+    with serving(graph) as url:
+        _, q5 = get(url + f"question/{slug('toy:q5')}.html")
+        _, q1 = get(url + f"question/{slug('toy:q1')}.html")
+        missing, said = get(url + f"question/{slug('toy:q99')}.html")
+        _, dataset = get(url + "dataset/toy.html")
+    assert unescape(re.search(r'<pre id="question-text">([^<]*)</pre>', q5).group(1)) == "multiply"
+    assert re.search(r'<td id="gold">([^<]*)</td>', q5).group(1) == "12"
+    assert unlinked(re.search(r'<td id="concepts">(.*?)</td>', q5).group(1)).strip() == "D"
+    shown = {cls: set(re.findall(r'question/([^"]+)\.html', re.search(rf'<td class="{cls}">(.*?)</td>', q5).group(1)))
+             for cls in ("pre-direct", "pre-indirect", "same", "dep-direct", "dep-indirect")}
+    pre = {e["fromId"] for e in edges if e["toId"] == "toy:q5"}
+    dep = {e["toId"] for e in edges if e["fromId"] == "toy:q5"}
+    assert {unslug(x) for x in shown["pre-direct"] | shown["pre-indirect"] | shown["same"]} == pre
+    assert {unslug(x) for x in shown["dep-direct"] | shown["dep-indirect"] | shown["same"]} == dep
+    # by hand: q5 was answered by L1 alone, right; q1 by L1 and L3 right, L2 wrong
+    assert [figures(q5, c)[0] for c in ("humans-answered", "humans-right")] == [1, 1]
+    assert re.search(r'class="humans-share"><span class="fig" data-value="([^"]+)"', q1).group(1) == repr(2 / 3)
+    row = per_question["toy:q5"]
+    psr = dict(re.findall(r'<td data-name="([^"]+)"><span class="fig" data-value="([^"]+)"', q5))
+    assert float(psr["PSR macro"]) == pytest.approx(row["psrMacro"]) and int(psr["learners"]) == row["learners"]
+    assert len(re.findall(r'<tr class="sample ', q1)) == len(samples) == 1
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in q1 and "<script>alert(1)" not in q1
+    assert f'href="../run/{slug(run_id)}.html"' in q1 and 'class="extracted">3<' in q1
+    assert missing == 404 and "unknown question &#39;toy:q99&#39;" in said
+    # every question link of the dataset page opens a question page
+    assert set(re.findall(r'href="\.\./question/([^"]+)\.html"', dataset)) >= {slug(f"toy:q{k}") for k in range(1, 9)}
+
+
+def test_explore_run_diff_page_equals_kstp_runs_diff(explored):
+    """A second model on toy (\\boxed{5}: q2 right, q1 wrong): the run page links the two-run diff, whose
+    figures and flipped questions are kstp runs diff's."""
+    from tests.endpoint import FakeEndpoint
+
+    graph, run_id = explored
+    with FakeEndpoint(answer="So \\boxed{5}") as server:
+        other = kstp_json(graph, "evaluate", "answers", "--dataset", "toy", "--model", "five", "--backend", "openai",
+                          "--base-url", server.base_url, "--limit", "3")["runId"]
+    want = kstp_json(graph, "runs", "diff", run_id, other)
+    with serving(graph) as url:
+        _, run = get(url + f"run/{slug(run_id)}.html")
+        link = f"diff/{slug(run_id)}/{slug(other)}.html"
+        status, page = get(url + link)
+    assert f'href="../{link}"' in run and status == 200
+    for row in want["runs"]:
+        shown = keyed_row(page, "diff-runs", _escaped(row["runId"]))
+        assert figures(shown, "accuracy") == [pytest.approx(row["accuracy"])]
+        assert figures(shown, "psrMicro") == [None if row["psrMicro"] is None else pytest.approx(row["psrMicro"])]
+    p_value = re.search(r'data-value="([^"]+)" data-name="pValue"', page).group(1)
+    assert float(p_value) == pytest.approx(want["mcnemar"]["pValue"])
+    flipped = re.findall(r'<tr class="(fixed|broken)"><td><a class="q" href="\.\./\.\./question/([^"]+)\.html"', page)
+    assert [(c, unslug(q)) for c, q in flipped] == [(f["change"], f["questionId"]) for f in want["flipped"]]
+    assert [f["questionId"] for f in want["flipped"]] == ["toy:q1", "toy:q2"]  # by hand: q1 broken, q2 fixed
+
+
+def test_explore_pages_travel_gzipped_and_read_the_same(explored):
+    """A client that accepts gzip gets the page compressed (a tenth of it for a long table) and the same HTML."""
+    import gzip
+    import urllib.request
+
+    graph, _ = explored
+    with serving(graph) as url:
+        _, plain = get(url + "dataset/toy.html")
+        request = urllib.request.Request(url + "dataset/toy.html", headers={"Accept-Encoding": "gzip"})
+        with urllib.request.urlopen(request, timeout=60) as response:
+            encoding, body = response.headers.get("Content-Encoding"), response.read()
+    assert encoding == "gzip" and len(body) < len(plain.encode()) / 3
+    assert gzip.decompress(body).decode() == plain

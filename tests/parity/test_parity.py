@@ -691,7 +691,8 @@ def test_parity_blim_queries(store):
 
 #: The queries kstp explore added, checked by test_parity_explore_queries.
 EXPLORE_QUERIES = {"learner_kinds", "concept_questions", "dataset_learner_figures", "learner_answers",
-                   "contradicted_prerequisites", "run_samples", "response_detail", "response_steps"}
+                   "contradicted_prerequisites", "run_samples", "response_detail", "response_steps",
+                   "question_answer_counts"}
 RUN_QUERIES |= EXPLORE_QUERIES
 
 
@@ -745,6 +746,15 @@ def test_parity_explore_queries(store, seed):
     for learner, (acc, micro) in stored.items():
         assert got.loc[learner, "accuracy"] == pytest.approx(acc)
         assert (pd.isna(got.loc[learner, "psrMicro"]) if micro is None else got.loc[learner, "psrMicro"] == micro)
+    counted: dict[tuple[str, str], tuple[int, int]] = {}  # question_answer_counts: per question and kind
+    for kind, given in [*(("human", a) for a in answers.values()), ("model", {q: i % 2 == 0 for i, q in
+                                                                              enumerate(asked)})]:
+        for q, ok in given.items():
+            n, right = counted.get((q, kind), (0, 0))
+            counted[(q, kind)] = (n + 1, right + ok)
+    got = store.frame("question_answer_counts", {"dataset": DATASET})
+    assert [(r.questionId, r.kind, r.answered, r.correct) for r in got.itertuples()] == [
+        (*key, *counted[key]) for key in sorted(counted)]
     for learner in [*sorted(answers)[:4], "model:m"]:
         got = store.frame("learner_answers", {"learnerId": learner})
         given = answers.get(learner) or {q: i % 2 == 0 for i, q in enumerate(asked)}

@@ -52,26 +52,45 @@ if (typeof document !== "undefined") {
     const hasse = document.getElementById("hasse");
     if (info && hasse) {
       const nodes = [...hasse.querySelectorAll("g.node")];
-      const edges = [...hasse.querySelectorAll("path.edge")].map((e) => ({ from: e.dataset.from, to: e.dataset.to }));
       const byId = new Map(nodes.map((n) => [n.dataset.id, n]));
+      const toggle = document.getElementById("occupied-toggle");
+      // the drawn edges: the whole diagram's, or the cover among occupied states when the toggle is on
+      const edges = () => [...hasse.querySelectorAll(hasse.classList.contains("occupied-only")
+        ? "path.edge.occupied-cover" : "path.edge:not(.occupied-cover)")]
+        .map((e) => ({ from: e.dataset.from, to: e.dataset.to }));
+      if (toggle) {
+        toggle.addEventListener("change", () => hasse.classList.toggle("occupied-only", toggle.checked));
+      }
+      const show = (node) => {
+        info.textContent = describeState(node.dataset);
+        const near = neighbours(node.dataset.id, edges());
+        node.classList.add("hovered");
+        for (const id of near.up) byId.get(id).classList.add("neighbour-outer");
+        for (const id of near.down) byId.get(id).classList.add("neighbour-inner");
+      };
+      const hide = () => {
+        for (const n of nodes) n.classList.remove("hovered", "neighbour-outer", "neighbour-inner");
+      };
+      // a click (or Enter, Space on a focused state) pins the state: its learners listed under the diagram
+      const pick = (node) => {
+        for (const n of nodes) n.classList.remove("picked");
+        node.classList.add("picked");
+        info.textContent = `${describeState(node.dataset)}\nlearners: ${node.dataset.learners || 0}` +
+          (node.dataset.models ? `; also ${node.dataset.models}` : "");
+        for (const list of document.querySelectorAll("#state-learners [data-node]")) {
+          list.hidden = list.dataset.node !== node.dataset.id;
+        }
+      };
       for (const node of nodes) {
-        node.addEventListener("mouseenter", () => {
-          info.textContent = describeState(node.dataset);
-          const near = neighbours(node.dataset.id, edges);
-          node.classList.add("hovered");
-          for (const id of near.up) byId.get(id).classList.add("neighbour-outer");
-          for (const id of near.down) byId.get(id).classList.add("neighbour-inner");
-        });
-        node.addEventListener("mouseleave", () => {
-          for (const n of nodes) n.classList.remove("hovered", "neighbour-outer", "neighbour-inner");
-        });
-        // a click pins the state: its learners listed under the diagram (hidden lists, kept in the page)
-        node.addEventListener("click", () => {
-          for (const n of nodes) n.classList.remove("picked");
-          node.classList.add("picked");
-          info.textContent = `${describeState(node.dataset)}\nlearners: ${node.dataset.learners || 0}`;
-          for (const list of document.querySelectorAll("#state-learners [data-node]")) {
-            list.hidden = list.dataset.node !== node.dataset.id;
+        node.addEventListener("mouseenter", () => show(node));
+        node.addEventListener("mouseleave", hide);
+        node.addEventListener("focus", () => show(node));
+        node.addEventListener("blur", hide);
+        node.addEventListener("click", () => pick(node));
+        node.addEventListener("keydown", (event) => {
+          if (event.key === "Enter" || event.key === " ") {
+            event.preventDefault();
+            pick(node);
           }
         });
       }

@@ -55,3 +55,5 @@ CREATE VECTOR INDEX question_embedding IF NOT EXISTS FOR (n:Question) ON n.embed
 // RQEval's grading rule (issue 47), no DDL needed: Run {gradingRule (release or kstp)}.
 // A running run's process (issue 43), no DDL needed: Run {pid, host} (a run whose process is gone was killed),
 // figures (the run's summary figures as JSON: pass@k, maj@k, their standard errors, estimators, truncation).
+// A model's PSR on its run's dataset (issue 42), no DDL needed: Run {psrMicro, psrMacro, psrAnswers}
+// (kstp evaluate psr; a model answers several datasets, so its Learner node keeps none).

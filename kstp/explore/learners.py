@@ -1,0 +1,128 @@
+"""The explorer's learner page: a learner's answers on each dataset it answered, as ``kstp kst`` reads them.
+
+A mixin of :class:`~kstp.explore.pages.Explorer` (which gives it ``store``, ``_kept``, ``_recent_page`` and the
+dataset reads). Per dataset: the knowledge state (``kstp kst fringe``: the questions answered right) and its
+fringes where it is a state, the prerequisites its correct answers lack (``kstp kst check``), accuracy and
+PSR on the dataset (``Explorer.learner_psr``), BLIM's most likely state and next steps (``kstp kst next-steps``)
+or, where the fit has no state for the learner, what it lacks and the nearest states, and the state drawn on
+the prerequisite structure with the pairs it breaks (a prerequisite answered wrong, the question right) red.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import pandas as pd
+
+from kstp.errors import KstpError, UnknownIdError
+from kstp.explore.compare import compare_path
+from kstp.explore.drawings import DRAW_LIMIT, broken_pairs
+from kstp.explore.drawings import class_dag as _class_dag
+from kstp.explore.values import as_rows as _rows
+from kstp.explore.values import local_names
+from kstp.explore.values import plain as _plain
+
+if TYPE_CHECKING:
+    from kstp.graph.store import GraphStore
+
+__all__ = ["LearnerPages", "NEXT_STEPS_LIMIT", "MISSING_SHOWN"]
+
+#: Without a BLIM fit, next steps come from the knowledge space when it has at most this many states.
+NEXT_STEPS_LIMIT = 20_000
+#: Most of a learner's missing prerequisites listed (they are counted in full).
+MISSING_SHOWN = 200
+
+
+class LearnerPages:
+    """The learner page of :class:`~kstp.explore.pages.Explorer`."""
+
+    store: GraphStore  # given by Explorer, as are the dataset reads and what its pages keep:
+    _kept: Callable[[tuple, Callable[[], Any]], Any]
+    _recent_page: Callable[[tuple, Callable[[], Any]], Any]
+
+    def learner(self, learner: str) -> dict:
+        """A learner's answers per dataset: knowledge state, fringes, BLIM next steps, contradicted prerequisites
+        (the last :data:`~kstp.explore.pages.RECENT_PAGES` learners' kept)."""
+        return self._recent_page(("learner", learner), lambda: self._learner(learner))
+
+    def _learner(self, learner: str) -> dict:
+        found = self.store.nodes("Learner", [learner])
+        if found.empty:
+            raise UnknownIdError(f"unknown learner {learner!r}; learners are named <dataset>:<id>, e.g. "
+                                 "frcsub:Subject001")
+        answers = self.store.frame("learner_answers", {"learnerId": learner})
+        sections = [self._learner_in(learner, dataset, group)
+                    for dataset, group in answers.groupby("datasetId", sort=True)]
+        return {"learner": _rows(found)[0], "datasets": sections}
+
+    def _learner_in(self, learner: str, dataset: str, answers: pd.DataFrame) -> dict:
+        from kstp.graph import structures
+
+        state = structures.knowledge_state(self.store, dataset, learner)
+        # check_state's query, read as a frame: an incoherent learner of a large relation lacks 10^5 pairs
+        missing = self.store.frame("state_violations", {"dataset": dataset, "questionIds": state})
+        violations = not missing.empty
+        wrong = set(answers.loc[~answers["correct"].fillna(False).astype(bool), "questionId"])
+        missing["answered"] = missing["prerequisiteId"].isin(wrong)
+        missing = missing.sort_values(["answered", "questionId", "prerequisiteId"], ascending=[False, True, True],
+                                      kind="stable")  # answered wrongly first: the stronger evidence
+        contradicted = _rows(missing.head(MISSING_SHOWN))
+        section: dict[str, Any] = {"dataset": dataset, "answers": _rows(answers), "state": state,
+                                   "isState": not violations, "contradicted": contradicted[:MISSING_SHOWN],
+                                   "missing": len(missing), "missingAnswered": int(missing["answered"].sum()),
+                                   "correct": int(answers["correct"].fillna(False).astype(bool).sum())}
+        if not violations:
+            section["innerFringe"] = structures.inner_fringe(self.store, dataset, state)
+            section["outerFringe"] = structures.outer_fringe(self.store, dataset, state)
+        shown, source, _ = self.learner_psr(dataset)  # kstp evaluate psr's figures on this dataset
+        if learner in shown.index:
+            section["psr"] = {k: _plain(shown.loc[learner, k]) for k in ("accuracy", "psrMicro", "psrMacro")}
+            section["psrSource"] = source
+        figures = self.learner_figures(dataset)
+        section["models"] = [{"learnerId": m, "href": compare_path(learner, m)}  # the export's file names
+                             for m in sorted(figures.loc[figures["kind"] == "model", "learnerId"]) if m != learner]
+        size = self.space_size(dataset)
+        fitted = self._kept(("fitted", dataset), lambda: self._fitted(dataset))
+        if fitted or size.get("states", NEXT_STEPS_LIMIT + 1) <= NEXT_STEPS_LIMIT:
+            from kstp.evaluators.blim import next_steps
+
+            try:
+                section["nextSteps"] = next_steps(self.store, dataset, learner, NEXT_STEPS_LIMIT)
+            except KstpError as exc:
+                section["nextStepsError"] = str(exc)
+            else:
+                if not section["nextSteps"]["fitted"]:
+                    section["nearestWhy"] = self._unfitted_why(dataset, learner, len(answers))
+        else:
+            section["nextStepsError"] = (f"no BLIM fit on {dataset} (kstp fit blim), and its knowledge space is too "
+                                         "large to match the answers to its nearest states")
+        breaks = broken_pairs(self.question_index(dataset)["pre"], set(state), wrong)
+        section["broken"] = [list(pair) for pair in breaks]
+        space = self.space(dataset)
+        if space is not None and len(space.classes) <= DRAW_LIMIT:
+            questions = self._questions(dataset)
+            marks = {q: "correct" for q in state} | {q: "wrong" for q in wrong}
+            for q in section.get("outerFringe", []):
+                marks[q] = "outer"
+            for q in section.get("innerFringe", []):
+                marks[q] = "inner"
+            section["drawing"] = _class_dag(space, local_names(questions), marks,
+                                            broken=dict.fromkeys(breaks, "prerequisite answered wrong, question right"))
+        return section
+
+    def _unfitted_why(self, dataset: str, learner: str, answered: int) -> str:
+        """Why a learner's next steps come from the nearest states rather than a BLIM fit: what is missing."""
+        blim = self.blim(dataset)
+        if blim is None:
+            return f"No BLIM fit of {dataset} (kstp fit blim --dataset {dataset})"
+        run, asked = blim["run"]["id"], len(self._questions(dataset))
+        kind = _rows(self.store.nodes("Learner", [learner]))[0].get("kind")
+        if kind != "human":
+            why = f"it assesses the human learners who answered all {asked} questions, and {learner} is a {kind}"
+        elif answered < asked:
+            why = f"it assesses the learners who answered all {asked} questions, and {learner} answered {answered}"
+        else:
+            why = (f"{learner}'s answers were stored after it (kstp fit blim --dataset {dataset} again "
+                   "assesses it)")
+        return f"BLIM fit {run} of {dataset} has no state for {learner}: {why}"

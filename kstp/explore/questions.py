@@ -1,0 +1,175 @@
+"""The explorer's question page: one question as a researcher asks about it.
+
+A mixin of :class:`~kstp.explore.pages.Explorer` (which gives it ``store``, ``_kept``, ``_questions``,
+``_qmatrix``, ``psr``, ``run_list`` and each run's samples). A question's page shows its text, gold
+answer and options (:func:`~kstp.inference.grading.choices.split_options`, the option lines a grader
+reads), the concepts it assesses, its prerequisites and dependants in the stored relation (Eq. 1;
+the direct ones, those no third question lies strictly between, first), how many human learners
+answered it and how many right (``question_answer_counts``), its PSR as a target (``kstp evaluate
+psr --per-question``'s row, where the dataset's PSR is computed on the pages), and every sample a
+model gave it across the dataset's runs, with its reply, extracted answer and verdict, beside the
+human share right. What is kept per dataset (the relation, the counts, the samples by question) is
+built once, so each page is a few lookups.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from kstp.errors import UnknownIdError
+from kstp.explore.values import as_rows as _rows
+from kstp.explore.values import human_share
+from kstp.explore.values import plain as _plain
+
+if TYPE_CHECKING:
+    from kstp.graph.store import GraphStore
+
+__all__ = ["QuestionPages", "direct"]
+
+#: Most characters of a reply a question page shows per sample (the sample's page has it whole).
+REPLY_CHARS = 600
+
+
+def direct(pre: dict[str, set[str]], question: str, below: bool = True) -> tuple[list[str], list[str], list[str]]:
+    """A question's prerequisites (``below``) or dependants in a prerequisite relation, split three ways:
+    the direct ones (no third question strictly between), the others, and the equally informative ones
+    (prerequisite both ways: the reflexive rule's shared concepts).
+
+    Parameters
+    ----------
+    pre : dict of str to set of str
+        Each question's prerequisites.
+    question : str
+    below : bool
+        Prerequisites (True) or dependants (False).
+
+    Examples
+    --------
+    a before b before c, a before c too; d and c are mutual prerequisites.
+
+    >>> pre = {"b": {"a"}, "c": {"a", "b", "d"}, "d": {"c"}}
+    >>> direct(pre, "c"), direct(pre, "a", below=False)
+    ((['b'], ['a'], ['d']), (['b'], ['c'], []))
+    """
+    if below:
+        near = set(pre.get(question, ()))
+        same = {q for q in near if question in pre.get(q, ())}
+    else:
+        near = {q for q, ps in pre.items() if question in ps}
+        same = {q for q in near if q in pre.get(question, ())}
+    strict = near - same - {question}
+
+    def between(q: str) -> bool:  # a strict neighbour r with q on the far side of it
+        if below:
+            return any(q in pre.get(r, ()) and r not in pre.get(q, ()) for r in strict if r != q)
+        return any(r in pre.get(q, ()) and q not in pre.get(r, ()) for r in strict if r != q)
+
+    first = sorted(q for q in strict if not between(q))
+    return first, sorted(strict - set(first)), sorted(same)
+
+
+class QuestionPages:
+    """The question page of :class:`~kstp.explore.pages.Explorer`."""
+
+    store: GraphStore  # given by Explorer, as are the dataset reads and what its pages keep:
+    _kept: Callable[[tuple, Callable[[], Any]], Any]
+
+    def question_index(self, dataset: str) -> dict:
+        """What every question page of ``dataset`` reads, built once (kept): ``pre`` (each question's stored
+        prerequisites), ``counts`` (per question ``{kind: (answered, correct)}``), ``samples`` (per question the
+        samples of the dataset's runs, each with its run), ``local`` (local ids) and ``concepts`` (each question's)."""
+        def compute() -> dict:
+            edges = self.store.frame("question_prerequisite_edges", {"dataset": dataset})
+            pre: dict[str, set[str]] = {}
+            for a, b in zip(edges["fromId"], edges["toId"], strict=True):
+                pre.setdefault(b, set()).add(a)
+            counts: dict[str, dict[str, tuple[int, int]]] = {}
+            for row in _rows(self.store.frame("question_answer_counts", {"dataset": dataset})):
+                counts.setdefault(row["questionId"], {})[row["kind"] or "?"] = (int(row["answered"]),
+                                                                                int(row["correct"]))
+            samples: dict[str, list[dict]] = {}
+            for run in self.run_list():
+                if run.get("dataset") != dataset:
+                    continue
+                for row in self.samples_of(run["id"], run.get("evaluator") or ""):
+                    if row.get("questionId"):
+                        samples.setdefault(row["questionId"], []).append({**row, "runId": run["id"],
+                                                                          "model": run.get("model"),
+                                                                          "evaluator": run.get("evaluator")})
+            questions = self._questions(dataset)
+            local = dict(zip(questions["questionId"], questions["localId"].fillna(questions["questionId"]),
+                             strict=True))
+            concepts = {r["id"]: r["concepts"] for r in self._qmatrix(dataset)}
+            return {"pre": pre, "counts": counts, "samples": samples, "local": local, "concepts": concepts}
+
+        return self._kept(("question index", dataset), compute)
+
+    def question(self, question_id: str) -> dict:
+        """A question's page: text, gold, options, concepts, prerequisites and dependants, the human share right,
+        its PSR as a target and every model sample of it across runs.
+
+        Raises
+        ------
+        UnknownIdError
+            When no question has the id.
+        """
+        from kstp.inference.grading.choices import CHOICES, option_texts, split_options
+
+        found = self.store.nodes("Question", [question_id])
+        if found.empty:
+            raise UnknownIdError(f"unknown question {question_id!r}; questions are named <dataset>:<id>, e.g. "
+                                 "frcsub:Item06")
+        record = {k: v for k, v in _rows(found)[0].items() if k != "embedding"}
+        dataset = record.get("dataset") or question_id.split(":", 1)[0]
+        self._dataset_row(dataset)
+        index = self.question_index(dataset)
+        texts = option_texts(record.get("text") or "")  # the option lines a grader reads, lettered
+        stem = split_options(record["text"])[0] if texts else record.get("text")
+        options = [{"letter": CHOICES[k], "text": t} for k, t in enumerate(texts or [])]
+        concepts = index["concepts"].get(question_id, [])
+        named = {r["id"]: r for r in _rows(self.store.nodes("Concept", concepts))} if concepts else {}
+        pre = index["pre"]
+        answered, right, share = human_share(index["counts"].get(question_id, {}))
+        models = self._model_samples(index["samples"].get(question_id, []))
+        return {"question": record, "dataset": dataset, "stem": stem, "options": options,
+                "gold": record.get("answer"),
+                "concepts": [{"id": c, "code": named.get(c, {}).get("code") or c,
+                              "description": named.get(c, {}).get("description")} for c in concepts],
+                "prerequisites": dict(zip(("direct", "indirect", "same"), direct(pre, question_id), strict=True)),
+                "dependants": dict(zip(("direct", "indirect", "same"), direct(pre, question_id, False),
+                                       strict=True)),
+                "local": index["local"], "humans": {"answered": answered, "right": right, "share": share},
+                "kinds": {k: {"answered": a, "right": c} for k, (a, c) in index["counts"].get(question_id,
+                                                                                              {}).items()},
+                "psr": self._question_psr(dataset, question_id), "samples": models}
+
+    def _question_psr(self, dataset: str, question_id: str) -> dict | None:
+        """The question's row of ``kstp evaluate psr --per-question`` where the pages compute the dataset's PSR
+        (``{"inline": False}`` where they do not; None with the row absent: no human answered it right with a
+        prerequisite counted)."""
+        if not self.psr_inline(dataset):
+            return {"inline": False}
+        table = self.psr(dataset)["questions"]
+        if table is None:
+            return None
+        columns = table["table"]["columns"]
+        for row in table["table"]["rows"]:
+            if row[0] == question_id:
+                return {"inline": True, **dict(zip(columns, (_plain(v) for v in row), strict=True))}
+        return None
+
+    def _model_samples(self, samples: list[dict]) -> list[dict]:
+        """The samples with their replies (``responses_by_id``), by run then sample."""
+        from kstp.explore.runs import sample_kind
+
+        if not samples:
+            return []
+        texts = self.store.frame("responses_by_id", {"ids": [s["responseId"] for s in samples]})
+        text = dict(zip(texts["responseId"], texts["text"], strict=True)) if len(texts) else {}
+        out = []
+        for s in sorted(samples, key=lambda s: (s["runId"], s.get("sampleIndex") or 0, s["responseId"])):
+            reply = text.get(s["responseId"])
+            out.append({**s, "kind": sample_kind(s), "reply": None if reply is None else str(reply),
+                        "cut": reply is not None and len(str(reply)) > REPLY_CHARS})
+        return out
