@@ -55,6 +55,7 @@ class RunPages:
         for key in ("config", "sampling"):
             if isinstance(identity.get(key), str):
                 identity[key] = json.loads(identity[key])
+        stored = json.loads(identity.pop("figures", None) or "{}")  # what the run's log holds (issue 43)
         holds = self._kept(("holds", run_id), lambda: run_footprint(self.store, run_id).counts())
         evaluator = identity.get("evaluator", "")
         rows = self.samples_of(run_id, evaluator)
@@ -74,6 +75,11 @@ class RunPages:
         shown = _page(kept, page, size)
         shown["rows"] = [{**r, **facts.get(r.get("questionId") or "", {})} for r in shown["rows"]]
         figures = {k: identity[k] for k in RUN_FIGURES.get(evaluator, ()) if k in identity}
+        figures.update({k: v for k, v in stored.items() if k.startswith(("passAt", "majorityAt"))
+                        or (k.endswith("Stderr") and v is not None)})
+        if stored.get("truncation", {}).get("replies"):
+            cut = stored["truncation"]
+            figures["truncated"] = f"{cut['truncated']} of {cut['replies']} ({cut['share']:.1%})"
         if evaluator == "answers" or identity.get("psrMicro") is not None:  # "-" where undefined
             figures.update(self.run_psr(identity))
         humans = {q: f["humansShare"] for q, f in facts.items()}

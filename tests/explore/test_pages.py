@@ -131,6 +131,19 @@ def test_explore_run_and_sample_show_every_sample_escaped(explored):
     assert "You are a careful mathematics student." in sample
 
 
+def test_explore_run_page_shows_the_figures_the_run_stored(explored):
+    """Issue 43: runs show and the run page show what the run's log holds (stderr, pass@k, truncation)."""
+    graph, run_id = explored
+    stored = kstp_json(graph, "runs", "show", run_id)["run"]["figures"]
+    with serving(graph) as url:
+        _, run = get(url + f"run/{slug(run_id)}.html")
+    shown = dict(re.findall(r'data-name="([^"]+)"><span class="fig" data-value="([^"]+)"', run))
+    assert float(unescape(shown["accuracyStderr"])) == pytest.approx(stored["accuracyStderr"])
+    cut = stored["truncation"]
+    assert json.loads(unescape(shown["truncated"])) == f"{cut['truncated']} of {cut['replies']} (0.0%)"
+    assert cut["replies"] == 3
+
+
 def test_explore_compare_two_learners_and_the_run_strip(explored):
     graph, run_id = explored
     answers = {who: {r["questionId"]: bool(r["correct"]) for r in kstp_json(
