@@ -24,7 +24,7 @@ from kstp.cli.output import (
 # spaces.FRINGES, written out: importing the spaces module here would slow every `kstp --help`
 _FRINGES = ("standard", "notions")
 
-__all__ = ["kst", "question_ids"]
+__all__ = ["kst"]
 
 #: States that counting may enumerate where the space cannot be counted without listing (8 bytes each).
 COUNT_LIMIT = 10**7
@@ -38,18 +38,11 @@ def _fringe_option(command):
                         "whole.")(command)
 
 
-def question_ids(dataset: str, ids) -> list[str]:
-    """Question ids of ``dataset``: a local id (``Item04``) gets its dataset prefix, a full one is kept.
-
-    >>> question_ids("frcsub", ["Item04", "frcsub:Item06"])
-    ['frcsub:Item04', 'frcsub:Item06']
-    """
-    return [v if v.startswith(f"{dataset}:") else f"{dataset}:{v}" for v in ids]
-
-
 def _ids(dataset: str, text: str) -> list[str]:
-    """Comma-separated question ids, local or full (:func:`question_ids`)."""
-    return question_ids(dataset, [v for v in (x.strip() for x in text.split(",")) if v])
+    """Comma-separated question ids, local or full (:func:`~kstp.graph.structures.scoped_question_ids`)."""
+    from kstp.graph.structures import scoped_question_ids
+
+    return scoped_question_ids(dataset, [v for v in (x.strip() for x in text.split(",")) if v])
 
 
 def _note_underived(store, dataset: str) -> None:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import click
 
-from kstp.cli.kst import question_ids
 from kstp.cli.output import emit, get_store, json_option, print_table
 from kstp.errors import QueryError
 from kstp.graph.queries import Query, get_query, registry
@@ -40,7 +39,8 @@ def query(ctx, name: str | None, params: tuple[str, ...], list_queries: bool, as
     Queries are read-only and take their parameters as given: a fringe query does not
     check that the set is a knowledge state (`kstp kst fringe` does). Question ids in
     $questionIds may be local (Item06) where the query takes a $dataset: they get its
-    prefix, as in `kstp kst`.
+    prefix, as in `kstp kst`, and ids the dataset does not hold are refused. A parameter
+    given twice is refused (a list goes in one -p).
 
     \b
     Examples:
@@ -61,13 +61,25 @@ def query(ctx, name: str | None, params: tuple[str, ...], list_queries: bool, as
         return
     try:
         spec = get_query(name)
-        values = dict(parse_param(p, spec) for p in params)
-        if "dataset" in values and "questionIds" in values:
-            values["questionIds"] = question_ids(values["dataset"], values["questionIds"])
+        pairs = [parse_param(p, spec) for p in params]
+        repeated = next((key for i, (key, _) in enumerate(pairs) if key in dict(pairs[:i])), None)
+        if repeated is not None:
+            raise QueryError(f"parameter {repeated!r} is given twice; a list goes in one -p as "
+                             f"{repeated}=a,b or a JSON array")
+        values = dict(pairs)
         spec.check_params(values)
     except QueryError as exc:
         raise click.UsageError(str(exc)) from None
-    frame = get_store(ctx).frame(name, values)
+    store = get_store(ctx)
+    if "dataset" in values and "questionIds" in values:  # local ids get the prefix; unknown ones are refused
+        from kstp.graph.structures import scoped_question_ids
+
+        known = set(store.frame("dataset_questions", {"dataset": values["dataset"]})["questionId"])
+        try:
+            values["questionIds"] = scoped_question_ids(values["dataset"], values["questionIds"], known, name)
+        except QueryError as exc:
+            raise click.UsageError(str(exc)) from None
+    frame = store.frame(name, values)
     if frame.empty:
         where = graph_target(ctx.find_root().obj.get("graph")).describe()
         click.echo(f"{name}: no rows in the graph {where}", err=True)

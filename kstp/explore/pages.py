@@ -46,6 +46,7 @@ from kstp.explore.values import as_rows as _rows
 from kstp.explore.values import paged as _page
 from kstp.explore.values import plain as _plain
 from kstp.graph.store import GraphStore
+from kstp.graph.structures import scoped_question_ids
 
 # The names other modules import from here (slug and the limits live in values, drawings and runs since the split).
 __all__ = ["Explorer", "slug", "unslug", "PAGE_SIZE", "DRAW_LIMIT", "HASSE_LIMIT", "PSR_INLINE_ANSWERS", "FILTERS",
@@ -542,7 +543,8 @@ class Explorer(RunPages, ComparePages, QuestionPages, LearnerPages):
         return {"query": spec, "given": given, "rows": _rows(frame), "columns": list(frame.columns)}
 
     def _question_ids(self, query: str, dataset: str, given: list[str]) -> list[str]:
-        """``given`` as the dataset's question ids (:func:`question_ids`), or a one-line :class:`QueryError`
+        """``given`` as the dataset's question ids (:func:`~kstp.graph.structures.scoped_question_ids`), or a
+        one-line :class:`QueryError`
         naming the ids (or the dataset) the graph does not hold."""
         from kstp.errors import QueryError
 
@@ -551,7 +553,7 @@ class Explorer(RunPages, ComparePages, QuestionPages, LearnerPages):
             raise QueryError(f"{query}: unknown dataset {dataset!r}; datasets in the graph: "
                              f"{', '.join(sorted(known)) or 'none'}")
         questions = self._questions(dataset)
-        return question_ids(dataset, given, set(questions["questionId"]), query)
+        return scoped_question_ids(dataset, given, set(questions["questionId"]), query)
 
     def cypher(self, text: str) -> dict:
         """Run a read-only ad-hoc statement (:func:`~kstp.explore.readonly.check_read_only` first), under the
@@ -579,37 +581,6 @@ class Explorer(RunPages, ComparePages, QuestionPages, LearnerPages):
         finally:
             with self._lock:
                 self._running -= 1
-
-
-def question_ids(dataset: str, given: list[str], known: set[str], query: str = "query") -> list[str]:
-    """Question ids typed in a query form as the dataset's: a local id (``Item06``) gets the dataset's prefix,
-    a full one (``frcsub:Item06``) is kept, as ``kstp query`` reads them; ids the dataset does not hold are
-    refused.
-
-    Raises
-    ------
-    QueryError
-        Naming the first few unknown ids and one the dataset holds.
-
-    Examples
-    --------
-    >>> question_ids("frcsub", ["Item06", "frcsub:Item08"], {"frcsub:Item06", "frcsub:Item08"})
-    ['frcsub:Item06', 'frcsub:Item08']
-    >>> question_ids("frcsub", ["Item6", "Item99"], {"frcsub:Item06"}, "outer_fringe")  # doctest: +ELLIPSIS
-    Traceback (most recent call last):
-    ...
-    kstp.errors.QueryError: outer_fringe: dataset frcsub has no question Item6, Item99; give local ids (Item06) ...
-    """
-    from kstp.errors import QueryError
-
-    full = [v if v.startswith(f"{dataset}:") else f"{dataset}:{v}" for v in given]
-    unknown = [v for v, f in zip(given, full, strict=True) if f not in known]
-    if unknown:
-        example = min(known, default=f"{dataset}:Item01")
-        shown = ", ".join(unknown[:5]) + (f" and {len(unknown) - 5} more" if len(unknown) > 5 else "")
-        raise QueryError(f"{query}: dataset {dataset} has no question {shown}; give local ids "
-                         f"({example.split(':', 1)[-1]}) or full ones ({example})")
-    return full
 
 
 def _reach(start: str, neighbours: dict[str, list[str]], depth: int | None) -> set[str]:

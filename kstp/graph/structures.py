@@ -16,12 +16,12 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from kstp.errors import KstpError, NotAKnowledgeStateError, UnknownIdError
+from kstp.errors import KstpError, NotAKnowledgeStateError, QueryError, UnknownIdError
 from kstp.graph.store import GraphStore
 from kstp.kst.spaces import KnowledgeSpace, TooManyStatesError, check_fringe
 
 __all__ = ["RULES", "question_prerequisite_pairs", "derive_question_prerequisites", "DerivationReport",
-           "prerequisite_concepts",
+           "prerequisite_concepts", "scoped_question_ids",
            "dataset_questions", "answerable_questions", "knowledge_state", "check_state", "inner_fringe",
            "outer_fringe", "dataset_space", "store_states", "state_id_of", "dataset_answers", "ANSWER_BATCH"]
 
@@ -277,6 +277,37 @@ def dataset_answers(store: GraphStore, dataset: str, batch: int = ANSWER_BATCH) 
         return pd.DataFrame({"learnerId": pd.Categorical([], learner_ids), "questionId":
                              pd.Categorical([], question_ids), "correct": pd.Series([], dtype=object)})
     return pd.concat(parts, ignore_index=True)
+
+
+def scoped_question_ids(dataset: str, given, known: set[str] | None = None, query: str = "query") -> list[str]:
+    """Question ids as typed, as the dataset's: a local id (``Item06``) gets the dataset's prefix, a full one
+    (``frcsub:Item06``, or any id ``known`` holds as typed) is kept; with ``known`` (the dataset's question
+    ids), ids it does not hold are refused.
+    ``kstp kst``, ``kstp query`` and the explorer's query forms read ids so.
+
+    Raises
+    ------
+    QueryError
+        Naming the first few unknown ids and one the dataset holds (only with ``known``).
+
+    Examples
+    --------
+    >>> scoped_question_ids("frcsub", ["Item06", "frcsub:Item08"], {"frcsub:Item06", "frcsub:Item08"})
+    ['frcsub:Item06', 'frcsub:Item08']
+    >>> scoped_question_ids("frcsub", ["Item6", "Item99"], {"frcsub:Item06"}, "outer_fringe")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    kstp.errors.QueryError: outer_fringe: dataset frcsub has no question Item6, Item99; give local ids (Item06) ...
+    """
+    full = [v if v.startswith(f"{dataset}:") or (known is not None and v in known) else f"{dataset}:{v}"
+            for v in given]
+    unknown = [v for v, f in zip(given, full, strict=True) if known is not None and f not in known]
+    if unknown:
+        example = min(known, default=f"{dataset}:Item01")
+        shown = ", ".join(unknown[:5]) + (f" and {len(unknown) - 5} more" if len(unknown) > 5 else "")
+        raise QueryError(f"{query}: dataset {dataset} has no question {shown}; give local ids "
+                         f"({example.split(':', 1)[-1]}) or full ones ({example})")
+    return full
 
 
 def dataset_questions(store: GraphStore, dataset: str) -> pd.DataFrame:

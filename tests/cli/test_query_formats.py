@@ -159,3 +159,15 @@ def test_neo4j_only_queries_print_as_json_and_csv(graphs):
     nearest = sorted(cosine, key=cosine.get, reverse=True)[:2]  # n = 3 neighbours less the target itself
     assert [(r["questionId"], r["candidateId"]) for r in found] == [("t:q1", q) for q in nearest]
     assert [r["score"] for r in found] == pytest.approx([(1 + cosine[q]) / 2 for q in nearest], abs=1e-6)
+
+
+def test_query_refuses_an_unknown_question_and_a_repeated_parameter(graphs):
+    """Issue 43: an unknown id was dropped silently (the fringe of the empty state) and a repeated scalar -p
+    kept its last value silently."""
+    runner = CliRunner()
+    unknown = runner.invoke(cli, ["--graph", graphs["ladybug"], "query", "outer_fringe", "-p", "dataset=ds",
+                                  "-p", "questionIds=t:q1,q99"])
+    assert unknown.exit_code == 2 and "outer_fringe: dataset ds has no question q99" in unknown.stderr
+    twice = runner.invoke(cli, ["--graph", graphs["ladybug"], "query", "outer_fringe", "-p", "dataset=ds",
+                                "-p", "dataset=other", "-p", "questionIds=t:q1"])
+    assert twice.exit_code == 2 and "parameter 'dataset' is given twice" in twice.stderr

@@ -320,6 +320,7 @@ PARITY_CASES = [
     ("space_lower_bound", {"dataset": "ds"}),
     ("state_violations", {"dataset": "ds", "questionIds": ["t:q2", "t:q3"]}),
     ("learner_accuracy", {"dataset": "ds"}), ("psr_by_learner", {"dataset": "ds"}),
+    ("question_answer_counts", {"dataset": "ds"}),
     ("psr_distribution", {"dataset": "ds", "minPrerequisites": 1}), ("dataset_learners", {"dataset": "ds"}),
     ("stored_states", {"dataset": "ds"}),
     ("knowledge_overlap", {"dataset": "ds", "learnerIds": ["t:l1", "t:l2", "t:l3"], "questionIds": K}),
