@@ -18,7 +18,7 @@ __all__ = ["GEN_KEYS", "MODEL_BACKENDS", "backend_options", "backend_options_wit
            "budget", "metric_name", "results_rows"]
 
 #: Keys --gen-kwargs accepts (the rest of Sampling is set by options or by the method).
-GEN_KEYS = ("temperature", "top_p", "max_tokens", "context", "stop")
+GEN_KEYS = ("temperature", "top_p", "max_tokens", "context", "stop", "top_k", "min_p", "repetition_penalty")
 #: Backends that drive a language model (the built-in ones, openai the default); every model command offers these.
 MODEL_BACKENDS = tuple(BUILTIN_BACKENDS)
 _HELP = {"openai": "any OpenAI-compatible endpoint", "vllm": "offline vLLM", "local": "a GGUF on this CPU",
@@ -75,16 +75,17 @@ def gen_kwargs_help(max_tokens: int, temperature: float = 0.6, top_p: float | No
     """The --gen-kwargs help of a command whose sampling defaults are these (``top_p`` None: not sent;
     ``context``: a context window, :attr:`~kstp.inference.backend.Sampling.context`).
 
-    >>> gen_kwargs_help(32768)
-    'Sampling k=v,...: temperature (0.6), top_p (0.95), max_tokens (32768), stop.'
-    >>> gen_kwargs_help(256, 0.2, None)
-    'Sampling k=v,...: temperature (0.2), top_p (not sent), max_tokens (256), stop.'
-    >>> gen_kwargs_help(16384, context=16384)[-105:]
-    'max_tokens (16384), context (16384: prompt plus reply; the openai backend leaves it to the server), stop.'
+    >>> gen_kwargs_help(32768)[:75]
+    'Sampling k=v,...: temperature (0.6), top_p (0.95), max_tokens (32768), stop'
+    >>> gen_kwargs_help(256, 0.2, None)[:78]
+    'Sampling k=v,...: temperature (0.2), top_p (not sent), max_tokens (256), stop;'
+    >>> gen_kwargs_help(16384, context=16384)[51:156]
+    'max_tokens (16384), context (16384: prompt plus reply; the openai backend leaves it to the server), stop;'
     """
     window = f"context ({context}: prompt plus reply; the openai backend leaves it to the server), " if context else ""
     return (f"Sampling k=v,...: temperature ({temperature}), top_p ({'not sent' if top_p is None else top_p}), "
-            f"max_tokens ({max_tokens}), {window}stop.")
+            f"max_tokens ({max_tokens}), {window}stop; top_k, min_p, repetition_penalty where the backend has "
+            "them (not sent unless given); none unsets a field; a JSON object for lists.")
 
 
 def budget(command: str) -> dict:
@@ -247,7 +248,8 @@ def parse_sampling(gen_kwargs: str | None, defaults: dict | None = None, **fixed
     ``context`` given without a ``max_tokens`` lets the reply fill it.
 
     >>> parse_sampling("max_tokens=64,stop=a|b", {"temperature": 0.7}, seed=3)
-    Sampling(n=1, temperature=0.7, top_p=0.95, max_tokens=64, seed=3, stop=('a', 'b'), json_schema=None, context=None)
+    Sampling(n=1, temperature=0.7, top_p=0.95, max_tokens=64, seed=3, stop=('a', 'b'), json_schema=None, context=None, \
+top_k=None, min_p=None, repetition_penalty=None)
     >>> parse_sampling("max_tokens=64", budget("answers")).context, parse_sampling(None, budget("answers")).context
     (None, 16384)
     >>> wide = parse_sampling("context=32768", budget("answers"))

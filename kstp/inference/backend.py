@@ -154,6 +154,13 @@ class Sampling:
     json_schema : dict or None
         A JSON schema the answer must follow (structured output where the backend has
         it; always re-checked by the caller).
+    top_k, min_p, repetition_penalty : int, float, float or None
+        Sample among the ``top_k`` likeliest tokens; drop tokens less likely than
+        ``min_p`` times the likeliest; divide (multiply, if negative) the logits of the
+        tokens already in the prompt or reply by ``repetition_penalty``, as transformers
+        does. None (the base): not applied, and not sent (a server's own default may then
+        apply: llama.cpp's top_k 40 and min_p 0.05). vLLM, llama.cpp and the hf backend take
+        them; OpenAI's API refuses them.
 
     Raises
     ------
@@ -171,6 +178,9 @@ class Sampling:
     stop: tuple[str, ...] = ()
     json_schema: dict | None = None
     context: int | None = None
+    top_k: int | None = None
+    min_p: float | None = None
+    repetition_penalty: float | None = None
 
     def __post_init__(self):
         problems = [f"{name} must be a whole number >= {low}, not {value!r}"
@@ -178,8 +188,13 @@ class Sampling:
                                              ("context", 2, self.context))
                     if (value is not None or name == "n") and (
                         isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < low)]
+        if self.top_k is not None and (isinstance(self.top_k, bool) or not isinstance(self.top_k, numbers.Integral)
+                                       or self.top_k < 1):
+            problems.append(f"top_k must be a whole number >= 1, not {self.top_k!r}")
         for name, value, fits, rule in (("temperature", self.temperature, lambda v: v >= 0, ">= 0"),
-                                        ("top_p", self.top_p, lambda v: 0 < v <= 1, "in (0, 1]")):
+                                        ("top_p", self.top_p, lambda v: 0 < v <= 1, "in (0, 1]"),
+                                        ("min_p", self.min_p, lambda v: 0 <= v <= 1, "in [0, 1]"),
+                                        ("repetition_penalty", self.repetition_penalty, lambda v: v > 0, "> 0")):
             if value is not None and (isinstance(value, bool) or not isinstance(value, numbers.Real)
                                       or not math.isfinite(value) or not fits(value)):
                 problems.append(f"{name} must be a number {rule}, not {value!r}")
@@ -199,12 +214,27 @@ class Sampling:
         return replace(self, n=1, seed=self.seed + index)
 
     def as_dict(self) -> dict:
-        """Plain JSON-ready fields (``stop`` as a list; ``context`` only when set, so that the requests of
-        runs made before it existed keep their :func:`cache_key`)."""
+        """Plain JSON-ready fields (``stop`` as a list; ``context``, ``top_k``, ``min_p`` and
+        ``repetition_penalty`` only when set, so that the requests of runs made before they existed keep
+        their :func:`cache_key`)."""
         fields = {**asdict(self), "stop": list(self.stop)}
-        if fields["context"] is None:
-            del fields["context"]
+        for name in OPTIONAL_FIELDS:
+            if fields[name] is None:
+                del fields[name]
         return fields
+
+    def extras(self) -> dict:
+        """``top_k``, ``min_p`` and ``repetition_penalty`` where set (what a server is sent besides the rest).
+
+        >>> Sampling(top_k=50).extras(), Sampling().extras()
+        ({'top_k': 50}, {})
+        """
+        return {name: getattr(self, name) for name in ("top_k", "min_p", "repetition_penalty")
+                if getattr(self, name) is not None}
+
+
+#: Sampling fields left out of :meth:`Sampling.as_dict` (and so of every cache key) while unset.
+OPTIONAL_FIELDS = ("context", "top_k", "min_p", "repetition_penalty")
 
 
 def reply_budget(sampling: Sampling, prompt_tokens: int, model_len: int | None = None) -> int:

@@ -125,3 +125,27 @@ def test_cli_evaluate_answers_with_a_saved_model(tmp_path, graph_location):
     missing = CliRunner().invoke(cli, ["--graph", graph_location, "evaluate", "answers", "--dataset", "toy",
                                        "--model", str(tmp_path / "absent"), "--backend", "hf"])
     assert missing.exit_code == 1 and "the hf backend could not load model" in missing.stderr
+
+
+def test_top_k_and_min_p_draw_from_the_kept_tokens_renormalised():
+    """Issue 43: the hf backend drew from the whole vocabulary where transformers' generate applies the
+    model's generation_config (top_k=50); top_k, min_p and the repetition penalty are now its to apply.
+    Over 20,000 seeds from (0.5, 0.3, 0.15, 0.05): top_k 2 keeps the two likeliest (5/8, 3/8); min_p 0.25
+    drops what is under 0.125 (0.5, 0.3, 0.15 renormalised over 0.95)."""
+    rows = 20_000
+    scores = torch.tensor([0.5, 0.3, 0.15, 0.05]).log().repeat(rows, 1)
+    prompt = torch.zeros((rows, 4), dtype=torch.long)
+    for options, expected in (({"top_k": 2}, [0.5 / 0.8, 0.3 / 0.8, 0, 0]),
+                              ({"min_p": 0.25}, [0.5 / 0.95, 0.3 / 0.95, 0.15 / 0.95, 0])):
+        picked = SeededSampler(range(rows), 1.0, 1.0, 4, "cpu", **options)(prompt, scores).argmax(dim=-1)
+        assert (torch.bincount(picked, minlength=4).double() / rows).tolist() == pytest.approx(expected, abs=0.012)
+
+
+def test_a_repetition_penalty_changes_the_greedy_reply_and_is_recorded(tiny):
+    backend = _backend(tiny, 4)
+    [[plain]] = backend.generate(CHATS[:1], Sampling(temperature=0.0, max_tokens=12))
+    [[penalised]] = backend.generate(CHATS[:1], Sampling(temperature=0.0, max_tokens=12, repetition_penalty=50.0))
+    words = penalised.text.split()
+    assert len(set(words)) == len(words) and plain.text != penalised.text  # no token twice under so strong a one
+    assert Sampling(repetition_penalty=50.0).as_dict()["repetition_penalty"] == 50.0
+    assert "top_k" not in Sampling().as_dict()  # unset: out of every cache key, as before it existed

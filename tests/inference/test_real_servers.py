@@ -421,3 +421,21 @@ def test_an_unknown_dataset_is_said_before_any_model_starts(graph_location, tmp_
                                       "--model", "smollm2", "--backend", "local", "--model-args", "threads=0"])
     assert result.exit_code == 1
     assert "unknown dataset 'nope'; datasets in the graph: toy" in result.stderr and "threads" not in result.stderr
+
+
+def test_top_k_min_p_and_repetition_penalty_are_sent_and_recorded_only_when_given(graph_location, tmp_path):
+    """Issue 43: offered through --gen-kwargs on every backend that has them (vLLM's and llama.cpp's servers
+    take them in the body), recorded as sent; unset, nothing is sent and the cache keys are as before."""
+    with FakeEndpoint() as server:
+        given = _evaluate(graph_location, tmp_path, server, "m", "--gen-kwargs",
+                          "top_k=20,min_p=0.05,repetition_penalty=1.1,max_tokens=8")
+        assert given.exit_code == 0, given.stderr
+        assert all((b["top_k"], b["min_p"], b["repetition_penalty"]) == (20, 0.05, 1.1) for b in server.bodies)
+        server.bodies.clear()
+        plain = _evaluate(graph_location, tmp_path, server, "m", "--gen-kwargs", "max_tokens=8", "--new-run")
+        assert plain.exit_code == 0, plain.stderr
+        assert not any({"top_k", "min_p", "repetition_penalty"} & set(b) for b in server.bodies)
+    with open_store(graph_location) as store:
+        runs = store.run("runs_of", {"evaluator": "answers", "model": "m", "dataset": "toy"})
+    sampled = [json.loads(r["config"])["sampling"] for r in runs]
+    assert sorted(s.get("top_k") is not None for s in sampled) == [False, True]

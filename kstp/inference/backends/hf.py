@@ -12,13 +12,16 @@ GPU, else the CPU.
 Sampling follows the rule of every backend: sample ``i`` is drawn with seed ``seed + i``,
 whatever else shares its batch. ``generate``'s own sampler draws from one generator for
 the whole batch, so a row's tokens would depend on its neighbours; kstp draws each row's
-next token itself (:class:`SeededSampler`): temperature and top-p on the row's logits,
-then the Gumbel-max trick with noise from a counter-based hash of (seed, step, token),
-which is a draw from the same categorical distribution and the same draw in any batch.
-Temperature 0 is greedy. Stop strings cut the text where they first occur; a row that
-reaches its ``max_tokens`` is ``length``. Structured output is not enforced on this
-backend (the caller re-checks every answer against its schema). Needs ``torch`` and
-``transformers`` (``pip install 'kstp[models]'``).
+next token itself (:class:`SeededSampler`): the repetition penalty, temperature, top-k,
+top-p and min-p on the row's logits (transformers' order), then the Gumbel-max trick with
+noise from a counter-based hash of (seed, step, token), which is a draw from the same
+categorical distribution and the same draw in any batch. Temperature 0 is greedy. Only
+what the run's Sampling says is applied: not the model's ``generation_config``, whose
+defaults transformers' ``generate`` (and so lm-eval's and Inspect's hf models) would add
+(often ``top_k=50``); ``--gen-kwargs top_k=50`` samples as they do. Stop strings cut the
+text where they first occur; a row that reaches its ``max_tokens`` is ``length``.
+Structured output is not enforced on this backend (the caller re-checks every answer
+against its schema). Needs ``torch`` and ``transformers`` (``pip install 'kstp[models]'``).
 """
 
 from __future__ import annotations
@@ -88,26 +91,55 @@ class SeededSampler:
     temperature, top_p : float
     prompt_length : int
         Columns of the padded prompt (the first new token is step 0).
+    top_k, min_p, repetition_penalty : int, float, float or None
+        Applied where given (:class:`~kstp.inference.backend.Sampling`), as transformers'
+        processors do: the penalty on the raw logits of every token in the row so far
+        (greedy too), top-k after the temperature, min-p last.
+
+    Examples
+    --------
+    The penalty divides a positive logit and multiplies a negative one; top-k 1 is the
+    likeliest token whatever the noise:
+
+    >>> import torch
+    >>> scores, ids = torch.tensor([[2.0, -1.0, 1.0]]), torch.tensor([[0, 1]])
+    >>> SeededSampler([42], 0, 1.0, 2, "cpu", repetition_penalty=2.0)(ids, scores).tolist()
+    [[1.0, -2.0, 1.0]]
+    >>> SeededSampler([42], 1.0, 1.0, 2, "cpu", top_k=1)(ids, scores).argmax(-1).tolist()
+    [0]
     """
 
-    def __init__(self, seeds: Sequence[int], temperature: float, top_p: float, prompt_length: int, device):
+    def __init__(self, seeds: Sequence[int], temperature: float, top_p: float, prompt_length: int, device,
+                 top_k: int | None = None, min_p: float | None = None, repetition_penalty: float | None = None):
         import torch
 
         self.seeds = torch.tensor(list(seeds), dtype=torch.int64, device=device)
         self.temperature, self.top_p, self.prompt_length = temperature, top_p, prompt_length
+        self.top_k, self.min_p, self.repetition_penalty = top_k, min_p, repetition_penalty
 
     def __call__(self, input_ids, scores):
         import torch
 
+        if self.repetition_penalty is not None:  # as transformers' RepetitionPenaltyLogitsProcessor, greedy too
+            seen = torch.gather(scores, 1, input_ids)
+            seen = torch.where(seen < 0, seen * self.repetition_penalty, seen / self.repetition_penalty)
+            scores = scores.scatter(1, input_ids, seen)
         if self.temperature == 0:
             return scores
         logits = scores.float() / self.temperature
+        if self.top_k is not None and self.top_k < logits.shape[-1]:
+            kth = torch.topk(logits, self.top_k, dim=-1).values[:, -1:]
+            logits = logits.masked_fill(logits < kth, float("-inf"))
         if self.top_p < 1.0:
             ordered, order = torch.sort(logits, descending=True)
             mass = torch.softmax(ordered, dim=-1)
             before = mass.cumsum(dim=-1) - mass  # the mass of the likelier tokens
             cut = torch.zeros_like(logits, dtype=torch.bool).scatter(-1, order, before >= self.top_p)
             logits = logits.masked_fill(cut, float("-inf"))  # the most likely token always stays
+        if self.min_p is not None:
+            probability = torch.softmax(logits, dim=-1)
+            floor = self.min_p * probability.max(dim=-1, keepdim=True).values
+            logits = logits.masked_fill(probability < floor, float("-inf"))
         noise = seeded_uniform(self.seeds, input_ids.shape[1] - self.prompt_length, logits.shape[-1])
         choice = torch.argmax(logits - torch.log(-torch.log(noise)), dim=-1)
         picked = torch.full_like(scores, float("-inf"))
@@ -192,7 +224,8 @@ class HFBackend(Streaming):
         groups: dict[tuple, list[tuple[Request, list[int]]]] = {}
         for request in requests:  # one sampling configuration a batch
             s = request.sampling
-            groups.setdefault((s.max_tokens, s.context, s.temperature, s.top_p, s.stop), []).append(
+            groups.setdefault((s.max_tokens, s.context, s.temperature, s.top_p, s.stop, s.top_k, s.min_p,
+                               s.repetition_penalty), []).append(
                 (request, self._ids(request)))
         for same in groups.values():
             same.sort(key=lambda pair: -len(pair[1]))  # longest first: a batch that does not fit shows at once
@@ -222,7 +255,8 @@ class HFBackend(Streaming):
         attention = torch.tensor([[0] * (width - len(ids)) + [1] * len(ids) for _, ids in batch], device=self.device)
         temperature = 1.0 if sampling.temperature is None else sampling.temperature
         sampler = SeededSampler([r.sampling.seed for r, _ in batch], temperature,
-                                1.0 if sampling.top_p is None else sampling.top_p, width, self.device)
+                                1.0 if sampling.top_p is None else sampling.top_p, width, self.device,
+                                sampling.top_k, sampling.min_p, sampling.repetition_penalty)
         # each row's own budget (a context window leaves a short prompt more): the batch runs to the largest
         model_len = getattr(self._model.config, "max_position_embeddings", None)
         budgets = [reply_budget(sampling, len(ids), model_len) for _, ids in batch]

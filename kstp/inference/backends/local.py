@@ -170,5 +170,14 @@ class LocalBackend(OpenAIBackend):
     def __repr__(self) -> str:
         return f"LocalBackend(model={self.model!r})"
 
+    def _extras(self, sampling) -> dict:
+        """llama.cpp's names: ``repeat_penalty`` for ``repetition_penalty``.
+
+        >>> from kstp.inference.backend import Sampling
+        >>> LocalBackend._extras(None, Sampling(top_k=20, repetition_penalty=1.1))
+        {'top_k': 20, 'repeat_penalty': 1.1}
+        """
+        return {("repeat_penalty" if k == "repetition_penalty" else k): v for k, v in sampling.extras().items()}
+
     def close(self) -> None:
         self._server.close()

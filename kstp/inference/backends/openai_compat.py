@@ -490,7 +490,13 @@ class OpenAIBackend(Streaming):
         if sampling.json_schema is not None:
             request["response_format"] = {"type": "json_schema",
                                           "json_schema": {"name": "answer", "schema": sampling.json_schema}}
+        if extras := self._extras(sampling):
+            request["extra_body"] = extras  # fields the OpenAI schema lacks, which vLLM and llama.cpp take
         return request
+
+    def _extras(self, sampling: Sampling) -> dict:
+        """The sampling fields sent in the body beside OpenAI's (:meth:`Sampling.extras`: vLLM's names)."""
+        return sampling.extras()
 
     def _backoff(self, attempt: int, asked: float | None) -> float:
         """Seconds before attempt ``attempt`` (1, 2, ...): exponential from 0.5 s, or what the server asked."""

@@ -72,6 +72,7 @@ def sampling_params(sampling: Sampling, index: int | None = None, prompt_tokens:
 
             extra["guided_decoding"] = GuidedDecodingParams(json=one.json_schema)
     extra.update({k: v for k, v in (("temperature", one.temperature), ("top_p", one.top_p)) if v is not None})
+    extra.update(one.extras())  # top_k, min_p, repetition_penalty: vLLM's own names
     return vllm.SamplingParams(n=1, max_tokens=reply_budget(one, prompt_tokens, model_len), seed=one.seed,
                                stop=list(one.stop) or None, **extra)
 
