@@ -149,3 +149,13 @@ def test_a_repetition_penalty_changes_the_greedy_reply_and_is_recorded(tiny):
     assert len(set(words)) == len(words) and plain.text != penalised.text  # no token twice under so strong a one
     assert Sampling(repetition_penalty=50.0).as_dict()["repetition_penalty"] == 50.0
     assert "top_k" not in Sampling().as_dict()  # unset: out of every cache key, as before it existed
+
+
+def test_each_row_has_its_own_latency(tiny):
+    """Issue 43: latencyS repeated the batch's time on every row; a row's is now the time to its last token, so
+    in one greedy batch a shorter reply never took longer than a longer one."""
+    rows = [row[0] for row in _backend(tiny, 4).generate(CHATS, Sampling(temperature=0.0, max_tokens=12))]
+    by_steps = sorted(rows, key=lambda c: c.tokens_out + (c.finish_reason == "stop"))  # the end token is a step
+    assert all(a.latency_s <= b.latency_s for a, b in zip(by_steps, by_steps[1:], strict=False))
+    if len({c.tokens_out for c in rows}) > 1:
+        assert len({c.latency_s for c in rows}) > 1  # not the batch's one time on every row

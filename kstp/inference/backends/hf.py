@@ -244,8 +244,11 @@ class HFBackend(Streaming):
         import torch
         from transformers import GenerationConfig, LogitsProcessorList, StoppingCriteria, StoppingCriteriaList
 
+        steps: list[float] = []  # when each decoding step ended: a row's latency is its last token's
+
         class _Stop(StoppingCriteria):
             def __call__(self, input_ids, scores, **kwargs):
+                steps.append(time.perf_counter())
                 return torch.full((input_ids.shape[0],), stop.is_set(), dtype=torch.bool, device=input_ids.device)
 
         sampling = batch[0][0].sampling
@@ -269,7 +272,6 @@ class HFBackend(Streaming):
                                           stopping_criteria=StoppingCriteriaList([_Stop()]))
         if stop.is_set():
             return None
-        seconds = time.perf_counter() - start
         completions = []
         for (request, ids), row, budget in zip(batch, output[:, width:].tolist(), budgets, strict=True):
             row = row[:budget]
@@ -281,9 +283,11 @@ class HFBackend(Streaming):
             cuts = [text.index(s) for s in request.sampling.stop if s in text]
             if cuts:
                 text, finish = text[:min(cuts)], "stop"
+            # the row's own time: from the batch's start to the step of its last token (its EOS where it ended)
+            last = min(len(tokens) + ended, len(steps)) - 1
             completions.append(Completion(request.sample_index, request.sampling.seed, text=text,
                                           finish_reason=finish, tokens_in=len(ids), tokens_out=len(tokens),
-                                          latency_s=seconds))
+                                          latency_s=(steps[last] if last >= 0 else time.perf_counter()) - start))
         return completions
 
     def close(self) -> None:
