@@ -50,7 +50,8 @@ def _backend_options(command: Callable, names: tuple[str, ...]) -> Callable:
         click.option("--base-url", help="Endpoint of the openai backend, e.g. http://127.0.0.1:8000/v1 "
                      "(default: OPENAI_BASE_URL, else the OpenAI API; key: OPENAI_API_KEY)."),
         click.option("--model-args", help="Backend options k=v,... (vllm: anything vllm.LLM takes, e.g. "
-                     "tensor_parallel_size=2; hf: from_pretrained arguments, e.g. device_map=auto,dtype=bfloat16; "
+                     "tensor_parallel_size=2; hf: threads, and from_pretrained arguments, e.g. "
+                     "device_map=auto,dtype=bfloat16; "
                      "local: threads, context, parallel; openai: retries, timeout (seconds a whole request may "
                      "take), max_wait, outage (seconds a server away mid-run is waited for, default 180))."),
         click.option("--concurrency", type=click.IntRange(min=1),

@@ -67,7 +67,9 @@ def environment() -> dict:
     -------
     dict
         ``kstpVersion``, ``gitCommit`` (None outside a git checkout), ``python``,
-        ``platform`` and ``packages`` (name -> version, for the :data:`LOG_PACKAGES` installed).
+        ``platform`` and ``packages`` (name -> version, for the :data:`LOG_PACKAGES` installed);
+        where torch is loaded (a model ran in this process), ``torch`` with its CPU
+        ``threads`` and the ``devices`` it sees.
     """
     packages = {}
     for name in LOG_PACKAGES:
@@ -75,8 +77,14 @@ def environment() -> dict:
             packages[name] = importlib.metadata.version(name)
         except importlib.metadata.PackageNotFoundError:
             continue
-    return {"kstpVersion": __version__, "gitCommit": git_hash(), "python": sys.version.split()[0],
-            "platform": platform.platform(), "packages": packages}
+    found = {"kstpVersion": __version__, "gitCommit": git_hash(), "python": sys.version.split()[0],
+             "platform": platform.platform(), "packages": packages}
+    torch = sys.modules.get("torch")  # not imported for this: only where a model ran here
+    if torch is not None:
+        gpus = [torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count())] \
+            if torch.cuda.is_available() else []
+        found["torch"] = {"threads": torch.get_num_threads(), "devices": gpus or ["cpu"]}
+    return found
 
 
 def run_header(store: GraphStore, run_id: str) -> dict:

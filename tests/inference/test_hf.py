@@ -159,3 +159,19 @@ def test_each_row_has_its_own_latency(tiny):
     assert all(a.latency_s <= b.latency_s for a, b in zip(by_steps, by_steps[1:], strict=False))
     if len({c.tokens_out for c in rows}) > 1:
         assert len({c.latency_s for c in rows}) > 1  # not the batch's one time on every row
+
+
+def test_threads_is_applied_checked_and_logged(tmp_path):
+    """Issue 43: the hf backend had no thread setting on a CPU; threads=N sets torch's and the log says so."""
+    from kstp.errors import ConfigError
+    from kstp.inference.runlog import environment
+
+    before = torch.get_num_threads()
+    try:
+        with pytest.raises(ConfigError, match="threads=0: the hf backend needs a whole number >= 1"):
+            HFBackend(str(tmp_path), threads=0)
+        with pytest.raises(ConfigError, match="could not load model"):
+            HFBackend(str(tmp_path), threads=1)  # an empty folder, read offline; threads applied before it loads
+        assert torch.get_num_threads() == 1 and environment()["torch"]["threads"] == 1
+    finally:
+        torch.set_num_threads(before)
