@@ -9,6 +9,7 @@ import click
 from kstp.cli.models import (
     backend_options,
     budget,
+    check_base_url,
     gen_kwargs_help,
     parse_sampling,
     progress_bar,
@@ -116,6 +117,7 @@ def answers(ctx, datasets, model, backend, base_url, model_args, gen_kwargs, lim
     from kstp.inference.runs import now
 
     require_output_path(log_samples, output_path)
+    check_base_url(backend, base_url)
     template = _template(ctx, prompt, prompt_file, few_shot, num_fewshot)
     started = now()
     sampling = parse_sampling(gen_kwargs, budget("answers"), n=samples, seed=seed)

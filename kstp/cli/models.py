@@ -277,6 +277,18 @@ top_k=None, min_p=None, repetition_penalty=None)
         raise click.BadParameter(str(exc), param_hint="--gen-kwargs") from None
 
 
+def check_base_url(backend: str, base_url: str | None) -> None:
+    """Refuse ``--base-url`` with a backend other than openai (a usage error, said before any graph work).
+
+    Raises
+    ------
+    click.BadParameter
+        When --base-url is given to a backend other than openai.
+    """
+    if base_url and backend != "openai":
+        raise click.BadParameter("--base-url goes with --backend openai", param_hint="--base-url")
+
+
 def start_backend(backend: str, model: str, model_args: str | None, base_url: str | None, concurrency: int | None,
                   seed: int, **extra) -> Backend:
     """Start the named backend for ``model`` with ``--model-args`` (and the options that belong to it).
@@ -290,8 +302,7 @@ def start_backend(backend: str, model: str, model_args: str | None, base_url: st
         When --base-url is given to a backend other than openai.
     """
     options = {**parse_kwargs(model_args, "--model-args"), **extra}
-    if base_url and backend != "openai":
-        raise click.BadParameter("--base-url goes with --backend openai", param_hint="--base-url")
+    check_base_url(backend, base_url)
     if backend == "openai":
         options["base_url"] = base_url
     if concurrency:

@@ -325,7 +325,13 @@ class LadybugStore(GraphStore):
                                   f"(over {CHECKPOINT_WAIT_S:.0f} s); try again when it finishes")
             time.sleep(0.05)
             try:
-                return ladybug.Database(str(self.path), read_only=True)
+                try:
+                    return ladybug.Database(str(self.path), read_only=True)
+                except RuntimeError as exc:
+                    if not _torn_log(exc):
+                        raise
+                    # The writer went on and is appending its next transaction: read up to the last whole one.
+                    return ladybug.Database(str(self.path), read_only=True, throw_on_wal_replay_failure=False)
             except RuntimeError as exc:
                 if not _recovery_pending(exc):
                     raise _unopened(self.path, exc) from None

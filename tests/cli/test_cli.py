@@ -306,8 +306,11 @@ def test_graph_location_errors(tmp_path):
 
 def test_list_param_values_become_strings(kstp, toy_files):
     ingest_toy(kstp, toy_files)
-    result = kstp("query", "state_violations", "-p", "dataset=toy", "-p", "questionIds=[1,2]", "--format", "json")
-    assert result.exit_code == 0 and json.loads(result.stdout) == []
+    numbers = kstp("query", "state_violations", "-p", "dataset=toy", "-p", "questionIds=[1,2]", "--format", "json")
+    assert numbers.exit_code == 2 and "dataset toy has no question 1, 2" in numbers.stderr  # read as ids, not ints
+    result = kstp("query", "state_violations", "-p", "dataset=toy", "-p", 'questionIds=["q1","q2"]', "--format", "json")
+    assert result.exit_code == 0, result.stderr
+    assert json.loads(result.stdout) == []
 
 
 def test_psr_before_derive_says_what_to_do(kstp, toy_files, tmp_path):

@@ -34,6 +34,15 @@ MODEL = ["--model", "m", "--backend", "openai", "--base-url", "http://127.0.0.1:
                                        "--strategy", "similarity"]),
 ])
 def test_missing_extra_is_one_line_naming_it(tmp_path, module, extra, args):
+    if args[1] == "answers":  # it checks its datasets before it starts a model: give it dataset d
+        items = tmp_path / "items.csv"
+        items.write_text("id,text,answer\nq1,1 + 1?,2\n")
+        from click.testing import CliRunner
+
+        from kstp.cli.main import cli
+
+        assert CliRunner().invoke(cli, ["--graph", f"ladybug:{tmp_path / 'graph'}", "ingest", "items", str(items),
+                                        "--dataset", "d"]).exit_code == 0
     result = _kstp_without(module, tmp_path, *args)
     assert result.returncode == 1, result.stderr
     assert result.stderr.strip().splitlines() == [result.stderr.strip()]  # one line, no traceback
