@@ -16,6 +16,13 @@ The next question comes from a questioning rule (:data:`RULES`):
 - ``entropy``: the unasked question whose answer is expected to leave the least
   posterior entropy, i.e. the most mutual information I(R_q; K) between the answer and
   the state (the "informative" rule of the same chapter);
+- ``variance``: the unasked question whose answer is expected to leave the least
+  posterior variance of the number of unasked questions the learner would answer
+  right, i.e. of the predicted accuracy (the minimum expected posterior variance
+  criterion of Bayesian adaptive testing, van der Linden 1998, applied to that score).
+  Half-split and entropy sharpen the state; a question that settles one isolated item
+  splits the states as evenly as one that settles a hundred equally informative ones,
+  and this rule prefers the latter;
 - ``random``: uniformly among the unasked questions, the baseline.
 
 The assessment stops (:data:`STOPS`) when the most likely state's posterior passes a
@@ -41,7 +48,8 @@ Doignon, J.-P., & Falmagne, J.-C. (1999). *Knowledge Spaces*. Springer, ch. 10-1
 questioning rule). Falmagne, J.-C., & Doignon, J.-P. (2011). *Learning Spaces*.
 Springer, ch. 13 (probabilistic assessment). Heller, J., & Repitsch, C. (2012).
 Exploiting prior information in stochastic knowledge assessment. *Methodology* 8(1),
-12-22, doi:10.1027/1614-2241/a000035. Donadello, I., Spoto, A., Sambo, F., Badaloni, S.,
+12-22, doi:10.1027/1614-2241/a000035. van der Linden, W. J. (1998). Bayesian item selection criteria for adaptive
+testing. *Psychometrika* 63(2), 201-216, doi:10.1007/BF02294775. Donadello, I., Spoto, A., Sambo, F., Badaloni, S.,
 Granziol, U., & Vidotto, G. (2017). ATS-PD: An adaptive testing system for psychological
 disorders. *Educational and Psychological Measurement* 77(5), 792-815. Brancaccio, A., & Granziol, U., R package
 mycaas 0.0.1 (CRAN 2024): ``updating``, ``half_split``, ``stopping_criterion``.
@@ -56,11 +64,12 @@ import numpy as np
 from kstp.errors import KstpError
 
 __all__ = ["RULES", "STOPS", "AssessmentError", "check_rule", "check_model", "update", "mastery", "information",
-           "half_split_ties", "choose", "Step", "Outcome", "Procedure", "inner_fringe", "outer_fringe",
-           "predict", "Prediction", "pattern_psr", "MIN_INFORMATION"]
+           "half_split_ties", "expected_variance", "choose", "Step", "Outcome", "Procedure", "inner_fringe",
+           "outer_fringe", "predict", "Prediction", "pattern_psr", "MIN_INFORMATION"]
 
-#: Questioning rules: the half-split rule, the most informative question, a random one.
-RULES = ("half-split", "entropy", "random")
+#: Questioning rules: the half-split rule, the most informative question, the least expected variance of the
+#: predicted accuracy, a random one.
+RULES = ("half-split", "entropy", "variance", "random")
 #: Why an assessment stopped.
 STOPS = ("threshold", "items", "uninformative", "budget", "exhausted")
 #: Mutual information (bits) below which an answer counts as telling nothing about the state.
@@ -244,6 +253,54 @@ def half_split_ties(posterior, states, pool) -> np.ndarray:
     return np.sort(pool[split == split.min()])
 
 
+def expected_variance(posterior, states, beta, eta, pool) -> np.ndarray:
+    """E_r[Var(T | r)] for each item of ``pool``: the expected posterior variance of T after its answer r.
+
+    T = sum over the unasked items q (``pool``) of (1 - beta_q - eta_q) [q in K]: how the
+    number of right answers to the unasked questions depends on the state (the rest of
+    it, sum eta_q, is the same in every state). The ``variance`` rule asks the item that
+    minimises it.
+
+    Parameters
+    ----------
+    posterior : array-like of shape (states,)
+    states : array-like of shape (states, items), 0/1
+    beta, eta : array-like of shape (items,)
+    pool : sequence of int
+
+    Returns
+    -------
+    ndarray of shape (len(pool),)
+
+    Examples
+    --------
+    Two independent items, no errors, uniform prior: T = [a in K] + [b in K] has variance
+    1/2; either answer settles its item, leaving 1/4.
+
+    >>> expected_variance([0.25] * 4, [[0, 0], [1, 0], [0, 1], [1, 1]], [0, 0], [0, 0], [0, 1]).tolist()
+    [0.25, 0.25]
+
+    References
+    ----------
+    van der Linden 1998, *Psychometrika* 63(2), 201-216 (minimum expected posterior variance).
+    """
+    pi = np.asarray(posterior, np.float64)
+    held = np.asarray(states, dtype=np.float64)
+    beta, eta = np.asarray(beta, np.float64), np.asarray(eta, np.float64)
+    pool = np.asarray(pool, dtype=np.int64)
+    t = held[:, pool] @ (1 - beta[pool] - eta[pool])  # (states,)
+    p1 = held[:, pool] * (1 - beta[pool]) + (1 - held[:, pool]) * eta[pool]  # (states, pool): P(right | K)
+    out = np.zeros(len(pool))
+    for weights in (p1, 1 - p1):
+        joint = pi[:, None] * weights  # P(K, r) per candidate
+        mass = joint.sum(axis=0)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            mean = (t @ joint) / mass
+            var = ((t * t) @ joint) / mass - mean * mean
+        out += np.where(mass > 0, mass * np.maximum(var, 0.0), 0.0)
+    return out
+
+
 def _joint_batch(posterior: np.ndarray, states: np.ndarray, beta: np.ndarray, eta: np.ndarray, pool: np.ndarray,
                  first: int, size: int) -> list[int]:
     """Greedily grow a batch from ``first``: each next item the one that adds most to the joint information
@@ -277,7 +334,7 @@ def choose(rule: str, posterior, states, beta, eta, pool, rng: np.random.Generat
 
     Parameters
     ----------
-    rule : {"half-split", "entropy", "random"}
+    rule : {"half-split", "entropy", "variance", "random"}
     posterior : array-like of shape (states,)
     states : array-like of shape (states, items), 0/1
     beta, eta : array-like of shape (items,)
@@ -327,9 +384,12 @@ def choose(rule: str, posterior, states, beta, eta, pool, rng: np.random.Generat
     if rule == "half-split":
         ties = half_split_ties(posterior, states, pool)
         first = int(ties[0] if len(ties) == 1 else rng.choice(ties))
-    else:
+    elif rule == "entropy":
         info = information(posterior, states, beta, eta)[pool]
         first = int(pool[np.flatnonzero(info >= info.max() - 1e-12)[0]])
+    else:
+        left = expected_variance(posterior, states, beta, eta, pool)
+        first = int(pool[np.flatnonzero(left <= left.min() + 1e-12)[0]])
     if size == 1:
         return [first]
     return _joint_batch(posterior, states, beta, eta, pool, first, size)
@@ -499,26 +559,35 @@ def predict(state_draws: np.ndarray, beta, eta, observed: dict[int, bool], rng: 
 
 @dataclass(frozen=True)
 class Step:
-    """One question of an assessment and what it left: the answer, the most likely state and its posterior."""
+    """One question of an assessment and what it left: the answer, the most likely state and its posterior.
+
+    On the surmise relation (:mod:`kstp.kst.assess_large`) no state is listed: ``state`` and
+    ``posterior`` are None, ``entropy`` is the sum of the items' classes' binary entropies
+    (an upper bound of the posterior's) and ``uncertain`` counts the items whose mass is
+    still inside the stopping band.
+    """
 
     item: int
     correct: bool
-    state: int  # most likely state (row of the structure; the first on ties) after the answer
-    posterior: float  # its posterior probability
+    state: int | None  # most likely state (row of the structure; the first on ties) after the answer
+    posterior: float | None  # its posterior probability
     entropy: float  # posterior entropy in bits
+    uncertain: int | None = None
 
     def as_dict(self, items=None) -> dict:
-        return {"question": items[self.item] if items is not None else self.item, "correct": self.correct,
-                "state": self.state, "posterior": self.posterior, "entropy": self.entropy}
+        """The step with the question's name (``items[item]``) where ``items`` is given, JSON-ready."""
+        out = {"question": items[self.item] if items is not None else self.item, "correct": self.correct,
+               "state": self.state, "posterior": self.posterior, "entropy": self.entropy}
+        return out if self.uncertain is None else out | {"uncertain": self.uncertain}
 
 
 @dataclass
 class Outcome:
     """Where an assessment ended."""
 
-    state: int  # row of the structure
+    state: int | None  # row of the structure (None on the surmise relation: no state is listed)
     items_in_state: np.ndarray  # (items,) bool
-    posterior: float
+    posterior: float | None  # the state's posterior (None on the surmise relation)
     inner_fringe: np.ndarray  # (items,) bool
     outer_fringe: np.ndarray  # (items,) bool
     path: list[Step]
@@ -548,7 +617,7 @@ class Procedure:
         Careless-error and lucky-guess rates (a BLIM fit's, or chosen).
     prior : array-like of shape (states,), optional
         State probabilities (a BLIM fit's ``p_k``); default uniform.
-    rule : {"half-split", "entropy", "random"}
+    rule : {"half-split", "entropy", "variance", "random"}
     threshold : float
         Stop once the most likely state's posterior is greater than this (1 never stops here).
     band : (float, float), optional
