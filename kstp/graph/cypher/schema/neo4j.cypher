@@ -54,3 +54,5 @@ CREATE VECTOR INDEX question_embedding IF NOT EXISTS FOR (n:Question) ON n.embed
 // graderVersion (the grader that wrote its verdict; another version grades it again)}.
 // RQEval's grading rule (issue 47), no DDL needed: Run {gradingRule (release or kstp)}.
 // A running run's process (issue 43), no DDL needed: Run {pid, host} (a run whose process is gone was killed).
+// Adaptive assessment (issue 46), no DDL needed: Run {learner (the assessed learner's id), assessment (the path,
+// state, fringes and prediction, JSON), asked (questions asked), predictedAccuracy (over all questions)}.
