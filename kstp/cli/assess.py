@@ -87,7 +87,8 @@ def _rate(ctx, param, value: float | None) -> float | None:
 @click.option("--replay-run", metavar="RUN", help="Replay a stored model run over every question adaptively: the "
               "predicted accuracy and PSR against the run's own, and the questions and tokens saved.")
 @click.option("--simulate", type=click.IntRange(min=1), metavar="N", help="Simulate N learners drawn from the model "
-              "and assess them under every rule: questions asked against the true state found, per threshold.")
+              "and assess them under every rule (or --rule's): questions asked against the true state found, per "
+              "threshold.")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path),
               help="With --simulate: also write the curves (PNG) and the tables (CSV) to this folder.")
 @json_option
@@ -105,16 +106,18 @@ def assess(ctx, dataset, structure, prior, careless, guess, rule, threshold, bud
     and the accuracy and PSR predicted over all questions with 95 % intervals, and
     stores it as a Run of evaluator assess. One mode: --learner (a person, typed answers
     graded by kstp's grader, resumable), --model (a model, through the run engine),
-    --replay-learners, --replay-run or --simulate.
+    --replay-learners, --replay-run or --simulate. A person's questions and prompts go
+    to stderr, the result to stdout; answers may come from a file, one a line (empty:
+    don't know); when they run out the session pauses, to be resumed.
 
     \b
     Examples:
-      kstp fit blim --dataset frcsub
-      kstp assess --dataset frcsub --learner ada
-      kstp assess --dataset frcsub --model smollm2 --backend local --gen-kwargs max_tokens=256
-      kstp assess --dataset frcsub --simulate 500 --out results/assess
-      kstp assess --dataset frcsub --replay-learners 100
-      kstp assess --dataset xes3g5m --structure surmise --careless 0.1 --guess 0.1 --simulate 20 --json
+      kstp fit blim --dataset probability_pks --structure delineated
+      kstp assess --dataset probability_pks --learner ada
+      kstp assess --dataset probability_pks --model smollm2 --backend local --gen-kwargs max_tokens=128
+      kstp assess --dataset probability_pks --simulate 200 --out results/assess
+      kstp assess --dataset probability_pks --replay-learners 50 --json
+      kstp assess --dataset probability_pks --structure surmise --rule variance --budget 4 --simulate 20
     """
     modes = [m for m in _MODES if option_given(ctx, m)]
     if len(modes) != 1:
@@ -134,6 +137,7 @@ def assess(ctx, dataset, structure, prior, careless, guess, rule, threshold, bud
     with status("reading the structure"):
         assessment = load_model(store, dataset, structure, prior, careless, guess)
     surmise = assessment.method == "surmise"
+    rule_given = rule is not None
     rule = rule or ("variance" if surmise else "half-split")
     if surmise and budget is None:
         budget = max(1, len(assessment.items) // 10)
@@ -158,24 +162,35 @@ def assess(ctx, dataset, structure, prior, careless, guess, rule, threshold, bud
         result = replay(store, replay_run, assessment, settings)
         _print_run_replay(result, as_json)
     else:
-        _simulate(assessment, settings, simulate, out, as_json)
+        _simulate(assessment, settings, simulate, out, as_json, (rule,) if rule_given else _RULES)
+
+
+class _EndOfInput(Exception):
+    """The answers ran out (end of input): the session pauses, to be resumed."""
 
 
 def _ask(question) -> str:
-    """Show a question and read the typed answer (empty: don't know)."""
-    click.echo("")
+    """Show a question and read the typed answer (empty: don't know), on stderr: stdout holds the result."""
+    click.echo("", err=True)
     label = f"Question {question.number} ({question.id.split(':', 1)[-1]})"
-    if question.text:
-        click.echo(f"{label}: {question.text}")
-        return click.prompt("Your answer (empty: I don't know)", default="", show_default=False)
-    return click.prompt(f"{label}: do you master it? [y/n]", default="", show_default=False)
+    try:
+        if question.text:
+            click.echo(f"{label}: {question.text}", err=True)
+            return click.prompt("Your answer (empty: I don't know)", default="", show_default=False, err=True)
+        return click.prompt(f"{label}: do you master it? [y/n]", default="", show_default=False, err=True)
+    except click.exceptions.Abort:  # end of input (a file of answers ran out, Ctrl-D): pause, not fail
+        raise _EndOfInput from None
 
 
 def _person(store, assessment, name, settings, again, as_json) -> None:
     from kstp.evaluators.assess.session import assess_person
 
     on_interrupt("every answer given is stored; the same command resumes the session.")
-    result = assess_person(store, assessment, name, settings, _ask, again)
+    try:
+        result = assess_person(store, assessment, name, settings, _ask, again)
+    except _EndOfInput:
+        message("end of input: the session is paused with every answer given stored; the same command resumes it")
+        return
     if result.get("resumed") and result["status"] == "finished" and result["resumed"] == result["asked"] \
             and not as_json:
         message(f"{result['learner']}'s assessment had finished; --again starts a new one")
@@ -274,13 +289,14 @@ def _print_run_replay(result: dict, as_json: bool) -> None:
                 + (f", tokens {100 * result['saved']['tokens']:.0f} % saved" if result["saved"]["tokens"] else ""))
 
 
-def _simulate(assessment, settings, learners: int, out: Path | None, as_json: bool) -> None:
+def _simulate(assessment, settings, learners: int, out: Path | None, as_json: bool, rules) -> None:
     import pandas as pd
 
     from kstp.evaluators.assess.replay import study
 
     with status(f"simulating {learners} learners under every rule"):
-        result = study(assessment, learners, settings.seed, budget=settings.budget, batch=settings.batch)
+        result = study(assessment, learners, settings.seed, rules=rules, budget=settings.budget,
+                       batch=settings.batch)
     if out is not None:
         from kstp.csvcells import write_csv
         from kstp.reports.plots import curves
