@@ -256,21 +256,22 @@ class SurmiseProcedure:
         disjoint up-sets within the answered classes only."""
         answered = np.flatnonzero(self.field != 0)
         self._answered = answered
-        mask = sum(1 << int(a) for a in answered)
-        relevant = [c for c in range(self.m) if self._up_sets[c] & mask]
+        up_a = self._up[:, answered].tocsr()  # (classes, answered): the answered classes above each class
+        relevant = np.flatnonzero(np.diff(up_a.indptr) > 0)
         blocks: list[list[int]] = []
-        taken: list[int] = []
-        for c in relevant:  # greedily, in the topological order
-            seen = self._up_sets[c] & mask
-            for k, used in enumerate(taken):
-                if not used & seen:
-                    blocks[k].append(c)
-                    taken[k] |= seen
-                    break
+        taken = np.zeros((16, len(answered)), bool)  # per block, the answered classes its members lie below
+        for c in relevant:  # greedily, in the topological order: the first block none of c's answered classes has
+            seen = up_a.indices[up_a.indptr[c]:up_a.indptr[c + 1]]
+            free = np.flatnonzero(~taken[:len(blocks), seen].any(axis=1))
+            if len(free):
+                k = int(free[0])
             else:
-                blocks.append([c])
-                taken.append(seen)
-        up_a = self._up[:, answered].tocsr()  # (classes, answered)
+                k = len(blocks)
+                blocks.append([])
+                if k == len(taken):
+                    taken = np.concatenate([taken, np.zeros_like(taken)])
+            blocks[k].append(int(c))
+            taken[k, seen] = True
         self._blocks = [(np.array(b), up_a[b], up_a[b].T.tocsr()) for b in blocks]
         free = np.ones(self.m, bool)
         free[relevant] = False

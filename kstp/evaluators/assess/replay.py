@@ -22,16 +22,12 @@ from kstp.errors import KstpError, UnknownIdError
 from kstp.evaluators.assess.model import AssessmentModel, Settings
 from kstp.evaluators.assess.record import DRAWS
 from kstp.graph.store import GraphStore
-from kstp.kst import blim as blim_model
-from kstp.kst.assess import RULES, mastery, pattern_psr
+from kstp.kst.assess import RULES, pattern_psr
 from kstp.kst.assess_large import draw_states
-from kstp.kst.assess_study import by_threshold, curve, expected_accuracy, simulate_listed, simulate_surmise
+from kstp.kst.assess_study import by_threshold, curve, replay_patterns, simulate_listed, simulate_surmise
 
 __all__ = ["replay_learners", "replay_run", "study", "THRESHOLDS"]
 
-#: EM's tolerance when a learner is left out: it starts at the full fit's estimates, one learner away from the
-#: answer (on frcsub 5 steps, estimates within 1e-6 of those EM reaches at pks's 1e-7, where it takes 290).
-LOO_TOLERANCE = 1e-4
 #: Stopping thresholds a study reports.
 THRESHOLDS = (0.5, 0.6, 0.7, 0.8, 0.9, 0.95)
 
@@ -54,8 +50,8 @@ def replay_learners(store: GraphStore, model: AssessmentModel, settings: Setting
     ----------
     model : AssessmentModel
         A dataset's BLIM fit (``structure="fit"``): its states, and, with ``leave_one_out``,
-        the fit is redone without each learner (EM from the full fit's estimates, to
-        :data:`LOO_TOLERANCE`; the method of the stored fit).
+        the fit is redone without each learner (:func:`~kstp.kst.assess_study.replay_patterns`;
+        the method of the stored fit).
     learners : int, optional
         A random sample of this many (seeded by ``seed``); default every learner who answered
         every question.
@@ -86,55 +82,12 @@ def replay_learners(store: GraphStore, model: AssessmentModel, settings: Setting
     chosen = np.arange(len(matrix))
     if learners is not None and learners < len(chosen):
         chosen = np.sort(np.random.default_rng(seed).choice(chosen, learners, replace=False))
-    patterns, counts, inverse = blim_model.response_patterns(matrix)
     method = _fit_method(store, model.identity["fit"])
-    states = np.asarray(model.states, np.uint8)
-    full = blim_model.fit_blim(states, patterns, counts, model.items, method, p_k=model.prior, beta=model.beta,
-                               eta=model.eta, standard_errors=False) if leave_one_out else None
-    fits: dict[int, blim_model.BlimFit] = {}
-    rows = []
-    for done, i in enumerate(chosen, 1):
-        k = int(inverse[i])
-        if leave_one_out:
-            if k not in fits:
-                left = counts.copy()
-                left[k] -= 1
-                keep = left > 0
-                fits[k] = blim_model.fit_blim(states, patterns[keep], left[keep], model.items, method, p_k=full.p_k,
-                                              beta=full.beta, eta=full.eta, tol=LOO_TOLERANCE,
-                                              standard_errors=False)
-            fit = fits[k]
-            prior, beta, eta = fit.p_k, fit.beta, fit.eta
-        else:
-            prior, beta, eta = model.prior, model.beta, model.eta
-        loo = AssessmentModel(model.dataset, model.items, beta, eta, states, prior, pairs=model.pairs,
-                              identity=model.identity)
-        procedure = loo.procedure(settings)
-        _run_to_end(procedure, matrix[i], settings.batch)
-        outcome = procedure.outcome()
-        everything = loo.procedure(Settings(threshold=1.0))
-        for q in range(len(model.items)):
-            everything.record(q, bool(matrix[i, q]))
-        truth = everything.outcome().state
-        distance = int((states[outcome.state] != states[truth]).sum())
-        predicted = _expected_accuracy(procedure, beta, eta)
-        rows.append({"learnerId": data.learners[i], "asked": len(procedure.path), "distance": distance,
-                     "posterior": outcome.posterior, "accuracy": float(matrix[i].mean()), "predicted": predicted})
-        if progress is not None:
-            progress(done, len(chosen))
-    table = pd.DataFrame(rows)
-    return {"dataset": model.dataset, "learners": len(table), "leaveOneOut": leave_one_out, "method": method,
-            "settings": settings.record(), "asked": float(table["asked"].mean()),
-            "exact": float((table["distance"] == 0).mean()), "withinOne": float((table["distance"] <= 1).mean()),
-            "distance": float(table["distance"].mean()),
-            "accuracyError": float((table["accuracy"] - table["predicted"]).abs().mean()),
-            "rows": table.to_dict("records")}
-
-
-def _expected_accuracy(procedure, beta, eta) -> float:
-    """The predicted accuracy of a listed procedure (the answers given, the posterior's expectation elsewhere)."""
-    return expected_accuracy(mastery(procedure.posterior, procedure.states), np.asarray(beta), np.asarray(eta),
-                             procedure.observed)
+    result = replay_patterns(model.states, matrix, method, model.prior, model.beta, model.eta, settings, chosen,
+                             leave_one_out, progress)
+    table = pd.DataFrame(result.pop("rows"))
+    table.insert(0, "learnerId", [data.learners[i] for i in chosen])
+    return {"dataset": model.dataset, **result, "rows": table.to_dict("records")}
 
 
 def _fit_method(store: GraphStore, run_id: str) -> str:
