@@ -1,8 +1,10 @@
-"""``python -m benchmarks [ingest|eq1|psr ...] [--quick] [--scale F]``: run the benchmarks, print tables and ratios.
+"""``python -m benchmarks [ingest|eq1|psr ...] [--quick] [--scale F] [--out DIR]``: run the benchmarks, print tables
+and ratios.
 
 No argument runs them all in order. ``--quick`` shrinks every size for a smoke run (its
 figures are not the ones to report). ``--scale F`` runs the benchmarks that take it
-(``neo4j``) at F times the XES3G5M size.
+(``neo4j``) at F times the XES3G5M size; ``--out DIR`` gives the benchmarks that write
+tables and figures (``assess``) a folder for them.
 """
 
 from __future__ import annotations
@@ -18,7 +20,8 @@ from benchmarks.common import data_root, fmt_s
 BENCHMARKS = {"ingest": "benchmarks.ingest", "eq1": "benchmarks.eq1", "psr": "benchmarks.psr",
               "inference": "benchmarks.inference", "spaces": "benchmarks.spaces", "cli": "benchmarks.cli",
               "neo4j": "benchmarks.neo4j", "blim": "benchmarks.blim",
-              "explore": "benchmarks.explore", "gpu": "benchmarks.gpu", "grading": "benchmarks.grading"}
+              "explore": "benchmarks.explore", "gpu": "benchmarks.gpu", "grading": "benchmarks.grading",
+              "assess": "benchmarks.assess"}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -27,6 +30,7 @@ def main(argv: list[str] | None = None) -> int:
                         help=f"benchmarks to run ({', '.join(BENCHMARKS)}); default all")
     parser.add_argument("--quick", action="store_true", help="small sizes, for a smoke run")
     parser.add_argument("--scale", type=float, help="fraction of the XES3G5M size (benchmarks that take it: neo4j)")
+    parser.add_argument("--out", help="folder for tables and figures (benchmarks that write them: assess)")
     args = parser.parse_args(argv)
     unknown = [n for n in args.names if n not in BENCHMARKS]
     if unknown:
@@ -41,6 +45,8 @@ def main(argv: list[str] | None = None) -> int:
     for name in names:
         run = importlib.import_module(BENCHMARKS[name]).main
         scaled = {"scale": args.scale} if "scale" in inspect.signature(run).parameters else {}
+        if args.out and "out" in inspect.signature(run).parameters:
+            scaled["out"] = args.out
         results[name] = run(quick=args.quick, **scaled)
     print("\n== summary (ratios: baseline over kstp, same run) ==")
     for name, result in results.items():

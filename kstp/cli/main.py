@@ -11,6 +11,7 @@ import click
 from kstp._version import __version__
 from kstp.cli.annotate import annotate
 from kstp.cli.answers import answers
+from kstp.cli.assess import assess
 from kstp.cli.dagmath import evaluate_dagmath, ingest_cot, report_dagmath
 from kstp.cli.db import db
 from kstp.cli.demo import demo
@@ -97,6 +98,7 @@ report.add_command(scaffolding_report, "scaffolding")
 kst.add_command(depth)
 cli.add_command(fit)
 kst.add_command(next_steps, "next-steps")
+cli.add_command(assess)
 
 
 if __name__ == "__main__":

@@ -351,7 +351,9 @@ RUN_QUERIES = {"runs_of", "responses_by_id", "run_responses", "run_finish_reason
                # need a BLIM fit; test_parity_blim_queries runs them on both engines
                "blim_states", "blim_learners", "blim_item_parameters", "learned_prerequisites",
                # need verified links and judge scores; test_parity_verified_links_and_reasoning_scores
-               "verified_question_concepts", "reasoning_scores"}
+               "verified_question_concepts", "reasoning_scores",
+               # need assessment runs; test_parity_assessment_queries runs them on both engines
+               "assessment_run", "learner_assessments"}
 
 
 def test_parity_cases_cover_every_registered_query():

@@ -815,3 +815,35 @@ def test_parity_run_export(store):
     assert got["prompt"].tolist() == [None, None, chat, chat] and got["error"].tolist()[1] == "empty: no content"
     assert got[["sampleIndex", "seed", "correct", "tokensOut", "latencyS"]].values.tolist()[3] == [1, 43, True, 1,
                                                                                                     0.25]
+
+
+#: Adaptive assessments (issue 46), checked by test_parity_assessment_queries.
+RUN_QUERIES |= {"assessment_run", "learner_assessments"}
+
+
+def test_parity_assessment_queries(store):
+    """Assessment runs of two learners (two started at the same second: the run id decides), a run of another
+    evaluator: each query equals the Python reference of what was written."""
+    rng = random.Random(46)
+    runs = [{"id": f"assess:gen:l{i % 2}:{i:02d}", "evaluator": "assess", "learner": f"gen:l{i % 2}",
+             "dataset": DATASET, "status": rng.choice(["finished", "running", "interrupted"]),
+             "config": json.dumps({"n": i}), "assessment": json.dumps({"path": list(range(i))}), "asked": i,
+             "predictedAccuracy": rng.random(), "startedAt": f"2026-12-0{1 + i % 3}T10:00:00", "finishedAt": None}
+            for i in range(7)]
+    runs.append({**runs[0], "id": "blim:gen:x", "evaluator": "blim"})
+    store.write_nodes("Run", pd.DataFrame(runs).astype(object))
+    assess = [r for r in runs if r["evaluator"] == "assess"]
+    for learner in ("gen:l0", "gen:l1", "gen:none"):
+        got = store.run("learner_assessments", {"learner": learner})
+        want = sorted(sorted((r for r in assess if r["learner"] == learner), key=lambda r: r["id"]),
+                      key=lambda r: r["startedAt"], reverse=True)  # newest first, then by run id
+        assert [(r["runId"], r["asked"], r["status"], r["assessment"], r["startedAt"]) for r in got] == \
+            [(r["id"], r["asked"], r["status"], r["assessment"], r["startedAt"]) for r in want]
+    for r in runs:
+        got = store.run("assessment_run", {"runId": r["id"]})
+        if r["evaluator"] != "assess":
+            assert got == []
+            continue
+        keys = ("learner", "dataset", "status", "config", "assessment", "asked", "startedAt")
+        assert len(got) == 1 and {k: got[0][k] for k in keys} == {k: r[k] for k in keys}
+        assert got[0]["predictedAccuracy"] == pytest.approx(r["predictedAccuracy"])

@@ -57,3 +57,5 @@ CREATE VECTOR INDEX question_embedding IF NOT EXISTS FOR (n:Question) ON n.embed
 // figures (the run's summary figures as JSON: pass@k, maj@k, their standard errors, estimators, truncation).
 // A model's PSR on its run's dataset (issue 42), no DDL needed: Run {psrMicro, psrMacro, psrAnswers}
 // (kstp evaluate psr; a model answers several datasets, so its Learner node keeps none).
+// Adaptive assessment (issue 46), no DDL needed: Run {learner (the assessed learner's id), assessment (the path,
+// state, fringes and prediction, JSON), asked (questions asked), predictedAccuracy (over all questions)}.
