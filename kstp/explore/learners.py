@@ -6,10 +6,12 @@ fringes where it is a state, the prerequisites its correct answers lack (``kstp 
 PSR on the dataset (``Explorer.learner_psr``), BLIM's most likely state and next steps (``kstp kst next-steps``)
 or, where the fit has no state for the learner, what it lacks and the nearest states, and the state drawn on
 the prerequisite structure with the pairs it breaks (a prerequisite answered wrong, the question right) red.
+Then the learner's adaptive assessments (``kstp assess``): each one's path, the posterior after each answer.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -54,7 +56,16 @@ class LearnerPages:
         answers = self.store.frame("learner_answers", {"learnerId": learner})
         sections = [self._learner_in(learner, dataset, group)
                     for dataset, group in answers.groupby("datasetId", sort=True)]
-        return {"learner": _rows(found)[0], "datasets": sections}
+        return {"learner": _rows(found)[0], "datasets": sections, "assessments": self._assessments(learner)}
+
+    def _assessments(self, learner: str) -> list[dict]:
+        """The learner's adaptive assessments (``kstp assess``), newest first: each one's record (the
+        path of questions asked with the posterior after each, the state, fringes and prediction)."""
+        rows = []
+        for row in self.store.run("learner_assessments", {"learner": learner}):
+            record = json.loads(row["assessment"]) if row.get("assessment") else {}
+            rows.append({**{k: _plain(v) for k, v in row.items() if k != "assessment"}, "record": record})
+        return rows
 
     def _learner_in(self, learner: str, dataset: str, answers: pd.DataFrame) -> dict:
         from kstp.graph import structures

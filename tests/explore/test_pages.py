@@ -560,3 +560,26 @@ def test_explore_pages_travel_gzipped_and_read_the_same(explored):
             encoding, body = response.headers.get("Content-Encoding"), response.read()
     assert encoding == "gzip" and len(body) < len(plain.encode()) / 3
     assert gzip.decompress(body).decode() == plain
+
+
+def test_the_learner_page_shows_an_adaptive_assessments_path(explored):
+    from click.testing import CliRunner
+
+    from kstp.cli.main import cli
+
+    graph, _ = explored
+    # a person assessed on the derived prerequisites (surmise relation), three questions: right, don't know, wrong
+    result = CliRunner().invoke(cli, ["--graph", graph, "assess", "--dataset", "toy", "--learner", "ada",
+                                      "--structure", "surmise", "--budget", "3", "--json"], input="3\n\nnope\n")
+    assert result.exit_code == 0, result.output
+    done = json.loads(result.stdout)
+    with serving(graph) as url:
+        status, page = get(url + f"learner/{slug('toy:ada')}.html")
+    assert status == 200
+    section = page.split('class="assessments"')[1]
+    assert done["runId"] in unescape(section)
+    rows = re.findall(r"<tr class=\"(right|wrong)\"><td>(\d+)</td><td>.*?(toy:q\d).*?</td><td>([^<]*)</td>",
+                      section)
+    assert [(verdict == "right", q, unescape(answer)) for verdict, _, q, answer in rows] == \
+        [(s["correct"], s["question"], s["answer"]) for s in done["path"]]
+    assert len(rows) == done["asked"] == 3
