@@ -19,6 +19,14 @@ _SUBSETS = ("full", "verified")
 _ACCURACY = ("answered", "annotated")  # kstp.evaluators.psr.ACCURACY
 
 
+
+
+def _resamples(ctx, param, value: int) -> int:
+    """--bootstrap: none (0) or at least two resamples (one has no spread to read an interval from)."""
+    if value == 1:
+        raise click.BadParameter("give 0 (no intervals) or at least 2 resamples, not 1")
+    return value
+
 @click.group()
 def evaluate() -> None:
     """Compute metrics over the graph and write them back."""
@@ -45,9 +53,9 @@ def evaluate() -> None:
 @click.option("--subset", type=click.Choice(_SUBSETS), default="full", show_default=True,
               help="full: every annotated question (Table 2); verified: PSR over the prerequisites that only the "
               "concept links a person checked (ASSESSES.verified) give, accuracy over the full set (Table 3).")
-@click.option("--bootstrap", type=click.IntRange(min=0), default=1000, show_default=True,
+@click.option("--bootstrap", type=click.IntRange(min=0), default=1000, show_default=True, callback=_resamples,
               help="Resamples of the learners for 95% confidence intervals of accuracy, micro and macro PSR "
-              "(accuracyLow/High, psrMicroLow/High, psrMacroLow/High); 0: none.")
+              "(accuracyLow/High, psrMicroLow/High, psrMacroLow/High); 0: none, else at least 2.")
 @click.option("--seed", type=SEED, default=0, show_default=True, help="Seed of --bootstrap.")
 @click.option("--groups", is_flag=True, help="Also a row per human ability group: learners ranked by accuracy, cut "
               "at 0/30/60/90 % into low, medium and high (the top tenth in none), as the knowledge-overlap groups "

@@ -313,6 +313,11 @@ def test_list_param_values_become_strings(kstp, toy_files):
     assert json.loads(result.stdout) == []
 
 
+def test_psr_bootstrap_of_one_resample_is_a_usage_error(kstp):
+    result = kstp("evaluate", "psr", "--dataset", "toy", "--bootstrap", "1")
+    assert result.exit_code == 2 and "give 0 (no intervals) or at least 2 resamples, not 1" in result.stderr
+
+
 def test_psr_before_derive_says_what_to_do(kstp, toy_files, tmp_path):
     ingest_toy(kstp, toy_files)
     result = kstp("evaluate", "psr", "--dataset", "toy", "--out", tmp_path / "o")
