@@ -56,7 +56,7 @@ item's mass outside [low, high]: mycaas's ``items_discrimination``, Donadello et
 2017), at a budget, when nothing is informative, or when all is asked; the state reported
 is {q : L_q > 1/2}, closed downward (a down-set: L_p >= L_q whenever p is a prerequisite
 of q, exactly, and the closure mends sampling noise). Predicted accuracy and PSR come
-from the chains' states, as :func:`kstp.kst.assess.predict` computes them.
+from the chains' states, as :func:`kstp.kst.assess_predict.predict` computes them.
 
 Rates of exactly 0 or 1 would make the log-likelihood ratios infinite: they are kept in
 [1e-6, 1 - 1e-6] here (pks keeps fitted rates in the same range).
@@ -88,10 +88,11 @@ from kstp.kst.assess import (
     AssessmentError,
     Outcome,
     Step,
+    StopRules,
     _h,
     check_rule,
-    predict,
 )
+from kstp.kst.assess_predict import predict
 from kstp.kst.spaces import KnowledgeSpace
 
 __all__ = ["SurmiseProcedure", "RATE_FLOOR", "draw_states"]
@@ -136,7 +137,7 @@ def draw_states(space: KnowledgeSpace, n: int, rng: np.random.Generator, items=N
     return mastered[:, class_of]
 
 
-class SurmiseProcedure:
+class SurmiseProcedure(StopRules):
     """One adaptive assessment on the quasi-ordinal space of a surmise relation, never listing its states.
 
     Same protocol as :class:`kstp.kst.assess.Procedure`: :meth:`next`, :meth:`record`,
@@ -348,25 +349,11 @@ class SurmiseProcedure:
     def n_items(self) -> int:
         return len(self.items)
 
-    def pool(self) -> np.ndarray:
-        """The items not asked yet."""
-        asked = np.zeros(self.n_items, dtype=bool)
-        asked[list(self.observed)] = True
-        return np.flatnonzero(~asked)
+    def _item_mastery(self) -> np.ndarray:
+        return self.mastery()
 
-    def stopped(self) -> str | None:
-        """Why the assessment stops now (``items``, ``budget``, ``exhausted``, ``uninformative``), or None."""
-        held = self.mastery()
-        if ((held < self.band[0]) | (held > self.band[1])).all():
-            return "items"
-        if self.budget is not None and len(self.path) >= self.budget:
-            return "budget"
-        pool = self.pool()
-        if not len(pool):
-            return "exhausted"
-        if self.information()[pool].max() < self.min_information:
-            return "uninformative"
-        return None
+    def _item_information(self) -> np.ndarray:
+        return self.information()
 
     def next(self, batch: int = 1) -> list[int]:
         """The question(s) to ask now: the rule's best items, at most one per class of equally informative items

@@ -22,8 +22,9 @@ from kstp.errors import KstpError, UnknownIdError
 from kstp.evaluators.assess.model import AssessmentModel, Settings
 from kstp.evaluators.assess.record import DRAWS
 from kstp.graph.store import GraphStore
-from kstp.kst.assess import RULES, pattern_psr
+from kstp.kst.assess import RULES
 from kstp.kst.assess_large import draw_states
+from kstp.kst.assess_predict import pattern_psr
 from kstp.kst.assess_study import by_threshold, curve, replay_patterns, simulate_listed, simulate_surmise
 
 __all__ = ["replay_learners", "replay_run", "study", "THRESHOLDS"]
