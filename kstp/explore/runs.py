@@ -35,7 +35,8 @@ RUN_FIGURES = {"answers": ("accuracy", "correct", "failed", "pending"),
                "cot": ("passAt1", "perfectReasoningRate", "reasoningGap", "closenessAuc", "invalidFormat"),
                "rqeval": ("cq", "cs", "rs", "ls", "es", "ss"),
                "nextstep": ("exactSetAccuracy", "invalid"),
-               "blim": ("structure", "method", "states", "logLikelihood", "g2", "df", "pValue", "aic", "bic")}
+               "blim": ("structure", "method", "states", "logLikelihood", "g2", "df", "pValue", "aic", "bic"),
+               "assess": ("learner", "asked", "predictedAccuracy")}
 
 
 class RunPages:

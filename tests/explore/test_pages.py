@@ -583,3 +583,7 @@ def test_the_learner_page_shows_an_adaptive_assessments_path(explored):
     assert [(verdict == "right", q, unescape(answer)) for verdict, _, q, answer in rows] == \
         [(s["correct"], s["question"], s["answer"]) for s in done["path"]]
     assert len(rows) == done["asked"] == 3
+    with serving(graph) as url:  # the run page gives the assessment's figures beside its headline
+        _, run = get(url + f"run/{slug(done['runId'])}.html")
+    asked = re.search(r'data-name="asked"><span class="fig" data-value="([^"]*)"', run).group(1)
+    assert float(asked) == 3 and 'data-name="learner"' in run and "toy:ada" in run
