@@ -44,10 +44,16 @@ def next_steps(ctx, dataset: str, learner: str | None, limit: int, as_json: bool
         if "nearest" in row:
             for near in row["nearest"]:
                 print_lines(f"{row['learnerId']}  nearest state (distance {row['distance']}): "
-                           f"{{{', '.join(near['state'])}}}  next: {', '.join(near['nextSteps']) or '-'}")
+                           f"{{{', '.join(near['state'])}}}  next: {', '.join(near['nextSteps']) or '-'}  "
+                           f"next states add: {_ahead(near['nextStates'])}")
         elif "state" in row:
-            ahead = "; ".join("{" + ", ".join(s) + "}" for s in row["nextStates"]) or "-"
+            ahead = _ahead(row["nextStates"])
             print_lines(f"{row['learnerId']}  state {{{', '.join(row['state'])}}} (posterior {row['posterior']:.3f})  "
                        f"next: {', '.join(row['nextSteps']) or '-'}  next states add: {ahead}")
         else:
             click.echo(f"{row['learnerId']}  {row['source']}")
+
+
+def _ahead(additions: list[list[str]]) -> str:
+    """What each covering state adds, ``{a, b}; {c}``, or ``-`` at the top of the structure."""
+    return "; ".join("{" + ", ".join(s) + "}" for s in additions) or "-"

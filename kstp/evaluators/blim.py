@@ -420,8 +420,10 @@ def next_steps(store: GraphStore, dataset: str, learner: str | None = None, limi
     state), and ``nextStates`` what each covering state adds (in a structure that is
     not a space the outer fringe may be empty below Q). Without one, the learner's
     answered-correct set is matched to the nearest states of the dataset's knowledge
-    space (least symmetric difference), each with its outer fringe, and ``source``
-    says so.
+    space (least symmetric difference), each with its outer fringe and ``nextStates``
+    (equally informative questions are learnt together, so the item-level fringe of a
+    state can be empty below Q: the covering states say what comes next), and
+    ``source`` says so.
 
     Raises
     ------
@@ -468,7 +470,9 @@ def next_steps(store: GraphStore, dataset: str, learner: str | None = None, limi
         rows.append({"learnerId": lid, "source": "nearest states (no BLIM fit on the graph)",
                      "answeredCorrectly": _members(items, pattern), "distance": int(d.min()),
                      "nearest": [{"state": _members(items, space[k]),
-                                  "nextSteps": _members(items, model.outer_fringe(space, k))} for k in nearest]})
+                                  "nextSteps": _members(items, model.outer_fringe(space, k)),
+                                  "nextStates": [_members(items, space[c] & ~space[k])
+                                                 for c in model.covering_states(space, k)]} for k in nearest]})
     return {"dataset": dataset, "fitted": False, "learners": rows}
 
 

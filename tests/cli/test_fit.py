@@ -35,6 +35,23 @@ def test_next_steps_without_fit_falls_back_to_nearest_states(probability):
     local = [q.split(":")[1] for q in row["answeredCorrectly"]]
     assert local == ["b101", "b102", "b103", "b104", "b105", "b106", "b107", "b108"]
     assert len(row["nearest"]) == 1 and [q.split(":")[1] for q in row["nearest"][0]["nextSteps"]] == ["b109", "b110"]
+    assert row["nearest"][0]["nextStates"] == [["probability_pks:b109"], ["probability_pks:b110"]]
+
+
+def test_next_steps_without_fit_name_the_covering_states_where_the_fringe_is_empty(kstp, data_root):  # noqa: F811
+    """frcsub's Item06 and Item08 test skill 7 alone: under Eq. 1 (reflexive) each is the other's prerequisite,
+    so no single question extends {Item09}, and the one covering state adds both (issue 43 §4: it said "next: -")."""
+    folder = data_root / "responses" / "frcsub"
+    kstp("ingest", "items", folder / "items.csv", "--dataset", "frcsub", "--qmatrix", folder / "qmatrix.csv")
+    kstp("ingest", "responses", folder / "responses.csv", "--dataset", "frcsub")
+    kstp("derive", "question-prerequisites", "--dataset", "frcsub", "--rule", "reflexive")
+    result = kstp("kst", "next-steps", "--dataset", "frcsub", "--learner", "Subject007", "--json")
+    assert result.exit_code == 0, result.output
+    first = json.loads(result.stdout)["learners"][0]["nearest"][0]
+    assert first["state"] == ["frcsub:Item09"] and first["nextSteps"] == []
+    assert first["nextStates"] == [["frcsub:Item06", "frcsub:Item08"]]
+    text = kstp("kst", "next-steps", "--dataset", "frcsub", "--learner", "Subject007").stdout
+    assert "{frcsub:Item09}  next: -  next states add: {frcsub:Item06, frcsub:Item08}" in text
 
 
 def test_next_steps_text_wraps_to_the_terminal(probability, monkeypatch):
@@ -44,7 +61,9 @@ def test_next_steps_text_wraps_to_the_terminal(probability, monkeypatch):
     lines = result.stdout.splitlines()
     assert result.exit_code == 0 and len(lines) > 1 and max(map(len, lines)) <= 80
     assert all(line.startswith("    ") for line in lines[1:])
-    assert " ".join(line.strip() for line in lines).endswith("next: probability_pks:b109, probability_pks:b110")
+    assert " ".join(line.strip() for line in lines).endswith("next: probability_pks:b109, probability_pks:b110 "
+                                                             "next states add: {probability_pks:b109}; "
+                                                             "{probability_pks:b110}")
 
 
 def test_fit_blim_writes_the_fit_and_next_steps_read_it(probability, tmp_path):
