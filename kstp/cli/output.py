@@ -26,6 +26,7 @@ import sys
 import textwrap
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
@@ -376,14 +377,25 @@ def _widths(headers: list[str], columns: list[list[tuple[str, bool]]], width: in
     spare = width - 1 - _BORDERS * len(headers) - sum(minimum)
     if spare < 0:
         return None
-    # Words whole where they fit: a column's longest word (a header, an id, a name without spaces) is its
-    # minimum, the columns that need least for it first, so an id or header is folded only where it must be
-    words = [max([0, *(len(w) for text in (h, *(c for c, _ in col)) for w in text.split())])
-             for h, col in zip(headers, columns, strict=True)]
-    for i in sorted(range(len(headers)), key=lambda i: words[i] - minimum[i]):
-        if 0 < words[i] - minimum[i] <= spare:
-            spare -= words[i] - minimum[i]
-            minimum[i] = words[i]
+    # Words whole where they fit (a header, an id, a name without spaces): a column widened to a word's length
+    # keeps whole every cell whose longest word is no longer; the widening that keeps most cells whole per
+    # character goes first, so ids are folded mid-word only where the width runs out
+    longest = [Counter(max([0, *(len(w) for w in text.split())]) for text in (h, *(c for c, _ in col)))
+               for h, col in zip(headers, columns, strict=True)]
+    while True:
+        best = None  # (gain, cost, column, width)
+        for i, lengths in enumerate(longest):
+            for target in lengths:
+                cost = target - minimum[i]
+                if 0 < cost <= spare:
+                    gain = sum(k for n, k in lengths.items() if minimum[i] < n <= target)
+                    if best is None or gain * best[1] > best[0] * cost:
+                        best = (gain, cost, i, target)
+        if best is None:
+            break
+        _, cost, i, target = best
+        spare -= cost
+        minimum[i] = target
     lacking = [n - m for n, m in zip(natural, minimum, strict=True)]
     if sum(lacking) <= spare:
         return natural

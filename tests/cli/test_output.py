@@ -302,3 +302,22 @@ def test_interrupted_demo_names_its_step_and_what_is_in_the_graph(tmp_path, monk
     assert result.stderr.splitlines()[-1] == (
         "Interrupted: in step 3/9 (Eq. 1 on xes3g5m (strict)); steps 1-2 are in the graph; run kstp demo again "
         "to finish (steps already done change nothing).")
+
+
+def test_render_table_keeps_the_words_of_most_cells_whole():
+    """`kstp query --list` at 80 columns cut query names mid-word (concept_ex|amples) to keep one long word of
+    another column whole: a column is widened where that keeps most cells whole per character."""
+    import pandas as pd
+    from rich.console import Console
+
+    from kstp.cli.output import render_table
+
+    names = ["concept_examples", "blim_item_parameters", "dataset_learner_figures", "learned_prerequisites"] * 5
+    names.append("dataset_learner_figures_with_long_name")  # 38 characters: folded, or no other name is whole
+    frame = pd.DataFrame({"name": names, "area": "annotation", "params": "$framework: string",
+                          "returns": ["questionId, closenessAuc, runId"] * 20 + ["perfectReasoningRate, runId"]})
+    console = Console(width=80, record=True, file=io.StringIO())
+    console.print(render_table(frame, "t", 3, 80))
+    text = console.export_text()
+    first = [line.split("│")[1].strip() for line in text.splitlines() if line.startswith("│")]
+    assert _lines_within(text, 80) and [cell for cell in first if cell][:20] == names[:20]  # each on one line
