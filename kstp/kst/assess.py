@@ -237,7 +237,7 @@ def information(posterior, states, beta, eta) -> np.ndarray:
 
 
 def half_split_ties(posterior, states, pool) -> np.ndarray:
-    """The items of ``pool`` whose |2 L_q - 1| is least (within 4 decimals, as mycaas rounds): (ties,), sorted.
+    """The items of ``pool`` whose ``|2 L_q - 1|`` is least (within 4 decimals, as mycaas rounds): (ties,), sorted.
 
     >>> half_split_ties([0.5, 0.25, 0.25], [[0, 0], [1, 0], [1, 1]], [0, 1]).tolist()
     [0]
