@@ -46,6 +46,24 @@ def _rate(ctx, param, value: float | None) -> float | None:
     return value
 
 
+def _threshold(ctx, param, value: float) -> float:
+    if not 0 < value <= 1:  # FloatRange lets nan through
+        raise click.BadParameter(f"{value} is not a posterior probability in (0, 1]", ctx, param)
+    return value
+
+
+def _name(ctx, param, value: str | None) -> str | None:
+    """A person's name: printable, not empty (with or without its dataset prefix)."""
+    if value is None:
+        return None
+    name = value.strip()
+    if not name or name.endswith(":"):
+        raise click.BadParameter("give the person's name, e.g. ada", ctx, param)
+    if not name.isprintable():
+        raise click.BadParameter(f"{name!r} holds a control character (a newline, a tab, an escape)", ctx, param)
+    return name
+
+
 @click.command()
 @click.option("--dataset", help="Dataset whose questions are asked (its BLIM fit or derived prerequisites).")
 @click.option("--structure", default="fit", show_default=True, callback=_structure, metavar="fit|surmise|FILE",
@@ -64,16 +82,16 @@ def _rate(ctx, param, value: float | None) -> float | None:
               "variance (the least expected variance of the predicted accuracy; the default on the surmise "
               "relation), random (the baseline).")
 @click.option("--threshold", type=click.FloatRange(0, 1, min_open=True), default=0.8, show_default=True,
-              help="Stop once the most likely state's posterior passes this (on the surmise relation: once every "
-              "question's mastery lies outside (1 - T, T)).")
+              callback=_threshold, help="Stop once the most likely state's posterior passes this (on the surmise "
+              "relation: once every question's mastery lies outside (1 - T, T)).")
 @click.option("--budget", type=click.IntRange(min=1), help="Stop after this many questions (default: none on "
               "listed states; on the surmise relation 10 % of the questions).")
 @click.option("--batch", type=click.IntRange(min=1), help="Questions asked at once (default 1; a model: 4, so a "
               "server has several in flight).")
 @click.option("--seed", type=SEED, default=0, show_default=True, help="Seed of the random rule, of ties and of "
               "simulated learners.")
-@click.option("--learner", help="Assess a person interactively: their name (stored as learner <dataset>:<name>; "
-              "the same command again resumes their session).")
+@click.option("--learner", callback=_name, help="Assess a person interactively: their name (stored as learner "
+              "<dataset>:<name>; the same command again resumes their session).")
 @click.option("--again", is_flag=True, help="With --learner: start a new assessment though one finished.")
 @click.option("--model", help="Assess a model: only the chosen questions are asked, through the run engine.")
 @backend_options
@@ -128,6 +146,12 @@ def assess(ctx, dataset, structure, prior, careless, guess, rule, threshold, bud
         raise click.UsageError("--again goes with --learner")
     if out and mode != "simulate":
         raise click.UsageError("--out goes with --simulate")
+    if mode == "learner" and isinstance(structure, Path):
+        raise click.UsageError("--learner goes with --structure fit or surmise: a structure file's questions are no "
+                               "dataset's, so a person's answers could be neither graded, stored nor resumed")
+    if careless is not None and guess is not None and careless + guess >= 1:
+        raise click.BadParameter(f"--careless {careless} and --guess {guess} add up to 1 or more: a right answer "
+                                 "would then tell against mastery", param_hint="--careless/--guess")
     from kstp.evaluators.assess import load_model
     from kstp.evaluators.assess.model import Settings
 

@@ -83,7 +83,7 @@ from kstp.inference.replies import TRACE_RULE, tidy
 __all__ = ["RunSpec", "ConfigChangedError", "model_learner_id", "open_run", "pending", "write_responses",
            "Generation", "Grading", "generate_and_store", "verdict_properties", "write_verdicts", "finish_run", "now",
            "few_ids", "git_hash", "EMPTY_REPLY", "TRUNCATED_EMPTY", "FILTERED", "ASKED_AGAIN",
-           "GROUP", "INTERVAL", "progress_reporter", "run_truncation"]
+           "GROUP", "INTERVAL", "progress_reporter", "run_truncation", "process_marks"]
 
 #: Completions per store write, at most, while a run generates: with :data:`INTERVAL`, what a kill -9 may lose.
 GROUP = 64
@@ -253,7 +253,7 @@ def open_run(store: GraphStore, spec: RunSpec, new_run: bool = False) -> tuple[s
         store.write_nodes("Run", pd.DataFrame([{"id": run.runId, "status": "running", "finishedAt": None,
                                                 "configHash": spec.config_hash(),
                                                 "config": json.dumps(old, sort_keys=True), **template,
-                                                **_process()}]))
+                                                **process_marks()}]))
         return run.runId, True
     # a run without Responses has no results to keep apart; a replicate of another tag is apart already
     same_tag = runs["config"].map(lambda c: json.loads(c or "{}").get("tag") == spec.tag).astype(bool)
@@ -269,11 +269,11 @@ def open_run(store: GraphStore, spec: RunSpec, new_run: bool = False) -> tuple[s
         "sampling": json.dumps(spec.sampling.as_dict(), sort_keys=True),
         "promptTemplateHash": spec.prompt_template_hash, "configHash": spec.config_hash(),
         "config": json.dumps(config, sort_keys=True), "gitHash": git_hash(), "kstpVersion": __version__,
-        "startedAt": now(), "status": "running", "tag": spec.tag, **template, **_process()}]))
+        "startedAt": now(), "status": "running", "tag": spec.tag, **template, **process_marks()}]))
     return spec.run_id(), False
 
 
-def _process() -> dict:
+def process_marks() -> dict:
     """The Run properties naming the process that runs it: a ``running`` run whose process is gone was killed
     (``kstp runs list`` says so, :func:`~kstp.graph.manage.list_runs`)."""
     return {"pid": os.getpid(), "host": socket.gethostname()}

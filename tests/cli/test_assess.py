@@ -62,6 +62,16 @@ def test_a_person_answers_line_by_line_and_resumes(fitted, data_root):
     assert "to learn next (outer fringe)" in again.stdout and "Questions in order" in again.stdout
 
 
+def test_the_latest_assessment_is_shown_and_typed_answers_are_kept_as_plain_text(fitted):
+    args = ("assess", "--dataset", "probability_pks", "--learner", "ada", "--budget", "1", "--json")
+    first = json.loads(fitted(*args, input="\n").stdout)
+    again = json.loads(fitted(*args, "--again", input="\x1b[31m0.4\x07\r\n").stdout)
+    assert again["runId"] == first["runId"] + ":2" and again["status"] == "finished"
+    assert again["path"][0]["answer"] == "[31m0.4"  # a terminal's escape, a bell and a carriage return dropped
+    shown = json.loads(fitted(*args).stdout)  # without --again: the latest finished assessment, not the first
+    assert shown["runId"] == again["runId"] and shown["path"] == again["path"]
+
+
 def test_a_model_is_assessed_through_an_endpoint(fitted):
     with FakeEndpoint(answer="\\boxed{0.40}") as fake:  # right on b101 only
         result = fitted("assess", "--dataset", "probability_pks", "--model", "fake", "--backend", "openai",
@@ -100,7 +110,7 @@ def test_recorded_learners_are_replayed(fitted):
     assert len(out["rows"]) == 8 and all(1 <= r["asked"] <= 12 for r in out["rows"])
 
 
-def test_refusals(kstp, fitted):  # noqa: F811
+def test_refusals(kstp, fitted, tmp_path):  # noqa: F811
     none = kstp("assess", "--dataset", "probability_pks")
     assert none.exit_code == 2 and "give one of --learner, --model" in none.output
     two = kstp("assess", "--dataset", "probability_pks", "--learner", "a", "--simulate", "3")
@@ -110,5 +120,17 @@ def test_refusals(kstp, fitted):  # noqa: F811
     assert bad.exit_code == 2 and "1.5 is not a rate in [0, 1)" in bad.output
     unknown = kstp("assess", "--dataset", "nope", "--simulate", "3")
     assert unknown.exit_code == 1 and "unknown dataset 'nope'" in unknown.stderr
+    for name, why in (("", "give the person's name"), ("probability_pks:", "give the person's name"),
+                      ("a\nb", "holds a control character")):
+        refused = kstp("assess", "--dataset", "probability_pks", "--learner", name)
+        assert refused.exit_code == 2 and why in refused.output
+    rates = kstp("assess", "--dataset", "probability_pks", "--simulate", "3", "--careless", "0.6", "--guess", "0.6")
+    assert rates.exit_code == 2 and "add up to 1 or more" in rates.output
+    nan = kstp("assess", "--dataset", "probability_pks", "--simulate", "3", "--threshold", "nan")
+    assert nan.exit_code == 2 and "nan is not a posterior probability" in nan.output
+    chain = tmp_path / "chain.csv"
+    chain.write_text("b101,b102\n0,0\n1,0\n1,1\n")
+    person = kstp("assess", "--dataset", "probability_pks", "--structure", chain, "--learner", "fay")
+    assert person.exit_code == 2 and "--learner goes with --structure fit or surmise" in person.output
     run = kstp("assess", "--dataset", "probability_pks", "--replay-run", "answers:none")
     assert run.exit_code == 1 and "has no responses in the graph" in run.stderr

@@ -21,8 +21,9 @@ from kstp.evaluators.assess.model import AssessmentModel, Settings
 from kstp.evaluators.assess.record import DRAWS, describe, save_run, stored_run
 from kstp.graph.store import GraphStore
 from kstp.inference.grading import grade, option_count, option_texts
+from kstp.inference.runs import process_marks
 
-__all__ = ["Question", "learner_id_of", "assess_person", "grade_typed"]
+__all__ = ["Question", "learner_id_of", "assess_person", "grade_typed", "plain_text"]
 
 _YES = {"y", "yes", "1", "true", "right", "known", "ja", "oui"}
 _NO = {"n", "no", "0", "false", "wrong", "unknown", "nein", "non", ""}
@@ -47,6 +48,20 @@ def learner_id_of(dataset: str | None, name: str) -> str:
     if dataset is None or name.startswith(f"{dataset}:"):
         return name
     return f"{dataset}:{name}"
+
+
+def plain_text(typed: str) -> str:
+    r"""A typed answer as plain text: bytes that were not UTF-8 (read as lone surrogates) become U+FFFD, a tab a
+    space, other control characters (a terminal's escapes, a carriage return) are dropped, the ends stripped.
+
+    >>> plain_text("0,5\udce9\r") == "0,5\ufffd", plain_text("\x1b[31m0.48\x07"), plain_text("a\tb")
+    (True, '[31m0.48', 'a b')
+    """
+    try:
+        typed = typed.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+    except UnicodeEncodeError:  # a surrogate no undecodable byte gives
+        typed = typed.encode("utf-8", "replace").decode("utf-8")
+    return "".join(c if c.isprintable() else " " if c == "\t" else "" for c in typed).strip()
 
 
 def grade_typed(typed: str, gold: str | None, text: str | None = None) -> tuple[bool, str]:
@@ -122,14 +137,16 @@ def assess_person(store: GraphStore | None, model: AssessmentModel, name: str, s
     index = {q: j for j, q in enumerate(model.items)}
     run_id, digest, stored, number = None, None, None, 1
     if store is not None and model.dataset is not None:
-        while True:
+        finished = None  # the latest finished assessment of this configuration
+        while True:  # the first one not finished is resumed; after the finished ones, a new one with --again
             run_id, digest = _run_id(model, learner, settings, number)
             stored = stored_run(store, run_id)
-            if stored is None or stored["status"] != "finished" or not again:
+            if stored is None or stored["status"] != "finished":
                 break
+            finished = stored
             number += 1
-        if stored is not None and stored["status"] == "finished":
-            return {**stored["assessment"], "status": "finished", "resumed": stored["asked"]}
+        if stored is None and finished is not None and not again:
+            return {**finished["assessment"], "status": "finished", "resumed": finished["asked"]}
         store.write_nodes("Learner", pd.DataFrame([{"id": learner, "kind": "human", "dataset": model.dataset,
                                                     "localId": learner.split(":", 1)[-1]}]))
     procedure = model.procedure(settings)
@@ -143,12 +160,12 @@ def assess_person(store: GraphStore | None, model: AssessmentModel, name: str, s
             procedure.record(index[step["question"]], step["correct"])
             answers.append({"answer": step.get("answer"), "verdict": step.get("verdict")})
             resumed += 1
-    config = None
-    if store is not None and run_id is not None and stored is None:
-        config = {"evaluator": "assess", "learner": learner, "model": model.identity, "settings": settings.record(),
-                  "_hash": digest}
+    if store is not None and run_id is not None:  # written before the first question: a second session of
+        # this learner (another process holding an embedded graph) is refused here, before anyone types
+        config = None if stored is not None else {"evaluator": "assess", "learner": learner, "model": model.identity,
+                                                  "settings": settings.record(), "_hash": digest}
         save_run(store, run_id, describe(model, procedure, settings, draws=0, answers=answers, learner=learner,
-                                         runId=run_id), "running", config, learner=learner)
+                                         runId=run_id), "running", config, learner=learner, **process_marks())
     status = "interrupted"
     try:
         while True:
@@ -161,7 +178,7 @@ def assess_person(store: GraphStore | None, model: AssessmentModel, name: str, s
             gold = model.golds.get(qid)
             question = Question(qid, model.texts.get(qid), len(procedure.path) + 1, gold is not None)
             while True:
-                typed = ask(question)
+                typed = plain_text(ask(question))
                 try:
                     correct, verdict = grade_typed(typed, gold, question.text)
                     break
@@ -178,9 +195,15 @@ def assess_person(store: GraphStore | None, model: AssessmentModel, name: str, s
                                                  learner=learner, runId=run_id), "running")
             if progress is not None:
                 progress({"question": qid, "correct": correct, "verdict": verdict, "asked": len(procedure.path)})
-    finally:
-        record = describe(model, procedure, settings, draws=DRAWS if status == "finished" else 0, answers=answers,
-                          learner=learner, runId=run_id)
+    except BaseException:
         if store is not None and run_id is not None:
-            save_run(store, run_id, record, status)
+            try:
+                save_run(store, run_id, describe(model, procedure, settings, draws=0, answers=answers,
+                                                 learner=learner, runId=run_id), status)
+            except KstpError:
+                pass  # the graph refused the record too: the first error is the one to tell
+        raise
+    record = describe(model, procedure, settings, draws=DRAWS, answers=answers, learner=learner, runId=run_id)
+    if store is not None and run_id is not None:
+        save_run(store, run_id, record, status)
     return {**record, "status": status, "resumed": resumed}
