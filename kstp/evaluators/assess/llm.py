@@ -127,13 +127,21 @@ def assess_model(store: GraphStore, backend: Backend, model: AssessmentModel, se
             if progress is not None:
                 progress({"asked": len(procedure.path), "questions": ids,
                           "correct": [bool(rows.loc[q]["correct"]) for q in got]})
-    except RejectedRequestError:
-        status = "failed"
+    except BaseException as exc:
+        status = "failed" if isinstance(exc, RejectedRequestError) else status
+        try:
+            _save(store, run_id, describe(model, procedure, settings, draws=0, answers=answers, learner=learner,
+                                          runId=run_id, model=backend.model), status, learner)
+        except KstpError:
+            pass  # the graph refused the record too: the first error is the one to tell
         raise
-    finally:
-        record = describe(model, procedure, settings, draws=DRAWS if status == "finished" else 0, answers=answers,
-                          learner=learner, runId=run_id, model=backend.model)
-        save_run(store, run_id, record, status, learner=learner, requested=len(procedure.path),
-                 correct=sum(s["correct"] for s in record["path"]))
+    record = describe(model, procedure, settings, draws=DRAWS if status == "finished" else 0, answers=answers,
+                      learner=learner, runId=run_id, model=backend.model)
+    _save(store, run_id, record, status, learner)
     return {**record, "status": status, "resumed": resumed, "askedNow": asked_now, "linked": linked,
             "tokens": tokens, "pending": pending}
+
+
+def _save(store: GraphStore, run_id: str, record: dict, status: str, learner: str) -> None:
+    save_run(store, run_id, record, status, learner=learner, requested=record["asked"],
+             correct=sum(s["correct"] for s in record["path"]))
