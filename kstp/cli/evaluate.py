@@ -19,13 +19,12 @@ _SUBSETS = ("full", "verified")
 _ACCURACY = ("answered", "annotated")  # kstp.evaluators.psr.ACCURACY
 
 
-
-
 def _resamples(ctx, param, value: int) -> int:
     """--bootstrap: none (0) or at least two resamples (one has no spread to read an interval from)."""
     if value == 1:
         raise click.BadParameter("give 0 (no intervals) or at least 2 resamples, not 1")
     return value
+
 
 @click.group()
 def evaluate() -> None:

@@ -197,3 +197,14 @@ def test_bootstrap_p_within_monte_carlo_error_of_pks(data_root, pks):
     pooled = (ref["p"] * ref["B"] + p * samples) / (ref["B"] + samples)
     error = np.sqrt(max(pooled * (1 - pooled), 1 / ref["B"]) * (1 / ref["B"] + 1 / samples))
     assert abs(p - ref["p"]) <= 3 * error
+
+
+def test_covering_states_equal_the_definition_on_random_families():
+    """Proper supersets of K with no state strictly between, by the definition, over all pairs."""
+    rng = np.random.default_rng(7)
+    for _ in range(200):
+        k = np.unique(rng.integers(0, 2, size=(int(rng.integers(2, 40)), 6)).astype(bool), axis=0)
+        for state in range(len(k)):
+            sup = [a for a in range(len(k)) if (k[a] >= k[state]).all() and k[a].sum() > k[state].sum()]
+            want = [a for a in sup if not any(b != a and (k[b] <= k[a]).all() for b in sup)]
+            assert blim.covering_states(k, state).tolist() == want
