@@ -40,7 +40,8 @@ RUN_CASES = [
     ("run_links", {"runId": RUN}), ("run_outcomes", {"runId": RUN}),
     ("verified_question_concepts", {"dataset": "ds"}), ("reasoning_scores", {"runId": RUN}),
     ("primary_answers", {"learners": ["t:l1"], "evaluator": "answers"}), ("run_export", {"runId": RUN}),
-    ("run_finish_reasons", {"runId": RUN}),
+    ("run_finish_reasons", {"runId": RUN}), ("assessment_run", {"runId": RUN}),
+    ("learner_assessments", {"learner": "t:l1"}),
 ]
 CASES = PARITY_CASES + RUN_CASES
 
