@@ -21,6 +21,7 @@ from kstp.evaluators.assess.model import AssessmentModel, Settings
 from kstp.evaluators.assess.record import DRAWS, describe, save_run, stored_run
 from kstp.graph.store import GraphStore
 from kstp.inference.grading import grade, option_count, option_texts
+from kstp.inference.replies import repair_text
 from kstp.inference.runs import process_marks
 
 __all__ = ["Question", "learner_id_of", "assess_person", "grade_typed", "plain_text"]
@@ -57,10 +58,7 @@ def plain_text(typed: str) -> str:
     >>> plain_text("0,5\udce9\r") == "0,5\ufffd", plain_text("\x1b[31m0.48\x07"), plain_text("a\tb")
     (True, '[31m0.48', 'a b')
     """
-    try:
-        typed = typed.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
-    except UnicodeEncodeError:  # a surrogate no undecodable byte gives
-        typed = typed.encode("utf-8", "replace").decode("utf-8")
+    typed, _ = repair_text(typed)
     return "".join(c if c.isprintable() else " " if c == "\t" else "" for c in typed).strip()
 
 
