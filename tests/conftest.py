@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -35,7 +37,8 @@ from kstp.settings import GraphTarget
 ENGINES = ["ladybug", "neo4j"]
 
 # Absolute, so that tests which change directory still find it (CI sets a relative KSTP_DATA).
-DATA = Path(os.environ.get("KSTP_DATA", Path(__file__).resolve().parents[2] / "shared" / "data")).resolve()
+ROOT = Path(__file__).resolve().parents[1]
+DATA = Path(os.environ.get("KSTP_DATA", ROOT.parent / "shared" / "data")).resolve()
 
 TOY_CONCEPTS = ("id,code,description\nA,A,counting\nB,B,adding\nC,C,subtracting\nD,D,multiplying\n"
                 "E,E,dividing\nF,F,shapes\n")
@@ -52,6 +55,42 @@ TOY_ITEMS = "\n".join([
 ]) + "\n"
 TOY_ANSWERS = ("learner,item,correct\nL1,q1,1\nL1,q2,1\nL1,q3,0\nL1,q5,1\n"
                "L2,q1,0\nL2,q2,1\nL2,q4,1\nL2,q6,1\nL2,q7,1\nL3,q1,1\nL3,q8,0\n")
+
+
+# pytest-xdist's workers inherit COLUMNS=80 and LINES=24 from execnet: the tables kstp prints to a
+# file or a CliRunner would be laid out for 80 columns there and for 240 (no terminal) in one process.
+for _name in ("COLUMNS", "LINES"):
+    os.environ.pop(_name, None)
+
+#: What ``--fast`` (``make check``) leaves out besides the Neo4j half and ``slow``: the modules that
+#: kill, fill or restart servers and drive the browser, and the tests that run the local model or a
+#: whole real data set end to end (each takes seconds to minutes; the tier keeps their units).
+HEAVY_MODULES = {"test_demo_kills.py", "test_neo4j_faults.py", "test_ingest_kills.py", "test_ladybug_recovery.py",
+                 "test_bulk.py", "test_reads_during_ingest.py", "test_full_disk.py", "test_browser.py",
+                 "test_make.py", "test_vllm.py"}
+HEAVY_NAMES = ("local_model", "with_the_local_model", "on_real_data", "killed", "kill", "demo", "real_coherence_map",
+               "every_state_of_real_data", "bootstrap", "using_kstp_block", "end_to_end", "interrupted", "ctrl_c")
+NEO4J_FIXTURES = {"neo4j_server", "neo4j_store", "own_server"}
+
+
+def pytest_addoption(parser):
+    parser.addoption("--fast", action="store_true",
+                     help="the inner loop (make check): the embedded engine only, without the slow, kill, server, "
+                          "browser and local-model tests")
+
+
+def pytest_collection_modifyitems(config, items):
+    if not config.getoption("--fast"):
+        return
+    kept, dropped = [], []
+    for item in items:
+        params = getattr(getattr(item, "callspec", None), "params", {})
+        heavy = (params.get("engine") == "neo4j" or NEO4J_FIXTURES & set(item.fixturenames)
+                 or item.get_closest_marker("slow") or item.path.name in HEAVY_MODULES
+                 or any(name in item.name for name in HEAVY_NAMES))
+        (dropped if heavy else kept).append(item)
+    config.hook.pytest_deselected(items=dropped)
+    items[:] = kept
 
 
 @pytest.fixture
@@ -78,27 +117,40 @@ def data_root() -> Path:
 
 
 @pytest.fixture(scope="session")
-def neo4j_server() -> GraphTarget:
+def neo4j_server():
     """The Neo4j server of the test run, with the kstp schema; its ``repr`` holds no password.
 
     The local server (``make neo4j``) is started here when it is not running; a server
-    that cannot be started or reached fails the test with the reason.
+    that cannot be started or reached fails the test with the reason. Under pytest-xdist
+    (``make test`` runs two workers) each worker but the first has a server of its own in
+    ``.kstp/neo4j-<worker>``, since every test empties the database it uses; a server this
+    fixture started for a worker is stopped when the worker ends.
     """
     uri = os.environ.get("KSTP_TEST_NEO4J_URI")
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "gw0")
     if uri:
+        if worker != "gw0":
+            pytest.fail("$KSTP_TEST_NEO4J_URI names one server, which parallel workers would empty under each "
+                        "other: run pytest without -n", pytrace=False)
         target = GraphTarget("neo4j", uri, os.environ.get("NEO4J_USER", "neo4j"), os.environ.get("NEO4J_PASSWORD"))
+        home = None
     else:
-        from tools import neo4j_server as server
-
-        try:
-            server.start()
-        except SystemExit as exc:
-            pytest.fail(f"the local Neo4j server (tools/neo4j_server.py) cannot start: {exc}", pytrace=False)
-        env = server.read_env()
+        home = [] if worker == "gw0" else ["--home", str(ROOT / ".kstp" / f"neo4j-{worker}")]
+        # In a process of its own, so that the server is not this worker's child: a stopped child
+        # would stay a zombie that answers ``kill(pid, 0)`` until the worker exits.
+        done = subprocess.run([sys.executable, str(ROOT / "tools" / "neo4j_server.py"), *home, "start"],
+                              capture_output=True, text=True)
+        if done.returncode:
+            pytest.fail(f"the local Neo4j server (tools/neo4j_server.py) cannot start: {done.stdout}{done.stderr}",
+                        pytrace=False)
+        env_file = Path(home[1], "neo4j.env") if home else ROOT / ".kstp" / "neo4j.env"
+        env = dict(line.split("=", 1) for line in env_file.read_text().splitlines() if "=" in line)
         target = GraphTarget("neo4j", env["KSTP_GRAPH"], env["NEO4J_USER"], env["NEO4J_PASSWORD"])
     with connect_neo4j(target) as graph:
         graph.ensure_schema()
-    return target
+    yield target
+    if home and "already running" not in done.stdout:
+        subprocess.run([sys.executable, str(ROOT / "tools" / "neo4j_server.py"), *home, "stop"], capture_output=True)
 
 
 def connect_neo4j(target: GraphTarget) -> GraphStore:
