@@ -19,6 +19,11 @@ def campaign() -> None:
     """Run many models on many datasets and evaluators from one file; follow it; report across models."""
 
 
+def _untagged(table):
+    """The table without its tag column where no cell has a tag (tags name answers replicates only)."""
+    return table.drop(columns="tag") if table["tag"].isna().all() else table
+
+
 def _graph(ctx: click.Context) -> str | None:
     return (ctx.find_root().obj or {}).get("graph")
 
@@ -42,8 +47,6 @@ def run(ctx: click.Context, file: Path, dry_run: bool, as_json: bool) -> None:
       kstp campaign run examples/campaign.toml --dry-run
       kstp campaign run examples/campaign.toml
     """
-    import pandas as pd
-
     from kstp.evaluators.campaign import read_plan
     from kstp.evaluators.campaign.runner import run_cell
 
@@ -63,15 +66,19 @@ def run(ctx: click.Context, file: Path, dry_run: bool, as_json: bool) -> None:
             if getattr(exc, "outcome", None) is not None:
                 message(f"[{number}/{len(plan.cells)}] {cell.label}: {exc.outcome.status}")
             raise
-        outcomes.append({"cell": cell.label, "status": outcome.status, "runId": outcome.run_id,
+        outcomes.append({"evaluator": cell.kind, "model": cell.model, "dataset": cell.dataset, "seed": cell.seed,
+                         "tag": cell.tag, "status": outcome.status, "runId": outcome.run_id,
                          "seconds": outcome.seconds, "error": outcome.error})
         message(f"[{number}/{len(plan.cells)}] {cell.label}: {outcome.status}"
                 + (f" ({outcome.error})" if outcome.error else ""))
-    table = pd.DataFrame(outcomes, columns=["cell", "status", "runId", "seconds", "error"])
+    import pandas as pd  # after the cells: numpy's thread pool would make the cell's parent-death signal come twice
+
+    table = pd.DataFrame(outcomes, columns=["evaluator", "model", "dataset", "seed", "tag", "status", "runId",
+                                            "seconds", "error"])
     if as_json:
         emit({"campaign": plan.name, "cells": table})
     else:
-        print_table(table.drop(columns="error"), f"Campaign {plan.name}: {len(plan.cells)} cells")
+        print_table(_untagged(table.drop(columns="error")), f"Campaign {plan.name}: {len(plan.cells)} cells")
     unfinished = table[table["status"] != "finished"]
     if len(unfinished):
         message(f"{len(unfinished)} of {len(table)} cells did not finish: kstp campaign status {file} shows them; "
@@ -104,8 +111,8 @@ def status(ctx: click.Context, file: Path, as_json: bool) -> None:
     if as_json:
         emit(table)
         return
-    print_table(table, f"Campaign {plan.name}: {int((table['status'] == 'finished').sum())} of {len(table)} "
-                "cells finished")
+    print_table(_untagged(table), f"Campaign {plan.name}: {int((table['status'] == 'finished').sum())} of "
+                f"{len(table)} cells finished")
 
 
 @campaign.command()

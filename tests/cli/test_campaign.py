@@ -83,24 +83,22 @@ def test_campaign_interrupted_resumes_asking_nothing_twice_and_reports_the_runs(
         assert resumed.exit_code == 0, resumed.output
         asked = Counter(_key(b) for b in server.bodies)
         total = server.requests
-        again = CliRunner().invoke(cli, ["--graph", graph_location, "campaign", "run", str(plan), "--json"])
-        assert again.exit_code == 0 and server.requests == total  # all done: nothing is asked
+        # each cell is the run of the command a user types by hand: that command resumes it, asking nothing
+        hand = CliRunner().invoke(cli, ["--graph", graph_location, "evaluate", "answers", "--dataset", "toy",
+                                        "--model", "m1", "--base-url", server.base_url, "--gen-kwargs",
+                                        "max_tokens=16", "--concurrency", "2", "--json"])
+        assert hand.exit_code == 0, hand.output
+        assert server.requests == total
     cells = json.loads(resumed.stdout)["cells"]
     with open_store(graph_location) as store:  # every stored reply, as its request went to the server
         stored = Counter(_key({"model": run.split(":")[1], "messages": json.loads(row["prompt"]), "seed": row["seed"]})
                          for run in (c["runId"] for c in cells) for row in store.run("run_export", {"runId": run}))
     # each stored reply was asked once; only the two requests that never got an answer were asked again
     assert asked == stored + Counter(stalled) and len(stalled) == 2
-    assert [(c["cell"], c["status"]) for c in cells] == [
-        ("answers · first · toy · seed 42", "finished"), ("answers · second · toy · seed 42", "finished"),
-        ("scaffolding · first · toy · seed 42", "finished"), ("scaffolding · second · toy · seed 42", "finished")]
-    # each cell is the run of the command a user types by hand: the same command resumes it, asking nothing
+    assert [(c["evaluator"], c["model"], c["dataset"], c["seed"], c["status"]) for c in cells] == [
+        ("answers", "first", "toy", 42, "finished"), ("answers", "second", "toy", 42, "finished"),
+        ("scaffolding", "first", "toy", 42, "finished"), ("scaffolding", "second", "toy", 42, "finished")]
     runner = CliRunner()
-    with FakeEndpoint() as other:
-        hand = runner.invoke(cli, ["--graph", graph_location, "evaluate", "answers", "--dataset", "toy", "--model",
-                                   "m1", "--base-url", server.base_url, "--gen-kwargs", "max_tokens=16", "--json"])
-        assert hand.exit_code == 0, hand.output
-        assert other.requests == 0
     by_hand = json.loads(hand.stdout)
     assert by_hand["runId"] == cells[0]["runId"] and by_hand["generatedNow"] == 0
 
@@ -147,8 +145,64 @@ def test_campaign_failing_cell_is_reported_and_the_others_go_on(graph_location, 
         assert server.requests == 2
     assert result.exit_code == 1
     cells = json.loads(result.stdout)["cells"]
-    assert [(c["cell"], c["status"]) for c in cells] == [("answers · gone · toy · seed 42", "failed"),
-                                                        ("answers · m · toy · seed 42", "finished")]
+    assert [(c["model"], c["status"]) for c in cells] == [("gone", "failed"), ("m", "finished")]
     assert "HTTP 404" in cells[0]["error"]
     status = CliRunner().invoke(cli, ["--graph", graph_location, "campaign", "status", str(plan), "--json"])
     assert [r["status"] for r in json.loads(status.stdout)] == ["failed", "finished"]
+
+
+def _children(pid: int) -> list[int]:
+    """The processes whose parent is ``pid``."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
+                found.append(int(entry.name))
+    return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def test_campaign_killed_takes_its_cell_with_it_and_goes_on(graph_location, tmp_path):
+    """kill -9 of the campaign: the kernel sends its cell SIGTERM, which stores the three answers that came; the
+    same command then asks only the five questions left (the two stalled ones among them)."""
+    with open_store(graph_location) as store:
+        load_toy(store, tmp_path)
+    with FakeEndpoint(["ok"] * 3 + ["stall"] * 2) as server:
+        plan = tmp_path / "c.toml"
+        plan.write_text(f'datasets = ["toy"]\n[[models]]\nmodel = "m"\nbase-url = "{server.base_url}"\n'
+                        'concurrency = 2\n[[evaluators]]\nkind = "answers"\n')
+        env = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1"}
+        process = subprocess.Popen([sys.executable, "-m", "kstp.cli.main", "--graph", graph_location, "campaign",
+                                    "run", str(plan)], env=env, stdout=subprocess.DEVNULL,
+                                   stderr=subprocess.DEVNULL, cwd=ROOT)
+        deadline = time.monotonic() + 60
+        while server.requests < 5 and time.monotonic() < deadline:
+            time.sleep(0.1)
+        cells = _children(process.pid)
+        assert cells, "the campaign started no cell"
+        process.kill()
+        process.wait()
+        deadline = time.monotonic() + 60
+        while any(map(_alive, cells)) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not any(map(_alive, cells))
+        stalled = [_key(b) for b in server.bodies[3:5]]
+        resumed = CliRunner().invoke(cli, ["--graph", graph_location, "campaign", "run", str(plan), "--json"])
+        assert resumed.exit_code == 0, resumed.output
+        assert server.requests == 8 + 2
+        asked = Counter(_key(b) for b in server.bodies)
+    [cell] = json.loads(resumed.stdout)["cells"]
+    with open_store(graph_location) as store:
+        stored = Counter(_key({"model": "m", "messages": json.loads(row["prompt"]), "seed": row["seed"]})
+                         for row in store.run("run_export", {"runId": cell["runId"]}))
+    assert asked == stored + Counter(stalled)

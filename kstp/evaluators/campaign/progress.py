@@ -24,7 +24,8 @@ from kstp.inference.runs import model_learner_id
 __all__ = ["cell_run", "campaign_status", "campaign_report", "STATUS_COLUMNS"]
 
 #: The columns of :func:`campaign_status`.
-STATUS_COLUMNS = ("cell", "status", "done", "total", "tokens", "completionsPerS", "tokensPerS", "leftS", "runId")
+STATUS_COLUMNS = ("evaluator", "model", "dataset", "seed", "tag", "status", "done", "total", "tokens",
+                  "completionsPerS", "tokensPerS", "leftS", "runId")
 
 
 def _matches(config: dict, match: dict) -> bool:
@@ -75,7 +76,8 @@ def campaign_status(store: GraphStore, plan: Plan) -> pd.DataFrame:
     Returns
     -------
     pandas.DataFrame
-        One row per cell, columns :data:`STATUS_COLUMNS`: ``status`` the run's (``not started``
+        One row per cell, columns :data:`STATUS_COLUMNS`: the cell (``evaluator`` its kind, ``model`` its
+        label, ``dataset``, ``seed``, ``tag``), ``status`` the run's (``not started``
         without one; ``interrupted (process N is gone)`` for a run killed mid-way), ``done``
         and ``total`` completions stored and asked for (total blank until the run has
         counted them), ``tokens`` the output tokens of its stored replies,
@@ -86,8 +88,10 @@ def campaign_status(store: GraphStore, plan: Plan) -> pd.DataFrame:
     rows = []
     for cell in plan.cells:
         run = cell_run(store, cell, cache)
+        named = {"evaluator": cell.kind, "model": cell.model, "dataset": cell.dataset, "seed": cell.seed,
+                 "tag": cell.tag}
         if run is None:
-            rows.append({"cell": cell.label, "status": "not started", "done": 0})
+            rows.append({**named, "status": "not started", "done": 0})
             continue
         node = store.nodes("Run", [run["runId"]]).iloc[0]
         samples = store.frame("run_samples", {"runId": run["runId"]})
@@ -97,12 +101,12 @@ def campaign_status(store: GraphStore, plan: Plan) -> pd.DataFrame:
         rate, tokens_rate = _number(node.get("completionsPerS")), _number(node.get("tokensPerS"))
         left = 0.0 if total is not None and done >= total and run["status"] == "finished" else \
             round((total - done) / rate, 1) if total is not None and rate else None
-        rows.append({"cell": cell.label, "status": run["status"], "done": done, "total": total,
+        rows.append({**named, "status": run["status"], "done": done, "total": total,
                      "tokens": int(pd.to_numeric(samples["tokensOut"], errors="coerce").fillna(0).sum())
                      if len(samples) else 0,
                      "completionsPerS": rate, "tokensPerS": tokens_rate, "leftS": left, "runId": run["runId"]})
     table = pd.DataFrame(rows, columns=list(STATUS_COLUMNS))
-    return table.astype({"done": "Int64", "total": "Int64", "tokens": "Int64"})
+    return table.astype({"seed": "Int64", "done": "Int64", "total": "Int64", "tokens": "Int64"})
 
 
 def _psr(store: GraphStore, dataset: str, cache: dict) -> pd.DataFrame:

@@ -21,7 +21,6 @@ import os
 import signal
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -77,16 +76,49 @@ def _environment() -> dict:
     return {**os.environ, "PYTHONPATH": root + (os.pathsep + path if path else "")}
 
 
-def _pipe_stderr(stream, tail: list[str], echo: Callable[[str], None]) -> None:
-    for line in stream:
-        echo(line.rstrip("\n"))
-        tail.append(line.rstrip("\n"))
-        del tail[:-20]
+class _Follower:
+    """The lines a cell writes to its stderr file, passed to ``echo`` as they come (the last ones kept in
+    ``tail``), read by the thread that runs the cell.
+
+    The campaign holds no other thread while a cell runs (no thread of its own, and numpy, whose
+    thread pool is one, is imported only after the cells): a child of a dying parent is handed
+    to each live thread of it in turn and gets the parent-death signal at each hand-over, and a
+    second SIGTERM would cut the cell's storing short.
+    """
+
+    def __init__(self, path: Path, echo: Callable[[str], None]):
+        self.handle, self.echo, self.partial, self.tail = open(path, errors="replace"), echo, "", []
+
+    def read(self, last: bool = False) -> None:
+        chunk = self.handle.read()
+        *lines, self.partial = (self.partial + chunk).split("\n")
+        if last and self.partial:
+            lines, self.partial = [*lines, self.partial], ""
+        for line in lines:
+            self.echo(line)
+            self.tail = [*self.tail[-19:], line]
+
+    def wait(self, process: subprocess.Popen, timeout: float | None = None) -> None:
+        """Follow the cell until it ends (or ``timeout`` seconds pass: :class:`subprocess.TimeoutExpired`)."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while process.poll() is None:
+            self.read()
+            if deadline is not None and time.monotonic() > deadline:
+                raise subprocess.TimeoutExpired(process.args, timeout)
+            time.sleep(0.1)
+        self.read(last=True)
+
+    def close(self) -> None:
+        self.handle.close()
 
 
 def run_cell(cell: Cell, graph: str | None, echo: Callable[[str], None] = lambda line: None,
              grace: float = GRACE_S) -> CellOutcome:
     """Run ``cell``'s command to its end, its stderr lines passed to ``echo`` as they come.
+
+    The cell writes its stdout and stderr to files, not pipes: a campaign killed with
+    SIGKILL leaves no broken pipe behind, so the cell stores what arrived as a command
+    given SIGTERM does.
 
     Parameters
     ----------
@@ -105,37 +137,36 @@ def run_cell(cell: Cell, graph: str | None, echo: Callable[[str], None] = lambda
         On Ctrl-C or SIGTERM, once the cell, passed one SIGINT, has stored what arrived and
         ended (or ``grace`` seconds passed); the outcome is its ``outcome`` attribute.
     """
+    import tempfile
+
     start = time.monotonic()
-    process = subprocess.Popen(_command(graph, cell), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                               env=_environment(), start_new_session=True, preexec_fn=die_with_parent)
-    tail: list[str] = []
-    reader = threading.Thread(target=_pipe_stderr, args=(process.stderr, tail, echo), daemon=True)
-    reader.start()
-    out: list[str] = []
-    stdout = threading.Thread(target=lambda: out.append(process.stdout.read()), daemon=True)
-    stdout.start()
-    try:
-        process.wait()
-    except KeyboardInterrupt as exc:
-        process.send_signal(signal.SIGINT)  # once: the cell stores what arrived, then exits 130
+    with tempfile.TemporaryDirectory(prefix="kstp-cell-") as folder:
+        out_path, err_path = Path(folder) / "stdout", Path(folder) / "stderr"
+        with open(out_path, "w") as out, open(err_path, "w") as err:
+            process = subprocess.Popen(_command(graph, cell), stdout=out, stderr=err, stdin=subprocess.DEVNULL,
+                                       env=_environment(), start_new_session=True, preexec_fn=die_with_parent)
+        follower = _Follower(err_path, echo)
         try:
-            process.wait(timeout=grace)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-        stdout.join(5)
-        reader.join(5)
-        exc.outcome = _outcome(process.returncode, out, tail, time.monotonic() - start)
-        raise
-    stdout.join()
-    reader.join()
-    return _outcome(process.returncode, out, tail, time.monotonic() - start)
+            follower.wait(process)
+        except KeyboardInterrupt as exc:
+            process.send_signal(signal.SIGINT)  # once: the cell stores what arrived, then exits 130
+            try:
+                follower.wait(process, grace)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+            exc.outcome = _outcome(process.returncode, out_path.read_text(), follower.tail,
+                                   time.monotonic() - start)
+            raise
+        finally:
+            follower.close()
+        return _outcome(process.returncode, out_path.read_text(), follower.tail, time.monotonic() - start)
 
 
-def _outcome(code: int, out: list[str], tail: list[str], seconds: float) -> CellOutcome:
+def _outcome(code: int, out: str, tail: list[str], seconds: float) -> CellOutcome:
     """The outcome of a cell's exit status, stdout (its ``--json`` summary) and last stderr lines."""
     summary = None
-    text = "".join(out).strip()
+    text = out.strip()
     if text:
         try:
             summary = json.loads(text)
