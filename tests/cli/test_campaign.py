@@ -190,6 +190,11 @@ def test_campaign_killed_takes_its_cell_with_it_and_goes_on(graph_location, tmp_
             time.sleep(0.1)
         cells = _children(process.pid)
         assert cells, "the campaign started no cell"
+        time.sleep(2.5)  # the three answers are stored (every 2 s): the status of a running cell, read meanwhile
+        running = CliRunner().invoke(cli, ["--graph", graph_location, "campaign", "status", str(plan), "--json"])
+        assert running.exit_code == 0, running.output
+        [row] = json.loads(running.stdout)
+        assert (row["status"], row["done"], row["total"]) == ("running", 3, 8) and row["leftS"] > 0
         process.kill()
         process.wait()
         deadline = time.monotonic() + 60

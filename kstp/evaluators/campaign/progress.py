@@ -80,9 +80,10 @@ def campaign_status(store: GraphStore, plan: Plan) -> pd.DataFrame:
         label, ``dataset``, ``seed``, ``tag``), ``status`` the run's (``not started``
         without one; ``interrupted (process N is gone)`` for a run killed mid-way), ``done``
         and ``total`` completions stored and asked for (total blank until the run has
-        counted them), ``tokens`` the output tokens of its stored replies,
-        ``completionsPerS`` and ``tokensPerS`` the pace of its last session, ``leftS`` the
-        seconds left at that pace (0 when done; blank without a pace).
+        counted them, save where its questions tell them: answers, dagmath and scaffolding runs),
+        ``tokens`` the output tokens of its stored replies, ``completionsPerS`` and ``tokensPerS``
+        the pace of its last finished session (a run in its first session: completions since it
+        started), ``leftS`` the seconds left at that pace (0 when done; blank without a pace).
     """
     cache: dict = {}
     rows = []
@@ -97,8 +98,11 @@ def campaign_status(store: GraphStore, plan: Plan) -> pd.DataFrame:
         samples = store.frame("run_samples", {"runId": run["runId"]})
         done = len(samples) if pd.isna(run["done"]) else int(run["done"])
         done = max(done, len(samples))
-        total = None if pd.isna(run["planned"]) else int(run["planned"])
+        total = _planned(store, cell, json.loads(run["config"]) if run["config"] else {}) \
+            if pd.isna(run["planned"]) else int(run["planned"])
         rate, tokens_rate = _number(node.get("completionsPerS")), _number(node.get("tokensPerS"))
+        if rate is None and str(run["status"]) == "running" and done:  # a first session: its pace so far
+            rate = _pace(done, node.get("startedAt"))
         left = 0.0 if total is not None and done >= total and run["status"] == "finished" else \
             round((total - done) / rate, 1) if total is not None and rate else None
         rows.append({**named, "status": run["status"], "done": done, "total": total,
@@ -109,12 +113,42 @@ def campaign_status(store: GraphStore, plan: Plan) -> pd.DataFrame:
     return table.astype({"seed": "Int64", "done": "Int64", "total": "Int64", "tokens": "Int64"})
 
 
+def _planned(store: GraphStore, cell: Cell, config: dict) -> int | None:
+    """The completions a run that has not counted them yet (one running, or killed) asks for: its questions x
+    samples (x strategies for scaffolding), where its configuration tells them; None otherwise."""
+    options = config.get("options") or {}
+    questions, n = options.get("questions"), (config.get("sampling") or {}).get("n") or 1
+    if questions == "all" and cell.kind == "answers":
+        from kstp.graph.structures import answerable_questions
+
+        questions = answerable_questions(store, cell.dataset)["questionId"].tolist()
+    if not isinstance(questions, list):
+        return None
+    if cell.kind == "scaffolding":
+        return len(questions) * len(options.get("strategies") or []) or None
+    return len(questions) * n if cell.kind in ("answers", "dagmath") else None
+
+
+def _pace(done: int, started) -> float | None:
+    """Completions per second since ``started`` (ISO 8601), for a run that has not recorded its pace yet."""
+    if not isinstance(started, str):
+        return None
+    from datetime import UTC, datetime
+
+    seconds = (datetime.now(UTC) - datetime.fromisoformat(started)).total_seconds()
+    return round(done / seconds, 3) if seconds > 0 else None
+
+
 def _psr(store: GraphStore, dataset: str, cache: dict) -> pd.DataFrame:
     """Accuracy and PSR of every learner of ``dataset`` (paper 1's defaults, nothing written)."""
     if dataset not in cache:
+        from kstp.errors import KstpError
         from kstp.evaluators import psr
 
-        cache[dataset] = psr.evaluate_dataset(store, dataset, write_back=False).learners
+        try:
+            cache[dataset] = psr.evaluate_dataset(store, dataset, write_back=False).learners
+        except KstpError:  # no PSR to read (a dataset without learners' answers): the row keeps its accuracy
+            cache[dataset] = pd.DataFrame(columns=["psrMicro", "psrMacro"])
     return cache[dataset]
 
 
