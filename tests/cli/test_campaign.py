@@ -211,3 +211,18 @@ def test_campaign_killed_takes_its_cell_with_it_and_goes_on(graph_location, tmp_
         stored = Counter(_key({"model": "m", "messages": json.loads(row["prompt"]), "seed": row["seed"]})
                          for row in store.run("run_export", {"runId": cell["runId"]}))
     assert asked == stored + Counter(stalled)
+
+
+def test_campaign_nextstep_cell_reports_its_headline(graph_location, tmp_path):
+    """A nextstep cell (paper 2's deterministic recommender, no server): one run over its catalogue, whose exact-set
+    accuracy the report shows as kstp runs list does."""
+    plan = tmp_path / "c.toml"
+    plan.write_text('[[models]]\nmodel = "fringe-oracle"\nbackend = "fringe-oracle"\n[[evaluators]]\n'
+                    'kind = "nextstep"\ncatalogues = ["cm_8f"]\nconditions = ["P0"]\norders = 1\n')
+    result = CliRunner().invoke(cli, ["--graph", graph_location, "campaign", "run", str(plan), "--json"])
+    assert result.exit_code == 0, result.output
+    [cell] = json.loads(result.stdout)["cells"]
+    [row] = json.loads(CliRunner().invoke(cli, ["--graph", graph_location, "campaign", "report", str(plan),
+                                                "--json"]).stdout)
+    [run] = json.loads(CliRunner().invoke(cli, ["--graph", graph_location, "runs", "list", "--json"]).stdout)
+    assert (row["runs"], row["nextstep exactSetAccuracy"]) == (cell["runId"], run["value"]) == (run["runId"], 1.0)

@@ -146,3 +146,56 @@ def test_campaign_example_file_is_valid_and_its_commands_are_accepted():
     shown = re.search(r"#### Campaigns.*?```toml\n(.*?)```", readme, re.S)
     assert shown and shown.group(1) == (ROOT / "examples" / "campaign.toml").read_text()
     assert all(shlex.split(c) for c in ("kstp campaign run examples/campaign.toml",))
+
+
+ALL_KINDS = """\
+datasets = ["toy"]
+
+[[models]]
+model = "m"
+base-url = "http://127.0.0.1:9/v1"
+
+[[evaluators]]
+kind = "dagmath"
+samples = 2
+shots = 0
+malformed = "retry:2"
+
+[[evaluators]]
+kind = "rqeval"
+datasets = ["gsm8k"]
+k = 2
+p = 1
+nli = "llm"
+robustness = "present"
+
+[[evaluators]]
+kind = "nextstep"
+catalogues = ["cm_8f", "pks_cip"]
+conditions = ["P0", "P2"]
+orders = 1
+sampling = "deterministic"
+
+[[evaluators]]
+kind = "annotate"
+framework = "toy"
+retries = 1
+prompt = "release"
+"""
+
+
+def test_campaign_plan_every_kind_is_its_command(tmp_path):
+    """dagmath, rqeval, nextstep (one cell over its catalogues) and annotate cells are the commands kstp takes."""
+    (tmp_path / "c.toml").write_text(ALL_KINDS)
+    cells = read_plan(tmp_path / "c.toml").cells
+    assert [(c.kind, c.dataset) for c in cells] == [("dagmath", "toy"), ("rqeval", "gsm8k"),
+                                                    ("nextstep", "cm_8f+pks_cip"), ("annotate", "toy")]
+    assert cells[2].argv[:8] == ("evaluate", "nextstep", "--catalogue", "cm_8f", "--catalogue", "pks_cip",
+                                 "--conditions", "P0,P2")
+    assert cells[3].argv[:6] == ("annotate", "concepts", "--items", "toy", "--framework", "toy")
+    assert [c.match["evaluator"] for c in cells] == ["dagmath", "rqeval", "nextstep", "annotation"]
+    for cell in cells:
+        command, ctx = cli, cli.make_context("kstp", list(cell.argv))
+        while hasattr(command, "resolve_command"):
+            name, command, rest = command.resolve_command(ctx, [*ctx._protected_args, *ctx.args])
+            ctx = command.make_context(name, rest, parent=ctx)
