@@ -12,6 +12,7 @@ from kstp._version import __version__
 from kstp.cli.annotate import annotate
 from kstp.cli.answers import answers
 from kstp.cli.assess import assess
+from kstp.cli.campaign import campaign
 from kstp.cli.dagmath import evaluate_dagmath, ingest_cot, report_dagmath
 from kstp.cli.db import db
 from kstp.cli.demo import demo
@@ -99,6 +100,7 @@ kst.add_command(depth)
 cli.add_command(fit)
 kst.add_command(next_steps, "next-steps")
 cli.add_command(assess)
+cli.add_command(campaign)
 
 
 if __name__ == "__main__":

@@ -100,7 +100,7 @@ def _graph_named(ctx: click.Context, exc: KstpError) -> str:
 #: work on a read-only disk and while another process writes (``kst space`` unless --store).
 READ_ONLY = ("db stats", "db export", "query", "report nextstep", "report rqeval", "kst fringe", "kst check",
              "kst space", "kst analyse", "kst export", "runs list", "runs show", "runs export", "runs diff",
-             "explore")
+             "explore", "campaign status", "campaign report")
 # not report dagmath: it writes its recomputed figures back
 
 _KEPT = "kstp.kept"  # ctx.meta key: what an interruption keeps, as the running command last said

@@ -200,6 +200,8 @@ NOT_RUN = {
     "explore --open": "serves until Ctrl-C (tests/explore/test_browser.py serves and stops it)",
     "explore --port": "serves until Ctrl-C",
     "7687 explore": "serves until Ctrl-C",
+    "examples/campaign.toml": "names two vLLM servers of the user's (tests/cli/test_campaign.py runs a campaign "
+                              "against a local endpoint, tests/evaluators/test_campaign.py reads this file)",
     "--samples 4 --limit 12": "48 completions of the local model, 4 minutes here (tests/inference/test_runlog.py "
                               "runs the same options against a local endpoint)",
 }
