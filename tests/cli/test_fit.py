@@ -297,3 +297,26 @@ def test_fit_prerequisites_of_a_one_item_dataset_in_the_graph(kstp, tmp_path, ru
         assert result.exit_code == 1
         assert result.stderr.strip().splitlines()[-1].startswith(
             "Error: IITA needs at least 2 items and 1 learner; got 1 item and 2 learners")
+
+
+@pytest.mark.parametrize(("command", "file", "text", "said"), [
+    # issue 48: before, blim blamed the structure file for the dropped item, prerequisites learned without it
+    ("blim", "responses", "id,a,b,c,d\nl1,0,0,0,0\nl2,1,1,0,2\nl3,1,1,1,1\n",
+     "r.csv:3: column 5 ('d') holds '2': an item column holds 0 or 1"),
+    ("blim", "structure", "a,b,c,d\n0,0,0,0\n1,0,0,0\n0.5,1,0,0\n1,1,1,1\n",
+     "r.csv:4: column 1 ('a') holds '0.5': an item column holds 0 or 1 (a column of state probabilities is named "
+     "probability)"),
+    ("prerequisites", "responses", "id,a,b,c,d\nl1,0,0,0,0\nl2,1,1,0,2\nl3,1,1,1,1\n",
+     "r.csv:3: column 5 ('d') holds '2': an item column holds 0 or 1"),
+    ("prerequisites", "responses", "a;b;c;d\n0;0;0;0\n1;1;1;1\n", "r.csv:1: cells separated by ';'"),
+])
+def test_fit_refuses_a_csv_cell_that_is_not_0_1_naming_file_line_and_column(tmp_path, command, file, text, said):
+    path = tmp_path / "r.csv"
+    path.write_text(text)
+    args = ["--responses", path] if file == "responses" else ["--responses", KST / "kstio" / "endm.dat"]
+    if command == "blim":
+        args += ["--structure", path if file == "structure" else KST / "kstio" / "endm.kst"]
+    result = run_kstp("fit", command, *args)
+    assert result.exit_code == 1, result.output
+    [line] = result.stderr.strip().splitlines()
+    assert line.startswith(f"Error: {tmp_path}/") and said in line, line

@@ -132,3 +132,19 @@ def test_a_family_without_the_empty_set_is_neither_a_structure_nor_a_space_and_s
         False, False, None, None)
     assert summary["notes"] == ["not a knowledge structure (the empty set or Q is missing): no base, "
                                 "no learning paths"]
+
+
+@pytest.mark.parametrize(("text", "said"), [
+    # issue 48: the first read as a 2-item structure with exit 0, the others blamed a repeated state
+    ("a,b,c\n0,0,0\n1,0,0\n1,1,0.5\n", "k.csv:4: column 3 ('c') holds '0.5'"),
+    ("a,b,c\n0,0,0\n1,0,0\n1,1,0\n1,1,2\n", "k.csv:5: column 3 ('c') holds '2'"),
+    ("a,b,c\n2,0,0\n1,0,0\n1,1,1\n", "k.csv:2: column 1 ('a') holds '2'"),
+    ("a;b;c\n0;0;0\n1;1;1\n", "k.csv:1: cells separated by ';'"),
+])
+def test_analyse_refuses_a_cell_that_is_not_0_1_naming_line_and_column(tmp_path, text, said):
+    path = tmp_path / "k.csv"
+    path.write_text(text)
+    result = run("kst", "analyse", "--structure", path)
+    assert result.exit_code == 1
+    [line] = result.stderr.strip().splitlines()
+    assert line.startswith(f"Error: {path.parent}/") and said in line, line
