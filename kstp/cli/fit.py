@@ -97,6 +97,11 @@ def fit() -> None:
               help="Fix a lucky-guess rate (all=RATE: every item).")
 @click.option("--limit", type=click.IntRange(min=1), default=20_000, show_default=True,
               help="Refuse a structure with more states than this.")
+@click.option("--max-iter", type=click.IntRange(min=1), default=10_000, show_default=True,
+              help="Stop the EM (ML, MDML) after this many iterations; a fit that stops here is reported as not "
+                   "converged (pks::blim's maxiter).")
+@click.option("--tol", type=click.FloatRange(min=0, min_open=True), default=1e-7, show_default=True,
+              help="The EM has converged when no parameter moves more than this in one iteration (pks's tol).")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path),
               help="Also write here the residual plot and the error-rate figure (PNG), the states with their "
                    "probabilities (blim_states_<name>.csv: a 0/1 column per item, then probability; R's read.csv "
@@ -106,7 +111,7 @@ def fit() -> None:
 @click.pass_context
 def blim(ctx, dataset: str | None, responses: Path | None, kind: str | Path, method: str, bootstrap: int, seed: int,
          careless_equal: bool, guess_equal: bool, fix_careless: tuple[str, ...], fix_guess: tuple[str, ...],
-         limit: int, out: Path | None, no_write: bool, as_json: bool) -> None:
+         limit: int, max_iter: int, tol: float, out: Path | None, no_write: bool, as_json: bool) -> None:
     """Fit the basic local independence model (BLIM) to a dataset's learners, or to a response file.
 
     Each knowledge state gets a probability, each question a careless-error rate
@@ -142,13 +147,14 @@ def blim(ctx, dataset: str | None, responses: Path | None, kind: str | Path, met
     if responses is not None:
         with _fitting(responses.name, bootstrap) as update:
             report = evaluator.fit_files(kind, responses, method, bootstrap, seed, careless_equal, guess_equal,
-                                         *rates, limit, progress=update)
+                                         *rates, limit, progress=update, max_iter=max_iter, tol=tol)
         no_write, name = True, responses.stem
     else:
         store = get_store(ctx)
         with _fitting(dataset, bootstrap) as update:
             report = evaluator.fit_dataset(store, dataset, kind, method, bootstrap, seed, careless_equal,
-                                           guess_equal, *rates, limit, progress=update)
+                                           guess_equal, *rates, limit, progress=update, max_iter=max_iter,
+                                           tol=tol)
         if not no_write:
             evaluator.write_fit(store, report)
         name = dataset
@@ -165,7 +171,10 @@ def blim(ctx, dataset: str | None, responses: Path | None, kind: str | Path, met
         f"G2({summary['df']}) = {summary['G2']:.3f}, p = {summary['pValue']:.4g}"
     click.echo(f"{gof}{p}; AIC {summary['AIC']:.2f}, "
                f"BIC {summary['BIC']:.2f}; {summary['learners']} learners, {summary['patterns']} patterns, "
-               f"{summary['iterations']} iterations; mean discrepancy {summary['discrepancy']:.3f}")
+               f"{summary['iterations']} iterations{'' if summary['converged'] else ' (not converged)'}; mean "
+               f"discrepancy {summary['discrepancy']:.3f}")
+    if summary["convergenceNote"]:
+        message(f"warning: {summary['convergenceNote']}")
     if summary["gofUndefined"]:
         message(summary["gofUndefined"])
     if summary["residualsNote"] and out is not None:

@@ -204,8 +204,23 @@ class BlimReport:
                 "logLikelihood": f.log_likelihood, "G2": f.g2, "df": f.df, "pValue": f.p_value,
                 "nParameters": f.n_parameters, "AIC": f.aic, "BIC": f.bic, "discrepancy": f.discrepancy,
                 "bootstrapP": self.bootstrap_p, "bootstrapSamples": self.bootstrap_samples,
+                "converged": f.converged, "maxIter": f.options["max_iter"], "tol": f.options["tol"],
+                "lastChange": None if np.isnan(f.last_change) else f.last_change,
+                "convergenceNote": self.convergence_note(),
                 "standardErrors": self.se_source, "gofUndefined": self.gof_undefined(),
                 "residualsNote": self.residuals_note(), "errors": f.errors}
+
+    def convergence_note(self) -> str | None:
+        """Why the estimates are not the EM's limit (it stopped at ``max_iter``), or None when it converged.
+
+        pks's ``blim`` warns "iteration maximum has been exceeded" in the same case.
+        """
+        f = self.fit
+        if f.converged:
+            return None
+        return (f"the EM did not converge: it stopped at the maximum of {f.options['max_iter']:,} iterations with "
+                f"a parameter still moving by {f.last_change:.3g} (more than --tol {f.options['tol']:g}); the "
+                "estimates are not the maximum-likelihood ones: raise --max-iter")
 
     def residuals_note(self) -> str | None:
         """Why the deviance residuals are all zero (df <= 0), or None when they are not.
@@ -275,7 +290,8 @@ def _item_index(items: list[str], spec: dict[str, float] | None, what: str) -> n
 def fit_dataset(store: GraphStore, dataset: str, kind: str | Path = "space", method: str = "ML",
                 bootstrap: int = 0, seed: int = 0, careless_equal: bool = False, guess_equal: bool = False,
                 fix_careless: dict[str, float] | None = None, fix_guess: dict[str, float] | None = None,
-                limit: int = 20_000, progress: Callable[[int, int], None] | None = None) -> BlimReport:
+                limit: int = 20_000, progress: Callable[[int, int], None] | None = None, max_iter: int = 10_000,
+                tol: float = 1e-7) -> BlimReport:
     """Fit the BLIM of ``dataset`` and assess its learners; nothing is written (see :func:`write_fit`).
 
     Parameters
@@ -294,6 +310,9 @@ def fit_dataset(store: GraphStore, dataset: str, kind: str | Path = "space", met
         Fixed rates.
     progress : callable, optional
         ``progress(done, bootstrap)`` after each bootstrap refit.
+    max_iter, tol : int, float
+        The EM's stopping rule (:func:`kstp.kst.blim.fit_blim`; pks's ``maxiter``, ``tol``);
+        a fit that stops at ``max_iter`` says so (:meth:`BlimReport.convergence_note`).
 
     Raises
     ------
@@ -310,13 +329,14 @@ def fit_dataset(store: GraphStore, dataset: str, kind: str | Path = "space", met
         states, note = structure_file(path, data.items, limit)
         kind, source = f"file:{path.name}", {"structureSha256": hashlib.sha256(path.read_bytes()).hexdigest()}
     return _fit(data, states, dataset, kind, method, bootstrap, seed, careless_equal, guess_equal, fix_careless,
-                fix_guess, source, note, progress)
+                fix_guess, source, note, progress, max_iter, tol)
 
 
 def fit_files(structure_path: str | Path, responses_path: str | Path, method: str = "ML", bootstrap: int = 0,
               seed: int = 0, careless_equal: bool = False, guess_equal: bool = False,
               fix_careless: dict[str, float] | None = None, fix_guess: dict[str, float] | None = None,
-              limit: int = 20_000, progress: Callable[[int, int], None] | None = None) -> BlimReport:
+              limit: int = 20_000, progress: Callable[[int, int], None] | None = None, max_iter: int = 10_000,
+              tol: float = 1e-7) -> BlimReport:
     """Fit a BLIM of a structure file to a response file, with no graph: pks's ``blim(K, N.R)``.
 
     The response file (:func:`kstp.loaders.kstio.read_kst_file`: a kstIO data file, or a
@@ -339,19 +359,21 @@ def fit_files(structure_path: str | Path, responses_path: str | Path, method: st
     digests = {"structureSha256": hashlib.sha256(structure_path.read_bytes()).hexdigest(),
                "responsesSha256": hashlib.sha256(responses_path.read_bytes()).hexdigest()}
     return _fit(data, states, responses_path.stem, f"file:{structure_path.name}", method, bootstrap, seed,
-                careless_equal, guess_equal, fix_careless, fix_guess, digests, note, progress)
+                careless_equal, guess_equal, fix_careless, fix_guess, digests, note, progress, max_iter, tol)
 
 
 def _fit(data: ResponseData, states: np.ndarray, dataset: str, kind: str, method: str, bootstrap: int, seed: int,
          careless_equal: bool, guess_equal: bool, fix_careless: dict[str, float] | None,
          fix_guess: dict[str, float] | None, source: dict, note: str,
-         progress: Callable[[int, int], None] | None = None) -> BlimReport:
+         progress: Callable[[int, int], None] | None = None, max_iter: int = 10_000,
+         tol: float = 1e-7) -> BlimReport:
     patterns, counts, inverse = model.response_patterns(data.matrix)
     every = [list(range(len(data.items)))]
     fit = model.fit_blim(states, patterns, counts, data.items, method,
                          beta_fix=_item_index(data.items, fix_careless, "--fix-careless"),
                          eta_fix=_item_index(data.items, fix_guess, "--fix-guess"),
-                         beta_equal=every if careless_equal else None, eta_equal=every if guess_equal else None)
+                         beta_equal=every if careless_equal else None, eta_equal=every if guess_equal else None,
+                         tol=tol, max_iter=max_iter)
     best, post = model.most_likely_states(fit)
     p, se_source = None, "observed information (outer product of scores)"
     if bootstrap:
@@ -364,6 +386,8 @@ def _fit(data: ResponseData, states: np.ndarray, dataset: str, kind: str, method
     config = {"evaluator": "blim", "evaluatorVersion": VERSION, "dataset": dataset, "structure": kind,
               "method": method, "bootstrap": bootstrap, "seed": seed, "carelessEqual": careless_equal,
               "guessEqual": guess_equal, "fixCareless": fix_careless or {}, "fixGuess": fix_guess or {}, **source}
+    if (max_iter, tol) != (10_000, 1e-7):  # the defaults stay out: the run ids of earlier fits stay as they were
+        config.update(maxIter=max_iter, tol=tol)
     digest = hashlib.sha256(json.dumps(config, sort_keys=True).encode()).hexdigest()
     label = "file" if kind.startswith("file:") else kind
     return BlimReport(dataset, kind, f"blim:{dataset}:{label}:{method}:{digest[:12]}", data, fit, best[inverse],

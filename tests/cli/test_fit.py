@@ -320,3 +320,24 @@ def test_fit_refuses_a_csv_cell_that_is_not_0_1_naming_file_line_and_column(tmp_
     assert result.exit_code == 1, result.output
     [line] = result.stderr.strip().splitlines()
     assert line.startswith(f"Error: {tmp_path}/") and said in line, line
+
+
+def test_fit_blim_max_iter_stops_the_em_and_says_so_as_pks_warns(tmp_path):
+    """pks's blim(endm$K, endm$N.R, "ML", maxiter = 5) (tests/data/kst/blim_identify.json) warns
+    'iteration maximum has been exceeded'; kstp gives its estimates and says it did not converge."""
+    ref = json.loads((KST / "blim_identify.json").read_text())["endm_K_ML_maxiter5"]
+    args = ["fit", "blim", "--responses", KST / "kstio" / "endm.dat", "--structure", KST / "kstio" / "endm.kst"]
+    result = run_kstp(*args, "--max-iter", "5", "--json")
+    assert result.exit_code == 0, result.output
+    fit = json.loads(result.stdout)
+    assert (fit["iterations"], fit["converged"], fit["maxIter"]) == (5, False, 5)
+    assert [row["careless"] for row in fit["items"]] == pytest.approx(ref["beta"], abs=1e-12)
+    assert fit["convergenceNote"].startswith("the EM did not converge: it stopped at the maximum of 5 iterations")
+    text = run_kstp(*args, "--max-iter", "5")
+    assert "5 iterations (not converged)" in text.stdout
+    assert "warning: the EM did not converge" in " ".join(text.stderr.split())
+    done = json.loads(run_kstp(*args, "--tol", "1e-4", "--json").stdout)
+    full = json.loads(run_kstp(*args, "--json").stdout)
+    assert done["converged"] and full["converged"] and done["iterations"] < full["iterations"]
+    assert done["convergenceNote"] is None and full["runId"] != done["runId"]  # another stopping rule, another run
+    assert run_kstp(*args, "--tol", "0").exit_code == 2
