@@ -177,6 +177,9 @@ def blim(ctx, dataset: str | None, responses: Path | None, kind: str | Path, met
         message(f"warning: {summary['convergenceNote']}")
     if summary["gofUndefined"]:
         message(summary["gofUndefined"])
+    for note in (summary["identifiability"] or {}).get("note"), summary["boundaryNote"]:
+        if note:
+            message(note)
     if summary["residualsNote"] and out is not None:
         message(summary["residualsNote"])
     if summary["structureSource"]:

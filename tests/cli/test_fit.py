@@ -341,3 +341,41 @@ def test_fit_blim_max_iter_stops_the_em_and_says_so_as_pks_warns(tmp_path):
     assert done["converged"] and full["converged"] and done["iterations"] < full["iterations"]
     assert done["convergenceNote"] is None and full["runId"] != done["runId"]  # another stopping rule, another run
     assert run_kstp(*args, "--tol", "0").exit_code == 2
+
+
+def test_fit_blim_names_the_rates_no_data_can_identify_and_blanks_their_standard_errors(tmp_path):
+    """The hand-made structure of tests/kst/test_blim_identify.py: forward-graded in a, backward-graded in
+    b and c, so eta_a, beta_b, beta_c trade off with the state probabilities (pks's blimit: rank 7 of 10)."""
+    ref = json.loads((KST / "blim_identify.json").read_text())["hand"]
+    structure = tmp_path / "hand.csv"
+    structure.write_text("a,b,c\n0,0,0\n1,0,0\n1,1,0\n1,0,1\n1,1,1\n")
+    counts = {"000": 30, "100": 40, "110": 35, "101": 25, "111": 50, "010": 8, "001": 7, "011": 5}
+    responses = tmp_path / "answers.csv"
+    responses.write_text("a,b,c\n" + "".join(f"{','.join(p)}\n" * n for p, n in counts.items()))
+    args = ["fit", "blim", "--responses", responses, "--structure", structure]
+    fit = json.loads(run_kstp(*args, "--json").stdout)
+    found = fit["identifiability"]
+    assert (found["rank"], found["parameters"], found["nullSpaceDimension"]) == (ref["rank"], ref["npar"], 3)
+    assert [n for n in found["unidentified"] if not n.startswith("probability")] == ["careless b", "careless c",
+                                                                                      "guess a"]
+    items = {row["questionId"]: row for row in fit["items"]}
+    assert [items[q]["carelessSe"] is None for q in "abc"] == [False, True, True]
+    assert [items[q]["guessSe"] is None for q in "abc"] == [True, False, False]
+    assert [items[q]["carelessIdentified"] for q in "abc"] == [True, False, False]
+    text = run_kstp(*args)
+    said = " ".join(text.stderr.split())
+    assert "not identifiable: careless b, careless c, guess a and 4 state probabilities (Jacobian rank 7 of 10" in said
+    assert "their standard errors are left blank" in said
+
+
+def test_fit_blim_on_a_structure_that_identifies_everything_keeps_every_standard_error():
+    """endm's K: pks's blimit finds rank 14 of 14 (tests/data/kst/blim_identify.json)."""
+    ref = json.loads((KST / "blim_identify.json").read_text())["endm_K"]
+    fit = json.loads(run_kstp("fit", "blim", "--responses", KST / "kstio" / "endm.dat", "--structure",
+                              KST / "kstio" / "endm.kst", "--json").stdout)
+    assert fit["identifiability"] == {"checked": True, "rank": ref["rank"], "parameters": ref["npar"],
+                                      "nullSpaceDimension": 0, "unidentified": [], "note": None}
+    assert [row["carelessSe"] is None for row in fit["items"]] == [False, False, False, True]
+    assert all(row["guessSe"] > 0 for row in fit["items"])
+    assert fit["items"][3]["careless"] < 2e-6  # beta_d at the boundary: no SE, and that is the reason given
+    assert fit["boundaryNote"].startswith("no standard error for careless d: estimated at the boundary")

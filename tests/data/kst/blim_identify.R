@@ -32,6 +32,14 @@ for (name in names(structures)) {
   cat(name, "rank", b$Rank, "of", b$NPar, "\n")
 }
 
+## chess DST3 (16 items, 232 states): the rank of pks's Jacobian (R's qr, as blimit takes it; blimit's
+## trade-off analysis runs for hours on its 65,535 rows).
+K <- chess$dst3; storage.mode(K) <- "integer"
+J <- jacobian(list(K = K), P.K = seq_len(232) / sum(seq_len(232)), beta = seq(0.05, 0.3, length.out = 16),
+              eta = seq(0.25, 0.1, length.out = 16))
+out$chess_dst3 <- list(rank = qr(J)$rank, npar = ncol(J))
+cat("chess_dst3 rank", out$chess_dst3$rank, "of", ncol(J), "\n")
+
 ## chess DST1 (pks's data): iterations of each method on the 92 learners (chess$N.R).
 out$chess_dst1 <- list(states = patterns(chess$dst1), items = colnames(chess$dst1))
 for (m in c("ML", "MD", "MDML")) {
