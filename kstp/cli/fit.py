@@ -122,7 +122,8 @@ def blim(ctx, dataset: str | None, responses: Path | None, kind: str | Path, met
     (--structure FILE; it need not be closed under union). The fit goes onto the graph
     (careless/guess on each Question, probability on each KnowledgeState, the most
     likely state on each Learner, the figures on a Run; kstp kst next-steps reads it);
-    a refused fit writes nothing. With --responses FILE no graph is opened: pks's
+    a refused fit writes nothing. --json also lists every state with its probability
+    (stateProbabilities: pks's P.K). With --responses FILE no graph is opened: pks's
     blim(K, N.R) on two files.
 
     \b
@@ -162,7 +163,10 @@ def blim(ctx, dataset: str | None, responses: Path | None, kind: str | Path, met
     figures, tables = _fit_files(report, out, name, f"{name}: BLIM ({label}, {method})") if out else ([], [])
     summary = report.summary()
     if as_json:
-        emit({**summary, "written": not no_write, "figures": figures, "files": tables, "items": report.items_table()})
+        states = [{"state": [q for q, x in zip(report.fit.items, row, strict=True) if x], "size": int(row.sum()),
+                   "probability": float(p)} for row, p in zip(report.fit.states, report.fit.p_k, strict=True)]
+        emit({**summary, "written": not no_write, "figures": figures, "files": tables, "items": report.items_table(),
+              "stateProbabilities": states})
         return
     print_table(report.items_table(), title=f"BLIM of {name}: {label}, {method}, {summary['states']} states",
                 digits=4)

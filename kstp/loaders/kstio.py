@@ -18,10 +18,12 @@ the rows alone; ``csv``, a header of item names and comma-separated cells (R's
 ``write.csv(x, row.names = FALSE)``, what kstIO writes with ``format = "CSV"``). A CSV
 whose first header cell is empty, or whose first column holds ids (text, or distinct
 whole numbers not all 0/1), has row names first (R's ``write.csv`` with row names, pks's
-matrices, kstp's wide responses): they are kept as row labels. Every other column is an
-item and holds 0/1, except a structure's ``probability`` column (:data:`EXTRA_COLUMNS`):
-a ``2`` or ``0.5`` in an item column is refused with its line and column, never the
-column dropped (issue 48), and so is a file separated by semicolons or tabs. Files
+matrices, kstp's wide responses): they are kept as row labels. A CSV whose first line is
+a row of 0/1 cells has no header: its columns are unnamed, as in the other layouts, and an
+item column with an empty header cell is refused. Every other column is an item and holds
+0/1, except a structure's ``probability`` column (:data:`EXTRA_COLUMNS`): a ``2`` or
+``0.5`` in an item column is refused with its line and column, never the column dropped
+(issue 48), and so is a file separated by semicolons or tabs. Files
 without a header have no item names: kstIO names them ``a``, ``b``, ... (:func:`letters`),
 and kstp maps them onto a dataset's questions in order.
 
@@ -238,7 +240,12 @@ def _read_csv(path: Path, lines: list[str], kind: str | None) -> KstFile:
 
     table = list(csv.reader(lines))
     header = [restore(c.strip()) for c in table[0]]
-    numbered = [(number, [restore(c.strip()) for c in row]) for number, row in enumerate(table[1:], 2)]
+    digits = set("012") if kind == "basis" else set("01")
+    named = not all(c in digits for c in header)  # a first line of 0/1 cells is a row: no header, kstIO's letters
+    if not named:
+        header = letters(len(header))
+    numbered = [(number, [restore(c.strip()) for c in row]) for number, row in enumerate(table[1 - (not named):],
+                                                                                       2 - (not named))]
     for number, row in numbered:
         if len(row) != len(header) and any(row):
             raise _bad(path, number, f"{len(row)} cells for the {len(header)} columns of the header")
@@ -246,9 +253,8 @@ def _read_csv(path: Path, lines: list[str], kind: str | None) -> KstFile:
     body = [row for _, row in numbered]
     if not body:
         raise _bad(path, 1, "only a header: no rows")
-    digits = set("012") if kind == "basis" else set("01")
     cells = "0, 1 or 2" if kind == "basis" else "0 or 1"
-    labelled = _has_labels(header[0], [row[0] for row in body], digits)
+    labelled = named and _has_labels(header[0], [row[0] for row in body], digits)
     items, extra = [], {}
     for j in range(1 if labelled else 0, len(header)):
         values = [row[j] for row in body]
@@ -266,6 +272,9 @@ def _read_csv(path: Path, lines: list[str], kind: str | None) -> KstFile:
                 f" (a column of state probabilities is named {EXTRA_COLUMNS[0]})"
             raise _bad(path, numbered[bad][0], f"column {j + 1} ({header[j]!r}) holds {values[bad]!r}: an item "
                        f"column holds {cells}{hint}")
+        if not header[j]:
+            raise _bad(path, 1, f"column {j + 1} has no name in the header; name every item column, or leave the "
+                       "header out (the columns are then a, b, c, ... as kstIO names them)")
         if extra:
             raise _bad(path, 1, f"item column {header[j]!r} comes after the {next(iter(extra))!r} column; put "
                        "item columns first")
@@ -277,7 +286,7 @@ def _read_csv(path: Path, lines: list[str], kind: str | None) -> KstFile:
     if repeated:
         raise _bad(path, 1, f"item {repeated[0]!r} names two columns")
     codes = np.array([[int(row[j]) for j in items] for row in body], dtype=np.uint8)
-    return KstFile(kind, "csv", (codes > 0).astype(np.uint8), names, True,
+    return KstFile(kind, "csv", (codes > 0).astype(np.uint8), names, named,
                    labels=[row[0] for row in body] if labelled else None,
                    codes=codes if kind == "basis" else None, extra=extra or None)
 

@@ -196,6 +196,10 @@ def test_fit_blim_responses_file_needs_no_graph(tmp_path, monkeypatch):
     fit, ref = json.loads(result.stdout), PKS_STRUCTURES["endm_K/MDML"]
     assert fit["G2"] == pytest.approx(ref["G2"], abs=1e-4) and fit["written"] is False
     assert [row["careless"] for row in fit["items"]] == pytest.approx(ref["beta"], abs=1e-4)
+    # issue 48: the state probabilities in --json too (pks's P.K, state by state)
+    found = {"".join("1" if q in s["state"] else "0" for q in "abcd"): s["probability"]
+             for s in fit["stateProbabilities"]}
+    assert found == pytest.approx(dict(zip(ref["states"], ref["P_K"], strict=True)), abs=1e-10)
     learners = pd.read_csv(tmp_path / "out" / "blim_learners_endm.csv", keep_default_na=False)
     assert len(learners) == 200 and set(learners.columns) == {"learnerId", "state", "posterior", "nextSteps"}
     assert not (tmp_path / ".kstp").exists()  # no graph was opened

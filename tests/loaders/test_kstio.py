@@ -162,3 +162,17 @@ def test_numeric_learner_ids_are_row_names_and_a_0_1_first_column_an_item(tmp_pa
     path.write_text("a,b\n1,0\n0,1\n")
     read = read_kst_file(path, kind="data")
     assert read.labels is None and read.matrix.tolist() == [[1, 0], [0, 1]]
+
+
+def test_a_csv_without_header_has_kstio_letters_and_an_empty_header_cell_is_refused(tmp_path):
+    path = tmp_path / "k.csv"
+    path.write_text("0,0,0\n1,0,0\n1,1,1\n")  # issue 48: this read "item '0' names two columns"
+    read = read_kst_file(path)
+    assert (read.items, read.named, read.labels) == (["a", "b", "c"], False, None)
+    assert read.matrix.tolist() == [[0, 0, 0], [1, 0, 0], [1, 1, 1]]
+    path.write_text("0,0\n1,2\n")
+    with pytest.raises(InputError, match=r"k.csv:2: column 2 \('b'\) holds '2'"):  # line numbers count the first row
+        read_kst_file(path)
+    path.write_text("a,,c\n0,0,0\n1,1,1\n")  # kst analyse named the middle item '', fit blim refused it
+    with pytest.raises(InputError, match=r"k.csv:1: column 2 has no name in the header; name every item column"):
+        read_kst_file(path)
