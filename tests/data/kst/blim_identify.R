@@ -54,4 +54,13 @@ f <- withCallingHandlers(blim(endm$K, endm$N.R, "ML", maxiter = 5),
                          warning = function(w) {warned <<- conditionMessage(w); invokeRestart("muffleWarning")})
 out$endm_K_ML_maxiter5 <- list(iter = f$iter, P_K = unname(f$P.K), beta = unname(f$beta), eta = unname(f$eta),
                                warning = warned)
+## The simple learning model (pks::slm) on DoignonFalmagne7 (a learning space), each method.
+out$slm_DoignonFalmagne7 <- list(states = patterns(DoignonFalmagne7$K))
+for (m in c("ML", "MD", "MDML")) {
+  f <- slm(DoignonFalmagne7$K, DoignonFalmagne7$N.R, m)
+  out$slm_DoignonFalmagne7[[m]] <- list(iter = f$iter, g = unname(f$g), P_K = unname(f$P.K), beta = unname(f$beta),
+                                        eta = unname(f$eta), loglik = f$loglik,
+                                        G2 = unname(f$goodness.of.fit["G2"]), df = unname(f$goodness.of.fit["df"]),
+                                        npar = f$npar, discrepancy = f$discrepancy)
+}
 writeLines(toJSON(out, auto_unbox = TRUE, digits = NA), file.path(out_dir, "blim_identify.json"))
