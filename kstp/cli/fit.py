@@ -97,6 +97,11 @@ def fit() -> None:
               help="Fix a lucky-guess rate (all=RATE: every item).")
 @click.option("--limit", type=click.IntRange(min=1), default=20_000, show_default=True,
               help="Refuse a structure with more states than this.")
+@click.option("--max-iter", type=click.IntRange(min=1), default=10_000, show_default=True,
+              help="Stop the EM (ML, MDML) after this many iterations; a fit that stops here is reported as not "
+                   "converged (pks::blim's maxiter).")
+@click.option("--tol", type=click.FloatRange(min=0, min_open=True), default=1e-7, show_default=True,
+              help="The EM has converged when no parameter moves more than this in one iteration (pks's tol).")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path),
               help="Also write here the residual plot and the error-rate figure (PNG), the states with their "
                    "probabilities (blim_states_<name>.csv: a 0/1 column per item, then probability; R's read.csv "
@@ -106,7 +111,7 @@ def fit() -> None:
 @click.pass_context
 def blim(ctx, dataset: str | None, responses: Path | None, kind: str | Path, method: str, bootstrap: int, seed: int,
          careless_equal: bool, guess_equal: bool, fix_careless: tuple[str, ...], fix_guess: tuple[str, ...],
-         limit: int, out: Path | None, no_write: bool, as_json: bool) -> None:
+         limit: int, max_iter: int, tol: float, out: Path | None, no_write: bool, as_json: bool) -> None:
     """Fit the basic local independence model (BLIM) to a dataset's learners, or to a response file.
 
     Each knowledge state gets a probability, each question a careless-error rate
@@ -117,7 +122,8 @@ def blim(ctx, dataset: str | None, responses: Path | None, kind: str | Path, met
     (--structure FILE; it need not be closed under union). The fit goes onto the graph
     (careless/guess on each Question, probability on each KnowledgeState, the most
     likely state on each Learner, the figures on a Run; kstp kst next-steps reads it);
-    a refused fit writes nothing. With --responses FILE no graph is opened: pks's
+    a refused fit writes nothing. --json also lists every state with its probability
+    (stateProbabilities: pks's P.K). With --responses FILE no graph is opened: pks's
     blim(K, N.R) on two files.
 
     \b
@@ -142,13 +148,14 @@ def blim(ctx, dataset: str | None, responses: Path | None, kind: str | Path, met
     if responses is not None:
         with _fitting(responses.name, bootstrap) as update:
             report = evaluator.fit_files(kind, responses, method, bootstrap, seed, careless_equal, guess_equal,
-                                         *rates, limit, progress=update)
+                                         *rates, limit, progress=update, max_iter=max_iter, tol=tol)
         no_write, name = True, responses.stem
     else:
         store = get_store(ctx)
         with _fitting(dataset, bootstrap) as update:
             report = evaluator.fit_dataset(store, dataset, kind, method, bootstrap, seed, careless_equal,
-                                           guess_equal, *rates, limit, progress=update)
+                                           guess_equal, *rates, limit, progress=update, max_iter=max_iter,
+                                           tol=tol)
         if not no_write:
             evaluator.write_fit(store, report)
         name = dataset
@@ -156,7 +163,10 @@ def blim(ctx, dataset: str | None, responses: Path | None, kind: str | Path, met
     figures, tables = _fit_files(report, out, name, f"{name}: BLIM ({label}, {method})") if out else ([], [])
     summary = report.summary()
     if as_json:
-        emit({**summary, "written": not no_write, "figures": figures, "files": tables, "items": report.items_table()})
+        states = [{"state": [q for q, x in zip(report.fit.items, row, strict=True) if x], "size": int(row.sum()),
+                   "probability": float(p)} for row, p in zip(report.fit.states, report.fit.p_k, strict=True)]
+        emit({**summary, "written": not no_write, "figures": figures, "files": tables, "items": report.items_table(),
+              "stateProbabilities": states})
         return
     print_table(report.items_table(), title=f"BLIM of {name}: {label}, {method}, {summary['states']} states",
                 digits=4)
@@ -165,9 +175,15 @@ def blim(ctx, dataset: str | None, responses: Path | None, kind: str | Path, met
         f"G2({summary['df']}) = {summary['G2']:.3f}, p = {summary['pValue']:.4g}"
     click.echo(f"{gof}{p}; AIC {summary['AIC']:.2f}, "
                f"BIC {summary['BIC']:.2f}; {summary['learners']} learners, {summary['patterns']} patterns, "
-               f"{summary['iterations']} iterations; mean discrepancy {summary['discrepancy']:.3f}")
+               f"{summary['iterations']} iterations{'' if summary['converged'] else ' (not converged)'}; mean "
+               f"discrepancy {summary['discrepancy']:.3f}")
+    if summary["convergenceNote"]:
+        message(f"warning: {summary['convergenceNote']}")
     if summary["gofUndefined"]:
         message(summary["gofUndefined"])
+    for note in (summary["identifiability"] or {}).get("note"), summary["boundaryNote"]:
+        if note:
+            message(note)
     if summary["residualsNote"] and out is not None:
         message(summary["residualsNote"])
     if summary["structureSource"]:

@@ -37,6 +37,7 @@ from kstp.graph.structures import dataset_answers, dataset_questions, dataset_sp
 from kstp.inference.runs import now
 from kstp.kst import blim as model
 from kstp.kst import blim_gof as gof
+from kstp.kst import blim_identify as identify
 from kstp.kst import iita as learned
 from kstp.kst.analysis import Structure, span
 from kstp.kst.spaces import KnowledgeSpace, TooManyStatesError
@@ -193,6 +194,7 @@ class BlimReport:
     se_source: str  # how the standard errors of beta and eta were obtained
     config: dict
     structure_note: str = field(default="")  # where the states came from (a file: how its columns were read)
+    identified: identify.Identifiability | None = None  # which parameters the structure identifies
 
     def summary(self) -> dict:
         """The fit's figures as a JSON-ready dict."""
@@ -204,8 +206,54 @@ class BlimReport:
                 "logLikelihood": f.log_likelihood, "G2": f.g2, "df": f.df, "pValue": f.p_value,
                 "nParameters": f.n_parameters, "AIC": f.aic, "BIC": f.bic, "discrepancy": f.discrepancy,
                 "bootstrapP": self.bootstrap_p, "bootstrapSamples": self.bootstrap_samples,
+                "converged": f.converged, "maxIter": f.options["max_iter"], "tol": f.options["tol"],
+                "lastChange": None if np.isnan(f.last_change) else f.last_change,
+                "convergenceNote": self.convergence_note(), "identifiability": self.identifiability(),
+                "boundaryNote": self.boundary_note(),
                 "standardErrors": self.se_source, "gofUndefined": self.gof_undefined(),
                 "residualsNote": self.residuals_note(), "errors": f.errors}
+
+    def identifiability(self) -> dict | None:
+        """The Jacobian's rank, the parameters it cannot identify and why their standard errors are blank."""
+        i = self.identified
+        if i is None:
+            return None
+        note = i.reason
+        if i.checked and i.unidentified:
+            rates = [n for n in i.unidentified if not n.startswith("probability ")]
+            states = len(i.unidentified) - len(rates)
+            named = ", ".join(rates) + (" and " if rates and states else "") + (
+                f"{states} state probabilit{'y' if states == 1 else 'ies'}" if states else "")
+            note = (f"not identifiable: {named} (Jacobian rank {i.rank} of {i.n_parameters} free parameters, as "
+                    "pks's blimit computes it): other values of them, with other state probabilities, give every "
+                    "response pattern the same probability, so no data can fix them; their standard errors are "
+                    "left blank")
+        return {"checked": i.checked, "rank": i.rank, "parameters": i.n_parameters,
+                "nullSpaceDimension": i.null_dimension, "unidentified": i.unidentified, "note": note}
+
+    def boundary_note(self) -> str | None:
+        """Which free rates have no standard error because they sit at the boundary (0 or 1), or None."""
+        f, o = self.fit, self.fit.options
+        if self.bootstrap_samples:
+            return None
+        at = [f"{label} {q.split(':', 1)[-1]}" for label, rates, fixed in (("careless", f.beta, o["beta_fix"]),
+                                                                           ("guess", f.eta, o["eta_fix"]))
+              for q, rate, fix in zip(f.items, rates, fixed, strict=True)
+              if np.isnan(fix) and not 1.01e-6 < rate < 1 - 1.01e-6]  # kst.blim: SE only inside
+        return (f"no standard error for {', '.join(at)}: estimated at the boundary (0 or 1), where the observed "
+                "information gives none (--bootstrap gives one)") if at else None
+
+    def convergence_note(self) -> str | None:
+        """Why the estimates are not the EM's limit (it stopped at ``max_iter``), or None when it converged.
+
+        pks's ``blim`` warns "iteration maximum has been exceeded" in the same case.
+        """
+        f = self.fit
+        if f.converged:
+            return None
+        return (f"the EM did not converge: it stopped at the maximum of {f.options['max_iter']:,} iterations with "
+                f"a parameter still moving by {f.last_change:.3g} (more than --tol {f.options['tol']:g}); the "
+                "estimates are not the maximum-likelihood ones: raise --max-iter")
 
     def residuals_note(self) -> str | None:
         """Why the deviance residuals are all zero (df <= 0), or None when they are not.
@@ -236,9 +284,12 @@ class BlimReport:
 
     def items_table(self) -> pd.DataFrame:
         """careless (beta) and guess (eta) with standard errors, one row per question."""
-        f = self.fit
-        return pd.DataFrame({"questionId": f.items, "careless": f.beta, "carelessSe": f.beta_se, "guess": f.eta,
-                             "guessSe": f.eta_se})
+        f, i = self.fit, self.identified
+        table = pd.DataFrame({"questionId": f.items, "careless": f.beta, "carelessSe": f.beta_se, "guess": f.eta,
+                              "guessSe": f.eta_se})
+        if i is not None and i.checked:  # False: blank standard error, the parameter cannot be identified
+            table = table.assign(carelessIdentified=i.beta_identified, guessIdentified=i.eta_identified)
+        return table
 
     def states_table(self) -> pd.DataFrame:
         """One row per state: a 0/1 column per item (local ids), then its probability (kstIO's CSV layout, as R
@@ -275,7 +326,8 @@ def _item_index(items: list[str], spec: dict[str, float] | None, what: str) -> n
 def fit_dataset(store: GraphStore, dataset: str, kind: str | Path = "space", method: str = "ML",
                 bootstrap: int = 0, seed: int = 0, careless_equal: bool = False, guess_equal: bool = False,
                 fix_careless: dict[str, float] | None = None, fix_guess: dict[str, float] | None = None,
-                limit: int = 20_000, progress: Callable[[int, int], None] | None = None) -> BlimReport:
+                limit: int = 20_000, progress: Callable[[int, int], None] | None = None, max_iter: int = 10_000,
+                tol: float = 1e-7) -> BlimReport:
     """Fit the BLIM of ``dataset`` and assess its learners; nothing is written (see :func:`write_fit`).
 
     Parameters
@@ -294,6 +346,9 @@ def fit_dataset(store: GraphStore, dataset: str, kind: str | Path = "space", met
         Fixed rates.
     progress : callable, optional
         ``progress(done, bootstrap)`` after each bootstrap refit.
+    max_iter, tol : int, float
+        The EM's stopping rule (:func:`kstp.kst.blim.fit_blim`; pks's ``maxiter``, ``tol``);
+        a fit that stops at ``max_iter`` says so (:meth:`BlimReport.convergence_note`).
 
     Raises
     ------
@@ -310,13 +365,14 @@ def fit_dataset(store: GraphStore, dataset: str, kind: str | Path = "space", met
         states, note = structure_file(path, data.items, limit)
         kind, source = f"file:{path.name}", {"structureSha256": hashlib.sha256(path.read_bytes()).hexdigest()}
     return _fit(data, states, dataset, kind, method, bootstrap, seed, careless_equal, guess_equal, fix_careless,
-                fix_guess, source, note, progress)
+                fix_guess, source, note, progress, max_iter, tol)
 
 
 def fit_files(structure_path: str | Path, responses_path: str | Path, method: str = "ML", bootstrap: int = 0,
               seed: int = 0, careless_equal: bool = False, guess_equal: bool = False,
               fix_careless: dict[str, float] | None = None, fix_guess: dict[str, float] | None = None,
-              limit: int = 20_000, progress: Callable[[int, int], None] | None = None) -> BlimReport:
+              limit: int = 20_000, progress: Callable[[int, int], None] | None = None, max_iter: int = 10_000,
+              tol: float = 1e-7) -> BlimReport:
     """Fit a BLIM of a structure file to a response file, with no graph: pks's ``blim(K, N.R)``.
 
     The response file (:func:`kstp.loaders.kstio.read_kst_file`: a kstIO data file, or a
@@ -339,19 +395,21 @@ def fit_files(structure_path: str | Path, responses_path: str | Path, method: st
     digests = {"structureSha256": hashlib.sha256(structure_path.read_bytes()).hexdigest(),
                "responsesSha256": hashlib.sha256(responses_path.read_bytes()).hexdigest()}
     return _fit(data, states, responses_path.stem, f"file:{structure_path.name}", method, bootstrap, seed,
-                careless_equal, guess_equal, fix_careless, fix_guess, digests, note, progress)
+                careless_equal, guess_equal, fix_careless, fix_guess, digests, note, progress, max_iter, tol)
 
 
 def _fit(data: ResponseData, states: np.ndarray, dataset: str, kind: str, method: str, bootstrap: int, seed: int,
          careless_equal: bool, guess_equal: bool, fix_careless: dict[str, float] | None,
          fix_guess: dict[str, float] | None, source: dict, note: str,
-         progress: Callable[[int, int], None] | None = None) -> BlimReport:
+         progress: Callable[[int, int], None] | None = None, max_iter: int = 10_000,
+         tol: float = 1e-7) -> BlimReport:
     patterns, counts, inverse = model.response_patterns(data.matrix)
     every = [list(range(len(data.items)))]
     fit = model.fit_blim(states, patterns, counts, data.items, method,
                          beta_fix=_item_index(data.items, fix_careless, "--fix-careless"),
                          eta_fix=_item_index(data.items, fix_guess, "--fix-guess"),
-                         beta_equal=every if careless_equal else None, eta_equal=every if guess_equal else None)
+                         beta_equal=every if careless_equal else None, eta_equal=every if guess_equal else None,
+                         tol=tol, max_iter=max_iter)
     best, post = model.most_likely_states(fit)
     p, se_source = None, "observed information (outer product of scores)"
     if bootstrap:
@@ -361,13 +419,21 @@ def _fit(data: ResponseData, states: np.ndarray, dataset: str, kind: str, method
         free_eta = np.isnan(fit.options["eta_fix"])
         fit.beta_se = np.where(free_beta, sample.beta_sd, np.nan)
         fit.eta_se = np.where(free_eta, sample.eta_sd, np.nan)
+    o = fit.options
+    identified = identify.identifiability(fit.states, fit.items, o["beta_fix"], o["eta_fix"], o["beta_equal"],
+                                          o["eta_equal"])
+    if identified.checked:  # a standard error of a parameter no data can fix says nothing
+        fit.beta_se = np.where(identified.beta_identified, fit.beta_se, np.nan)
+        fit.eta_se = np.where(identified.eta_identified, fit.eta_se, np.nan)
     config = {"evaluator": "blim", "evaluatorVersion": VERSION, "dataset": dataset, "structure": kind,
               "method": method, "bootstrap": bootstrap, "seed": seed, "carelessEqual": careless_equal,
               "guessEqual": guess_equal, "fixCareless": fix_careless or {}, "fixGuess": fix_guess or {}, **source}
+    if (max_iter, tol) != (10_000, 1e-7):  # the defaults stay out: the run ids of earlier fits stay as they were
+        config.update(maxIter=max_iter, tol=tol)
     digest = hashlib.sha256(json.dumps(config, sort_keys=True).encode()).hexdigest()
     label = "file" if kind.startswith("file:") else kind
     return BlimReport(dataset, kind, f"blim:{dataset}:{label}:{method}:{digest[:12]}", data, fit, best[inverse],
-                      post[inverse], p, bootstrap, se_source, {**config, "configHash": digest}, note)
+                      post[inverse], p, bootstrap, se_source, {**config, "configHash": digest}, note, identified)
 
 
 def _members(items, row) -> list[str]:
@@ -384,7 +450,8 @@ def write_fit(store: GraphStore, report: BlimReport) -> None:
     links = [(sid, q) for sid, row in zip(state_ids, f.states, strict=True) for q in _members(f.items, row)]
     store.write_relationships("CONTAINS", "KnowledgeState", "Question",
                               pd.DataFrame(links, columns=["from_id", "to_id"]))
-    items = report.items_table().rename(columns={"questionId": "id"})
+    items = report.items_table()[["questionId", "careless", "carelessSe", "guess", "guessSe"]].rename(
+        columns={"questionId": "id"})
     store.write_nodes("Question", items.assign(blimRunId=report.run_id))
     store.write_nodes("Learner", pd.DataFrame({
         "id": report.data.learners, "blimStateId": [state_ids[i] for i in report.learner_state],

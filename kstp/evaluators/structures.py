@@ -50,8 +50,9 @@ def load_structure(store: GraphStore | None, dataset: str | None, path: str | Pa
                    limit: int = 100_000) -> tuple[Structure, str]:
     """The structure to analyse and where it came from: a dataset's knowledge space, or a file.
 
-    A file's structure, space or data rows are its states; a basis gives the space it
-    spans, a relation its quasi-ordinal space. Item names are the file's (a CSV header),
+    A file's structure or space rows are its states; a basis gives the space it spans, a
+    relation its quasi-ordinal space; a data file (response patterns) is refused, as
+    kstIO's ``read_kstructure`` refuses it. Item names are the file's (a CSV header),
     else kstIO's letters ``a``, ``b``, ...
 
     Raises
@@ -59,8 +60,8 @@ def load_structure(store: GraphStore | None, dataset: str | None, path: str | Pa
     TooManyStatesError
         When the dataset's space has more than ``limit`` states.
     KstpError
-        When a file holds more than ``limit`` states, or neither or both of ``dataset``
-        and ``path`` are given; as :func:`kstp.loaders.kstio.read_kst_file`.
+        When a file holds response patterns or more than ``limit`` states, or neither or
+        both of ``dataset`` and ``path`` are given; as :func:`kstp.loaders.kstio.read_kst_file`.
     """
     if (dataset is None) == (path is None):
         raise KstpError("analyse a dataset's knowledge space or a structure file: give one of the two")
@@ -72,6 +73,10 @@ def load_structure(store: GraphStore | None, dataset: str | None, path: str | Pa
 
     path = Path(path)
     read = read_kst_file(path)
+    if read.kind == "data":  # response patterns repeat and need not hold {} or Q: kstIO refuses them as a structure
+        said = "its #SRBT line" if read.format == "srbt" else f"its name ({path.suffix})"
+        raise KstpError(f"{path} holds response patterns ({said} says data), not states; give a structure, space, "
+                        "basis or relation file, or fit the patterns: kstp fit blim --responses FILE")
     matrix, what = read.matrix, read.kind or "structure"
     if read.kind == "basis":
         matrix, what = span(matrix, limit), "the space its basis spans"

@@ -168,6 +168,12 @@ class BlimFit:
         degrees of freedom and chi-square p value.
     aic, bic : information criteria as R's ``AIC``/``BIC`` compute them on a pks fit.
     discrepancy : mean minimum distance (symmetric difference) from patterns to states.
+    converged : bool
+        Whether the EM stopped because no parameter moved more than ``tol`` (always
+        True for MD, one step); False when it stopped at ``max_iter`` (pks warns
+        "iteration maximum has been exceeded").
+    last_change : float
+        The largest change of a parameter in the last step (NaN for MD).
     """
 
     items: tuple[str, ...]
@@ -190,6 +196,8 @@ class BlimFit:
     discrepancy_table: dict[int, int]
     errors: dict[str, float]
     padded: bool
+    converged: bool = True
+    last_change: float = float("nan")
     beta_se: np.ndarray = field(default=None)
     eta_se: np.ndarray = field(default=None)
     options: dict = field(default_factory=dict)
@@ -280,7 +288,9 @@ def fit_blim(states, patterns, counts, items=None, method: str = "ML", *, p_k=No
     inc_radius : int
         MD and MDML also admit states this much farther than the least distant ones.
     tol, max_iter : float, int
-        EM stops when no parameter moves more than ``tol``, or after ``max_iter`` steps.
+        EM stops when no parameter moves more than ``tol`` (> 0), or after ``max_iter``
+        (>= 1) steps; then ``converged`` is False unless the last step moved no more
+        than ``tol``.
     zeropad : int
         Up to this many items the goodness of fit runs over all 2^items patterns (pks).
     standard_errors : bool
@@ -294,7 +304,7 @@ def fit_blim(states, patterns, counts, items=None, method: str = "ML", *, p_k=No
     ------
     BlimError
         On an unknown method, a family that is not a knowledge structure, a pattern of
-        the wrong width, or a bad constraint.
+        the wrong width, a bad constraint, ``tol <= 0`` or ``max_iter < 1``.
 
     Examples
     --------
@@ -337,6 +347,8 @@ def fit_blim(states, patterns, counts, items=None, method: str = "ML", *, p_k=No
     """
     if method not in METHODS:
         raise BlimError(f"unknown method {method!r}; use one of {', '.join(METHODS)}")
+    if not tol > 0 or int(max_iter) < 1:
+        raise BlimError(f"the EM needs tol > 0 and max_iter >= 1; got tol {tol}, max_iter {max_iter}")
     states = np.asarray(states, dtype=np.uint8)
     patterns = np.asarray(patterns, dtype=np.uint8)
     counts = np.asarray(counts, dtype=np.float64)
@@ -406,7 +418,7 @@ def fit_blim(states, patterns, counts, items=None, method: str = "ML", *, p_k=No
         aic=-2 * log_likelihood + 2 * n_parameters, bic=-2 * log_likelihood + np.log(len(patterns)) * n_parameters,
         discrepancy=float((counts * d_min).sum() / n), discrepancy_table=table,
         errors={"careless": float((beta * mastered).sum()), "guess": float((eta * (1 - mastered)).sum())},
-        padded=padded,
+        padded=padded, converged=not em or bool(max_diff <= tol), last_change=float(max_diff) if em else float("nan"),
         options={"beta_fix": beta_fix, "eta_fix": eta_fix, "beta_equal": beta_equal, "eta_equal": eta_equal,
                  "inc_radius": inc_radius, "tol": tol, "max_iter": max_iter, "zeropad": zeropad},
     )

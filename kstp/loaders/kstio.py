@@ -16,11 +16,16 @@ items, the number of rows (not for a relation) and optional ``#`` comment lines;
 the two count lines without the SRBT line (KST Tools; not for relations); ``matrix``,
 the rows alone; ``csv``, a header of item names and comma-separated cells (R's
 ``write.csv(x, row.names = FALSE)``, what kstIO writes with ``format = "CSV"``). A CSV
-whose first header cell is empty, or whose first column is not 0/1, has row names
-first (R's ``write.csv`` with row names, pks's matrices, kstp's wide responses): they
-are kept as row labels. Files without a header have no item names: kstIO names them
-``a``, ``b``, ... (:func:`letters`), and kstp maps them onto a dataset's questions in
-order.
+whose first header cell is empty, or whose first column holds ids (text, or distinct
+whole numbers not all 0/1), has row names first (R's ``write.csv`` with row names, pks's
+matrices, kstp's wide responses): they are kept as row labels. A CSV whose first line is
+a row of 0/1 cells has no header: its columns are unnamed, as in the other layouts, and an
+item column with an empty header cell is refused. Every other column is an item and holds
+0/1, except a structure's ``probability`` column (:data:`EXTRA_COLUMNS`): a ``2`` or
+``0.5`` in an item column is refused with its line and column, never the column dropped
+(issue 48), and so is a file separated by semicolons or tabs. Files
+without a header have no item names: kstIO names them ``a``, ``b``, ... (:func:`letters`),
+and kstp maps them onto a dataset's questions in order.
 
 Readers check every line and name the file and line of the first bad one; writers
 write what kstIO writes, byte for byte (held by tests against files kstIO wrote).
@@ -39,7 +44,7 @@ from kstp.errors import InputError
 from kstp.loaders.common import read_text
 
 __all__ = ["KINDS", "FORMATS", "EXTENSIONS", "KstFile", "read_kst_file", "write_kst_file", "letters",
-           "kind_of_path", "basis_codes", "align_columns"]
+           "kind_of_path", "basis_codes", "align_columns", "EXTRA_COLUMNS"]
 
 #: What a file holds.
 KINDS = ("structure", "space", "basis", "relation", "data")
@@ -144,7 +149,9 @@ def read_kst_file(path: str | Path, kind: str | None = None, format: str = "auto
     Raises
     ------
     InputError
-        On a row that is not 0/1 (0/1/2 in a basis) or of the wrong length, a count
+        On a row or CSV item cell that is not 0/1 (0/1/2 in a basis; the message names
+        the line and, in a CSV, the column), a row of the wrong length, a file
+        separated by semicolons or tabs, a count
         line that disagrees with the rows, an SRBT line naming another kind than
         ``kind``, or an empty file; the message names the file and the line.
     DataNotFoundError
@@ -171,6 +178,10 @@ def read_kst_file(path: str | Path, kind: str | None = None, format: str = "auto
     if not lines:
         raise _bad(path, 1, "empty file")
     first = lines[0].strip()
+    for separator, said in ((";", "';'"), ("\t", "tabs")):
+        if separator in first and "," not in first and format in ("auto", "csv"):
+            raise _bad(path, 1, f"cells separated by {said}: kstp reads comma-separated CSV (R's write.csv, not "
+                       "write.csv2) or kstIO's layouts; save the file with commas")
     if format == "auto":
         format = ("srbt" if first.startswith("#SRBT") else "csv" if "," in first
                   else "matrix" if len(first) == len(lines[-1].strip()) and len(lines) > 1 or len(lines) == 1
@@ -220,46 +231,77 @@ def read_kst_file(path: str | Path, kind: str | None = None, format: str = "auto
                    codes=codes if declared == "basis" else None)
 
 
+#: Columns of a structure CSV that are not items: the probability of each state (kstp's fits, pks's P.K).
+EXTRA_COLUMNS = ("probability",)
+
+
 def _read_csv(path: Path, lines: list[str], kind: str | None) -> KstFile:
     import csv
 
     table = list(csv.reader(lines))
     header = [restore(c.strip()) for c in table[0]]
-    body = [[restore(c.strip()) for c in row] for row in table[1:]]
-    for number, row in enumerate(body, 2):
+    digits = set("012") if kind == "basis" else set("01")
+    named = not all(c in digits for c in header)  # a first line of 0/1 cells is a row: no header, kstIO's letters
+    if not named:
+        header = letters(len(header))
+    numbered = [(number, [restore(c.strip()) for c in row]) for number, row in enumerate(table[1 - (not named):],
+                                                                                       2 - (not named))]
+    for number, row in numbered:
         if len(row) != len(header) and any(row):
             raise _bad(path, number, f"{len(row)} cells for the {len(header)} columns of the header")
-    body = [row for row in body if any(row)]
+    numbered = [(number, row) for number, row in numbered if any(row)]
+    body = [row for _, row in numbered]
     if not body:
         raise _bad(path, 1, "only a header: no rows")
-    digits = set("012") if kind == "basis" else set("01")
-    labelled = header[0] == "" or any(row[0] not in digits for row in body)
-    columns = list(range(1 if labelled else 0, len(header)))
+    cells = "0, 1 or 2" if kind == "basis" else "0 or 1"
+    labelled = named and _has_labels(header[0], [row[0] for row in body], digits)
     items, extra = [], {}
-    for j in columns:
+    for j in range(1 if labelled else 0, len(header)):
         values = [row[j] for row in body]
-        if all(v in digits for v in values):
-            if extra:
-                raise _bad(path, 1, f"item column {header[j]!r} comes after the numeric column "
-                           f"{next(iter(extra))!r}; put item columns first")
-            items.append(j)
-            continue
-        try:
+        if header[j] in EXTRA_COLUMNS and kind not in ("data", "basis", "relation"):
+            bad = next((i for i, v in enumerate(values) if not _is_number(v)), None)
+            if bad is not None:
+                raise _bad(path, numbered[bad][0], f"column {j + 1} ({header[j]!r}) holds {values[bad]!r}: "
+                           "a probability column holds numbers")
             extra[header[j]] = np.array([float(v) for v in values])
-        except ValueError:
-            bad = next(i for i, v in enumerate(values) if not _is_number(v))
-            raise _bad(path, bad + 2, f"column {header[j]!r} holds {values[bad]!r}: an item column holds "
-                       f"{'0, 1 or 2' if kind == 'basis' else '0 or 1'}") from None
+            continue
+        # every other column is an item: a cell that is not 0/1 is refused, never the column dropped
+        bad = next((i for i, v in enumerate(values) if v not in digits), None)
+        if bad is not None:
+            hint = "" if kind in ("data", "basis", "relation") or not _is_number(values[bad]) else \
+                f" (a column of state probabilities is named {EXTRA_COLUMNS[0]})"
+            raise _bad(path, numbered[bad][0], f"column {j + 1} ({header[j]!r}) holds {values[bad]!r}: an item "
+                       f"column holds {cells}{hint}")
+        if not header[j]:
+            raise _bad(path, 1, f"column {j + 1} has no name in the header; name every item column, or leave the "
+                       "header out (the columns are then a, b, c, ... as kstIO names them)")
+        if extra:
+            raise _bad(path, 1, f"item column {header[j]!r} comes after the {next(iter(extra))!r} column; put "
+                       "item columns first")
+        items.append(j)
     if not items:
-        raise _bad(path, 1, "no item column (a column of 0/1 cells)")
+        raise _bad(path, 1, f"no item column (a column of {cells} cells)")
     names = [header[j] for j in items]
     repeated = sorted({n for n in names if names.count(n) > 1})
     if repeated:
         raise _bad(path, 1, f"item {repeated[0]!r} names two columns")
     codes = np.array([[int(row[j]) for j in items] for row in body], dtype=np.uint8)
-    return KstFile(kind, "csv", (codes > 0).astype(np.uint8), names, True,
+    return KstFile(kind, "csv", (codes > 0).astype(np.uint8), names, named,
                    labels=[row[0] for row in body] if labelled else None,
                    codes=codes if kind == "basis" else None, extra=extra or None)
+
+
+def _has_labels(name: str, first: list[str], digits: set[str]) -> bool:
+    """Whether a CSV's first column holds row names (learner ids, R's row names), not an item.
+
+    It does when its header cell is empty (R's ``write.csv`` with row names), when a
+    cell is not a number (``l0001``), or when its cells are distinct whole numbers that
+    are not all 0/1 (numeric learner ids). A column of 0/1 with a stray ``2`` or ``0.5``
+    repeats its values or holds a fraction: it stays an item and the stray cell is refused.
+    """
+    if name == "" or any(not _is_number(v) for v in first):
+        return True
+    return any(v not in digits for v in first) and all(v.isdigit() for v in first) and len(set(first)) == len(first)
 
 
 def _is_number(value: str) -> bool:

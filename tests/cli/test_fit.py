@@ -196,6 +196,10 @@ def test_fit_blim_responses_file_needs_no_graph(tmp_path, monkeypatch):
     fit, ref = json.loads(result.stdout), PKS_STRUCTURES["endm_K/MDML"]
     assert fit["G2"] == pytest.approx(ref["G2"], abs=1e-4) and fit["written"] is False
     assert [row["careless"] for row in fit["items"]] == pytest.approx(ref["beta"], abs=1e-4)
+    # issue 48: the state probabilities in --json too (pks's P.K, state by state)
+    found = {"".join("1" if q in s["state"] else "0" for q in "abcd"): s["probability"]
+             for s in fit["stateProbabilities"]}
+    assert found == pytest.approx(dict(zip(ref["states"], ref["P_K"], strict=True)), abs=1e-10)
     learners = pd.read_csv(tmp_path / "out" / "blim_learners_endm.csv", keep_default_na=False)
     assert len(learners) == 200 and set(learners.columns) == {"learnerId", "state", "posterior", "nextSteps"}
     assert not (tmp_path / ".kstp").exists()  # no graph was opened
@@ -297,3 +301,85 @@ def test_fit_prerequisites_of_a_one_item_dataset_in_the_graph(kstp, tmp_path, ru
         assert result.exit_code == 1
         assert result.stderr.strip().splitlines()[-1].startswith(
             "Error: IITA needs at least 2 items and 1 learner; got 1 item and 2 learners")
+
+
+@pytest.mark.parametrize(("command", "file", "text", "said"), [
+    # issue 48: before, blim blamed the structure file for the dropped item, prerequisites learned without it
+    ("blim", "responses", "id,a,b,c,d\nl1,0,0,0,0\nl2,1,1,0,2\nl3,1,1,1,1\n",
+     "r.csv:3: column 5 ('d') holds '2': an item column holds 0 or 1"),
+    ("blim", "structure", "a,b,c,d\n0,0,0,0\n1,0,0,0\n0.5,1,0,0\n1,1,1,1\n",
+     "r.csv:4: column 1 ('a') holds '0.5': an item column holds 0 or 1 (a column of state probabilities is named "
+     "probability)"),
+    ("prerequisites", "responses", "id,a,b,c,d\nl1,0,0,0,0\nl2,1,1,0,2\nl3,1,1,1,1\n",
+     "r.csv:3: column 5 ('d') holds '2': an item column holds 0 or 1"),
+    ("prerequisites", "responses", "a;b;c;d\n0;0;0;0\n1;1;1;1\n", "r.csv:1: cells separated by ';'"),
+])
+def test_fit_refuses_a_csv_cell_that_is_not_0_1_naming_file_line_and_column(tmp_path, command, file, text, said):
+    path = tmp_path / "r.csv"
+    path.write_text(text)
+    args = ["--responses", path] if file == "responses" else ["--responses", KST / "kstio" / "endm.dat"]
+    if command == "blim":
+        args += ["--structure", path if file == "structure" else KST / "kstio" / "endm.kst"]
+    result = run_kstp("fit", command, *args)
+    assert result.exit_code == 1, result.output
+    [line] = result.stderr.strip().splitlines()
+    assert line.startswith(f"Error: {tmp_path}/") and said in line, line
+
+
+def test_fit_blim_max_iter_stops_the_em_and_says_so_as_pks_warns(tmp_path):
+    """pks's blim(endm$K, endm$N.R, "ML", maxiter = 5) (tests/data/kst/blim_identify.json) warns
+    'iteration maximum has been exceeded'; kstp gives its estimates and says it did not converge."""
+    ref = json.loads((KST / "blim_identify.json").read_text())["endm_K_ML_maxiter5"]
+    args = ["fit", "blim", "--responses", KST / "kstio" / "endm.dat", "--structure", KST / "kstio" / "endm.kst"]
+    result = run_kstp(*args, "--max-iter", "5", "--json")
+    assert result.exit_code == 0, result.output
+    fit = json.loads(result.stdout)
+    assert (fit["iterations"], fit["converged"], fit["maxIter"]) == (5, False, 5)
+    assert [row["careless"] for row in fit["items"]] == pytest.approx(ref["beta"], abs=1e-12)
+    assert fit["convergenceNote"].startswith("the EM did not converge: it stopped at the maximum of 5 iterations")
+    text = run_kstp(*args, "--max-iter", "5")
+    assert "5 iterations (not converged)" in text.stdout
+    assert "warning: the EM did not converge" in " ".join(text.stderr.split())
+    done = json.loads(run_kstp(*args, "--tol", "1e-4", "--json").stdout)
+    full = json.loads(run_kstp(*args, "--json").stdout)
+    assert done["converged"] and full["converged"] and done["iterations"] < full["iterations"]
+    assert done["convergenceNote"] is None and full["runId"] != done["runId"]  # another stopping rule, another run
+    assert run_kstp(*args, "--tol", "0").exit_code == 2
+
+
+def test_fit_blim_names_the_rates_no_data_can_identify_and_blanks_their_standard_errors(tmp_path):
+    """The hand-made structure of tests/kst/test_blim_identify.py: forward-graded in a, backward-graded in
+    b and c, so eta_a, beta_b, beta_c trade off with the state probabilities (pks's blimit: rank 7 of 10)."""
+    ref = json.loads((KST / "blim_identify.json").read_text())["hand"]
+    structure = tmp_path / "hand.csv"
+    structure.write_text("a,b,c\n0,0,0\n1,0,0\n1,1,0\n1,0,1\n1,1,1\n")
+    counts = {"000": 30, "100": 40, "110": 35, "101": 25, "111": 50, "010": 8, "001": 7, "011": 5}
+    responses = tmp_path / "answers.csv"
+    responses.write_text("a,b,c\n" + "".join(f"{','.join(p)}\n" * n for p, n in counts.items()))
+    args = ["fit", "blim", "--responses", responses, "--structure", structure]
+    fit = json.loads(run_kstp(*args, "--json").stdout)
+    found = fit["identifiability"]
+    assert (found["rank"], found["parameters"], found["nullSpaceDimension"]) == (ref["rank"], ref["npar"], 3)
+    assert [n for n in found["unidentified"] if not n.startswith("probability")] == ["careless b", "careless c",
+                                                                                      "guess a"]
+    items = {row["questionId"]: row for row in fit["items"]}
+    assert [items[q]["carelessSe"] is None for q in "abc"] == [False, True, True]
+    assert [items[q]["guessSe"] is None for q in "abc"] == [True, False, False]
+    assert [items[q]["carelessIdentified"] for q in "abc"] == [True, False, False]
+    text = run_kstp(*args)
+    said = " ".join(text.stderr.split())
+    assert "not identifiable: careless b, careless c, guess a and 4 state probabilities (Jacobian rank 7 of 10" in said
+    assert "their standard errors are left blank" in said
+
+
+def test_fit_blim_on_a_structure_that_identifies_everything_keeps_every_standard_error():
+    """endm's K: pks's blimit finds rank 14 of 14 (tests/data/kst/blim_identify.json)."""
+    ref = json.loads((KST / "blim_identify.json").read_text())["endm_K"]
+    fit = json.loads(run_kstp("fit", "blim", "--responses", KST / "kstio" / "endm.dat", "--structure",
+                              KST / "kstio" / "endm.kst", "--json").stdout)
+    assert fit["identifiability"] == {"checked": True, "rank": ref["rank"], "parameters": ref["npar"],
+                                      "nullSpaceDimension": 0, "unidentified": [], "note": None}
+    assert [row["carelessSe"] is None for row in fit["items"]] == [False, False, False, True]
+    assert all(row["guessSe"] > 0 for row in fit["items"])
+    assert fit["items"][3]["careless"] < 2e-6  # beta_d at the boundary: no SE, and that is the reason given
+    assert fit["boundaryNote"].startswith("no standard error for careless d: estimated at the boundary")

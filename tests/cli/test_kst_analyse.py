@@ -17,6 +17,7 @@ import pytest
 from click.testing import CliRunner
 
 from kstp.cli.main import cli
+from kstp.loaders.kstio import read_kst_file
 from tests.cli.test_cli import ingest_toy, kstp, toy_files  # noqa: F401 (fixtures)
 
 KST = Path(__file__).resolve().parents[1] / "data" / "kst"
@@ -69,10 +70,13 @@ def test_analyse_tables_equal_r():
     (["--structure", KST / "kstio" / "endm.kst", "--from", "a"], 2, "--from and --to go with --show paths"),
     (["--structure", KST / "kstio" / "endm.kst", "--show", "paths", "--from", "a"], 1, "{a} is not a state"),
     (["--structure", KST / "kstio" / "endm.kst", "--show", "base"], 1, "not a knowledge space"),
+    # issue 48: a data file's rows were analysed as states (kstIO's read_kstructure refuses the file)
+    (["--structure", KST / "kstio" / "endm.dat"], 1, "endm.dat holds response patterns (its #SRBT line says data), "
+                                                     "not states"),
 ])
 def test_analyse_refusals(args, code, text):
     result = run("kst", "analyse", *args)
-    assert result.exit_code == code and text in result.output
+    assert result.exit_code == code and text in " ".join(result.output.split())
 
 
 def test_simulate_a_structure_file_is_seeded_and_fit_recovers_its_rates(tmp_path):
@@ -132,3 +136,36 @@ def test_a_family_without_the_empty_set_is_neither_a_structure_nor_a_space_and_s
         False, False, None, None)
     assert summary["notes"] == ["not a knowledge structure (the empty set or Q is missing): no base, "
                                 "no learning paths"]
+
+
+@pytest.mark.parametrize(("text", "said"), [
+    # issue 48: the first read as a 2-item structure with exit 0, the others blamed a repeated state
+    ("a,b,c\n0,0,0\n1,0,0\n1,1,0.5\n", "k.csv:4: column 3 ('c') holds '0.5'"),
+    ("a,b,c\n0,0,0\n1,0,0\n1,1,0\n1,1,2\n", "k.csv:5: column 3 ('c') holds '2'"),
+    ("a,b,c\n2,0,0\n1,0,0\n1,1,1\n", "k.csv:2: column 1 ('a') holds '2'"),
+    ("a;b;c\n0;0;0\n1;1;1\n", "k.csv:1: cells separated by ';'"),
+])
+def test_analyse_refuses_a_cell_that_is_not_0_1_naming_line_and_column(tmp_path, text, said):
+    path = tmp_path / "k.csv"
+    path.write_text(text)
+    result = run("kst", "analyse", "--structure", path)
+    assert result.exit_code == 1
+    [line] = result.stderr.strip().splitlines()
+    assert line.startswith(f"Error: {path.parent}/") and said in line, line
+
+
+def test_analyse_and_fit_blim_name_the_columns_of_a_file_without_header_alike(tmp_path):
+    """Issue 48: one rule for unnamed columns, kstIO's letters, in kst analyse and fit blim; the fit of
+    endm's K written as a CSV without header equals pks's (tests/data/kst/blim_structures.json)."""
+    states = read_kst_file(KST / "kstio" / "endm.kst").matrix
+    path = tmp_path / "endm.csv"
+    path.write_text("".join(",".join(map(str, row)) + "\n" for row in states))
+    analysed = json.loads(run("kst", "analyse", "--structure", path, "--show", "atoms", "--json").stdout)
+    assert sorted({r["item"] for r in analysed["rows"]}) == ["a", "b", "c", "d"]
+    result = run("fit", "blim", "--responses", KST / "kstio" / "endm.dat", "--structure", path, "--json")
+    assert result.exit_code == 0, result.output
+    fit = json.loads(result.stdout)
+    assert [row["questionId"] for row in fit["items"]] == ["a", "b", "c", "d"]
+    assert fit["G2"] == pytest.approx(json.loads((KST / "blim_structures.json").read_text())["endm_K/ML"]["G2"],
+                                      abs=1e-6)
+    assert "unnamed columns taken as a ... d in order" in fit["structureSource"]

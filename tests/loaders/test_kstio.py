@@ -129,5 +129,50 @@ def test_kind_disagreements_and_layouts_are_refused(tmp_path):
         write_kst_file(tmp_path / "k.kst", "structure", np.eye(2), extra={"p": [0.5, 0.5]})
     bad = tmp_path / "bad.csv"
     bad.write_text("a,b\n0,1\n1,x\n")
-    with pytest.raises(InputError, match=r"bad.csv:3: column 'b' holds 'x'"):
+    with pytest.raises(InputError, match=r"bad.csv:3: column 2 \('b'\) holds 'x'"):
         read_kst_file(bad)
+
+
+@pytest.mark.parametrize(("text", "kind", "message"), [
+    # issue 48: each of these dropped column c (or took a as row names) and read on without it
+    ("a,b,c\n0,0,0\n1,0,0\n1,1,2\n", None, r"k.csv:4: column 3 \('c'\) holds '2': an item column holds 0 or 1 "
+                                          r"\(a column of state probabilities is named probability\)"),
+    ("a,b,c\n0,0,0\n1,0,0.5\n1,1,1\n", None, r"k.csv:3: column 3 \('c'\) holds '0.5'"),
+    ("a,b,c\n2,0,0\n1,0,0\n1,1,1\n", None, r"k.csv:2: column 1 \('a'\) holds '2'"),
+    ("id,a,b\nl1,0,1\nl2,1,2\n", "data", r"k.csv:3: column 3 \('b'\) holds '2': an item column holds 0 or 1$"),
+    ("a,b,probability\n0,0,0.5\n1,1,0.5\n", "data", r"k.csv:2: column 3 \('probability'\) holds '0.5'"),
+    ("a,b,probability\n0,0,half\n1,1,0.5\n", None, r"k.csv:2: column 3 \('probability'\) holds 'half': a "
+                                                     r"probability column holds numbers"),
+    ("a;b;c\n0;0;0\n1;1;1\n", None, r"k.csv:1: cells separated by ';': kstp reads comma-separated CSV"),
+    ("a\tb\n0\t0\n1\t1\n", "data", r"k.csv:1: cells separated by tabs"),
+    ("a,b\n0,0\n\n1,x\n", None, r"k.csv:4: column 2 \('b'\) holds 'x'"),  # the file's line, past a blank one
+])
+def test_a_csv_cell_that_is_not_0_1_is_refused_with_line_and_column(tmp_path, text, kind, message):
+    path = tmp_path / "k.csv"
+    path.write_text(text)
+    with pytest.raises(InputError, match=message):
+        read_kst_file(path, kind=kind)
+
+
+def test_numeric_learner_ids_are_row_names_and_a_0_1_first_column_an_item(tmp_path):
+    path = tmp_path / "d.csv"
+    path.write_text("id,a,b\n101,0,1\n102,1,1\n103,0,0\n")
+    read = read_kst_file(path, kind="data")
+    assert read.labels == ["101", "102", "103"] and read.items == ["a", "b"]
+    path.write_text("a,b\n1,0\n0,1\n")
+    read = read_kst_file(path, kind="data")
+    assert read.labels is None and read.matrix.tolist() == [[1, 0], [0, 1]]
+
+
+def test_a_csv_without_header_has_kstio_letters_and_an_empty_header_cell_is_refused(tmp_path):
+    path = tmp_path / "k.csv"
+    path.write_text("0,0,0\n1,0,0\n1,1,1\n")  # issue 48: this read "item '0' names two columns"
+    read = read_kst_file(path)
+    assert (read.items, read.named, read.labels) == (["a", "b", "c"], False, None)
+    assert read.matrix.tolist() == [[0, 0, 0], [1, 0, 0], [1, 1, 1]]
+    path.write_text("0,0\n1,2\n")
+    with pytest.raises(InputError, match=r"k.csv:2: column 2 \('b'\) holds '2'"):  # line numbers count the first row
+        read_kst_file(path)
+    path.write_text("a,,c\n0,0,0\n1,1,1\n")  # kst analyse named the middle item '', fit blim refused it
+    with pytest.raises(InputError, match=r"k.csv:1: column 2 has no name in the header; name every item column"):
+        read_kst_file(path)
