@@ -265,6 +265,32 @@ def _fixed(values, n: int, what: str) -> np.ndarray:
     return out
 
 
+def _em_inputs(method, tol, max_iter, states, patterns, counts, items, beta_fix, eta_fix, beta_equal, eta_equal):
+    """The checked inputs of an EM fit (:func:`fit_blim`, :func:`kstp.kst.slm.fit_slm`): states and patterns
+    as uint8 arrays, counts as float, item names, fixed rates (NaN where free) and equality classes.
+
+    Raises
+    ------
+    BlimError
+        An unknown method, tol <= 0 or max_iter < 1, a structure :func:`check_structure` refuses,
+        patterns of another number of items, or fixed rates or classes of the wrong shape.
+    """
+    if method not in METHODS:
+        raise BlimError(f"unknown method {method!r}; use one of {', '.join(METHODS)}")
+    if not tol > 0 or int(max_iter) < 1:
+        raise BlimError(f"the EM needs tol > 0 and max_iter >= 1; got tol {tol}, max_iter {max_iter}")
+    states = np.asarray(states, dtype=np.uint8)
+    patterns = np.asarray(patterns, dtype=np.uint8)
+    counts = np.asarray(counts, dtype=np.float64)
+    n_items = states.shape[1]
+    items = tuple(items) if items is not None else tuple(f"q{j}" for j in range(n_items))
+    check_structure(states, items)
+    if patterns.ndim != 2 or patterns.shape[1] != n_items:
+        raise BlimError(f"response patterns have {patterns.shape[-1]} items, the structure {n_items}")
+    return (states, patterns, counts, items, _fixed(beta_fix, n_items, "beta_fix"), _fixed(eta_fix, n_items, "eta_fix"),
+            _groups(beta_equal, n_items, "beta_equal"), _groups(eta_equal, n_items, "eta_equal"))
+
+
 def fit_blim(states, patterns, counts, items=None, method: str = "ML", *, p_k=None, beta=None, eta=None,
              beta_fix=None, eta_fix=None, beta_equal=None, eta_equal=None, inc_radius: int = 0,
              tol: float = 1e-7, max_iter: int = 10_000, zeropad: int = 16, standard_errors: bool = True) -> BlimFit:
@@ -345,21 +371,10 @@ def fit_blim(states, patterns, counts, items=None, method: str = "ML", *, p_k=No
     2013, "Minimum discrepancy estimation in probabilistic knowledge structures",
     Electronic Notes in Discrete Mathematics 42, 49-56, doi:10.1016/j.endm.2013.05.145.
     """
-    if method not in METHODS:
-        raise BlimError(f"unknown method {method!r}; use one of {', '.join(METHODS)}")
-    if not tol > 0 or int(max_iter) < 1:
-        raise BlimError(f"the EM needs tol > 0 and max_iter >= 1; got tol {tol}, max_iter {max_iter}")
-    states = np.asarray(states, dtype=np.uint8)
-    patterns = np.asarray(patterns, dtype=np.uint8)
-    counts = np.asarray(counts, dtype=np.float64)
+    states, patterns, counts, items, beta_fix, eta_fix, beta_eq, eta_eq = _em_inputs(
+        method, tol, max_iter, states, patterns, counts, items, beta_fix, eta_fix, beta_equal, eta_equal)
     n_states, n_items = states.shape
-    items = tuple(items) if items is not None else tuple(f"q{j}" for j in range(n_items))
-    check_structure(states, items)
-    if patterns.ndim != 2 or patterns.shape[1] != n_items:
-        raise BlimError(f"response patterns have {patterns.shape[-1]} items, the structure {n_items}")
     n = counts.sum()
-    beta_fix, eta_fix = _fixed(beta_fix, n_items, "beta_fix"), _fixed(eta_fix, n_items, "eta_fix")
-    beta_eq, eta_eq = _groups(beta_equal, n_items, "beta_equal"), _groups(eta_equal, n_items, "eta_equal")
     p_k = np.full(n_states, 1 / n_states) if p_k is None else np.asarray(p_k, dtype=np.float64)
     beta = np.full(n_items, 0.1) if beta is None else np.asarray(beta, dtype=np.float64).copy()
     eta = np.full(n_items, 0.1) if eta is None else np.asarray(eta, dtype=np.float64).copy()

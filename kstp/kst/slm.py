@@ -23,14 +23,11 @@ from scipy import stats
 from kstp.kst.analysis import Structure
 from kstp.kst.blim import (
     _EPS,
-    METHODS,
     BlimError,
     _distances,
-    _fixed,
-    _groups,
+    _em_inputs,
     _log_p_r_given_k,
     _pooled,
-    check_structure,
 )
 
 __all__ = ["SlmFit", "fit_slm", "slm_state_probabilities"]
@@ -134,27 +131,16 @@ def fit_slm(states, patterns, counts, items=None, method: str = "ML", *, beta=No
     Doignon & Falmagne 1999, *Knowledge Spaces*, §11.3 (the simple learning model);
     pks 0.6-0, ``slm`` (Wickelmaier, Heller, Anselmi).
     """
-    if method not in METHODS:
-        raise BlimError(f"unknown method {method!r}; use one of {', '.join(METHODS)}")
-    if not tol > 0 or int(max_iter) < 1:
-        raise BlimError(f"the EM needs tol > 0 and max_iter >= 1; got tol {tol}, max_iter {max_iter}")
-    states = np.asarray(states, dtype=np.uint8)
-    patterns = np.asarray(patterns, dtype=np.uint8)
-    counts = np.asarray(counts, dtype=np.float64)
-    n_states, n_items = states.shape
-    items = tuple(items) if items is not None else tuple(f"q{j}" for j in range(n_items))
-    check_structure(states, items)
+    states, patterns, counts, items, beta_fix, eta_fix, beta_eq, eta_eq = _em_inputs(
+        method, tol, max_iter, states, patterns, counts, items, beta_fix, eta_fix, beta_equal, eta_equal)
+    n_items = states.shape[1]
     structure = Structure.build(items, states)
     if not structure.is_space() or not structure.is_well_graded():
         lacks = "not closed under union" if not structure.is_space() else "not well-graded"
         raise BlimError(f"the simple learning model needs a learning space (closed under union and well-graded); "
                         f"this structure is {lacks}")
-    if patterns.ndim != 2 or patterns.shape[1] != n_items:
-        raise BlimError(f"response patterns have {patterns.shape[-1]} items, the structure {n_items}")
     outer = _outer_fringes(states).astype(np.float64)
     n = counts.sum()
-    beta_fix, eta_fix = _fixed(beta_fix, n_items, "beta_fix"), _fixed(eta_fix, n_items, "eta_fix")
-    beta_eq, eta_eq = _groups(beta_equal, n_items, "beta_equal"), _groups(eta_equal, n_items, "eta_equal")
     beta = np.full(n_items, 0.1) if beta is None else np.asarray(beta, dtype=np.float64).copy()
     eta = np.full(n_items, 0.1) if eta is None else np.asarray(eta, dtype=np.float64).copy()
     g = np.full(n_items, 0.1) if g is None else np.asarray(g, dtype=np.float64).copy()
