@@ -291,6 +291,16 @@ def _em_inputs(method, tol, max_iter, states, patterns, counts, items, beta_fix,
             _groups(beta_equal, n_items, "beta_equal"), _groups(eta_equal, n_items, "eta_equal"))
 
 
+def _nearest_states(patterns, states, beta_fix, eta_fix, inc_radius: int):
+    """For an EM fit (:func:`fit_blim`, :func:`kstp.kst.slm.fit_slm`): the (pattern, state) pairs a fixed
+    rate of 0 makes impossible (None: none), each pattern's least distance to a possible state, and the
+    states within ``inc_radius`` of that least distance (MD's admitted states), shape (patterns, states)."""
+    d, impossible = _distances(patterns, states, beta_fix, eta_fix)
+    d_masked = d if impossible is None else np.where(impossible, np.iinfo(np.int32).max, d)
+    d_min = d_masked.min(axis=1)
+    return impossible, d_min, d_masked <= (d_min + inc_radius)[:, None]
+
+
 def fit_blim(states, patterns, counts, items=None, method: str = "ML", *, p_k=None, beta=None, eta=None,
              beta_fix=None, eta_fix=None, beta_equal=None, eta_equal=None, inc_radius: int = 0,
              tol: float = 1e-7, max_iter: int = 10_000, zeropad: int = 16, standard_errors: bool = True) -> BlimFit:
@@ -381,10 +391,7 @@ def fit_blim(states, patterns, counts, items=None, method: str = "ML", *, p_k=No
     beta = np.where(np.isnan(beta_fix), beta, beta_fix)
     eta = np.where(np.isnan(eta_fix), eta, eta_fix)
 
-    d, impossible = _distances(patterns, states, beta_fix, eta_fix)
-    d_masked = d if impossible is None else np.where(impossible, np.iinfo(np.int32).max, d)
-    d_min = d_masked.min(axis=1)
-    admitted = d_masked <= (d_min + inc_radius)[:, None]
+    impossible, d_min, admitted = _nearest_states(patterns, states, beta_fix, eta_fix, inc_radius)
     em, md = method != "MD", method != "ML"
 
     r = patterns.astype(np.float64)

@@ -24,9 +24,9 @@ from kstp.kst.analysis import Structure
 from kstp.kst.blim import (
     _EPS,
     BlimError,
-    _distances,
     _em_inputs,
     _log_p_r_given_k,
+    _nearest_states,
     _pooled,
 )
 
@@ -147,10 +147,7 @@ def fit_slm(states, patterns, counts, items=None, method: str = "ML", *, beta=No
     beta = np.where(np.isnan(beta_fix), beta, beta_fix)
     eta = np.where(np.isnan(eta_fix), eta, eta_fix)
 
-    d, impossible = _distances(patterns, states, beta_fix, eta_fix)
-    d_masked = d if impossible is None else np.where(impossible, np.iinfo(np.int32).max, d)
-    d_min = d_masked.min(axis=1)
-    admitted = d_masked <= (d_min + inc_radius)[:, None]
+    impossible, d_min, admitted = _nearest_states(patterns, states, beta_fix, eta_fix, inc_radius)
     em, md = method != "MD", method != "ML"
     r, k = patterns.astype(np.float64), states.astype(np.float64)
     free_beta, free_eta = np.isnan(beta_fix), np.isnan(eta_fix)
