@@ -143,8 +143,11 @@ def neo4j_server():
         if done.returncode:
             pytest.fail(f"the local Neo4j server (tools/neo4j_server.py) cannot start: {done.stdout}{done.stderr}",
                         pytrace=False)
-        env_file = Path(home[1], "neo4j.env") if home else ROOT / ".kstp" / "neo4j.env"
-        env = dict(line.split("=", 1) for line in env_file.read_text().splitlines() if "=" in line)
+        from tools import neo4j_server as server
+
+        if home:
+            server.use_home(Path(home[1]))
+        env = server.read_env()
         target = GraphTarget("neo4j", env["KSTP_GRAPH"], env["NEO4J_USER"], env["NEO4J_PASSWORD"])
     with connect_neo4j(target) as graph:
         graph.ensure_schema()
