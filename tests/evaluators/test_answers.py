@@ -63,9 +63,10 @@ def test_evaluate_stores_grades_resumes_and_feeds_psr(probability):
 def test_killed_server_loses_nothing_and_resume_completes(probability):
     """The server dies after the first completion: the rest are transport failures, not
     the model's answers, so nothing is stored for them; the server back on the same
-    address, a resumed run asks for exactly those and duplicates nothing."""
+    address, a resumed run asks for exactly those and duplicates nothing. ``outage=0``: the run stops at once
+    instead of waiting the default 180 s for the server (tests/inference/test_real_servers.py rides one out)."""
     first = LocalServer("smollm2")
-    backend = OpenAIBackend("smollm2", base_url=first.base_url, concurrency=1, retries=1, max_wait=0.1)
+    backend = OpenAIBackend("smollm2", base_url=first.base_url, concurrency=1, retries=1, max_wait=0.1, outage=0)
     port = first.port
 
     def stop_server(done, total):
