@@ -44,7 +44,8 @@ from kstp.kst.spaces import KnowledgeSpace, TooManyStatesError
 from kstp.loaders.kstio import align_columns, read_kst_file
 
 __all__ = ["VERSION", "STRUCTURES", "ResponseData", "response_data", "structure", "structure_file", "BlimReport",
-           "fit_dataset", "fit_files", "write_fit", "next_steps", "learn_prerequisites", "PrerequisiteReport"]
+           "fit_dataset", "fit_files", "write_fit", "next_steps", "NextSteps", "learn_prerequisites",
+           "PrerequisiteReport"]
 
 VERSION = "1.0"
 #: Where the structure comes from: the knowledge space of the derived prerequisites, or
@@ -490,7 +491,7 @@ def next_steps(store: GraphStore, dataset: str, learner: str | None = None, limi
     space (least symmetric difference), each with its outer fringe and ``nextStates``
     (equally informative questions are learnt together, so the item-level fringe of a
     state can be empty below Q: the covering states say what comes next), and
-    ``source`` says so.
+    ``source`` says so. :class:`NextSteps` reads the dataset once for many calls.
 
     Raises
     ------
@@ -499,48 +500,68 @@ def next_steps(store: GraphStore, dataset: str, learner: str | None = None, limi
     TooManyStatesError
         Without a fit, when the space has more than ``limit`` states.
     """
-    items = dataset_questions(store, dataset)["questionId"].tolist()
-    kinds = store.frame("dataset_learners", {"dataset": dataset})
-    humans = kinds.loc[kinds["kind"] == "human", "learnerId"].tolist()
-    if learner is not None and learner not in set(kinds["learnerId"]):
-        raise UnknownIdError(f"learner {learner!r} answered no question of dataset {dataset!r}; "
-                             "learners are named <dataset>:<id>, e.g. frcsub:Subject001")
-    wanted = [learner] if learner else humans
-    fitted = store.frame("blim_learners", {"dataset": dataset}).set_index("learnerId")
-    rows = []
-    if fitted.index.isin(wanted).any():
-        structures: dict[str, tuple[list[str], np.ndarray]] = {}
+    steps = NextSteps(store, dataset, limit)
+    return steps.of([learner] if learner is not None else steps.humans)
+
+
+class NextSteps:
+    """What :func:`next_steps` reads of a dataset (its questions, learners, BLIM fit, and without a fit its
+    knowledge space and answers), read once and kept for any number of calls of :meth:`of`: the explorer's
+    learner pages ask for one learner at a time."""
+
+    def __init__(self, store: GraphStore, dataset: str, limit: int = 20_000):
+        self.store, self.dataset, self.limit = store, dataset, limit
+        self.items = dataset_questions(store, dataset)["questionId"].tolist()
+        kinds = store.frame("dataset_learners", {"dataset": dataset})
+        self.known = set(kinds["learnerId"])
+        self.humans = kinds.loc[kinds["kind"] == "human", "learnerId"].tolist()
+        self.fitted = store.frame("blim_learners", {"dataset": dataset}).set_index("learnerId")
+        self._structures: dict[str, tuple[list[str], np.ndarray]] = {}
+        self._space: tuple[np.ndarray, pd.Series] | None = None
+
+    def of(self, wanted: list[str]) -> dict:
+        """:func:`next_steps`'s result for the learners ``wanted`` (fitted states where the fit holds any of
+        them; each one's nearest states of the space otherwise)."""
         for lid in wanted:
-            if lid not in fitted.index:
-                rows.append({"learnerId": lid, "source": "not assessed (not in the fit: incomplete answers)"})
-                continue
-            run_id, sid = fitted.at[lid, "runId"], fitted.at[lid, "stateId"]
-            if run_id not in structures:
-                structures[run_id] = _stored_structure(store, run_id, items)
-            ids, states = structures[run_id]
-            k = ids.index(sid)
-            rows.append({"learnerId": lid, "source": run_id, "state": _members(items, states[k]),
-                         "posterior": float(fitted.at[lid, "posterior"]),
-                         "nextSteps": _members(items, model.outer_fringe(states, k)),
-                         "nextStates": [_members(items, states[c] & ~states[k])
-                                        for c in model.covering_states(states, k)]})
-        return {"dataset": dataset, "fitted": True, "learners": rows}
-    space = structure(store, dataset, "space", items, limit)
-    answers = dataset_answers(store, dataset).astype({"learnerId": object, "questionId": object})
-    correct = answers[answers["correct"].astype(bool)].groupby("learnerId")["questionId"].apply(set)
-    column = {q: j for j, q in enumerate(items)}
-    for lid in wanted:
+            if lid not in self.known:
+                raise UnknownIdError(f"learner {lid!r} answered no question of dataset {self.dataset!r}; "
+                                     "learners are named <dataset>:<id>, e.g. frcsub:Subject001")
+        if self.fitted.index.isin(wanted).any():
+            return {"dataset": self.dataset, "fitted": True, "learners": [self._fitted_row(lid) for lid in wanted]}
+        return {"dataset": self.dataset, "fitted": False, "learners": [self._nearest_row(lid) for lid in wanted]}
+
+    def _fitted_row(self, lid: str) -> dict:
+        items, fitted = self.items, self.fitted
+        if lid not in fitted.index:
+            return {"learnerId": lid, "source": "not assessed (not in the fit: incomplete answers)"}
+        run_id, sid = fitted.at[lid, "runId"], fitted.at[lid, "stateId"]
+        if run_id not in self._structures:
+            self._structures[run_id] = _stored_structure(self.store, run_id, items)
+        ids, states = self._structures[run_id]
+        k = ids.index(sid)
+        return {"learnerId": lid, "source": run_id, "state": _members(items, states[k]),
+                "posterior": float(fitted.at[lid, "posterior"]),
+                "nextSteps": _members(items, model.outer_fringe(states, k)),
+                "nextStates": [_members(items, states[c] & ~states[k]) for c in model.covering_states(states, k)]}
+
+    def _nearest_row(self, lid: str) -> dict:
+        items = self.items
+        if self._space is None:
+            space = structure(self.store, self.dataset, "space", items, self.limit)
+            answers = dataset_answers(self.store, self.dataset).astype({"learnerId": object, "questionId": object})
+            self._space = space, answers[answers["correct"].astype(bool)].groupby("learnerId")["questionId"].apply(set)
+        space, correct = self._space
+        column = {q: j for j, q in enumerate(items)}
         pattern = np.zeros(len(items), dtype=np.int32)
         pattern[[column[q] for q in correct.get(lid, set())]] = 1
         d = (space != pattern).sum(axis=1)
         nearest = np.flatnonzero(d == d.min())
-        rows.append({"learnerId": lid, "source": "nearest states (no BLIM fit on the graph)",
-                     "answeredCorrectly": _members(items, pattern), "distance": int(d.min()),
-                     "nearest": [{"state": _members(items, space[k]),
-                                  "nextSteps": _members(items, model.outer_fringe(space, k)),
-                                  "nextStates": [_members(items, space[c] & ~space[k])
-                                                 for c in model.covering_states(space, k)]} for k in nearest]})
-    return {"dataset": dataset, "fitted": False, "learners": rows}
+        return {"learnerId": lid, "source": "nearest states (no BLIM fit on the graph)",
+                "answeredCorrectly": _members(items, pattern), "distance": int(d.min()),
+                "nearest": [{"state": _members(items, space[k]),
+                             "nextSteps": _members(items, model.outer_fringe(space, k)),
+                             "nextStates": [_members(items, space[c] & ~space[k])
+                                            for c in model.covering_states(space, k)]} for k in nearest]}
 
 
 @dataclass

@@ -96,10 +96,11 @@ class LearnerPages:
         size = self.space_size(dataset)
         fitted = self._kept(("fitted", dataset), lambda: self._fitted(dataset))
         if fitted or size.get("states", NEXT_STEPS_LIMIT + 1) <= NEXT_STEPS_LIMIT:
-            from kstp.evaluators.blim import next_steps
+            from kstp.evaluators.blim import NextSteps
 
-            try:
-                section["nextSteps"] = next_steps(self.store, dataset, learner, NEXT_STEPS_LIMIT)
+            try:  # the dataset's reads kept: a page per learner read its whole space and answers again
+                steps = self._kept(("next steps", dataset), lambda: NextSteps(self.store, dataset, NEXT_STEPS_LIMIT))
+                section["nextSteps"] = steps.of([learner])
             except KstpError as exc:
                 section["nextStepsError"] = str(exc)
             else:

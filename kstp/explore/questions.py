@@ -25,16 +25,87 @@ from kstp.explore.values import plain as _plain
 if TYPE_CHECKING:
     from kstp.graph.store import GraphStore
 
-__all__ = ["QuestionPages", "direct"]
+__all__ = ["QuestionPages", "Neighbours", "direct"]
 
 #: Most characters of a reply a question page shows per sample (the sample's page has it whole).
 REPLY_CHARS = 600
 
 
+class Neighbours:
+    """A prerequisite relation read for its question pages: each question's prerequisites and dependants split
+    three ways (:meth:`split`), in a few big-integer operations per neighbour.
+
+    The relation is kept as bit sets (a Python int per question, bit ``i`` for the ``i``-th id in sorted
+    order): the strict prerequisites below each question and the strict dependants above it. A neighbour is
+    indirect when it lies strictly below (above) another strict neighbour, so the indirect ones are the
+    strict neighbours that the union of the strict neighbours' own sets holds. On XES3G5M's Eq. 1 relation
+    (4,118 questions, 1.2 M pairs) this is about 0.1 ms a page against 60 ms for pairwise set tests.
+
+    Parameters
+    ----------
+    pre : dict of str to set of str
+        Each question's prerequisites (a question may list itself; pairs both ways are equally
+        informative questions).
+    """
+
+    def __init__(self, pre: dict[str, set[str]]):
+        import numpy as np
+
+        self.ids = sorted(set(pre).union(*pre.values()))
+        self.index = {q: i for i, q in enumerate(self.ids)}
+        n, index = len(self.ids), self.index
+        width = (n + 7) // 8
+
+        def bits(members: np.ndarray) -> int:
+            row = np.zeros(width, np.uint8)
+            np.bitwise_or.at(row, members >> 3, np.left_shift(1, members & 7).astype(np.uint8))
+            return int.from_bytes(row.tobytes(), "little")
+
+        below = [[] for _ in range(n)]
+        above = [[] for _ in range(n)]
+        for question, prerequisites in pre.items():
+            j = index[question]
+            for p in prerequisites:
+                below[j].append(index[p])
+                above[index[p]].append(j)
+        down = [bits(np.array(b, np.int64)) if b else 0 for b in below]
+        up = [bits(np.array(a, np.int64)) if a else 0 for a in above]
+        self._same = [down[i] & up[i] & ~(1 << i) for i in range(n)]
+        self._down = [down[i] & ~up[i] & ~(1 << i) for i in range(n)]  # strictly below i
+        self._up = [up[i] & ~down[i] & ~(1 << i) for i in range(n)]
+        self._width = width
+
+    def _members(self, mask: int) -> list[int]:
+        import numpy as np
+
+        if not mask:
+            return []
+        bits = np.unpackbits(np.frombuffer(mask.to_bytes(self._width, "little"), np.uint8), bitorder="little")
+        return np.flatnonzero(bits).tolist()
+
+    def _names(self, mask: int) -> list[str]:
+        return [self.ids[i] for i in self._members(mask)]  # ids are sorted, so the names are
+
+    def split(self, question: str, below: bool = True) -> tuple[list[str], list[str], list[str]]:
+        """``question``'s prerequisites (``below``) or dependants: the direct ones (no third question strictly
+        between), the others, and the equally informative ones (prerequisite both ways), each sorted; three
+        empty lists for a question the relation does not name."""
+        i = self.index.get(question)
+        if i is None:
+            return [], [], []
+        sets = self._down if below else self._up
+        strict = sets[i]
+        reach = 0
+        for r in self._members(strict):
+            reach |= sets[r]
+        return self._names(strict & ~reach), self._names(strict & reach), self._names(self._same[i])
+
+
 def direct(pre: dict[str, set[str]], question: str, below: bool = True) -> tuple[list[str], list[str], list[str]]:
     """A question's prerequisites (``below``) or dependants in a prerequisite relation, split three ways:
     the direct ones (no third question strictly between), the others, and the equally informative ones
-    (prerequisite both ways: the reflexive rule's shared concepts).
+    (prerequisite both ways: the reflexive rule's shared concepts). For one question; pages build
+    :class:`Neighbours` once per dataset.
 
     Parameters
     ----------
@@ -52,21 +123,7 @@ def direct(pre: dict[str, set[str]], question: str, below: bool = True) -> tuple
     >>> direct(pre, "c"), direct(pre, "a", below=False)
     ((['b'], ['a'], ['d']), (['b'], ['c'], []))
     """
-    if below:
-        near = set(pre.get(question, ()))
-        same = {q for q in near if question in pre.get(q, ())}
-    else:
-        near = {q for q, ps in pre.items() if question in ps}
-        same = {q for q in near if q in pre.get(question, ())}
-    strict = near - same - {question}
-
-    def between(q: str) -> bool:  # a strict neighbour r with q on the far side of it
-        if below:
-            return any(q in pre.get(r, ()) and r not in pre.get(q, ()) for r in strict if r != q)
-        return any(r in pre.get(q, ()) and q not in pre.get(r, ()) for r in strict if r != q)
-
-    first = sorted(q for q in strict if not between(q))
-    return first, sorted(strict - set(first)), sorted(same)
+    return Neighbours(pre).split(question, below)
 
 
 class QuestionPages:
@@ -101,7 +158,13 @@ class QuestionPages:
             local = dict(zip(questions["questionId"], questions["localId"].fillna(questions["questionId"]),
                              strict=True))
             concepts = {r["id"]: r["concepts"] for r in self._qmatrix(dataset)}
-            return {"pre": pre, "counts": counts, "samples": samples, "local": local, "concepts": concepts}
+            # every question node and concept once: two reads a page were most of a static export's time
+            records = {r["id"]: {k: v for k, v in r.items() if k != "embedding"}
+                       for r in _rows(self.store.nodes("Question", list(questions["questionId"])))}
+            assessed = sorted({c for cs in concepts.values() for c in cs})
+            named = {r["id"]: r for r in _rows(self.store.nodes("Concept", assessed))} if assessed else {}
+            return {"pre": pre, "neighbours": Neighbours(pre), "counts": counts, "samples": samples, "local": local,
+                    "concepts": concepts, "records": records, "named": named}
 
         return self._kept(("question index", dataset), compute)
 
@@ -116,28 +179,33 @@ class QuestionPages:
         """
         from kstp.inference.grading.choices import CHOICES, option_texts, split_options
 
-        found = self.store.nodes("Question", [question_id])
-        if found.empty:
-            raise UnknownIdError(f"unknown question {question_id!r}; questions are named <dataset>:<id>, e.g. "
-                                 "frcsub:Item06")
-        record = {k: v for k, v in _rows(found)[0].items() if k != "embedding"}
-        dataset = record.get("dataset") or question_id.split(":", 1)[0]
+        named_as = question_id.split(":", 1)[0]  # a question's id starts with its dataset's
+        record = None
+        if any(row["datasetId"] == named_as for row in self.stats()["datasets"]):
+            record = self.question_index(named_as)["records"].get(question_id)
+        if record is None:
+            found = self.store.nodes("Question", [question_id])
+            if found.empty:
+                raise UnknownIdError(f"unknown question {question_id!r}; questions are named <dataset>:<id>, e.g. "
+                                     "frcsub:Item06")
+            record = {k: v for k, v in _rows(found)[0].items() if k != "embedding"}
+        dataset = record.get("dataset") or named_as
         self._dataset_row(dataset)
         index = self.question_index(dataset)
         texts = option_texts(record.get("text") or "")  # the option lines a grader reads, lettered
         stem = split_options(record["text"])[0] if texts else record.get("text")
         options = [{"letter": CHOICES[k], "text": t} for k, t in enumerate(texts or [])]
         concepts = index["concepts"].get(question_id, [])
-        named = {r["id"]: r for r in _rows(self.store.nodes("Concept", concepts))} if concepts else {}
-        pre = index["pre"]
+        named = index["named"]
+        neighbours = index["neighbours"]
         answered, right, share = human_share(index["counts"].get(question_id, {}))
         models = self._model_samples(index["samples"].get(question_id, []))
         return {"question": record, "dataset": dataset, "stem": stem, "options": options,
                 "gold": record.get("answer"),
                 "concepts": [{"id": c, "code": named.get(c, {}).get("code") or c,
                               "description": named.get(c, {}).get("description")} for c in concepts],
-                "prerequisites": dict(zip(("direct", "indirect", "same"), direct(pre, question_id), strict=True)),
-                "dependants": dict(zip(("direct", "indirect", "same"), direct(pre, question_id, False),
+                "prerequisites": dict(zip(("direct", "indirect", "same"), neighbours.split(question_id), strict=True)),
+                "dependants": dict(zip(("direct", "indirect", "same"), neighbours.split(question_id, False),
                                        strict=True)),
                 "local": index["local"], "humans": {"answered": answered, "right": right, "share": share},
                 "kinds": {k: {"answered": a, "right": c} for k, (a, c) in index["counts"].get(question_id,
