@@ -210,6 +210,59 @@ def _print_selection_set(candidates, summary: dict, dataset: str | None) -> None
                 digits=4)
 
 
+@fit.command()
+@click.option("--responses", type=click.Path(exists=True, dir_okay=False, path_type=Path), required=True,
+              help="The answers: a kstIO data file (.dat) or a 0/1 CSV with item names (learner ids first, if any).")
+@click.option("--structure", type=click.Path(exists=True, dir_okay=False, path_type=Path), required=True,
+              help="A learning space (closed under union and well-graded) in any format fit blim reads: a 0/1 CSV "
+                   "or a kstIO file (.kst, .spc, .bsr basis, .spr surmise relation).")
+@click.option("--method", type=click.Choice(["ML", "MD", "MDML"]), default="ML", show_default=True,
+              help="Maximum likelihood (EM), minimum discrepancy, or MD-restricted ML (pks::slm).")
+@click.option("--limit", type=click.IntRange(min=1), default=20_000, show_default=True,
+              help="Refuse a structure with more states than this.")
+@click.option("--max-iter", type=click.IntRange(min=1), default=10_000, show_default=True,
+              help="Stop the EM (ML, MDML) after this many iterations (pks's maxiter); the fit then says it did "
+                   "not converge.")
+@click.option("--tol", type=click.FloatRange(min=0, min_open=True), default=1e-7, show_default=True,
+              help="The EM has converged when no parameter moves more than this in one iteration (pks's tol).")
+@json_option
+def slm(responses: Path, structure: Path, method: str, limit: int, max_iter: int, tol: float,
+        as_json: bool) -> None:
+    """Fit the simple learning model (one learning rate per item) of a learning space to a response file.
+
+    Each item gets a learning rate g (the chance to learn it once it is in the outer
+    fringe), which gives every state its probability, and the BLIM's careless-error
+    (beta) and lucky-guess (eta) rates: n + 2n parameters where the BLIM has states - 1 +
+    2n. Estimates equal R's pks::slm(K, N.R, method) on the same space and starting
+    values; goodness of fit is G2 against the saturated model. --json also lists every
+    state with its probability (pks's P.K). No graph is opened.
+
+    \b
+    Examples:
+      kstp fit slm --responses DoignonFalmagne7.dat --structure DoignonFalmagne7.spc
+      kstp fit slm --responses DoignonFalmagne7.dat --structure DoignonFalmagne7.spc --method MDML --json
+    """
+    from kstp.evaluators.slm import fit_slm_files
+
+    with status(f"fitting a simple learning model to {responses.name}"):
+        report = fit_slm_files(structure, responses, method, limit, max_iter, tol)
+    summary = report.summary()
+    if as_json:
+        emit({**summary, "items": report.items_table(), "stateProbabilities": report.states_table()})
+        return
+    print_table(report.items_table(), title=f"SLM of {report.name}: {report.structure}, {method}, "
+                f"{summary['states']} states", digits=4)
+    gof = f"G2({summary['df']}) = {summary['G2']:.3f}, p = {summary['pValue']:.4g}" if summary["df"] > 0 else \
+        f"G2 = {summary['G2']:.3f} (df = {summary['df']}: no chi-square reference)"
+    click.echo(f"{gof}; AIC {summary['AIC']:.2f}, BIC {summary['BIC']:.2f}; {summary['learners']} learners, "
+               f"{summary['patterns']} patterns, {summary['iterations']} iterations"
+               f"{'' if summary['converged'] else ' (not converged)'}; mean discrepancy "
+               f"{summary['discrepancy']:.3f}")
+    if summary["convergenceNote"]:
+        message(f"warning: {summary['convergenceNote']}")
+    message(f"structure: {summary['structureSource']}")
+
+
 def _fit_files(report, out: Path, name: str, title: str) -> tuple[list[str], list[str]]:
     """The residual plot and the error rates (PNG), the states with their probabilities and the learners' states
     (CSV), in ``out``; their paths.

@@ -383,3 +383,43 @@ def test_fit_blim_on_a_structure_that_identifies_everything_keeps_every_standard
     assert all(row["guessSe"] > 0 for row in fit["items"])
     assert fit["items"][3]["careless"] < 2e-6  # beta_d at the boundary: no SE, and that is the reason given
     assert fit["boundaryNote"].startswith("no standard error for careless d: estimated at the boundary")
+
+
+PKS_SLM = json.loads((KST / "blim_identify.json").read_text())["slm_DoignonFalmagne7"]
+
+
+@pytest.mark.parametrize("method", ["ML", "MDML"])
+def test_fit_slm_equals_pks_slm_without_a_graph(tmp_path, monkeypatch, method):
+    """`fit slm` against pks 0.6-0's slm(DoignonFalmagne7$K, DoignonFalmagne7$N.R, method)
+    (tests/data/kst/blim_identify.R)."""
+    monkeypatch.chdir(tmp_path)
+    result = run_kstp("fit", "slm", "--responses", KST / "kstio" / "DoignonFalmagne7.dat", "--structure",
+                      KST / "kstio" / "DoignonFalmagne7.spc", "--method", method, "--json")
+    assert result.exit_code == 0, result.output
+    fit, ref = json.loads(result.stdout), PKS_SLM[method]
+    assert (fit["iterations"], fit["df"], fit["parameters"], fit["converged"]) == (ref["iter"], ref["df"],
+                                                                                   ref["npar"], True)
+    for column, name in (("learning", "g"), ("careless", "beta"), ("guess", "eta")):
+        assert [row[column] for row in fit["items"]] == pytest.approx(ref[name], abs=1e-10)
+    found = {"".join("1" if q in s["state"] else "0" for q in "abcde"): s["probability"]
+             for s in fit["stateProbabilities"]}
+    assert found == pytest.approx(dict(zip(PKS_SLM["states"], ref["P_K"], strict=True)), abs=1e-10)
+    assert fit["G2"] == pytest.approx(ref["G2"], abs=1e-8)
+    assert not (tmp_path / ".kstp").exists()  # no graph was opened
+
+
+def test_fit_slm_table_says_when_it_did_not_converge():
+    result = run_kstp("fit", "slm", "--responses", KST / "kstio" / "DoignonFalmagne7.dat", "--structure",
+                      KST / "kstio" / "DoignonFalmagne7.spc", "--max-iter", "5")
+    assert result.exit_code == 0, result.output
+    assert "5 iterations (not converged)" in result.stdout
+    assert "warning: the EM stopped at --max-iter 5" in result.stderr
+
+
+def test_fit_slm_refuses_a_structure_that_is_not_a_learning_space(tmp_path):
+    """endm's K (pks) is not closed under union: pks's slm refuses it, and so does fit slm, naming the file."""
+    result = run_kstp("fit", "slm", "--responses", KST / "kstio" / "endm.dat", "--structure",
+                      KST / "kstio" / "endm.kst")
+    assert result.exit_code == 1
+    assert "endm.kst: the simple learning model needs a learning space" in result.stderr
+    assert "not closed under union" in result.stderr
