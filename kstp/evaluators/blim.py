@@ -158,7 +158,7 @@ def structure_file(path: str | Path, items: list[str], limit: int = 20_000) -> t
     if read.kind == "data":
         raise KstpError(f"{path} holds response patterns (a data file), not states; fit it as --responses")
     matrix, how = align_columns(read, items, path)
-    if read.kind == "basis":
+    if read.kind in ("basis", "surmisefunction"):
         matrix, how = span(matrix, limit), how + "; the space its basis spans"
     elif read.kind == "relation":
         pairs = [(items[p], items[q]) for p, q in zip(*np.nonzero(matrix), strict=True) if p != q]

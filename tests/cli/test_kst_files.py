@@ -146,3 +146,19 @@ def test_sampled_states_of_many_questions_print_short_lines(kstp, tmp_path):  # 
     assert "shortened" in result.stderr and "(+" in result.stdout
     whole = json.loads(kstp("kst", "space", "--dataset", "many", "--sample", "3", "--seed", "1", "--json").stdout)
     assert max(len(r["state"]) for r in whole["states"]) > 12  # JSON keeps every state whole
+
+
+def test_export_surmise_function_gives_each_question_its_minimal_states(toy, tmp_path):
+    """kstIO's surmise-function CSV (layout held to kstIO's files in tests/kst/test_surmise.py); the clauses of q
+    are the minimal states holding q, by brute force over the listed states."""
+    listed = json.loads(toy("kst", "space", "--dataset", "toy", "--enumerate", "--json").stdout)["states"]
+    states = {frozenset(r["state"]) for r in listed}
+    out = tmp_path / "toy_sf.csv"
+    result = toy("kst", "export", "--dataset", "toy", "--what", "surmisefunction", "--to", out, "--json")
+    assert result.exit_code == 0, result.output
+    read = read_kst_file(out)
+    assert read.kind == "surmisefunction" and read.items == [q.split(":")[1] for q in TOY]
+    found = {(f"toy:{q}", frozenset(np.asarray(TOY)[r > 0])) for q, r in zip(read.labels, read.matrix, strict=True)}
+    assert found == {(q, s) for q in TOY for s in states if q in s and not any(t < s for t in states if q in t)}
+    refused = toy("kst", "export", "--dataset", "toy", "--what", "surmisefunction", "--to", tmp_path / "sf.dat")
+    assert refused.exit_code == 1 and "only kstIO's CSV layout" in refused.stderr

@@ -1,0 +1,69 @@
+## Reference values for issue 48's surmise functions, validation indices and likelihood-ratio
+## tests, from R's kstMatrix, kstIO, kst and pks on the example data they ship. Run from the
+## repository root:
+##   R_LIBS=<library with the packages> Rscript tests/data/kst/surmise_validate.R tests/data/kst
+## Writes surmise_validate.json and the surmise-function files kstio/<name>_sf.csv.
+args <- commandArgs(trailingOnly = TRUE)
+out_dir <- args[1]
+suppressMessages({library(pks); library(kst); library(kstMatrix); library(kstIO); library(sets)
+                  library(relations); library(jsonlite)})
+data(DoignonFalmagne7); data(chess); data(endm)
+patterns <- function(K) unname(apply(K, 1, paste, collapse = ""))
+out <- list(versions = list(R = R.version.string, pks = as.character(packageVersion("pks")),
+                            kst = as.character(packageVersion("kst")),
+                            kstMatrix = as.character(packageVersion("kstMatrix")),
+                            kstIO = as.character(packageVersion("kstIO"))))
+xspace <- unclass(xpl$space); xdata <- unclass(xpl$data)
+storage.mode(xspace) <- "integer"; storage.mode(xdata) <- "integer"
+spaces <- list(xpl = xspace, DoignonFalmagne7 = DoignonFalmagne7$K, chess_dst1 = chess$dst1)
+
+## Surmise functions: kstMatrix's kmsurmisefunction, written by kstIO's write_surmisefunction (it
+## takes a matrix: the data frame as.matrix), read back by read_surmisefunction, and kmSF2basis.
+for (name in names(spaces)) {
+  K <- spaces[[name]]; storage.mode(K) <- "integer"
+  sf <- kmsurmisefunction(structure(K, class = c("kmspace", "kmstructure", "kmfamset", "matrix")))
+  file <- file.path(out_dir, "kstio", paste0(name, "_sf.csv"))
+  write_surmisefunction(as.matrix(sf), file)
+  back <- read_surmisefunction(file)
+  b <- kmSF2basis(back)
+  out[[paste0("sf_", name)]] <- list(items = colnames(K), states = patterns(K), clause_items = sf$Item,
+                                     clauses = patterns(as.matrix(sf[, -1])), basis = patterns(b))
+  cat(name, nrow(sf), "clauses,", nrow(b), "basis elements\n")
+}
+
+## Validation indices: kst's kvalidate (gamma, VC, DI, DA; its items renamed a, b, ... since kst
+## matches names by grep) and kstMatrix's kmvalidate (distance distribution, DI, DA).
+data_of <- function(N.R) { R <- as.binmat(N.R, uniq = FALSE); storage.mode(R) <- "integer"; R }
+pairs <- list(xpl = list(K = xspace, R = xdata),
+              DoignonFalmagne7 = list(K = DoignonFalmagne7$K, R = data_of(DoignonFalmagne7$N.R)),
+              endm_K = list(K = endm$K, R = data_of(endm$N.R)),
+              chess_dst1 = list(K = chess$dst1, R = data_of(chess$N.R)))
+for (name in names(pairs)) {
+  K <- pairs[[name]]$K; R <- pairs[[name]]$R; storage.mode(K) <- "integer"
+  L <- K; colnames(L) <- letters[seq_len(ncol(K))]
+  RL <- R; colnames(RL) <- colnames(L)
+  ks <- kstructure(as.pattern(L, as.set = TRUE))
+  g <- kvalidate(ks, RL, "gamma"); v <- kvalidate(ks, RL, "VC"); d <- kvalidate(ks, RL, "DI")
+  a <- kvalidate(ks, RL, "DA")
+  m <- kmvalidate(R, K)
+  out[[paste0("validate_", name)]] <- list(
+    items = colnames(K), states = patterns(K), data = patterns(R),
+    gamma = g$gamma, nc = g$nc, nd = g$nd, vc = v$vc, vc_nd = v$nd, di = d$di,
+    di_dist = as.list(d$di_dist), da = a$DA, ddat = a$ddat, dpot = a$dpot,
+    km_dist = as.list(m$dist), km_DI = m$DI, km_DA = m$DA)
+  cat(name, "gamma", g$gamma, "VC", v$vc, "DI", d$di, "DA", a$DA, "\n")
+}
+
+## pks's anova.blim: nested BLIMs of DoignonFalmagne7, every rate equal < one eta per item < all free,
+## and the SLM against the BLIM (anova for slm objects is the same table).
+K <- DoignonFalmagne7$K; N.R <- DoignonFalmagne7$N.R; n <- ncol(K)
+m_eq <- blim(K, N.R, "ML", betaequal = list(1:n), etaequal = list(1:n))
+m_beq <- blim(K, N.R, "ML", betaequal = list(1:n))
+m_free <- blim(K, N.R, "ML")
+tab <- anova(m_eq, m_beq, m_free)
+out$anova_DoignonFalmagne7 <- list(resid_df = unname(tab[, 1]), resid_dev = unname(tab[, 2]),
+                                   df = unname(tab[, 3]), deviance = unname(tab[, 4]),
+                                   p = unname(tab[, 5]))
+print(tab)
+write(toJSON(out, auto_unbox = TRUE, digits = NA, null = "null", na = "null", pretty = TRUE),
+      file.path(out_dir, "surmise_validate.json"))
