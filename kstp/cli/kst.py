@@ -540,3 +540,55 @@ def _space_figures(graph, dataset: str, out: Path, limit: int, sample) -> list[s
 
 def _summary(dataset: str, knowledge_space) -> dict:
     return {"dataset": dataset, "items": len(knowledge_space.items), "classes": len(knowledge_space.classes)}
+
+
+@kst.command("validate")
+@click.option("--dataset", help="Validate against this dataset's human learners' answers (its knowledge space, "
+              "unless --structure is given).")
+@click.option("--responses", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              help="Validate against the answers in this file instead, without a graph (needs --structure).")
+@click.option("--structure", "path", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              help="The structure: any file fit blim --structure reads, its columns the answers' items.")
+@click.option("--limit", type=click.IntRange(min=1), default=20_000, show_default=True,
+              help="Refuse a structure with more states than this.")
+@json_option
+@click.pass_context
+def validate_(ctx, dataset: str | None, responses: Path | None, path: Path | None, limit: int,
+              as_json: bool) -> None:
+    """Validate a knowledge structure against response patterns: gamma, VC, DI and DA.
+
+    gamma (-1 to 1, higher is better) and the violational coefficient VC (lower is
+    better) count answers that agree or disagree with the structure's surmise
+    relation; the discrepancy index DI is the mean distance from a learner's pattern to
+    the nearest state, and DA divides it by the same mean over all possible patterns
+    (lower is better). Equal to R's kst::kvalidate and kstMatrix::kmvalidate; --json also
+    gives how many learners lie at each distance.
+
+    \b
+    Examples:
+      kstp kst validate --responses DoignonFalmagne7.dat --structure DoignonFalmagne7.spc
+      kstp kst validate --dataset probability_pks --json
+    """
+    refuse_together(ctx, "dataset", ("responses",), "validate against a dataset's answers or a file's, not both")
+    if dataset is None and responses is None:
+        raise click.UsageError("give --dataset (answers on the graph) or --responses FILE with --structure FILE")
+    from kstp.evaluators.validation import validate_structure
+
+    store = get_store(ctx) if dataset is not None else None
+    result = validate_structure(store, dataset, path, responses, limit)
+    if as_json:
+        emit(result)
+        return
+    import pandas as pd
+
+    def shown(x):
+        return "-" if x is None else x
+
+    print_table(pd.DataFrame([{"gamma": shown(result["gamma"]), "VC": shown(result["VC"]), "DI": result["DI"],
+                               "DA": shown(result["DA"]), "learners": result["learners"],
+                               "states": result["states"]}]),
+                f"{result['structure']} on {result['responses']}", digits=4)
+    click.echo("distance to the nearest state: " + ", ".join(f"{d}: {c}" for d, c in enumerate(result["distances"])
+                                                             if c))
+    if result.get("daNote"):
+        message(result["daNote"])

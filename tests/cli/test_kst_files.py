@@ -162,3 +162,19 @@ def test_export_surmise_function_gives_each_question_its_minimal_states(toy, tmp
     assert found == {(q, s) for q in TOY for s in states if q in s and not any(t < s for t in states if q in t)}
     refused = toy("kst", "export", "--dataset", "toy", "--what", "surmisefunction", "--to", tmp_path / "sf.dat")
     assert refused.exit_code == 1 and "only kstIO's CSV layout" in refused.stderr
+
+
+def test_validate_a_dataset_equals_validating_its_exported_files(toy, tmp_path):
+    """`kst validate --dataset` reads the same answers and space that `kst export` writes."""
+    data = tmp_path / "four.dat"
+    data.write_text("#SRBT v2.0 data ASCII\n8\n4\n" + "\n".join(["00000000", "01000000", "10100000", "11111111"])
+                    + "\n")
+    assert toy("kst", "import", data, "--dataset", "toy").exit_code == 0
+    for what, name in (("space", "toy.spc"), ("data", "toy.dat")):
+        assert toy("kst", "export", "--dataset", "toy", "--what", what, "--to", tmp_path / name).exit_code == 0
+    on_graph = toy("kst", "validate", "--dataset", "toy", "--json")
+    assert on_graph.exit_code == 0, on_graph.output
+    from_files = toy("kst", "validate", "--responses", tmp_path / "toy.dat", "--structure", tmp_path / "toy.spc",
+                     "--json")
+    keys = ("gamma", "concordant", "discordant", "VC", "DI", "DA", "distances", "learners", "states")
+    assert {k: json.loads(on_graph.stdout)[k] for k in keys} == {k: json.loads(from_files.stdout)[k] for k in keys}
