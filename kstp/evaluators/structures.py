@@ -255,7 +255,7 @@ def export_dataset(store: GraphStore, dataset: str, what: str, path: str | Path,
     """
     from kstp.evaluators.blim import response_data
     from kstp.graph.structures import dataset_questions
-    from kstp.loaders.kstio import write_kst_file, write_surmise_function
+    from kstp.loaders.kstio import kstio_order, write_kst_file, write_surmise_function
 
     if what not in EXPORTS:
         raise KstpError(f"unknown export {what!r}; use one of {', '.join(EXPORTS)}")
@@ -273,6 +273,7 @@ def export_dataset(store: GraphStore, dataset: str, what: str, path: str | Path,
     if what in ("space", "base"):
         structure = Structure.from_space(dataset_space(store, dataset, limit), limit)
         matrix = structure.states if what == "space" else structure.states[structure.base()]
+        matrix = matrix[kstio_order(matrix)]  # kstIO's write_kspace/write_kbase order: by size, then members
     elif what == "relation":
         matrix = dataset_space(store, dataset).relation().astype(np.uint8)
     elif what == "data":

@@ -45,7 +45,7 @@ from kstp.loaders.common import read_text
 
 __all__ = ["KINDS", "FORMATS", "EXTENSIONS", "KstFile", "read_kst_file", "write_kst_file", "letters",
            "kind_of_path", "basis_codes", "align_columns", "EXTRA_COLUMNS", "write_surmise_function",
-           "SURMISE_FUNCTION_HEADER"]
+           "SURMISE_FUNCTION_HEADER", "kstio_order"]
 
 #: What a file holds.
 KINDS = ("structure", "space", "basis", "relation", "data")
@@ -530,3 +530,34 @@ def write_surmise_function(path: str | Path, clause_items, clauses, items) -> Pa
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("\n".join(lines) + "\n")
     return path
+
+
+def kstio_order(matrix) -> np.ndarray:
+    """Row order in which kstIO writes a family of sets (a ``kspace``'s states, a ``kbase``'s elements).
+
+    kstIO writes ``as.binmat`` of a set of sets, whose order the sets package gives
+    (``.list_order``): by size, then by the members in order; with items named in
+    column order, a set holding an earlier column comes first. ``matrix[kstio_order(matrix)]``
+    is then what ``write_kspace`` and ``write_kbase`` write, row for row.
+
+    Parameters
+    ----------
+    matrix : array-like of shape (rows, items), 0/1
+
+    Returns
+    -------
+    ndarray of shape (rows,), int
+
+    Examples
+    --------
+    >>> kstio_order([[1, 1, 0], [0, 1, 1], [1, 0, 0], [1, 0, 1], [0, 0, 1]]).tolist()
+    [2, 4, 0, 3, 1]
+
+    References
+    ----------
+    kstIO 0.4-2 ``write_kbase``, ``write_kspace``; sets 1.0-25 ``.list_order`` (Meyer, Hornik).
+    """
+    cells = np.asarray(matrix, dtype=np.int64)
+    if not cells.size:
+        return np.arange(len(cells))
+    return np.lexsort((*(-cells[:, j] for j in range(cells.shape[1] - 1, -1, -1)), cells.sum(axis=1)))

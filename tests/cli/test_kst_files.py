@@ -13,7 +13,7 @@ import json
 import numpy as np
 import pytest
 
-from kstp.loaders.kstio import read_kst_file
+from kstp.loaders.kstio import kstio_order, read_kst_file
 from tests.cli.test_cli import ingest_toy, kstp, toy_files  # noqa: F401 (fixtures)
 
 TOY = [f"toy:q{i}" for i in range(1, 9)]
@@ -36,6 +36,8 @@ def test_export_space_base_relation_equal_brute_force(toy, tmp_path):
     assert read.kind == "space" and {frozenset(np.asarray(TOY)[r > 0]) for r in read.matrix} == states
     assert toy("kst", "export", "--dataset", "toy", "--what", "base", "--to", tmp_path / "toy.bsr").exit_code == 0
     base = {frozenset(np.asarray(TOY)[r > 0]) for r in read_kst_file(tmp_path / "toy.bsr").matrix}
+    for written in (read_kst_file(tmp_path / "toy.bsr").matrix, read.matrix):  # kstIO's order (test_kstio.py)
+        assert kstio_order(written).tolist() == list(range(len(written)))
     assert base == {s for s in states if s and frozenset().union(*(t for t in states if t < s)) != s}
     assert toy("kst", "export", "--dataset", "toy", "--what", "relation", "--to", tmp_path / "toy.csv").exit_code == 0
     relation = read_kst_file(tmp_path / "toy.csv", kind="relation")

@@ -65,5 +65,17 @@ out$anova_DoignonFalmagne7 <- list(resid_df = unname(tab[, 1]), resid_dev = unna
                                    df = unname(tab[, 3]), deviance = unname(tab[, 4]),
                                    p = unname(tab[, 5]))
 print(tab)
+## kstIO's order of a space's states and a base's elements (write_kspace, write_kbase of kst objects):
+## three seeded random spaces on 7 items, their states also written shuffled as a CSV (the input).
+set.seed(1)
+for (i in 1:3) {
+  B <- matrix(rbinom(6 * 7, 1, 0.4), 6, 7); B <- B[rowSums(B) > 0, , drop = FALSE]; colnames(B) <- letters[1:7]
+  ksp <- kspace(kstructure(as.pattern(B, as.set = TRUE)))
+  write_kbase(kbase(ksp), file.path(out_dir, "kstio", sprintf("order%d.bsr", i)))
+  write_kspace(ksp, file.path(out_dir, "kstio", sprintf("order%d.spc", i)))
+  S <- as.binmat(ksp)
+  write.csv(S[sample(nrow(S)), ], file.path(out_dir, "kstio", sprintf("order%d_shuffled.csv", i)), row.names = FALSE)
+}
+
 write(toJSON(out, auto_unbox = TRUE, digits = NA, null = "null", na = "null", pretty = TRUE),
       file.path(out_dir, "surmise_validate.json"))
