@@ -5,14 +5,15 @@
 ## Writes surmise_validate.json and the surmise-function files kstio/<name>_sf.csv.
 args <- commandArgs(trailingOnly = TRUE)
 out_dir <- args[1]
-suppressMessages({library(pks); library(kst); library(kstMatrix); library(kstIO); library(sets)
+suppressMessages({library(pks); library(kst); library(kstMatrix); library(kstIO); library(DAKS); library(sets)
                   library(relations); library(jsonlite)})
 data(DoignonFalmagne7); data(chess); data(endm)
 patterns <- function(K) unname(apply(K, 1, paste, collapse = ""))
 out <- list(versions = list(R = R.version.string, pks = as.character(packageVersion("pks")),
                             kst = as.character(packageVersion("kst")),
                             kstMatrix = as.character(packageVersion("kstMatrix")),
-                            kstIO = as.character(packageVersion("kstIO"))))
+                            kstIO = as.character(packageVersion("kstIO")),
+                            DAKS = as.character(packageVersion("DAKS"))))
 xspace <- unclass(xpl$space); xdata <- unclass(xpl$data)
 storage.mode(xspace) <- "integer"; storage.mode(xdata) <- "integer"
 spaces <- list(xpl = xspace, DoignonFalmagne7 = DoignonFalmagne7$K, chess_dst1 = chess$dst1)
@@ -75,6 +76,22 @@ for (i in 1:3) {
   write_kspace(ksp, file.path(out_dir, "kstio", sprintf("order%d.spc", i)))
   S <- as.binmat(ksp)
   write.csv(S[sample(nrow(S)), ], file.path(out_dir, "kstio", sprintf("order%d_shuffled.csv", i)), row.names = FALSE)
+}
+
+## DAKS's z_test on DoignonFalmagne7's patterns: the relation iita selects (v = 1, 2), and the second
+## against the third relation of ind_gen's selection set. Implications as (i, j) pairs: i is a
+## prerequisite of j.
+R <- as.binmat(DoignonFalmagne7$N.R, uniq = FALSE)
+pairs_of <- function(imp) lapply(as.list(imp), function(t) as.integer(unlist(as.list(t))))
+sel <- ind_gen(ob_counter(R))
+for (v in 1:2) {
+  imp <- iita(R, v)$implications
+  z <- z_test(R, imp, v = v)
+  z2 <- z_test(R, sel[[2]], imp_alt = sel[[3]], v = v)
+  out[[paste0("ztest_v", v)]] <- list(
+    imp = pairs_of(imp), z = z$Z.value, p = z$p.value, conf = z$conf, diff = z$diff_value,
+    imp2 = pairs_of(sel[[2]]), imp3 = pairs_of(sel[[3]]), z_alt = z2$Z.value, p_alt = z2$p.value,
+    conf_alt = z2$conf, diff_alt = z2$diff_value)
 }
 
 write(toJSON(out, auto_unbox = TRUE, digits = NA, null = "null", na = "null", pretty = TRUE),
