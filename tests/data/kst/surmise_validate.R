@@ -94,5 +94,20 @@ for (v in 1:2) {
     conf_alt = z2$conf, diff_alt = z2$diff_value)
 }
 
+## DAKS's pop_iita: the population IITA of DoignonFalmagne7's v = 1 relation as a BLIM (equally likely
+## states of its quasi-ordinal space, careless 0.1 and guess 0.05 on every item), its selection set
+## from the population counterexamples, or from the data (dataset = R), for v = 1, 2, 3.
+imp <- iita(R, 1)$implications
+for (v in 1:3) {
+  pop <- pop_iita(imp, 0.1, 0.05, 5, v = v)
+  from_data <- pop_iita(imp, 0.1, 0.05, 5, dataset = R, v = v)
+  out[[paste0("pop_iita_v", v)]] <- list(
+    imp = pairs_of(imp), careless = 0.1, guess = 0.05,
+    patterns = patterns(pop$pop.matrix[, 1:5]), probability = unname(pop$pop.matrix[, 6]),
+    diff = pop$pop.diff, error = pop$error.pop, selection_set = lapply(pop$selection.set, pairs_of),
+    data_diff = from_data$pop.diff, data_error = from_data$error.pop,
+    data_selection_set = lapply(from_data$selection.set, pairs_of))
+}
+
 write(toJSON(out, auto_unbox = TRUE, digits = NA, null = "null", na = "null", pretty = TRUE),
       file.path(out_dir, "surmise_validate.json"))
