@@ -263,6 +263,51 @@ def slm(responses: Path, structure: Path, method: str, limit: int, max_iter: int
     message(f"structure: {summary['structureSource']}")
 
 
+#: kstp.evaluators.slm.MODELS, written out (--help imports no numerics).
+_MODELS = ("slm", "blim-equal", "blim-careless-equal", "blim-guess-equal", "blim")
+
+
+@fit.command()
+@click.option("--responses", type=click.Path(exists=True, dir_okay=False, path_type=Path), required=True,
+              help="The answers: a kstIO data file (.dat) or a 0/1 CSV with item names.")
+@click.option("--structure", type=click.Path(exists=True, dir_okay=False, path_type=Path), required=True,
+              help="The structure every model is fitted on (any file fit blim --structure reads).")
+@click.option("--model", "models", type=click.Choice(_MODELS), multiple=True, required=True,
+              help="A model, most restricted first, given two or more times: slm (a learning space's simple "
+                   "learning model), blim-equal (every careless and every guess rate equal), blim-careless-equal, "
+                   "blim-guess-equal, blim (every rate free).")
+@click.option("--method", type=click.Choice(["ML", "MD", "MDML"]), default="ML", show_default=True,
+              help="How every model is fitted (pks's method).")
+@json_option
+def compare(responses: Path, structure: Path, models: tuple[str, ...], method: str, as_json: bool) -> None:
+    """Test nested models of a structure against each other by their likelihood ratio (pks's anova).
+
+    Each model is fitted to the answers; each row from the second on tests it against
+    the row before: the drop in deviance (G2) against the chi-square with the drop in
+    residual df. A small p: the less restricted model fits better than chance alone
+    would make it. Equal to R's anova(m1, m2, ...) on pks's blim and slm fits.
+
+    \b
+    Examples:
+      kstp fit compare --responses DoignonFalmagne7.dat --structure DoignonFalmagne7.spc --model slm --model blim
+      kstp fit compare --responses DoignonFalmagne7.dat --structure DoignonFalmagne7.spc --model blim-equal \\
+        --model blim --method MD --json
+    """
+    from kstp.evaluators.slm import compare_files
+
+    with status(f"fitting {len(models)} models to {responses.name}"):
+        rows = compare_files(structure, responses, list(models), method)
+    if as_json:
+        emit({"responses": responses.name, "structure": structure.name, "method": method, "models": rows})
+        return
+    import pandas as pd
+
+    columns = ["model", "parameters", "residDf", "residDeviance", "df", "deviance", "p"]
+    table = pd.DataFrame([{c: "-" if row[c] is None else row[c] for c in columns} for row in rows], dtype=object)
+    print_table(table,
+                title=f"Analysis of deviance: {structure.name} on {responses.name}, {method}", digits=4)
+
+
 def _fit_files(report, out: Path, name: str, title: str) -> tuple[list[str], list[str]]:
     """The residual plot and the error rates (PNG), the states with their probabilities and the learners' states
     (CSV), in ``out``; their paths.

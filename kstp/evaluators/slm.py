@@ -22,11 +22,16 @@ import pandas as pd
 from kstp.evaluators.blim import structure_file
 from kstp.kst import blim as model
 from kstp.kst.slm import SlmFit, fit_slm
+from kstp.kst.validation import deviance_table
 from kstp.loaders.kstio import read_kst_file
 
-__all__ = ["VERSION", "SlmReport", "fit_slm_files"]
+__all__ = ["VERSION", "SlmReport", "fit_slm_files", "MODELS", "compare_files"]
 
 VERSION = "1.0"
+#: The models :func:`compare_files` fits: the SLM, and the BLIM with all rates free or some held equal.
+MODELS = {"slm": "simple learning model", "blim-equal": "BLIM, every careless and every guess rate equal",
+          "blim-careless-equal": "BLIM, every careless rate equal", "blim-guess-equal": "BLIM, every guess rate equal",
+          "blim": "BLIM, every rate free"}
 
 
 @dataclass
@@ -112,3 +117,57 @@ def fit_slm_files(structure_path: str | Path, responses_path: str | Path, method
               "structureSha256": hashlib.sha256(structure_path.read_bytes()).hexdigest(),
               "responsesSha256": hashlib.sha256(responses_path.read_bytes()).hexdigest()}
     return SlmReport(responses_path.stem, structure_path.name, note, len(read.matrix), fit, config)
+
+
+def compare_files(structure_path: str | Path, responses_path: str | Path, models: list[str], method: str = "ML",
+                  limit: int = 20_000) -> list[dict]:
+    """Fit nested models of one structure to one response file and test each against the one before.
+
+    pks's ``anova(m1, m2, ...)`` on ``blim`` and ``slm`` fits: a row per model, its
+    residual df and deviance (G^2), and from the second on the likelihood-ratio test
+    against the row before (:func:`kstp.kst.validation.deviance_table`).
+
+    Parameters
+    ----------
+    models : list of str
+        Keys of :data:`MODELS`, most restricted first (e.g. ``slm``, ``blim``; ``slm``
+        needs a learning space).
+    method : {"ML", "MD", "MDML"}
+
+    Returns
+    -------
+    list of dict
+        ``{"model", "description", "parameters", "residDf", "residDeviance", "df", "deviance", "p"}``.
+
+    Raises
+    ------
+    KstpError
+        On an unknown model, fewer than two, and as :func:`fit_slm_files` and
+        :func:`kstp.kst.blim.fit_blim`.
+    """
+    from kstp.errors import KstpError
+
+    unknown = [m for m in models if m not in MODELS]
+    if unknown:
+        raise KstpError(f"unknown model {unknown[0]!r}; use {', '.join(MODELS)}")
+    if len(models) < 2:
+        raise KstpError("compare two or more models, most restricted first (e.g. slm blim)")
+    responses_path, structure_path = Path(responses_path), Path(structure_path)
+    read = read_kst_file(responses_path, kind="data")
+    states, _ = structure_file(structure_path, read.items, limit)
+    patterns, counts, _ = model.response_patterns(read.matrix)
+    every = [list(range(len(read.items)))]
+    fits = []
+    for name in models:
+        if name == "slm":
+            try:
+                fits.append(fit_slm(states, patterns, counts, list(read.items), method))
+            except model.BlimError as exc:
+                raise model.BlimError(f"{structure_path}: {exc}") from None
+            continue
+        equal = {"blim-equal": (every, every), "blim-careless-equal": (every, None),
+                 "blim-guess-equal": (None, every)}.get(name, (None, None))
+        fits.append(model.fit_blim(states, patterns, counts, list(read.items), method, beta_equal=equal[0],
+                                   eta_equal=equal[1]))
+    return [{**row, "model": name, "description": MODELS[name], "parameters": int(f.n_parameters)}
+            for name, f, row in zip(models, fits, deviance_table(*fits), strict=True)]

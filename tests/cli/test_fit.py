@@ -423,3 +423,29 @@ def test_fit_slm_refuses_a_structure_that_is_not_a_learning_space(tmp_path):
     assert result.exit_code == 1
     assert "endm.kst: the simple learning model needs a learning space" in result.stderr
     assert "not closed under union" in result.stderr
+
+
+@pytest.mark.parametrize("method", ["ML", "MD"])
+def test_fit_compare_equals_pks_anova_of_slm_and_blim(method):
+    """`fit compare` against pks 0.6-0's anova(slm(K, N.R, method), blim(K, N.R, method)) on DoignonFalmagne7
+    (tests/data/kst/surmise_validate.R)."""
+    ref = json.loads((KST / "surmise_validate.json").read_text())[f"anova_slm_blim_{method}"]
+    result = run_kstp("fit", "compare", "--responses", KST / "kstio" / "DoignonFalmagne7.dat", "--structure",
+                      KST / "kstio" / "DoignonFalmagne7.spc", "--model", "slm", "--model", "blim", "--method", method,
+                      "--json")
+    assert result.exit_code == 0, result.output
+    rows = json.loads(result.stdout)["models"]
+    assert [r["model"] for r in rows] == ["slm", "blim"] and [r["residDf"] for r in rows] == ref["resid_df"]
+    assert [r["residDeviance"] for r in rows] == pytest.approx(ref["resid_dev"], abs=1e-6)
+    assert (rows[1]["df"], rows[1]["deviance"], rows[1]["p"]) == pytest.approx(
+        (ref["df"][1], ref["deviance"][1], ref["p"][1]), rel=1e-6)
+
+
+def test_fit_compare_needs_two_models_and_a_learning_space_for_the_slm():
+    args = ["fit", "compare", "--responses", KST / "kstio" / "endm.dat", "--structure", KST / "kstio" / "endm.kst"]
+    one = run_kstp(*args, "--model", "blim")
+    assert one.exit_code == 1 and "compare two or more models" in one.stderr
+    slm = run_kstp(*args, "--model", "slm", "--model", "blim")
+    assert slm.exit_code == 1 and "the simple learning model needs a learning space" in slm.stderr
+    table = run_kstp(*args, "--model", "blim-equal", "--model", "blim")
+    assert table.exit_code == 0 and "Analysis of deviance: endm.kst on endm.dat, ML" in table.stdout

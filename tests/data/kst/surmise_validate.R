@@ -66,6 +66,13 @@ out$anova_DoignonFalmagne7 <- list(resid_df = unname(tab[, 1]), resid_dev = unna
                                    df = unname(tab[, 3]), deviance = unname(tab[, 4]),
                                    p = unname(tab[, 5]))
 print(tab)
+## The SLM within the BLIM (a learning space), as anova(slm, blim), by ML and by MD (pks's default).
+for (method in c("ML", "MD")) {
+  tab <- anova(slm(K, N.R, method), blim(K, N.R, method))
+  out[[paste0("anova_slm_blim_", method)]] <- list(resid_df = unname(tab[, 1]), resid_dev = unname(tab[, 2]),
+                                                   df = unname(tab[, 3]), deviance = unname(tab[, 4]),
+                                                   p = unname(tab[, 5]))
+}
 ## kstIO's order of a space's states and a base's elements (write_kspace, write_kbase of kst objects):
 ## three seeded random spaces on 7 items, their states also written shuffled as a CSV (the input).
 set.seed(1)
