@@ -346,11 +346,13 @@ def _fit_files(report, out: Path, name: str, title: str) -> tuple[list[str], lis
               help="ITA threshold search.")
 @click.option("--limit", type=click.IntRange(min=1), default=200_000, show_default=True,
               help="ITA: refuse a relation whose knowledge space has more states (each is listed to weigh it).")
+@click.option("--z-test", is_flag=True, help="IITA 1 or 2: also test the selected relation's diff by its asymptotic "
+              "Z (DAKS's z_test; the delta method's variance, not DAKS's, see the README).")
 @click.option("--no-write", is_flag=True, help="Learn and print; write nothing to the graph.")
 @json_option
 @click.pass_context
 def prerequisites(ctx, dataset: str | None, responses: Path | None, rule: str, variant: str, threshold: int | None,
-                  search: str, limit: int, no_write: bool, as_json: bool) -> None:
+                  search: str, limit: int, z_test: bool, no_write: bool, as_json: bool) -> None:
     """Learn a prerequisite relation from the answers and compare it with the Eq. 1 edges.
 
     The learned pairs go onto the graph as LEARNED_PREREQUISITE_OF {rule} edges,
@@ -365,15 +367,16 @@ def prerequisites(ctx, dataset: str | None, responses: Path | None, rule: str, v
       kstp fit prerequisites --dataset probability_pks --rule ita --search global --json
       kstp fit prerequisites --dataset frcsub --rule ita --threshold 30
       kstp fit prerequisites --responses probability.dat --variant 2 --json
+      kstp fit prerequisites --responses DoignonFalmagne7.dat --z-test
     """
     if (dataset is None) == (responses is None):
         raise click.UsageError("give --dataset (answers on the graph) or --responses FILE (answers in a file)")
-    for name in ("threshold", "search", "limit") if rule == "iita" else ("variant",):
+    for name in ("threshold", "search", "limit") if rule == "iita" else ("variant", "z_test"):
         if option_given(ctx, name):
-            raise click.UsageError(f"--{name} goes with --rule {'ita' if rule == 'iita' else 'iita'}, not --rule "
-                                   f"{rule}")
+            raise click.UsageError(f"--{name.replace('_', '-')} goes with --rule "
+                                   f"{'ita' if rule == 'iita' else 'iita'}, not --rule {rule}")
     refuse_together(ctx, "threshold", ("search",), "a given threshold is used as it is, not searched")
-    from kstp.evaluators import blim as evaluator
+    from kstp.evaluators import prerequisites as evaluator
 
     store = get_store(ctx) if responses is None else None
     no_write = no_write or responses is not None
@@ -382,7 +385,7 @@ def prerequisites(ctx, dataset: str | None, responses: Path | None, rule: str, v
                  "run the same command again (it also replaces what an interrupted write left).")
     with status(f"learning prerequisites of {dataset or responses.name} ({rule})"):
         report = evaluator.learn_prerequisites(store, dataset, rule, int(variant), threshold, search,
-                                               write=not no_write, limit=limit, responses=responses)
+                                               write=not no_write, limit=limit, responses=responses, z_test=z_test)
     learned_only = report.pairs[~report.pairs["inEq1"]]
     if as_json:
         extra = {} if report.candidates is None else {"candidates": report.candidates}
@@ -392,6 +395,10 @@ def prerequisites(ctx, dataset: str | None, responses: Path | None, rule: str, v
     s = report.summary()
     if report.candidates is not None:
         _print_selection_set(report.candidates, s, dataset)
+    if "zTest" in s:
+        t = s["zTest"]
+        click.echo(f"Z test of the selected relation's diff / N^2 = {t['diff']:.4g} against 0: Z = {t['z']:.3f}, "
+                   f"p = {t['p']:.4g}, 95 % interval [{t['conf'][0]:.4g}, {t['conf'][1]:.4g}]")
     if responses is not None:
         print_table(report.pairs[["fromId", "toId", "counterexamples"]], title="learned prerequisite pairs")
         return

@@ -449,3 +449,20 @@ def test_fit_compare_needs_two_models_and_a_learning_space_for_the_slm():
     assert slm.exit_code == 1 and "the simple learning model needs a learning space" in slm.stderr
     table = run_kstp(*args, "--model", "blim-equal", "--model", "blim")
     assert table.exit_code == 0 and "Analysis of deviance: endm.kst on endm.dat, ML" in table.stdout
+
+
+def test_fit_prerequisites_z_test_of_the_selected_relation():
+    """--z-test: DAKS's diff of the selected relation (tests/data/kst/surmise_validate.json, DAKS 2.1-3) with the
+    delta method's Z (kstp.kst.iita_ztest; held to a Monte Carlo in tests/kst/test_iita_ztest.py)."""
+    ref = json.loads((KST / "surmise_validate.json").read_text())["ztest_v1"]
+    args = ["fit", "prerequisites", "--responses", KST / "kstio" / "DoignonFalmagne7.dat"]
+    result = run_kstp(*args, "--z-test", "--json")
+    assert result.exit_code == 0, result.output
+    z = json.loads(result.stdout)["zTest"]
+    assert z["diff"] == pytest.approx(ref["diff"], abs=1e-15) and z["conf"][0] < z["diff"] < z["conf"][1]
+    assert "Z test of the selected relation's diff / N^2 = 0.0003476 against 0: Z = 3.558" in run_kstp(
+        *args, "--z-test").stdout
+    for extra, code, said in ((["--variant", "3"], 1, "variants 1 and 2"),
+                              (["--rule", "ita"], 2, "--z-test goes with --rule iita")):
+        refused = run_kstp(*args, *extra, "--z-test")
+        assert refused.exit_code == code and said in refused.stderr
