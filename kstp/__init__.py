@@ -53,7 +53,7 @@ if TYPE_CHECKING:
     from kstp.evaluators.answers import AnswersResult
     from kstp.evaluators.answers import aggregate as aggregate_answers
     from kstp.evaluators.answers import evaluate as evaluate_answers
-    from kstp.evaluators.blim import BlimReport, learn_prerequisites, next_steps
+    from kstp.evaluators.blim import BlimReport, next_steps
     from kstp.evaluators.blim import fit_dataset as fit_dataset_blim
     from kstp.evaluators.counterexamples import CheckResult, check_prerequisites
     from kstp.evaluators.dagmath import DagMathResult
@@ -65,6 +65,7 @@ if TYPE_CHECKING:
     from kstp.evaluators.nextstep import NextstepReport, NextstepResult
     from kstp.evaluators.nextstep import aggregate as aggregate_nextstep
     from kstp.evaluators.nextstep import evaluate as evaluate_nextstep
+    from kstp.evaluators.prerequisites import learn_prerequisites
     from kstp.evaluators.psr import PsrResult
     from kstp.evaluators.psr import aggregate as aggregate_psr
     from kstp.evaluators.psr import evaluate_dataset as evaluate_psr

@@ -210,6 +210,104 @@ def _print_selection_set(candidates, summary: dict, dataset: str | None) -> None
                 digits=4)
 
 
+@fit.command()
+@click.option("--responses", type=click.Path(exists=True, dir_okay=False, path_type=Path), required=True,
+              help="The answers: a kstIO data file (.dat) or a 0/1 CSV with item names (learner ids first, if any).")
+@click.option("--structure", type=click.Path(exists=True, dir_okay=False, path_type=Path), required=True,
+              help="A learning space (closed under union and well-graded) in any format fit blim reads: a 0/1 CSV "
+                   "or a kstIO file (.kst, .spc, .bsr basis, .spr surmise relation).")
+@click.option("--method", type=click.Choice(["ML", "MD", "MDML"]), default="ML", show_default=True,
+              help="Maximum likelihood (EM), minimum discrepancy, or MD-restricted ML (pks::slm).")
+@click.option("--limit", type=click.IntRange(min=1), default=20_000, show_default=True,
+              help="Refuse a structure with more states than this.")
+@click.option("--max-iter", type=click.IntRange(min=1), default=10_000, show_default=True,
+              help="Stop the EM (ML, MDML) after this many iterations (pks's maxiter); the fit then says it did "
+                   "not converge.")
+@click.option("--tol", type=click.FloatRange(min=0, min_open=True), default=1e-7, show_default=True,
+              help="The EM has converged when no parameter moves more than this in one iteration (pks's tol).")
+@json_option
+def slm(responses: Path, structure: Path, method: str, limit: int, max_iter: int, tol: float,
+        as_json: bool) -> None:
+    """Fit the simple learning model (one learning rate per item) of a learning space to a response file.
+
+    Each item gets a learning rate g (the chance to learn it once it is in the outer
+    fringe), which gives every state its probability, and the BLIM's careless-error
+    (beta) and lucky-guess (eta) rates: n + 2n parameters where the BLIM has states - 1 +
+    2n. Estimates equal R's pks::slm(K, N.R, method) on the same space and starting
+    values; goodness of fit is G2 against the saturated model. --json also lists every
+    state with its probability (pks's P.K). No graph is opened.
+
+    \b
+    Examples:
+      kstp fit slm --responses DoignonFalmagne7.dat --structure DoignonFalmagne7.spc
+      kstp fit slm --responses DoignonFalmagne7.dat --structure DoignonFalmagne7.spc --method MDML --json
+    """
+    from kstp.evaluators.slm import fit_slm_files
+
+    with status(f"fitting a simple learning model to {responses.name}"):
+        report = fit_slm_files(structure, responses, method, limit, max_iter, tol)
+    summary = report.summary()
+    if as_json:
+        emit({**summary, "items": report.items_table(), "stateProbabilities": report.states_table()})
+        return
+    print_table(report.items_table(), title=f"SLM of {report.name}: {report.structure}, {method}, "
+                f"{summary['states']} states", digits=4)
+    gof = f"G2({summary['df']}) = {summary['G2']:.3f}, p = {summary['pValue']:.4g}" if summary["df"] > 0 else \
+        f"G2 = {summary['G2']:.3f} (df = {summary['df']}: no chi-square reference)"
+    click.echo(f"{gof}; AIC {summary['AIC']:.2f}, BIC {summary['BIC']:.2f}; {summary['learners']} learners, "
+               f"{summary['patterns']} patterns, {summary['iterations']} iterations"
+               f"{'' if summary['converged'] else ' (not converged)'}; mean discrepancy "
+               f"{summary['discrepancy']:.3f}")
+    if summary["convergenceNote"]:
+        message(f"warning: {summary['convergenceNote']}")
+    message(f"structure: {summary['structureSource']}")
+
+
+#: kstp.evaluators.slm.MODELS, written out (--help imports no numerics).
+_MODELS = ("slm", "blim-equal", "blim-careless-equal", "blim-guess-equal", "blim")
+
+
+@fit.command()
+@click.option("--responses", type=click.Path(exists=True, dir_okay=False, path_type=Path), required=True,
+              help="The answers: a kstIO data file (.dat) or a 0/1 CSV with item names.")
+@click.option("--structure", type=click.Path(exists=True, dir_okay=False, path_type=Path), required=True,
+              help="The structure every model is fitted on (any file fit blim --structure reads).")
+@click.option("--model", "models", type=click.Choice(_MODELS), multiple=True, required=True,
+              help="A model, most restricted first, given two or more times: slm (a learning space's simple "
+                   "learning model), blim-equal (every careless and every guess rate equal), blim-careless-equal, "
+                   "blim-guess-equal, blim (every rate free).")
+@click.option("--method", type=click.Choice(["ML", "MD", "MDML"]), default="ML", show_default=True,
+              help="How every model is fitted (pks's method).")
+@json_option
+def compare(responses: Path, structure: Path, models: tuple[str, ...], method: str, as_json: bool) -> None:
+    """Test nested models of a structure against each other by their likelihood ratio (pks's anova).
+
+    Each model is fitted to the answers; each row from the second on tests it against
+    the row before: the drop in deviance (G2) against the chi-square with the drop in
+    residual df. A small p: the less restricted model fits better than chance alone
+    would make it. Equal to R's anova(m1, m2, ...) on pks's blim and slm fits.
+
+    \b
+    Examples:
+      kstp fit compare --responses DoignonFalmagne7.dat --structure DoignonFalmagne7.spc --model slm --model blim
+      kstp fit compare --responses DoignonFalmagne7.dat --structure DoignonFalmagne7.spc --model blim-equal \\
+        --model blim --method MD --json
+    """
+    from kstp.evaluators.slm import compare_files
+
+    with status(f"fitting {len(models)} models to {responses.name}"):
+        rows = compare_files(structure, responses, list(models), method)
+    if as_json:
+        emit({"responses": responses.name, "structure": structure.name, "method": method, "models": rows})
+        return
+    import pandas as pd
+
+    columns = ["model", "parameters", "residDf", "residDeviance", "df", "deviance", "p"]
+    table = pd.DataFrame([{c: "-" if row[c] is None else row[c] for c in columns} for row in rows], dtype=object)
+    print_table(table,
+                title=f"Analysis of deviance: {structure.name} on {responses.name}, {method}", digits=4)
+
+
 def _fit_files(report, out: Path, name: str, title: str) -> tuple[list[str], list[str]]:
     """The residual plot and the error rates (PNG), the states with their probabilities and the learners' states
     (CSV), in ``out``; their paths.
@@ -248,11 +346,13 @@ def _fit_files(report, out: Path, name: str, title: str) -> tuple[list[str], lis
               help="ITA threshold search.")
 @click.option("--limit", type=click.IntRange(min=1), default=200_000, show_default=True,
               help="ITA: refuse a relation whose knowledge space has more states (each is listed to weigh it).")
+@click.option("--z-test", is_flag=True, help="IITA 1 or 2: also test the selected relation's diff by its asymptotic "
+              "Z (DAKS's z_test; the delta method's variance, not DAKS's, see the README).")
 @click.option("--no-write", is_flag=True, help="Learn and print; write nothing to the graph.")
 @json_option
 @click.pass_context
 def prerequisites(ctx, dataset: str | None, responses: Path | None, rule: str, variant: str, threshold: int | None,
-                  search: str, limit: int, no_write: bool, as_json: bool) -> None:
+                  search: str, limit: int, z_test: bool, no_write: bool, as_json: bool) -> None:
     """Learn a prerequisite relation from the answers and compare it with the Eq. 1 edges.
 
     The learned pairs go onto the graph as LEARNED_PREREQUISITE_OF {rule} edges,
@@ -267,15 +367,16 @@ def prerequisites(ctx, dataset: str | None, responses: Path | None, rule: str, v
       kstp fit prerequisites --dataset probability_pks --rule ita --search global --json
       kstp fit prerequisites --dataset frcsub --rule ita --threshold 30
       kstp fit prerequisites --responses probability.dat --variant 2 --json
+      kstp fit prerequisites --responses DoignonFalmagne7.dat --z-test
     """
     if (dataset is None) == (responses is None):
         raise click.UsageError("give --dataset (answers on the graph) or --responses FILE (answers in a file)")
-    for name in ("threshold", "search", "limit") if rule == "iita" else ("variant",):
+    for name in ("threshold", "search", "limit") if rule == "iita" else ("variant", "z_test"):
         if option_given(ctx, name):
-            raise click.UsageError(f"--{name} goes with --rule {'ita' if rule == 'iita' else 'iita'}, not --rule "
-                                   f"{rule}")
+            raise click.UsageError(f"--{name.replace('_', '-')} goes with --rule "
+                                   f"{'ita' if rule == 'iita' else 'iita'}, not --rule {rule}")
     refuse_together(ctx, "threshold", ("search",), "a given threshold is used as it is, not searched")
-    from kstp.evaluators import blim as evaluator
+    from kstp.evaluators import prerequisites as evaluator
 
     store = get_store(ctx) if responses is None else None
     no_write = no_write or responses is not None
@@ -284,7 +385,7 @@ def prerequisites(ctx, dataset: str | None, responses: Path | None, rule: str, v
                  "run the same command again (it also replaces what an interrupted write left).")
     with status(f"learning prerequisites of {dataset or responses.name} ({rule})"):
         report = evaluator.learn_prerequisites(store, dataset, rule, int(variant), threshold, search,
-                                               write=not no_write, limit=limit, responses=responses)
+                                               write=not no_write, limit=limit, responses=responses, z_test=z_test)
     learned_only = report.pairs[~report.pairs["inEq1"]]
     if as_json:
         extra = {} if report.candidates is None else {"candidates": report.candidates}
@@ -294,6 +395,10 @@ def prerequisites(ctx, dataset: str | None, responses: Path | None, rule: str, v
     s = report.summary()
     if report.candidates is not None:
         _print_selection_set(report.candidates, s, dataset)
+    if "zTest" in s:
+        t = s["zTest"]
+        click.echo(f"Z test of the selected relation's diff / N^2 = {t['diff']:.4g} against 0: Z = {t['z']:.3f}, "
+                   f"p = {t['p']:.4g}, 95 % interval [{t['conf'][0]:.4g}, {t['conf'][1]:.4g}]")
     if responses is not None:
         print_table(report.pairs[["fromId", "toId", "counterexamples"]], title="learned prerequisite pairs")
         return

@@ -233,14 +233,15 @@ def space(ctx, dataset: str, mode: str, sample: int | None, seed: int, limit: in
 
 
 #: kstp.evaluators.structures.EXPORTS and kstp.loaders.kstio.FORMATS, written out (--help imports no numerics).
-_EXPORTS = ("space", "base", "relation", "data", "fit")
+_EXPORTS = ("space", "base", "surmisefunction", "relation", "data", "fit")
 _LAYOUTS = ("srbt", "kst", "matrix", "csv")
 
 
 @kst.command()
 @click.option("--dataset", required=True, help="Dataset whose structure, relation, answers or fit is written.")
 @click.option("--what", type=click.Choice(_EXPORTS), required=True,
-              help="space: the states of its knowledge space; base: the space's base; relation: the surmise "
+              help="space: the states of its knowledge space; base: the space's base; surmisefunction: each "
+                   "question's clauses (kstIO's CSV of kstMatrix's kmsurmisefunction); relation: the surmise "
                    "relation; data: the human learners' complete response patterns; fit: the latest BLIM fit's "
                    "states (with their probabilities in a CSV).")
 @click.option("--to", "path", required=True, type=click.Path(dir_okay=False, path_type=Path),
@@ -253,7 +254,7 @@ _LAYOUTS = ("srbt", "kst", "matrix", "csv")
 @json_option
 @click.pass_context
 def export(ctx, dataset: str, what: str, path: Path, layout: str | None, limit: int, as_json: bool) -> None:
-    """Write a dataset's space, base, surmise relation, answers or BLIM fit as a file R's kstIO and pks read.
+    """Write a dataset's space, base, surmise function or relation, answers or BLIM fit as a file R's kstIO reads.
 
     Columns are the dataset's questions in order (a CSV names them by local id), so
     that `kst import` and `fit blim --structure` read them back the same way. A fit
@@ -264,6 +265,7 @@ def export(ctx, dataset: str, what: str, path: Path, layout: str | None, limit: 
     Examples:
       kstp kst export --dataset probability_pks --what space --to probability.spc
       kstp kst export --dataset probability_pks --what relation --to probability.spr
+      kstp kst export --dataset probability_pks --what surmisefunction --to probability_sf.csv
       kstp kst export --dataset probability_pks --what data --to probability.dat
     """
     from kstp.evaluators.structures import export_dataset
@@ -388,7 +390,7 @@ def import_(ctx, path: Path, dataset: str, kind: str | None, as_json: bool) -> N
 
 
 #: kstp.evaluators.structures.SHOW, written out (--help imports no numerics).
-_SHOW = ("summary", "base", "atoms", "relation", "notions", "fringes", "paths")
+_SHOW = ("summary", "base", "atoms", "surmisefunction", "relation", "notions", "fringes", "paths")
 
 
 def _local(value, dataset: str | None):
@@ -412,10 +414,11 @@ def _joined(value, empty: str = "-"):
 @kst.command()
 @click.option("--dataset", help="Analyse the knowledge space of this dataset's derived prerequisites.")
 @click.option("--structure", "path", type=click.Path(exists=True, dir_okay=False, path_type=Path),
-              help="Analyse this structure file instead: a kstIO file (.kst, .spc, .bsr basis, .spr relation) or a "
-                   "0/1 CSV of states with item names.")
+              help="Analyse this structure file instead: a kstIO file (.kst, .spc, .bsr basis, .spr relation, a "
+                   "surmise function CSV) or a 0/1 CSV of states with item names.")
 @click.option("--show", type=click.Choice(_SHOW), default="summary", show_default=True,
-              help="summary: properties and counts; base, atoms, relation (surmise pairs), notions (equally "
+              help="summary: properties and counts; base, atoms, surmisefunction (each item's clauses, as "
+                   "kstMatrix), relation (surmise pairs), notions (equally "
                    "informative items), fringes (every state's inner and outer fringe) or paths: one table.")
 @click.option("--from", "start", metavar="STATE", help="--show paths: the gradations from this state "
               "(comma-separated items; empty: the empty set) ...")
@@ -445,6 +448,7 @@ def analyse(ctx, dataset: str | None, path: Path | None, show: str, start: str |
     Examples:
       kstp kst analyse --structure probability.spc
       kstp kst analyse --structure probability.spr --show base --json
+      kstp kst analyse --structure DoignonFalmagne7.spc --show surmisefunction
       kstp kst analyse --dataset probability_pks --show fringes --format csv
       kstp kst analyse --dataset probability_pks --show paths --from b101 --to b101,b103,b104,b109
       kstp kst analyse --structure probability.spc --out figures/
@@ -536,3 +540,55 @@ def _space_figures(graph, dataset: str, out: Path, limit: int, sample) -> list[s
 
 def _summary(dataset: str, knowledge_space) -> dict:
     return {"dataset": dataset, "items": len(knowledge_space.items), "classes": len(knowledge_space.classes)}
+
+
+@kst.command("validate")
+@click.option("--dataset", help="Validate against this dataset's human learners' answers (its knowledge space, "
+              "unless --structure is given).")
+@click.option("--responses", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              help="Validate against the answers in this file instead, without a graph (needs --structure).")
+@click.option("--structure", "path", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              help="The structure: any file fit blim --structure reads, its columns the answers' items.")
+@click.option("--limit", type=click.IntRange(min=1), default=20_000, show_default=True,
+              help="Refuse a structure with more states than this.")
+@json_option
+@click.pass_context
+def validate_(ctx, dataset: str | None, responses: Path | None, path: Path | None, limit: int,
+              as_json: bool) -> None:
+    """Validate a knowledge structure against response patterns: gamma, VC, DI and DA.
+
+    gamma (-1 to 1, higher is better) and the violational coefficient VC (lower is
+    better) count answers that agree or disagree with the structure's surmise
+    relation; the discrepancy index DI is the mean distance from a learner's pattern to
+    the nearest state, and DA divides it by the same mean over all possible patterns
+    (lower is better). Equal to R's kst::kvalidate and kstMatrix::kmvalidate; --json also
+    gives how many learners lie at each distance.
+
+    \b
+    Examples:
+      kstp kst validate --responses DoignonFalmagne7.dat --structure DoignonFalmagne7.spc
+      kstp kst validate --dataset probability_pks --json
+    """
+    refuse_together(ctx, "dataset", ("responses",), "validate against a dataset's answers or a file's, not both")
+    if dataset is None and responses is None:
+        raise click.UsageError("give --dataset (answers on the graph) or --responses FILE with --structure FILE")
+    from kstp.evaluators.validation import validate_structure
+
+    store = get_store(ctx) if dataset is not None else None
+    result = validate_structure(store, dataset, path, responses, limit)
+    if as_json:
+        emit(result)
+        return
+    import pandas as pd
+
+    def shown(x):
+        return "-" if x is None else x
+
+    print_table(pd.DataFrame([{"gamma": shown(result["gamma"]), "VC": shown(result["VC"]), "DI": result["DI"],
+                               "DA": shown(result["DA"]), "learners": result["learners"],
+                               "states": result["states"]}]),
+                f"{result['structure']} on {result['responses']}", digits=4)
+    click.echo("distance to the nearest state: " + ", ".join(f"{d}: {c}" for d, c in enumerate(result["distances"])
+                                                             if c))
+    if result.get("daNote"):
+        message(result["daNote"])

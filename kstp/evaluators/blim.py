@@ -5,9 +5,8 @@ its derived question prerequisites, or the structure its Q-matrix delineates), f
 basic local independence model (:mod:`kstp.kst.blim`), assesses each learner, and
 writes the latest fit back: careless/guess rates on each Question, state probabilities
 on (:KnowledgeState) nodes, each learner's most likely state on the Learner, the fit on
-a (:Run). ITA/IITA relations (:mod:`kstp.kst.iita`) are written as
-LEARNED_PREREQUISITE_OF edges, apart from the Eq. 1 PREREQUISITE_OF edges. Everything is
-checked before anything is written: a refused fit writes nothing.
+a (:Run). Everything is checked before anything is written: a refused fit writes nothing.
+Prerequisites learned from the same answers are :mod:`kstp.evaluators.prerequisites`.
 
 Any structure can be fitted, not only the ones kstp builds: a file in one of the field's
 formats (:mod:`kstp.loaders.kstio`: kstIO's structure, space, basis or relation files, a
@@ -38,14 +37,12 @@ from kstp.inference.runs import now
 from kstp.kst import blim as model
 from kstp.kst import blim_gof as gof
 from kstp.kst import blim_identify as identify
-from kstp.kst import iita as learned
 from kstp.kst.analysis import Structure, span
 from kstp.kst.spaces import KnowledgeSpace, TooManyStatesError
 from kstp.loaders.kstio import align_columns, read_kst_file
 
 __all__ = ["VERSION", "STRUCTURES", "ResponseData", "response_data", "structure", "structure_file", "BlimReport",
-           "fit_dataset", "fit_files", "write_fit", "next_steps", "NextSteps", "learn_prerequisites",
-           "PrerequisiteReport"]
+           "fit_dataset", "fit_files", "write_fit", "next_steps", "NextSteps"]
 
 VERSION = "1.0"
 #: Where the structure comes from: the knowledge space of the derived prerequisites, or
@@ -159,7 +156,7 @@ def structure_file(path: str | Path, items: list[str], limit: int = 20_000) -> t
     if read.kind == "data":
         raise KstpError(f"{path} holds response patterns (a data file), not states; fit it as --responses")
     matrix, how = align_columns(read, items, path)
-    if read.kind == "basis":
+    if read.kind in ("basis", "surmisefunction"):
         matrix, how = span(matrix, limit), how + "; the space its basis spans"
     elif read.kind == "relation":
         pairs = [(items[p], items[q]) for p, q in zip(*np.nonzero(matrix), strict=True) if p != q]
@@ -562,108 +559,3 @@ class NextSteps:
                              "nextSteps": _members(items, model.outer_fringe(space, k)),
                              "nextStates": [_members(items, space[c] & ~space[k])
                                             for c in model.covering_states(space, k)]} for k in nearest]}
-
-
-@dataclass
-class PrerequisiteReport:
-    """A learned relation and how it compares with the dataset's Eq. 1 edges."""
-
-    dataset: str
-    rule: str
-    pairs: pd.DataFrame  # fromId, toId, counterexamples, errorRate, inEq1
-    eq1_only: list[tuple[str, str]]
-    details: dict
-    #: IITA's selection set as DAKS's summary prints it: per candidate quasi-order (``index`` from 1, as DAKS's
-    #: ``selection.set.index``), its ``pairs`` ([prerequisite, item]), ``size``, ``diff``, ``errorRate``,
-    #: whether it is ``selected``, and the pairs ``added`` to the candidate before it (the chain grows).
-    candidates: pd.DataFrame | None = None
-
-    def summary(self) -> dict:
-        learned_pairs = set(zip(self.pairs["fromId"], self.pairs["toId"], strict=True))
-        both = int(self.pairs["inEq1"].sum())
-        return {"dataset": self.dataset, "rule": self.rule, "learned": len(learned_pairs), "eq1": both + len(
-            self.eq1_only), "both": both, "learnedOnly": len(learned_pairs) - both, "eq1Only": len(self.eq1_only),
-            **self.details}
-
-
-def _candidates(result, items: list[str]) -> pd.DataFrame:
-    """IITA's selection set as a table (see :attr:`PrerequisiteReport.candidates`)."""
-    rows, before = [], set()
-    for k, relation in enumerate(result.candidates):
-        pairs = [[items[p], items[q]] for p, q in zip(*np.nonzero(relation), strict=True)]
-        now = {tuple(pair) for pair in pairs}
-        rows.append({"index": k + 1, "size": len(pairs), "diff": float(result.diff[k]),
-                     "errorRate": float(result.error_rates[k]), "selected": k == result.selected,
-                     "added": [list(pair) for pair in sorted(now - before)], "pairs": pairs})
-        before = now
-    return pd.DataFrame(rows, columns=["index", "size", "diff", "errorRate", "selected", "added", "pairs"])
-
-
-def learn_prerequisites(store: GraphStore | None, dataset: str | None, rule: str = "iita", variant: int = 1,
-                        threshold: int | None = None, search: str = "local", write: bool = True,
-                        limit: int = 200_000, responses: str | Path | None = None) -> PrerequisiteReport:
-    """Learn a prerequisite relation from the answers (ITA or IITA) and compare it with Eq. 1.
-
-    The learned pairs are written as ``(:Question)-[:LEARNED_PREREQUISITE_OF {rule,
-    counterexamples, errorRate, inEq1}]->(:Question)``, replacing the dataset's earlier
-    learned relation (of either rule); the Eq. 1 ``PREREQUISITE_OF`` edges are read,
-    never changed: every KST query (fringes, PSR, the space) reads those alone.
-
-    ``limit`` bounds the knowledge space of each relation ITA weighs (its discrepancy
-    needs the states listed). IITA's report keeps every candidate of its selection set
-    with its diff and error rate (``candidates``), as DAKS's ``summary(iita(...))`` gives
-    them. With ``responses`` (a response file, :func:`kstp.loaders.kstio.read_kst_file`)
-    the answers come from the file, ``store`` and ``dataset`` may be None, and nothing is
-    compared or written.
-
-    Raises
-    ------
-    KstpError
-        On an unknown rule, and as :func:`response_data` (or the file's reader).
-    TooManyStatesError
-        ITA only: when a relation on the way has a space of more than ``limit`` states.
-    """
-    if rule not in ("iita", "ita"):
-        raise KstpError(f"unknown rule {rule!r}; use iita or ita")
-    if responses is not None:
-        read = read_kst_file(responses, kind="data")
-        data, write, dataset = ResponseData(read.items, read.labels or [], read.matrix, 0), False, Path(responses).stem
-    else:
-        data = response_data(store, dataset)
-    candidates = None
-    if rule == "iita":
-        result = learned.iita(data.matrix, variant)
-        relation, error = result.relation, result.error_rate
-        details = {"variant": learned.IITA_VARIANTS[variant], "errorRate": error, "diff": float(result.diff[
-            result.selected]), "selectionSetIndex": result.selected + 1, "candidateCount": len(result.candidates)}
-        candidates = _candidates(result, data.items)
-    else:
-        try:
-            ita_result = learned.ita(data.matrix, threshold, search, space_limit=limit)
-        except TooManyStatesError:
-            raise TooManyStatesError(
-                f"item tree analysis of {dataset!r}: a relation on the way ({search} threshold search) has a "
-                f"knowledge space of more than {limit:,} states, whose discrepancy needs them listed; pass a larger "
-                "--limit (time and memory grow with it), a --threshold, or --search local") from None
-        relation, error = ita_result.relation & ~np.eye(len(data.items), dtype=bool), float("nan")
-        details = {"threshold": ita_result.threshold, "discrepancy": ita_result.discrepancy}
-    b = learned.counterexamples(data.matrix)
-    eq1 = store.frame("question_prerequisite_edges", {"dataset": dataset}, categorical=True) if responses is None \
-        else pd.DataFrame({"fromId": [], "toId": []})
-    eq1_pairs = set(zip(eq1["fromId"], eq1["toId"], strict=True))
-    p, q = np.nonzero(relation)
-    pairs = pd.DataFrame({"fromId": [data.items[i] for i in p], "toId": [data.items[j] for j in q],
-                          "counterexamples": b[p, q].astype(np.int64), "errorRate": error})
-    pairs["inEq1"] = [(a, c) in eq1_pairs for a, c in zip(pairs["fromId"], pairs["toId"], strict=True)]
-    learned_pairs = set(zip(pairs["fromId"], pairs["toId"], strict=True))
-    report = PrerequisiteReport(dataset, rule, pairs, sorted(eq1_pairs - learned_pairs), details, candidates)
-    if write:
-        # One learned edge per pair (writes are keyed by their endpoints): the graph keeps the
-        # dataset's latest learned relation, whichever rule learned it.
-        stored = pd.concat([store.frame("learned_prerequisites", {"dataset": dataset, "rule": r})
-                            for r in ("iita", "ita")])
-        edges = pairs.rename(columns={"fromId": "from_id", "toId": "to_id"}).assign(rule=rule)
-        store.delete_stale("LEARNED_PREREQUISITE_OF", "Question", "Question",
-                           stored.rename(columns={"fromId": "from_id", "toId": "to_id"}), edges)
-        store.write_relationships("LEARNED_PREREQUISITE_OF", "Question", "Question", edges)
-    return report

@@ -34,6 +34,7 @@ from kstp.graph.store import GraphStore
 from kstp.graph.structures import dataset_space
 from kstp.kst import paths as kst_paths
 from kstp.kst.analysis import Structure, StructureError
+from kstp.kst.surmise import surmise_function
 from kstp.loaders.kstio import read_kst_file
 
 __all__ = ["SHOW", "EXPORTS", "load_structure", "analyse", "parse_state", "export_dataset", "import_file",
@@ -41,9 +42,10 @@ __all__ = ["SHOW", "EXPORTS", "load_structure", "analyse", "parse_state", "expor
            "space_dot"]
 
 #: What ``kstp kst analyse --show`` prints.
-SHOW = ("summary", "base", "atoms", "relation", "notions", "fringes", "paths")
+SHOW = ("summary", "base", "atoms", "surmisefunction", "relation", "notions", "fringes", "paths")
 #: What ``kstp kst export`` writes, and the file kind of each.
-EXPORTS = {"space": "space", "base": "basis", "relation": "relation", "data": "data", "fit": "structure"}
+EXPORTS = {"space": "space", "base": "basis", "surmisefunction": "surmisefunction", "relation": "relation",
+           "data": "data", "fit": "structure"}
 
 
 def load_structure(store: GraphStore | None, dataset: str | None, path: str | Path | None,
@@ -78,8 +80,8 @@ def load_structure(store: GraphStore | None, dataset: str | None, path: str | Pa
         raise KstpError(f"{path} holds response patterns ({said} says data), not states; give a structure, space, "
                         "basis or relation file, or fit the patterns: kstp fit blim --responses FILE")
     matrix, what = read.matrix, read.kind or "structure"
-    if read.kind == "basis":
-        matrix, what = span(matrix, limit), "the space its basis spans"
+    if read.kind in ("basis", "surmisefunction"):
+        matrix, what = span(matrix, limit), f"the space its {read.kind.replace('surmisef', 'surmise f')} spans"
     elif read.kind == "relation":
         pairs = [(read.items[p], read.items[q]) for p, q in zip(*np.nonzero(matrix), strict=True) if p != q]
         return Structure.from_space(KnowledgeSpace.build(read.items, pairs), limit), \
@@ -126,7 +128,7 @@ def analyse(structure: Structure, show: str = "summary", start: int | None = Non
     Parameters
     ----------
     structure : Structure
-    show : {"summary", "base", "atoms", "relation", "notions", "fringes", "paths"}
+    show : {"summary", "base", "atoms", "surmisefunction", "relation", "notions", "fringes", "paths"}
     start, goal : int, optional
         ``paths``: rows of the states between which to list the gradations (each step
         adds one item); default the learning paths from the empty set to Q.
@@ -186,6 +188,11 @@ def analyse(structure: Structure, show: str = "summary", start: int | None = Non
         return {"rows": [{"state": s, "size": len(s)} for s in k.sets(k.base())]}
     if show == "atoms":
         return {"rows": [{"item": q, "atom": s, "size": len(s)} for q, rows in k.atoms().items() for s in k.sets(rows)]}
+    if show == "surmisefunction":  # kstMatrix's kmsurmisefunction: each item's clauses, in its order
+        clause_items, clauses = surmise_function(k)
+        names = np.asarray(k.items, dtype=object)
+        return {"rows": [{"item": q, "clause": names[c > 0].tolist(), "size": int(c.sum())}
+                         for q, c in zip(clause_items, clauses, strict=True)]}
     if show == "relation":
         relation = k.surmise_relation()
         return {"rows": [{"prerequisite": k.items[p], "item": k.items[q]}
@@ -224,9 +231,11 @@ def export_dataset(store: GraphStore, dataset: str, what: str, path: str | Path,
 
     Parameters
     ----------
-    what : {"space", "base", "relation", "data", "fit"}
+    what : {"space", "base", "surmisefunction", "relation", "data", "fit"}
         The knowledge space of the derived prerequisites (its states), its base, its
-        surmise relation, the human learners' complete response patterns (learners who
+        surmise function (each question's clauses, a CSV as kstIO's
+        ``write_surmisefunction`` writes kstMatrix's ``kmsurmisefunction``), its surmise
+        relation, the human learners' complete response patterns (learners who
         skipped an item are left out, as the BLIM does), or the latest BLIM fit's states
         (a CSV adds each state's probability).
     layout : {"srbt", "kst", "matrix", "csv"}, optional
@@ -246,7 +255,7 @@ def export_dataset(store: GraphStore, dataset: str, what: str, path: str | Path,
     """
     from kstp.evaluators.blim import response_data
     from kstp.graph.structures import dataset_questions
-    from kstp.loaders.kstio import write_kst_file
+    from kstp.loaders.kstio import kstio_order, write_kst_file, write_surmise_function
 
     if what not in EXPORTS:
         raise KstpError(f"unknown export {what!r}; use one of {', '.join(EXPORTS)}")
@@ -254,9 +263,17 @@ def export_dataset(store: GraphStore, dataset: str, what: str, path: str | Path,
     questions = dataset_questions(store, dataset)
     items, local = questions["questionId"].tolist(), questions["localId"].tolist()
     note, extra, labels = "", None, None
+    if what == "surmisefunction":
+        if layout != "csv":
+            raise KstpError("a surmise function has only kstIO's CSV layout: write it to a .csv file")
+        clause_items, matrix = surmise_function(Structure.from_space(dataset_space(store, dataset, limit), limit))
+        write_surmise_function(path, [local[items.index(q)] for q in clause_items], matrix, local)
+        return {"dataset": dataset, "what": what, "file": str(path), "layout": layout, "rows": int(len(matrix)),
+                "items": len(items), "note": None}
     if what in ("space", "base"):
         structure = Structure.from_space(dataset_space(store, dataset, limit), limit)
         matrix = structure.states if what == "space" else structure.states[structure.base()]
+        matrix = matrix[kstio_order(matrix)]  # kstIO's write_kspace/write_kbase order: by size, then members
     elif what == "relation":
         matrix = dataset_space(store, dataset).relation().astype(np.uint8)
     elif what == "data":
@@ -335,7 +352,7 @@ def import_file(store: GraphStore, dataset: str, path: str | Path, kind: str | N
     if kind == "relation":
         relation = _closure(matrix)
     else:
-        states = span(matrix) if kind == "basis" else matrix
+        states = span(matrix) if kind in ("basis", "surmisefunction") else matrix
         structure = Structure.build(items, states)
         relation = structure.surmise_relation()
         pairs = [(items[p], items[q]) for p, q in zip(*np.nonzero(relation), strict=True) if p != q]

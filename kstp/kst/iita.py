@@ -23,7 +23,7 @@ import numpy as np
 from kstp.kst.blim import BlimError
 from kstp.kst.spaces import KnowledgeSpace
 
-__all__ = ["counterexamples", "iita", "IitaResult", "ita", "ItaResult", "IITA_VARIANTS"]
+__all__ = ["counterexamples", "iita", "IitaResult", "ita", "ItaResult", "IITA_VARIANTS", "diff_and_rate"]
 
 #: DAKS's variant numbers: 1 minimised corrected (Sargin & Ünlü 2009), 2 corrected, 3 original.
 IITA_VARIANTS = {1: "minimized corrected", 2: "corrected", 3: "original"}
@@ -197,6 +197,41 @@ def _candidates(b: np.ndarray) -> list[np.ndarray]:
     return unique
 
 
+def diff_and_rate(b: np.ndarray, p: np.ndarray, n: float, relation: np.ndarray, variant: int) -> tuple[float, float]:
+    """IITA's ``diff`` of one relation and its error rate, from counterexamples and solution counts.
+
+    ``b`` (items, items) and ``p`` (items,) as counts of ``n`` learners, or as relative
+    frequencies with ``n = 1`` (``diff`` is then divided by n^2); ``relation[p, q]``: p is a
+    prerequisite of q (irreflexive). The formulas are in :func:`iita`'s Notes.
+    """
+    diff, gamma = _diff_and_rate(b, p, n, relation, variant)
+    return float(diff), float(gamma)
+
+
+def _diff_and_rate(b, p, n, relation, variant):
+    """:func:`diff_and_rate` in the arrays' own type (complex for the complex-step derivative)."""
+    m = len(p)
+    off = ~np.eye(m, dtype=bool)
+    a = relation & off
+    pi, pj = p[:, None] * np.ones(m), np.ones(m)[:, None] * p  # pi[p, q] = p_p, pj[p, q] = p_q
+    reverse = a.T & ~a & off  # (q, p) in A, (p, q) not
+    if variant == 1:
+        x1 = (-2 * b * pi + 2 * pi * pj - 2 * pi ** 2)[reverse].sum()
+        x2 = (-2 * b * pj)[a].sum()
+        x3 = (2 * pi ** 2)[reverse].sum()
+        x4 = (2 * pj ** 2)[a].sum()
+        gamma = -(x1 + x2) / (x3 + x4)
+    else:
+        gamma = (b / pj)[a].mean()
+    expected = np.where(a, gamma * pj, (1 - pi / n) * pj)
+    if variant == 3:
+        expected = np.where(a, expected, expected * (1 - gamma))
+    else:
+        expected = np.where(reverse, pj - pi + pi * gamma, expected)
+    expected[~off] = 0
+    return ((b - expected) ** 2).sum() / (m * m - m), gamma
+
+
 def iita(responses: np.ndarray, variant: int = 1) -> IitaResult:
     """Inductive item tree analysis as R DAKS's ``iita(dataset, v)``.
 
@@ -254,27 +289,9 @@ def iita(responses: np.ndarray, variant: int = 1) -> IitaResult:
     if variant != 1 and (b.sum(axis=0) == 0).any():
         raise BlimError("each item must be solved at least once (IITA corrected and original variants)")
     p = r.sum(axis=0).astype(np.float64)
-    off = ~np.eye(m, dtype=bool)
     candidates = _candidates(b.astype(np.int64))
     diffs, rates = np.empty(len(candidates)), np.empty(len(candidates))
-    pi, pj = p[:, None] * np.ones(m), np.ones(m)[:, None] * p  # pi[p, q] = p_p, pj[p, q] = p_q
     for c, a in enumerate(candidates):
-        reverse = a.T & ~a & off  # (q, p) in A, (p, q) not
-        if variant == 1:
-            x1 = (-2 * b * pi + 2 * pi * pj - 2 * pi ** 2)[reverse].sum()
-            x2 = (-2 * b * pj)[a].sum()
-            x3 = (2 * pi ** 2)[reverse].sum()
-            x4 = (2 * pj ** 2)[a].sum()
-            gamma = -(x1 + x2) / (x3 + x4)
-        else:
-            gamma = (b / pj)[a].mean()
-        expected = np.where(a, gamma * pj, (1 - pi / n) * pj)
-        if variant == 3:
-            expected = np.where(a, expected, expected * (1 - gamma))
-        else:
-            expected = np.where(reverse, pj - pi + pi * gamma, expected)
-        expected[~off] = 0
-        diffs[c] = ((b - expected) ** 2).sum() / (m * m - m)
-        rates[c] = gamma
+        diffs[c], rates[c] = diff_and_rate(b, p, n, a, variant)
     best = int(np.argmin(diffs))
     return IitaResult(variant, candidates[best], float(rates[best]), diffs, rates, candidates, best)

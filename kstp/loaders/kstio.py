@@ -44,7 +44,8 @@ from kstp.errors import InputError
 from kstp.loaders.common import read_text
 
 __all__ = ["KINDS", "FORMATS", "EXTENSIONS", "KstFile", "read_kst_file", "write_kst_file", "letters",
-           "kind_of_path", "basis_codes", "align_columns", "EXTRA_COLUMNS"]
+           "kind_of_path", "basis_codes", "align_columns", "EXTRA_COLUMNS", "write_surmise_function",
+           "SURMISE_FUNCTION_HEADER", "kstio_order"]
 
 #: What a file holds.
 KINDS = ("structure", "space", "basis", "relation", "data")
@@ -169,8 +170,8 @@ def read_kst_file(path: str | Path, kind: str | None = None, format: str = "auto
     path = Path(path)
     if format not in ("auto", *FORMATS):
         raise InputError(f"unknown file layout {format!r}; use one of auto, {', '.join(FORMATS)}")
-    if kind is not None and kind not in KINDS:
-        raise InputError(f"unknown kind {kind!r}; use one of {', '.join(KINDS)}")
+    if kind is not None and kind not in (*KINDS, "surmisefunction"):
+        raise InputError(f"unknown kind {kind!r}; use one of {', '.join(KINDS)} or surmisefunction")
     text = read_text(path)
     lines = text.split("\n")
     while lines and not lines[-1].strip():
@@ -231,6 +232,9 @@ def read_kst_file(path: str | Path, kind: str | None = None, format: str = "auto
                    codes=codes if declared == "basis" else None)
 
 
+#: The first header cell of a surmise-function CSV (kstMatrix's ``kmsurmisefunction``, kstIO's files).
+SURMISE_FUNCTION_HEADER = "Item"
+
 #: Columns of a structure CSV that are not items: the probability of each state (kstp's fits, pks's P.K).
 EXTRA_COLUMNS = ("probability",)
 
@@ -286,6 +290,13 @@ def _read_csv(path: Path, lines: list[str], kind: str | None) -> KstFile:
     if repeated:
         raise _bad(path, 1, f"item {repeated[0]!r} names two columns")
     codes = np.array([[int(row[j]) for j in items] for row in body], dtype=np.uint8)
+    if labelled and header[0] == SURMISE_FUNCTION_HEADER and kind in (None, "surmisefunction"):
+        unknown = next((row[0] for row in body if row[0] not in names), None)
+        if unknown is None:  # kstIO's surmise function: each row a clause of the item its first column names
+            return KstFile("surmisefunction", "csv", codes, names, True, labels=[row[0] for row in body])
+    if kind == "surmisefunction":
+        raise _bad(path, 1, f"not a surmise function: its first column is headed {SURMISE_FUNCTION_HEADER!r} "
+                   "and names an item of the header on every row (kstIO's write_surmisefunction)")
     return KstFile(kind, "csv", (codes > 0).astype(np.uint8), names, named,
                    labels=[row[0] for row in body] if labelled else None,
                    codes=codes if kind == "basis" else None, extra=extra or None)
@@ -465,3 +476,88 @@ def _r_number(value: float) -> str:
     if np.isnan(value):
         return "NA"
     return f"{value:.15g}"
+
+
+def write_surmise_function(path: str | Path, clause_items, clauses, items) -> Path:
+    """Write a surmise function as kstIO's ``write_surmisefunction`` writes kstMatrix's.
+
+    R's ``write.csv`` of the character matrix ``as.matrix(kmsurmisefunction(K))``: a header
+    ``"Item"`` and the item names, then one row per clause, its item and its 0/1 cells,
+    every cell quoted. :func:`read_kst_file` reads it back (kind ``surmisefunction``: the
+    clauses as ``matrix``, their items as ``labels``).
+
+    Parameters
+    ----------
+    path : path
+    clause_items : sequence of str
+        The item of each clause.
+    clauses : array-like of shape (clauses, items), 0/1
+    items : sequence of str
+        The column names.
+
+    Returns
+    -------
+    pathlib.Path
+
+    Raises
+    ------
+    InputError
+        When ``clause_items`` and ``clauses`` differ in length, or a clause item is not in
+        ``items``.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "sf.csv"
+    >>> print(write_surmise_function(path, ["a", "b"], [[1, 0], [1, 1]], ["a", "b"]).read_text(), end="")
+    "Item","a","b"
+    "a","1","0"
+    "b","1","1"
+
+    References
+    ----------
+    kstIO 0.4-2 ``write_surmisefunction``, ``read_surmisefunction`` (Hockemeyer).
+    """
+    cells = np.asarray(clauses, dtype=np.uint8).reshape(len(clause_items), len(items))
+    unknown = next((q for q in clause_items if q not in items), None)
+    if unknown is not None:
+        raise InputError(f"clause item {unknown!r} is not among the items {', '.join(map(str, items))}")
+    quoted = lambda text: '"{}"'.format(str(neutralise(text)).replace('"', '""'))  # noqa: E731
+    lines = [",".join(quoted(c) for c in [SURMISE_FUNCTION_HEADER, *items])]
+    lines += [",".join([quoted(q), *(quoted(c) for c in row.tolist())]) for q, row in zip(clause_items, cells,
+                                                                                          strict=True)]
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def kstio_order(matrix) -> np.ndarray:
+    """Row order in which kstIO writes a family of sets (a ``kspace``'s states, a ``kbase``'s elements).
+
+    kstIO writes ``as.binmat`` of a set of sets, whose order the sets package gives
+    (``.list_order``): by size, then by the members in order; with items named in
+    column order, a set holding an earlier column comes first. ``matrix[kstio_order(matrix)]``
+    is then what ``write_kspace`` and ``write_kbase`` write, row for row.
+
+    Parameters
+    ----------
+    matrix : array-like of shape (rows, items), 0/1
+
+    Returns
+    -------
+    ndarray of shape (rows,), int
+
+    Examples
+    --------
+    >>> kstio_order([[1, 1, 0], [0, 1, 1], [1, 0, 0], [1, 0, 1], [0, 0, 1]]).tolist()
+    [2, 4, 0, 3, 1]
+
+    References
+    ----------
+    kstIO 0.4-2 ``write_kbase``, ``write_kspace``; sets 1.0-25 ``.list_order`` (Meyer, Hornik).
+    """
+    cells = np.asarray(matrix, dtype=np.int64)
+    if not cells.size:
+        return np.arange(len(cells))
+    return np.lexsort((*(-cells[:, j] for j in range(cells.shape[1] - 1, -1, -1)), cells.sum(axis=1)))

@@ -216,7 +216,8 @@ RUN_ID = re.compile(r"^(RUN\d?|RUN_[AB]|[a-z]+:[^:\s]+:[^:\s]+:[0-9a-f]{12})$")
 
 def _user_files(folder: Path, data_root: Path) -> None:
     """The files the examples name as the user's, in the working folder: frcsub's, the toy
-    curriculum's, the DAG-MATH fixtures as gold and sampled trajectories, a catalogue and weights."""
+    curriculum's, the DAG-MATH fixtures as gold and sampled trajectories, a catalogue and weights, pks's
+    DoignonFalmagne7 learning space with its data."""
     import shutil
 
     from tests.conftest import write_toy_files
@@ -237,6 +238,8 @@ def _user_files(folder: Path, data_root: Path) -> None:
     # the authors' few-shot prompt file (evaluate dagmath --prompt-file): the tests' stand-in for it
     shutil.copy(ROOT / "tests" / "fixtures" / "dagmath" / "fewshot_instructions.txt", folder)
     shutil.copy(ROOT / "kstp" / "catalogues" / "frcsub_mixed.yaml", folder / "my_domain.yaml")
+    for name in ("DoignonFalmagne7.spc", "DoignonFalmagne7.dat"):  # a learning space and its data (fit slm)
+        shutil.copy(ROOT / "tests" / "data" / "kst" / "kstio" / name, folder / name)
     for name in ("weights.yaml", "my_weights.yaml"):
         (folder / name).write_text("correct_first: {cq: 0.5, cs: 0.2, rs: 0.1, ls: 0.1, es: 0.05, ss: 0.05}\n")
     # Records as datasets and hub downloads leave them, a prompt file and exemplars (evaluate answers)

@@ -383,3 +383,86 @@ def test_fit_blim_on_a_structure_that_identifies_everything_keeps_every_standard
     assert all(row["guessSe"] > 0 for row in fit["items"])
     assert fit["items"][3]["careless"] < 2e-6  # beta_d at the boundary: no SE, and that is the reason given
     assert fit["boundaryNote"].startswith("no standard error for careless d: estimated at the boundary")
+
+
+PKS_SLM = json.loads((KST / "blim_identify.json").read_text())["slm_DoignonFalmagne7"]
+
+
+@pytest.mark.parametrize("method", ["ML", "MDML"])
+def test_fit_slm_equals_pks_slm_without_a_graph(tmp_path, monkeypatch, method):
+    """`fit slm` against pks 0.6-0's slm(DoignonFalmagne7$K, DoignonFalmagne7$N.R, method)
+    (tests/data/kst/blim_identify.R)."""
+    monkeypatch.chdir(tmp_path)
+    result = run_kstp("fit", "slm", "--responses", KST / "kstio" / "DoignonFalmagne7.dat", "--structure",
+                      KST / "kstio" / "DoignonFalmagne7.spc", "--method", method, "--json")
+    assert result.exit_code == 0, result.output
+    fit, ref = json.loads(result.stdout), PKS_SLM[method]
+    assert (fit["iterations"], fit["df"], fit["parameters"], fit["converged"]) == (ref["iter"], ref["df"],
+                                                                                   ref["npar"], True)
+    for column, name in (("learning", "g"), ("careless", "beta"), ("guess", "eta")):
+        assert [row[column] for row in fit["items"]] == pytest.approx(ref[name], abs=1e-10)
+    found = {"".join("1" if q in s["state"] else "0" for q in "abcde"): s["probability"]
+             for s in fit["stateProbabilities"]}
+    assert found == pytest.approx(dict(zip(PKS_SLM["states"], ref["P_K"], strict=True)), abs=1e-10)
+    assert fit["G2"] == pytest.approx(ref["G2"], abs=1e-8)
+    assert not (tmp_path / ".kstp").exists()  # no graph was opened
+
+
+def test_fit_slm_table_says_when_it_did_not_converge():
+    result = run_kstp("fit", "slm", "--responses", KST / "kstio" / "DoignonFalmagne7.dat", "--structure",
+                      KST / "kstio" / "DoignonFalmagne7.spc", "--max-iter", "5")
+    assert result.exit_code == 0, result.output
+    assert "5 iterations (not converged)" in result.stdout
+    assert "warning: the EM stopped at --max-iter 5" in result.stderr
+
+
+def test_fit_slm_refuses_a_structure_that_is_not_a_learning_space(tmp_path):
+    """endm's K (pks) is not closed under union: pks's slm refuses it, and so does fit slm, naming the file."""
+    result = run_kstp("fit", "slm", "--responses", KST / "kstio" / "endm.dat", "--structure",
+                      KST / "kstio" / "endm.kst")
+    assert result.exit_code == 1
+    assert "endm.kst: the simple learning model needs a learning space" in result.stderr
+    assert "not closed under union" in result.stderr
+
+
+@pytest.mark.parametrize("method", ["ML", "MD"])
+def test_fit_compare_equals_pks_anova_of_slm_and_blim(method):
+    """`fit compare` against pks 0.6-0's anova(slm(K, N.R, method), blim(K, N.R, method)) on DoignonFalmagne7
+    (tests/data/kst/surmise_validate.R)."""
+    ref = json.loads((KST / "surmise_validate.json").read_text())[f"anova_slm_blim_{method}"]
+    result = run_kstp("fit", "compare", "--responses", KST / "kstio" / "DoignonFalmagne7.dat", "--structure",
+                      KST / "kstio" / "DoignonFalmagne7.spc", "--model", "slm", "--model", "blim", "--method", method,
+                      "--json")
+    assert result.exit_code == 0, result.output
+    rows = json.loads(result.stdout)["models"]
+    assert [r["model"] for r in rows] == ["slm", "blim"] and [r["residDf"] for r in rows] == ref["resid_df"]
+    assert [r["residDeviance"] for r in rows] == pytest.approx(ref["resid_dev"], abs=1e-6)
+    assert (rows[1]["df"], rows[1]["deviance"], rows[1]["p"]) == pytest.approx(
+        (ref["df"][1], ref["deviance"][1], ref["p"][1]), rel=1e-6)
+
+
+def test_fit_compare_needs_two_models_and_a_learning_space_for_the_slm():
+    args = ["fit", "compare", "--responses", KST / "kstio" / "endm.dat", "--structure", KST / "kstio" / "endm.kst"]
+    one = run_kstp(*args, "--model", "blim")
+    assert one.exit_code == 1 and "compare two or more models" in one.stderr
+    slm = run_kstp(*args, "--model", "slm", "--model", "blim")
+    assert slm.exit_code == 1 and "the simple learning model needs a learning space" in slm.stderr
+    table = run_kstp(*args, "--model", "blim-equal", "--model", "blim")
+    assert table.exit_code == 0 and "Analysis of deviance: endm.kst on endm.dat, ML" in table.stdout
+
+
+def test_fit_prerequisites_z_test_of_the_selected_relation():
+    """--z-test: DAKS's diff of the selected relation (tests/data/kst/surmise_validate.json, DAKS 2.1-3) with the
+    delta method's Z (kstp.kst.iita_ztest; held to a Monte Carlo in tests/kst/test_iita_ztest.py)."""
+    ref = json.loads((KST / "surmise_validate.json").read_text())["ztest_v1"]
+    args = ["fit", "prerequisites", "--responses", KST / "kstio" / "DoignonFalmagne7.dat"]
+    result = run_kstp(*args, "--z-test", "--json")
+    assert result.exit_code == 0, result.output
+    z = json.loads(result.stdout)["zTest"]
+    assert z["diff"] == pytest.approx(ref["diff"], abs=1e-15) and z["conf"][0] < z["diff"] < z["conf"][1]
+    assert "Z test of the selected relation's diff / N^2 = 0.0003476 against 0: Z = 3.558" in run_kstp(
+        *args, "--z-test").stdout
+    for extra, code, said in ((["--variant", "3"], 1, "variants 1 and 2"),
+                              (["--rule", "ita"], 2, "--z-test goes with --rule iita")):
+        refused = run_kstp(*args, *extra, "--z-test")
+        assert refused.exit_code == code and said in refused.stderr

@@ -169,3 +169,21 @@ def test_analyse_and_fit_blim_name_the_columns_of_a_file_without_header_alike(tm
     assert fit["G2"] == pytest.approx(json.loads((KST / "blim_structures.json").read_text())["endm_K/ML"]["G2"],
                                       abs=1e-6)
     assert "unnamed columns taken as a ... d in order" in fit["structureSource"]
+
+
+def test_validate_files_equals_kst_kvalidate():
+    """`kst validate` against kst 0.5-4's kvalidate and kstMatrix's kmvalidate on DoignonFalmagne7
+    (tests/data/kst/surmise_validate.R)."""
+    ref = json.loads((KST / "surmise_validate.json").read_text())["validate_DoignonFalmagne7"]
+    result = CliRunner().invoke(cli, ["kst", "validate", "--responses", str(KST / "kstio" / "DoignonFalmagne7.dat"),
+                                      "--structure", str(KST / "kstio" / "DoignonFalmagne7.spc"), "--json"])
+    assert result.exit_code == 0, result.output
+    found = json.loads(result.stdout)
+    assert (found["gamma"], found["VC"], found["DI"], found["DA"]) == pytest.approx(
+        (ref["gamma"], ref["vc"], ref["di"], ref["da"]), abs=1e-12)
+    assert found["distances"] == [ref["km_dist"][str(d)] for d in range(6)] and found["learners"] == 1000
+    text = CliRunner().invoke(cli, ["kst", "validate", "--responses", str(KST / "kstio" / "DoignonFalmagne7.dat"),
+                                    "--structure", str(KST / "kstio" / "DoignonFalmagne7.spc")])
+    assert "0.7239" in text.stdout and "distance to the nearest state: 0: 760, 1: 226, 2: 14" in text.stdout
+    alone = CliRunner().invoke(cli, ["kst", "validate", "--responses", str(KST / "kstio" / "DoignonFalmagne7.dat")])
+    assert alone.exit_code == 1 and "needs a structure file" in alone.stderr

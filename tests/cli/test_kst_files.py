@@ -13,7 +13,7 @@ import json
 import numpy as np
 import pytest
 
-from kstp.loaders.kstio import read_kst_file
+from kstp.loaders.kstio import kstio_order, read_kst_file
 from tests.cli.test_cli import ingest_toy, kstp, toy_files  # noqa: F401 (fixtures)
 
 TOY = [f"toy:q{i}" for i in range(1, 9)]
@@ -36,6 +36,8 @@ def test_export_space_base_relation_equal_brute_force(toy, tmp_path):
     assert read.kind == "space" and {frozenset(np.asarray(TOY)[r > 0]) for r in read.matrix} == states
     assert toy("kst", "export", "--dataset", "toy", "--what", "base", "--to", tmp_path / "toy.bsr").exit_code == 0
     base = {frozenset(np.asarray(TOY)[r > 0]) for r in read_kst_file(tmp_path / "toy.bsr").matrix}
+    for written in (read_kst_file(tmp_path / "toy.bsr").matrix, read.matrix):  # kstIO's order (test_kstio.py)
+        assert kstio_order(written).tolist() == list(range(len(written)))
     assert base == {s for s in states if s and frozenset().union(*(t for t in states if t < s)) != s}
     assert toy("kst", "export", "--dataset", "toy", "--what", "relation", "--to", tmp_path / "toy.csv").exit_code == 0
     relation = read_kst_file(tmp_path / "toy.csv", kind="relation")
@@ -146,3 +148,35 @@ def test_sampled_states_of_many_questions_print_short_lines(kstp, tmp_path):  # 
     assert "shortened" in result.stderr and "(+" in result.stdout
     whole = json.loads(kstp("kst", "space", "--dataset", "many", "--sample", "3", "--seed", "1", "--json").stdout)
     assert max(len(r["state"]) for r in whole["states"]) > 12  # JSON keeps every state whole
+
+
+def test_export_surmise_function_gives_each_question_its_minimal_states(toy, tmp_path):
+    """kstIO's surmise-function CSV (layout held to kstIO's files in tests/kst/test_surmise.py); the clauses of q
+    are the minimal states holding q, by brute force over the listed states."""
+    listed = json.loads(toy("kst", "space", "--dataset", "toy", "--enumerate", "--json").stdout)["states"]
+    states = {frozenset(r["state"]) for r in listed}
+    out = tmp_path / "toy_sf.csv"
+    result = toy("kst", "export", "--dataset", "toy", "--what", "surmisefunction", "--to", out, "--json")
+    assert result.exit_code == 0, result.output
+    read = read_kst_file(out)
+    assert read.kind == "surmisefunction" and read.items == [q.split(":")[1] for q in TOY]
+    found = {(f"toy:{q}", frozenset(np.asarray(TOY)[r > 0])) for q, r in zip(read.labels, read.matrix, strict=True)}
+    assert found == {(q, s) for q in TOY for s in states if q in s and not any(t < s for t in states if q in t)}
+    refused = toy("kst", "export", "--dataset", "toy", "--what", "surmisefunction", "--to", tmp_path / "sf.dat")
+    assert refused.exit_code == 1 and "only kstIO's CSV layout" in refused.stderr
+
+
+def test_validate_a_dataset_equals_validating_its_exported_files(toy, tmp_path):
+    """`kst validate --dataset` reads the same answers and space that `kst export` writes."""
+    data = tmp_path / "four.dat"
+    data.write_text("#SRBT v2.0 data ASCII\n8\n4\n" + "\n".join(["00000000", "01000000", "10100000", "11111111"])
+                    + "\n")
+    assert toy("kst", "import", data, "--dataset", "toy").exit_code == 0
+    for what, name in (("space", "toy.spc"), ("data", "toy.dat")):
+        assert toy("kst", "export", "--dataset", "toy", "--what", what, "--to", tmp_path / name).exit_code == 0
+    on_graph = toy("kst", "validate", "--dataset", "toy", "--json")
+    assert on_graph.exit_code == 0, on_graph.output
+    from_files = toy("kst", "validate", "--responses", tmp_path / "toy.dat", "--structure", tmp_path / "toy.spc",
+                     "--json")
+    keys = ("gamma", "concordant", "discordant", "VC", "DI", "DA", "distances", "learners", "states")
+    assert {k: json.loads(on_graph.stdout)[k] for k in keys} == {k: json.loads(from_files.stdout)[k] for k in keys}

@@ -285,7 +285,7 @@ def test_interrupted_space_sample_says_no_state_was_stored(tmp_path, monkeypatch
 
 def test_interrupted_fit_prerequisites_says_no_pair_was_written(tmp_path, monkeypatch):
     graph = f"ladybug:{_psr_toy(tmp_path)}"
-    _interrupt(monkeypatch, "kstp.evaluators.blim.learn_prerequisites")
+    _interrupt(monkeypatch, "kstp.evaluators.prerequisites.learn_prerequisites")
     result = _run(graph, "fit", "prerequisites", "--dataset", "toy")
     assert result.exit_code == 130 and result.stderr.splitlines()[-1].startswith(
         "Interrupted: the learned pairs are written once the search has ended, so an interrupted search wrote none")

@@ -10,7 +10,8 @@ import pandas as pd
 import pytest
 
 from kstp.errors import KstpError, UnknownIdError
-from kstp.evaluators.blim import fit_dataset, fit_files, learn_prerequisites, next_steps, response_data, write_fit
+from kstp.evaluators.blim import fit_dataset, fit_files, next_steps, response_data, write_fit
+from kstp.evaluators.prerequisites import learn_prerequisites
 from kstp.graph.structures import derive_question_prerequisites, state_id_of
 from kstp.kst.blim import BlimError
 from kstp.loaders.kstio import read_kst_file

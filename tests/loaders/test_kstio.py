@@ -176,3 +176,19 @@ def test_a_csv_without_header_has_kstio_letters_and_an_empty_header_cell_is_refu
     path.write_text("a,,c\n0,0,0\n1,1,1\n")  # kst analyse named the middle item '', fit blim refused it
     with pytest.raises(InputError, match=r"k.csv:1: column 2 has no name in the header; name every item column"):
         read_kst_file(path)
+
+
+@pytest.mark.parametrize("n", [1, 2, 3])
+def test_a_space_and_its_base_go_out_in_kstio_order_byte_for_byte(tmp_path, n):
+    """kstIO writes a kspace's states and a kbase's elements by size, then members (the sets package's
+    order): tests/data/kst/surmise_validate.R wrote three random spaces with write_kspace and write_kbase, and
+    their states shuffled as the input."""
+    from kstp.kst.analysis import Structure
+    from kstp.loaders.kstio import kstio_order
+
+    read = read_kst_file(KSTIO / f"order{n}_shuffled.csv", kind="space")
+    structure = Structure.build(read.items, read.matrix)
+    for kind, matrix, name in (("space", structure.states, f"order{n}.spc"),
+                               ("basis", structure.states[structure.base()], f"order{n}.bsr")):
+        written = write_kst_file(tmp_path / name, kind, matrix[kstio_order(matrix)])
+        assert written.read_bytes() == (KSTIO / name).read_bytes()

@@ -650,7 +650,8 @@ RUN_QUERIES.update({"blim_states", "blim_learners", "blim_item_parameters", "lea
 
 def test_parity_blim_queries(store):
     """A BLIM fit and an IITA relation read back as written; next steps are the item-level outer fringe."""
-    from kstp.evaluators.blim import fit_dataset, learn_prerequisites, next_steps, write_fit
+    from kstp.evaluators.blim import fit_dataset, next_steps, write_fit
+    from kstp.evaluators.prerequisites import learn_prerequisites
     from kstp.graph.structures import state_id_of
 
     rng = random.Random(15)
