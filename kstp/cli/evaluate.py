@@ -6,7 +6,19 @@ from pathlib import Path
 
 import click
 
-from kstp.cli.output import SEED, dumps, emit, get_store, json_option, message, out_option, print_table, status
+from kstp.cli.output import (
+    SEED,
+    dumps,
+    emit,
+    get_store,
+    json_option,
+    message,
+    out_option,
+    print_table,
+    progress_bar,
+    status,
+    with_rate,
+)
 from kstp.csvcells import write_csv
 from kstp.errors import InputError
 
@@ -174,7 +186,11 @@ def _psr_summaries(ctx: click.Context, datasets: tuple[str, ...], out: Path | No
             questions.append(table)
             if out is not None:
                 write_csv(table, out / f"psr_questions_{dataset}.csv", index=False)
-        summaries.extend(result.summary(groups, bootstrap, seed))
+        if bootstrap:
+            with progress_bar(f"bootstrap of {dataset}") as update:
+                summaries.extend(result.summary(groups, bootstrap, seed, progress=with_rate(update, "resamples")))
+        else:
+            summaries.extend(result.summary(groups))
     if not summaries:
         if accuracy == "annotated" and skipped:
             raise InputError("; ".join(skipped))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 import random
+import re
 
 import pandas as pd
 import pytest
@@ -329,6 +330,48 @@ def test_bootstrap_interval_matches_the_exact_bootstrap_distribution():
     assert single["psrMicroLow"] is None and single["accuracyHigh"] is None
     with pytest.raises(ValueError, match="at least 2 samples"):
         psr.bootstrap(learners, 1)
+
+
+def test_a_long_bootstrap_tells_its_progress_a_short_one_stays_quiet(monkeypatch):
+    """Issue 43: --bootstrap 10000000 ran 253 s without a line. progress(done) about once a second (here at
+    once: every 1,024 resamples) and at the end; the default 1,000 resamples, under a second, never."""
+    from kstp.evaluators import psr_intervals
+
+    values = [0.2, 0.5, 0.9]
+    learners = pd.DataFrame({"accuracy": values, "psrMicro": values, "psrMacro": values})
+    quiet: list[int] = []
+    plain = psr.bootstrap(learners, 1000, seed=2, progress=quiet.append)
+    assert quiet == []
+    monkeypatch.setattr(psr_intervals, "PROGRESS_EVERY_S", 0.0)
+    told: list[int] = []
+    ci = psr.bootstrap(learners, 5000, seed=2, progress=told.append)
+    assert told == [1024, 2048, 3072, 4096, 5000]
+    assert ci == psr.bootstrap(learners, 5000, seed=2)  # telling changes no draw
+    assert plain == psr.bootstrap(learners, 1000, seed=2)
+    # summarize counts over the rows that resample: the humans' (3 learners), not the model's (one learner)
+    frame = learners.assign(kind=["human", "human", "model"], answered=1, correct=1, questionsScored=1, pairs=1,
+                            **{c: 0 for c in psr._COUNTS})
+    frame.index = pd.Index(["l1", "l2", "model:m"], name="learnerId")
+    calls: list[tuple[int, int]] = []
+    psr.summarize(psr.PsrResult("d", frame, 5), bootstrap_samples=2048, progress=lambda d, t: calls.append((d, t)))
+    assert calls == [(1024, 2048), (2048, 2048), (2048, 2048)]
+
+
+def test_cli_psr_bootstrap_progress_line_has_a_rate(kstp, toy_files, monkeypatch):  # noqa: F811
+    from kstp.evaluators import psr_intervals
+    from tests.cli.test_cli import ingest_toy
+
+    ingest_toy(kstp, toy_files)
+    assert kstp("derive", "question-prerequisites", "--dataset", "toy").exit_code == 0
+    monkeypatch.setattr(psr_intervals, "PROGRESS_EVERY_S", 0.0)
+    result = kstp("evaluate", "psr", "--dataset", "toy", "--bootstrap", "20480", "--json")
+    assert result.exit_code == 0, result.output
+    lines = [line for line in result.stderr.splitlines() if line.startswith("bootstrap of toy: ")]
+    assert lines[-1].startswith("bootstrap of toy: 20,480/20,480 (100%), ")
+    assert all(re.search(r", \d+\.\d s; [\d,]+ resamples/s$", line) for line in lines) and len(lines) >= 5
+    assert json.loads(result.stdout)[0]["bootstrapSamples"] == 20480
+    quiet = kstp("evaluate", "psr", "--dataset", "toy", "--bootstrap", "0", "--json")
+    assert "bootstrap of" not in quiet.stderr
 
 
 def test_ability_group_rows_hand_computed():
