@@ -421,6 +421,31 @@ def test_cli_psr_intervals_groups_and_per_question(kstp, toy_files, tmp_path):  
     assert (tmp_path / "o" / "psr_questions_toy.csv").read_text().splitlines()[1].startswith("toy,toy:q4,1,")
 
 
+def test_cli_psr_per_question_fits_80_columns_in_one_table(kstp, toy_files, monkeypatch):  # noqa: F811
+    """Issue 43: at 80 columns the seven columns did not fit with every number whole, and the table was
+    turned into a card per question. The dataset column goes where each id names its dataset, and the last
+    header wraps at its words: one table, every id and number whole, the values the JSON has."""
+    from tests.cli.test_cli import ingest_toy
+
+    ingest_toy(kstp, toy_files)
+    assert kstp("derive", "question-prerequisites", "--dataset", "toy").exit_code == 0
+    monkeypatch.setenv("COLUMNS", "80")
+    printed = kstp("evaluate", "psr", "--dataset", "toy", "--per-question", "--no-write", "--bootstrap", "0")
+    assert printed.exit_code == 0, printed.output
+    lines = printed.stdout.splitlines()
+    assert max(len(line) for line in lines) <= 80 and "(1/" not in printed.stdout  # one table, not cards
+    rows = [[cell.strip() for cell in line.strip("│").split("│")] for line in lines if line.startswith("│")]
+    data = json.loads(kstp("evaluate", "psr", "--dataset", "toy", "--per-question", "--no-write", "--bootstrap",
+                           "0", "--json").stdout)
+    assert rows == [[r["questionId"], str(r["learners"]), f"{r['psrMicro']:.3f}", f"{r['psrMacro']:.3f}",
+                     f"{r['broken']:.3f}", f"{r['prerequisitesPerLearner']:.3f}"] for r in data]
+    assert [r[0] for r in rows] == ["toy:q4", "toy:q2", "toy:q5", "toy:q6"] and rows[0][1:] == [
+        "1", "0.000", "0.000", "1.000", "1.000"]
+    header = " ".join(line for line in lines if line.startswith("┃"))
+    assert all(word in header for word in ("questionId", "psrMacro", "prereqs per", "learner"))
+    assert set(data[0]) >= {"dataset", "prerequisitesPerLearner"}  # JSON keeps every column by its name
+
+
 def test_cli_psr_accuracy_annotated_on_a_dataset_without_concepts_says_why(kstp, tmp_path):  # noqa: F811
     """A new user's case: learners answered, but no question has a concept, so --accuracy annotated has nothing
     to count; the line says that (not "no learner answers ... ingest responses first"), and answered counts."""
