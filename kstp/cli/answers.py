@@ -123,7 +123,7 @@ def answers(ctx, datasets, model, backend, base_url, model_args, gen_kwargs, lim
     sampling = parse_sampling(gen_kwargs, budget("answers"), n=samples, seed=seed)
     store = get_store(ctx)
     names = dataset_names(store, datasets)
-    engine = start_backend(backend, model, model_args, base_url, concurrency, seed)
+    engine = start_backend(backend, model, model_args, base_url, concurrency, seed, sampling=sampling)
     results = []
     try:
         for dataset in names:

@@ -226,7 +226,7 @@ def _model(ctx, store, assessment, settings, model, backend, base_url, model_arg
     from kstp.evaluators.assess.llm import assess_model
 
     sampling = parse_sampling(gen_kwargs, token_budget("answers"), n=1, seed=model_seed)
-    engine = start_backend(backend, model, model_args, base_url, concurrency, model_seed)
+    engine = start_backend(backend, model, model_args, base_url, concurrency, model_seed, sampling=sampling)
     try:
         with progress_bar(f"assessing {model}") as update:
             def progress(step):

@@ -9,7 +9,7 @@ import pytest
 
 from kstp.errors import ConfigError
 from kstp.inference.backend import Sampling, cache_key, get_backend, prompt_hash
-from kstp.inference.backends.local import LocalServer
+from kstp.inference.backends.local import LocalBackend, LocalServer
 from kstp.inference.backends.openai_compat import OpenAIBackend
 
 CHAT = [{"role": "user", "content": "What is 2 + 3? Put the answer in \\boxed{}."}]
@@ -140,3 +140,25 @@ def test_the_local_backend_refuses_a_setting_it_cannot_apply_in_one_line(options
     """Issue 43: threads=0 surfaced as a fragment of a gdb backtrace from llama.cpp."""
     with pytest.raises(ConfigError, match=f"--model-args {re.escape(said)}: the local backend needs a whole number"):
         LocalServer(**options)
+
+
+def test_the_local_model_applies_the_context_window_and_records_the_servers():
+    """Issue 43: --gen-kwargs context=10 was recorded while the server's own window bounded the reply (111
+    tokens under max_tokens 10). The backend holds each request to the run's window (prompt plus reply, the
+    prompt counted by the server), and its endpoint records the window the server holds: llama.cpp rounds
+    ``context`` up to a multiple of 256."""
+    story = [{"role": "user", "content": "Write a long story about a dragon and a knight."}]
+    backend = LocalBackend("smollm2", threads=1, context=300, concurrency=2)
+    try:
+        assert backend.endpoint["context"] == 512
+        prompt = backend._server.prompt_tokens(story)
+        window = prompt + 12
+        sampling = Sampling(n=2, temperature=0.6, max_tokens=window, context=window, seed=3)
+        replies = backend.generate([story], sampling)[0]
+        assert [(c.tokens_in, c.tokens_out, c.finish_reason) for c in replies] == [(prompt, 12, "length")] * 2
+        # a cap below what the window leaves is the cap; a window the prompt fills leaves one token (as hf)
+        [[capped]] = backend.generate([story], Sampling(max_tokens=5, context=window, seed=3))
+        [[full]] = backend.generate([story], Sampling(max_tokens=10, context=10, seed=3))
+        assert (capped.tokens_out, full.tokens_in, full.tokens_out, full.finish_reason) == (5, prompt, 1, "length")
+    finally:
+        backend.close()

@@ -494,6 +494,10 @@ class OpenAIBackend(Streaming):
             request["extra_body"] = extras  # fields the OpenAI schema lacks, which vLLM and llama.cpp take
         return request
 
+    async def _body(self, messages: list[dict], sampling: Sampling) -> dict:
+        """The request's body (:meth:`_request`); a backend that must ask its server first overrides this."""
+        return self._request(messages, sampling)
+
     def _extras(self, sampling: Sampling) -> dict:
         """The sampling fields sent in the body beside OpenAI's (:meth:`Sampling.extras`: vLLM's names)."""
         return sampling.extras()
@@ -515,8 +519,8 @@ class OpenAIBackend(Streaming):
             attempt += 1
             merged = self._system_in_user and has_system
             messages = system_in_user(request.messages) if merged else request.messages
-            body = self._request(messages, request.sampling)
             try:
+                body = await self._body(messages, request.sampling)
                 # the whole request within the timeout: the client's own bounds each read, so a server trickling
                 # bytes would hold a slot for ever
                 raw = await asyncio.wait_for(client.chat.completions.with_raw_response.create(**body), self.timeout)
@@ -553,6 +557,9 @@ class OpenAIBackend(Streaming):
                 continue
             except TimeoutError:
                 failure, asked = f"no whole reply within the timeout ({self.timeout:g} s)", None
+                continue
+            except OSError as exc:  # a request the backend makes to build the body (the local one counts tokens)
+                failure, asked = str(exc), None
                 continue
             await window.served()
             self.current_window = window.limit
