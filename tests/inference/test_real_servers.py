@@ -448,6 +448,25 @@ def test_the_local_model_run_records_the_window_it_applied(graph_location, tmp_p
     rows = [json.loads(line) for line in (out / f"{stem}.samples.jsonl").read_text().splitlines()]
     assert len(rows) == 2 and all(r["tokensIn"] + r["tokensOut"] <= 120 for r in rows)
     assert all(r["tokensIn"] + r["tokensOut"] == 120 for r in rows if r["finishReason"] == "length")
+    # one slot, no prompt cache: the run and its log say sample i's text is promised at any window
+    assert summary["reproducible"]["sameText"] is True and "not promised" not in result.stderr
+    assert json.loads((out / f"{stem}.json").read_text())["reproducible"] == summary["reproducible"]
+
+
+def test_a_run_on_a_server_says_the_same_text_is_not_promised(graph_location, tmp_path):
+    """Issue 43: where a backend cannot promise sample i's text at another window, the run says so: in its
+    summary and log (``reproducible``) and in a line."""
+    with FakeEndpoint() as server:
+        result = _evaluate(graph_location, tmp_path, server, "m", "--gen-kwargs", "max_tokens=8", "--output-path",
+                           tmp_path / "out")
+    assert result.exit_code == 0, result.stderr
+    summary = json.loads(result.stdout)
+    assert summary["reproducible"]["sameText"] is False
+    assert summary["reproducible"]["note"].startswith("the server decides: each request carries its seed")
+    said = " ".join(result.stderr.split())
+    assert "not promised: the same seeds giving the same texts at another window (the server decides" in said
+    log = json.loads((tmp_path / "out" / (summary["runId"].replace(":", "_") + ".json")).read_text())
+    assert log["reproducible"] == summary["reproducible"]
 
 
 def test_top_k_min_p_and_repetition_penalty_are_sent_and_recorded_only_when_given(graph_location, tmp_path):

@@ -188,6 +188,13 @@ class LocalBackend(OpenAIBackend):
         self.endpoint = {"modelFile": self._server.model_path.name, "context": self._server.window,
                          **({"systemRole": "user"} if system_role == "user" else {})}
         self._prompt_tokens: dict[str, int] = {}  # by prompt hash: the samples of a question count it once
+        #: What sample i's text is promised (:func:`~kstp.inference.backend.reproducibility`).
+        self.reproducible = (True, "one llama.cpp slot and no prompt cache: sample i's text depends on its prompt "
+                                   "and seed alone, not on the window, the batch or the order of arrival") \
+            if parallel == 1 else (
+            False, f"--model-args parallel={parallel} decodes {parallel} requests in one batch, which llama.cpp "
+                   "does not promise to give the text one slot gives (ggml-org/llama.cpp#6950, #7052): a "
+                   "sample's text may change with what shares its batch; parallel=1 (the default) promises it")
 
     def __repr__(self) -> str:
         return f"LocalBackend(model={self.model!r})"
@@ -206,13 +213,15 @@ class LocalBackend(OpenAIBackend):
         return body
 
     def _extras(self, sampling) -> dict:
-        """llama.cpp's names: ``repeat_penalty`` for ``repetition_penalty``.
+        """llama.cpp's names (``repeat_penalty`` for ``repetition_penalty``), and no prompt cache: a reply must
+        not depend on what the server's slot held before (see :attr:`reproducible`).
 
         >>> from kstp.inference.backend import Sampling
         >>> LocalBackend._extras(None, Sampling(top_k=20, repetition_penalty=1.1))
-        {'top_k': 20, 'repeat_penalty': 1.1}
+        {'top_k': 20, 'repeat_penalty': 1.1, 'cache_prompt': False}
         """
-        return {("repeat_penalty" if k == "repetition_penalty" else k): v for k, v in sampling.extras().items()}
+        return {**{("repeat_penalty" if k == "repetition_penalty" else k): v for k, v in sampling.extras().items()},
+                "cache_prompt": False}
 
     def close(self) -> None:
         self._server.close()

@@ -447,6 +447,11 @@ class OpenAIBackend(Streaming):
     """
 
     name = "openai"
+    #: What sample i's text is promised (:func:`~kstp.inference.backend.reproducibility`): each request carries
+    #: its seed, the rest is the server's.
+    reproducible = (False, "the server decides: each request carries its seed, but a server's batches and prompt "
+                           "cache may change a sample's text (vLLM promises it with VLLM_BATCH_INVARIANT=1, a "
+                           "llama.cpp server with --parallel 1 --no-cache-prompt; OpenAI's API: best effort)")
 
     def __init__(self, model: str, base_url: str | None = None, api_key: str | None = None,
                  concurrency: int | None = None, retries: int = 5, timeout: float = 600.0, max_wait: float = 30.0,
