@@ -32,7 +32,7 @@ def _run(ctx, dataset, framework, model, backend, base_url, model_args, gen_kwar
                                            "max_tokens": defaults.max_tokens},
                               json_schema=defaults.json_schema, seed=seed)
     store = get_store(ctx)
-    engine = start_backend(backend, model, model_args, base_url, concurrency, seed)
+    engine = start_backend(backend, model, model_args, base_url, concurrency, seed, sampling=sampling)
     try:
         with progress_bar(f"{model} annotating {dataset}") as progress:
             result = annotation_evaluator.annotate(

@@ -114,6 +114,7 @@ def answers(ctx, datasets, model, backend, base_url, model_args, gen_kwargs, lim
     import pandas as pd
 
     from kstp.evaluators import answers as answers_evaluator
+    from kstp.inference.backend import reproducibility
     from kstp.inference.runs import now
 
     require_output_path(log_samples, output_path)
@@ -123,7 +124,7 @@ def answers(ctx, datasets, model, backend, base_url, model_args, gen_kwargs, lim
     sampling = parse_sampling(gen_kwargs, budget("answers"), n=samples, seed=seed)
     store = get_store(ctx)
     names = dataset_names(store, datasets)
-    engine = start_backend(backend, model, model_args, base_url, concurrency, seed)
+    engine = start_backend(backend, model, model_args, base_url, concurrency, seed, sampling=sampling)
     results = []
     try:
         for dataset in names:
@@ -143,9 +144,12 @@ def answers(ctx, datasets, model, backend, base_url, model_args, gen_kwargs, lim
         raise
     finally:
         engine.close()
+    promise = reproducibility(engine)
     summaries = [{**result.summary(), "truncation": run_truncation(store, result.run_id, sampling.max_tokens,
-                                                                       sampling.context)}
+                                                                       sampling.context), "reproducible": promise}
                  for result in results]
+    if not promise["sameText"]:
+        message(f"not promised: the same seeds giving the same texts at another window ({promise['note']})")
     if not resume and any(r.resumed for r in results):
         message("--new-run with an unchanged configuration resumes its run (it allows a changed one); a fresh run "
                 "of the same configuration is a replicate: --tag NAME or --repeat N")

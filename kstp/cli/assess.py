@@ -202,7 +202,9 @@ def _ask(question) -> str:
             click.echo(f"{label}: {question.text}", err=True)
             return click.prompt("Your answer (empty: I don't know)", default="", show_default=False, err=True)
         return click.prompt(f"{label}: do you master it? [y/n]", default="", show_default=False, err=True)
-    except click.exceptions.Abort:  # end of input (a file of answers ran out, Ctrl-D): pause, not fail
+    except click.exceptions.Abort as exc:  # end of input (a file of answers ran out, Ctrl-D): pause, not fail
+        if isinstance(exc.__context__, KeyboardInterrupt):  # click turns Ctrl-C into Abort too: an interruption
+            raise KeyboardInterrupt from None
         raise _EndOfInput from None
 
 
@@ -212,8 +214,10 @@ def _person(store, assessment, name, settings, again, as_json) -> None:
     on_interrupt("every answer given is stored; the same command resumes the session.")
     try:
         result = assess_person(store, assessment, name, settings, _ask, again)
-    except _EndOfInput:
+    except _EndOfInput as exc:
         message("end of input: the session is paused with every answer given stored; the same command resumes it")
+        if as_json and getattr(exc, "record", None) is not None:
+            emit(exc.record)  # status interrupted, as the graph has it: the questions asked so far and the estimate
         return
     if result.get("resumed") and result["status"] == "finished" and result["resumed"] == result["asked"] \
             and not as_json:
@@ -226,7 +230,7 @@ def _model(ctx, store, assessment, settings, model, backend, base_url, model_arg
     from kstp.evaluators.assess.llm import assess_model
 
     sampling = parse_sampling(gen_kwargs, token_budget("answers"), n=1, seed=model_seed)
-    engine = start_backend(backend, model, model_args, base_url, concurrency, model_seed)
+    engine = start_backend(backend, model, model_args, base_url, concurrency, model_seed, sampling=sampling)
     try:
         with progress_bar(f"assessing {model}") as update:
             def progress(step):

@@ -197,7 +197,7 @@ def evaluate_dagmath(ctx, dataset, model, backend, base_url, model_args, gen_kwa
     sampling = parse_sampling(gen_kwargs, {"max_tokens": MAX_TOKENS["dagmath"], **release}, n=samples, seed=seed)
     store = get_store(ctx)
     shots_run = shots_from or cot_loader.ingest_run_id(cot_loader.GOLD, dataset)
-    engine = start_backend(backend, model, model_args, base_url, concurrency, seed)
+    engine = start_backend(backend, model, model_args, base_url, concurrency, seed, sampling=sampling)
     try:
         with progress_bar(f"{model} on {dataset}") as progress:
             result = dagmath_evaluator.evaluate(store, engine, dataset, sampling, shots_run if shots else None, shots,

@@ -6,7 +6,19 @@ from pathlib import Path
 
 import click
 
-from kstp.cli.output import SEED, dumps, emit, get_store, json_option, message, out_option, print_table, status
+from kstp.cli.output import (
+    SEED,
+    dumps,
+    emit,
+    get_store,
+    json_option,
+    message,
+    out_option,
+    print_table,
+    progress_bar,
+    status,
+    with_rate,
+)
 from kstp.csvcells import write_csv
 from kstp.errors import InputError
 
@@ -100,13 +112,23 @@ def psr(ctx, datasets: tuple[str, ...], out: Path | None, denominator: str, min_
         if as_json:
             emit(table)
         else:
-            print_table(table, "PSR per target question over the human learners who answered it correctly "
-                               "(lowest macro PSR first)")
+            print_table(_question_rows(table), "PSR per target question over the human learners who answered it "
+                                               "correctly (lowest macro PSR first)")
         return
     if as_json:
         emit(summaries)
     else:
         print_psr(summaries, denominator, min_prerequisites, subset, out)
+
+
+def _question_rows(table):
+    """The per-question table as printed: without the dataset column where each question id names its
+    dataset (``frcsub:q3``), and the last header shorter, in words that wrap, so that seven columns of numbers fit 80
+    characters in one table (JSON and CSV keep every column under its own name)."""
+    if not table.empty and all(str(q).startswith(f"{d}:") for d, q in zip(table["dataset"], table["questionId"],
+                                                                          strict=True)):
+        table = table.drop(columns="dataset")
+    return table.rename(columns={"prerequisitesPerLearner": "prereqs per learner"})
 
 
 def psr_summaries(ctx: click.Context, datasets: tuple[str, ...], out: Path | None, denominator: str,
@@ -174,7 +196,11 @@ def _psr_summaries(ctx: click.Context, datasets: tuple[str, ...], out: Path | No
             questions.append(table)
             if out is not None:
                 write_csv(table, out / f"psr_questions_{dataset}.csv", index=False)
-        summaries.extend(result.summary(groups, bootstrap, seed))
+        if bootstrap:
+            with progress_bar(f"bootstrap of {dataset}") as update:
+                summaries.extend(result.summary(groups, bootstrap, seed, progress=with_rate(update, "resamples")))
+        else:
+            summaries.extend(result.summary(groups))
     if not summaries:
         if accuracy == "annotated" and skipped:
             raise InputError("; ".join(skipped))

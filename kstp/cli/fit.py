@@ -19,6 +19,7 @@ from kstp.cli.output import (
     progress_bar,
     refuse_together,
     status,
+    with_rate,
 )
 from kstp.csvcells import write_csv
 
@@ -48,10 +49,11 @@ _STRUCTURES = ("space", "delineated")
 
 @contextmanager
 def _fitting(name: str, bootstrap: int):
-    """A spinner while a BLIM is fitted; with a bootstrap, a bar over its refits (a few seconds each)."""
+    """A spinner while a BLIM is fitted; with a bootstrap, a bar over its refits (a few seconds each) and their
+    rate."""
     if bootstrap:
         with progress_bar(f"BLIM of {name}, parametric bootstrap") as update:
-            yield update
+            yield with_rate(update, "refits")
     else:
         with status(f"fitting a BLIM to {name}"):
             yield None

@@ -52,8 +52,9 @@ def _backend_options(command: Callable, names: tuple[str, ...]) -> Callable:
         click.option("--model-args", help="Backend options k=v,... (vllm: anything vllm.LLM takes, e.g. "
                      "tensor_parallel_size=2; hf: threads, and from_pretrained arguments, e.g. "
                      "device_map=auto,dtype=bfloat16; "
-                     "local: threads, context, parallel; openai: retries, timeout (seconds a whole request may "
-                     "take), max_wait, outage (seconds a server away mid-run is waited for, default 180))."),
+                     "local: threads, context (the server's window; default the run's context window, else "
+                     "4096), parallel; openai: retries, timeout (seconds a whole request may take), max_wait, "
+                     "outage (seconds a server away mid-run is waited for, default 180))."),
         click.option("--concurrency", type=click.IntRange(min=1),
                      help="Requests in flight, refilled as each finishes (default: openai 64 for a server on this "
                      "machine, 32 for a remote API; local 64; vllm 4096, its scheduler batches them; hf 64 on a GPU, "
@@ -290,19 +291,24 @@ def check_base_url(backend: str, base_url: str | None) -> None:
 
 
 def start_backend(backend: str, model: str, model_args: str | None, base_url: str | None, concurrency: int | None,
-                  seed: int, **extra) -> Backend:
+                  seed: int, sampling: Sampling | None = None, **extra) -> Backend:
     """Start the named backend for ``model`` with ``--model-args`` (and the options that belong to it).
 
     ``--concurrency`` (the window) goes to every backend, ``--system-in-user`` as
-    ``system_role="user"``.
+    ``system_role="user"``. The local backend's server gets the run's context window
+    (``sampling.context``) unless ``--model-args context`` names a larger one: it applies the
+    window to each request itself, so the window recorded with the run is the one applied.
 
     Raises
     ------
     click.BadParameter
-        When --base-url is given to a backend other than openai.
+        When --base-url is given to a backend other than openai, or the local backend's
+        ``--model-args context`` is smaller than the run's context window.
     """
     options = {**parse_kwargs(model_args, "--model-args"), **extra}
     check_base_url(backend, base_url)
+    if backend == "local" and sampling is not None and sampling.context is not None:
+        _local_window(options, sampling.context)
     if backend == "openai":
         options["base_url"] = base_url
     if concurrency:
@@ -316,6 +322,28 @@ def start_backend(backend: str, model: str, model_args: str | None, base_url: st
     on_interrupt("every completion that had arrived is stored; run the same command again to resume.")
     with status(f"starting the {backend} backend for {model}"):
         return get_backend(backend, model, **options)
+
+
+def _local_window(options: dict, window: int) -> None:
+    """The local server's window for a run whose context window is ``window`` (set in ``options``).
+
+    >>> options = {}; _local_window(options, 16384); options
+    {'context': 16384}
+    >>> options = {}; _local_window(options, 10); options  # llama.cpp's least; each request is held to 10
+    {'context': 16}
+    >>> _local_window({"context": 2048}, 16384)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    click.exceptions.BadParameter: context=2048 is smaller than the run's context window of 16,384 tokens ...
+    """
+    given = options.get("context")
+    if given is None:
+        options["context"] = max(window, 16)
+    elif isinstance(given, int) and not isinstance(given, bool) and given < window:
+        raise click.BadParameter(
+            f"context={given} is smaller than the run's context window of {window:,} tokens (--gen-kwargs context, or "
+            f"the command's default); the local server could not hold it: give --gen-kwargs context={given} too, or "
+            "max_tokens=N for a reply cap alone", param_hint="--model-args")
 
 
 def write_run_files(folder: Path, run_id: str, summary: dict, samples: list[dict] | None = None) -> Path:

@@ -104,7 +104,7 @@ def nextstep_evaluate(ctx, names, conditions, orders, model, backend, base_url, 
     elif not model:
         raise click.BadParameter("name the model", param_hint="--model")
     store = get_store(ctx)
-    engine = start_backend(backend, model, model_args, base_url, concurrency, seed, **extra)
+    engine = start_backend(backend, model, model_args, base_url, concurrency, seed, sampling=sampling, **extra)
     try:
         with progress_bar(f"{model}: next steps") as progress:
             result = benchmark.evaluate(store, engine, catalogues, conditions, orders, sampling, new_run=not resume,

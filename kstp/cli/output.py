@@ -46,8 +46,8 @@ if TYPE_CHECKING:
 
 __all__ = ["KstpGroup", "format_option", "json_option", "graph_format_option", "output_format", "dumps", "to_csv",
            "emit", "print_table", "render_table", "table_width", "print_lines", "get_store", "message", "status",
-           "progress_bar", "on_interrupt", "set_verbosity", "err_console", "refuse_together", "option_given",
-           "out_option", "require_output_path", "SEED"]
+           "progress_bar", "with_rate", "on_interrupt", "set_verbosity", "err_console", "refuse_together",
+           "option_given", "out_option", "require_output_path", "SEED"]
 
 # Ids are data: no emoji codes (':M:' in a run id) and no markup taken from them.
 err_console = Console(stderr=True, emoji=False, markup=False)
@@ -557,6 +557,19 @@ def status(text: str, keep: bool = False) -> Iterator[None]:
             yield
     if keep or _lines():
         message(f"{text}: done in {time.monotonic() - start:.1f} s")
+
+
+def with_rate(update: Callable[..., None], unit: str) -> Callable[[int, int], None]:
+    """``progress(done, total)`` that calls a :func:`progress_bar`'s ``update`` with the rate since it was made
+    as the note: "12,345 resamples/s" (a long bootstrap says how fast it goes, so how long it has left)."""
+    start = time.monotonic()
+
+    def progress(done: int, total: int) -> None:
+        elapsed = time.monotonic() - start
+        rate = done / elapsed if elapsed > 0 else 0.0
+        update(done, total, f"{rate:,.0f} {unit}/s" if rate >= 10 else f"{rate:.2g} {unit}/s" if rate else "")
+
+    return progress
 
 
 #: A line every this many percent of a bar outside a terminal.

@@ -50,7 +50,7 @@ def reasoning(ctx, dataset, judged, model, backend, base_url, model_args, gen_kw
                                            "max_tokens": defaults.max_tokens},
                               json_schema=defaults.json_schema, seed=seed)
     store = get_store(ctx)
-    engine = start_backend(backend, model, model_args, base_url, concurrency, seed)
+    engine = start_backend(backend, model, model_args, base_url, concurrency, seed, sampling=sampling)
     results = {}
     try:
         for name in dict.fromkeys(judged):

@@ -263,7 +263,7 @@ def evaluate_rqeval(ctx, datasets, data, model, backend, base_url, model_args, g
     store = get_store(ctx)
     names = [d.strip() for d in datasets.split(",") if d.strip()]
     ids = [_ensure_dataset(store, name, data or _default_data()) for name in names]
-    engine = start_backend(backend, model, model_args, base_url, concurrency, seed)
+    engine = start_backend(backend, model, model_args, base_url, concurrency, seed, sampling=sampling)
     summaries, frames, pending, last_failure = [], {}, 0, None
     try:
         judge = judge or nli_backend(nli, engine)

@@ -81,7 +81,7 @@ def scaffolding(ctx, dataset, model, backend, base_url, model_args, gen_kwargs, 
     if "similarity" in chosen:
         with status(f"loading the embedding model {embedding_model}"):
             embedder = get_embedding_model(embedding_model)
-    engine = start_backend(backend, model, model_args, base_url, concurrency, seed)
+    engine = start_backend(backend, model, model_args, base_url, concurrency, seed, sampling=sampling)
     try:
         with progress_bar(f"{model} on {dataset}") as progress:
             result = scaffolding_evaluator.evaluate(store, engine, dataset, sampling, embedder, chosen, k, seed, limit,

@@ -72,7 +72,7 @@ Reasoning?", §3.3.1, Eq. 2-4, §5.3, Appendix B (arXiv 2609.05245). Efron & Tib
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -409,10 +409,12 @@ class PsrResult:
     #: Which answers the accuracy counts (:data:`ACCURACY`).
     accuracy: str = "answered"
 
-    def summary(self, groups: bool = False, bootstrap: int = 0, seed: int = 0, level: float = 0.95) -> list[dict]:
+    def summary(self, groups: bool = False, bootstrap: int = 0, seed: int = 0, level: float = 0.95,
+                progress: Callable[[int, int], None] | None = None) -> list[dict]:
         """Rows in the shape of paper 1 Table 2: all human learners as one row, each model as its own;
-        see :func:`summarize` for ``groups`` (ability-group rows) and ``bootstrap`` (confidence intervals)."""
-        return summarize(self, groups, bootstrap, seed, level)
+        see :func:`summarize` for ``groups`` (ability-group rows), ``bootstrap`` (confidence intervals) and
+        ``progress``."""
+        return summarize(self, groups, bootstrap, seed, level, progress)
 
 
 def _row(result: PsrResult, label: str, learners: pd.DataFrame) -> dict:
@@ -431,7 +433,7 @@ def _row(result: PsrResult, label: str, learners: pd.DataFrame) -> dict:
 
 
 def summarize(result: PsrResult, groups: bool = False, bootstrap_samples: int = 0, seed: int = 0,
-              level: float = 0.95) -> list[dict]:
+              level: float = 0.95, progress: Callable[[int, int], None] | None = None) -> list[dict]:
     """Mean accuracy, micro and macro PSR over learners, and the six-bucket distribution.
 
     One row for all human learners (label ``human learners``), then one row per model
@@ -450,6 +452,9 @@ def summarize(result: PsrResult, groups: bool = False, bootstrap_samples: int = 
         (:func:`bootstrap`; a model's row, one learner, has none).
     seed, level : int, float
         The bootstrap's seed and confidence level.
+    progress : callable, optional
+        ``progress(done, total)``: resamples drawn over every row's bootstrap, called about once a
+        second while a long bootstrap runs (:func:`bootstrap`'s ``progress``).
     """
     learners = result.learners
     rows = []
@@ -462,12 +467,16 @@ def summarize(result: PsrResult, groups: bool = False, bootstrap_samples: int = 
         membership = ability_groups(humans["accuracy"], GROUP_CUTS, GROUP_NAMES)
         parts += [(f"human learners: {name}", name, humans.loc[membership.index[membership == name]])
                   for name in GROUP_NAMES]
+    resampled = [members for _, _, members in parts if len(members) >= 2]  # one learner: nothing to resample
+    total, before = bootstrap_samples * len(resampled), 0
     for label, group, members in parts:
         row = _row(result, label, members)
         if groups:
             row["group"] = group
         if bootstrap_samples:
-            row.update(bootstrap(members, bootstrap_samples, seed, level))
+            tell = None if progress is None else (lambda done, at=before: progress(at + done, total))
+            row.update(bootstrap(members, bootstrap_samples, seed, level, tell))
+            before += bootstrap_samples if len(members) >= 2 else 0
         rows.append(row)
     return rows
 

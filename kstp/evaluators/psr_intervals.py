@@ -10,16 +10,24 @@ Efron & Tibshirani 1993, *An Introduction to the Bootstrap*, ch. 13 (the percent
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
+
 import numpy as np
 import pandas as pd
 
-__all__ = ["bootstrap"]
+__all__ = ["bootstrap", "PROGRESS_EVERY_S"]
 
 #: The figures :func:`bootstrap` gives an interval for.
 _SPREAD = ("accuracy", "psrMicro", "psrMacro")
 
 
-def bootstrap(learners: pd.DataFrame, samples: int = 1000, seed: int = 0, level: float = 0.95) -> dict:
+#: Seconds between two calls of a bootstrap's ``progress`` (a bootstrap shorter than this calls it never).
+PROGRESS_EVERY_S = 1.0
+
+
+def bootstrap(learners: pd.DataFrame, samples: int = 1000, seed: int = 0, level: float = 0.95,
+              progress: Callable[[int], None] | None = None) -> dict:
     """Percentile confidence intervals of the mean accuracy, micro and macro PSR over learners.
 
     Each of ``samples`` resamples draws as many learners as there are, with
@@ -37,6 +45,9 @@ def bootstrap(learners: pd.DataFrame, samples: int = 1000, seed: int = 0, level:
         Seed of the resampling.
     level : float
         Confidence level in (0, 1).
+    progress : callable, optional
+        ``progress(done)``, resamples drawn so far, every :data:`PROGRESS_EVERY_S` seconds and once at the
+        end of a bootstrap that called it before (a short one, the default 1,000 resamples, never does).
 
     Returns
     -------
@@ -72,10 +83,16 @@ def bootstrap(learners: pd.DataFrame, samples: int = 1000, seed: int = 0, level:
     present = ~np.isnan(values)
     stacked = np.hstack([np.nan_to_num(values), present.astype(np.float64)])  # sums, then counts, per figure
     means = np.empty((samples, len(_SPREAD)))
+    said, next_at = False, time.monotonic() + PROGRESS_EVERY_S
     with np.errstate(invalid="ignore", divide="ignore"):
         for b in range(samples):  # a resample as how often each learner is drawn: one bincount, one product
             sums = np.bincount(rng.integers(0, n, size=n), minlength=n) @ stacked
             means[b] = sums[:len(_SPREAD)] / sums[len(_SPREAD):]
+            if progress is not None and b % 1024 == 1023 and time.monotonic() >= next_at:
+                progress(b + 1)
+                said, next_at = True, time.monotonic() + PROGRESS_EVERY_S
+    if said:
+        progress(samples)
     low, high = (1 - level) / 2, (1 + level) / 2
     for j, figure in enumerate(_SPREAD):
         column = means[:, j][~np.isnan(means[:, j])]

@@ -44,7 +44,8 @@ from kstp.errors import ConfigError, KstpError
 __all__ = ["Message", "Sampling", "Completion", "Request", "Backend", "Interrupted", "RejectedRequestError",
            "register_backend", "get_backend", "BUILTIN_BACKENDS", "backend_names", "endpoint_of", "prompt_hash",
            "cache_key", "TRANSPORT_ERROR", "OVERFLOW", "MAX_SEED", "DEFAULT_WINDOW", "Arrivals", "generate",
-           "system_in_user", "Streaming", "MAX_TOKENS", "CONTEXT_WINDOWS", "truncation", "reply_budget"]
+           "system_in_user", "Streaming", "MAX_TOKENS", "CONTEXT_WINDOWS", "truncation", "reply_budget",
+           "reproducibility"]
 
 Message = dict[str, str]
 
@@ -603,6 +604,23 @@ def get_backend(name: str, model: str, **options) -> Backend:
             takes = ", ".join(p for p in accepted if p != "model")
             raise ConfigError(f"the {name} backend takes no option {unknown[0]!r} (--model-args); it takes: {takes}")
     return factory(model=model, **options)
+
+
+def reproducibility(backend) -> dict:
+    """What ``backend`` promises of sample i's text: ``{"sameText": bool, "note": str}``.
+
+    ``sameText``: the same prompt and seed give the same text whatever the window, the batch the request
+    lands in or the order of arrival. Each backend says it in its ``reproducible`` attribute, a pair
+    ``(promised, why)``; a backend that says nothing promises nothing. It goes into a run's summary and log
+    (``reproducible``), never into its identity.
+
+    >>> class Server:
+    ...     reproducible = (False, "the server decides")
+    >>> reproducibility(Server()), reproducibility(object())["sameText"]
+    ({'sameText': False, 'note': 'the server decides'}, False)
+    """
+    promised, note = getattr(backend, "reproducible", (False, "the backend does not say what it promises"))
+    return {"sameText": bool(promised), "note": note}
 
 
 def endpoint_of(backend: Backend) -> dict:

@@ -39,18 +39,24 @@ def test_a_person_answers_line_by_line_and_resumes(fitted, data_root):
     # an empty line (don't know) to the first question, then the input ends at the second: the session pauses
     first = fitted("assess", "--dataset", "probability_pks", "--learner", "ada", "--json", input="\n")
     assert first.exit_code == 0, first.output
-    assert "end of input: the session is paused" in first.stderr and first.stdout == ""
+    assert "end of input: the session is paused" in first.stderr
     shown = _shown(first)
     assert len(shown) == 2
     run = next(r for r in json.loads(fitted("runs", "list", "--json").stdout) if r["evaluator"] == "assess")
     assert run["status"] == "interrupted"
+    # issue 43: with --json a paused session printed nothing; it prints the session as stored
+    paused = json.loads(first.stdout)
+    assert (paused["status"], paused["learner"], paused["runId"], paused["resumed"]) == (
+        "interrupted", "probability_pks:ada", run["runId"], 0)
+    assert [(s["question"], s["answer"], s["correct"]) for s in paused["path"]] == [
+        (f"probability_pks:{shown[0]}", "", False)]
     # each run answers the question it shows rightly (its gold answer as typed), resumes and pauses again
     answered = [shown[1]]
     for _ in range(12):
         result = fitted("assess", "--dataset", "probability_pks", "--learner", "ada", "--json",
                         input=golds[answered[-1]] + "\n")
         assert result.exit_code == 0, result.output
-        if result.stdout:
+        if json.loads(result.stdout)["status"] == "finished":
             break
         answered.append(_shown(result)[-1])
     done = json.loads(result.stdout)
@@ -133,4 +139,40 @@ def test_refusals(kstp, fitted, tmp_path):  # noqa: F811
     person = kstp("assess", "--dataset", "probability_pks", "--structure", chain, "--learner", "fay")
     assert person.exit_code == 2 and "--learner goes with --structure fit or surmise" in person.output
     run = kstp("assess", "--dataset", "probability_pks", "--replay-run", "answers:none")
-    assert run.exit_code == 1 and "has no responses in the graph" in run.stderr
+    assert run.exit_code == 1
+    assert ("Error: no run 'answers:none' in the graph, and no answers run on probability_pks to replay: kstp "
+            "evaluate answers --dataset probability_pks first") in " ".join(run.stderr.split())
+
+
+def test_ctrl_c_in_a_session_exits_130_and_keeps_it_to_resume(fitted, monkeypatch):
+    """Issue 43: click turns Ctrl-C at a prompt into the same Abort as the end of input, so an interrupted
+    session said "paused" and exited 0. It is an interruption: exit 130, the session stored to resume."""
+    import click
+
+    def interrupted(*args, **kwargs):
+        try:
+            raise KeyboardInterrupt
+        except KeyboardInterrupt:
+            raise click.exceptions.Abort() from None  # as click.prompt does
+
+    monkeypatch.setattr("kstp.cli.assess.click.prompt", interrupted)
+    result = fitted("assess", "--dataset", "probability_pks", "--learner", "bo", "--json")
+    assert result.exit_code == 130 and result.stdout == ""
+    assert "Interrupted: every answer given is stored; the same command resumes the session." in result.stderr
+    assert "end of input" not in result.stderr
+    run = next(r for r in json.loads(fitted("runs", "list", "--json").stdout) if r["evaluator"] == "assess")
+    assert run["status"] == "interrupted"
+
+
+def test_a_run_to_replay_that_is_not_there_names_those_that_are(fitted):
+    with FakeEndpoint(answer="\\boxed{0.40}") as fake:
+        made = fitted("evaluate", "answers", "--dataset", "probability_pks", "--model", "fake", "--base-url",
+                      fake.base_url, "--gen-kwargs", "max_tokens=16", "--json")
+    assert made.exit_code == 0, made.output
+    run_id = json.loads(made.stdout)["runId"]
+    missing = fitted("assess", "--dataset", "probability_pks", "--replay-run", run_id[:-1] + "x")
+    assert missing.exit_code == 1
+    assert f"Error: no run {run_id[:-1] + 'x'!r} in the graph; the answers runs on probability_pks: {run_id}" in \
+        " ".join(missing.stderr.split())
+    replayed = fitted("assess", "--dataset", "probability_pks", "--replay-run", run_id, "--json")
+    assert replayed.exit_code == 0, replayed.output

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 import random
+import re
 
 import pandas as pd
 import pytest
@@ -331,6 +332,48 @@ def test_bootstrap_interval_matches_the_exact_bootstrap_distribution():
         psr.bootstrap(learners, 1)
 
 
+def test_a_long_bootstrap_tells_its_progress_a_short_one_stays_quiet(monkeypatch):
+    """Issue 43: --bootstrap 10000000 ran 253 s without a line. progress(done) about once a second (here at
+    once: every 1,024 resamples) and at the end; the default 1,000 resamples, under a second, never."""
+    from kstp.evaluators import psr_intervals
+
+    values = [0.2, 0.5, 0.9]
+    learners = pd.DataFrame({"accuracy": values, "psrMicro": values, "psrMacro": values})
+    quiet: list[int] = []
+    plain = psr.bootstrap(learners, 1000, seed=2, progress=quiet.append)
+    assert quiet == []
+    monkeypatch.setattr(psr_intervals, "PROGRESS_EVERY_S", 0.0)
+    told: list[int] = []
+    ci = psr.bootstrap(learners, 5000, seed=2, progress=told.append)
+    assert told == [1024, 2048, 3072, 4096, 5000]
+    assert ci == psr.bootstrap(learners, 5000, seed=2)  # telling changes no draw
+    assert plain == psr.bootstrap(learners, 1000, seed=2)
+    # summarize counts over the rows that resample: the humans' (3 learners), not the model's (one learner)
+    frame = learners.assign(kind=["human", "human", "model"], answered=1, correct=1, questionsScored=1, pairs=1,
+                            **{c: 0 for c in psr._COUNTS})
+    frame.index = pd.Index(["l1", "l2", "model:m"], name="learnerId")
+    calls: list[tuple[int, int]] = []
+    psr.summarize(psr.PsrResult("d", frame, 5), bootstrap_samples=2048, progress=lambda d, t: calls.append((d, t)))
+    assert calls == [(1024, 2048), (2048, 2048), (2048, 2048)]
+
+
+def test_cli_psr_bootstrap_progress_line_has_a_rate(kstp, toy_files, monkeypatch):  # noqa: F811
+    from kstp.evaluators import psr_intervals
+    from tests.cli.test_cli import ingest_toy
+
+    ingest_toy(kstp, toy_files)
+    assert kstp("derive", "question-prerequisites", "--dataset", "toy").exit_code == 0
+    monkeypatch.setattr(psr_intervals, "PROGRESS_EVERY_S", 0.0)
+    result = kstp("evaluate", "psr", "--dataset", "toy", "--bootstrap", "20480", "--json")
+    assert result.exit_code == 0, result.output
+    lines = [line for line in result.stderr.splitlines() if line.startswith("bootstrap of toy: ")]
+    assert lines[-1].startswith("bootstrap of toy: 20,480/20,480 (100%), ")
+    assert all(re.search(r", \d+\.\d s; [\d,]+ resamples/s$", line) for line in lines) and len(lines) >= 5
+    assert json.loads(result.stdout)[0]["bootstrapSamples"] == 20480
+    quiet = kstp("evaluate", "psr", "--dataset", "toy", "--bootstrap", "0", "--json")
+    assert "bootstrap of" not in quiet.stderr
+
+
 def test_ability_group_rows_hand_computed():
     # ten human learners with accuracies .1 ... 1.0: ranks 0-2 low, 3-5 medium, 6-8 high, the top one in none
     accuracy = [(i + 1) / 10 for i in range(10)]
@@ -376,6 +419,31 @@ def test_cli_psr_intervals_groups_and_per_question(kstp, toy_files, tmp_path):  
     table = json.loads(questions.stdout)
     assert [r["questionId"] for r in table] == ["toy:q4", "toy:q2", "toy:q5", "toy:q6"]
     assert (tmp_path / "o" / "psr_questions_toy.csv").read_text().splitlines()[1].startswith("toy,toy:q4,1,")
+
+
+def test_cli_psr_per_question_fits_80_columns_in_one_table(kstp, toy_files, monkeypatch):  # noqa: F811
+    """Issue 43: at 80 columns the seven columns did not fit with every number whole, and the table was
+    turned into a card per question. The dataset column goes where each id names its dataset, and the last
+    header wraps at its words: one table, every id and number whole, the values the JSON has."""
+    from tests.cli.test_cli import ingest_toy
+
+    ingest_toy(kstp, toy_files)
+    assert kstp("derive", "question-prerequisites", "--dataset", "toy").exit_code == 0
+    monkeypatch.setenv("COLUMNS", "80")
+    printed = kstp("evaluate", "psr", "--dataset", "toy", "--per-question", "--no-write", "--bootstrap", "0")
+    assert printed.exit_code == 0, printed.output
+    lines = printed.stdout.splitlines()
+    assert max(len(line) for line in lines) <= 80 and "(1/" not in printed.stdout  # one table, not cards
+    rows = [[cell.strip() for cell in line.strip("│").split("│")] for line in lines if line.startswith("│")]
+    data = json.loads(kstp("evaluate", "psr", "--dataset", "toy", "--per-question", "--no-write", "--bootstrap",
+                           "0", "--json").stdout)
+    assert rows == [[r["questionId"], str(r["learners"]), f"{r['psrMicro']:.3f}", f"{r['psrMacro']:.3f}",
+                     f"{r['broken']:.3f}", f"{r['prerequisitesPerLearner']:.3f}"] for r in data]
+    assert [r[0] for r in rows] == ["toy:q4", "toy:q2", "toy:q5", "toy:q6"] and rows[0][1:] == [
+        "1", "0.000", "0.000", "1.000", "1.000"]
+    header = " ".join(line for line in lines if line.startswith("┃"))
+    assert all(word in header for word in ("questionId", "psrMacro", "prereqs per", "learner"))
+    assert set(data[0]) >= {"dataset", "prerequisitesPerLearner"}  # JSON keeps every column by its name
 
 
 def test_cli_psr_accuracy_annotated_on_a_dataset_without_concepts_says_why(kstp, tmp_path):  # noqa: F811

@@ -8,8 +8,8 @@ import re
 import pytest
 
 from kstp.errors import ConfigError
-from kstp.inference.backend import Sampling, cache_key, get_backend, prompt_hash
-from kstp.inference.backends.local import LocalServer
+from kstp.inference.backend import Sampling, cache_key, generate, get_backend, prompt_hash, reproducibility
+from kstp.inference.backends.local import LocalBackend, LocalServer
 from kstp.inference.backends.openai_compat import OpenAIBackend
 
 CHAT = [{"role": "user", "content": "What is 2 + 3? Put the answer in \\boxed{}."}]
@@ -140,3 +140,62 @@ def test_the_local_backend_refuses_a_setting_it_cannot_apply_in_one_line(options
     """Issue 43: threads=0 surfaced as a fragment of a gdb backtrace from llama.cpp."""
     with pytest.raises(ConfigError, match=f"--model-args {re.escape(said)}: the local backend needs a whole number"):
         LocalServer(**options)
+
+
+def test_the_local_model_applies_the_context_window_and_records_the_servers():
+    """Issue 43: --gen-kwargs context=10 was recorded while the server's own window bounded the reply (111
+    tokens under max_tokens 10). The backend holds each request to the run's window (prompt plus reply, the
+    prompt counted by the server), and its endpoint records the window the server holds: llama.cpp rounds
+    ``context`` up to a multiple of 256."""
+    story = [{"role": "user", "content": "Write a long story about a dragon and a knight."}]
+    backend = LocalBackend("smollm2", threads=1, context=300, concurrency=2)
+    try:
+        assert backend.endpoint["context"] == 512
+        prompt = backend._server.prompt_tokens(story)
+        window = prompt + 12
+        sampling = Sampling(n=2, temperature=0.6, max_tokens=window, context=window, seed=3)
+        replies = backend.generate([story], sampling)[0]
+        assert [(c.tokens_in, c.tokens_out, c.finish_reason) for c in replies] == [(prompt, 12, "length")] * 2
+        # a cap below what the window leaves is the cap; a window the prompt fills leaves one token (as hf)
+        [[capped]] = backend.generate([story], Sampling(max_tokens=5, context=window, seed=3))
+        [[full]] = backend.generate([story], Sampling(max_tokens=10, context=10, seed=3))
+        assert (capped.tokens_out, full.tokens_in, full.tokens_out, full.finish_reason) == (5, prompt, 1, "length")
+    finally:
+        backend.close()
+
+
+PROBLEMS = ["A box holds 8 red, 10 blue and 12 green marbles. One is drawn at random. What is the probability "
+            "that it is blue?", "A purse holds three 5-cent coins and two 20-cent coins. Two are drawn without "
+            "replacement. What is the probability that both are 20-cent coins?",
+            "A fair die is rolled twice. What is the probability that the sum is 7?"]
+
+
+def test_the_local_model_gives_sample_i_the_same_text_at_any_window_and_order():
+    """Issue 43: 1 of 6 texts the same at the default window. The cause: llama.cpp's prompt cache, which
+    computes a prompt that shares a prefix with the slot's previous one in other batch shapes, so a reply
+    depended on what the server read before it (measured: 3 texts for one request after 4 others). Without
+    the cache, sample i is the same text at window 1 in order and at window 8 in reverse order."""
+    chats = [[{"role": "system", "content": "Solve the problem step by step; put the answer in \\boxed{}."},
+              {"role": "user", "content": problem}] for problem in PROBLEMS]
+    sampling = Sampling(n=2, temperature=0.6, top_p=0.95, max_tokens=96, seed=42)
+    backend = LocalBackend("smollm2", threads=1, context=1024)
+    try:
+        in_order = generate(backend, chats, sampling, window=1)
+        reversed_ = generate(backend, chats[::-1], sampling, window=8)[::-1]
+    finally:
+        backend.close()
+    texts = [[c.text for c in row] for row in in_order]
+    assert texts == [[c.text for c in row] for row in reversed_]
+    assert len({t for row in texts for t in row}) == 6 and all(len(t) > 100 for row in texts for t in row)
+    assert reproducibility(backend) == {"sameText": True, "note": backend.reproducible[1]}
+    assert "one llama.cpp slot and no prompt cache" in backend.reproducible[1]
+
+
+def test_the_local_model_with_several_slots_says_it_promises_no_same_text():
+    backend = LocalBackend("smollm2", threads=1, context=256, parallel=2)
+    try:
+        promise = reproducibility(backend)
+    finally:
+        backend.close()
+    assert promise["sameText"] is False and "parallel=2 decodes 2 requests in one batch" in promise["note"]
+    assert reproducibility(OpenAIBackend("m", base_url="http://127.0.0.1:9/v1"))["sameText"] is False

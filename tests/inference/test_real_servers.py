@@ -423,6 +423,52 @@ def test_an_unknown_dataset_is_said_before_any_model_starts(graph_location, tmp_
     assert "unknown dataset 'nope'; datasets in the graph: toy" in result.stderr and "threads" not in result.stderr
 
 
+def test_the_local_model_run_records_the_window_it_applied(graph_location, tmp_path):
+    """Issue 43: the local backend recorded --gen-kwargs context=10 (max_tokens 10) while its server's own
+    window bounded a 111-token reply. Now the run's window is applied to each request and recorded as given;
+    the server's window (llama.cpp's, rounded up to 256) is the endpoint's; a --model-args context smaller
+    than the run's window is refused before any server starts."""
+    with open_store(graph_location) as store:
+        load_toy(store, tmp_path)
+    base = ["--graph", graph_location, "evaluate", "answers", "--dataset", "toy", "--model", "smollm2", "--backend",
+            "local", "--limit", "2"]
+    refused = CliRunner().invoke(cli, [*base, "--model-args", "context=2048"])
+    assert refused.exit_code == 2
+    assert ("--model-args: context=2048 is smaller than the run's context window of 16,384 tokens (--gen-kwargs "
+            "context, or the command's default)") in " ".join(refused.stderr.split())
+    out = tmp_path / "out"
+    result = CliRunner().invoke(cli, [*base, "--gen-kwargs", "context=120,temperature=0", "--output-path", out,
+                                      "--log-samples", "--json"])
+    assert result.exit_code == 0, result.output
+    summary = json.loads(result.stdout)
+    stem = summary["runId"].replace(":", "_")
+    config = json.loads((out / f"{stem}.json").read_text())["config"]
+    assert (config["sampling"]["context"], config["sampling"]["max_tokens"], config["endpoint"]["context"]) == (
+        120, 120, 256)
+    rows = [json.loads(line) for line in (out / f"{stem}.samples.jsonl").read_text().splitlines()]
+    assert len(rows) == 2 and all(r["tokensIn"] + r["tokensOut"] <= 120 for r in rows)
+    assert all(r["tokensIn"] + r["tokensOut"] == 120 for r in rows if r["finishReason"] == "length")
+    # one slot, no prompt cache: the run and its log say sample i's text is promised at any window
+    assert summary["reproducible"]["sameText"] is True and "not promised" not in result.stderr
+    assert json.loads((out / f"{stem}.json").read_text())["reproducible"] == summary["reproducible"]
+
+
+def test_a_run_on_a_server_says_the_same_text_is_not_promised(graph_location, tmp_path):
+    """Issue 43: where a backend cannot promise sample i's text at another window, the run says so: in its
+    summary and log (``reproducible``) and in a line."""
+    with FakeEndpoint() as server:
+        result = _evaluate(graph_location, tmp_path, server, "m", "--gen-kwargs", "max_tokens=8", "--output-path",
+                           tmp_path / "out")
+    assert result.exit_code == 0, result.stderr
+    summary = json.loads(result.stdout)
+    assert summary["reproducible"]["sameText"] is False
+    assert summary["reproducible"]["note"].startswith("the server decides: each request carries its seed")
+    said = " ".join(result.stderr.split())
+    assert "not promised: the same seeds giving the same texts at another window (the server decides" in said
+    log = json.loads((tmp_path / "out" / (summary["runId"].replace(":", "_") + ".json")).read_text())
+    assert log["reproducible"] == summary["reproducible"]
+
+
 def test_top_k_min_p_and_repetition_penalty_are_sent_and_recorded_only_when_given(graph_location, tmp_path):
     """Issue 43: offered through --gen-kwargs on every backend that has them (vLLM's and llama.cpp's servers
     take them in the body), recorded as sent; unset, nothing is sent and the cache keys are as before."""

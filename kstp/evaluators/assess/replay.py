@@ -101,6 +101,23 @@ def _fit_method(store: GraphStore, run_id: str) -> str:
     return json.loads(run.iloc[0]["config"] or "{}").get("method", "ML")
 
 
+def _no_responses(store: GraphStore, run_id: str, dataset: str | None) -> str:
+    """Why ``run_id`` cannot be replayed: no such run, or a run without responses; and the answers runs of
+    ``dataset`` that can be (the closest first)."""
+    from difflib import get_close_matches
+
+    exists = not store.frame("run_by_id", {"runId": run_id}).empty
+    runs = [r for r in store.frame("evaluator_runs", {"evaluator": "answers", "dataset": dataset or ""})["runId"]
+            if isinstance(r, str)] if dataset else []
+    said = (f"run {run_id!r} has no responses in the graph" if exists
+            else f"no run {run_id!r} in the graph")
+    if not runs:
+        return f"{said}, and no answers run on {dataset} to replay: kstp evaluate answers --dataset {dataset} first"
+    close = get_close_matches(run_id, runs, n=3, cutoff=0.0)
+    return (f"{said}; the answers runs on {dataset}: {', '.join(close)}"
+            + (f" and {len(runs) - len(close)} more (kstp runs list --evaluator answers)" if len(runs) > 3 else ""))
+
+
 def replay_run(store: GraphStore, run_id: str, model: AssessmentModel, settings: Settings) -> dict:
     """Replay a stored model run adaptively: its recorded verdicts answer the questions the rule picks.
 
@@ -124,7 +141,7 @@ def replay_run(store: GraphStore, run_id: str, model: AssessmentModel, settings:
 
     responses = store.frame("run_responses", {"runId": run_id})
     if responses.empty:
-        raise UnknownIdError(f"run {run_id!r} has no responses in the graph; kstp runs list shows the runs")
+        raise UnknownIdError(_no_responses(store, run_id, model.dataset))
     primary = responses[(responses["sampleIndex"] == 0) & responses["verdict"].notna()].set_index("questionId")
     missing = [q for q in model.items if q not in primary.index]
     if missing:

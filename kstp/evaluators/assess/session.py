@@ -130,6 +130,12 @@ def assess_person(store: GraphStore | None, model: AssessmentModel, name: str, s
     KstpError
         When a stored session holds a question the model does not know (the structure
         changed since: ``again`` starts anew).
+
+    Notes
+    -----
+    Whatever ends the session early (``ask`` raising: Ctrl-C, the end of input) leaves the
+    session ``interrupted`` in the graph and carries the record so far, as this function
+    would return it, as the exception's ``record``.
     """
     learner = learner_id_of(model.dataset, name)
     index = {q: j for j, q in enumerate(model.items)}
@@ -193,13 +199,17 @@ def assess_person(store: GraphStore | None, model: AssessmentModel, name: str, s
                                                  learner=learner, runId=run_id), "running")
             if progress is not None:
                 progress({"question": qid, "correct": correct, "verdict": verdict, "asked": len(procedure.path)})
-    except BaseException:
+    except BaseException as exc:
+        so_far = describe(model, procedure, settings, draws=0, answers=answers, learner=learner, runId=run_id)
         if store is not None and run_id is not None:
             try:
-                save_run(store, run_id, describe(model, procedure, settings, draws=0, answers=answers,
-                                                 learner=learner, runId=run_id), status)
+                save_run(store, run_id, so_far, status)
             except KstpError:
                 pass  # the graph refused the record too: the first error is the one to tell
+        try:  # what a paused session shows (the CLI's --json): the record as stored
+            exc.record = {**so_far, "status": status, "resumed": resumed}
+        except AttributeError:
+            pass
         raise
     record = describe(model, procedure, settings, draws=DRAWS, answers=answers, learner=learner, runId=run_id)
     if store is not None and run_id is not None:

@@ -223,6 +223,13 @@ class HFBackend(Streaming):
         self._system_in_user = system_role == "user"
         self.device = next(model.parameters()).device
         self.window = concurrency or (GPU_WINDOW if self.device.type == "cuda" else CPU_WINDOW)
+        #: What sample i's text is promised (:func:`~kstp.inference.backend.reproducibility`).
+        self.reproducible = (True, "one prompt at a time (--concurrency 1): sample i's text depends on its prompt "
+                                   "and seed alone") if self.window == 1 else (
+            False, "each sample's draw is its own (seed + i, the same noise in any batch), but a padded batch's "
+                   "logits are not promised to equal one prompt's to the last bit: where two tokens are nearly "
+                   "tied (bf16 on a GPU), a sample's text may change with what shares its batch; --concurrency 1 "
+                   "promises it")
 
     def _ids(self, request: Request) -> list[int]:
         messages = system_in_user(request.messages) if self._system_in_user else request.messages

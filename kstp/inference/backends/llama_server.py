@@ -33,6 +33,11 @@ def main(model: str, port: int, threads: int, context: int, parallel: int, paren
     params.hostnames = ["127.0.0.1"]
     params.port = port
     params.warmup = False
+    # No prompt cache: a request that reuses the KV of the slot's previous prompt is computed in other batch
+    # shapes than one read whole, and its text then depends on what the slot held before (the order of
+    # arrival); llama.cpp's advice for determinism (ggml-org/llama.cpp#2838, #4902). The requests say so too.
+    params.cache_prompt = False
+    params.cache_ram_mib = 0
     params.verbosity = -1  # llama.cpp logs every request otherwise
     threading.Thread(target=_watch, args=(parent,), daemon=True).start()
     server = xllamacpp.Server(params)  # noqa: F841 (serves while referenced)

@@ -12,7 +12,9 @@ it, even one killed with SIGKILL: the kernel sends it SIGTERM when its parent di
 
 from __future__ import annotations
 
+import asyncio
 import importlib.util
+import json
 import os
 import socket
 import subprocess
@@ -23,7 +25,7 @@ import urllib.request
 from pathlib import Path
 
 from kstp.errors import ConfigError, import_extra
-from kstp.inference.backend import register_backend
+from kstp.inference.backend import Sampling, prompt_hash, register_backend, reply_budget
 from kstp.inference.backends.openai_compat import LOCAL_WINDOW, OpenAIBackend
 from kstp.inference.children import die_with_parent
 
@@ -120,6 +122,25 @@ class LocalServer:
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self.port}/v1"
 
+    def _post(self, path: str, body: dict) -> dict:
+        request = urllib.request.Request(f"http://127.0.0.1:{self.port}{path}", json.dumps(body).encode(),
+                                         {"Content-Type": "application/json"})
+        with urllib.request.urlopen(request, timeout=60) as reply:
+            return json.load(reply)
+
+    @property
+    def window(self) -> int:
+        """The window of each slot in tokens as the server holds it: llama.cpp rounds ``context`` up to a
+        multiple of 256."""
+        with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/props", timeout=10) as reply:
+            return int(json.load(reply)["default_generation_settings"]["n_ctx"])
+
+    def prompt_tokens(self, messages: list[dict]) -> int:
+        """How many tokens the server reads for ``messages`` (its chat template applied, then tokenized as the
+        chat endpoint does)."""
+        prompt = self._post("/apply-template", {"messages": messages})["prompt"]
+        return len(self._post("/tokenize", {"content": prompt, "add_special": True, "parse_special": True})["tokens"])
+
     def close(self) -> None:
         """Stop the server and wait for its process to end."""
         if self._process.poll() is None:
@@ -163,21 +184,44 @@ class LocalBackend(OpenAIBackend):
         self._server = LocalServer(model, threads, context, parallel=parallel)
         super().__init__(model, base_url=self._server.base_url, concurrency=concurrency or LOCAL_WINDOW,
                          retries=retries, timeout=timeout, max_wait=2.0, system_role=system_role)
-        # the port is chosen at random: the model file and context identify the server
-        self.endpoint = {"modelFile": self._server.model_path.name, "context": context,
+        # the port is chosen at random: the model file and the window it holds identify the server
+        self.endpoint = {"modelFile": self._server.model_path.name, "context": self._server.window,
                          **({"systemRole": "user"} if system_role == "user" else {})}
+        self._prompt_tokens: dict[str, int] = {}  # by prompt hash: the samples of a question count it once
+        #: What sample i's text is promised (:func:`~kstp.inference.backend.reproducibility`).
+        self.reproducible = (True, "one llama.cpp slot and no prompt cache: sample i's text depends on its prompt "
+                                   "and seed alone, not on the window, the batch or the order of arrival") \
+            if parallel == 1 else (
+            False, f"--model-args parallel={parallel} decodes {parallel} requests in one batch, which llama.cpp "
+                   "does not promise to give the text one slot gives (ggml-org/llama.cpp#6950, #7052): a "
+                   "sample's text may change with what shares its batch; parallel=1 (the default) promises it")
 
     def __repr__(self) -> str:
         return f"LocalBackend(model={self.model!r})"
 
+    async def _body(self, messages: list[dict], sampling: Sampling) -> dict:
+        """The body with the run's context window applied: under ``sampling.context`` the reply may have
+        what the prompt leaves of it (:func:`~kstp.inference.backend.reply_budget`, the prompt counted by the
+        server), as the hf and vllm backends do; the server's own window is only ever as large or larger
+        (llama.cpp rounds it up to a multiple of 256), so it never applies a window of its own."""
+        body = self._request(messages, sampling)
+        if sampling.context is not None:
+            key = prompt_hash(messages)
+            if key not in self._prompt_tokens:
+                self._prompt_tokens[key] = await asyncio.to_thread(self._server.prompt_tokens, messages)
+            body[self._cap] = reply_budget(sampling, self._prompt_tokens[key])
+        return body
+
     def _extras(self, sampling) -> dict:
-        """llama.cpp's names: ``repeat_penalty`` for ``repetition_penalty``.
+        """llama.cpp's names (``repeat_penalty`` for ``repetition_penalty``), and no prompt cache: a reply must
+        not depend on what the server's slot held before (see :attr:`reproducible`).
 
         >>> from kstp.inference.backend import Sampling
         >>> LocalBackend._extras(None, Sampling(top_k=20, repetition_penalty=1.1))
-        {'top_k': 20, 'repeat_penalty': 1.1}
+        {'top_k': 20, 'repeat_penalty': 1.1, 'cache_prompt': False}
         """
-        return {("repeat_penalty" if k == "repetition_penalty" else k): v for k, v in sampling.extras().items()}
+        return {**{("repeat_penalty" if k == "repetition_penalty" else k): v for k, v in sampling.extras().items()},
+                "cache_prompt": False}
 
     def close(self) -> None:
         self._server.close()

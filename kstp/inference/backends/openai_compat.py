@@ -447,6 +447,11 @@ class OpenAIBackend(Streaming):
     """
 
     name = "openai"
+    #: What sample i's text is promised (:func:`~kstp.inference.backend.reproducibility`): each request carries
+    #: its seed, the rest is the server's.
+    reproducible = (False, "the server decides: each request carries its seed, but a server's batches and prompt "
+                           "cache may change a sample's text (vLLM promises it with VLLM_BATCH_INVARIANT=1, a "
+                           "llama.cpp server with --parallel 1 --no-cache-prompt; OpenAI's API: best effort)")
 
     def __init__(self, model: str, base_url: str | None = None, api_key: str | None = None,
                  concurrency: int | None = None, retries: int = 5, timeout: float = 600.0, max_wait: float = 30.0,
@@ -494,6 +499,10 @@ class OpenAIBackend(Streaming):
             request["extra_body"] = extras  # fields the OpenAI schema lacks, which vLLM and llama.cpp take
         return request
 
+    async def _body(self, messages: list[dict], sampling: Sampling) -> dict:
+        """The request's body (:meth:`_request`); a backend that must ask its server first overrides this."""
+        return self._request(messages, sampling)
+
     def _extras(self, sampling: Sampling) -> dict:
         """The sampling fields sent in the body beside OpenAI's (:meth:`Sampling.extras`: vLLM's names)."""
         return sampling.extras()
@@ -515,8 +524,8 @@ class OpenAIBackend(Streaming):
             attempt += 1
             merged = self._system_in_user and has_system
             messages = system_in_user(request.messages) if merged else request.messages
-            body = self._request(messages, request.sampling)
             try:
+                body = await self._body(messages, request.sampling)
                 # the whole request within the timeout: the client's own bounds each read, so a server trickling
                 # bytes would hold a slot for ever
                 raw = await asyncio.wait_for(client.chat.completions.with_raw_response.create(**body), self.timeout)
@@ -553,6 +562,9 @@ class OpenAIBackend(Streaming):
                 continue
             except TimeoutError:
                 failure, asked = f"no whole reply within the timeout ({self.timeout:g} s)", None
+                continue
+            except OSError as exc:  # a request the backend makes to build the body (the local one counts tokens)
+                failure, asked = str(exc), None
                 continue
             await window.served()
             self.current_window = window.limit

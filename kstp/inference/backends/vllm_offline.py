@@ -114,6 +114,12 @@ class VLLMBackend(Streaming):
         # the engine's window (--model-args max_model_len or the model's): a context window never asks past it
         self._model_len = getattr(getattr(self._llm.llm_engine, "model_config", None), "max_model_len", None)
         self.held_most = 0  # the most requests the engine held at once in the last stream
+        #: What sample i's text is promised (:func:`~kstp.inference.backend.reproducibility`).
+        self.reproducible = (True, "VLLM_BATCH_INVARIANT=1: vLLM's batch-invariant kernels give sample i (seed + "
+                                   "i) the same text in any batch") if os.environ.get("VLLM_BATCH_INVARIANT") == "1" \
+            else (False, "each sample has its own seed (seed + i), but vLLM's kernels are not batch-invariant: a "
+                         "sample's text may change with what shares its batch; VLLM_BATCH_INVARIANT=1 promises it "
+                         "(vLLM's batch invariance, on the GPUs it names)")
 
     def _prompt(self, request: Request) -> dict:
         """The request's chat as token ids through the model's chat template (no second BOS)."""
