@@ -21,7 +21,7 @@ from urllib.parse import quote
 
 import pytest
 
-from tests.explore.conftest import get, kstp, kstp_json, populate, serving
+from tests.explore.conftest import get, kstp, kstp_json, populated, serving
 
 RUNAWAY = ("MATCH (a), (b), (c), (d), (e), (f), (g), (h), (i), (j) "
            "WHERE size(a.id) + size(b.id) + size(c.id) + size(d.id) + size(e.id) + size(f.id) + size(g.id) "
@@ -30,8 +30,8 @@ ERROR = re.compile(r'<p class="error" id="cypher-error">([^<]*)</p>')
 
 
 @pytest.fixture
-def explored(graph_location, tmp_path):
-    populate(graph_location, tmp_path)
+def explored(graph_location, tmp_path, request):
+    populated(graph_location, tmp_path, request)
     return graph_location
 
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 from html import unescape
 from pathlib import Path
 from urllib.parse import quote, urljoin
@@ -17,28 +16,13 @@ from urllib.parse import quote, urljoin
 import pytest
 
 from kstp.explore.pages import slug, unslug
-from tests.conftest import write_toy_files
-from tests.explore.conftest import COMPLETION, MODEL, figures, get, keyed_row, kstp_json, populate, serving
-
-
-@pytest.fixture(scope="module")
-def toy_template(tmp_path_factory) -> tuple[Path, str]:
-    """The populated toy graph on the embedded engine, built once per module: (its folder, the run id)."""
-    folder = tmp_path_factory.mktemp("explored")
-    return folder, populate(f"ladybug:{folder / 'graph'}", folder)
+from tests.explore.conftest import COMPLETION, MODEL, figures, get, keyed_row, kstp_json, populated, serving
 
 
 @pytest.fixture
 def explored(graph_location, tmp_path, request):
-    """(graph, run id) of the populated toy graph: on the embedded engine a copy of the module's
-    (:func:`toy_template`: the same commands' graph, as files), on Neo4j populated anew."""
-    if not graph_location.startswith("ladybug:"):
-        return graph_location, populate(graph_location, tmp_path)
-    folder, run_id = request.getfixturevalue("toy_template")
-    for part in folder.glob("graph*"):  # the graph file and, where the engine left one, its write-ahead log
-        shutil.copy2(part, tmp_path / part.name)
-    write_toy_files(tmp_path)
-    return graph_location, run_id
+    """(graph, run id) of the populated toy graph (:func:`~tests.explore.conftest.populated`)."""
+    return graph_location, populated(graph_location, tmp_path, request)
 
 
 def test_slug_round_trips_quotes_colons_and_unicode():
