@@ -291,15 +291,42 @@ def _read_csv(path: Path, lines: list[str], kind: str | None) -> KstFile:
         raise _bad(path, 1, f"item {repeated[0]!r} names two columns")
     codes = np.array([[int(row[j]) for j in items] for row in body], dtype=np.uint8)
     if labelled and header[0] == SURMISE_FUNCTION_HEADER and kind in (None, "surmisefunction"):
-        unknown = next((row[0] for row in body if row[0] not in names), None)
-        if unknown is None:  # kstIO's surmise function: each row a clause of the item its first column names
+        known = [row[0] in names for row in body]
+        if all(known):  # kstIO's surmise function: each row a clause of the item its first column names
+            _check_clauses(path, [number for number, _ in numbered], body, names, codes)
             return KstFile("surmisefunction", "csv", codes, names, True, labels=[row[0] for row in body])
+        if any(known):  # rows naming items, and one naming none: a surmise function with a stray name
+            i = known.index(False)
+            raise _bad(path, numbered[i][0], f"a clause of {body[i][0]!r}, which is not an item of the header "
+                       f"({_listed(names)}); each row of a surmise function names the item it is a clause of")
     if kind == "surmisefunction":
         raise _bad(path, 1, f"not a surmise function: its first column is headed {SURMISE_FUNCTION_HEADER!r} "
                    "and names an item of the header on every row (kstIO's write_surmisefunction)")
     return KstFile(kind, "csv", (codes > 0).astype(np.uint8), names, named,
                    labels=[row[0] for row in body] if labelled else None,
                    codes=codes if kind == "basis" else None, extra=extra or None)
+
+
+def _check_clauses(path: Path, lines: list[int], body: list[list[str]], names: list[str], codes: np.ndarray) -> None:
+    """Refuse a surmise function with a clause that does not hold its item, or an item with no clause.
+
+    A clause of q is a minimal state holding q, and every item has one (Doignon &
+    Falmagne 1999, Def. 5.1.1); without that its basis would not span a space on the
+    header's items.
+    """
+    for line, row, clause in zip(lines, body, codes, strict=True):
+        if not clause[names.index(row[0])]:
+            raise _bad(path, line, f"the clause of {row[0]!r} does not hold {row[0]!r} (its {row[0]!r} cell is 0); "
+                       "a clause of an item is a state that holds it")
+    missing = [q for q in names if q not in {row[0] for row in body}]
+    if missing:
+        raise _bad(path, 1, f"item {missing[0]!r} has no clause (no row names it); a surmise function gives every "
+                   "item of the header at least one")
+
+
+def _listed(names: list[str], shown: int = 6) -> str:
+    """``a, b, c`` or ``a, b, c, d, e, f, ...``: names for a message."""
+    return ", ".join(names[:shown]) + (", ..." if len(names) > shown else "")
 
 
 def _has_labels(name: str, first: list[str], digits: set[str]) -> bool:

@@ -192,3 +192,24 @@ def test_a_space_and_its_base_go_out_in_kstio_order_byte_for_byte(tmp_path, n):
                                ("basis", structure.states[structure.base()], f"order{n}.bsr")):
         written = write_kst_file(tmp_path / name, kind, matrix[kstio_order(matrix)])
         assert written.read_bytes() == (KSTIO / name).read_bytes()
+
+
+_SF = '"Item","a","b","c"\n"a","1","0","0"\n"b","1","1","0"\n'
+
+
+@pytest.mark.parametrize(("rows", "message"), [
+    # each was read before: the stray row made the file a structure of three states, not a surmise function
+    ('"z","1","1","1"\n', r"sf.csv:4: a clause of 'z', which is not an item of the header \(a, b, c\); each row "
+                          r"of a surmise function names the item it is a clause of"),
+    # ... and this one spanned a family without c, not a knowledge structure
+    ('"c","1","1","0"\n', r"sf.csv:4: the clause of 'c' does not hold 'c' \(its 'c' cell is 0\)"),
+    ("", r"sf.csv:1: item 'c' has no clause \(no row names it\)"),
+])
+def test_a_surmise_function_with_a_stray_or_missing_clause_is_refused(tmp_path, rows, message):
+    path = tmp_path / "sf.csv"
+    path.write_text(_SF + rows)
+    with pytest.raises(InputError, match=message):
+        read_kst_file(path)
+    path.write_text(_SF + '"c","1","1","1"\n')
+    read = read_kst_file(path)
+    assert (read.kind, read.labels) == ("surmisefunction", ["a", "b", "c"])
