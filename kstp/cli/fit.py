@@ -275,7 +275,8 @@ _MODELS = ("slm", "blim-equal", "blim-careless-equal", "blim-guess-equal", "blim
 @click.option("--model", "models", type=click.Choice(_MODELS), multiple=True, required=True,
               help="A model, most restricted first, given two or more times: slm (a learning space's simple "
                    "learning model), blim-equal (every careless and every guess rate equal), blim-careless-equal, "
-                   "blim-guess-equal, blim (every rate free).")
+                   "blim-guess-equal, blim (every rate free). Each must be nested in the next: slm in blim; "
+                   "blim-equal in blim-careless-equal or blim-guess-equal, each in blim.")
 @click.option("--method", type=click.Choice(["ML", "MD", "MDML"]), default="ML", show_default=True,
               help="How every model is fitted (pks's method).")
 @json_option
