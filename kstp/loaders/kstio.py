@@ -140,7 +140,8 @@ def read_kst_file(path: str | Path, kind: str | None = None, format: str = "auto
         What it holds (:data:`KINDS`) when neither an SRBT line nor the file's ending says.
     format : {"auto", "srbt", "kst", "matrix", "csv"}
         The layout; ``auto`` detects it as kstIO does (an ``#SRBT`` first line; a CSV
-        when the first line holds a comma; a matrix when the first and last rows are as
+        when the first line holds a comma, or is a one-column header in a ``.csv`` file;
+        a matrix when the first and last rows are as
         long; else the KST layout).
 
     Returns
@@ -184,7 +185,9 @@ def read_kst_file(path: str | Path, kind: str | None = None, format: str = "auto
             raise _bad(path, 1, f"cells separated by {said}: kstp reads comma-separated CSV (R's write.csv, not "
                        "write.csv2) or kstIO's layouts; save the file with commas")
     if format == "auto":
-        format = ("srbt" if first.startswith("#SRBT") else "csv" if "," in first
+        # a .csv file of one column has no comma: a first line that is not a row of codes is its header
+        format = ("srbt" if first.startswith("#SRBT")
+                  else "csv" if "," in first or path.suffix.lower() == ".csv" and not set(first) <= set("012")
                   else "matrix" if len(first) == len(lines[-1].strip()) and len(lines) > 1 or len(lines) == 1
                   else "kst")
     declared = kind or kind_of_path(path)
@@ -258,7 +261,7 @@ def _read_csv(path: Path, lines: list[str], kind: str | None) -> KstFile:
     if not body:
         raise _bad(path, 1, "only a header: no rows")
     cells = "0, 1 or 2" if kind == "basis" else "0 or 1"
-    labelled = named and _has_labels(header[0], [row[0] for row in body], digits)
+    labelled = named and len(header) > 1 and _has_labels(header[0], [row[0] for row in body], digits)
     items, extra = [], {}
     for j in range(1 if labelled else 0, len(header)):
         values = [row[j] for row in body]

@@ -213,3 +213,18 @@ def test_a_surmise_function_with_a_stray_or_missing_clause_is_refused(tmp_path, 
     path.write_text(_SF + '"c","1","1","1"\n')
     read = read_kst_file(path)
     assert (read.kind, read.labels) == ("surmisefunction", ["a", "b", "c"])
+
+
+@pytest.mark.parametrize("header", ["a", '"a"'])
+def test_a_csv_of_one_item_column_is_read_as_a_csv(tmp_path, header):
+    """One column has no comma: the file was taken for a bare matrix and refused ("k.csv:1: expected 1 cells of
+    0 or 1 with no separator, found 'a'") by every command, fit slm and kst validate on a 1-item structure too."""
+    path = tmp_path / "k.csv"
+    path.write_text(f"{header}\n0\n1\n")
+    read = read_kst_file(path)
+    assert (read.format, read.items, read.named, read.matrix.tolist()) == ("csv", ["a"], True, [[0], [1]])
+    path.write_text(f"{header}\n0\n2\n")
+    with pytest.raises(InputError, match=r"k.csv:3: column 1 \('a'\) holds '2'"):
+        read_kst_file(path)
+    path.write_text("0\n1\n")  # no header: kstIO's letters, as a matrix read them
+    assert read_kst_file(path).items == ["a"]
