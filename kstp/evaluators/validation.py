@@ -65,6 +65,8 @@ def validate_structure(store: GraphStore | None, dataset: str | None, structure_
         states, note = structure(store, dataset, "space", items, limit), f"the knowledge space of {dataset}"
     result = validate(states, matrix).as_dict()
     if result["DA"] is None:
-        result["daNote"] = f"DA compares with all 2^items patterns: not computed above {DA_ITEM_LIMIT} items"
+        result["daNote"] = (f"DA compares with all 2^items patterns: not computed above {DA_ITEM_LIMIT} items"
+                            if len(items) > DA_ITEM_LIMIT else "DA is not defined: every one of the 2^items "
+                            "patterns is a state, so DA = DI / dpot divides by dpot = 0")
     return {"responses": source, "structure": note, "learners": len(matrix), "items": len(items),
             "states": len(states), **result}

@@ -44,7 +44,7 @@ class Validation:
         How many patterns lie at distance 0, 1, ..., items (kstMatrix's ``dist``).
     da : float or None
         The distance agreement coefficient di / dpot (kst's and kstMatrix's ``DA``); None
-        above :data:`DA_ITEM_LIMIT` items.
+        above :data:`DA_ITEM_LIMIT` items, NaN when dpot is 0 (every pattern is a state).
     dpot : float or None
         The mean distance of all 2^items patterns to their nearest state.
     """
@@ -63,7 +63,8 @@ class Validation:
         def clean(x):
             return None if isinstance(x, float) and np.isnan(x) else x
         return {"gamma": clean(self.gamma), "concordant": self.concordant, "discordant": self.discordant,
-                "VC": clean(self.vc), "DI": self.di, "DA": self.da, "dpot": self.dpot, "distances": self.distances}
+                "VC": clean(self.vc), "DI": self.di, "DA": clean(self.da), "dpot": self.dpot,
+                "distances": self.distances}
 
 
 #: Cells (patterns x states) of one block of :func:`min_distances`: 16 MiB of float32 per temporary array.

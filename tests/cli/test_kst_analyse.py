@@ -187,3 +187,19 @@ def test_validate_files_equals_kst_kvalidate():
     assert "0.7239" in text.stdout and "distance to the nearest state: 0: 760, 1: 226, 2: 14" in text.stdout
     alone = CliRunner().invoke(cli, ["kst", "validate", "--responses", str(KST / "kstio" / "DoignonFalmagne7.dat")])
     assert alone.exit_code == 1 and "needs a structure file" in alone.stderr
+
+
+def test_validate_says_why_da_is_not_defined_when_every_pattern_is_a_state(tmp_path):
+    """A power set (here of 1 item) leaves dpot = 0: DA was NaN, a blank cell with no word in the table and
+    null in --json with no note (and a NaN in Python's Validation.as_dict)."""
+    structure, responses = tmp_path / "k.kst", tmp_path / "r.dat"
+    structure.write_text("#SRBT v2.0 structure ASCII\n1\n2\n0\n1\n")
+    responses.write_text("#SRBT v2.0 data ASCII\n1\n3\n0\n1\n1\n")
+    args = ["kst", "validate", "--responses", str(responses), "--structure", str(structure)]
+    found = json.loads(CliRunner().invoke(cli, [*args, "--json"]).stdout)
+    assert (found["DI"], found["DA"], found["dpot"]) == (0.0, None, 0.0)
+    assert found["daNote"] == ("DA is not defined: every one of the 2^items patterns is a state, so DA = DI / dpot "
+                               "divides by dpot = 0")
+    text = CliRunner().invoke(cli, args)
+    assert text.exit_code == 0 and "│ -     │ -  │ 0.0000 │ -  │        3 │      2 │" in text.stdout
+    assert "DA is not defined" in text.stderr
