@@ -385,6 +385,8 @@ def align_columns(read: KstFile, items: list[str], path: str | Path) -> tuple[np
             shown = ", ".join(q.split(":", 1)[-1] for q in items[:6]) + (", ..." if len(items) > 6 else "")
             raise InputError(f"{path} has {read.matrix.shape[1]} item columns and names none; the data have "
                              f"{len(items)} items ({shown}), which unnamed columns follow in that order")
+        if len(items) == 1:
+            return read.matrix, f"the unnamed column taken as {items[0]}"
         return read.matrix, f"unnamed columns taken as {items[0]} ... {items[-1]} in order"
     unknown = [q for q in read.items if q not in names]
     if unknown:

@@ -228,3 +228,11 @@ def test_a_csv_of_one_item_column_is_read_as_a_csv(tmp_path, header):
         read_kst_file(path)
     path.write_text("0\n1\n")  # no header: kstIO's letters, as a matrix read them
     assert read_kst_file(path).items == ["a"]
+
+
+def test_one_unnamed_column_is_said_as_one():
+    """A 1-item structure file was 'unnamed columns taken as a ... a in order'."""
+    from kstp.loaders.kstio import KstFile, align_columns
+
+    one = KstFile("structure", "srbt", np.array([[0], [1]], np.uint8), ["a"], False)
+    assert align_columns(one, ["ds:q1"], "k.kst")[1] == "the unnamed column taken as ds:q1"
