@@ -14,6 +14,7 @@ from pathlib import Path
 from kstp.errors import KstpError
 from kstp.evaluators.blim import response_data, structure, structure_file
 from kstp.graph.store import GraphStore
+from kstp.kst.spaces import TooManyStatesError
 from kstp.kst.validation import DA_ITEM_LIMIT, validate
 from kstp.loaders.kstio import read_kst_file
 
@@ -62,7 +63,12 @@ def validate_structure(store: GraphStore | None, dataset: str | None, structure_
     if structure_path is not None:
         states, note = structure_file(structure_path, items, limit)
     else:
-        states, note = structure(store, dataset, "space", items, limit), f"the knowledge space of {dataset}"
+        try:
+            states, note = structure(store, dataset, "space", items, limit), f"the knowledge space of {dataset}"
+        except TooManyStatesError:  # its message is the BLIM's
+            raise TooManyStatesError(f"the knowledge space of {dataset!r} has more than {limit:,} states; validation "
+                                     "compares every pattern with every state: derive question prerequisites "
+                                     "first, raise --limit or give a smaller structure with --structure FILE") from None
     result = validate(states, matrix).as_dict()
     if result["DA"] is None:
         result["daNote"] = (f"DA compares with all 2^items patterns: not computed above {DA_ITEM_LIMIT} items"
