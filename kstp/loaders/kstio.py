@@ -201,7 +201,8 @@ def read_kst_file(path: str | Path, kind: str | None = None, format: str = "auto
                        f"kind one of {', '.join(KINDS)}")
         said = match.group(1)
         if kind is not None and said != kind and {said, kind} != {"structure", "space"}:
-            raise _bad(path, 1, f"the file holds a {said}, not a {kind}")
+            held = {"data": "response data"}
+            raise _bad(path, 1, f"the file holds {held.get(said, 'a ' + said)}, not {held.get(kind, 'a ' + kind)}")
         declared = said
         n_items = _count(path, 2, lines[1] if len(lines) > 1 else "", "items")
         start = 2

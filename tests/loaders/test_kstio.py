@@ -236,3 +236,11 @@ def test_one_unnamed_column_is_said_as_one():
 
     one = KstFile("structure", "srbt", np.array([[0], [1]], np.uint8), ["a"], False)
     assert align_columns(one, ["ds:q1"], "k.kst")[1] == "the unnamed column taken as ds:q1"
+
+
+def test_a_structure_given_for_answers_is_named_as_such():
+    """fit slm --responses DoignonFalmagne7.spc said 'the file holds a space, not a data'."""
+    with pytest.raises(InputError, match=r"DoignonFalmagne7.spc:1: the file holds a space, not response data$"):
+        read_kst_file(KSTIO / "DoignonFalmagne7.spc", kind="data")
+    with pytest.raises(InputError, match=r"DoignonFalmagne7.dat:1: the file holds response data, not a relation$"):
+        read_kst_file(KSTIO / "DoignonFalmagne7.dat", kind="relation")
