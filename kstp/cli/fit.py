@@ -304,7 +304,12 @@ def compare(responses: Path, structure: Path, models: tuple[str, ...], method: s
     import pandas as pd
 
     columns = ["model", "parameters", "residDf", "residDeviance", "df", "deviance", "p"]
-    table = pd.DataFrame([{c: "-" if row[c] is None else row[c] for c in columns} for row in rows], dtype=object)
+    def shown(column, value):  # a small p keeps its size (3.5e-08), not 0.0000
+        if value is None:
+            return "-"
+        return f"{value:.4f}" if column == "p" and value >= 1e-4 else f"{value:.3g}" if column == "p" else value
+
+    table = pd.DataFrame([{c: shown(c, row[c]) for c in columns} for row in rows], dtype=object)
     print_table(table,
                 title=f"Analysis of deviance: {structure.name} on {responses.name}, {method}", digits=4)
 

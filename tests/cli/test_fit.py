@@ -470,6 +470,14 @@ def test_fit_compare_refuses_models_out_of_nesting_order(models, said):
     assert nested.exit_code == 0
     assert [row["df"] for row in json.loads(nested.stdout)["models"]] == [None, 4, 4]
 
+
+def test_fit_compare_table_keeps_a_small_p_readable():
+    """MDML on DoignonFalmagne7: the SLM against the BLIM, p = 3.5e-08, was printed 0.0000."""
+    result = run_kstp("fit", "compare", "--responses", KST / "kstio" / "DoignonFalmagne7.dat", "--structure",
+                      KST / "kstio" / "DoignonFalmagne7.spc", "--model", "slm", "--model", "blim", "--method", "MDML")
+    assert result.exit_code == 0, result.output
+    assert re.search(r"│ blim  │ +18 │ +13 │ +79\.1919 │ +3 │ +37\.5471 │ 3\.52e-08 │", result.stdout)
+
 def test_fit_prerequisites_z_test_of_the_selected_relation():
     """--z-test: DAKS's diff of the selected relation (tests/data/kst/surmise_validate.json, DAKS 2.1-3) with the
     delta method's Z (kstp.kst.iita_ztest; held to a Monte Carlo in tests/kst/test_iita_ztest.py)."""
