@@ -587,7 +587,7 @@ def validate_(ctx, dataset: str | None, responses: Path | None, path: Path | Non
     print_table(pd.DataFrame([{"gamma": shown(result["gamma"]), "VC": shown(result["VC"]), "DI": result["DI"],
                                "DA": shown(result["DA"]), "learners": result["learners"],
                                "states": result["states"]}]),
-                f"{result['structure']} on {result['responses']}", digits=4)
+                f"{result['structureSource']} on {result['responses']}", digits=4)
     click.echo("distance to the nearest state: " + ", ".join(f"{d}: {c}" for d, c in enumerate(result["distances"])
                                                              if c))
     if result.get("daNote"):

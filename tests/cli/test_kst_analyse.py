@@ -182,6 +182,10 @@ def test_validate_files_equals_kst_kvalidate():
     assert (found["gamma"], found["VC"], found["DI"], found["DA"]) == pytest.approx(
         (ref["gamma"], ref["vc"], ref["di"], ref["da"]), abs=1e-12)
     assert found["distances"] == [ref["km_dist"][str(d)] for d in range(6)] and found["learners"] == 1000
+    # the keys fit blim and fit slm name their structure by: "structure" held the note before
+    assert (found["responses"], found["structure"], found["structureSource"]) == (
+        "DoignonFalmagne7.dat", "DoignonFalmagne7.spc",
+        "DoignonFalmagne7.spc: 9 states (space, srbt); unnamed columns taken as a ... e in order")
     text = CliRunner().invoke(cli, ["kst", "validate", "--responses", str(KST / "kstio" / "DoignonFalmagne7.dat"),
                                     "--structure", str(KST / "kstio" / "DoignonFalmagne7.spc")])
     assert "0.7239" in text.stdout and "distance to the nearest state: 0: 760, 1: 226, 2: 14" in text.stdout
