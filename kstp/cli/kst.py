@@ -515,6 +515,8 @@ def analyse(ctx, dataset: str | None, path: Path | None, show: str, start: str |
         click.echo(f"{result['count']:,} {kind} from {ends[0]} to {ends[1]} in {source}{listed}")
     if len(rows):
         print_table(rows, None if show == "paths" else f"{show} of {source}")
+    for note in result.get("notes", []):
+        message(f"note: {note}")
 
 
 #: Questions of a printed state or fringe before it is shortened.

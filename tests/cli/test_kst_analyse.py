@@ -207,3 +207,17 @@ def test_validate_says_why_da_is_not_defined_when_every_pattern_is_a_state(tmp_p
     text = CliRunner().invoke(cli, args)
     assert text.exit_code == 0 and "│ -     │ -  │ 0.0000 │ -  │        3 │      2 │" in text.stdout
     assert "DA is not defined" in text.stderr
+
+
+@pytest.mark.parametrize(("show", "what"), [("surmisefunction", "clause"), ("atoms", "atom")])
+def test_analyse_says_which_item_no_state_holds(tmp_path, show, what):
+    """{}, {a} on items a, b: b has no clause; the table left it out without a word."""
+    path = tmp_path / "k.csv"
+    path.write_text("a,b\n0,0\n1,0\n")
+    args = ["kst", "analyse", "--structure", str(path), "--show", show]
+    found = json.loads(CliRunner().invoke(cli, [*args, "--json"]).stdout)
+    assert [row["item"] for row in found["rows"]] == ["a"]
+    note = f"no state holds b: it has no {what} (not a knowledge structure: Q is missing)"
+    assert found["notes"] == [note]
+    text = CliRunner().invoke(cli, args)
+    assert text.exit_code == 0 and f"note: {note}" in text.stderr
