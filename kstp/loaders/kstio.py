@@ -303,6 +303,9 @@ def _read_csv(path: Path, lines: list[str], kind: str | None) -> KstFile:
             i = known.index(False)
             raise _bad(path, numbered[i][0], f"a clause of {body[i][0]!r}, which is not an item of the header "
                        f"({_listed(names)}); each row of a surmise function names the item it is a clause of")
+    if labelled and header[0] == SURMISE_FUNCTION_HEADER and kind == "data" and all(row[0] in names for row in body):
+        raise _bad(path, 1, f"the file holds a surmise function (its first column, {SURMISE_FUNCTION_HEADER!r}, names "
+                   "an item on every row: kstIO's write_surmisefunction), not response data; give it as the structure")
     if kind == "surmisefunction":
         raise _bad(path, 1, f"not a surmise function: its first column is headed {SURMISE_FUNCTION_HEADER!r} "
                    "and names an item of the header on every row (kstIO's write_surmisefunction)")

@@ -244,3 +244,10 @@ def test_a_structure_given_for_answers_is_named_as_such():
         read_kst_file(KSTIO / "DoignonFalmagne7.spc", kind="data")
     with pytest.raises(InputError, match=r"DoignonFalmagne7.dat:1: the file holds response data, not a relation$"):
         read_kst_file(KSTIO / "DoignonFalmagne7.dat", kind="relation")
+
+
+def test_a_surmise_function_given_for_answers_is_refused():
+    """fit slm --responses DoignonFalmagne7_sf.csv fitted its five clauses as five learners (a ... e as ids)."""
+    with pytest.raises(InputError, match=r"DoignonFalmagne7_sf.csv:1: the file holds a surmise function \(its first "
+                                         r"column, 'Item', names an item on every row"):
+        read_kst_file(KSTIO / "DoignonFalmagne7_sf.csv", kind="data")
