@@ -277,7 +277,8 @@ _MODELS = ("slm", "blim-equal", "blim-careless-equal", "blim-guess-equal", "blim
 @click.option("--model", "models", type=click.Choice(_MODELS), multiple=True, required=True,
               help="A model, most restricted first, given two or more times: slm (a learning space's simple "
                    "learning model), blim-equal (every careless and every guess rate equal), blim-careless-equal, "
-                   "blim-guess-equal, blim (every rate free).")
+                   "blim-guess-equal, blim (every rate free). Each must be nested in the next: slm in blim; "
+                   "blim-equal in blim-careless-equal or blim-guess-equal, each in blim.")
 @click.option("--method", type=click.Choice(["ML", "MD", "MDML"]), default="ML", show_default=True,
               help="How every model is fitted (pks's method).")
 @json_option
@@ -305,7 +306,12 @@ def compare(responses: Path, structure: Path, models: tuple[str, ...], method: s
     import pandas as pd
 
     columns = ["model", "parameters", "residDf", "residDeviance", "df", "deviance", "p"]
-    table = pd.DataFrame([{c: "-" if row[c] is None else row[c] for c in columns} for row in rows], dtype=object)
+    def shown(column, value):  # a small p keeps its size (3.5e-08), not 0.0000
+        if value is None:
+            return "-"
+        return f"{value:.4f}" if column == "p" and value >= 1e-4 else f"{value:.3g}" if column == "p" else value
+
+    table = pd.DataFrame([{c: shown(c, row[c]) for c in columns} for row in rows], dtype=object)
     print_table(table,
                 title=f"Analysis of deviance: {structure.name} on {responses.name}, {method}", digits=4)
 

@@ -515,6 +515,8 @@ def analyse(ctx, dataset: str | None, path: Path | None, show: str, start: str |
         click.echo(f"{result['count']:,} {kind} from {ends[0]} to {ends[1]} in {source}{listed}")
     if len(rows):
         print_table(rows, None if show == "paths" else f"{show} of {source}")
+    for note in result.get("notes", []):
+        message(f"note: {note}")
 
 
 #: Questions of a printed state or fringe before it is shortened.
@@ -587,7 +589,7 @@ def validate_(ctx, dataset: str | None, responses: Path | None, path: Path | Non
     print_table(pd.DataFrame([{"gamma": shown(result["gamma"]), "VC": shown(result["VC"]), "DI": result["DI"],
                                "DA": shown(result["DA"]), "learners": result["learners"],
                                "states": result["states"]}]),
-                f"{result['structure']} on {result['responses']}", digits=4)
+                f"{result['structureSource']} on {result['responses']}", digits=4)
     click.echo("distance to the nearest state: " + ", ".join(f"{d}: {c}" for d, c in enumerate(result["distances"])
                                                              if c))
     if result.get("daNote"):

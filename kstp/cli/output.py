@@ -341,7 +341,7 @@ def to_csv(data: Any) -> str:
         records = [{"value": data}]
     out = io.StringIO()
     # a frame's columns are its header: a map in a cell is its JSON text, not more columns
-    rows = [{k: _csv_cell(v) for k, v in r.items()} if header or named else _flat(r) for r in records]
+    rows = [r if named else {k: _csv_cell(v) for k, v in r.items()} if header else _flat(r) for r in records]
     columns = header or list(dict.fromkeys(k for row in rows for k in row))
     writer = csv.DictWriter(out, columns, lineterminator="\n")
     if columns:

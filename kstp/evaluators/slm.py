@@ -25,13 +25,17 @@ from kstp.kst.slm import SlmFit, fit_slm
 from kstp.kst.validation import deviance_table
 from kstp.loaders.kstio import read_kst_file
 
-__all__ = ["VERSION", "SlmReport", "fit_slm_files", "MODELS", "compare_files"]
+__all__ = ["VERSION", "SlmReport", "fit_slm_files", "MODELS", "WITHIN", "compare_files"]
 
 VERSION = "1.0"
 #: The models :func:`compare_files` fits: the SLM, and the BLIM with all rates free or some held equal.
 MODELS = {"slm": "simple learning model", "blim-equal": "BLIM, every careless and every guess rate equal",
           "blim-careless-equal": "BLIM, every careless rate equal", "blim-guess-equal": "BLIM, every guess rate equal",
           "blim": "BLIM, every rate free"}
+#: The models each one is nested in (a restriction of): the SLM restricts the BLIM's state probabilities,
+#: the BLIMs with rates held equal restrict the BLIM's rates.
+WITHIN = {"slm": {"blim"}, "blim-equal": {"blim-careless-equal", "blim-guess-equal", "blim"},
+          "blim-careless-equal": {"blim"}, "blim-guess-equal": {"blim"}, "blim": set()}
 
 
 @dataclass
@@ -142,8 +146,10 @@ def compare_files(structure_path: str | Path, responses_path: str | Path, models
     Raises
     ------
     KstpError
-        On an unknown model, fewer than two, and as :func:`fit_slm_files` and
-        :func:`kstp.kst.blim.fit_blim`.
+        On an unknown model, fewer than two, a model given twice or not nested in the one after
+        it (:data:`WITHIN`; the drop in deviance would be negative, or of models the
+        likelihood-ratio test does not apply to), before anything is fitted; and as
+        :func:`fit_slm_files` and :func:`kstp.kst.blim.fit_blim`.
     """
     from kstp.errors import KstpError
 
@@ -152,6 +158,14 @@ def compare_files(structure_path: str | Path, responses_path: str | Path, models
         raise KstpError(f"unknown model {unknown[0]!r}; use {', '.join(MODELS)}")
     if len(models) < 2:
         raise KstpError("compare two or more models, most restricted first (e.g. slm blim)")
+    for before, after in zip(models[:-1], models[1:], strict=True):
+        if after == before:
+            raise KstpError(f"model {after} is given twice; give each model once, most restricted first")
+        if after not in WITHIN[before]:
+            order = (f"give {after} before {before}, most restricted first" if before in WITHIN[after] else
+                     f"{before} and {after} are not nested (neither restricts the other), so the likelihood-ratio "
+                     "test does not apply; compare each with blim")
+            raise KstpError(f"{after} does not contain {before}: {order}")
     responses_path, structure_path = Path(responses_path), Path(structure_path)
     read = read_kst_file(responses_path, kind="data")
     states, _ = structure_file(structure_path, read.items, limit)

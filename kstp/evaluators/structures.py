@@ -186,13 +186,18 @@ def analyse(structure: Structure, show: str = "summary", start: int | None = Non
                 "surmisePairs": int(relation.sum() - len(k.items)), "learningPaths": learning, "notes": notes}
     if show == "base":
         return {"rows": [{"state": s, "size": len(s)} for s in k.sets(k.base())]}
+    if show in ("atoms", "surmisefunction"):  # an item no state holds has neither: say so, not leave it out
+        held = [q for q, n in zip(k.items, k.states.sum(axis=0), strict=True) if not n]
+        notes = [f"no state holds {', '.join(held)}: {'it has' if len(held) == 1 else 'they have'} no "
+                 f"{'atom' if show == 'atoms' else 'clause'} (not a knowledge structure: Q is missing)"] if held else []
     if show == "atoms":
-        return {"rows": [{"item": q, "atom": s, "size": len(s)} for q, rows in k.atoms().items() for s in k.sets(rows)]}
+        return {"rows": [{"item": q, "atom": s, "size": len(s)} for q, rows in k.atoms().items() for s in k.sets(rows)],
+                "notes": notes}
     if show == "surmisefunction":  # kstMatrix's kmsurmisefunction: each item's clauses, in its order
         clause_items, clauses = surmise_function(k)
         names = np.asarray(k.items, dtype=object)
         return {"rows": [{"item": q, "clause": names[c > 0].tolist(), "size": int(c.sum())}
-                         for q, c in zip(clause_items, clauses, strict=True)]}
+                         for q, c in zip(clause_items, clauses, strict=True)], "notes": notes}
     if show == "relation":
         relation = k.surmise_relation()
         return {"rows": [{"prerequisite": k.items[p], "item": k.items[q]}

@@ -14,6 +14,7 @@ from pathlib import Path
 from kstp.errors import KstpError
 from kstp.evaluators.blim import response_data, structure, structure_file
 from kstp.graph.store import GraphStore
+from kstp.kst.spaces import TooManyStatesError
 from kstp.kst.validation import DA_ITEM_LIMIT, validate
 from kstp.loaders.kstio import read_kst_file
 
@@ -40,8 +41,10 @@ def validate_structure(store: GraphStore | None, dataset: str | None, structure_
     Returns
     -------
     dict
-        ``learners``, ``items``, ``states``, ``structure`` (where it came from) and the
-        indices of :meth:`kstp.kst.validation.Validation.as_dict`.
+        ``responses`` (the file's name, or ``dataset D``), ``structure`` (the file's name,
+        or ``space``: the dataset's, as ``fit blim`` names them), ``structureSource`` (how it
+        was read), ``learners``, ``items``, ``states`` and the indices of
+        :meth:`kstp.kst.validation.Validation.as_dict`.
 
     Raises
     ------
@@ -61,10 +64,19 @@ def validate_structure(store: GraphStore | None, dataset: str | None, structure_
         items, matrix, source = read.items, read.matrix, Path(responses_path).name
     if structure_path is not None:
         states, note = structure_file(structure_path, items, limit)
+        name = Path(structure_path).name
     else:
-        states, note = structure(store, dataset, "space", items, limit), f"the knowledge space of {dataset}"
+        name = "space"
+        try:
+            states, note = structure(store, dataset, "space", items, limit), f"the knowledge space of {dataset}"
+        except TooManyStatesError:  # its message is the BLIM's
+            raise TooManyStatesError(f"the knowledge space of {dataset!r} has more than {limit:,} states; validation "
+                                     "compares every pattern with every state: derive question prerequisites "
+                                     "first, raise --limit or give a smaller structure with --structure FILE") from None
     result = validate(states, matrix).as_dict()
     if result["DA"] is None:
-        result["daNote"] = f"DA compares with all 2^items patterns: not computed above {DA_ITEM_LIMIT} items"
-    return {"responses": source, "structure": note, "learners": len(matrix), "items": len(items),
-            "states": len(states), **result}
+        result["daNote"] = (f"DA compares with all 2^items patterns: not computed above {DA_ITEM_LIMIT} items"
+                            if len(items) > DA_ITEM_LIMIT else "DA is not defined: every one of the 2^items "
+                            "patterns is a state, so DA = DI / dpot divides by dpot = 0")
+    return {"responses": source, "structure": name, "structureSource": note, "learners": len(matrix),
+            "items": len(items), "states": len(states), **result}

@@ -15,7 +15,8 @@ from scipy import stats
 
 from kstp.errors import KstpError
 
-__all__ = ["Validation", "validate", "min_distances", "deviance_table", "DA_ITEM_LIMIT"]
+__all__ = ["Validation", "validate", "min_distances", "pattern_distances", "deviance_table", "DA_ITEM_LIMIT",
+           "BLOCK_CELLS"]
 
 #: Items up to which DA is computed: its reference is every one of the 2^items patterns.
 DA_ITEM_LIMIT = 24
@@ -43,7 +44,7 @@ class Validation:
         How many patterns lie at distance 0, 1, ..., items (kstMatrix's ``dist``).
     da : float or None
         The distance agreement coefficient di / dpot (kst's and kstMatrix's ``DA``); None
-        above :data:`DA_ITEM_LIMIT` items.
+        above :data:`DA_ITEM_LIMIT` items, NaN when dpot is 0 (every pattern is a state).
     dpot : float or None
         The mean distance of all 2^items patterns to their nearest state.
     """
@@ -62,11 +63,19 @@ class Validation:
         def clean(x):
             return None if isinstance(x, float) and np.isnan(x) else x
         return {"gamma": clean(self.gamma), "concordant": self.concordant, "discordant": self.discordant,
-                "VC": clean(self.vc), "DI": self.di, "DA": self.da, "dpot": self.dpot, "distances": self.distances}
+                "VC": clean(self.vc), "DI": self.di, "DA": clean(self.da), "dpot": self.dpot,
+                "distances": self.distances}
+
+
+#: Cells (patterns x states) of one block of :func:`min_distances`: 16 MiB of float32 per temporary array.
+BLOCK_CELLS = 2**22
 
 
 def min_distances(patterns, states, block: int = 65_536) -> np.ndarray:
     """(patterns,) int: the least symmetric difference from each pattern to a state.
+
+    Patterns go in blocks of at most ``block`` rows and :data:`BLOCK_CELLS` pattern-state
+    cells, so memory stays bounded with many states.
 
     >>> min_distances([[1, 1, 0], [0, 0, 1]], [[0, 0, 0], [1, 0, 0], [1, 1, 1]]).tolist()
     [1, 1]
@@ -75,11 +84,38 @@ def min_distances(patterns, states, block: int = 65_536) -> np.ndarray:
     k = np.asarray(states, dtype=np.float32)
     out = np.empty(len(r), np.int64)
     size_k = k.sum(axis=1)
+    block = max(1, min(block, BLOCK_CELLS // max(1, len(k))))
     for start in range(0, len(r), block):
         chunk = r[start:start + block]
         d = chunk.sum(axis=1)[:, None] + size_k[None, :] - 2 * (chunk @ k.T)
         out[start:start + block] = np.rint(d.min(axis=1)).astype(np.int64)
     return out
+
+
+def pattern_distances(states, n: int) -> np.ndarray:
+    """(2^n,) uint8: the least distance from every pattern (bit i: item i) to a state.
+
+    A breadth-first search of the hypercube from the states: each of the 2^n patterns is
+    reached once, n neighbours each, so time is O(n 2^n) and memory a byte a pattern,
+    whatever the number of states (comparing every pattern with every state is
+    O(n 2^n states)). For DA's reference, the mean over all patterns.
+
+    >>> pattern_distances([[0, 0], [1, 1]], 2).tolist()  # 00, 10, 01, 11
+    [0, 1, 1, 0]
+    """
+    bits = np.left_shift(1, np.arange(n, dtype=np.int64))
+    dist = np.full(2**n, 255, np.uint8)
+    frontier = np.asarray(states, dtype=np.int64).reshape(-1, n) @ bits
+    dist[frontier] = 0
+    level = 0
+    while frontier.size:
+        level += 1
+        for bit in bits:
+            near = frontier ^ bit
+            near = near[dist[near] == 255]
+            dist[near] = level
+        frontier = np.flatnonzero(dist == level)
+    return dist
 
 
 def validate(states, patterns) -> Validation:
@@ -141,13 +177,16 @@ def validate(states, patterns) -> Validation:
     with np.errstate(invalid="ignore", divide="ignore"):
         gamma = float(np.float64(concordant - discordant) / np.float64(concordant + discordant))
         vc = float(np.float64(discordant) / np.float64(len(r) * pairs))
-    d = min_distances(r, k)
+    da = dpot = None
+    if n <= DA_ITEM_LIMIT:  # every pattern's distance at once; the learners' are looked up
+        table = pattern_distances(k, n)
+        d = table[r.astype(np.int64) @ np.left_shift(1, np.arange(n, dtype=np.int64))].astype(np.int64)
+        dpot = float(table.mean(dtype=np.float64))
+    else:
+        d = min_distances(r, k)
     distances = np.bincount(d, minlength=n + 1).tolist()
     di = float(d.mean())
-    da = dpot = None
-    if n <= DA_ITEM_LIMIT:
-        every = ((np.arange(2**n)[:, None] >> np.arange(n)[None, :]) & 1).astype(np.uint8)
-        dpot = float(min_distances(every, k).mean())
+    if dpot is not None:
         da = di / dpot if dpot else float("nan")
     return Validation(gamma, concordant, discordant, vc, di, distances, da, dpot)
 

@@ -140,7 +140,8 @@ def read_kst_file(path: str | Path, kind: str | None = None, format: str = "auto
         What it holds (:data:`KINDS`) when neither an SRBT line nor the file's ending says.
     format : {"auto", "srbt", "kst", "matrix", "csv"}
         The layout; ``auto`` detects it as kstIO does (an ``#SRBT`` first line; a CSV
-        when the first line holds a comma; a matrix when the first and last rows are as
+        when the first line holds a comma, or is a one-column header in a ``.csv`` file;
+        a matrix when the first and last rows are as
         long; else the KST layout).
 
     Returns
@@ -184,7 +185,9 @@ def read_kst_file(path: str | Path, kind: str | None = None, format: str = "auto
             raise _bad(path, 1, f"cells separated by {said}: kstp reads comma-separated CSV (R's write.csv, not "
                        "write.csv2) or kstIO's layouts; save the file with commas")
     if format == "auto":
-        format = ("srbt" if first.startswith("#SRBT") else "csv" if "," in first
+        # a .csv file of one column has no comma: a first line that is not a row of codes is its header
+        format = ("srbt" if first.startswith("#SRBT")
+                  else "csv" if "," in first or path.suffix.lower() == ".csv" and not set(first) <= set("012")
                   else "matrix" if len(first) == len(lines[-1].strip()) and len(lines) > 1 or len(lines) == 1
                   else "kst")
     declared = kind or kind_of_path(path)
@@ -198,7 +201,8 @@ def read_kst_file(path: str | Path, kind: str | None = None, format: str = "auto
                        f"kind one of {', '.join(KINDS)}")
         said = match.group(1)
         if kind is not None and said != kind and {said, kind} != {"structure", "space"}:
-            raise _bad(path, 1, f"the file holds a {said}, not a {kind}")
+            held = {"data": "response data"}
+            raise _bad(path, 1, f"the file holds {held.get(said, 'a ' + said)}, not {held.get(kind, 'a ' + kind)}")
         declared = said
         n_items = _count(path, 2, lines[1] if len(lines) > 1 else "", "items")
         start = 2
@@ -258,7 +262,7 @@ def _read_csv(path: Path, lines: list[str], kind: str | None) -> KstFile:
     if not body:
         raise _bad(path, 1, "only a header: no rows")
     cells = "0, 1 or 2" if kind == "basis" else "0 or 1"
-    labelled = named and _has_labels(header[0], [row[0] for row in body], digits)
+    labelled = named and len(header) > 1 and _has_labels(header[0], [row[0] for row in body], digits)
     items, extra = [], {}
     for j in range(1 if labelled else 0, len(header)):
         values = [row[j] for row in body]
@@ -291,15 +295,45 @@ def _read_csv(path: Path, lines: list[str], kind: str | None) -> KstFile:
         raise _bad(path, 1, f"item {repeated[0]!r} names two columns")
     codes = np.array([[int(row[j]) for j in items] for row in body], dtype=np.uint8)
     if labelled and header[0] == SURMISE_FUNCTION_HEADER and kind in (None, "surmisefunction"):
-        unknown = next((row[0] for row in body if row[0] not in names), None)
-        if unknown is None:  # kstIO's surmise function: each row a clause of the item its first column names
+        known = [row[0] in names for row in body]
+        if all(known):  # kstIO's surmise function: each row a clause of the item its first column names
+            _check_clauses(path, [number for number, _ in numbered], body, names, codes)
             return KstFile("surmisefunction", "csv", codes, names, True, labels=[row[0] for row in body])
+        if any(known):  # rows naming items, and one naming none: a surmise function with a stray name
+            i = known.index(False)
+            raise _bad(path, numbered[i][0], f"a clause of {body[i][0]!r}, which is not an item of the header "
+                       f"({_listed(names)}); each row of a surmise function names the item it is a clause of")
+    if labelled and header[0] == SURMISE_FUNCTION_HEADER and kind == "data" and all(row[0] in names for row in body):
+        raise _bad(path, 1, f"the file holds a surmise function (its first column, {SURMISE_FUNCTION_HEADER!r}, names "
+                   "an item on every row: kstIO's write_surmisefunction), not response data; give it as the structure")
     if kind == "surmisefunction":
         raise _bad(path, 1, f"not a surmise function: its first column is headed {SURMISE_FUNCTION_HEADER!r} "
                    "and names an item of the header on every row (kstIO's write_surmisefunction)")
     return KstFile(kind, "csv", (codes > 0).astype(np.uint8), names, named,
                    labels=[row[0] for row in body] if labelled else None,
                    codes=codes if kind == "basis" else None, extra=extra or None)
+
+
+def _check_clauses(path: Path, lines: list[int], body: list[list[str]], names: list[str], codes: np.ndarray) -> None:
+    """Refuse a surmise function with a clause that does not hold its item, or an item with no clause.
+
+    A clause of q is a minimal state holding q, and every item has one (Doignon &
+    Falmagne 1999, Def. 5.1.1); without that its basis would not span a space on the
+    header's items.
+    """
+    for line, row, clause in zip(lines, body, codes, strict=True):
+        if not clause[names.index(row[0])]:
+            raise _bad(path, line, f"the clause of {row[0]!r} does not hold {row[0]!r} (its {row[0]!r} cell is 0); "
+                       "a clause of an item is a state that holds it")
+    missing = [q for q in names if q not in {row[0] for row in body}]
+    if missing:
+        raise _bad(path, 1, f"item {missing[0]!r} has no clause (no row names it); a surmise function gives every "
+                   "item of the header at least one")
+
+
+def _listed(names: list[str], shown: int = 6) -> str:
+    """``a, b, c`` or ``a, b, c, d, e, f, ...``: names for a message."""
+    return ", ".join(names[:shown]) + (", ..." if len(names) > shown else "")
 
 
 def _has_labels(name: str, first: list[str], digits: set[str]) -> bool:
@@ -355,6 +389,8 @@ def align_columns(read: KstFile, items: list[str], path: str | Path) -> tuple[np
             shown = ", ".join(q.split(":", 1)[-1] for q in items[:6]) + (", ..." if len(items) > 6 else "")
             raise InputError(f"{path} has {read.matrix.shape[1]} item columns and names none; the data have "
                              f"{len(items)} items ({shown}), which unnamed columns follow in that order")
+        if len(items) == 1:
+            return read.matrix, f"the unnamed column taken as {items[0]}"
         return read.matrix, f"unnamed columns taken as {items[0]} ... {items[-1]} in order"
     unknown = [q for q in read.items if q not in names]
     if unknown:

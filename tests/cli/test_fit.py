@@ -451,6 +451,33 @@ def test_fit_compare_needs_two_models_and_a_learning_space_for_the_slm():
     assert table.exit_code == 0 and "Analysis of deviance: endm.kst on endm.dat, ML" in table.stdout
 
 
+
+@pytest.mark.parametrize(("models", "said"), [
+    # each printed a table before: a negative drop in deviance, or a test of models that are not nested
+    (["blim", "slm"], "slm does not contain blim: give slm before blim, most restricted first"),
+    (["blim-careless-equal", "blim-guess-equal"], "blim-careless-equal and blim-guess-equal are not nested"),
+    (["slm", "blim-equal", "blim"], "slm and blim-equal are not nested"),
+    (["blim", "blim"], "model blim is given twice"),
+])
+def test_fit_compare_refuses_models_out_of_nesting_order(models, said):
+    result = run_kstp("fit", "compare", "--responses", KST / "kstio" / "DoignonFalmagne7.dat", "--structure",
+                      KST / "kstio" / "DoignonFalmagne7.spc", *[a for m in models for a in ("--model", m)], "--json")
+    assert result.exit_code == 1 and result.stdout == ""
+    assert said in result.stderr and "Traceback" not in result.stderr
+    nested = run_kstp("fit", "compare", "--responses", KST / "kstio" / "DoignonFalmagne7.dat", "--structure",
+                      KST / "kstio" / "DoignonFalmagne7.spc", "--model", "blim-equal", "--model",
+                      "blim-careless-equal", "--model", "blim", "--json")
+    assert nested.exit_code == 0
+    assert [row["df"] for row in json.loads(nested.stdout)["models"]] == [None, 4, 4]
+
+
+def test_fit_compare_table_keeps_a_small_p_readable():
+    """MDML on DoignonFalmagne7: the SLM against the BLIM, p = 3.5e-08, was printed 0.0000."""
+    result = run_kstp("fit", "compare", "--responses", KST / "kstio" / "DoignonFalmagne7.dat", "--structure",
+                      KST / "kstio" / "DoignonFalmagne7.spc", "--model", "slm", "--model", "blim", "--method", "MDML")
+    assert result.exit_code == 0, result.output
+    assert re.search(r"│ blim  │ +18 │ +13 │ +79\.1919 │ +3 │ +37\.5471 │ 3\.52e-08 │", result.stdout)
+
 def test_fit_prerequisites_z_test_of_the_selected_relation():
     """--z-test: DAKS's diff of the selected relation (tests/data/kst/surmise_validate.json, DAKS 2.1-3) with the
     delta method's Z (kstp.kst.iita_ztest; held to a Monte Carlo in tests/kst/test_iita_ztest.py)."""

@@ -182,8 +182,42 @@ def test_validate_files_equals_kst_kvalidate():
     assert (found["gamma"], found["VC"], found["DI"], found["DA"]) == pytest.approx(
         (ref["gamma"], ref["vc"], ref["di"], ref["da"]), abs=1e-12)
     assert found["distances"] == [ref["km_dist"][str(d)] for d in range(6)] and found["learners"] == 1000
+    # the keys fit blim and fit slm name their structure by: "structure" held the note before
+    assert (found["responses"], found["structure"], found["structureSource"]) == (
+        "DoignonFalmagne7.dat", "DoignonFalmagne7.spc",
+        "DoignonFalmagne7.spc: 9 states (space, srbt); unnamed columns taken as a ... e in order")
     text = CliRunner().invoke(cli, ["kst", "validate", "--responses", str(KST / "kstio" / "DoignonFalmagne7.dat"),
                                     "--structure", str(KST / "kstio" / "DoignonFalmagne7.spc")])
     assert "0.7239" in text.stdout and "distance to the nearest state: 0: 760, 1: 226, 2: 14" in text.stdout
     alone = CliRunner().invoke(cli, ["kst", "validate", "--responses", str(KST / "kstio" / "DoignonFalmagne7.dat")])
     assert alone.exit_code == 1 and "needs a structure file" in alone.stderr
+
+
+def test_validate_says_why_da_is_not_defined_when_every_pattern_is_a_state(tmp_path):
+    """A power set (here of 1 item) leaves dpot = 0: DA was NaN, a blank cell with no word in the table and
+    null in --json with no note (and a NaN in Python's Validation.as_dict)."""
+    structure, responses = tmp_path / "k.kst", tmp_path / "r.dat"
+    structure.write_text("#SRBT v2.0 structure ASCII\n1\n2\n0\n1\n")
+    responses.write_text("#SRBT v2.0 data ASCII\n1\n3\n0\n1\n1\n")
+    args = ["kst", "validate", "--responses", str(responses), "--structure", str(structure)]
+    found = json.loads(CliRunner().invoke(cli, [*args, "--json"]).stdout)
+    assert (found["DI"], found["DA"], found["dpot"]) == (0.0, None, 0.0)
+    assert found["daNote"] == ("DA is not defined: every one of the 2^items patterns is a state, so DA = DI / dpot "
+                               "divides by dpot = 0")
+    text = CliRunner().invoke(cli, args)
+    assert text.exit_code == 0 and "│ -     │ -  │ 0.0000 │ -  │        3 │      2 │" in text.stdout
+    assert "DA is not defined" in text.stderr
+
+
+@pytest.mark.parametrize(("show", "what"), [("surmisefunction", "clause"), ("atoms", "atom")])
+def test_analyse_says_which_item_no_state_holds(tmp_path, show, what):
+    """{}, {a} on items a, b: b has no clause; the table left it out without a word."""
+    path = tmp_path / "k.csv"
+    path.write_text("a,b\n0,0\n1,0\n")
+    args = ["kst", "analyse", "--structure", str(path), "--show", show]
+    found = json.loads(CliRunner().invoke(cli, [*args, "--json"]).stdout)
+    assert [row["item"] for row in found["rows"]] == ["a"]
+    note = f"no state holds b: it has no {what} (not a knowledge structure: Q is missing)"
+    assert found["notes"] == [note]
+    text = CliRunner().invoke(cli, args)
+    assert text.exit_code == 0 and f"note: {note}" in text.stderr

@@ -178,5 +178,12 @@ def test_validate_a_dataset_equals_validating_its_exported_files(toy, tmp_path):
     assert on_graph.exit_code == 0, on_graph.output
     from_files = toy("kst", "validate", "--responses", tmp_path / "toy.dat", "--structure", tmp_path / "toy.spc",
                      "--json")
+    assert (json.loads(on_graph.stdout)["structure"], json.loads(on_graph.stdout)["structureSource"]) == (
+        "space", "the knowledge space of toy")
     keys = ("gamma", "concordant", "discordant", "VC", "DI", "DA", "distances", "learners", "states")
     assert {k: json.loads(on_graph.stdout)[k] for k in keys} == {k: json.loads(from_files.stdout)[k] for k in keys}
+    small = toy("kst", "validate", "--dataset", "toy", "--limit", "2")  # said the BLIM's "fit --structure delineated"
+    assert small.exit_code == 1 and small.stderr.strip().splitlines()[-1] == (
+        "Error: the knowledge space of 'toy' has more than 2 states; validation compares every pattern with every "
+        "state: derive question prerequisites first, raise --limit or give a smaller structure with --structure "
+        "FILE")

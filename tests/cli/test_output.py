@@ -12,6 +12,7 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from kstp.cli.main import cli
@@ -321,3 +322,23 @@ def test_render_table_keeps_the_words_of_most_cells_whole():
     text = console.export_text()
     first = [line.split("│")[1].strip() for line in text.splitlines() if line.startswith("│")]
     assert _lines_within(text, 80) and [cell for cell in first if cell][:20] == names[:20]  # each on one line
+
+
+def test_format_csv_of_several_parts_writes_negative_numbers_and_text_once_neutralised():
+    """A record with lists of records (fit slm: summary, items, states) had every cell neutralised twice: a
+    log-likelihood of -2916.0 came out as '-2916.0 (text to pandas and spreadsheets), '=1 as ''=1."""
+    import pandas as pd
+
+    from kstp.cli.output import to_csv
+    from kstp.csvcells import restore
+
+    text = to_csv({"logLikelihood": -2916.5, "rows": [{"x": -2.0, "id": "=1"}]})
+    assert text == "table,logLikelihood,x,id\nsummary,-2916.5,,\nrows,,-2.0,'=1\n"
+    frame = pd.read_csv(io.StringIO(text))
+    assert frame.loc[0, "logLikelihood"] == -2916.5 and restore(frame.loc[1, "id"]) == "=1"
+    kst = Path(__file__).resolve().parents[1] / "data" / "kst" / "kstio"
+    result = CliRunner().invoke(cli, ["fit", "slm", "--responses", str(kst / "DoignonFalmagne7.dat"),
+                                      "--structure", str(kst / "DoignonFalmagne7.spc"), "--format", "csv"])
+    assert result.exit_code == 0, result.output
+    summary = pd.read_csv(io.StringIO(result.stdout)).set_index("table").loc["summary"]
+    assert float(summary["logLikelihood"]) == pytest.approx(-2916.0082285, abs=1e-6)

@@ -18,7 +18,7 @@ import pytest
 from kstp.errors import KstpError
 from kstp.kst.blim import fit_blim, response_patterns
 from kstp.kst.slm import fit_slm
-from kstp.kst.validation import deviance_table, min_distances, validate
+from kstp.kst.validation import deviance_table, min_distances, pattern_distances, validate
 from kstp.loaders.kstio import read_kst_file
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "kst"
@@ -51,6 +51,39 @@ def test_min_distances_by_brute_force():
     brute = [min(int(np.abs(r - k).sum()) for k in states) for r in every]
     assert min_distances(every, states).tolist() == brute
 
+
+
+def test_pattern_distances_by_brute_force():
+    rng = np.random.default_rng(48)
+    states = rng.integers(0, 2, size=(9, 6))
+    every = (np.arange(64)[:, None] >> np.arange(6)[None, :]) & 1  # pattern x: item i is bit i
+    assert pattern_distances(states, 6).tolist() == min_distances(every, states).tolist()
+
+
+def test_validation_memory_stays_bounded_with_many_states():
+    """16 items, 1,000 states: DA compared all 65,536 patterns with every state in blocks of 65,536 x states
+    float32 cells (262 MB an array here, 4.2 GB at the 17,241 states of a random 16-item family, which failed
+    with a traceback; 24 s and 3.7 GB at 24 items). Its search of the hypercube holds a byte a pattern."""
+    import tracemalloc
+
+    rng = np.random.default_rng(48)
+    states = np.unique(np.vstack([np.zeros(16), np.ones(16), rng.integers(0, 2, (1_000, 16))]), axis=0)
+    patterns = rng.integers(0, 2, (300, 16))
+    tracemalloc.start()
+    try:
+        v = validate(states, patterns)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 64 * 2**20
+    assert v.di == pytest.approx(min_distances(patterns, states).mean(), abs=1e-12)
+    tracemalloc.start()
+    try:
+        min_distances(rng.integers(0, 2, (70_000, 30)), rng.integers(0, 2, (1_000, 30)))
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 96 * 2**20  # the patterns themselves are 17 MB as float32
 
 def test_validation_refuses_patterns_on_other_items():
     with pytest.raises(KstpError, match="the structure has 2 items and the patterns 3"):

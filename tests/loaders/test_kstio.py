@@ -192,3 +192,62 @@ def test_a_space_and_its_base_go_out_in_kstio_order_byte_for_byte(tmp_path, n):
                                ("basis", structure.states[structure.base()], f"order{n}.bsr")):
         written = write_kst_file(tmp_path / name, kind, matrix[kstio_order(matrix)])
         assert written.read_bytes() == (KSTIO / name).read_bytes()
+
+
+_SF = '"Item","a","b","c"\n"a","1","0","0"\n"b","1","1","0"\n'
+
+
+@pytest.mark.parametrize(("rows", "message"), [
+    # each was read before: the stray row made the file a structure of three states, not a surmise function
+    ('"z","1","1","1"\n', r"sf.csv:4: a clause of 'z', which is not an item of the header \(a, b, c\); each row "
+                          r"of a surmise function names the item it is a clause of"),
+    # ... and this one spanned a family without c, not a knowledge structure
+    ('"c","1","1","0"\n', r"sf.csv:4: the clause of 'c' does not hold 'c' \(its 'c' cell is 0\)"),
+    ("", r"sf.csv:1: item 'c' has no clause \(no row names it\)"),
+])
+def test_a_surmise_function_with_a_stray_or_missing_clause_is_refused(tmp_path, rows, message):
+    path = tmp_path / "sf.csv"
+    path.write_text(_SF + rows)
+    with pytest.raises(InputError, match=message):
+        read_kst_file(path)
+    path.write_text(_SF + '"c","1","1","1"\n')
+    read = read_kst_file(path)
+    assert (read.kind, read.labels) == ("surmisefunction", ["a", "b", "c"])
+
+
+@pytest.mark.parametrize("header", ["a", '"a"'])
+def test_a_csv_of_one_item_column_is_read_as_a_csv(tmp_path, header):
+    """One column has no comma: the file was taken for a bare matrix and refused ("k.csv:1: expected 1 cells of
+    0 or 1 with no separator, found 'a'") by every command, fit slm and kst validate on a 1-item structure too."""
+    path = tmp_path / "k.csv"
+    path.write_text(f"{header}\n0\n1\n")
+    read = read_kst_file(path)
+    assert (read.format, read.items, read.named, read.matrix.tolist()) == ("csv", ["a"], True, [[0], [1]])
+    path.write_text(f"{header}\n0\n2\n")
+    with pytest.raises(InputError, match=r"k.csv:3: column 1 \('a'\) holds '2'"):
+        read_kst_file(path)
+    path.write_text("0\n1\n")  # no header: kstIO's letters, as a matrix read them
+    assert read_kst_file(path).items == ["a"]
+
+
+def test_one_unnamed_column_is_said_as_one():
+    """A 1-item structure file was 'unnamed columns taken as a ... a in order'."""
+    from kstp.loaders.kstio import KstFile, align_columns
+
+    one = KstFile("structure", "srbt", np.array([[0], [1]], np.uint8), ["a"], False)
+    assert align_columns(one, ["ds:q1"], "k.kst")[1] == "the unnamed column taken as ds:q1"
+
+
+def test_a_structure_given_for_answers_is_named_as_such():
+    """fit slm --responses DoignonFalmagne7.spc said 'the file holds a space, not a data'."""
+    with pytest.raises(InputError, match=r"DoignonFalmagne7.spc:1: the file holds a space, not response data$"):
+        read_kst_file(KSTIO / "DoignonFalmagne7.spc", kind="data")
+    with pytest.raises(InputError, match=r"DoignonFalmagne7.dat:1: the file holds response data, not a relation$"):
+        read_kst_file(KSTIO / "DoignonFalmagne7.dat", kind="relation")
+
+
+def test_a_surmise_function_given_for_answers_is_refused():
+    """fit slm --responses DoignonFalmagne7_sf.csv fitted its five clauses as five learners (a ... e as ids)."""
+    with pytest.raises(InputError, match=r"DoignonFalmagne7_sf.csv:1: the file holds a surmise function \(its first "
+                                         r"column, 'Item', names an item on every row"):
+        read_kst_file(KSTIO / "DoignonFalmagne7_sf.csv", kind="data")
