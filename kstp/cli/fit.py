@@ -59,6 +59,22 @@ def _fitting(name: str, bootstrap: int):
             yield None
 
 
+def _em_options(command):
+    """``--limit``, ``--max-iter`` and ``--tol``: the structure's size limit and the EM's stopping rule, as pks's
+    ``blim`` and ``slm`` take them (fit blim and fit slm)."""
+    for option in reversed([
+        click.option("--limit", type=click.IntRange(min=1), default=20_000, show_default=True,
+                     help="Refuse a structure with more states than this."),
+        click.option("--max-iter", type=click.IntRange(min=1), default=10_000, show_default=True,
+                     help="Stop the EM (ML, MDML) after this many iterations (pks's maxiter); a fit that stops here "
+                          "is reported as not converged."),
+        click.option("--tol", type=click.FloatRange(min=0, min_open=True), default=1e-7, show_default=True,
+                     help="The EM has converged when no parameter moves more than this in one iteration (pks's "
+                          "tol).")]):
+        command = option(command)
+    return command
+
+
 def _structure(ctx, param, value: str) -> str | Path:
     """``--structure``: a structure kstp builds, or a file that must exist."""
     if value in _STRUCTURES:
@@ -97,13 +113,7 @@ def fit() -> None:
               help="Fix a careless-error rate (all=RATE: every item).")
 @click.option("--fix-guess", multiple=True, metavar="ITEM=RATE",
               help="Fix a lucky-guess rate (all=RATE: every item).")
-@click.option("--limit", type=click.IntRange(min=1), default=20_000, show_default=True,
-              help="Refuse a structure with more states than this.")
-@click.option("--max-iter", type=click.IntRange(min=1), default=10_000, show_default=True,
-              help="Stop the EM (ML, MDML) after this many iterations; a fit that stops here is reported as not "
-                   "converged (pks::blim's maxiter).")
-@click.option("--tol", type=click.FloatRange(min=0, min_open=True), default=1e-7, show_default=True,
-              help="The EM has converged when no parameter moves more than this in one iteration (pks's tol).")
+@_em_options
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path),
               help="Also write here the residual plot and the error-rate figure (PNG), the states with their "
                    "probabilities (blim_states_<name>.csv: a 0/1 column per item, then probability; R's read.csv "
@@ -220,13 +230,7 @@ def _print_selection_set(candidates, summary: dict, dataset: str | None) -> None
                    "or a kstIO file (.kst, .spc, .bsr basis, .spr surmise relation).")
 @click.option("--method", type=click.Choice(["ML", "MD", "MDML"]), default="ML", show_default=True,
               help="Maximum likelihood (EM), minimum discrepancy, or MD-restricted ML (pks::slm).")
-@click.option("--limit", type=click.IntRange(min=1), default=20_000, show_default=True,
-              help="Refuse a structure with more states than this.")
-@click.option("--max-iter", type=click.IntRange(min=1), default=10_000, show_default=True,
-              help="Stop the EM (ML, MDML) after this many iterations (pks's maxiter); the fit then says it did "
-                   "not converge.")
-@click.option("--tol", type=click.FloatRange(min=0, min_open=True), default=1e-7, show_default=True,
-              help="The EM has converged when no parameter moves more than this in one iteration (pks's tol).")
+@_em_options
 @json_option
 def slm(responses: Path, structure: Path, method: str, limit: int, max_iter: int, tol: float,
         as_json: bool) -> None:
