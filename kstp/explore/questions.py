@@ -39,7 +39,8 @@ class Neighbours:
     order): the strict prerequisites below each question and the strict dependants above it. A neighbour is
     indirect when it lies strictly below (above) another strict neighbour, so the indirect ones are the
     strict neighbours that the union of the strict neighbours' own sets holds. On XES3G5M's Eq. 1 relation
-    (4,118 questions, 1.2 M pairs) this is about 0.1 ms a page against 60 ms for pairwise set tests.
+    (4,118 questions, 1.2 M pairs) both splits of a page take 0.2 ms against 53 ms for pairwise set tests, after a
+    0.9 s build.
 
     Parameters
     ----------
