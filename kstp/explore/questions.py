@@ -25,7 +25,7 @@ from kstp.explore.values import plain as _plain
 if TYPE_CHECKING:
     from kstp.graph.store import GraphStore
 
-__all__ = ["QuestionPages", "Neighbours", "direct"]
+__all__ = ["QuestionPages", "Neighbours"]
 
 #: Most characters of a reply a question page shows per sample (the sample's page has it whole).
 REPLY_CHARS = 600
@@ -47,6 +47,14 @@ class Neighbours:
     pre : dict of str to set of str
         Each question's prerequisites (a question may list itself; pairs both ways are equally
         informative questions).
+
+    Examples
+    --------
+    a before b before c, a before c too; d and c are mutual prerequisites.
+
+    >>> neighbours = Neighbours({"b": {"a"}, "c": {"a", "b", "d"}, "d": {"c"}})
+    >>> neighbours.split("c"), neighbours.split("a", below=False)
+    ((['b'], ['a'], ['d']), (['b'], ['c'], []))
     """
 
     def __init__(self, pre: dict[str, set[str]]):
@@ -100,31 +108,6 @@ class Neighbours:
         for r in self._members(strict):
             reach |= sets[r]
         return self._names(strict & ~reach), self._names(strict & reach), self._names(self._same[i])
-
-
-def direct(pre: dict[str, set[str]], question: str, below: bool = True) -> tuple[list[str], list[str], list[str]]:
-    """A question's prerequisites (``below``) or dependants in a prerequisite relation, split three ways:
-    the direct ones (no third question strictly between), the others, and the equally informative ones
-    (prerequisite both ways: the reflexive rule's shared concepts). For one question; pages build
-    :class:`Neighbours` once per dataset.
-
-    Parameters
-    ----------
-    pre : dict of str to set of str
-        Each question's prerequisites.
-    question : str
-    below : bool
-        Prerequisites (True) or dependants (False).
-
-    Examples
-    --------
-    a before b before c, a before c too; d and c are mutual prerequisites.
-
-    >>> pre = {"b": {"a"}, "c": {"a", "b", "d"}, "d": {"c"}}
-    >>> direct(pre, "c"), direct(pre, "a", below=False)
-    ((['b'], ['a'], ['d']), (['b'], ['c'], []))
-    """
-    return Neighbours(pre).split(question, below)
 
 
 class QuestionPages:
