@@ -216,13 +216,19 @@ def _pooled(eq: np.ndarray, numerator: np.ndarray, denominator: np.ndarray, free
     return np.where(free, rate, fixed)
 
 
+def _slope_base(k: np.ndarray, beta: np.ndarray, eta: np.ndarray,
+                log_prior: np.ndarray | float) -> tuple[np.ndarray, np.ndarray]:
+    """log P(R | K) = R . slope_K + base_K: the gain of each correct answer (states, items) and the log
+    probability of all answers wrong plus ``log_prior`` (states,)."""
+    lb, l1b, le, l1e = np.log(np.maximum(np.stack([beta, 1 - beta, eta, 1 - eta]), 1e-300))
+    return k * (l1b - lb) + (1 - k) * (le - l1e), k @ lb + (1 - k) @ l1e + log_prior
+
+
 def _log_p_r_given_k(r: np.ndarray, k: np.ndarray, beta: np.ndarray, eta: np.ndarray,
                      impossible: np.ndarray | None, log_prior: np.ndarray | float = 0.0) -> np.ndarray:
     """log P(R | K) + ``log_prior``, (patterns, states), as one matrix product; -inf where a
     fixed zero rules it out. ``r`` and ``k`` are the patterns and states as float arrays."""
-    lb, l1b, le, l1e = np.log(np.maximum(np.stack([beta, 1 - beta, eta, 1 - eta]), 1e-300))
-    slope = k * (l1b - lb) + (1 - k) * (le - l1e)  # (states, items): gain from a correct answer
-    base = k @ lb + (1 - k) @ l1e + log_prior  # (states,): all answers wrong
+    slope, base = _slope_base(k, beta, eta, log_prior)
     out = r @ slope.T
     out += base
     if impossible is not None:
@@ -397,25 +403,29 @@ def fit_blim(states, patterns, counts, items=None, method: str = "ML", *, p_k=No
     r = patterns.astype(np.float64)
     k = states.astype(np.float64)
     free_beta, free_eta = np.isnan(beta_fix), np.isnan(eta_fix)
+    # MDML's mass lies on the admitted (pattern, state) pairs only, a few per pattern (481 of 143,592 on
+    # frcsub's 372 states): its E step runs on those pairs, not on the (patterns, states) matrix.
+    pairs = _Pairs(r, k, admitted, impossible) if em and md else None
     iterations, max_diff = 0, 2 * tol
     with np.errstate(invalid="ignore", divide="ignore"):
         while max_diff > tol and iterations < max_iter and (em or iterations == 0):
             old = np.concatenate([p_k, beta, eta])
-            if em:  # in place: this (patterns, states) matrix is the whole cost of a step
-                m = _log_p_r_given_k(r, k, beta, eta, impossible, np.log(p_k))
-                np.exp(m, out=m)  # P(R | K) pi_K
-                if md:
-                    m *= admitted
+            if pairs is not None:
+                mass, correct_total, correct_in = pairs.e_step(beta, eta, p_k, counts)
             else:
-                m = admitted.astype(np.float64)
-            m *= (counts / m.sum(axis=1))[:, None]  # m(R, K) = N(R) P(K | R)
-            mass = m.sum(axis=0)  # N pi_K
+                if em:  # in place: this (patterns, states) matrix is the whole cost of a step
+                    m = _log_p_r_given_k(r, k, beta, eta, impossible, np.log(p_k))
+                    np.exp(m, out=m)  # P(R | K) pi_K
+                else:
+                    m = admitted.astype(np.float64)
+                m *= (counts / m.sum(axis=1))[:, None]  # m(R, K) = N(R) P(K | R)
+                mass = m.sum(axis=0)  # N pi_K
+                correct = r.T @ m  # (items, states): mass of correct answers to q in state K
+                correct_total, correct_in = correct.sum(axis=1), np.einsum("js,sj->j", correct, k)
             p_k = mass / n
-            correct = r.T @ m  # (items, states): mass of correct answers to q in state K
-            correct_in = np.einsum("js,sj->j", correct, k)
             held = k.T @ mass  # mass on states holding q
             beta = _pooled(beta_eq, held - correct_in, held, free_beta, beta_fix)
-            eta = _pooled(eta_eq, correct.sum(axis=1) - correct_in, n - held, free_eta, eta_fix)
+            eta = _pooled(eta_eq, correct_total - correct_in, n - held, free_eta, eta_fix)
             max_diff = np.abs(np.concatenate([p_k, beta, eta]) - old).max()
             iterations += 1
 
@@ -449,6 +459,28 @@ def fit_blim(states, patterns, counts, items=None, method: str = "ML", *, p_k=No
     else:
         fit.beta_se = fit.eta_se = np.full(n_items, np.nan)
     return fit
+
+
+class _Pairs:
+    """MDML's E step on the admitted (pattern, state) pairs alone: the dense step's sums, term for term."""
+
+    def __init__(self, r: np.ndarray, k: np.ndarray, admitted: np.ndarray, impossible: np.ndarray | None):
+        self.rows, self.cols = np.nonzero(admitted)
+        self.r, self.k = r[self.rows], k[self.cols]  # (pairs, items)
+        self.blocked = None if impossible is None else impossible[self.rows, self.cols]
+        self.k_full, self.n_patterns, self.n_states = k, r.shape[0], k.shape[0]
+
+    def e_step(self, beta: np.ndarray, eta: np.ndarray, p_k: np.ndarray,
+               counts: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """N pi_K (states,), and per item the mass of correct answers and of those in a state holding it."""
+        slope, base = _slope_base(self.k_full, beta, eta, np.log(p_k))
+        m = np.einsum("pj,pj->p", self.r, slope[self.cols]) + base[self.cols]
+        if self.blocked is not None:
+            m[self.blocked] = -np.inf
+        np.exp(m, out=m)  # P(R | K) pi_K on each pair
+        m *= (counts / np.bincount(self.rows, m, self.n_patterns))[self.rows]  # m(R, K) = N(R) P(K | R)
+        correct = self.r * m[:, None]
+        return np.bincount(self.cols, m, self.n_states), correct.sum(axis=0), (correct * self.k).sum(axis=0)
 
 
 def _standard_errors(fit: BlimFit, log_prk: np.ndarray, beta_eq: np.ndarray,

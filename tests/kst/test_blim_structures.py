@@ -90,10 +90,12 @@ def test_chess_dst1_iterations_equal_pks_in_its_order(method):
         assert mine == pytest.approx(ref[method][theirs], abs=1e-12)
 
 
-def test_chess_dst1_mdml_in_another_order_ends_within_tol_not_on_the_same_step():
+def test_chess_dst1_mdml_in_another_order_ends_within_tol_on_pks_step():
     """What the README promises: the EM stops when no parameter moves more than tol = 1e-7; its
-    last step moves 9.99e-8 here, so summing in another order of states and patterns can need
-    one step more (issue 48 saw 72 against pks's 71). The estimates stay within 1e-6 of pks's."""
+    last step moves 9.99e-8 here. The dense E step summed over every state in the order given and
+    could need one step more in another order (issue 48 saw 72-75 against pks's 71); MDML's step
+    sums only each pattern's admitted states, and all 12 orders end on pks's 71 (40 of 40 tried).
+    The estimates stay within 1e-6 of pks's."""
     ref, states, patterns, counts = _dst1()
     rng = np.random.default_rng(0)
     iterations = set()
@@ -105,7 +107,7 @@ def test_chess_dst1_mdml_in_another_order_ends_within_tol_not_on_the_same_step()
         assert fit.converged and fit.last_change <= 1e-7
         assert fit.p_k[np.argsort(order)] == pytest.approx(ref["MDML"]["P_K"], abs=1e-6)
         assert fit.beta == pytest.approx(ref["MDML"]["beta"], abs=1e-6)
-    assert 71 in iterations and len(iterations) > 1
+    assert iterations == {71}
 
 
 def test_a_fit_stopped_at_max_iter_equals_pks_and_says_it_did_not_converge():
