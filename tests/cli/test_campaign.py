@@ -17,6 +17,7 @@ import pytest
 from click.testing import CliRunner
 
 from kstp.cli.main import cli
+from kstp.evaluators.campaign import read_plan
 from kstp.graph.factory import open_store
 from kstp.graph.structures import derive_question_prerequisites
 from kstp.inference.backends.local import LocalServer
@@ -65,6 +66,18 @@ def _stored(graph_location: str, cells: list[dict]) -> Counter:
     with open_store(graph_location) as store:
         return Counter(_key({"model": run.split(":")[1], "messages": json.loads(row["prompt"]), "seed": row["seed"]})
                        for run in (c["runId"] for c in cells) for row in store.run("run_export", {"runId": run}))
+
+
+def _toy_twice(graph_location: str, folder: Path, reword: str) -> None:
+    """The toy curriculum, its questions as dataset ``toy`` and again as ``toy2``, each text after ``reword``, with
+    the question prerequisites of both."""
+    with open_store(graph_location) as store:
+        load_toy(store, folder)
+        again = folder / "toy2.jsonl"
+        again.write_text(TOY_ITEMS.replace('"text": "', '"text": "' + reword))
+        items.write_items(store, items.read_items_jsonl(again, "toy2", "toy", items.framework_concepts(store, "toy")))
+        for dataset in ("toy", "toy2"):
+            derive_question_prerequisites(store, dataset, "strict")
 
 
 def _assert_report_is_the_runs(graph_location: str, plan: Path, models: dict[str, str], datasets) -> None:
@@ -203,20 +216,20 @@ name = "greedy"
 model = "tiny-greedy"
 base-url = "{url}"
 concurrency = 1
-gen-kwargs = {{temperature = 0, max_tokens = 8}}
+gen-kwargs = {{temperature = 0, max_tokens = 4}}
 
 [[models]]
 name = "sampled"
 model = "tiny-sampled"
 base-url = "{url}"
 concurrency = 1
-gen-kwargs = {{temperature = 1.0, top_p = 0.9, max_tokens = 8}}
+gen-kwargs = {{temperature = 1.0, top_p = 0.9, max_tokens = 4}}
 
 [[models]]
 name = "local"
 model = "smollm2"
 backend = "local"
-gen-kwargs = {{max_tokens = 8}}
+gen-kwargs = {{max_tokens = 4}}
 
 [[evaluators]]
 kind = "answers"
@@ -239,20 +252,14 @@ def test_campaign_killed_on_the_local_model_goes_on_and_reports_the_runs(graph_l
     server (the local backend's :class:`LocalServer`) behind a counting proxy, and ``local``, the
     ``--backend local`` model, which starts its own server in each cell. The datasets are the toy curriculum's
     questions as ``toy`` and reworded as ``toy2``; the evaluators answers (two questions a cell) and scaffolding
-    (one question, with no context and with one random exemplar); eight tokens a reply.
+    (one question, with no context and with one random exemplar); four tokens a reply.
 
     The campaign is killed once the graph shows the second cell's first answer stored while its second request
     hangs at the proxy: the kernel takes the cell down with it. The same command then completes: the proxy saw
     each stored reply asked once (only the hung request again), the local model's runs hold one reply per
     question and strategy, and the report holds each run's own figures.
     """
-    with open_store(graph_location) as store:
-        load_toy(store, tmp_path)
-        again = tmp_path / "toy2.jsonl"  # the same questions reworded: a prompt asked in both would be one reply
-        again.write_text(TOY_ITEMS.replace('"text": "', '"text": "again: '))
-        items.write_items(store, items.read_items_jsonl(again, "toy2", "toy", items.framework_concepts(store, "toy")))
-        for dataset in ("toy", "toy2"):
-            derive_question_prerequisites(store, dataset, "strict")
+    _toy_twice(graph_location, tmp_path, "again: ")  # reworded: a prompt asked in both would be one reply
     # cell 1 asks two questions, cell 2 gets one answer, then its second request hangs until the kill
     with LocalServer() as model, FakeEndpoint(["ok"] * 3 + ["stall"], forward=model.base_url) as proxy:
         plan = tmp_path / "campaign.toml"
@@ -261,13 +268,16 @@ def test_campaign_killed_on_the_local_model_goes_on_and_reports_the_runs(graph_l
         process = subprocess.Popen([sys.executable, "-m", "kstp.cli.main", "--graph", graph_location, "campaign",
                                     "run", str(plan)], env=env, stdout=subprocess.DEVNULL,
                                    stderr=subprocess.DEVNULL, cwd=ROOT)
-        rows, deadline = [], time.monotonic() + 120
+        deadline = time.monotonic() + 120
+        while proxy.requests < 4 and time.monotonic() < deadline and process.poll() is None:
+            time.sleep(0.1)
+        rows = []
         while time.monotonic() < deadline and process.poll() is None:  # the graph says when: cell 2 stored one
             status = CliRunner().invoke(cli, ["--graph", graph_location, "campaign", "status", str(plan), "--json"])
             rows = json.loads(status.stdout) if status.exit_code == 0 else rows
-            if rows and (rows[1]["status"], rows[1]["done"]) == ("running", 1) and proxy.requests == 4:
+            if rows and (rows[1]["status"], rows[1]["done"]) == ("running", 1):
                 break
-            time.sleep(0.2)
+            time.sleep(0.5)
         assert [(r["status"], r["done"], r["total"]) for r in rows[:3]] == [
             ("finished", 2, 2), ("running", 1, 2), ("not started", 0, None)], rows
         cells = _children(process.pid)
@@ -291,6 +301,28 @@ def test_campaign_killed_on_the_local_model_goes_on_and_reports_the_runs(graph_l
     assert [set(run.values()) for run in local] == [{1}] * 4 and sum(map(len, local)) == 2 * 2 + 2 * 2
     _assert_report_is_the_runs(graph_location, plan, {"greedy": "tiny-greedy", "sampled": "tiny-sampled",
                                                       "local": "smollm2"}, ("toy", "toy2"))
+
+def test_campaign_status_counts_a_reply_two_datasets_share_once(graph_location, tmp_path):
+    """Two datasets that hold the same question text share its reply (one Response: the cache key is the prompt),
+    so the second cell asks nothing and the reply goes to the questions of both: the first cell's status still
+    counts its own two replies, not a row per question each reply went to (four).
+
+    The second run itself counts four completions (answers.evaluate reads a row per question of either dataset:
+    a defect of the run engine, noted in issue 45's closing note), so only the first cell is held here."""
+    _toy_twice(graph_location, tmp_path, "")
+    with FakeEndpoint() as server:
+        plan = tmp_path / "c.toml"
+        plan.write_text(f'datasets = ["toy", "toy2"]\n[campaign]\nlimit = 2\n[[models]]\nmodel = "m"\nbase-url = '
+                        f'"{server.base_url}"\n[[evaluators]]\nkind = "answers"\n')
+        for cell in read_plan(plan).cells:  # each cell's command, in this process
+            result = CliRunner().invoke(cli, ["--graph", graph_location, *cell.argv, "--json"])
+            assert result.exit_code == 0, result.output
+        assert server.requests == 2
+    status = CliRunner().invoke(cli, ["--graph", graph_location, "campaign", "status", str(plan), "--json"])
+    first = json.loads(status.stdout)[0]
+    assert (first["dataset"], first["status"], first["done"], first["total"], first["tokens"], first["leftS"]) == (
+        "toy", "finished", 2, 2, 2 * 2, 0.0)
+
 
 
 def test_campaign_nextstep_cell_reports_its_headline(graph_location, tmp_path):
