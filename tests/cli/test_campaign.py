@@ -1,6 +1,7 @@
 """``kstp campaign``: 2 models x 1 dataset x 2 evaluators against a local endpoint (tests/endpoint.py), interrupted
-with Ctrl-C in its first cell and run again: no request is answered twice (counted at the server), every cell is
-the run its own command makes, and the report holds the runs' own figures."""
+with Ctrl-C in its first cell, and 3 models x 2 datasets x 2 evaluators on the local SmolLM2, killed with kill -9
+in its second cell; each run again: no request is answered twice (counted at the server), every cell is the run its
+own command makes, and the report holds the runs' own figures."""
 
 from __future__ import annotations
 
