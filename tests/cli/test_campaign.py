@@ -62,6 +62,7 @@ k = 1
 def _key(body: dict) -> str:
     return json.dumps([body["model"], body["messages"], body.get("seed")], sort_keys=True)
 
+
 def _stored(graph_location: str, cells: list[dict]) -> Counter:
     """Each reply the cells' runs stored, keyed as its request went to the server (:func:`_key`)."""
     with open_store(graph_location) as store:
@@ -243,7 +244,6 @@ limit = 1
 """
 
 
-
 def test_campaign_killed_on_the_local_model_goes_on_and_reports_the_runs(graph_location, tmp_path):
     """Issue 45, part 3: 3 models x 2 datasets x 2 evaluators on the tiny local model (SmolLM2-135M, llama.cpp on
     the CPU), killed with kill -9 in its second cell and run again.
@@ -303,6 +303,7 @@ def test_campaign_killed_on_the_local_model_goes_on_and_reports_the_runs(graph_l
     _assert_report_is_the_runs(graph_location, plan, {"greedy": "tiny-greedy", "sampled": "tiny-sampled",
                                                       "local": "smollm2"}, ("toy", "toy2"))
 
+
 def test_campaign_status_counts_a_reply_two_datasets_share_once(graph_location, tmp_path):
     """Two datasets that hold the same question text share its reply (one Response: the cache key is the prompt),
     so the second cell asks nothing and the reply goes to the questions of both: the first cell's status still
@@ -323,7 +324,6 @@ def test_campaign_status_counts_a_reply_two_datasets_share_once(graph_location, 
     first = json.loads(status.stdout)[0]
     assert (first["dataset"], first["status"], first["done"], first["total"], first["tokens"], first["leftS"]) == (
         "toy", "finished", 2, 2, 2 * 2, 0.0)
-
 
 
 def test_campaign_nextstep_cell_reports_its_headline(graph_location, tmp_path):
