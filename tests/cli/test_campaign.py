@@ -281,6 +281,7 @@ def test_campaign_killed_on_the_local_model_goes_on_and_reports_the_runs(graph_l
             time.sleep(0.5)
         assert [(r["status"], r["done"], r["total"]) for r in rows[:3]] == [
             ("finished", 2, 2), ("running", 1, 2), ("not started", 0, None)], rows
+        assert rows[1]["leftS"] > 0  # at the running cell's pace so far
         cells = _children(process.pid)
         process.kill()
         process.wait()
