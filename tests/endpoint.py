@@ -11,6 +11,8 @@ import struct
 import sys
 import threading
 import time
+import urllib.error
+import urllib.request
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 __all__ = ["FakeEndpoint", "FAULTS"]
@@ -57,6 +59,17 @@ class _Server(ThreadingHTTPServer):
             super().handle_error(request, client_address)
 
 
+def _forwarded(base_url: str, body: dict) -> tuple[int, bytes]:
+    """The status and body a real server answers ``body`` with."""
+    request = urllib.request.Request(f"{base_url}/chat/completions", json.dumps(body).encode(),
+                                     {"Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(request, timeout=600) as reply:
+            return reply.status, reply.read()
+    except urllib.error.HTTPError as exc:
+        return exc.code, exc.read()
+
+
 class FakeEndpoint:
     """An OpenAI-compatible chat endpoint that plays ``script`` (one action per request), then answers.
 
@@ -81,14 +94,17 @@ class FakeEndpoint:
     a request with a system message gets Gemma's 400 "System role not supported".
     ``delay_s``: every answer waits that long. ``reply``: a function of the request's body
     (its ``messages``, ``seed``, ...) that returns the answer's content, for answers that
-    differ by question and sample. It records ``requests``, the messages of each
+    differ by question and sample. ``forward``: the base URL of a real OpenAI-compatible
+    server (a :class:`~kstp.inference.backends.local.LocalServer`'s) to which each answered
+    request is sent as it came, its reply returned as is: a counting proxy in front of a
+    real model. It records ``requests``, the messages of each
     (``seen``), each request's whole body (``bodies``) and the most requests it held at
     once (``most_at_once``).
     """
 
     def __init__(self, script=(), answer="\\boxed{5}", message: dict | None = None, rate_limit_s: float = 0.0,
                  no_system_role: bool = False, delay_s: float = 0.0, slow_s: float = 1.0, reply=None, check=None,
-                 away_after: int | None = None, away_s: float = 0.0):
+                 away_after: int | None = None, away_s: float = 0.0, forward: str | None = None):
         self.script, self.requests, self.seen, self.reply, self.bodies = list(script), 0, [], reply, []
         self.message = {"role": "assistant", **(message if message is not None else {"content": answer})}
         self.finish = self.message.pop("finish_reason", "stop")
@@ -153,7 +169,9 @@ class FakeEndpoint:
                     action, message = "ok", {"role": "assistant", **action}
                     finish = message.pop("finish_reason", "stop")
                 headers, kind = {}, "application/json"
-                if isinstance(action, tuple):
+                if action == "ok" and forward is not None:
+                    status, data = _forwarded(forward, body)
+                elif isinstance(action, tuple):
                     status, reply = action
                     data = json.dumps(reply).encode()
                 elif action in RAW:

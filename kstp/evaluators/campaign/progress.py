@@ -95,7 +95,8 @@ def campaign_status(store: GraphStore, plan: Plan) -> pd.DataFrame:
             rows.append({**named, "status": "not started", "done": 0})
             continue
         node = store.nodes("Run", [run["runId"]]).iloc[0]
-        samples = store.frame("run_samples", {"runId": run["runId"]})
+        # one row per reply: a reply two datasets share (the same prompt, one cache key) is a row per question
+        samples = store.frame("run_samples", {"runId": run["runId"]}).drop_duplicates("responseId")
         done = len(samples) if pd.isna(run["done"]) else int(run["done"])
         done = max(done, len(samples))
         total = _planned(store, cell, json.loads(run["config"]) if run["config"] else {}) \
