@@ -68,13 +68,15 @@ class LearnerPages:
         return rows
 
     def _learner_in(self, learner: str, dataset: str, answers: pd.DataFrame) -> dict:
-        from kstp.graph import structures
-
-        state = structures.knowledge_state(self.store, dataset, learner)
-        # check_state's query, read as a frame: an incoherent learner of a large relation lacks 10^5 pairs
-        missing = self.store.frame("state_violations", {"dataset": dataset, "questionIds": state})
+        # The state, what it lacks and its fringes from the learner's answers and the dataset's stored relation,
+        # read once per dataset: the queries of kstp kst fringe/check (knowledge_state, state_violations,
+        # inner_fringe, outer_fringe, each fringe checking the state again) were about ten a learner.
+        right = answers["correct"].fillna(False).astype(bool)
+        state = sorted(set(answers.loc[right, "questionId"]))  # the knowledge_state query's
+        wrong = set(answers.loc[~right, "questionId"])
+        relation = self._kept(("relation", dataset), lambda: _Relation(self.question_index(dataset)))
+        missing = relation.violations(state)
         violations = not missing.empty
-        wrong = set(answers.loc[~answers["correct"].fillna(False).astype(bool), "questionId"])
         missing["answered"] = missing["prerequisiteId"].isin(wrong)
         missing = missing.sort_values(["answered", "questionId", "prerequisiteId"], ascending=[False, True, True],
                                       kind="stable")  # answered wrongly first: the stronger evidence
@@ -84,8 +86,7 @@ class LearnerPages:
                                    "missing": len(missing), "missingAnswered": int(missing["answered"].sum()),
                                    "correct": int(answers["correct"].fillna(False).astype(bool).sum())}
         if not violations:
-            section["innerFringe"] = structures.inner_fringe(self.store, dataset, state)
-            section["outerFringe"] = structures.outer_fringe(self.store, dataset, state)
+            section["innerFringe"], section["outerFringe"] = relation.fringes(state)
         shown, source, _ = self.learner_psr(dataset)  # kstp evaluate psr's figures on this dataset
         if learner in shown.index:
             section["psr"] = {k: _plain(shown.loc[learner, k]) for k in ("accuracy", "psrMicro", "psrMacro")}
@@ -138,3 +139,29 @@ class LearnerPages:
             why = (f"{learner}'s answers were stored after it (kstp fit blim --dataset {dataset} again "
                    "assesses it)")
         return f"BLIM fit {run} of {dataset} has no state for {learner}: {why}"
+
+
+class _Relation:
+    """A dataset's stored prerequisite relation, as the learner page reads it for each learner's state."""
+
+    def __init__(self, index: dict):
+        self.pre: dict[str, set[str]] = index["pre"]  # each question's stored prerequisites
+        self.needed_by: dict[str, set[str]] = {}
+        for q, ps in self.pre.items():
+            for p in ps:
+                self.needed_by.setdefault(p, set()).add(q)
+        self.questions = sorted(index["local"])
+
+    def violations(self, state: list[str]) -> pd.DataFrame:
+        """The ``state_violations`` rows of ``state``: each (question in it, prerequisite not in it) pair."""
+        held = set(state)
+        pairs = sorted((q, p) for q in state for p in self.pre.get(q, ()) if p not in held)
+        return pd.DataFrame(pairs, columns=["questionId", "prerequisiteId"])
+
+    def fringes(self, state: list[str]) -> tuple[list[str], list[str]]:
+        """The ``inner_fringe`` and ``outer_fringe`` of a knowledge state (Doignon & Falmagne 1999, Def. 4.1.6):
+        the questions of it no question of it needs, and those outside it whose prerequisites it holds."""
+        held = set(state)
+        inner = [q for q in state if not self.needed_by.get(q, set()) & held]
+        outer = [q for q in self.questions if q not in held and self.pre.get(q, set()) <= held]
+        return inner, outer
