@@ -32,8 +32,6 @@ def _matches(config: dict, match: dict) -> bool:
     """Whether a stored run configuration holds everything a cell sets (see the module notes)."""
     if config.get("backend") != match["backend"] or config.get("tag") != match["tag"]:
         return False
-    if match["baseUrl"] is not None and (config.get("endpoint") or {}).get("baseUrl") != match["baseUrl"]:
-        return False
     sampling = config.get("sampling") or {}
     return all(sampling.get(key) == value for key, value in match["sampling"].items())
 
@@ -45,7 +43,7 @@ def cell_run(store: GraphStore, cell: Cell, cache: dict | None = None) -> pd.Ser
 
     Examples
     --------
-    >>> match = {"backend": "openai", "tag": None, "baseUrl": "http://h/v1", "sampling": {"seed": 42, "n": 2}}
+    >>> match = {"backend": "openai", "tag": None, "sampling": {"seed": 42, "n": 2}}
     >>> _matches({"backend": "openai", "endpoint": {"baseUrl": "http://h/v1"}, "sampling": {"seed": 42, "n": 2,
     ...           "temperature": 0.6}}, match)
     True
