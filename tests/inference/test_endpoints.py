@@ -70,6 +70,17 @@ def test_an_endpoint_killed_mid_run_has_its_requests_asked_of_the_others_each_an
     assert took < 5  # never waited on the dead server's outage
 
 
+def test_a_hung_endpoint_gets_no_more_requests_and_its_held_ones_are_asked_elsewhere():
+    with FakeEndpoint(delay_s=0.005) as good, FakeEndpoint(["stall"] * 100) as hung:
+        backend = OpenAIBackend("m", base_url=[good.base_url, hung.base_url], concurrency=8, retries=3,
+                                max_wait=0.05, timeout=1.0)
+        start = time.monotonic()
+        replies = backend.generate(_chats(40), Sampling(max_tokens=8))
+        took = time.monotonic() - start
+    assert all(r[0].text == "\\boxed{5}" for r in replies) and good.answered == 40
+    assert hung.requests <= 8 and took < 4  # held a few until its timeout, then none
+
+
 def test_endpoints_serving_different_models_are_refused_in_one_line():
     with FakeEndpoint(models=["qwen-7b"]) as a, FakeEndpoint(models=["llama-8b"]) as b:
         with pytest.raises(ConfigError) as refused:

@@ -4,8 +4,9 @@
 
 :class:`EndpointPool` spreads a run's window over its endpoints by outstanding requests:
 a request goes to the endpoint whose queue would drain first, ``(in flight + 1) x its
-typical latency`` (an exponential mean of the seconds its answers took), so a faster
-server takes more and a server whose latency grows under load takes less. A server that
+typical latency`` (an exponential mean of the seconds its answers took, or the time since
+its last reply if that is longer: a hung server), so a faster server takes more and a
+server whose latency grows under load takes less. A server that
 fails as an away server does (refused or reset connections, timeouts, HTTP 502, 503,
 504) is set aside: its failed requests go to the others and it is tried again, by one
 request at a time, after :data:`RETRY_S` seconds (doubling to :data:`RETRY_MAX_S` while
@@ -88,6 +89,9 @@ class Endpoint:
         Typical seconds an answer takes (exponential mean), None before its first.
     away_until : float or None
         ``time.monotonic()`` before which it is not asked (it looked away); None while up.
+    quiet_since : float or None
+        ``time.monotonic()`` of its last reply (or of its first request since it held none): a
+        server holding requests that has been quiet longer than its latency counts as that slow.
     """
 
     url: str
@@ -99,6 +103,7 @@ class Endpoint:
     away_until: float | None = None
     retry_s: float = RETRY_S
     probing: bool = False
+    quiet_since: float | None = None
     tokens_out: int = 0
     _start: float = field(default_factory=time.monotonic)
 
@@ -155,10 +160,13 @@ class EndpointPool:
         """Whether an endpoint other than ``endpoint`` is up (a failure there can be asked elsewhere)."""
         return any(e is not endpoint and e.away_until is None for e in self.endpoints)
 
-    def _load(self, endpoint: Endpoint) -> float:
-        # unknown latency: the mean of the known ones (1 s when none is known), so a new server gets its share
+    def _load(self, endpoint: Endpoint, now: float) -> float:
+        # unknown latency: the mean of the known ones (1 s when none is known), so a new server gets its share;
+        # a server holding requests that has answered none for longer than that (hung) counts that long
         known = [e.latency_s for e in self.endpoints if e.latency_s is not None]
         latency = endpoint.latency_s if endpoint.latency_s is not None else (sum(known) / len(known) if known else 1.0)
+        if endpoint.in_flight and endpoint.quiet_since is not None:
+            latency = max(latency, now - endpoint.quiet_since)
         return (endpoint.in_flight + 1) * latency
 
     def pick(self) -> Endpoint:
@@ -168,10 +176,12 @@ class EndpointPool:
         now = time.monotonic()
         ready = [e for e in self.endpoints if e.away_until is None or (e.away_until <= now and not e.probing)]
         if ready:
-            chosen = min(ready, key=self._load)
+            chosen = min(ready, key=lambda e: self._load(e, now))
             chosen.probing = chosen.away_until is not None
         else:
             chosen = min(self.endpoints, key=lambda e: e.away_until or 0.0)
+        if not chosen.in_flight:
+            chosen.quiet_since = now
         chosen.in_flight += 1
         return chosen
 
@@ -181,6 +191,7 @@ class EndpointPool:
         (``away``: as an away server fails, so it is set aside and tried again later)."""
         endpoint.in_flight -= 1
         endpoint.probing = False
+        endpoint.quiet_since = time.monotonic()
         if ok:
             endpoint.served += 1
             endpoint.tokens_out += tokens_out
