@@ -8,9 +8,9 @@ a batch. :func:`generate` collects a stream into per-prompt lists for callers th
 them all at once. Sample ``i`` of a prompt is drawn with seed ``sampling.seed + i`` on
 every backend, so each sample is reproducible on its own and a resumed run can ask for
 exactly the samples it lacks. The cache key of a completion is everything that changes
-its output: the model, the backend and its endpoint (base URL) and model options
-(:func:`endpoint_of`), the prompt template version, the prompt, sampling, seed and
-sample index.
+its output: the model, the backend and its model options (:func:`endpoint_of`; not the
+servers asked, ``baseUrls``: one server or three, the same key), the prompt template
+version, the prompt, sampling, seed and sample index.
 
 A server that rejects a request as wrong (HTTP 400, 401, 403, 404, 422: a bad key, a
 model it does not serve, ``max_tokens`` beyond its context) makes ``stream`` raise

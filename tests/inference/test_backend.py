@@ -98,7 +98,8 @@ def test_registry_imports_only_the_backend_asked_for():
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     names, before, after, name = json.loads(done.stdout)
     assert names == ["hf", "local", "openai", "vllm"] and before == [] and name == "openai"
-    assert after == ["kstp.inference.backends.endpoints", "kstp.inference.backends.openai_compat"]  # its own pool
+    assert after == ["kstp.inference.backends.context_window", "kstp.inference.backends.endpoints",
+                     "kstp.inference.backends.openai_compat"]  # its own helpers
 
 
 def test_registry_takes_a_backend_registered_from_outside():
