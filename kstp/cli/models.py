@@ -60,7 +60,8 @@ def _backend_options(command: Callable, names: tuple[str, ...]) -> Callable:
                      "outage (seconds a server away mid-run is waited for, default 180))."),
         click.option("--concurrency", type=click.IntRange(min=1),
                      help="Requests in flight, refilled as each finishes (default: openai 64 for a server on this "
-                     "machine, 32 for a remote API; local 64; vllm 4096, its scheduler batches them; hf 64 on a GPU, "
+                     "machine, 32 for a remote API, summed over several --base-url; local 64; vllm 4096, its "
+                     "scheduler batches them; hf 64 on a GPU, "
                      "8 on the CPU)."),
         click.option("--system-in-user", is_flag=True, expose_value=False, callback=_remember_system_in_user,
                      help="Put the system instruction at the start of the user turn, for chat templates without "

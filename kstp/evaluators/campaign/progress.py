@@ -1,11 +1,12 @@
 """A campaign's progress and results, read from the runs stored in the graph (no model is asked).
 
 Each cell's run is the newest run of its evaluator, model and dataset whose stored
-configuration holds what the cell sets: backend, base URL, tag, seed, samples and the
-gen-kwargs the plan names (:func:`cell_run`). A cell without one has not started. The
-figures are the runs' own: accuracy and its standard error as the answers run stored
-them, PSR of the model's answers (:func:`kstp.evaluators.psr.evaluate_dataset`, nothing
-written back), scaffolding gain per strategy from the scaffolding run's responses
+configuration holds what the cell sets: backend, tag, seed, samples and the gen-kwargs
+the plan names (:func:`cell_run`; not the servers, which are not a run's identity). A
+cell without one has not started. The figures are the runs' own: accuracy and its
+standard error as the answers run stored them, PSR of the model's answers
+(:func:`kstp.evaluators.psr.evaluate_dataset`, nothing written back), scaffolding gain
+per strategy from the scaffolding run's responses
 (:func:`kstp.evaluators.scaffolding.aggregate`), the other evaluators' headline figure
 (:data:`kstp.graph.manage.HEADLINE`).
 """
