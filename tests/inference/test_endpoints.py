@@ -81,6 +81,14 @@ def test_a_hung_endpoint_gets_no_more_requests_and_its_held_ones_are_asked_elsew
     assert hung.requests <= 8 and took < 4  # held a few until its timeout, then none
 
 
+def test_every_endpoint_away_at_once_is_ridden_out_and_nothing_is_lost():
+    with FakeEndpoint(away_after=3, away_s=1.0) as a, FakeEndpoint(away_after=3, away_s=1.0) as b:
+        backend = _backend([a.base_url, b.base_url], concurrency=4)
+        replies = backend.generate(_chats(20), Sampling(max_tokens=8))
+    assert all(r[0].text == "\\boxed{5}" for r in replies) and a.answered + b.answered == 20
+    assert all(f["failures"] > 0 for f in backend.endpoint_figures)  # both were away at once, and waited for
+
+
 def test_endpoints_serving_different_models_are_refused_in_one_line():
     with FakeEndpoint(models=["qwen-7b"]) as a, FakeEndpoint(models=["llama-8b"]) as b:
         with pytest.raises(ConfigError) as refused:
