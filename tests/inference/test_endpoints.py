@@ -81,6 +81,13 @@ def test_a_hung_endpoint_gets_no_more_requests_and_its_held_ones_are_asked_elsew
     assert hung.requests <= 8 and took < 4  # held a few until its timeout, then none
 
 
+def test_a_request_a_server_fails_otherwise_is_asked_once_of_another():
+    with FakeEndpoint() as good, FakeEndpoint([500] * 200) as broken:
+        backend = _backend([good.base_url, broken.base_url], concurrency=4)
+        replies = backend.generate(_chats(20), Sampling(max_tokens=8))
+    assert all(r[0].text == "\\boxed{5}" for r in replies) and good.answered == 20 and broken.answered == 0
+
+
 def test_every_endpoint_away_at_once_is_ridden_out_and_nothing_is_lost():
     with FakeEndpoint(away_after=3, away_s=1.0) as a, FakeEndpoint(away_after=3, away_s=1.0) as b:
         backend = _backend([a.base_url, b.base_url], concurrency=4)

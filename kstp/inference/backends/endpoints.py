@@ -169,12 +169,13 @@ class EndpointPool:
             latency = max(latency, now - endpoint.quiet_since)
         return (endpoint.in_flight + 1) * latency
 
-    def pick(self) -> Endpoint:
+    def pick(self, avoid: Endpoint | None = None) -> Endpoint:
         """The endpoint for the next request (its ``in_flight`` counted): the up endpoint whose queue drains
         first, or an away one whose wait is over (one request at a time probes it); with every endpoint away,
-        the one to be tried first."""
+        the one to be tried first. ``avoid``: not that one while another is ready (a request it failed)."""
         now = time.monotonic()
         ready = [e for e in self.endpoints if e.away_until is None or (e.away_until <= now and not e.probing)]
+        ready = [e for e in ready if e is not avoid] or ready
         if ready:
             chosen = min(ready, key=lambda e: self._load(e, now))
             chosen.probing = chosen.away_until is not None

@@ -549,9 +549,9 @@ class OpenAIBackend(Streaming):
         async def ask(request: Request) -> Completion:
             """``request`` answered by one endpoint: one that is away has it asked of another (never twice
             answered: each try but the last came back without an answer)."""
-            pause = 0.5
+            pause, elsewhere_once, failed_at = 0.5, several, None
             while True:
-                endpoint = pool.pick()
+                endpoint = pool.pick(avoid=failed_at)
                 try:
                     completion = await self._one(endpoint.client, request, window, endpoint.url,
                                                  elsewhere=pool.others_up(endpoint))
@@ -566,6 +566,9 @@ class OpenAIBackend(Streaming):
                 if not failed or stop.is_set():
                     return completion
                 if away and pool.up():  # another server is up: ask it now
+                    continue
+                if elsewhere_once and pool.others_up(endpoint):  # a server failing otherwise (500s): one more
+                    elsewhere_once, failed_at = False, endpoint  # try on another before the request is pending
                     continue
                 if not riding_out(completion):
                     return completion
