@@ -199,6 +199,7 @@ class DataParallel:
         try:
             return self._conns[i].recv()
         except (EOFError, OSError):
+            self._processes[i].join(2)  # its pipe closes before it is reaped: wait for the exit code
             code = self._processes[i].exitcode
             return ("failed", f"its process ended (exit code {code})" if code is not None else "its process ended")
 
