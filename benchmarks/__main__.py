@@ -21,7 +21,7 @@ BENCHMARKS = {"ingest": "benchmarks.ingest", "eq1": "benchmarks.eq1", "psr": "be
               "inference": "benchmarks.inference", "spaces": "benchmarks.spaces", "cli": "benchmarks.cli",
               "neo4j": "benchmarks.neo4j", "blim": "benchmarks.blim",
               "explore": "benchmarks.explore", "gpu": "benchmarks.gpu", "grading": "benchmarks.grading",
-              "assess": "benchmarks.assess"}
+              "assess": "benchmarks.assess", "campaign": "benchmarks.campaign"}
 
 
 def main(argv: list[str] | None = None) -> int:

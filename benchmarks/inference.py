@@ -45,9 +45,10 @@ def _free_port() -> int:
 class _SimServer:
     """:mod:`benchmarks.simserver` in a process of its own (its CPU is not the client's)."""
 
-    def __init__(self):
+    def __init__(self, *options: str):
         self.port = _free_port()
-        self.process = subprocess.Popen([sys.executable, "-m", "benchmarks.simserver", str(self.port)], cwd=REPO)
+        self.process = subprocess.Popen([sys.executable, "-m", "benchmarks.simserver", str(self.port), *options],
+                                        cwd=REPO)
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
             try:

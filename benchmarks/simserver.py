@@ -1,7 +1,7 @@
 """A simulated OpenAI-compatible server that batches continuously, as vLLM does: the baseline host of
 ``python -m benchmarks inference``.
 
-    python -m benchmarks.simserver PORT [--cap 256] [--step-ms 10] [--slope-us 30]
+    python -m benchmarks.simserver PORT [--cap 256] [--step-ms 10] [--slope-us 30] [--model NAME]
 
 Each request waits until one of ``cap`` sequence slots is free, then decodes one token per
 engine step together with every other running sequence; a step takes ``step-ms`` plus
@@ -10,7 +10,8 @@ length is drawn per prompt from a log-normal around 300 tokens (the same prompt,
 length, whoever asks) and capped at ``max_tokens``; its text is that many words and a
 boxed answer, right for about half of the questions (the gold is in the question). ``GET
 /stats`` returns the time-weighted mean of the sequences running while any request was
-in the engine, and the requests served; ``POST /reset`` starts the figures again.
+in the engine, and the requests served; ``POST /reset`` starts the figures again. With ``--model``
+``GET /v1/models`` lists that model (as vLLM's server does); without it, it answers 404.
 """
 
 from __future__ import annotations
@@ -76,7 +77,7 @@ class Engine:
                 self.served += 1
 
 
-def app(engine: Engine):
+def app(engine: Engine, model: str | None = None):
     from starlette.applications import Starlette
     from starlette.requests import Request
     from starlette.responses import JSONResponse
@@ -104,6 +105,11 @@ def app(engine: Engine):
         engine.reset()
         return JSONResponse({})
 
+    async def models(request: Request) -> JSONResponse:
+        if model is None:
+            return JSONResponse({"error": {"message": "not found"}}, status_code=404)
+        return JSONResponse({"object": "list", "data": [{"id": model, "object": "model", "owned_by": "sim"}]})
+
     @contextlib.asynccontextmanager
     async def lifespan(app):
         task = asyncio.get_running_loop().create_task(engine.run())
@@ -111,7 +117,8 @@ def app(engine: Engine):
         task.cancel()
 
     return Starlette(routes=[Route("/v1/chat/completions", chat, methods=["POST"]), Route("/stats", stats),
-                             Route("/reset", reset, methods=["POST"])], lifespan=lifespan)
+                             Route("/v1/models", models), Route("/reset", reset, methods=["POST"])],
+                     lifespan=lifespan)
 
 
 def main() -> None:
@@ -120,11 +127,12 @@ def main() -> None:
     parser.add_argument("--cap", type=int, default=256)
     parser.add_argument("--step-ms", type=float, default=10.0)
     parser.add_argument("--slope-us", type=float, default=30.0)
+    parser.add_argument("--model", help="the model GET /v1/models lists (default: none, 404)")
     args = parser.parse_args()
     import uvicorn
 
     engine = Engine(args.cap, args.step_ms / 1000, args.slope_us / 1e6)
-    uvicorn.run(app(engine), host="127.0.0.1", port=args.port, log_level="warning", backlog=2048)
+    uvicorn.run(app(engine, args.model), host="127.0.0.1", port=args.port, log_level="warning", backlog=2048)
 
 
 if __name__ == "__main__":

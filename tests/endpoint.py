@@ -99,12 +99,15 @@ class FakeEndpoint:
     request is sent as it came, its reply returned as is: a counting proxy in front of a
     real model. It records ``requests``, the messages of each
     (``seen``), each request's whole body (``bodies``) and the most requests it held at
-    once (``most_at_once``).
+    once (``most_at_once``), and the 200 replies it sent whole (``answered``). ``models``: the
+    ids its ``GET /v1/models`` lists (None: it answers that with 404).
     """
 
     def __init__(self, script=(), answer="\\boxed{5}", message: dict | None = None, rate_limit_s: float = 0.0,
                  no_system_role: bool = False, delay_s: float = 0.0, slow_s: float = 1.0, reply=None, check=None,
-                 away_after: int | None = None, away_s: float = 0.0, forward: str | None = None):
+                 away_after: int | None = None, away_s: float = 0.0, forward: str | None = None,
+                 models: list[str] | None = None):
+        self.answered, self.dead = 0, False
         self.script, self.requests, self.seen, self.reply, self.bodies = list(script), 0, [], reply, []
         self.message = {"role": "assistant", **(message if message is not None else {"content": answer})}
         self.finish = self.message.pop("finish_reason", "stop")
@@ -117,6 +120,17 @@ class FakeEndpoint:
         class Handler(BaseHTTPRequestHandler):
             def log_message(self, *args):
                 pass
+
+            def do_GET(self):
+                if models is None or not self.path.rstrip("/").endswith("/models"):
+                    self.send_error(404)
+                    return
+                data = json.dumps({"object": "list", "data": [{"id": m, "object": "model"} for m in models]}).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
 
             def do_POST(self):
                 body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
@@ -161,6 +175,10 @@ class FakeEndpoint:
                     action = "no-system-role"
                 if delay_s:
                     endpoint.stop.wait(delay_s)
+                if endpoint.dead:  # killed while this request was in it: the connection drops, no answer
+                    self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+                    self.connection.close()
+                    return
                 message = endpoint.message
                 if endpoint.reply is not None:
                     message = {"role": "assistant", "content": endpoint.reply(body)}
@@ -209,10 +227,13 @@ class FakeEndpoint:
                         self.wfile.flush()
                     return
                 self.wfile.write(data)
+                if status == 200:
+                    with endpoint.lock:
+                        endpoint.answered += 1
 
         self.server = _Server(("127.0.0.1", 0), Handler)
         self.server.daemon_threads = True
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
 
     @property
     def base_url(self) -> str:
@@ -223,6 +244,16 @@ class FakeEndpoint:
         return self
 
     def __exit__(self, *exc):
+        if self.dead:
+            return
+        self.stop.set()
+        self.server.shutdown()
+        self.server.server_close()
+
+    def kill(self) -> None:
+        """Go away as a killed server does: stop listening (new connections are refused) and drop the requests
+        it holds without an answer."""
+        self.dead = True
         self.stop.set()
         self.server.shutdown()
         self.server.server_close()

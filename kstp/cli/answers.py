@@ -176,6 +176,10 @@ def answers(ctx, datasets, model, backend, base_url, model_args, gen_kwargs, lim
         print_table(pd.DataFrame([{"dataset": label, **{c: s.get(c) for c in RUN_COLUMNS}}
                                   for label, s in zip((r["dataset"] for r in shown), summaries, strict=True)]),
                     "Runs")
+        servers = [{"dataset": label, **e} for label, s in zip((r["dataset"] for r in shown), summaries, strict=True)
+                   for e in s.get("endpoints") or ()]
+        if servers:  # --base-url given several times: what each server did
+            print_table(pd.DataFrame(servers), "Servers")
         for label, summary in zip((r["dataset"] for r in shown), summaries, strict=True):
             click.echo(f"{label}: {summary['runId']}")  # whole, to copy into kstp runs show | export | diff
     if output_path:

@@ -94,7 +94,7 @@ def status(ctx: click.Context, file: Path, as_json: bool) -> None:
     """Show each cell's progress from the runs in the graph: done/total, tokens, rate, time left.
 
     A cell's run is the newest of its evaluator, model and dataset whose configuration
-    holds what the cell sets (backend, base URL, seed, tag, samples, gen-kwargs); the rate
+    holds what the cell sets (backend, seed, tag, samples, gen-kwargs); the rate
     is its last session's; the time left is what remains at that rate. Reads the graph only,
     so it works while the campaign runs.
 

@@ -47,8 +47,11 @@ def _backend_options(command: Callable, names: tuple[str, ...]) -> Callable:
     for option in reversed((
         click.option("--backend", type=click.Choice(names), default="openai", show_default=True,
                      help="; ".join(f"{n}: {_HELP.get(n, n)}" for n in names) + "."),
-        click.option("--base-url", help="Endpoint of the openai backend, e.g. http://127.0.0.1:8000/v1 "
-                     "(default: OPENAI_BASE_URL, else the OpenAI API; key: OPENAI_API_KEY)."),
+        click.option("--base-url", multiple=True, help="Endpoint of the openai backend, e.g. "
+                     "http://127.0.0.1:8000/v1 (default: OPENAI_BASE_URL, else the OpenAI API; key: OPENAI_API_KEY). "
+                     "Repeat it for several servers of the same model: the window is spread over them (a faster "
+                     "one takes more; one that goes away has its requests asked of the others), and the run is "
+                     "the model's, whichever servers answer it."),
         click.option("--model-args", help="Backend options k=v,... (vllm: anything vllm.LLM takes, e.g. "
                      "tensor_parallel_size=2; hf: threads, and from_pretrained arguments, e.g. "
                      "device_map=auto,dtype=bfloat16; "
@@ -57,7 +60,8 @@ def _backend_options(command: Callable, names: tuple[str, ...]) -> Callable:
                      "outage (seconds a server away mid-run is waited for, default 180))."),
         click.option("--concurrency", type=click.IntRange(min=1),
                      help="Requests in flight, refilled as each finishes (default: openai 64 for a server on this "
-                     "machine, 32 for a remote API; local 64; vllm 4096, its scheduler batches them; hf 64 on a GPU, "
+                     "machine, 32 for a remote API, summed over several --base-url; local 64; vllm 4096, its "
+                     "scheduler batches them; hf 64 on a GPU, "
                      "8 on the CPU)."),
         click.option("--system-in-user", is_flag=True, expose_value=False, callback=_remember_system_in_user,
                      help="Put the system instruction at the start of the user turn, for chat templates without "
@@ -278,7 +282,7 @@ top_k=None, min_p=None, repetition_penalty=None)
         raise click.BadParameter(str(exc), param_hint="--gen-kwargs") from None
 
 
-def check_base_url(backend: str, base_url: str | None) -> None:
+def check_base_url(backend: str, base_url: str | tuple[str, ...] | None) -> None:
     """Refuse ``--base-url`` with a backend other than openai (a usage error, said before any graph work).
 
     Raises
@@ -290,7 +294,8 @@ def check_base_url(backend: str, base_url: str | None) -> None:
         raise click.BadParameter("--base-url goes with --backend openai", param_hint="--base-url")
 
 
-def start_backend(backend: str, model: str, model_args: str | None, base_url: str | None, concurrency: int | None,
+def start_backend(backend: str, model: str, model_args: str | None, base_url: str | tuple[str, ...] | None,
+                  concurrency: int | None,
                   seed: int, sampling: Sampling | None = None, **extra) -> Backend:
     """Start the named backend for ``model`` with ``--model-args`` (and the options that belong to it).
 
@@ -309,8 +314,9 @@ def start_backend(backend: str, model: str, model_args: str | None, base_url: st
     check_base_url(backend, base_url)
     if backend == "local" and sampling is not None and sampling.context is not None:
         _local_window(options, sampling.context)
-    if backend == "openai":
-        options["base_url"] = base_url
+    if backend == "openai":  # --base-url given several times: a list, the servers of one model
+        urls = [base_url] if isinstance(base_url, str) else list(base_url or ())
+        options["base_url"] = urls if len(urls) > 1 else (urls[0] if urls else None)
     if concurrency:
         options["concurrency"] = concurrency
     ctx = click.get_current_context(silent=True)

@@ -120,7 +120,7 @@ def _alive(pid: int) -> bool:
 
 def _endpoint(config: str | None, backend: str | None) -> str | None:
     endpoint = json.loads(config).get("endpoint", {}) if config else {}
-    return endpoint.get("baseUrl") or backend
+    return endpoint.get("baseUrl") or ", ".join(endpoint.get("baseUrls") or ()) or backend
 
 
 @dataclass

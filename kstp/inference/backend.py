@@ -8,9 +8,9 @@ a batch. :func:`generate` collects a stream into per-prompt lists for callers th
 them all at once. Sample ``i`` of a prompt is drawn with seed ``sampling.seed + i`` on
 every backend, so each sample is reproducible on its own and a resumed run can ask for
 exactly the samples it lacks. The cache key of a completion is everything that changes
-its output: the model, the backend and its endpoint (base URL) and model options
-(:func:`endpoint_of`), the prompt template version, the prompt, sampling, seed and
-sample index.
+its output: the model, the backend and its model options (:func:`endpoint_of`; not the
+servers asked, ``baseUrls``: one server or three, the same key), the prompt template
+version, the prompt, sampling, seed and sample index.
 
 A server that rejects a request as wrong (HTTP 400, 401, 403, 404, 422: a bad key, a
 model it does not serve, ``max_tokens`` beyond its context) makes ``stream`` raise
@@ -648,8 +648,10 @@ def cache_key(model: str, messages_hash: str, sampling: Sampling, sample_index: 
     """The identity of one completion: model, endpoint, template, prompt, sampling (seed included), sample index.
 
     K samples of one prompt are K keys; the same request in another run is the same key;
-    the same model name on another server (``endpoint``, see :func:`endpoint_of`) or
-    under another prompt template version (``template``) is another key. A replicate's
+    the same model under other model options (``endpoint``, see :func:`endpoint_of`) or
+    under another prompt template version (``template``) is another key. The servers
+    asked (``endpoint["baseUrls"]``) are not part of it: one server or three, the same
+    key (a run recorded before with one server's ``baseUrl`` keeps it in its keys). A replicate's
     ``tag`` (``--repeat``, ``--tag``) makes its requests new draws; without a tag the key
     is what it always was, so existing runs keep their completions.
 
@@ -657,8 +659,9 @@ def cache_key(model: str, messages_hash: str, sampling: Sampling, sample_index: 
     >>> key == cache_key("m", "h", Sampling(), 0, tag=None) != cache_key("m", "h", Sampling(), 0, tag="r2")
     True
     """
+    endpoint = {k: v for k, v in (endpoint or {}).items() if k != "baseUrls"}  # where it was asked: no identity
     spec = {"model": model, "prompt": messages_hash, "sampling": {**sampling.as_dict(), "n": None},
-            "sample": sample_index, "endpoint": endpoint or {}, "template": template}
+            "sample": sample_index, "endpoint": endpoint, "template": template}
     if tag is not None:
         spec["tag"] = tag
     return hashlib.sha256(json.dumps(spec, sort_keys=True).encode()).hexdigest()

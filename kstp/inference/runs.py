@@ -4,12 +4,13 @@ A run is identified by its configuration (evaluator and version, model, backend 
 its endpoint and model options, dataset, sampling, prompt template): re-running the
 same command finds the run with the same configuration hash and resumes it. A
 different configuration for the same evaluator, model and dataset is refused unless
-the caller asks for a new run, so results from two configurations (or two servers
-behind one model name) are never mixed by accident. The questions asked (``--limit``)
+the caller asks for a new run, so results from two configurations are never mixed by
+accident. The servers asked are recorded but are not the identity: one server's run
+and three servers' run of a model are one run, resumed across them (:data:`WHERE`). The questions asked (``--limit``)
 are not part of that identity: they are how far the run has got. A larger
 ``--limit`` extends the run, a smaller one resumes it and reports those questions.
 
-Completions are ``(:Response)`` nodes keyed by their cache key (model, endpoint,
+Completions are ``(:Response)`` nodes keyed by their cache key (model, model options,
 prompt template, prompt hash, sampling, seed, sample index), linked
 ``(:Learner)-[:GAVE]->(:Response)-[:TO]->(:Question)`` and
 ``(:Response)-[:IN_RUN]->(:Run)``. Every evaluator that asks a model goes through
@@ -83,7 +84,7 @@ from kstp.inference.replies import TRACE_RULE, tidy
 __all__ = ["RunSpec", "ConfigChangedError", "model_learner_id", "open_run", "pending", "write_responses",
            "Generation", "Grading", "generate_and_store", "verdict_properties", "write_verdicts", "finish_run", "now",
            "few_ids", "git_hash", "EMPTY_REPLY", "TRUNCATED_EMPTY", "FILTERED", "ASKED_AGAIN",
-           "GROUP", "INTERVAL", "progress_reporter", "run_truncation", "process_marks"]
+           "GROUP", "INTERVAL", "progress_reporter", "run_truncation", "process_marks", "WHERE"]
 
 #: Completions per store write, at most, while a run generates: with :data:`INTERVAL`, what a kill -9 may lose.
 GROUP = 64
@@ -182,19 +183,34 @@ class RunSpec:
         return _identity(self.config())
 
     def config_hash(self) -> str:
-        return hashlib.sha256(json.dumps(self.identity(), sort_keys=True).encode()).hexdigest()
+        """SHA-256 of :meth:`identity`; a spec in the shape recorded before issue 45 (``endpoint.baseUrl``) hashes
+        as it did then."""
+        identity = self.identity()
+        if "baseUrl" in self.endpoint:
+            identity["endpoint"] = {k: v for k, v in self.endpoint.items() if k != "baseUrls"}
+        return hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()
 
     def run_id(self) -> str:
         return f"{self.evaluator}:{self.model}:{self.dataset}:{self.config_hash()[:12]}"
 
 
+#: Endpoint fields recorded with a run that are not its identity: where the model was served. One server's run
+#: and three servers' run of a model are one run (issue 45); ``baseUrl`` is how runs before it recorded the server.
+WHERE = ("baseUrl", "baseUrls")
+
+
 def _identity(config: dict) -> dict:
-    """A stored or new configuration without ``options.questions``.
+    """A stored or new configuration without ``options.questions`` and the servers asked (:data:`WHERE`).
 
     >>> _identity({"model": "m", "options": {"questions": ["q1"], "k": 2}})
     {'model': 'm', 'options': {'k': 2}}
+    >>> _identity({"model": "m", "endpoint": {"backend": "openai", "baseUrls": ["http://a/v1", "http://b/v1"]}})
+    {'model': 'm', 'endpoint': {'backend': 'openai'}, 'options': {}}
     """
-    return {**config, "options": {k: v for k, v in config.get("options", {}).items() if k != "questions"}}
+    identity = {**config, "options": {k: v for k, v in config.get("options", {}).items() if k != "questions"}}
+    if isinstance(config.get("endpoint"), dict):
+        identity["endpoint"] = {k: v for k, v in config["endpoint"].items() if k not in WHERE}
+    return identity
 
 
 def _covered(old, new):
@@ -315,11 +331,13 @@ def write_responses(store: GraphStore, run_id: str, learner_id: str, rows: pd.Da
     store.write_relationships("IN_RUN", "Response", "Run", pd.DataFrame({"from_id": ids, "to_id": run_id}))
 
 
-def _keyed_by(store: GraphStore, run_id: str) -> tuple[str | None, str | None]:
-    """The prompt template hash and the tag recorded on the run (part of every cache key of the run)."""
+def _keyed_by(store: GraphStore, run_id: str) -> tuple[str | None, str | None, dict | None]:
+    """The prompt template hash, the tag and the endpoint recorded on the run (part of every cache key of the
+    run; the endpoint None where the run records none)."""
     run = store.frame("run_by_id", {"runId": run_id})
     config = json.loads(run.iloc[0]["config"]) if len(run) and run.iloc[0]["config"] else {}
-    return config.get("promptTemplateHash"), config.get("tag")
+    endpoint = config.get("endpoint")
+    return config.get("promptTemplateHash"), config.get("tag"), endpoint if isinstance(endpoint, dict) else None
 
 
 @dataclass(frozen=True)
@@ -347,6 +365,10 @@ class Generation:
     regraded : int
         Replies stored by an earlier run without a grade, or graded by another version of
         the grading function (:attr:`Grading.version`), graded now.
+    endpoints : tuple of dict
+        With several servers (``--base-url`` given more than once), each one's figures
+        (:meth:`~kstp.inference.backends.endpoints.Endpoint.figures`: ``baseUrl``,
+        ``completions``, ``completionsPerS``, ``tokensPerS``, ``failures``, ``away``); empty otherwise.
     """
 
     requested: int
@@ -357,6 +379,7 @@ class Generation:
     tokens_out: int = field(default=0, compare=False)
     window: int | None = field(default=None, compare=False)
     regraded: int = field(default=0, compare=False)
+    endpoints: tuple = field(default=(), compare=False)
 
     @property
     def status(self) -> str:
@@ -367,21 +390,25 @@ class Generation:
         """The pace of the completions asked now, for a summary and the Run node.
 
         ``concurrency`` (the window), ``generationS`` (seconds), ``completionsPerS`` and
-        ``tokensPerS`` (None where nothing was asked, or no token counts came back).
+        ``tokensPerS`` (None where nothing was asked, or no token counts came back); with several
+        servers, ``endpoints``: each one's figures (:attr:`endpoints`; a summary's, not stored on the Run).
 
         >>> Generation(10, 8, seconds=2.0, tokens_out=1200, window=64).rates()
         {'concurrency': 64, 'generationS': 2.0, 'completionsPerS': 4.0, 'tokensPerS': 600.0}
         """
         per = (lambda n: round(n / self.seconds, 3)) if self.seconds > 0 and self.stored else (lambda n: None)
-        return {"concurrency": self.window, "generationS": round(self.seconds, 3),
-                "completionsPerS": per(self.stored), "tokensPerS": per(self.tokens_out) if self.tokens_out else None}
+        rates = {"concurrency": self.window, "generationS": round(self.seconds, 3),
+                 "completionsPerS": per(self.stored), "tokensPerS": per(self.tokens_out) if self.tokens_out else None}
+        if self.endpoints:
+            rates["endpoints"] = [dict(e) for e in self.endpoints]
+        return rates
 
     def __add__(self, other: Generation) -> Generation:
         """Two calls of one run as one (an evaluator that asks in stages or attempts)."""
         return Generation(self.requested + other.requested, self.stored + other.stored, self.pending + other.pending,
                           other.last_failure or self.last_failure, self.seconds + other.seconds,
                           self.tokens_out + other.tokens_out, other.window or self.window,
-                          self.regraded + other.regraded)
+                          self.regraded + other.regraded, other.endpoints or self.endpoints)
 
 
 @dataclass(frozen=True)
@@ -588,7 +615,9 @@ def generate_and_store(store: GraphStore, backend: Backend, run_id: str, learner
     hashes = {p: prompt_hash(m) for p, m in prompts.items()}
     columns = columns if columns is not None else {p: {"question": p} for p in prompts}
     if keys is None:
-        endpoint, (template, tag) = endpoint_of(backend), _keyed_by(store, run_id)
+        # the run's own endpoint: a run recorded with one server's baseUrl (before issue 45) keeps its keys
+        template, tag, recorded = _keyed_by(store, run_id)
+        endpoint = recorded if recorded is not None else endpoint_of(backend)
         keys = {(p, i): cache_key(backend.model, hashes[p], sampling, i, endpoint, template, tag)
                 for p in prompts for i in (samples[p] if samples is not None else range(sampling.n))}
     if keys:
@@ -695,8 +724,9 @@ def _pipeline(store, backend, run_id, learner_id, prompts, sampling, keys, colum
     finally:
         if not arrivals.finished:
             arrivals.stop()
+    figures = getattr(backend, "endpoint_figures", None) or []
     return Generation(len(keys), done, len(requests) - done, last_failure, time.monotonic() - start, tokens, window,
-                      regraded)
+                      regraded, tuple(figures) if len(figures) > 1 else ())
 
 
 def run_truncation(store: GraphStore, run_ids, max_tokens: int | None, context: int | None = None) -> dict:
@@ -721,5 +751,7 @@ def write_verdicts(store: GraphStore, ids: Sequence[str], verdicts: Sequence[Ver
 
 
 def finish_run(store: GraphStore, run_id: str, status: str, **figures) -> None:
-    """Record the run's end: status (``finished``, ``interrupted``, ``failed``), time and figures."""
+    """Record the run's end: status (``finished``, ``interrupted``, ``failed``), time and figures (each
+    server's figures, ``endpoints``, are the summary's: not stored)."""
+    figures.pop("endpoints", None)
     store.write_nodes("Run", pd.DataFrame([{"id": run_id, "status": status, "finishedAt": now(), **figures}]))

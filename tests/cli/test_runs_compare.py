@@ -43,7 +43,8 @@ def _answering(right: set[str]):
 
 @pytest.fixture
 def two_runs(graph_location, tmp_path):
-    """The toy with its strict prerequisites and runs A and B of model m (on two endpoints)."""
+    """The toy with its strict prerequisites and runs A and B of model m (on two endpoints; B tagged, since one
+    model's run is one run whichever server answers it)."""
     with open_store(graph_location) as store:
         load_toy(store, tmp_path)
         derive_question_prerequisites(store, "toy", "strict")
@@ -51,7 +52,7 @@ def two_runs(graph_location, tmp_path):
     for name in ("A", "B"):
         with FakeEndpoint(reply=_answering(RIGHT[name])) as server:
             result = kstp(graph_location, "evaluate", "answers", "--dataset", "toy", "--model", "m", "--base-url",
-                          server.base_url, "--new-run", "--json")
+                          server.base_url, "--new-run", "--json", *(["--tag", "b"] if name == "B" else []))
         assert result.exit_code == 0, result.output
         ids[name] = json.loads(result.stdout)["runId"]
     return graph_location, ids
@@ -82,7 +83,7 @@ def test_runs_show_prints_the_configuration_and_list_keeps_ids_whole_at_80_colum
     shown = kstp(location, "runs", "show", ids["B"], width=80)
     assert shown.exit_code == 0, shown.output
     for line in ("sampling.temperature", "sampling.seed", "promptTemplateHash", "promptTemplate.system",
-                 "endpoint.baseUrl", "gitCommit", "startedAt"):
+                 "endpoint.baseUrls", "gitCommit", "startedAt"):
         assert line in shown.stdout
     config = json.loads(kstp(location, "runs", "show", ids["B"], "--json").stdout)["config"]
     assert (config["seed"], config["promptTemplate"]["name"], config["run" + "Id"]) == (42, "kstp", ids["B"])

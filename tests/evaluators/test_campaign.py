@@ -74,7 +74,29 @@ def test_campaign_plan_cells_are_commands_kstp_accepts(tmp_path):
             ctx = command.make_context(name, rest, parent=ctx)
 
 
+def test_campaign_plan_a_list_of_base_urls_is_repeated_flags(tmp_path):
+    text = GOOD.replace('base-url = "http://127.0.0.1:9/v1"',
+                        'base-url = ["http://127.0.0.1:9/v1", "http://127.0.0.1:10/v1", "http://127.0.0.1:11/v1"]')
+    (tmp_path / "c.toml").write_text(text)
+    first = read_plan(tmp_path / "c.toml").cells[0]
+    assert first.argv[4:14] == ("--model", "m-a", "--backend", "openai", "--base-url", "http://127.0.0.1:9/v1",
+                                "--base-url", "http://127.0.0.1:10/v1", "--base-url", "http://127.0.0.1:11/v1")
+    assert "baseUrl" not in first.match  # the run is the model's, whichever servers answer it
+    command, ctx = cli, cli.make_context("kstp", ["--graph", "ladybug:x", *first.argv])
+    name, command, rest = command.resolve_command(ctx, [*ctx._protected_args, *ctx.args])
+    ctx = command.make_context(name, rest, parent=ctx)
+    name, command, rest = command.resolve_command(ctx, [*ctx._protected_args, *ctx.args])
+    assert command.make_context(name, rest, parent=ctx).params["base_url"] == (
+        "http://127.0.0.1:9/v1", "http://127.0.0.1:10/v1", "http://127.0.0.1:11/v1")
+
+
 @pytest.mark.parametrize(("text", "line", "expected"), [
+    (GOOD.replace('base-url = "http://127.0.0.1:9/v1"', 'base-url = ["http://a/v1", "http://a/v1"]'), 9,
+     "models[0].base-url: names http://a/v1 twice; give each server once"),
+    (GOOD.replace('base-url = "http://127.0.0.1:9/v1"', 'base-url = ["http://a/v1", 3]'), 9,
+     "models[0].base-url: must be an endpoint URL or a list of them"),
+    (GOOD.replace('backend = "local"', 'backend = "local"\nbase-url = "http://a/v1"'), 15,
+     "models[1].base-url: goes with backend openai, not local"),
     (GOOD.replace('backend = "local"', 'backend = "vlm"'), 14,
      "models[1].backend: 'vlm' is not one of openai, vllm, local, hf, fringe-oracle"),
     (GOOD.replace("k = 1", "kk = 1"), 24, "evaluators[1].kk: unknown key; did you mean k?"),

@@ -98,7 +98,8 @@ def test_registry_imports_only_the_backend_asked_for():
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     names, before, after, name = json.loads(done.stdout)
     assert names == ["hf", "local", "openai", "vllm"] and before == [] and name == "openai"
-    assert after == ["kstp.inference.backends.openai_compat"]
+    assert after == ["kstp.inference.backends.context_window", "kstp.inference.backends.endpoints",
+                     "kstp.inference.backends.openai_compat"]  # its own helpers
 
 
 def test_registry_takes_a_backend_registered_from_outside():
@@ -119,9 +120,9 @@ def test_registry_takes_a_backend_registered_from_outside():
         del _BACKENDS["echo-test"]
 
 
-def test_openai_base_url_from_the_environment_is_the_run_identitys(monkeypatch):
-    """The openai client sends to $OPENAI_BASE_URL when no base URL is given; the run identity names it
-    (it named api.openai.com while the requests went elsewhere)."""
+def test_openai_base_url_from_the_environment_is_the_one_the_run_records(monkeypatch):
+    """The openai client sends to $OPENAI_BASE_URL when no base URL is given; the run records it (it named
+    api.openai.com while the requests went elsewhere)."""
     from tests.endpoint import FakeEndpoint
 
     with FakeEndpoint(answer="\\boxed{7}") as server:
@@ -129,9 +130,9 @@ def test_openai_base_url_from_the_environment_is_the_run_identitys(monkeypatch):
         backend = OpenAIBackend("m", concurrency=1)
         [[completion]] = backend.generate([[{"role": "user", "content": "3 + 4?"}]], Sampling())
     assert (completion.text, server.requests) == ("\\boxed{7}", 1)
-    assert backend.endpoint == {"baseUrl": server.base_url}
+    assert backend.endpoint == {"baseUrls": [server.base_url]}
     monkeypatch.delenv("OPENAI_BASE_URL")
-    assert OpenAIBackend("m").endpoint == {"baseUrl": "https://api.openai.com/v1"}
+    assert OpenAIBackend("m").endpoint == {"baseUrls": ["https://api.openai.com/v1"]}
 
 
 @pytest.mark.parametrize(("options", "said"), [({"threads": 0}, "threads=0"), ({"context": 5}, "context=5"),

@@ -115,7 +115,7 @@ def test_system_in_user_from_the_start_is_a_run_of_its_own(toy):
         asked = _backend(server, system_role="user")
         result = answers.evaluate(toy, asked, "toy", Sampling(max_tokens=8))
         assert server.requests == 8  # never refused
-    assert asked.endpoint == {"baseUrl": server.base_url, "systemRole": "user"}
+    assert asked.endpoint == {"baseUrls": [server.base_url], "systemRole": "user"}
     assert (result.generated, result.summary()["accuracy"]) == (8, 0.125)
 
 

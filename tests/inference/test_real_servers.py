@@ -229,9 +229,9 @@ def test_a_prompt_over_the_window_fails_its_question_not_the_run(toy, body):
 def test_an_overflow_answered_once_the_window_is_larger(toy):
     with FakeEndpoint(check=_window(4800)) as small:
         _answers(toy, small, Sampling(max_tokens=64))
-    with FakeEndpoint() as larger:  # the same server restarted with a larger --max-model-len (same base URL aside)
-        backend = OpenAIBackend("m", base_url=small.base_url, retries=2, max_wait=0.05, timeout=10, concurrency=1)
-        backend.base_url = larger.base_url  # the run's identity keeps the endpoint it was started with
+    with FakeEndpoint() as larger:  # the server restarted with a larger --max-model-len (on another port: the run
+        # is the model's, whichever server answers it)
+        backend = OpenAIBackend("m", base_url=larger.base_url, retries=2, max_wait=0.05, timeout=10, concurrency=1)
         result = answers.evaluate(toy, backend, "toy", Sampling(max_tokens=64))
         assert larger.requests == 1
     stored = _stored(toy, result, "toy:q3")

@@ -74,7 +74,7 @@ def test_the_log_alone_reproduces_the_summary_with_the_graph_gone(graph_location
     assert len(figures) == 12 and {k: recomputed[k] for k in figures} == {k: summary[k] for k in figures}
     assert (recomputed["questions"], recomputed["samples"]) == (4, 12)
     config = log.config
-    assert (config["model"], config["backend"], config["endpoint"]["baseUrl"]) == ("m", "openai", server.base_url)
+    assert (config["model"], config["backend"], config["endpoint"]["baseUrls"]) == ("m", "openai", [server.base_url])
     assert (config["sampling"]["temperature"], config["sampling"]["max_tokens"], config["seed"]) == (0.6, 32, 42)
     assert config["promptTemplateHash"] == answers.template_hash("kstp")
     assert config["promptTemplate"] == {"name": "kstp", "system": answers.SYSTEM_PROMPT, "user": "Problem:\n{text}"}

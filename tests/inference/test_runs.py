@@ -92,21 +92,19 @@ def _opened(store, spec) -> str:
     return run_id
 
 
-def test_run_identity_includes_endpoint_model_args_and_template(store):
+def test_run_identity_includes_model_args_and_template_not_the_server(store):
     here, there = _backend("http://127.0.0.1:8000/v1"), _backend("http://10.0.0.2:8000/v1")
-    assert endpoint_of(here) == {"backend": "openai", "baseUrl": "http://127.0.0.1:8000/v1"}
-    assert _spec(here).config_hash() != _spec(there).config_hash()
+    assert endpoint_of(here) == {"backend": "openai", "baseUrls": ["http://127.0.0.1:8000/v1"]}
+    assert _spec(here).config_hash() == _spec(there).config_hash()  # the model's run, wherever it is served
     assert _spec(here).config_hash() != _spec(here, template="t2").config_hash()
     h, sampling = prompt_hash(CHAT), Sampling()
     base = cache_key("m", h, sampling, 0, endpoint_of(here), "t1")
-    assert base != cache_key("m", h, sampling, 0, endpoint_of(there), "t1")
+    assert base == cache_key("m", h, sampling, 0, endpoint_of(there), "t1")
     assert base != cache_key("m", h, sampling, 0, endpoint_of(here), "t2")
     assert base != cache_key("m", h, sampling, 1, endpoint_of(here), "t1")
     assert base != cache_key("m", h, Sampling(seed=7), 0, endpoint_of(here), "t1")
-    _opened(store, _spec(here))
-    with pytest.raises(ConfigChangedError, match=r"endpoint.baseUrl: 'http://127.0.0.1:8000/v1' -> "
-                                                 r"'http://10.0.0.2:8000/v1'"):
-        open_run(store, _spec(there))
+    first = _opened(store, _spec(here))
+    assert open_run(store, _spec(there)) == (first, True)
 
 
 def test_open_run_a_larger_limit_extends_the_run_and_a_smaller_one_resumes_it(store):
@@ -508,7 +506,7 @@ def test_a_429_with_retry_after_is_waited_out(toy):
 def test_the_window_halves_on_429_at_most_once_a_second_and_grows_back():
     import asyncio
 
-    from kstp.inference.backends.openai_compat import _Window
+    from kstp.inference.backends.endpoints import Window as _Window
 
     async def play() -> list[int]:
         window, limits = _Window(16), []

@@ -146,3 +146,18 @@ def test_answer_evaluation_through_vllm(backend, tmp_path, data_root):
     assert (result.requested, result.generated) == (6, 6) and result.responses["text"].notna().all()
     assert answers.evaluate(store, backend, "frcsub", Sampling(n=2, max_tokens=32), limit=3).generated == 0
     store.close()
+
+
+def test_data_parallel_engines_split_the_run_and_give_the_same_texts(backend):
+    """data_parallel_size=2 on the CPU: two engine processes, each with its share; sample i's text is the one
+    engine's (same seed), and the run's identity does not name the engines."""
+    sampling = Sampling(n=2, max_tokens=16, seed=42)
+    one = backend.generate(CHATS, sampling)
+    model = os.environ["KSTP_TEST_VLLM_MODEL"]
+    two = VLLMBackend(model, seed=42, max_model_len=1024, dtype="float32", data_parallel_size=2)
+    try:
+        split = two.generate(CHATS, sampling)
+    finally:
+        two.close()
+    assert [[c.text for c in row] for row in split] == [[c.text for c in row] for row in one]
+    assert two.endpoint == backend.endpoint

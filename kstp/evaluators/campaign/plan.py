@@ -17,7 +17,7 @@ The file, TOML (``tomllib``) or YAML (``.yaml``/``.yml``)::
     name = "qwen7b"                  # the report's label (default: model)
     model = "Qwen/Qwen2.5-7B-Instruct"
     backend = "openai"
-    base-url = "http://127.0.0.1:8000/v1"
+    base-url = "http://127.0.0.1:8000/v1"  # or a list: servers of the same model, as one
     gen-kwargs = {temperature = 0.6, max_tokens = 2048}
     datasets = ["frcsub"]
     [[evaluators]]
@@ -67,7 +67,7 @@ def _int(least: int) -> tuple:
 
 _CAMPAIGN = {"name": _STR, "output-path": _STR, "log-samples": _BOOL, "samples": _int(1), "seeds": ("seeds", None),
              "tags": ("strs", None), "limit": _int(1), "concurrency": _int(1)}
-_MODEL = {"name": _STR, "model": _STR, "backend": ("choice", _BACKENDS), "base-url": _STR,
+_MODEL = {"name": _STR, "model": _STR, "backend": ("choice", _BACKENDS), "base-url": ("urls", None),
           "model-args": ("table", None), "gen-kwargs": ("table", None), "concurrency": _int(1), "system-in-user": _BOOL}
 _COMMON = {"kind": ("choice", KINDS), "name": _STR, "gen-kwargs": ("table", None), "seeds": ("seeds", None),
            "datasets": ("strs", None), "limit": _int(1)}
@@ -95,8 +95,9 @@ class Cell:
 
     ``match`` is what the run stored in the graph must hold to be this cell's (see
     :func:`kstp.evaluators.campaign.progress.cell_run`): ``evaluator``, ``model``,
-    ``dataset`` (None: any, a nextstep cell's catalogues), ``backend``, ``baseUrl`` (or
-    None), ``tag`` and ``sampling``, the sampling fields the plan sets.
+    ``dataset`` (None: any, a nextstep cell's catalogues), ``backend``, ``tag`` and
+    ``sampling``, the sampling fields the plan sets (not the servers: a run is the model's,
+    whichever servers answer it).
     """
 
     kind: str
@@ -245,6 +246,15 @@ class _Checker:
         elif kind == "strs":
             good = isinstance(item, list) and item and all(isinstance(s, str) and s.strip() for s in item)
             wrong = None if good else "must be a non-empty list of names"
+        elif kind == "urls":  # one endpoint, or a list of the servers of one model
+            urls = [item] if isinstance(item, str) else item
+            good = isinstance(urls, list) and urls and all(isinstance(u, str) and u.strip() for u in urls)
+            twice = sorted({u for u in urls if urls.count(u) > 1}) if good else []
+            wrong = None if good and not twice else f"names {twice[0]} twice; give each server once" if twice else \
+                "must be an endpoint URL or a list of them (servers of the same model)"
+            if twice:
+                self.say(where, wrong)
+                return None
         elif kind == "table":
             wrong = None if isinstance(item, dict) else "must be a table of key = value (gen-kwargs = {temperature " \
                 "= 0, max_tokens = 2048}), not text"
@@ -319,6 +329,9 @@ def parse_plan(data, path: Path, lines: dict[tuple, int] | None = None) -> Plan:
     evaluators = _entries(check, data, "evaluators", "name at least one evaluator ([[evaluators]] with a kind)")
     datasets = check.value(data["datasets"], ("datasets",), "strs", None) if "datasets" in data else None
     top = {"models": [check.table(m, ("models", i), _MODEL, ("model",)) for i, m in enumerate(models)]}
+    for i, model in enumerate(top["models"]):
+        if "base-url" in model and model.get("backend", "openai") != "openai":
+            check.say(("models", i, "base-url"), f"goes with backend openai, not {model['backend']}")
     checked = []
     for i, entry in enumerate(evaluators):
         kind = entry.get("kind") if isinstance(entry, dict) else None
@@ -390,8 +403,8 @@ def _cells(evaluator: dict, model: dict, campaign: dict, datasets: list[str], fo
         for seed in seeds:
             for tag in tags:
                 common = ["--model", model["model"], "--backend", backend]
-                if "base-url" in model:
-                    common += ["--base-url", model["base-url"]]
+                for url in _urls(model):  # several servers of the model: --base-url repeated
+                    common += ["--base-url", url]
                 if "model-args" in model:
                     common += ["--model-args", json.dumps(model["model-args"])]
                 if generation:
@@ -410,10 +423,20 @@ def _cells(evaluator: dict, model: dict, campaign: dict, datasets: list[str], fo
                     sampling["n"] = samples
                 match = {"evaluator": RUN_EVALUATOR[kind], "model": model["model"],
                          "dataset": None if kind == "nextstep" else dataset, "backend": backend,
-                         "baseUrl": model["base-url"].rstrip("/") if "base-url" in model else None, "tag": tag,
+                         "tag": tag,
                          "sampling": sampling}
                 cells.append(Cell(kind, label, dataset, seed, tag, tuple(argv), match))
     return cells
+
+
+def _urls(model: dict) -> list[str]:
+    """The model's ``base-url``: one endpoint or a list, as a list (empty where it names none).
+
+    >>> _urls({"base-url": "http://a/v1"}), _urls({"base-url": ["http://a/v1", "http://b/v1"]}), _urls({})
+    (['http://a/v1'], ['http://a/v1', 'http://b/v1'], [])
+    """
+    urls = model.get("base-url", [])
+    return [urls] if isinstance(urls, str) else list(urls)
 
 
 def _argv(kind: str, dataset: str, options: dict, campaign: dict, common: list[str], samples: int | None,

@@ -1,11 +1,12 @@
 """A campaign's progress and results, read from the runs stored in the graph (no model is asked).
 
 Each cell's run is the newest run of its evaluator, model and dataset whose stored
-configuration holds what the cell sets: backend, base URL, tag, seed, samples and the
-gen-kwargs the plan names (:func:`cell_run`). A cell without one has not started. The
-figures are the runs' own: accuracy and its standard error as the answers run stored
-them, PSR of the model's answers (:func:`kstp.evaluators.psr.evaluate_dataset`, nothing
-written back), scaffolding gain per strategy from the scaffolding run's responses
+configuration holds what the cell sets: backend, tag, seed, samples and the gen-kwargs
+the plan names (:func:`cell_run`; not the servers, which are not a run's identity). A
+cell without one has not started. The figures are the runs' own: accuracy and its
+standard error as the answers run stored them, PSR of the model's answers
+(:func:`kstp.evaluators.psr.evaluate_dataset`, nothing written back), scaffolding gain
+per strategy from the scaffolding run's responses
 (:func:`kstp.evaluators.scaffolding.aggregate`), the other evaluators' headline figure
 (:data:`kstp.graph.manage.HEADLINE`).
 """
@@ -32,8 +33,6 @@ def _matches(config: dict, match: dict) -> bool:
     """Whether a stored run configuration holds everything a cell sets (see the module notes)."""
     if config.get("backend") != match["backend"] or config.get("tag") != match["tag"]:
         return False
-    if match["baseUrl"] is not None and (config.get("endpoint") or {}).get("baseUrl") != match["baseUrl"]:
-        return False
     sampling = config.get("sampling") or {}
     return all(sampling.get(key) == value for key, value in match["sampling"].items())
 
@@ -45,7 +44,7 @@ def cell_run(store: GraphStore, cell: Cell, cache: dict | None = None) -> pd.Ser
 
     Examples
     --------
-    >>> match = {"backend": "openai", "tag": None, "baseUrl": "http://h/v1", "sampling": {"seed": 42, "n": 2}}
+    >>> match = {"backend": "openai", "tag": None, "sampling": {"seed": 42, "n": 2}}
     >>> _matches({"backend": "openai", "endpoint": {"baseUrl": "http://h/v1"}, "sampling": {"seed": 42, "n": 2,
     ...           "temperature": 0.6}}, match)
     True

