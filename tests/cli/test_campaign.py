@@ -307,11 +307,8 @@ def test_campaign_killed_on_the_local_model_goes_on_and_reports_the_runs(graph_l
 
 def test_campaign_status_counts_a_reply_two_datasets_share_once(graph_location, tmp_path):
     """Two datasets that hold the same question text share its reply (one Response: the cache key is the prompt),
-    so the second cell asks nothing and the reply goes to the questions of both: the first cell's status still
-    counts its own two replies, not a row per question each reply went to (four).
-
-    The second run itself counts four completions (answers.evaluate reads a row per question of either dataset:
-    a defect of the run engine, noted in issue 45's closing note), so only the first cell is held here."""
+    so the second cell asks nothing and the reply goes to the questions of both: each cell's status counts its own
+    dataset's two replies, not a row per question each reply went to (four), and their tokens once."""
     _toy_twice(graph_location, tmp_path, "")
     with FakeEndpoint() as server:
         plan = tmp_path / "c.toml"
@@ -322,9 +319,8 @@ def test_campaign_status_counts_a_reply_two_datasets_share_once(graph_location, 
             assert result.exit_code == 0, result.output
         assert server.requests == 2
     status = CliRunner().invoke(cli, ["--graph", graph_location, "campaign", "status", str(plan), "--json"])
-    first = json.loads(status.stdout)[0]
-    assert (first["dataset"], first["status"], first["done"], first["total"], first["tokens"], first["leftS"]) == (
-        "toy", "finished", 2, 2, 2 * 2, 0.0)
+    assert [(r["dataset"], r["status"], r["done"], r["total"], r["tokens"], r["leftS"])
+            for r in json.loads(status.stdout)] == [(d, "finished", 2, 2, 2 * 2, 0.0) for d in ("toy", "toy2")]
 
 
 def test_campaign_nextstep_cell_reports_its_headline(graph_location, tmp_path):

@@ -95,8 +95,9 @@ def campaign_status(store: GraphStore, plan: Plan) -> pd.DataFrame:
             rows.append({**named, "status": "not started", "done": 0})
             continue
         node = store.nodes("Run", [run["runId"]]).iloc[0]
-        # one row per reply: a reply two datasets share (the same prompt, one cache key) is a row per question
-        samples = store.frame("run_samples", {"runId": run["runId"]}).drop_duplicates("responseId")
+        # a row per question and sample of the run's own dataset, as its total counts them (a reply another
+        # dataset's question shares is not among them); tokens are counted once per reply
+        samples = store.frame("run_samples", {"runId": run["runId"]})
         done = len(samples) if pd.isna(run["done"]) else int(run["done"])
         done = max(done, len(samples))
         total = _planned(store, cell, json.loads(run["config"]) if run["config"] else {}) \
@@ -107,8 +108,8 @@ def campaign_status(store: GraphStore, plan: Plan) -> pd.DataFrame:
         left = 0.0 if total is not None and done >= total and run["status"] == "finished" else \
             round((total - done) / rate, 1) if total is not None and rate else None
         rows.append({**named, "status": run["status"], "done": done, "total": total,
-                     "tokens": int(pd.to_numeric(samples["tokensOut"], errors="coerce").fillna(0).sum())
-                     if len(samples) else 0,
+                     "tokens": int(pd.to_numeric(samples.drop_duplicates("responseId")["tokensOut"],
+                                                 errors="coerce").fillna(0).sum()) if len(samples) else 0,
                      "completionsPerS": rate, "tokensPerS": tokens_rate, "leftS": left, "runId": run["runId"]})
     table = pd.DataFrame(rows, columns=list(STATUS_COLUMNS))
     return table.astype({"seed": "Int64", "done": "Int64", "total": "Int64", "tokens": "Int64"})
