@@ -336,3 +336,42 @@ def test_campaign_nextstep_cell_reports_its_headline(graph_location, tmp_path):
                                                 "--json"]).stdout)
     [run] = json.loads(CliRunner().invoke(cli, ["--graph", graph_location, "runs", "list", "--json"]).stdout)
     assert (row["runs"], row["nextstep exactSetAccuracy"]) == (cell["runId"], run["value"]) == (run["runId"], 1.0)
+
+
+def test_campaign_run_again_skips_a_cell_finished_with_the_same_command(graph_location, tmp_path, monkeypatch):
+    """A campaign run again used to start every finished cell's command again: each asked nothing, but started its
+    backend first (a model load per cell with vLLM or transformers). A cell whose run finished with the cell's
+    command as it is now is skipped (no process) and said to be; a cell whose command changed runs."""
+    from kstp.evaluators.campaign import runner
+
+    started = []
+
+    def counted(cell, *args, **kwargs):
+        started.append(cell.model)
+        return run_cell(cell, *args, **kwargs)
+
+    run_cell = runner.run_cell
+    monkeypatch.setattr(runner, "run_cell", counted)
+    with open_store(graph_location) as store:
+        load_toy(store, tmp_path)
+    with FakeEndpoint() as server:
+        plan = tmp_path / "c.toml"
+        text = (f'datasets = ["toy"]\n[campaign]\nlimit = 2\n[[models]]\nmodel = "m1"\nbase-url = "{server.base_url}"'
+                f'\n[[models]]\nmodel = "m2"\nbase-url = "{server.base_url}"\n[[evaluators]]\nkind = "answers"\n')
+        plan.write_text(text)
+        first = CliRunner().invoke(cli, ["--graph", graph_location, "campaign", "run", str(plan), "--json"])
+        assert first.exit_code == 0, first.output
+        again = CliRunner().invoke(cli, ["--graph", graph_location, "campaign", "run", str(plan), "--json"])
+        assert again.exit_code == 0, again.output
+        assert started == ["m1", "m2"] and server.requests == 4
+        cells = json.loads(again.stdout)["cells"]
+        assert [(c["status"], c["skipped"], c["runId"]) for c in cells] == [
+            ("finished", True, c["runId"]) for c in json.loads(first.stdout)["cells"]]
+        assert "skipped, finished with this command" in again.stderr
+        status = CliRunner().invoke(cli, ["--graph", graph_location, "campaign", "status", str(plan), "--json"])
+        assert [(r["status"], r["skip"]) for r in json.loads(status.stdout)] == [("finished", True)] * 2
+        plan.write_text(text.replace('model = "m2"\n', 'model = "m2"\nconcurrency = 2\n'))  # m2's command changes
+        changed = CliRunner().invoke(cli, ["--graph", graph_location, "campaign", "run", str(plan), "--json"])
+        assert changed.exit_code == 0, changed.output
+        assert started == ["m1", "m2", "m2"] and server.requests == 4  # it runs, and resumes its run
+        assert [c["skipped"] for c in json.loads(changed.stdout)["cells"]] == [True, False]
