@@ -15,9 +15,12 @@ from pathlib import Path
 
 from kstp.errors import ConfigError, DataNotFoundError
 
-__all__ = ["GraphTarget", "graph_target", "data_dir", "DEFAULT_GRAPH"]
+__all__ = ["GraphTarget", "graph_target", "data_dir", "DEFAULT_GRAPH", "CAMPAIGN_CELL_ENV"]
 
 DEFAULT_GRAPH = "ladybug:.kstp/graph"
+#: Set by ``kstp campaign run`` for a cell's command: the hash of the cell's command, which the run records as
+#: ``Run.campaignCell`` when it finishes (so the campaign run again skips the cell while its command is unchanged).
+CAMPAIGN_CELL_ENV = "KSTP_CAMPAIGN_CELL"
 _NEO4J_SCHEMES = ("neo4j", "neo4j+s", "neo4j+ssc", "bolt", "bolt+s", "bolt+ssc")
 
 

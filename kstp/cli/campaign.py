@@ -38,7 +38,8 @@ def run(ctx: click.Context, file: Path, dry_run: bool, as_json: bool) -> None:
 
     A cell is one evaluator x model x dataset x seed (x tag): the command a user would
     type (--dry-run prints them), run in a process of its own, with the run identity, logs
-    and resume of that command. A cell that fails (a model that cannot be served) is
+    and resume of that command. A cell whose run finished with the same command is skipped
+    (no process, no model load); any change to its command runs it. A cell that fails (a model that cannot be served) is
     reported and the others go on; exit 1 if any did not finish. Ctrl-C or SIGTERM lets the
     running cell store what arrived; the same command then asks only what is left.
 
@@ -48,7 +49,7 @@ def run(ctx: click.Context, file: Path, dry_run: bool, as_json: bool) -> None:
       kstp campaign run examples/campaign.toml
     """
     from kstp.evaluators.campaign import read_plan
-    from kstp.evaluators.campaign.runner import run_cell
+    from kstp.evaluators.campaign.runner import finished_cells, run_cell
 
     plan = read_plan(file)
     graph = _graph(ctx)
@@ -58,7 +59,17 @@ def run(ctx: click.Context, file: Path, dry_run: bool, as_json: bool) -> None:
         return
     outcomes = []
     on_interrupt("the running cell stored every completion that had arrived; run the same command again to go on.")
+    finished, unread = finished_cells(file, graph)
+    if unread:
+        message(f"could not read which cells finished ({unread}): every cell runs")
     for number, cell in enumerate(plan.cells, 1):
+        if number - 1 in finished:
+            outcomes.append({"evaluator": cell.kind, "model": cell.model, "dataset": cell.dataset, "seed": cell.seed,
+                             "tag": cell.tag, "status": "finished", "skipped": True, "runId": finished[number - 1],
+                             "seconds": 0.0, "error": None})
+            message(f"[{number}/{len(plan.cells)}] {cell.label}: skipped, finished with this command "
+                    f"(run {finished[number - 1]})")
+            continue
         message(f"[{number}/{len(plan.cells)}] {cell.label}")
         try:
             outcome = run_cell(cell, graph, echo=lambda line: message(f"    {line}"))
@@ -67,14 +78,14 @@ def run(ctx: click.Context, file: Path, dry_run: bool, as_json: bool) -> None:
                 message(f"[{number}/{len(plan.cells)}] {cell.label}: {exc.outcome.status}")
             raise
         outcomes.append({"evaluator": cell.kind, "model": cell.model, "dataset": cell.dataset, "seed": cell.seed,
-                         "tag": cell.tag, "status": outcome.status, "runId": outcome.run_id,
+                         "tag": cell.tag, "status": outcome.status, "skipped": False, "runId": outcome.run_id,
                          "seconds": outcome.seconds, "error": outcome.error})
         message(f"[{number}/{len(plan.cells)}] {cell.label}: {outcome.status}"
                 + (f" ({outcome.error})" if outcome.error else ""))
     import pandas as pd  # after the cells: numpy's thread pool would make the cell's parent-death signal come twice
 
-    table = pd.DataFrame(outcomes, columns=["evaluator", "model", "dataset", "seed", "tag", "status", "runId",
-                                            "seconds", "error"])
+    table = pd.DataFrame(outcomes, columns=["evaluator", "model", "dataset", "seed", "tag", "status", "skipped",
+                                            "runId", "seconds", "error"])
     if as_json:
         emit({"campaign": plan.name, "cells": table})
     else:
@@ -95,7 +106,8 @@ def status(ctx: click.Context, file: Path, as_json: bool) -> None:
 
     A cell's run is the newest of its evaluator, model and dataset whose configuration
     holds what the cell sets (backend, seed, tag, samples, gen-kwargs); the rate
-    is its last session's; the time left is what remains at that rate. Reads the graph only,
+    is its last session's; the time left is what remains at that rate; skip says the run finished
+    with the cell's command as it is now, so kstp campaign run skips it. Reads the graph only,
     so it works while the campaign runs.
 
     \b

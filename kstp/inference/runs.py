@@ -80,6 +80,7 @@ from kstp.inference.backend import (
 from kstp.inference.grader import GRADE_TIMEOUT_S, shared_grader
 from kstp.inference.grading import Verdict
 from kstp.inference.replies import TRACE_RULE, tidy
+from kstp.settings import CAMPAIGN_CELL_ENV
 
 __all__ = ["RunSpec", "ConfigChangedError", "model_learner_id", "open_run", "pending", "write_responses",
            "Generation", "Grading", "generate_and_store", "verdict_properties", "write_verdicts", "finish_run", "now",
@@ -752,6 +753,11 @@ def write_verdicts(store: GraphStore, ids: Sequence[str], verdicts: Sequence[Ver
 
 def finish_run(store: GraphStore, run_id: str, status: str, **figures) -> None:
     """Record the run's end: status (``finished``, ``interrupted``, ``failed``), time and figures (each
-    server's figures, ``endpoints``, are the summary's: not stored)."""
+    server's figures, ``endpoints``, are the summary's: not stored).
+
+    A run that finishes as a campaign's cell (:data:`~kstp.settings.CAMPAIGN_CELL_ENV` set) records the cell's
+    command hash as ``campaignCell``, which a campaign run again skips the cell on; any other end clears it."""
     figures.pop("endpoints", None)
-    store.write_nodes("Run", pd.DataFrame([{"id": run_id, "status": status, "finishedAt": now(), **figures}]))
+    cell = (os.environ.get(CAMPAIGN_CELL_ENV) or None) if status == "finished" else None
+    store.write_nodes("Run", pd.DataFrame([{"id": run_id, "status": status, "finishedAt": now(),
+                                            "campaignCell": cell, **figures}]))

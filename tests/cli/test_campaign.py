@@ -307,11 +307,8 @@ def test_campaign_killed_on_the_local_model_goes_on_and_reports_the_runs(graph_l
 
 def test_campaign_status_counts_a_reply_two_datasets_share_once(graph_location, tmp_path):
     """Two datasets that hold the same question text share its reply (one Response: the cache key is the prompt),
-    so the second cell asks nothing and the reply goes to the questions of both: the first cell's status still
-    counts its own two replies, not a row per question each reply went to (four).
-
-    The second run itself counts four completions (answers.evaluate reads a row per question of either dataset:
-    a defect of the run engine, noted in issue 45's closing note), so only the first cell is held here."""
+    so the second cell asks nothing and the reply goes to the questions of both: each cell's status counts its own
+    dataset's two replies, not a row per question each reply went to (four), and their tokens once."""
     _toy_twice(graph_location, tmp_path, "")
     with FakeEndpoint() as server:
         plan = tmp_path / "c.toml"
@@ -322,9 +319,8 @@ def test_campaign_status_counts_a_reply_two_datasets_share_once(graph_location, 
             assert result.exit_code == 0, result.output
         assert server.requests == 2
     status = CliRunner().invoke(cli, ["--graph", graph_location, "campaign", "status", str(plan), "--json"])
-    first = json.loads(status.stdout)[0]
-    assert (first["dataset"], first["status"], first["done"], first["total"], first["tokens"], first["leftS"]) == (
-        "toy", "finished", 2, 2, 2 * 2, 0.0)
+    assert [(r["dataset"], r["status"], r["done"], r["total"], r["tokens"], r["leftS"])
+            for r in json.loads(status.stdout)] == [(d, "finished", 2, 2, 2 * 2, 0.0) for d in ("toy", "toy2")]
 
 
 def test_campaign_nextstep_cell_reports_its_headline(graph_location, tmp_path):
@@ -340,3 +336,42 @@ def test_campaign_nextstep_cell_reports_its_headline(graph_location, tmp_path):
                                                 "--json"]).stdout)
     [run] = json.loads(CliRunner().invoke(cli, ["--graph", graph_location, "runs", "list", "--json"]).stdout)
     assert (row["runs"], row["nextstep exactSetAccuracy"]) == (cell["runId"], run["value"]) == (run["runId"], 1.0)
+
+
+def test_campaign_run_again_skips_a_cell_finished_with_the_same_command(graph_location, tmp_path, monkeypatch):
+    """A campaign run again used to start every finished cell's command again: each asked nothing, but started its
+    backend first (a model load per cell with vLLM or transformers). A cell whose run finished with the cell's
+    command as it is now is skipped (no process) and said to be; a cell whose command changed runs."""
+    from kstp.evaluators.campaign import runner
+
+    started = []
+
+    def counted(cell, *args, **kwargs):
+        started.append(cell.model)
+        return run_cell(cell, *args, **kwargs)
+
+    run_cell = runner.run_cell
+    monkeypatch.setattr(runner, "run_cell", counted)
+    with open_store(graph_location) as store:
+        load_toy(store, tmp_path)
+    with FakeEndpoint() as server:
+        plan = tmp_path / "c.toml"
+        text = (f'datasets = ["toy"]\n[campaign]\nlimit = 2\n[[models]]\nmodel = "m1"\nbase-url = "{server.base_url}"'
+                f'\n[[models]]\nmodel = "m2"\nbase-url = "{server.base_url}"\n[[evaluators]]\nkind = "answers"\n')
+        plan.write_text(text)
+        first = CliRunner().invoke(cli, ["--graph", graph_location, "campaign", "run", str(plan), "--json"])
+        assert first.exit_code == 0, first.output
+        again = CliRunner().invoke(cli, ["--graph", graph_location, "campaign", "run", str(plan), "--json"])
+        assert again.exit_code == 0, again.output
+        assert started == ["m1", "m2"] and server.requests == 4
+        cells = json.loads(again.stdout)["cells"]
+        assert [(c["status"], c["skipped"], c["runId"]) for c in cells] == [
+            ("finished", True, c["runId"]) for c in json.loads(first.stdout)["cells"]]
+        assert "skipped, finished with this command" in again.stderr
+        status = CliRunner().invoke(cli, ["--graph", graph_location, "campaign", "status", str(plan), "--json"])
+        assert [(r["status"], r["skip"]) for r in json.loads(status.stdout)] == [("finished", True)] * 2
+        plan.write_text(text.replace('model = "m2"\n', 'model = "m2"\nconcurrency = 2\n'))  # m2's command changes
+        changed = CliRunner().invoke(cli, ["--graph", graph_location, "campaign", "run", str(plan), "--json"])
+        assert changed.exit_code == 0, changed.output
+        assert started == ["m1", "m2", "m2"] and server.requests == 4  # it runs, and resumes its run
+        assert [c["skipped"] for c in json.loads(changed.stdout)["cells"]] == [True, False]

@@ -12,6 +12,8 @@ from kstp.inference.backends.local import LocalServer
 from kstp.inference.backends.openai_compat import OpenAIBackend
 from kstp.inference.runs import ConfigChangedError
 from kstp.loaders import items, responses
+from tests.conftest import TOY_ITEMS, load_toy
+from tests.endpoint import FakeEndpoint
 
 SAMPLING = Sampling(n=2, max_tokens=24, seed=42)
 
@@ -148,3 +150,38 @@ def test_the_truncated_column_counts_replies_cut_in_the_reasoning(store, tmp_pat
     summary = result.summary()
     assert (summary["truncated"], summary["accuracy"]) == (2, pytest.approx(1 / 3))
     assert run_truncation(store, result.run_id, 64)["truncated"] == summary["truncated"]
+
+
+def test_a_reply_two_datasets_share_counts_in_each_run_for_its_own_questions_only(store, tmp_path):
+    """Datasets ``toy`` and ``toy2`` hold the same question texts, so one request is one reply (its cache key is
+    the prompt): toy2's run asks nothing and links toy's stored replies, each of which then has a ``TO`` edge to a
+    question of each dataset. Every reader of a run's replies used to follow every ``TO`` edge, so each run read
+    four rows for its two questions: the run stored ``completed = 4``, its accuracy's standard error was taken over
+    four, its ANSWERED edges went to the other dataset's questions too (overwriting their runId), and the sample
+    list, export, truncation count and primary answers held both datasets. Each run now reads its own dataset's
+    questions only."""
+    load_toy(store, tmp_path)
+    again = tmp_path / "toy2.jsonl"
+    again.write_text(TOY_ITEMS)
+    items.write_items(store, items.read_items_jsonl(again, "toy2", "toy", items.framework_concepts(store, "toy")))
+    with FakeEndpoint(answer="\\boxed{5}") as fake:  # right on q2 only
+        backend = OpenAIBackend("m", base_url=fake.base_url, concurrency=2, retries=1, max_wait=0.05)
+        runs = {d: answers.evaluate(store, backend, d, Sampling(max_tokens=8), limit=2) for d in ("toy", "toy2")}
+        assert fake.requests == 2 and runs["toy2"].generated == 0  # the shared request is asked once
+    own = {d: {f"{d}:q1", f"{d}:q2"} for d in runs}
+    for dataset, result in runs.items():
+        run_id = result.run_id
+        for query in ("run_responses", "run_samples", "run_export", "reasoning_scores"):
+            assert sorted(store.frame(query, {"runId": run_id})["questionId"]) == sorted(own[dataset]), query
+        assert list(store.frame("run_finish_reasons", {"runId": run_id})["questions"]) == [1, 1]
+        run = store.nodes("Run", [run_id]).iloc[0]
+        assert (run["completed"], run["correct"], run["accuracy"]) == (2, 1, 0.5)
+        assert run["accuracyStderr"] == pytest.approx(0.5)  # sqrt(.5 * .5 / (2 - 1)), over its two questions
+        edges = store.frame("run_links", {"runId": run_id})
+        assert set(edges["toId"]) == own[dataset]
+    primary = store.frame("primary_answers", {"learners": ["model:m"], "evaluator": "answers"})
+    assert {(r.runId, r.questionId) for r in primary.itertuples()} == {
+        (runs[d].run_id, q) for d in runs for q in own[d]}
+    detail = store.frame("response_detail", {"responseId": runs["toy"].responses["responseId"].iloc[0]})
+    assert {(r.runId, r.questionId) for r in detail.itertuples()} == {(runs["toy"].run_id, "toy:q1"),
+                                                                     (runs["toy2"].run_id, "toy2:q1")}

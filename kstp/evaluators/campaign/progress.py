@@ -18,6 +18,7 @@ import json
 import pandas as pd
 
 from kstp.evaluators.campaign.plan import Cell, Plan
+from kstp.evaluators.campaign.runner import cell_hash
 from kstp.graph.manage import HEADLINE, list_runs
 from kstp.graph.store import GraphStore
 from kstp.inference.runs import model_learner_id
@@ -26,7 +27,7 @@ __all__ = ["cell_run", "campaign_status", "campaign_report", "STATUS_COLUMNS"]
 
 #: The columns of :func:`campaign_status`.
 STATUS_COLUMNS = ("evaluator", "model", "dataset", "seed", "tag", "status", "done", "total", "tokens",
-                  "completionsPerS", "tokensPerS", "leftS", "runId")
+                  "completionsPerS", "tokensPerS", "leftS", "skip", "runId")
 
 
 def _matches(config: dict, match: dict) -> bool:
@@ -82,7 +83,9 @@ def campaign_status(store: GraphStore, plan: Plan) -> pd.DataFrame:
         counted them, save where its questions tell them: answers, dagmath and scaffolding runs),
         ``tokens`` the output tokens of its stored replies, ``completionsPerS`` and ``tokensPerS``
         the pace of its last finished session (a run in its first session: completions since it
-        started), ``leftS`` the seconds left at that pace (0 when done; blank without a pace).
+        started), ``leftS`` the seconds left at that pace (0 when done; blank without a pace), ``skip`` whether
+        the run finished with the cell's command as it is now (its ``campaignCell``, :func:`~kstp.evaluators.
+        campaign.runner.cell_hash`): ``kstp campaign run`` skips such a cell as finished.
     """
     cache: dict = {}
     rows = []
@@ -91,11 +94,12 @@ def campaign_status(store: GraphStore, plan: Plan) -> pd.DataFrame:
         named = {"evaluator": cell.kind, "model": cell.model, "dataset": cell.dataset, "seed": cell.seed,
                  "tag": cell.tag}
         if run is None:
-            rows.append({**named, "status": "not started", "done": 0})
+            rows.append({**named, "status": "not started", "done": 0, "skip": False})
             continue
         node = store.nodes("Run", [run["runId"]]).iloc[0]
-        # one row per reply: a reply two datasets share (the same prompt, one cache key) is a row per question
-        samples = store.frame("run_samples", {"runId": run["runId"]}).drop_duplicates("responseId")
+        # a row per question and sample of the run's own dataset, as its total counts them (a reply another
+        # dataset's question shares is not among them); tokens are counted once per reply
+        samples = store.frame("run_samples", {"runId": run["runId"]})
         done = len(samples) if pd.isna(run["done"]) else int(run["done"])
         done = max(done, len(samples))
         total = _planned(store, cell, json.loads(run["config"]) if run["config"] else {}) \
@@ -106,9 +110,11 @@ def campaign_status(store: GraphStore, plan: Plan) -> pd.DataFrame:
         left = 0.0 if total is not None and done >= total and run["status"] == "finished" else \
             round((total - done) / rate, 1) if total is not None and rate else None
         rows.append({**named, "status": run["status"], "done": done, "total": total,
-                     "tokens": int(pd.to_numeric(samples["tokensOut"], errors="coerce").fillna(0).sum())
-                     if len(samples) else 0,
-                     "completionsPerS": rate, "tokensPerS": tokens_rate, "leftS": left, "runId": run["runId"]})
+                     "tokens": int(pd.to_numeric(samples.drop_duplicates("responseId")["tokensOut"],
+                                                 errors="coerce").fillna(0).sum()) if len(samples) else 0,
+                     "completionsPerS": rate, "tokensPerS": tokens_rate, "leftS": left,
+                     "skip": run["status"] == "finished" and node.get("campaignCell") == cell_hash(cell),
+                     "runId": run["runId"]})
     table = pd.DataFrame(rows, columns=list(STATUS_COLUMNS))
     return table.astype({"seed": "Int64", "done": "Int64", "total": "Int64", "tokens": "Int64"})
 

@@ -6,6 +6,12 @@ had stored, and a campaign run again asks only what is left. A process per cell 
 what the cell held (a vLLM or transformers model's GPU memory, a local llama.cpp server)
 before the next starts, and a cell that fails, or crashes, leaves the others to run.
 
+A cell whose run finished with the same command is not started again (:func:`finished_cells`, one process
+for the whole plan): its command would ask nothing, but it would start its backend first (a vLLM or transformers
+model's load). The campaign passes each cell its command's hash (:func:`cell_hash`, in
+:data:`~kstp.settings.CAMPAIGN_CELL_ENV`) and the run records it when it finishes; any change to the cell's
+command (a limit, a strategy, a prompt) runs it again.
+
 The cell runs in a session of its own, so a Ctrl-C at the terminal reaches the campaign
 only, which passes one SIGINT on to the cell (a second signal would cut the cell's own
 storing short); a SIGTERM to the campaign does the same; a campaign killed with SIGKILL
@@ -16,6 +22,7 @@ the campaign holds it only between cells.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import signal
@@ -28,8 +35,9 @@ from pathlib import Path
 
 from kstp.evaluators.campaign.plan import Cell
 from kstp.inference.children import die_with_parent
+from kstp.settings import CAMPAIGN_CELL_ENV
 
-__all__ = ["CellOutcome", "run_cell", "GRACE_S"]
+__all__ = ["CellOutcome", "run_cell", "cell_hash", "finished_cells", "GRACE_S"]
 
 #: Seconds an interrupted cell has to store what arrived and write its logs before it is killed.
 GRACE_S = 120.0
@@ -69,11 +77,47 @@ def _command(graph: str | None, cell: Cell) -> list[str]:
     return [sys.executable, "-m", "kstp.cli.main", *(["--graph", graph] if graph else []), *cell.argv, "--json"]
 
 
-def _environment() -> dict:
-    """This kstp first on the cell's path: every cell runs the code the campaign runs."""
+def cell_hash(cell: Cell) -> str:
+    """The SHA-256 of ``cell``'s command (its argv, without ``--graph`` and ``--json``): what its run records as
+    ``campaignCell`` when it finishes.
+
+    Examples
+    --------
+    >>> a = Cell("answers", "m", "toy", 42, None, ("evaluate", "answers", "--limit", "2"), {})
+    >>> cell_hash(a) == cell_hash(Cell("answers", "m", "toy", 42, None, a.argv, {"other": 1}))
+    True
+    >>> cell_hash(a) == cell_hash(Cell("answers", "m", "toy", 42, None, (*a.argv[:3], "3"), {}))
+    False
+    """
+    return hashlib.sha256(json.dumps(list(cell.argv)).encode()).hexdigest()
+
+
+def _environment(cell: Cell | None = None) -> dict:
+    """This kstp first on the cell's path: every cell runs the code the campaign runs (and, for a cell, its
+    command's hash, which its run records when it finishes)."""
     root = str(Path(__file__).resolve().parents[3])
     path = os.environ.get("PYTHONPATH")
-    return {**os.environ, "PYTHONPATH": root + (os.pathsep + path if path else "")}
+    cell_env = {CAMPAIGN_CELL_ENV: cell_hash(cell)} if cell is not None else {}
+    return {**os.environ, "PYTHONPATH": root + (os.pathsep + path if path else ""), **cell_env}
+
+
+def finished_cells(plan: Path, graph: str | None) -> tuple[dict[int, str], str | None]:
+    """The cells of the campaign file ``plan`` whose run finished with the cell's command (``kstp campaign
+    status``'s ``skip``), by their index in the plan, each with its run id; read in one process (the campaign
+    keeps no graph, numpy or thread of its own while its cells run), with the reason where it could not be read
+    (then no cell is skipped)."""
+    command = [sys.executable, "-m", "kstp.cli.main", *(["--graph", graph] if graph else []), "campaign", "status",
+               str(plan), "--json"]
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, env=_environment(), stdin=subprocess.DEVNULL,
+                              timeout=600)
+        rows = json.loads(done.stdout) if done.returncode == 0 else None
+    except (OSError, subprocess.TimeoutExpired, ValueError) as exc:
+        return {}, str(exc)
+    if not isinstance(rows, list):
+        lines = done.stderr.strip().splitlines()
+        return {}, lines[-1] if lines else f"kstp campaign status exited {done.returncode}"
+    return {i: row["runId"] for i, row in enumerate(rows) if row.get("skip")}, None
 
 
 class _Follower:
@@ -144,7 +188,7 @@ def run_cell(cell: Cell, graph: str | None, echo: Callable[[str], None] = lambda
         out_path, err_path = Path(folder) / "stdout", Path(folder) / "stderr"
         with open(out_path, "w") as out, open(err_path, "w") as err:
             process = subprocess.Popen(_command(graph, cell), stdout=out, stderr=err, stdin=subprocess.DEVNULL,
-                                       env=_environment(), start_new_session=True, preexec_fn=die_with_parent)
+                                       env=_environment(cell), start_new_session=True, preexec_fn=die_with_parent)
         follower = _Follower(err_path, echo)
         try:
             follower.wait(process)

@@ -7,5 +7,6 @@
 MATCH (l:Learner)-[:GAVE]->(r:Response)-[:IN_RUN]->(run:Run)
 WHERE l.id IN $learners AND run.evaluator = $evaluator AND r.sampleIndex = 0 AND r.correct IS NOT NULL
 MATCH (r)-[:TO]->(q:Question)
+WHERE run.dataset IS NULL OR q.dataset = run.dataset
 RETURN l.id AS learnerId, q.id AS questionId, run.id AS runId, run.startedAt AS startedAt, r.correct AS correct
 ORDER BY learnerId, questionId, startedAt DESC, runId DESC

@@ -4,8 +4,11 @@
 // Every sample of a run, whatever its evaluator, with what its grade and its method's
 // figures say (answers, next-step, RQEval, DAG-MATH): the sample list of kstp explore's
 // run page, in question and sample order (a next-step sample has no question: first, by id).
+MATCH (run:Run {id: $runId})
+WITH coalesce(run.dataset, '') AS dataset
 MATCH (r:Response)-[:IN_RUN]->(:Run {id: $runId})
 OPTIONAL MATCH (r)-[:TO]->(q:Question)
+WHERE dataset = '' OR q.dataset = dataset
 WITH r, q, coalesce(q.id, '') AS byQuestion
 RETURN r.id AS responseId, q.id AS questionId, q.localId AS localId, r.sampleIndex AS sampleIndex,
        r.extracted AS extracted, r.correct AS correct, r.verdict AS verdict, r.error AS error,

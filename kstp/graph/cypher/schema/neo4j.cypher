@@ -59,3 +59,5 @@ CREATE VECTOR INDEX question_embedding IF NOT EXISTS FOR (n:Question) ON n.embed
 // (kstp evaluate psr; a model answers several datasets, so its Learner node keeps none).
 // Adaptive assessment (issue 46), no DDL needed: Run {learner (the assessed learner's id), assessment (the path,
 // state, fringes and prediction, JSON), asked (questions asked), predictedAccuracy (over all questions)}.
+// A campaign's finished cells (issue 45), no DDL needed: Run {campaignCell (the SHA-256 of the cell's command that
+// finished the run; kstp campaign run skips the cell while its command is the same)}.
