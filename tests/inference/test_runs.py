@@ -147,7 +147,8 @@ def _generate(store, backend, questions, progress=None, grading=None, **options)
     run_id, _ = open_run(store, spec, new_run=True)
     store.write_nodes("Learner", pd.DataFrame([{"id": "model:m", "kind": "model", "localId": "m"}]))
     prompts = {f"toy:{q}": [{"role": "user", "content": q}] for q in questions}
-    store.write_nodes("Question", pd.DataFrame({"id": list(prompts)}))  # past q8, questions of their own
+    # past q8, questions of their own, in the run's dataset: a run reads its replies to its dataset's questions
+    store.write_nodes("Question", pd.DataFrame({"id": list(prompts), "dataset": "toy"}))
     grading = grading or Grading(graders.same_text, {p: ("\\boxed{5}",) for p in prompts})
     result = generate_and_store(store, backend, run_id, "model:m", prompts, Sampling(max_tokens=8), grading,
                                 progress=progress, **options)
