@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import csv
+import functools
 import io
 import json
 import math
@@ -106,8 +107,14 @@ def _question_links(ids: list[str], root: str, names: dict[str, str]) -> Markup:
     has hundreds of prerequisites and dependants, and a macro call each was half the static export's time."""
     if not ids:
         return Markup("-")
-    return Markup("".join(f'<a href="{escape(root)}question/{escape(slug(q))}.html">{escape(names.get(q, q))}</a> '
-                          for q in ids))
+    return Markup("".join([_question_link(root, q, names.get(q, q)) for q in ids]))
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _question_link(root: str, question: str, name: str) -> str:
+    """One link of :func:`_question_links`, made once: an export writes each of XES3G5M's links hundreds of times
+    (2.5 M links on 4,118 question pages, two thirds of its time when each was escaped again)."""
+    return f'<a href="{escape(root)}question/{escape(slug(question))}.html">{escape(name)}</a> '
 
 
 def render(env: Environment, template: str, root: str, static: bool, **context: Any) -> str:

@@ -216,19 +216,26 @@ def _pooled(eq: np.ndarray, numerator: np.ndarray, denominator: np.ndarray, free
     return np.where(free, rate, fixed)
 
 
-def _slope_base(k: np.ndarray, beta: np.ndarray, eta: np.ndarray,
-                log_prior: np.ndarray | float) -> tuple[np.ndarray, np.ndarray]:
+def _slope_base(k: np.ndarray, beta: np.ndarray, eta: np.ndarray, log_prior: np.ndarray | float,
+                not_k: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """log P(R | K) = R . slope_K + base_K: the gain of each correct answer (states, items) and the log
-    probability of all answers wrong plus ``log_prior`` (states,)."""
-    lb, l1b, le, l1e = np.log(np.maximum(np.stack([beta, 1 - beta, eta, 1 - eta]), 1e-300))
-    return k * (l1b - lb) + (1 - k) * (le - l1e), k @ lb + (1 - k) @ l1e + log_prior
+    probability of all answers wrong plus ``log_prior`` (states,). ``not_k`` is ``1 - k`` where the caller
+    keeps it (an EM step: the same values, not made again each step)."""
+    rates = np.empty((4, len(beta)))
+    rates[0], rates[2] = beta, eta
+    np.subtract(1, beta, out=rates[1])
+    np.subtract(1, eta, out=rates[3])
+    lb, l1b, le, l1e = np.log(np.maximum(rates, 1e-300, out=rates), out=rates)
+    not_k = 1 - k if not_k is None else not_k
+    return k * (l1b - lb) + not_k * (le - l1e), k @ lb + not_k @ l1e + log_prior
 
 
 def _log_p_r_given_k(r: np.ndarray, k: np.ndarray, beta: np.ndarray, eta: np.ndarray,
-                     impossible: np.ndarray | None, log_prior: np.ndarray | float = 0.0) -> np.ndarray:
+                     impossible: np.ndarray | None, log_prior: np.ndarray | float = 0.0,
+                     not_k: np.ndarray | None = None) -> np.ndarray:
     """log P(R | K) + ``log_prior``, (patterns, states), as one matrix product; -inf where a
     fixed zero rules it out. ``r`` and ``k`` are the patterns and states as float arrays."""
-    slope, base = _slope_base(k, beta, eta, log_prior)
+    slope, base = _slope_base(k, beta, eta, log_prior, not_k)
     out = r @ slope.T
     out += base
     if impossible is not None:
@@ -406,6 +413,7 @@ def fit_blim(states, patterns, counts, items=None, method: str = "ML", *, p_k=No
     # MDML's mass lies on the admitted (pattern, state) pairs only, a few per pattern (481 of 143,592 on
     # frcsub's 372 states): its E step runs on those pairs, not on the (patterns, states) matrix.
     pairs = _Pairs(r, k, admitted, impossible) if em and md else None
+    not_k = 1 - k
     iterations, max_diff = 0, 2 * tol
     with np.errstate(invalid="ignore", divide="ignore"):
         while max_diff > tol and iterations < max_iter and (em or iterations == 0):
@@ -414,7 +422,7 @@ def fit_blim(states, patterns, counts, items=None, method: str = "ML", *, p_k=No
                 mass, correct_total, correct_in = pairs.e_step(beta, eta, p_k, counts)
             else:
                 if em:  # in place: this (patterns, states) matrix is the whole cost of a step
-                    m = _log_p_r_given_k(r, k, beta, eta, impossible, np.log(p_k))
+                    m = _log_p_r_given_k(r, k, beta, eta, impossible, np.log(p_k), not_k)
                     np.exp(m, out=m)  # P(R | K) pi_K
                 else:
                     m = admitted.astype(np.float64)

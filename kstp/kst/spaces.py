@@ -510,20 +510,21 @@ class KnowledgeSpace:
             return [frozenset()] * n
         steps = int(20 * m * (1 + np.log2(m))) if steps is None else steps
         out = []
+        above, below, bits = self.above, self.below, [1 << k for k in range(m)]
         for _ in range(n):
-            mask = 0
+            mask, inside = 0, [False] * m  # inside[k]: bit k of mask, read without shifting an m-bit int
             for start in range(0, steps, _SAMPLE_CHUNK):
                 size = min(_SAMPLE_CHUNK, steps - start)
                 picks = rng.integers(0, m, size=size)
-                coins = rng.random(size) < 0.5
-                for k, coin in zip(picks.tolist(), coins.tolist(), strict=True):
-                    if coin:
-                        continue  # lazy: stay put half the time (aperiodic)
-                    if mask >> k & 1:
-                        if not mask & self.above[k]:
-                            mask &= ~(1 << k)
-                    elif mask & self.below[k] == self.below[k]:
-                        mask |= 1 << k
+                coins = rng.random(size) < 0.5  # lazy: stay put half the time (aperiodic)
+                for k in picks[~coins].tolist():
+                    if inside[k]:
+                        if not mask & above[k]:
+                            mask ^= bits[k]
+                            inside[k] = False
+                    elif mask & below[k] == below[k]:
+                        mask |= bits[k]
+                        inside[k] = True
             out.append(self._items(mask))
             if progress is not None:
                 progress(len(out), n)
