@@ -54,9 +54,10 @@ class LearnerPages:
             raise UnknownIdError(f"unknown learner {learner!r}; learners are named <dataset>:<id>, e.g. "
                                  "frcsub:Subject001")
         answers = self.store.frame("learner_answers", {"learnerId": learner})
-        sections = [self._learner_in(learner, dataset, group)
+        record = _rows(found)[0]
+        sections = [self._learner_in(learner, dataset, group, record.get("kind"))
                     for dataset, group in answers.groupby("datasetId", sort=True)]
-        return {"learner": _rows(found)[0], "datasets": sections, "assessments": self._assessments(learner)}
+        return {"learner": record, "datasets": sections, "assessments": self._assessments(learner)}
 
     def _assessments(self, learner: str) -> list[dict]:
         """The learner's adaptive assessments (``kstp assess``), newest first: each one's record (the
@@ -67,7 +68,7 @@ class LearnerPages:
             rows.append({**{k: _plain(v) for k, v in row.items() if k != "assessment"}, "record": record})
         return rows
 
-    def _learner_in(self, learner: str, dataset: str, answers: pd.DataFrame) -> dict:
+    def _learner_in(self, learner: str, dataset: str, answers: pd.DataFrame, kind: str | None) -> dict:
         # The state, what it lacks and its fringes from the learner's answers and the dataset's stored relation,
         # read once per dataset: the queries of kstp kst fringe/check (knowledge_state, state_violations,
         # inner_fringe, outer_fringe, each fringe checking the state again) were about ten a learner.
@@ -106,7 +107,7 @@ class LearnerPages:
                 section["nextStepsError"] = str(exc)
             else:
                 if not section["nextSteps"]["fitted"]:
-                    section["nearestWhy"] = self._unfitted_why(dataset, learner, len(answers))
+                    section["nearestWhy"] = self._unfitted_why(dataset, learner, len(answers), kind)
         else:
             section["nextStepsError"] = (f"no BLIM fit on {dataset} (kstp fit blim), and its knowledge space is too "
                                          "large to match the answers to its nearest states")
@@ -124,13 +125,12 @@ class LearnerPages:
                                             broken=dict.fromkeys(breaks, "prerequisite answered wrong, question right"))
         return section
 
-    def _unfitted_why(self, dataset: str, learner: str, answered: int) -> str:
+    def _unfitted_why(self, dataset: str, learner: str, answered: int, kind: str | None) -> str:
         """Why a learner's next steps come from the nearest states rather than a BLIM fit: what is missing."""
         blim = self.blim(dataset)
         if blim is None:
             return f"No BLIM fit of {dataset} (kstp fit blim --dataset {dataset})"
         run, asked = blim["run"]["id"], len(self._questions(dataset))
-        kind = _rows(self.store.nodes("Learner", [learner]))[0].get("kind")
         if kind != "human":
             why = f"it assesses the human learners who answered all {asked} questions, and {learner} is a {kind}"
         elif answered < asked:
