@@ -73,7 +73,7 @@ def concepts(ctx, dataset, framework, model, backend, base_url, model_args, gen_
 
     \b
     Examples:
-      kstp annotate concepts --items frcsub --framework ccss --model smollm2 --backend local --limit 1
+      kstp annotate concepts --items frcsub --framework ccss --model smollm2 --backend local --limit 1 --retries 0
       kstp annotate concepts --items xes3g5m --framework ccss --model Qwen/Qwen2.5-7B-Instruct \\
           --base-url http://127.0.0.1:8000/v1 --out annotations.csv
     """
@@ -112,7 +112,7 @@ def evaluate(ctx, framework, model, backend, base_url, model_args, gen_kwargs, s
 
     \b
     Examples:
-      kstp annotate evaluate --framework ccss --model smollm2 --backend local --limit 1 \\
+      kstp annotate evaluate --framework ccss --model smollm2 --backend local --limit 1 --retries 0 \\
           --model-args context=8192
       kstp annotate evaluate --model gpt-4.1-mini --base-url https://api.openai.com/v1 --json
     """
