@@ -295,7 +295,9 @@ class Explorer(RunPages, ComparePages, QuestionPages, LearnerPages):
 
     def concept(self, concept: str, depth: int = 2) -> dict:
         """A concept, its prerequisite neighbourhood to ``depth`` edges each way (a layered DAG) and its questions."""
-        record = self._concept_rows(concept.split(":", 1)[0]).get(concept)
+        prefix = concept.split(":", 1)[0]  # read by framework only for one the graph has: a URL's prefix is anything
+        known = {f["framework"] for f in self.stats()["frameworks"]}
+        record = self._concept_rows(prefix).get(concept) if prefix in known else None
         if record is None:  # an id whose prefix is not its framework, or no concept
             found = self.store.nodes("Concept", [concept])
             if found.empty:

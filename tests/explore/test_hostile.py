@@ -56,7 +56,9 @@ def test_pages_answer_while_a_runaway_statement_runs_until_its_limit(explored):
         thread.join(60)
     assert still_running, f"the runaway statement ended before the other pages were asked: {pages}"
     assert all(status == 200 for _, status, _ in pages), pages
-    assert max(seconds for *_, seconds in pages) < 2.0, pages  # not queued behind it (4.5 s); 0.1 s when idle
+    # Not queued behind it: a page waiting for the statement would take the 4.5 s it had left. 0.1 s when idle; a
+    # cold page on Neo4j beside the statement's scan and the other worker's tests took up to 3 s on 2 cores.
+    assert max(seconds for *_, seconds in pages) < 4.0, pages
     status, html = outcome["page"]
     error = unescape(ERROR.search(html).group(1))
     assert status == 200 and error.startswith("the statement was stopped past the 6 s limit; narrow it"), error
