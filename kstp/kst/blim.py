@@ -221,11 +221,7 @@ def _slope_base(k: np.ndarray, beta: np.ndarray, eta: np.ndarray, log_prior: np.
     """log P(R | K) = R . slope_K + base_K: the gain of each correct answer (states, items) and the log
     probability of all answers wrong plus ``log_prior`` (states,). ``not_k`` is ``1 - k`` where the caller
     keeps it (an EM step: the same values, not made again each step)."""
-    rates = np.empty((4, len(beta)))
-    rates[0], rates[2] = beta, eta
-    np.subtract(1, beta, out=rates[1])
-    np.subtract(1, eta, out=rates[3])
-    lb, l1b, le, l1e = np.log(np.maximum(rates, 1e-300, out=rates), out=rates)
+    lb, l1b, le, l1e = np.log(np.maximum(np.stack([beta, 1 - beta, eta, 1 - eta]), 1e-300))
     not_k = 1 - k if not_k is None else not_k
     return k * (l1b - lb) + not_k * (le - l1e), k @ lb + not_k @ l1e + log_prior
 
