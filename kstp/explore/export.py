@@ -25,6 +25,8 @@ __all__ = ["export_site"]
 
 #: Rows that stand for "the whole table" in the export.
 _WHOLE = 10**9
+#: Learner pages whose rows are read together (:meth:`~kstp.explore.learners.LearnerPages.read_learners`).
+LEARNER_BATCH = 500
 
 
 def _pages(explorer: Explorer) -> Iterator[tuple[str, str, Callable[[], dict]]]:
@@ -59,8 +61,12 @@ def _pages(explorer: Explorer) -> Iterator[tuple[str, str, Callable[[], dict]]]:
         models = sorted(figures.loc[figures["kind"] == "model", "learnerId"])
         for a, b in ((a, b) for a in models for b in models if a < b):  # the pairs of models a learner page links
             yield compare_path(a, b), "compare.html", lambda a=a, b=b: {"page": explorer.compare(a, b)}
-    for lid in sorted(learners):
-        yield f"learner/{slug(lid)}.html", "learner.html", lambda lid=lid: {"page": explorer.learner(lid)}
+    ordered = sorted(learners)
+    for at in range(0, len(ordered), LEARNER_BATCH):
+        batch = ordered[at:at + LEARNER_BATCH]
+        explorer.read_learners(batch)  # three reads for the batch, not three a page
+        for lid in batch:
+            yield f"learner/{slug(lid)}.html", "learner.html", lambda lid=lid: {"page": explorer.learner(lid)}
     for run in overview["runs"]:
         rid = run["runId"]
         page = explorer.run(rid, size=_WHOLE)

@@ -105,6 +105,7 @@ class Explorer(RunPages, ComparePages, QuestionPages, LearnerPages):
         self.read_at = time.strftime("%H:%M:%S")
         self._cache: dict[tuple, Any] = {}
         self._recent: OrderedDict[tuple, Any] = OrderedDict()  # the last pages of a kind there are many of
+        self._ahead: dict[str, tuple] = {}  # LearnerPages.read_learners
 
     def _kept(self, key: tuple, compute: Callable[[], Any]) -> Any:
         with self._lock:
@@ -143,6 +144,7 @@ class Explorer(RunPages, ComparePages, QuestionPages, LearnerPages):
             self._stamp = self.store.stamp()
             self._cache.clear()
             self._recent.clear()
+            self._ahead.clear()
             self.read_at = time.strftime("%H:%M:%S")
             return True
 

@@ -41,7 +41,7 @@ RUN_CASES = [
     ("verified_question_concepts", {"dataset": "ds"}), ("reasoning_scores", {"runId": RUN}),
     ("primary_answers", {"learners": ["t:l1"], "evaluator": "answers"}), ("run_export", {"runId": RUN}),
     ("run_finish_reasons", {"runId": RUN}), ("assessment_run", {"runId": RUN}),
-    ("learner_assessments", {"learner": "t:l1"}),
+    ("learner_assessments", {"learner": "t:l1"}), ("learners_assessments", {"learners": ["t:l1", "t:l2"]}),
 ]
 CASES = PARITY_CASES + RUN_CASES
 

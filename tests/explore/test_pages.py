@@ -588,3 +588,17 @@ def test_the_learner_page_shows_an_adaptive_assessments_path(explored):
         _, run = get(url + f"run/{slug(done['runId'])}.html")
     asked = re.search(r'data-name="asked"><span class="fig" data-value="([^"]*)"', run).group(1)
     assert float(asked) == 3 and 'data-name="learner"' in run and "toy:ada" in run
+    # The export reads its learner pages in batches (Explorer.read_learners): each page equals the one read alone,
+    # the assessed learner, a human, the model and a learner the batch names twice among them.
+    from kstp.explore.pages import Explorer
+    from kstp.graph.factory import open_store
+
+    with open_store(graph, read_only=True) as store:
+        learners = sorted(r["learnerId"] for r in kstp_json(graph, "query", "dataset_learner_figures", "-p",
+                                                            "dataset=toy"))
+        alone = {learner: Explorer(store, graph).learner(learner) for learner in learners}
+        explorer = Explorer(store, graph)
+        explorer.read_learners([*learners, learners[0]])
+        assert {learner: explorer.learner(learner) for learner in learners} == alone
+    assert "toy:ada" in learners and alone["toy:ada"]["assessments"][0]["runId"] == done["runId"]
+    assert any(p["learner"]["kind"] == "model" for p in alone.values()) and len(learners) >= 5

@@ -340,6 +340,7 @@ PARITY_CASES = [
     # kstp explore's
     ("learner_kinds", {}), ("concept_questions", {"conceptId": "t:c1"}),
     ("dataset_learner_figures", {"dataset": "ds"}), ("learner_answers", {"learnerId": "t:l1"}),
+    ("learners_answers", {"learnerIds": ["t:l2", "t:l1", "t:none"]}),
     ("contradicted_prerequisites", {"dataset": "ds"}), ("run_samples", {"runId": "t:run"}),
     ("response_detail", {"responseId": "t:r1"}), ("response_steps", {"responseId": "t:r1"}),
 ]
@@ -353,7 +354,7 @@ RUN_QUERIES = {"runs_of", "responses_by_id", "run_responses", "run_finish_reason
                # need verified links and judge scores; test_parity_verified_links_and_reasoning_scores
                "verified_question_concepts", "reasoning_scores",
                # need assessment runs; test_parity_assessment_queries runs them on both engines
-               "assessment_run", "learner_assessments"}
+               "assessment_run", "learner_assessments", "learners_assessments"}
 
 
 def test_parity_cases_cover_every_registered_query():

@@ -692,8 +692,8 @@ def test_parity_blim_queries(store):
 
 #: The queries kstp explore added, checked by test_parity_explore_queries.
 EXPLORE_QUERIES = {"learner_kinds", "concept_questions", "dataset_learner_figures", "learner_answers",
-                   "contradicted_prerequisites", "run_samples", "response_detail", "response_steps",
-                   "question_answer_counts"}
+                   "learners_answers", "contradicted_prerequisites", "run_samples", "response_detail",
+                   "response_steps", "question_answer_counts"}
 RUN_QUERIES |= EXPLORE_QUERIES
 
 
@@ -762,6 +762,15 @@ def test_parity_explore_queries(store, seed):
         assert {(r.questionId, bool(r.correct)) for r in got.itertuples()} == set(given.items())
         assert got["questionId"].tolist() == sorted(given, key=questions.index)
         assert set(got["runId"].dropna()) == ({"run"} if learner == "model:m" else set())
+    several = ["model:m", *sorted(answers)[1:5], "nobody", sorted(answers)[1]]  # an unknown id, a repeated one
+    got = store.frame("learners_answers", {"learnerIds": several})
+    assert got["learnerId"].tolist() == sorted(
+        learner for learner in set(several) for _ in (answers.get(learner, {}) if learner != "model:m" else asked))
+    for learner, rows in got.groupby("learnerId"):
+        given = answers.get(learner) or {q: i % 2 == 0 for i, q in enumerate(asked)}
+        assert rows["questionId"].tolist() == sorted(given, key=questions.index)
+        assert [bool(c) for c in rows["correct"]] == [given[q] for q in rows["questionId"]]
+        assert set(rows["runId"].dropna()) == ({"run"} if learner == "model:m" else set())
     got = store.frame("contradicted_prerequisites", {"dataset": DATASET})
     want = sorted(((a, b) for (a, b), flag in flags.items() if flag), key=lambda p: (-figures[p][3], p))
     assert list(zip(got["fromId"], got["toId"], strict=True)) == want
@@ -819,7 +828,7 @@ def test_parity_run_export(store):
 
 
 #: Adaptive assessments (issue 46), checked by test_parity_assessment_queries.
-RUN_QUERIES |= {"assessment_run", "learner_assessments"}
+RUN_QUERIES |= {"assessment_run", "learner_assessments", "learners_assessments"}
 
 
 def test_parity_assessment_queries(store):
@@ -834,12 +843,15 @@ def test_parity_assessment_queries(store):
     runs.append({**runs[0], "id": "blim:gen:x", "evaluator": "blim"})
     store.write_nodes("Run", pd.DataFrame(runs).astype(object))
     assess = [r for r in runs if r["evaluator"] == "assess"]
+    together = store.run("learners_assessments", {"learners": ["gen:l1", "gen:none", "gen:l0"]})
     for learner in ("gen:l0", "gen:l1", "gen:none"):
         got = store.run("learner_assessments", {"learner": learner})
         want = sorted(sorted((r for r in assess if r["learner"] == learner), key=lambda r: r["id"]),
                       key=lambda r: r["startedAt"], reverse=True)  # newest first, then by run id
         assert [(r["runId"], r["asked"], r["status"], r["assessment"], r["startedAt"]) for r in got] == \
             [(r["id"], r["asked"], r["status"], r["assessment"], r["startedAt"]) for r in want]
+        assert [{k: v for k, v in r.items() if k != "learner"} for r in together if r["learner"] == learner] == got
+    assert [r["learner"] for r in together] == sorted(r["learner"] for r in assess)  # by learner
     for r in runs:
         got = store.run("assessment_run", {"runId": r["id"]})
         if r["evaluator"] != "assess":
