@@ -574,7 +574,7 @@ def evaluate(store: GraphStore, backend: Backend, dataset: str, sampling: Sampli
     # Appendix B: a question without a concept is neither a target nor an exemplar
     pool = pool[pool["text"].notna() & pool["answer"].notna() & pool["questionId"].isin(set(concepts))] \
         .reset_index(drop=True)
-    edges = list(store.frame("question_prerequisite_edges", {"dataset": dataset})[["fromId", "toId"]]
+    edges = list(store.frame("question_prerequisite_edges", {"dataset": dataset}, categorical=True)[["fromId", "toId"]]
                  .itertuples(index=False, name=None))
     targets = common_subset(pool["questionId"].tolist(), concepts, edges, k)
     if limit is not None:

@@ -121,7 +121,8 @@ class QuestionPages:
         prerequisites), ``counts`` (per question ``{kind: (answered, correct)}``), ``samples`` (per question the
         samples of the dataset's runs, each with its run), ``local`` (local ids) and ``concepts`` (each question's)."""
         def compute() -> dict:
-            edges = self.store.frame("question_prerequisite_edges", {"dataset": dataset})
+            # a bulk read: on Neo4j 1.2 M rows (XES3G5M) take 3 s as one record of lists, 25 s as records
+            edges = self.store.frame("question_prerequisite_edges", {"dataset": dataset}, categorical=True)
             pre: dict[str, set[str]] = {}
             for a, b in zip(edges["fromId"], edges["toId"], strict=True):
                 pre.setdefault(b, set()).add(a)

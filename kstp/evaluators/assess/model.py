@@ -124,7 +124,7 @@ class AssessmentModel:
 
 
 def _pairs(store: GraphStore, dataset: str, items: list[str]) -> np.ndarray:
-    edges = store.frame("question_prerequisite_edges", {"dataset": dataset})
+    edges = store.frame("question_prerequisite_edges", {"dataset": dataset}, categorical=True)  # a bulk read
     index = {q: j for j, q in enumerate(items)}
     rows = [(index[p], index[q]) for p, q in zip(edges["fromId"], edges["toId"], strict=True)
             if p in index and q in index]
@@ -192,7 +192,7 @@ def load_model(store: GraphStore | None, dataset: str | None, structure: str | P
                     "careless": careless, "guess": guess}
         return AssessmentModel(dataset, items, beta, eta, states, p, None, _pairs(store, dataset, items), texts, golds,
                                source, identity)
-    edges = store.frame("question_prerequisite_edges", {"dataset": dataset})
+    edges = store.frame("question_prerequisite_edges", {"dataset": dataset}, categorical=True)  # a bulk read
     if edges.empty:
         raise KstpError(f"dataset {dataset!r} has no derived question prerequisites to assess on; derive them first "
                         f"(kstp derive question-prerequisites --dataset {dataset})")
