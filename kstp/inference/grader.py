@@ -11,6 +11,8 @@ raises is recorded the same way (its error named) and the run goes on.
 
 A grading function is a module-level function (the child imports it by name)
 ``function(*item) -> dict`` of Response properties; its items are pickled to the child.
+The child imports from the folders the parent does (:func:`_child_env`), so a function of a
+module the parent found outside its Python's own folders is found there whatever the working folder.
 The child ignores Ctrl-C (the run's process decides what an interruption keeps) and
 dies with its parent, even one killed with SIGKILL.
 """
@@ -54,6 +56,22 @@ def not_gradable(why: str) -> dict:
     return {"verdict": f"{NOT_GRADABLE}: {why}", "correct": False}
 
 
+def _child_env() -> dict[str, str]:
+    """The environment of a grading child: the parent's, with the folders on the parent's ``sys.path`` that are not
+    its Python's own (a project's, the working folder it started in) first on ``PYTHONPATH``.
+
+    ``python -m`` puts the child's working folder on its path, not the parent's path: a grading function of a
+    module the parent imported from its project folder would not be found by a child started while the working
+    folder is elsewhere (a grading run inside a ``kstp`` command called from another folder).
+    """
+    own = tuple(os.path.realpath(p) for p in {sys.prefix, sys.base_prefix, sys.exec_prefix})
+    folders = [os.path.realpath(p or os.curdir) for p in sys.path]
+    extra = [p for p in dict.fromkeys(folders)
+             if os.path.isdir(p) and not any(p == o or p.startswith(o + os.sep) for o in own)]
+    current = os.environ.get("PYTHONPATH")
+    return {**os.environ, "PYTHONPATH": os.pathsep.join([*extra, *([current] if current else [])])}
+
+
 class Grader:
     """A grading child process, started on first use and again after a reply it could not finish.
 
@@ -74,7 +92,7 @@ class Grader:
         if self._child is None or self._child.poll() is not None:
             self._child = subprocess.Popen(
                 [sys.executable, "-m", "kstp.inference.grader"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                bufsize=0, preexec_fn=die_with_parent if sys.platform.startswith("linux") else None)
+                bufsize=0, env=_child_env(), preexec_fn=die_with_parent if sys.platform.startswith("linux") else None)
         return self._child
 
     def _kill(self) -> None:

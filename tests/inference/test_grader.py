@@ -38,3 +38,23 @@ def test_the_time_limit_is_per_reply_and_the_child_is_reused_otherwise():
         assert grader.cpu_seconds() > 0
     finally:
         grader.close()
+
+
+def test_a_grading_function_of_the_callers_folder_is_found_from_any_working_folder(tmp_path, monkeypatch):
+    """The child imports from the parent's path, not only from its working folder: a grading module of the caller's
+    project, imported by the parent from there, is graded with while the working folder is elsewhere."""
+    project, elsewhere = tmp_path / "project", tmp_path / "elsewhere"
+    project.mkdir()
+    elsewhere.mkdir()
+    (project / "my_grading.py").write_text("def exact(completion, gold):\n"
+                                           "    return {'verdict': 'mine', 'correct': completion.text == gold}\n")
+    monkeypatch.syspath_prepend(str(project))
+    monkeypatch.chdir(elsewhere)
+    import my_grading
+
+    grader = Grader(timeout=5)
+    try:
+        assert grader.grade(my_grading.exact, _replies("\\boxed{5}", "5")) == [{"verdict": "mine", "correct": True},
+                                                                               {"verdict": "mine", "correct": False}]
+    finally:
+        grader.close()
