@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 
 from kstp.errors import KstpError
 from kstp.graph.store import GraphStore
@@ -123,8 +124,8 @@ class AssessmentModel:
         return [q for q, inside in zip(self.items, np.asarray(mask, bool), strict=True) if inside]
 
 
-def _pairs(store: GraphStore, dataset: str, items: list[str]) -> np.ndarray:
-    edges = store.frame("question_prerequisite_edges", {"dataset": dataset}, categorical=True)  # a bulk read
+def _pairs(edges: pd.DataFrame, items: list[str]) -> np.ndarray:
+    """The rows of ``question_prerequisite_edges`` between ``items`` as (prerequisite, question) index pairs."""
     index = {q: j for j, q in enumerate(items)}
     rows = [(index[p], index[q]) for p, q in zip(edges["fromId"], edges["toId"], strict=True)
             if p in index and q in index]
@@ -190,7 +191,8 @@ def load_model(store: GraphStore | None, dataset: str | None, structure: str | P
         source = f"BLIM fit {fit['runId']}: {len(states)} states, {'fitted' if prior == 'fit' else 'uniform'} prior"
         identity = {"dataset": dataset, "structure": "fit", "fit": fit["runId"], "prior": prior,
                     "careless": careless, "guess": guess}
-        return AssessmentModel(dataset, items, beta, eta, states, p, None, _pairs(store, dataset, items), texts, golds,
+        edges = store.frame("question_prerequisite_edges", {"dataset": dataset}, categorical=True)  # a bulk read
+        return AssessmentModel(dataset, items, beta, eta, states, p, None, _pairs(edges, items), texts, golds,
                                source, identity)
     edges = store.frame("question_prerequisite_edges", {"dataset": dataset}, categorical=True)  # a bulk read
     if edges.empty:
@@ -211,7 +213,7 @@ def load_model(store: GraphStore | None, dataset: str | None, structure: str | P
               f"{len(space.classes):,} classes), {rates}")
     identity = {"dataset": dataset, "structure": "surmise", "relation": len(edges), "careless": careless,
                 "guess": guess, "rates": rates}
-    return AssessmentModel(dataset, items, beta, eta, None, None, space, _pairs(store, dataset, items), texts, golds,
+    return AssessmentModel(dataset, items, beta, eta, None, None, space, _pairs(edges, items), texts, golds,
                            source, identity)
 
 
