@@ -131,7 +131,28 @@ def main(quick: bool = False) -> dict:
     print_table(["fit", "states", "patterns", "iterations", "kstp s", "pks s", "pks/kstp"], rows)
     for problem in problems:
         print(f"MISMATCH {problem}")
-    return {"records": records, "problems": problems, "source": source}
+    return {"records": records, "problems": problems, "source": source, "bootstrap": _bootstrap(quick)}
+
+
+def _bootstrap(quick: bool) -> dict:
+    """``bootstrap_p``'s ML refits side by side against the same refits one ``fit_blim`` at a time (the
+    baseline), on probability's knowledge space (58 states), the same draws; G2 checked equal to 1e-9."""
+    from kstp.kst.blim_gof import _refit_ml, simulate_counts
+
+    dataset, kind, responses, q, states = next(i for i in _inputs() if i[:2] == ("probability_pks", "space"))
+    patterns, counts, _ = response_patterns(responses.to_numpy())
+    fit = fit_blim(states, patterns, counts, list(q.index), "ML")
+    rng = np.random.default_rng(1)
+    samples = [simulate_counts(fit, rng) for _ in range(10 if quick else 100)]
+    banner(f"BLIM parametric bootstrap: {len(samples)} ML refits, {dataset} {kind} ({len(states)} states)")
+    one, one_s, _ = timed(lambda: [fit_blim(states, p, c, list(q.index), "ML", standard_errors=False).g2
+                                   for p, c in samples])
+    batch, batch_s, _ = timed(lambda: _refit_ml(fit, samples))
+    equal = bool(np.allclose(one, batch[0], rtol=1e-9, atol=0))
+    print_table(["refits", "steps", "one at a time s", "side by side s", "ratio", "G2 equal"],
+                [[str(len(samples)), str(int(batch[3].sum())), fmt_s(one_s), fmt_s(batch_s),
+                  fmt_ratio(one_s / batch_s), "yes" if equal else "NO"]])
+    return {"refits": len(samples), "one_s": one_s, "batch_s": batch_s, "equal": equal}
 
 
 def summary(r: dict) -> str:
@@ -139,9 +160,12 @@ def summary(r: dict) -> str:
     ratios = [rec["ratio"] for rec in r["records"] if np.isfinite(rec["ratio"])]
     slowest = max(r["records"], key=lambda rec: rec["kstp_s"])
     agree = "NO" if r["problems"] else "yes"
+    boot = r["bootstrap"]
     return (f"blim: {len(r['records'])} fits, G2 and iterations equal to pks: {agree}; pks/kstp "
             f"{min(ratios):.1f}x-{max(ratios):.1f}x ({r['source']}); slowest kstp fit {slowest['fit']} "
-            f"{fmt_s(slowest['kstp_s'])} s")
+            f"{fmt_s(slowest['kstp_s'])} s; bootstrap: refits side by side "
+            f"{fmt_ratio(boot['one_s'] / boot['batch_s'])} "
+            f"the speed of one at a time, G2 equal: {'yes' if boot['equal'] else 'NO'}")
 
 
 if __name__ == "__main__":

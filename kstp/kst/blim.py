@@ -210,8 +210,8 @@ class BlimFit:
 def _pooled(eq: np.ndarray, numerator: np.ndarray, denominator: np.ndarray, free: np.ndarray,
             fixed: np.ndarray) -> np.ndarray:
     """pks's M step for one kind of rate: pooled within equality classes, kept in [eps, 1 - eps],
-    fixed values reset."""
-    rate = (eq @ numerator) / (eq @ denominator)
+    fixed values reset. ``numerator`` and ``denominator`` are (items,), or (fits, items) for many fits."""
+    rate = (eq @ numerator.T).T / (eq @ denominator.T).T
     rate = np.clip(np.where(np.isnan(rate), _EPS, rate), _EPS, 1 - _EPS)
     return np.where(free, rate, fixed)
 
@@ -237,6 +237,17 @@ def _log_p_r_given_k(r: np.ndarray, k: np.ndarray, beta: np.ndarray, eta: np.nda
     if impossible is not None:
         out[impossible] = -np.inf
     return out
+
+
+def _likelihood_g2(log_prk: np.ndarray, p_k: np.ndarray, counts: np.ndarray, padded: bool) -> tuple[float, float]:
+    """log L and G^2 of a fit from log P(R | K) (patterns, states), pi (states,) and the counts (patterns,);
+    without zero padding P(R) is renormalised over the observed patterns (pks)."""
+    p_r = np.exp(log_prk) @ p_k
+    if not padded and p_r.sum() < 1:
+        p_r = p_r / p_r.sum()
+    seen = counts > 0
+    log_likelihood = float((np.log(p_r[seen]) * counts[seen]).sum())
+    return log_likelihood, float(2 * (counts[seen] * np.log(counts[seen] / (counts.sum() * p_r[seen]))).sum())
 
 
 def _distances(patterns: np.ndarray, states: np.ndarray, beta_fix: np.ndarray,
@@ -435,12 +446,7 @@ def fit_blim(states, patterns, counts, items=None, method: str = "ML", *, p_k=No
 
     padded = n_items <= zeropad
     log_prk = _log_p_r_given_k(r, k, beta, eta, impossible)
-    p_r = np.exp(log_prk) @ p_k
-    if not padded and p_r.sum() < 1:
-        p_r = p_r / p_r.sum()
-    seen = counts > 0
-    log_likelihood = float((np.log(p_r[seen]) * counts[seen]).sum())
-    g2 = float(2 * (counts[seen] * np.log(counts[seen] / (n * p_r[seen]))).sum())
+    log_likelihood, g2 = _likelihood_g2(log_prk, p_k, counts, padded)
     n_parameters = int(n_states - 1 + np.linalg.matrix_rank(beta_eq) - (~np.isnan(beta_fix)).sum()
                        + np.linalg.matrix_rank(eta_eq) - (~np.isnan(eta_fix)).sum())
     cells = 2 ** n_items - 1 if padded else len(patterns)

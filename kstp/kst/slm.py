@@ -25,6 +25,7 @@ from kstp.kst.blim import (
     _EPS,
     BlimError,
     _em_inputs,
+    _likelihood_g2,
     _log_p_r_given_k,
     _nearest_states,
     _pooled,
@@ -175,12 +176,7 @@ def fit_slm(states, patterns, counts, items=None, method: str = "ML", *, beta=No
 
     p_k = slm_state_probabilities(states, g)
     padded = n_items <= zeropad
-    p_r = np.exp(_log_p_r_given_k(r, k, beta, eta, impossible)) @ p_k
-    if not padded and p_r.sum() < 1:
-        p_r = p_r / p_r.sum()
-    seen = counts > 0
-    log_likelihood = float((np.log(p_r[seen]) * counts[seen]).sum())
-    g2 = float(2 * (counts[seen] * np.log(counts[seen] / (n * p_r[seen]))).sum())
+    log_likelihood, g2 = _likelihood_g2(_log_p_r_given_k(r, k, beta, eta, impossible), p_k, counts, padded)
     n_parameters = int(np.linalg.matrix_rank(beta_eq) - (~free_beta).sum() + np.linalg.matrix_rank(eta_eq)
                        - (~free_eta).sum() + n_items)
     df = int(min(2**n_items - 1 if padded else len(patterns), n) - n_parameters)

@@ -199,6 +199,36 @@ def test_bootstrap_p_within_monte_carlo_error_of_pks(data_root, pks):
     assert abs(p - ref["p"]) <= 3 * error
 
 
+@pytest.mark.parametrize("constrained", [False, True], ids=["free", "fixed-and-equal"])
+def test_bootstrap_refits_side_by_side_equal_fit_blim_one_at_a_time(data_root, constrained):
+    """bootstrap_p's ML refits run in batches (blim_gof._refit_ml): each equals fit_blim on the same draw, step
+    for step (the same number of EM steps) and to 1e-12 in G2 and the rates; the constrained case has a
+    fixed zero guess rate (pairs ruled out), a fixed careless rate and an equality class."""
+    responses, q = _data(data_root, "probability_pks")
+    patterns, counts, _ = response_patterns(responses.to_numpy())
+    n = len(q)
+    options = {}
+    if constrained:
+        options = {"beta_fix": np.r_[0.05, np.full(n - 1, np.nan)], "eta_fix": np.r_[np.full(6, np.nan), 0.0,
+                                                                                     np.full(n - 7, np.nan)],
+                   "beta_equal": [[1, 2, 3]]}
+    fit = fit_blim(_space(q), patterns, counts, list(q.index), "ML", **options)
+    rng = np.random.default_rng(3)
+    samples = [blim_gof.simulate_counts(fit, rng) for _ in range(6)]
+    blim_gof._BATCH_CELLS, cells = 3 * max(len(p) for p, _ in samples) * len(fit.states), blim_gof._BATCH_CELLS
+    try:  # batches of three: a second batch, and refits leaving a batch at different steps
+        g2, beta, eta, iterations = blim_gof._refit_ml(fit, samples)
+    finally:
+        blim_gof._BATCH_CELLS = cells
+    for b, (p, c) in enumerate(samples):
+        one = fit_blim(fit.states, p, c, fit.items, "ML", standard_errors=False, **options)
+        assert iterations[b] == one.iterations and len(set(iterations)) > 1
+        assert g2[b] == pytest.approx(one.g2, rel=1e-12)
+        assert np.abs(beta[b] - one.beta).max() < 1e-12 and np.abs(eta[b] - one.eta).max() < 1e-12
+    if constrained:
+        assert (beta[:, 0] == 0.05).all() and (eta[:, 6] == 0).all() and (beta[:, 1] == beta[:, 3]).all()
+
+
 def test_covering_states_equal_the_definition_on_random_families():
     """Proper supersets of K with no state strictly between, by the definition, over all pairs."""
     rng = np.random.default_rng(7)
