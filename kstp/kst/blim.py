@@ -216,12 +216,18 @@ def _pooled(eq: np.ndarray, numerator: np.ndarray, denominator: np.ndarray, free
     return np.where(free, rate, fixed)
 
 
+def _log_rates(beta: np.ndarray, eta: np.ndarray) -> np.ndarray:
+    """log beta, log(1 - beta), log eta, log(1 - eta), stacked on a first axis of 4 (a rate of 0 gives -690, not
+    -inf); ``beta`` and ``eta`` are (items,), or (fits, items) for many fits."""
+    return np.log(np.maximum(np.stack([beta, 1 - beta, eta, 1 - eta]), 1e-300))
+
+
 def _slope_base(k: np.ndarray, beta: np.ndarray, eta: np.ndarray, log_prior: np.ndarray | float,
                 not_k: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """log P(R | K) = R . slope_K + base_K: the gain of each correct answer (states, items) and the log
     probability of all answers wrong plus ``log_prior`` (states,). ``not_k`` is ``1 - k`` where the caller
     keeps it (an EM step: the same values, not made again each step)."""
-    lb, l1b, le, l1e = np.log(np.maximum(np.stack([beta, 1 - beta, eta, 1 - eta]), 1e-300))
+    lb, l1b, le, l1e = _log_rates(beta, eta)
     not_k = 1 - k if not_k is None else not_k
     return k * (l1b - lb) + not_k * (le - l1e), k @ lb + not_k @ l1e + log_prior
 

@@ -25,6 +25,7 @@ from kstp.kst.blim import (
     _groups,
     _likelihood_g2,
     _log_p_r_given_k,
+    _log_rates,
     _pooled,
     fit_blim,
     pattern_probabilities,
@@ -200,7 +201,7 @@ def _refit_ml(fit: BlimFit, samples: list[tuple[np.ndarray, np.ndarray]],
         ones = np.ones(n_states)
         with np.errstate(invalid="ignore", divide="ignore"):
             while len(index):
-                lb, l1b, le, l1e = np.log(np.maximum(np.stack([beta, 1 - beta, eta, 1 - eta]), 1e-300))
+                lb, l1b, le, l1e = _log_rates(beta, eta)
                 slope = np.empty((len(index), n_items + 1, n_states))  # (refits, items + base, states)
                 slope[:, :n_items] = k.T * (l1b - lb)[:, :, None] + not_k.T * (le - l1e)[:, :, None]
                 slope[:, n_items] = lb @ k.T + l1e @ not_k.T + np.log(p_k)

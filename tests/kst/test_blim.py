@@ -200,7 +200,7 @@ def test_bootstrap_p_within_monte_carlo_error_of_pks(data_root, pks):
 
 
 @pytest.mark.parametrize("constrained", [False, True], ids=["free", "fixed-and-equal"])
-def test_bootstrap_refits_side_by_side_equal_fit_blim_one_at_a_time(data_root, constrained):
+def test_bootstrap_refits_side_by_side_equal_fit_blim_one_at_a_time(data_root, constrained, monkeypatch):
     """bootstrap_p's ML refits run in batches (blim_gof._refit_ml): each equals fit_blim on the same draw, step
     for step (the same number of EM steps) and to 1e-12 in G2 and the rates; the constrained case has a
     fixed zero guess rate (pairs ruled out), a fixed careless rate and an equality class."""
@@ -215,11 +215,9 @@ def test_bootstrap_refits_side_by_side_equal_fit_blim_one_at_a_time(data_root, c
     fit = fit_blim(_space(q), patterns, counts, list(q.index), "ML", **options)
     rng = np.random.default_rng(3)
     samples = [blim_gof.simulate_counts(fit, rng) for _ in range(6)]
-    blim_gof._BATCH_CELLS, cells = 3 * max(len(p) for p, _ in samples) * len(fit.states), blim_gof._BATCH_CELLS
-    try:  # batches of three: a second batch, and refits leaving a batch at different steps
-        g2, beta, eta, iterations = blim_gof._refit_ml(fit, samples)
-    finally:
-        blim_gof._BATCH_CELLS = cells
+    # batches of three: a second batch, and refits leaving a batch at different steps
+    monkeypatch.setattr(blim_gof, "_BATCH_CELLS", 3 * max(len(p) for p, _ in samples) * len(fit.states))
+    g2, beta, eta, iterations = blim_gof._refit_ml(fit, samples)
     for b, (p, c) in enumerate(samples):
         one = fit_blim(fit.states, p, c, fit.items, "ML", standard_errors=False, **options)
         assert iterations[b] == one.iterations and len(set(iterations)) > 1
