@@ -39,7 +39,9 @@ gives them their label: readers see the new learners with all their answers, or 
 them. A kill leaves them hidden (``kstp db stats`` lists them under ``StagedLearner``, its
 counts of answers leave theirs out); the next unit writing the same ids takes them up,
 completes them and shows them. Changes to learners already in sight are written as they
-come, in the usual batches.
+come, in the usual batches. Two units at once may share new ids: the first to end shows
+them; the other looks nodes up hidden first (they move only from hidden to shown), and a
+twin it staged after the first showed the id is merged into the shown node at its end.
 
 Failures are one line each: a server that is down, a wrong port, a TLS URI
 (``neo4j+s://``, ``bolt+s://``) to a server without TLS and refused credentials are
@@ -327,6 +329,34 @@ def relationship_statements(rel: str, from_label: str, to_label: str, props: lis
     }
 
 
+def _show_statements(label: str) -> dict[str, Any]:
+    """The statements of the transaction that ends a unit of ``label``: they show its hidden nodes.
+
+    ``twins`` names the ids of ``$ids`` that are hidden and shown at once: another unit showed
+    the id after this one's diff read it as new, and this one then staged a node of its own.
+    ``merge`` (a list) gives each twin's relationships of every type the model joins to
+    ``label`` (merged, this unit's values last: a later write's win) and properties to
+    the shown node, then deletes the twin; ``show`` relabels the rest.
+    """
+    hidden = STAGED[label]
+    merge = []
+    for rel, spec in schema.rel_types().items():
+        for from_label, to_label in spec.endpoints:
+            for end, other, arrow in ((from_label, to_label, "-[r:{0}]->"), (to_label, from_label, "<-[r:{0}]-")):
+                if end == label:
+                    pattern = arrow.format(rel)
+                    merge.append(f"UNWIND $ids AS key MATCH (n:{hidden} {{id: key}}){pattern}(b:{other}) "
+                                 f"MATCH (s:{label} {{id: key}}) MERGE (s){pattern.replace('[r:', '[m:')}(b) "
+                                 "SET m = properties(r) RETURN count(*) AS n")
+    merge.append(f"UNWIND $ids AS key MATCH (n:{hidden} {{id: key}}) MATCH (s:{label} {{id: key}}) "
+                 "SET s += properties(n) DETACH DELETE n RETURN count(*) AS n")
+    return {"twins": f"UNWIND $ids AS key MATCH (n:{hidden} {{id: key}}) "
+                     f"WHERE EXISTS {{ MATCH (:{label} {{id: key}}) }} RETURN collect(key) AS twins",
+            "merge": merge,
+            "show": f"UNWIND $ids AS key MATCH (n:{hidden} {{id: key}}) SET n:{label} REMOVE n:{hidden} "
+                    "RETURN count(*) AS n"}
+
+
 class Neo4jStore(GraphStore):
     """A Neo4j 5 database at ``uri`` (``neo4j://``, ``bolt://``, ``neo4j+s://``...).
 
@@ -601,9 +631,17 @@ class Neo4jStore(GraphStore):
         ids, self._staged_ids = self._staged_ids, []
         if not commit or not ids:
             return  # left hidden: a later unit writing the same ids takes them up
-        label, hidden = self._unit_label, STAGED[self._unit_label]
-        text = f"UNWIND $ids AS key MATCH (n:{hidden} {{id: key}}) SET n:{label} REMOVE n:{hidden} RETURN count(*) AS n"
-        self._write(f"show {label}", lambda tx: _single(tx, text, {"ids": ids}, f"show {label}"))
+        label, name = self._unit_label, f"show {self._unit_label}"
+        statements = _show_statements(label)
+
+        def show(tx: neo4j.ManagedTransaction) -> None:
+            twins = _single(tx, statements["twins"], {"ids": ids}, name)["twins"]
+            if twins:  # shown by a concurrent unit after this one read them as new and staged its own
+                for text in statements["merge"]:
+                    _single(tx, text, {"ids": twins}, name)
+            _single(tx, statements["show"], {"ids": ids}, name)
+
+        self._write(name, show)
 
     def _staged(self) -> tuple[str, ...]:
         """The labels whose hidden nodes the statements of this moment also match (an open unit's)."""
@@ -621,8 +659,10 @@ class Neo4jStore(GraphStore):
         """
         codes, distinct = _codes(ids)
         found = np.full(len(distinct), -1, np.int64)
-        # In an open unit of the label, the ids not in sight are looked up among its hidden nodes.
-        for where in [label, *([STAGED[label]] if label == self._unit_label else [])]:
+        # In an open unit of the label its hidden nodes are looked up too, and first: another
+        # unit's end moves nodes from hidden to shown, never back, so a node that moves between
+        # the two reads is found by the second, where shown-then-hidden would miss it.
+        for where in [*([STAGED[label]] if label == self._unit_label else []), label]:
             missing = np.flatnonzero(found < 0)
             values = distinct[missing].tolist()
             for start in range(0, len(values), KEY_BATCH):

@@ -554,3 +554,47 @@ def test_a_concurrent_writers_relationships_are_merged_not_doubled(neo4j_store):
     neo4j_store.write_relationships("PREREQUISITE_OF", "Concept", "Concept", later, new=True)  # vouched, wrongly
     stored = neo4j_store.relationships("PREREQUISITE_OF", "Concept", "Concept")
     assert stored[["from_id", "to_id", "source"]].values.tolist() == later.values.tolist()
+
+
+@pytest.mark.parametrize("moment", ["existing Learner", "keys"])
+def test_a_learner_another_unit_shows_meanwhile_keeps_both_units_answers(neo4j_server, neo4j_store, moment):
+    """Neo4j alone: two ingests at once share a new learner. The first stages it, and its unit
+    ends (showing the learner) while the second is writing: after the second's diff read found
+    the id new (it then stages a twin, which its end merges into the shown node), or between its
+    two key reads of the answers' endpoints (hidden, then shown: nodes move only that way, so
+    the learner is found). The race of test_neo4j_faults' two concurrent ingests (which once
+    failed with "endpoint missing from the graph"), made deterministic: one shown learner with
+    both answers, nothing left hidden."""
+    neo4j_store.write_nodes("Dataset", _frame("id name source", ("ds", "Tiny set", "test")))
+    neo4j_store.write_nodes("Question", _frame("id dataset localId text answer answerType position",
+                                               ("t:q1", "ds", "q1", "one?", "1", "number", 1),
+                                               ("t:q2", "ds", "q2", "two?", "2", "number", 2)))
+    first, second = connect(neo4j_server), connect(neo4j_server)
+    try:
+        first_unit = first.unit("Learner")
+        first_unit.__enter__()
+        first.write_nodes("Learner", _frame("id kind dataset localId", ("t:l1", "human", "ds", "l1")))
+        first.write_relationships("ANSWERED", "Learner", "Question",
+                                  _frame("from_id to_id correct runId", ("t:l1", "t:q1", True, "a")), new=True)
+        ended = []
+        real = second._run_columnar
+
+        def run_columnar(text, params, columns, name, *args, **kwargs):
+            rows = real(text, params, columns, name, *args, **kwargs)
+            if name.startswith(moment) and "t:l1" in params.get("ids", ()) and not ended:
+                ended.append(name)
+                first_unit.__exit__(None, None, None)  # the first unit ends: t:l1 is shown
+            return rows
+
+        with mock.patch.object(second, "_run_columnar", run_columnar), second.unit("Learner"):
+            second.write_nodes("Learner", _frame("id kind dataset localId", ("t:l1", "model", "ds", "l1")))
+            second.write_relationships("ANSWERED", "Learner", "Question",
+                                       _frame("from_id to_id correct runId", ("t:l1", "t:q2", False, "b")), new=True)
+        assert ended  # the first unit ended at the moment named
+    finally:
+        first.close(), second.close()
+    answers = neo4j_store.relationships("ANSWERED", "Learner", "Question")
+    assert answers[["from_id", "to_id", "correct", "runId"]].sort_values("to_id").values.tolist() == [
+        ["t:l1", "t:q1", True, "a"], ["t:l1", "t:q2", False, "b"]]
+    assert neo4j_store.nodes("Learner")[["id", "kind"]].values.tolist() == [["t:l1", "model"]]  # the later write's
+    assert neo4j_store._execute("MATCH (n:StagedLearner) RETURN count(n) AS n", {})["n"].tolist() == [0]
