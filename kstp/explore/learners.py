@@ -100,21 +100,21 @@ class LearnerPages:
         state = sorted(set(answers.loc[right, "questionId"]))  # the knowledge_state query's
         wrong = set(answers.loc[~right, "questionId"])
         relation = self._kept(("relation", dataset), lambda: _Relation(self.question_index(dataset)))
-        missing = relation.violations(state)
-        violations = not missing.empty
-        missing["answered"] = missing["prerequisiteId"].isin(wrong)
-        missing = missing.sort_values(["answered", "questionId", "prerequisiteId"], ascending=[False, True, True],
-                                      kind="stable")  # answered wrongly first: the stronger evidence
-        contradicted = _rows(missing.head(MISSING_SHOWN))
+        missing = [{"questionId": q, "prerequisiteId": p, "answered": p in wrong}
+                   for q, p in relation.violations(state)]
+        violations = bool(missing)
+        answered = sum(row["answered"] for row in missing)
+        # answered wrongly first (the stronger evidence), each part in (question, prerequisite) order
+        contradicted = sorted(missing, key=lambda row: not row["answered"])[:MISSING_SHOWN]
         section: dict[str, Any] = {"dataset": dataset, "answers": _rows(answers), "state": state,
-                                   "isState": not violations, "contradicted": contradicted[:MISSING_SHOWN],
-                                   "missing": len(missing), "missingAnswered": int(missing["answered"].sum()),
-                                   "correct": int(answers["correct"].fillna(False).astype(bool).sum())}
+                                   "isState": not violations, "contradicted": contradicted,
+                                   "missing": len(missing), "missingAnswered": answered, "correct": int(right.sum())}
         if not violations:
             section["innerFringe"], section["outerFringe"] = relation.fringes(state)
         shown, source, _ = self.learner_psr(dataset)  # kstp evaluate psr's figures on this dataset
         if learner in shown.index:
-            section["psr"] = {k: _plain(shown.loc[learner, k]) for k in ("accuracy", "psrMicro", "psrMacro")}
+            figures = shown.loc[learner, ["accuracy", "psrMicro", "psrMacro"]]
+            section["psr"] = {k: _plain(v) for k, v in figures.items()}
             section["psrSource"] = source
         figures = self.learner_figures(dataset)
         section["models"] = [{"learnerId": m, "href": compare_path(learner, m)}  # the export's file names
@@ -145,7 +145,8 @@ class LearnerPages:
                 marks[q] = "outer"
             for q in section.get("innerFringe", []):
                 marks[q] = "inner"
-            section["drawing"] = _class_dag(space, local_names(questions), marks,
+            names = self._kept(("local names", dataset), lambda: local_names(questions))
+            section["drawing"] = _class_dag(space, names, marks,
                                             broken=dict.fromkeys(breaks, "prerequisite answered wrong, question right"))
         return section
 
@@ -176,11 +177,10 @@ class _Relation:
                 self.needed_by.setdefault(p, set()).add(q)
         self.questions = sorted(index["local"])
 
-    def violations(self, state: list[str]) -> pd.DataFrame:
-        """The ``state_violations`` rows of ``state``: each (question in it, prerequisite not in it) pair."""
+    def violations(self, state: list[str]) -> list[tuple[str, str]]:
+        """The ``state_violations`` rows of ``state``: each (question in it, prerequisite not in it) pair, sorted."""
         held = set(state)
-        pairs = sorted((q, p) for q in state for p in self.pre.get(q, ()) if p not in held)
-        return pd.DataFrame(pairs, columns=["questionId", "prerequisiteId"])
+        return sorted((q, p) for q in state for p in self.pre.get(q, ()) if p not in held)
 
     def fringes(self, state: list[str]) -> tuple[list[str], list[str]]:
         """The ``inner_fringe`` and ``outer_fringe`` of a knowledge state (Doignon & Falmagne 1999, Def. 4.1.6):

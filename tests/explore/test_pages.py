@@ -15,6 +15,7 @@ from urllib.parse import quote, urljoin
 
 import pytest
 
+from kstp.errors import UnknownIdError
 from kstp.explore.pages import slug, unslug
 from tests.explore.conftest import COMPLETION, MODEL, figures, get, keyed_row, kstp_json, populated, serving
 
@@ -602,3 +603,30 @@ def test_the_learner_page_shows_an_adaptive_assessments_path(explored):
         assert {learner: explorer.learner(learner) for learner in learners} == alone
     assert "toy:ada" in learners and alone["toy:ada"]["assessments"][0]["runId"] == done["runId"]
     assert any(p["learner"]["kind"] == "model" for p in alone.values()) and len(learners) >= 5
+
+
+def test_concept_pages_show_what_the_single_concept_reads_give(explored):
+    """A concept page takes its node, questions and neighbours from its framework's index (one concepts_questions
+    read for every page): each of the six toy concepts' pages equals the single reads it made before
+    (concept_questions, concept_ancestors, concept_descendants), and an unknown concept still names itself."""
+    from kstp.explore.pages import Explorer
+    from kstp.graph.factory import open_store
+
+    graph, _ = explored
+    concepts = [r["conceptId"] for r in kstp_json(graph, "query", "framework_concepts", "-p", "framework=toy")]
+    store = open_store(graph, read_only=True)
+    try:
+        explorer = Explorer(store, graph)
+        pages = {c: explorer.concept(c) for c in concepts}
+        with pytest.raises(UnknownIdError, match="unknown concept 'toy:nope'"):
+            explorer.concept("toy:nope")
+    finally:
+        store.close()
+    assert len(concepts) == 6 and sum(p["questionCount"] for p in pages.values()) > 0
+    for concept, page in pages.items():
+        assert page["concept"]["id"] == concept
+        questions = kstp_json(graph, "query", "concept_questions", "-p", f"conceptId={concept}")
+        assert [(q["questionId"], q["datasetId"]) for q in page["questions"]] == \
+            [(q["questionId"], q["datasetId"]) for q in questions]
+        for side, query in (("ancestors", "concept_ancestors"), ("descendants", "concept_descendants")):
+            assert page[side] == len(kstp_json(graph, "query", query, "-p", f"conceptId={concept}")), (concept, side)

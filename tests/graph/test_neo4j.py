@@ -339,6 +339,7 @@ PARITY_CASES = [
     ("correct_counts", {"learnerIds": ["t:l1", "t:l2", "t:l3"], "questionIds": K}),
     # kstp explore's
     ("learner_kinds", {}), ("concept_questions", {"conceptId": "t:c1"}),
+    ("concepts_questions", {"conceptIds": ["t:c4", "t:c1", "t:none"]}),
     ("dataset_learner_figures", {"dataset": "ds"}), ("learner_answers", {"learnerId": "t:l1"}),
     ("learners_answers", {"learnerIds": ["t:l2", "t:l1", "t:none"]}),
     ("contradicted_prerequisites", {"dataset": "ds"}), ("run_samples", {"runId": "t:run"}),

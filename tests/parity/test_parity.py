@@ -703,9 +703,9 @@ def test_parity_blim_queries(store):
 
 
 #: The queries kstp explore added, checked by test_parity_explore_queries.
-EXPLORE_QUERIES = {"learner_kinds", "concept_questions", "dataset_learner_figures", "learner_answers",
-                   "learners_answers", "contradicted_prerequisites", "run_samples", "response_detail",
-                   "response_steps", "question_answer_counts"}
+EXPLORE_QUERIES = {"learner_kinds", "concept_questions", "concepts_questions", "dataset_learner_figures",
+                   "learner_answers", "learners_answers", "contradicted_prerequisites", "run_samples",
+                   "response_detail", "response_steps", "question_answer_counts"}
 RUN_QUERIES |= EXPLORE_QUERIES
 
 
@@ -751,9 +751,13 @@ def test_parity_explore_queries(store, seed):
     kinds = store.frame("learner_kinds")
     assert dict(zip(kinds["kind"], kinds["learners"], strict=True)) == ref.count_by(
         ["human"] * len(answers) + ["model", "group"])
-    for concept in sorted({c for cs in qc.values() for c in cs})[:6]:
+    concepts = sorted({c for cs in qc.values() for c in cs})[:6]
+    for concept in concepts:
         got = store.frame("concept_questions", {"conceptId": concept})
         assert got[["questionId", "datasetId"]].values.tolist() == [[q, DATASET] for q in questions if concept in qc[q]]
+    got = store.frame("concepts_questions", {"conceptIds": [*concepts[::-1], "no such concept"]})
+    assert got[["conceptId", "questionId", "datasetId"]].values.tolist() == [
+        [c, q, DATASET] for c in concepts for q in questions if c in qc[q]]
     got = store.frame("dataset_learner_figures", {"dataset": DATASET}).set_index("learnerId")
     assert sorted(got.index) == sorted([*answers, "g", "model:m"])
     for learner, (acc, micro) in stored.items():
