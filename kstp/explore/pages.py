@@ -41,7 +41,7 @@ from kstp.explore.pictures import GRID_LIMIT, blim_pictures, expected_observed, 
 from kstp.explore.questions import QuestionPages
 from kstp.explore.readonly import AD_HOC_TIMEOUT_S
 from kstp.explore.runs import FILTERS, RUN_FIGURES, RunPages
-from kstp.explore.values import PAGE_SIZE, local_names, slug, unslug
+from kstp.explore.values import PAGE_SIZE, local_names, node_record, slug, unslug
 from kstp.explore.values import as_rows as _rows
 from kstp.explore.values import paged as _page
 from kstp.explore.values import plain as _plain
@@ -317,16 +317,9 @@ class Explorer(RunPages, ComparePages, QuestionPages, LearnerPages):
 
     def concept(self, concept: str, depth: int = 2) -> dict:
         """A concept, its prerequisite neighbourhood to ``depth`` edges each way (a layered DAG) and its questions."""
-        named_as = concept.split(":", 1)[0]  # a concept's id starts with its framework's
-        record = None
-        if any(f["framework"] == named_as for f in self.stats()["frameworks"]):
-            record = self._concept_index(named_as)["rows"].get(concept)
-        if record is None:
-            found = self.store.nodes("Concept", [concept])
-            if found.empty:
-                raise UnknownIdError(f"unknown concept {concept!r}; concepts are named <framework>:<id>, e.g. "
-                                     "ccss:142")
-            record = _rows(found)[0]
+        frameworks = {f["framework"] for f in self.stats()["frameworks"]}
+        record = node_record(self.store, "Concept", concept, frameworks, lambda f: self._concept_index(f)["rows"],
+                             "<framework>:<id>, e.g. ccss:142")
         framework = record["framework"]
         index = self._concept_index(framework)
         rows, up, down = index["rows"], index["up"], index["down"]

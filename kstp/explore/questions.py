@@ -17,9 +17,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from kstp.errors import UnknownIdError
 from kstp.explore.values import as_rows as _rows
-from kstp.explore.values import human_share
+from kstp.explore.values import human_share, node_record
 from kstp.explore.values import plain as _plain
 
 if TYPE_CHECKING:
@@ -164,17 +163,10 @@ class QuestionPages:
         """
         from kstp.inference.grading.choices import CHOICES, option_texts, split_options
 
-        named_as = question_id.split(":", 1)[0]  # a question's id starts with its dataset's
-        record = None
-        if any(row["datasetId"] == named_as for row in self.stats()["datasets"]):
-            record = self.question_index(named_as)["records"].get(question_id)
-        if record is None:
-            found = self.store.nodes("Question", [question_id])
-            if found.empty:
-                raise UnknownIdError(f"unknown question {question_id!r}; questions are named <dataset>:<id>, e.g. "
-                                     "frcsub:Item06")
-            record = {k: v for k, v in _rows(found)[0].items() if k != "embedding"}
-        dataset = record.get("dataset") or named_as
+        datasets = {row["datasetId"] for row in self.stats()["datasets"]}
+        record = node_record(self.store, "Question", question_id, datasets, lambda d: self.question_index(d)["records"],
+                             "<dataset>:<id>, e.g. frcsub:Item06")
+        dataset = record.get("dataset") or question_id.split(":", 1)[0]
         self._dataset_row(dataset)
         index = self.question_index(dataset)
         texts = option_texts(record.get("text") or "")  # the option lines a grader reads, lettered

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import hashlib
 import math
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -19,7 +20,11 @@ import pandas as pd
 from kstp.errors import UnknownIdError
 from kstp.graph.store import records
 
-__all__ = ["slug", "unslug", "plain", "as_rows", "paged", "local_names", "human_share", "PAGE_SIZE", "SLUG_BYTES"]
+if TYPE_CHECKING:
+    from kstp.graph.store import GraphStore
+
+__all__ = ["slug", "unslug", "plain", "as_rows", "paged", "local_names", "human_share", "node_record", "PAGE_SIZE",
+           "SLUG_BYTES"]
 
 #: Rows per page of a table.
 PAGE_SIZE = 50
@@ -134,3 +139,24 @@ def human_share(counts: dict[str, tuple[int, int]]) -> tuple[int, int, float | N
     """
     answered, right = counts.get("human", (0, 0))
     return answered, right, right / answered if answered else None
+
+
+def node_record(store: GraphStore, label: str, ident: str, owners: set[str], kept: Callable[[str], dict],
+                named: str) -> dict[str, Any]:
+    """The properties of the ``label`` node ``ident`` (an ``embedding`` left out): from ``kept(owner)`` (a kept
+    index's records, by id) where the id's prefix names one of ``owners`` (its dataset or framework), else read.
+
+    Raises
+    ------
+    UnknownIdError
+        When no ``label`` node has the id; the message says how ids are ``named`` (``<dataset>:<id>, e.g. ...``).
+    """
+    owner = ident.split(":", 1)[0]  # an id starts with its owner's
+    record = kept(owner).get(ident) if owner in owners else None
+    if record is None:
+        found = store.nodes(label, [ident])
+        if found.empty:
+            noun = label.lower()
+            raise UnknownIdError(f"unknown {noun} {ident!r}; {noun}s are named {named}")
+        record = as_rows(found)[0]
+    return {k: v for k, v in record.items() if k != "embedding"}
