@@ -12,16 +12,13 @@ from __future__ import annotations
 import hashlib
 import math
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from kstp.errors import UnknownIdError
-from kstp.graph.store import records
-
-if TYPE_CHECKING:
-    from kstp.graph.store import GraphStore
+from kstp.graph.store import GraphStore, records
 
 __all__ = ["slug", "unslug", "plain", "as_rows", "paged", "local_names", "human_share", "node_record", "PAGE_SIZE",
            "SLUG_BYTES"]
