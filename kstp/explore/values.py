@@ -3,7 +3,8 @@
 An id becomes one :func:`slug` (the same text is a page's address on the server and its file
 name in the static export); a DataFrame's cells become JSON-ready Python values
 (:func:`plain`, :func:`as_rows`); a long table is shown a page at a time (:func:`paged`); a
-dataset's questions by local id (:func:`local_names`) and a question's human share right (:func:`human_share`).
+dataset's questions by local id (:func:`local_names`), a question's human share right (:func:`human_share`) and a
+page's node, from a kept index or the graph (:func:`node_record`).
 Depends on nothing of the explorer, so pages, drawings and the app all read from here.
 """
 
