@@ -22,7 +22,6 @@ from kstp.explore.compare import compare_path
 from kstp.explore.drawings import DRAW_LIMIT, broken_pairs
 from kstp.explore.drawings import class_dag as _class_dag
 from kstp.explore.values import as_rows as _rows
-from kstp.explore.values import local_names
 from kstp.explore.values import plain as _plain
 
 if TYPE_CHECKING:
@@ -113,8 +112,8 @@ class LearnerPages:
             section["innerFringe"], section["outerFringe"] = relation.fringes(state)
         shown, source, _ = self.learner_psr(dataset)  # kstp evaluate psr's figures on this dataset
         if learner in shown.index:
-            figures = shown.loc[learner, ["accuracy", "psrMicro", "psrMacro"]]
-            section["psr"] = {k: _plain(v) for k, v in figures.items()}
+            psr = shown.loc[learner, ["accuracy", "psrMicro", "psrMacro"]]
+            section["psr"] = {k: _plain(v) for k, v in psr.items()}
             section["psrSource"] = source
         figures = self.learner_figures(dataset)
         section["models"] = [{"learnerId": m, "href": compare_path(learner, m)}  # the export's file names
@@ -139,14 +138,12 @@ class LearnerPages:
         section["broken"] = [list(pair) for pair in breaks]
         space = self.space(dataset)
         if space is not None and len(space.classes) <= DRAW_LIMIT:
-            questions = self._questions(dataset)
             marks = {q: "correct" for q in state} | {q: "wrong" for q in wrong}
             for q in section.get("outerFringe", []):
                 marks[q] = "outer"
             for q in section.get("innerFringe", []):
                 marks[q] = "inner"
-            names = self._kept(("local names", dataset), lambda: local_names(questions))
-            section["drawing"] = _class_dag(space, names, marks,
+            section["drawing"] = _class_dag(space, self.question_index(dataset)["local"], marks,
                                             broken=dict.fromkeys(breaks, "prerequisite answered wrong, question right"))
         return section
 

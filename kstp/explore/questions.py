@@ -18,7 +18,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from kstp.explore.values import as_rows as _rows
-from kstp.explore.values import human_share, node_record
+from kstp.explore.values import human_share, local_names, node_record
 from kstp.explore.values import plain as _plain
 
 if TYPE_CHECKING:
@@ -139,8 +139,7 @@ class QuestionPages:
                                                                           "model": run.get("model"),
                                                                           "evaluator": run.get("evaluator")})
             questions = self._questions(dataset)
-            local = dict(zip(questions["questionId"], questions["localId"].fillna(questions["questionId"]),
-                             strict=True))
+            local = local_names(questions)
             concepts = {r["id"]: r["concepts"] for r in self._qmatrix(dataset)}
             # every question node and concept once: two reads a page were most of a static export's time
             records = {r["id"]: {k: v for k, v in r.items() if k != "embedding"}
