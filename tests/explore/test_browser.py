@@ -127,7 +127,7 @@ def _atom(name: str) -> str:
 def attributes(scope, css: str, *names: str) -> list[tuple]:
     """``get_attribute(name)`` of each element ``scope.find_elements(By.CSS_SELECTOR, css)`` finds (``scope``: the
     driver, or an element), for each of ``names``, in one round trip to the browser: the same script Selenium
-    runs, which takes one an element and attribute (5,700 of them were 40 % of the walk-through's time)."""
+    runs, which takes one an element and attribute (5,740 of them took 26 s of the walk-through's 143 s)."""
     driver, root = (scope, None) if hasattr(scope, "execute_script") else (scope.parent, scope)
     return [tuple(row) for row in driver.execute_script(
         f"const get = ({_atom('getAttribute')});"
