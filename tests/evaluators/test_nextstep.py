@@ -245,6 +245,21 @@ def test_holm_by_hand_on_distinct_p_values():
     assert contrasts["pHolm"].tolist() == pytest.approx([3 * 2 / 64, 3 * 2 / 64, 1.0])
 
 
+def test_holm_equals_statsmodels_with_ties_and_nan_in_any_order():
+    from kstp.evaluators.nextstep.statistics import holm
+
+    # By hand: sorted 0.01 x 3, 0.03 x 2, 0.04 x 1 = 0.03, 0.06, 0.04; running maximum 0.03, 0.06, 0.06.
+    assert holm([0.04, 0.01, 0.03]).tolist() == pytest.approx([0.06, 0.03, 0.06])
+    assert holm([0.6, 0.5]).tolist() == [1.0, 1.0] and holm([]).tolist() == []
+    rng = np.random.default_rng(7)
+    for trial in range(300):
+        p = rng.random(int(rng.integers(1, 10))) * (0.05, 1.0, 3.0)[trial % 3]
+        p[int(rng.integers(len(p)))] = p[0]  # a tie
+        if trial % 5 == 0:
+            p[int(rng.integers(len(p)))] = np.nan
+        assert holm(p) == pytest.approx(multipletests(p, method="holm")[1], nan_ok=True)
+
+
 def test_a_subset_of_conditions_contrasts_neighbours_present():
     contrasts = ns.aggregate(scored_frame({"P2": EXACT["P2"], "P0": EXACT["P0"]}), resamples=200, flips=200).contrasts
     assert contrasts["contrast"].tolist() == ["P2-P0"] * 3 and contrasts["difference"].iloc[0] == pytest.approx(3 / 6)

@@ -8,8 +8,8 @@ over its conditions; condition contrasts of exact-set accuracy, recall and F1 ar
 paired over states; 95% percentile intervals from ``scipy.stats.bootstrap`` over
 states, two-sided sign-flip tests (``scipy.stats.permutation_test``,
 ``permutation_type='samples'``), Holm adjustment over the adjacent contrasts of each
-measure (``statsmodels``). Agreement between presentations and the per-domain figures
-are also pooled over models and conditions.
+measure (:func:`holm`, as ``statsmodels``' ``multipletests(method="holm")``). Agreement
+between presentations and the per-domain figures are also pooled over models and conditions.
 
 References
 ----------
@@ -29,7 +29,7 @@ import pandas as pd
 from kstp.evaluators.nextstep.prompts import CONDITIONS
 from kstp.evaluators.nextstep.scoring import METRICS, agreement
 
-__all__ = ["aggregate", "NextstepReport"]
+__all__ = ["aggregate", "holm", "NextstepReport"]
 
 
 @dataclass
@@ -55,6 +55,32 @@ class NextstepReport:
 CONTRAST_METRICS = ("exact", "recall", "f1")
 #: Metrics with a 95% bootstrap interval in the condition table (Figure 1: exact and macro F1).
 INTERVAL_METRICS = ("exact", "f1")
+
+
+def holm(p_values) -> np.ndarray:
+    """Holm's step-down adjusted p-values (Holm 1979), in the order given.
+
+    The i-th smallest of m p-values is multiplied by m - i + 1 (i from 1), the running maximum
+    taken in that order and capped at 1: the values ``statsmodels.stats.multitest.multipletests(p,
+    method="holm")[1]`` returns (tests/evaluators/test_nextstep.py checks them against it). Not that
+    function itself: it runs ``gc.collect()`` at every call, 60 ms in a fresh interpreter and more
+    in a process that holds a large heap (a report called it once per measure).
+
+    Parameters
+    ----------
+    p_values : sequence of float, shape (m,)
+        A NaN sorts last and makes every adjusted value after it NaN, as in statsmodels.
+
+    Returns
+    -------
+    numpy.ndarray of float, shape (m,)
+    """
+    p = np.asarray(p_values, dtype=float)
+    order = np.argsort(p)
+    adjusted = np.minimum(np.maximum.accumulate(p[order] * np.arange(len(p), 0, -1)), 1.0)
+    out = np.empty_like(adjusted)
+    out[order] = adjusted
+    return out
 
 
 def _expanded(frame: pd.DataFrame, column: str) -> np.ndarray:
@@ -164,7 +190,6 @@ def aggregate(scored: pd.DataFrame, seed: int = 0, resamples: int = 10_000, flip
     >>> aggregate(cells, resamples=100, flips=100).conditions[["condition", "exact"]].values.tolist()
     [['P0', 0.5], ['P1', 1.0], ['all', 0.75]]
     """
-    from statsmodels.stats.multitest import multipletests
     answered = scored[scored["validity"] != "missing"]
     cells = _state_means(answered, [])
     conditions = [c for c in CONDITIONS if c in set(cells["condition"])]
@@ -187,7 +212,7 @@ def aggregate(scored: pd.DataFrame, seed: int = 0, resamples: int = 10_000, flip
                            "difference": float(diff.mean()) if len(diff) else float("nan"),
                            "low": low, "high": high, "p": _sign_flip(diff, seed, flips)})
         if family:
-            adjusted = multipletests([row["p"] for row in family], method="holm")[1]
+            adjusted = holm([row["p"] for row in family])
             contrasts += [{**row, "pHolm": float(q)} for row, q in zip(family, adjusted, strict=True)]
     contrasts = pd.DataFrame(contrasts, columns=["metric", "contrast", "states", "difference", "low", "high", "p",
                                                  "pHolm"])
