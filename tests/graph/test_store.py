@@ -210,3 +210,32 @@ def test_write_relationships_compares_with_exactly_the_stored_rows_of_its_from_n
     assert store.write_relationships("ANSWERED", "Learner", "Question", rows) == \
         WriteReport(created=1, updated=changed, unchanged=len(rows) - 1 - changed)
     assert len(store.relationships("ANSWERED", "Learner", "Question")) == 1201
+
+
+def test_ladybug_buffer_pool_is_capped_and_chosen_by_the_environment(tmp_path, monkeypatch):
+    """Every database the embedded store opens gets :func:`buffer_pool_size`: 80 % of the machine's memory (the
+    engine's own default) up to 8 GiB, or ``$KSTP_LADYBUG_BUFFER_POOL``; a value that is no size is one line."""
+    import os
+
+    import ladybug
+    from click.testing import CliRunner
+
+    from kstp.cli.main import cli
+    from kstp.graph.ladybug import LadybugStore
+
+    sizes, real = [], ladybug.Database
+    monkeypatch.setattr(ladybug, "Database", lambda *args, **options: sizes.append(options["buffer_pool_size"])
+                        or real(*args, **options))  # the engine's own constructor, its argument recorded
+    monkeypatch.delenv("KSTP_LADYBUG_BUFFER_POOL", raising=False)
+    with LadybugStore(tmp_path / "graph") as graph:
+        graph.ensure_schema()
+    memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    assert sizes == [min(int(memory * 0.8), 8 << 30)]
+    for text, size in (("1536m", 1536 << 20), ("2g", 2 << 30), ("3GiB", 3 << 30)):
+        monkeypatch.setenv("KSTP_LADYBUG_BUFFER_POOL", text)
+        with LadybugStore(tmp_path / "graph", read_only=True):
+            assert sizes[-1] == size
+    monkeypatch.setenv("KSTP_LADYBUG_BUFFER_POOL", "lots")
+    result = CliRunner().invoke(cli, ["--graph", f"ladybug:{tmp_path / 'graph'}", "db", "stats"])
+    assert (result.exit_code, result.stderr) == (1, "Error: KSTP_LADYBUG_BUFFER_POOL='lots' is no size: give one "
+                                                    "such as 4g or 1536m\n")
