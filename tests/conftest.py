@@ -23,6 +23,7 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -97,20 +98,71 @@ def _slow(durations: dict[str, float], item, parity_seen: set) -> bool:
     return durations.get(item.nodeid, 0.0) > FAST_LIMIT
 
 
-def _longest_files_first(items, durations: dict[str, float]) -> None:
-    """Order the test files by their summed time in ``durations``, longest first, each file's tests in their order.
+def uses_the_neo4j_server(item) -> bool:
+    """Whether ``item`` empties and fills the run's Neo4j server (:func:`neo4j_server`); a throw-away server of
+    its own (``own_server``) does not count."""
+    params = getattr(getattr(item, "callspec", None), "params", {})
+    return params.get("engine") == "neo4j" or "neo4j_server" in item.fixturenames
 
-    ``make test`` hands whole files to its two workers in this order (``--dist loadfile
-    --no-loadscope-reorder``), each worker taking the next file when it runs out: with the long files first,
-    the run ends on short ones, and one worker does not run the browser walk-through alone while the other
-    waits (longest processing time first, Graham 1969). A file the durations do not list (new) goes last.
+
+def _longest_files_first(items, durations: dict[str, float]) -> None:
+    """Order the test files by their summed time in ``durations``, longest first, each file's tests in their order;
+    the tests of the Neo4j server (:func:`uses_the_neo4j_server`) before all others, in that order too.
+
+    ``make test`` hands its two workers the Neo4j server's tests as one unit and the other tests file by file
+    in this order (``--dist loadgroup --no-loadscope-reorder``, :class:`_Neo4jGroup`), each worker taking the
+    next file when it runs out: with the long units first, the run ends on short ones, and one worker does not
+    run the every-example test alone while the other waits (longest processing time first, Graham 1969). A
+    file the durations do not list (new) goes last.
     """
     seconds: dict[str, float] = {}
     for item in items:
         name = item.nodeid.split("::")[0]
         seconds[name] = seconds.get(name, 0.0) + durations.get(item.nodeid, 0.0)
     rank = {name: at for at, name in enumerate(sorted(seconds, key=lambda name: -seconds[name]))}
-    items.sort(key=lambda item: rank[item.nodeid.split("::")[0]])  # stable: a file's own order kept
+    # stable: a file's own order kept
+    items.sort(key=lambda item: (not uses_the_neo4j_server(item), rank[item.nodeid.split("::")[0]]))
+
+
+class _Neo4jGroup:
+    """``--dist loadgroup`` (``make test``): every test of the Neo4j server in one worker, the others file by file.
+
+    Each test empties the server's database, so two workers cannot share one server; with a server each, the
+    second one's start and its JIT warm-up (C2 compiles a third of a server's CPU time, and a worker's first
+    Neo4j-heavy test ran 3.5x slower than warm) were paid twice. The workers, which collect the tests, name
+    the server's in a file beside the run (their parent's pid in its name); the controller's scheduler makes
+    one unit of those and one of each file's other tests, as ``--dist loadfile`` does, so that a module's
+    fixtures are built once. (xdist's own ``xdist_group`` marks cannot say it: xdist 3.8 appends the group to
+    ``item._nodeid``, which pytest 9 no longer reads.)
+    """
+
+    @staticmethod
+    def listing(controller: int) -> Path:
+        return Path(tempfile.gettempdir()) / f"kstp-neo4j-tests-{controller}.json"
+
+    def pytest_collection_modifyitems(self, config, items):
+        if not hasattr(config, "workerinput"):
+            return  # the controller collects nothing
+        listing = self.listing(os.getppid())
+        partial = listing.with_name(f"{listing.name}.{os.getpid()}")
+        partial.write_text(json.dumps([item.nodeid for item in items if uses_the_neo4j_server(item)]))
+        os.replace(partial, listing)  # both workers write the same list; a reader sees one whole
+
+    def pytest_xdist_make_scheduler(self, config, log):
+        from xdist.scheduler import LoadScopeScheduling
+
+        listing = self.listing(os.getpid())
+
+        class Scheduler(LoadScopeScheduling):
+            group: set[str] | None = None
+
+            def _split_scope(self, nodeid: str) -> str:
+                if Scheduler.group is None:  # first called once every worker has collected
+                    Scheduler.group = set(json.loads(listing.read_text()))
+                    listing.unlink()
+                return "neo4j" if nodeid in Scheduler.group else nodeid.split("::", 1)[0]
+
+        return Scheduler(config, log)
 
 
 def pytest_collection_modifyitems(config, items):
@@ -153,6 +205,14 @@ class _Durations:
 def pytest_configure(config):
     if config.getoption("--store-durations", default=False):
         config.pluginmanager.register(_Durations(), "kstp-durations")
+    if _grouped(config):
+        config.pluginmanager.register(_Neo4jGroup(), "kstp-neo4j-group")
+
+
+def _grouped(config) -> bool:
+    """Whether the run is ``--dist loadgroup`` (:class:`_Neo4jGroup`): xdist tells its workers so by
+    ``option.loadgroup`` (their ``dist`` is "no")."""
+    return config.getoption("dist", default=None) == "loadgroup" or bool(getattr(config.option, "loadgroup", False))
 
 
 @pytest.fixture
@@ -179,21 +239,23 @@ def data_root() -> Path:
 
 
 @pytest.fixture(scope="session")
-def neo4j_server():
+def neo4j_server(request):
     """The Neo4j server of the test run, with the kstp schema; its ``repr`` holds no password.
 
     The local server (``make neo4j``) is started here when it is not running; a server
-    that cannot be started or reached fails the test with the reason. Under pytest-xdist
-    (``make test`` runs two workers) each worker but the first has a server of its own in
-    ``.kstp/neo4j-<worker>``, since every test empties the database it uses; a server this
+    that cannot be started or reached fails the test with the reason. ``make test`` runs two
+    pytest-xdist workers with every test of this server in one of them (:class:`_Neo4jGroup`);
+    under another distribution each worker but the first has a server of its own in
+    ``.kstp/neo4j-<worker>``, since every test empties the database it uses, and a server this
     fixture started for a worker is stopped when the worker ends.
     """
     uri = os.environ.get("KSTP_TEST_NEO4J_URI")
-    worker = os.environ.get("PYTEST_XDIST_WORKER", "gw0")
+    alone = _grouped(request.config)  # this worker runs every test of the server
+    worker = "gw0" if alone else os.environ.get("PYTEST_XDIST_WORKER", "gw0")
     if uri:
         if worker != "gw0":
             pytest.fail("$KSTP_TEST_NEO4J_URI names one server, which parallel workers would empty under each "
-                        "other: run pytest without -n", pytrace=False)
+                        "other: run pytest without -n, or with --dist loadgroup", pytrace=False)
         target = GraphTarget("neo4j", uri, os.environ.get("NEO4J_USER", "neo4j"), os.environ.get("NEO4J_PASSWORD"))
         home = None
     else:

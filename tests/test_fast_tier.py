@@ -1,6 +1,7 @@
 """``make check``'s fast tier (tests/conftest.py ``--fast``): a test tests/durations.json times over a second
 is left out, one it does not list runs, and each parity test keeps a case (issue 44: one parity case per
-query); and the order ``make test`` hands files to its workers in: the longest first."""
+query); and the order ``make test`` hands tests to its workers in: the Neo4j server's first (one worker runs
+them all), then the rest, each part file by file, the longest first."""
 
 from __future__ import annotations
 
@@ -38,14 +39,23 @@ def test_the_fast_tier_leaves_out_the_tests_timed_over_a_second_but_keeps_a_case
     assert only == set(firsts.values()) and len(only) >= 15
 
 
-def test_the_files_come_longest_first_each_with_its_tests_in_their_order(tmp_path):
+def test_the_neo4j_tests_then_the_others_come_longest_file_first_each_with_its_tests_in_their_order(tmp_path):
     (tmp_path / "none.json").write_text("{}")
     plain = _fast(tmp_path / "none.json", fast=False)  # no times: the files as collected
-    files = list(dict.fromkeys(t.split("::")[0] for t in plain))
-    assert files[0].startswith("tests/parity/") and files[-1] == "tests/cli/test_fit.py"
+    server = [t for t in plain if "[neo4j" in t]  # these files' tests of the Neo4j server: their engine's case
+    others = plain[len(server):]
+    assert len(server) >= 30 and plain[:len(server)] == [t for t in plain if t in server]
+    assert [t.split("::")[0] for t in (server[0], server[-1])] == ["tests/parity/test_parity.py",
+                                                                   "tests/cli/test_fit.py"]
+    files = list(dict.fromkeys(t.split("::")[0] for t in others))
+    assert files == ["tests/parity/test_parity.py", "tests/kst/test_blim_structures.py", "tests/cli/test_fit.py"]
     fit = [t for t in plain if t.startswith("tests/cli/test_fit.py")]
     blim = [t for t in plain if t.startswith("tests/kst/test_blim_structures.py")]
     # test_fit.py 3 s in two tests, test_blim_structures.py 2 s in one, the parity tests none
     (tmp_path / "timed.json").write_text(json.dumps({fit[-1]: 2.0, fit[0]: 1.0, blim[1]: 2.0}))
     ordered = _fast(tmp_path / "timed.json", fast=False)
-    assert ordered == fit + blim + [t for t in plain if t not in fit and t not in blim]
+    expected = []
+    for part in (server, others):
+        expected += [t for t in part if t in fit] + [t for t in part if t in blim]
+        expected += [t for t in part if t not in fit and t not in blim]
+    assert ordered == expected
