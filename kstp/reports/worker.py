@@ -6,8 +6,10 @@ scale) on the machine's other core while the command reads and scores. The comma
 hands it the chart's data (:meth:`FigureWorker.draw`, a function of
 :mod:`kstp.reports.plots` and its arguments, pickled), and the worker draws and saves the
 file while the command writes its other outputs; :meth:`FigureWorker.close` waits for it,
-so the file exists when the command returns. Where no worker can be started the chart is
-drawn in the command's own process.
+so the file exists when the command returns. Where no worker can be started, or the process
+has imported matplotlib already (a long-lived one: the explorer, a notebook, a test session,
+where a worker would only pay a second interpreter's start-up), the chart is drawn in the
+command's own process.
 
 Run as ``python -m kstp.reports.worker``: read one pickled ``(function, args, kwargs)``
 from stdin and call it; an empty stdin (a command that failed before drawing) draws nothing.
@@ -33,14 +35,19 @@ class FigureWorker:
         From :meth:`close`, when the drawing failed (the worker's last error line).
     """
 
-    def __init__(self) -> None:
+    def __init__(self, spawn: bool | None = None) -> None:
+        """``spawn``: start the second process (by default only where this process has not imported
+        matplotlib yet; ``False`` draws here)."""
+        self._process: subprocess.Popen | None = None
+        self._job: tuple | None = None
+        if spawn is False or (spawn is None and "matplotlib" in sys.modules):
+            return
         try:
-            self._process: subprocess.Popen | None = subprocess.Popen(
+            self._process = subprocess.Popen(
                 [sys.executable, "-m", "kstp.reports.worker"], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
                 stderr=subprocess.PIPE)
         except OSError:
-            self._process = None
-        self._job: tuple | None = None
+            pass
 
     def draw(self, function: str, *args, **kwargs) -> None:
         """Draw ``kstp.reports.plots.<function>(*args, **kwargs)`` in the worker (here, without one)."""
