@@ -66,7 +66,7 @@ RANGE_MIN = 16
 IN_BATCH = 256
 #: The most memory the engine's buffer pool (its page cache and the memory of its queries) takes by default,
 #: in bytes. Ladybug's own default, 80 % of the machine's memory, made every open of a graph cost 20-30 ms on a
-#: 24 GB machine, and 1.5 ms more per GB past 16 GB (about 100 ms at 64 GB), against 3-7 ms up to 8 GB
+#: 24 GB machine, and 1.5 ms more per GB of pool past 16 GB (100 ms for 64 GB), against 3-7 ms up to 8 GB
 #: (measured with ladybug 0.22): each command opens the graph once or twice. ``$KSTP_LADYBUG_BUFFER_POOL``
 #: (``4g``, ``1536m``) chooses another size.
 BUFFER_POOL_MAX = 8 << 30
