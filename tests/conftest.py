@@ -105,9 +105,25 @@ def uses_the_neo4j_server(item) -> bool:
     return params.get("engine") == "neo4j" or "neo4j_server" in item.fixturenames
 
 
-def _longest_files_first(items, durations: dict[str, float]) -> None:
+def _with_the_neo4j_server(items) -> set[str]:
+    """The node ids of the tests that run where the Neo4j server's do: those (:func:`uses_the_neo4j_server`), and
+    the tests of their files that share a module- or class-scoped fixture with one of them, which is then built
+    once (the demo kill tests' uninterrupted demo serves both engines' chains)."""
+    def scoped(item) -> set[str]:
+        return {name for name, chain in item._fixtureinfo.name2fixturedefs.items()
+                if chain and chain[-1].scope in ("module", "class")}
+
+    shared: dict[Path, set[str]] = {}
+    for item in items:
+        if uses_the_neo4j_server(item):
+            shared.setdefault(item.path, set()).update(scoped(item))
+    return {item.nodeid for item in items
+            if item.path in shared and (uses_the_neo4j_server(item) or scoped(item) & shared[item.path])}
+
+
+def _longest_files_first(items, durations: dict[str, float], first: set[str]) -> None:
     """Order the test files by their summed time in ``durations``, longest first, each file's tests in their order;
-    the tests of the Neo4j server (:func:`uses_the_neo4j_server`) before all others, in that order too.
+    the tests named in ``first`` (:func:`_with_the_neo4j_server`) before all others, in that order too.
 
     ``make test`` hands its two workers the Neo4j server's tests as one unit and the other tests file by file
     in this order (``--dist loadgroup --no-loadscope-reorder``, :class:`_Neo4jGroup`), each worker taking the
@@ -121,7 +137,7 @@ def _longest_files_first(items, durations: dict[str, float]) -> None:
         seconds[name] = seconds.get(name, 0.0) + durations.get(item.nodeid, 0.0)
     rank = {name: at for at, name in enumerate(sorted(seconds, key=lambda name: -seconds[name]))}
     # stable: a file's own order kept
-    items.sort(key=lambda item: (not uses_the_neo4j_server(item), rank[item.nodeid.split("::")[0]]))
+    items.sort(key=lambda item: (item.nodeid not in first, rank[item.nodeid.split("::")[0]]))
 
 
 class _Neo4jGroup:
@@ -130,22 +146,22 @@ class _Neo4jGroup:
     Each test empties the server's database, so two workers cannot share one server; with a server each, the
     second one's start and its JIT warm-up (C2 compiles a third of a server's CPU time, and a worker's first
     Neo4j-heavy test ran 3.5x slower than warm) were paid twice. The workers, which collect the tests, name
-    the server's in a file beside the run (their parent's pid in its name); the controller's scheduler makes
-    one unit of those and one of each file's other tests, as ``--dist loadfile`` does, so that a module's
-    fixtures are built once. (xdist's own ``xdist_group`` marks cannot say it: xdist 3.8 appends the group to
-    ``item._nodeid``, which pytest 9 no longer reads.)
+    the server's (:func:`_with_the_neo4j_server`) in a file beside the run (their parent's pid in its name);
+    the controller's scheduler makes one unit of those and one of each file's other tests, as ``--dist
+    loadfile`` does, so that a module's fixtures are built once. (xdist's own ``xdist_group`` marks cannot
+    say it: xdist 3.8 appends the group to ``item._nodeid``, which pytest 9 no longer reads.)
     """
 
     @staticmethod
     def listing(controller: int) -> Path:
         return Path(tempfile.gettempdir()) / f"kstp-neo4j-tests-{controller}.json"
 
-    def pytest_collection_modifyitems(self, config, items):
-        if not hasattr(config, "workerinput"):
-            return  # the controller collects nothing
-        listing = self.listing(os.getppid())
+    @classmethod
+    def name(cls, tests: set[str]) -> None:
+        """A worker's word to the scheduler: ``tests`` are the Neo4j server's unit."""
+        listing = cls.listing(os.getppid())
         partial = listing.with_name(f"{listing.name}.{os.getpid()}")
-        partial.write_text(json.dumps([item.nodeid for item in items if uses_the_neo4j_server(item)]))
+        partial.write_text(json.dumps(sorted(tests)))
         os.replace(partial, listing)  # both workers write the same list; a reader sees one whole
 
     def pytest_xdist_make_scheduler(self, config, log):
@@ -167,7 +183,10 @@ class _Neo4jGroup:
 
 def pytest_collection_modifyitems(config, items):
     durations = json.loads(DURATIONS.read_text()) if DURATIONS.is_file() else {}
-    _longest_files_first(items, durations)
+    first = _with_the_neo4j_server(items)
+    _longest_files_first(items, durations, first)
+    if hasattr(config, "workerinput") and _grouped(config):  # the workers collect; the controller schedules
+        _Neo4jGroup.name(first)
     if not config.getoption("--fast"):
         return
     kept, dropped, parity_seen = [], [], set()
