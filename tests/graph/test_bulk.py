@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -78,6 +79,10 @@ def test_db_load_equals_the_online_ingest_property_by_property(own_server, neo4j
         assert bulk.run("relationship_counts") == online.run("relationship_counts")
         constraints = bulk._run("SHOW CONSTRAINTS YIELD name RETURN name", {}, "test")["name"]
         assert {"learner_id", "question_id", "concept_id"} <= set(constraints)  # the schema after the import
+    # the server the load started again runs with kstp's JVM options: the throughput collector, not G1
+    pid = (own_server.home / "run" / "neo4j.pid").read_text().strip()
+    command = Path(f"/proc/{pid}/cmdline").read_bytes().decode().split("\0")
+    assert "-XX:+UseParallelGC" in command and "-XX:+UseG1GC" not in command, command
 
 
 def test_db_load_refuses_a_server_it_does_not_manage_or_a_database_that_holds_data(own_server, neo4j_server,
