@@ -214,6 +214,14 @@ def _recovery_pending(exc: RuntimeError) -> bool:
     return "recovery is pending" in text or "replay shadow pages" in text
 
 
+def _past_the_end(exc: RuntimeError) -> bool:
+    """Whether Ladybug refused a read-only open because pages the graph's header names lie past the end of its
+    file ("Cannot read PIP page 538 from disk: out of bounds for file with 531 pages", "Cannot read checkpoint:
+    metadata page range starts at 534 and spans 9 pages, outside the database file with 542 pages"): what a
+    reader sees while a live writer's checkpoint writes the file, or a damaged file where nobody writes."""
+    return bool(re.search(r"(out of bounds for file|outside the database file) with \d+ pages", str(exc)))
+
+
 def _writer_pid(path: Path) -> int | None:
     """The process holding ``path``'s write lock (Ladybug's POSIX record lock), from ``/proc/locks``.
 
@@ -278,7 +286,7 @@ class LadybugStore(GraphStore):
         except RuntimeError as exc:
             if _torn_log(exc):
                 self._db, writing = self._past_torn_log()
-            elif writing or not _recovery_pending(exc):
+            elif writing or not (_recovery_pending(exc) or (_past_the_end(exc) and _writer_pid(self.path))):
                 raise _locked(self.path, exc) or _unopened(self.path, exc) from None
             elif not self.read_only:  # a kill mid-checkpoint: opening for writing replays it
                 self._connect(writing=True)
@@ -336,7 +344,8 @@ class LadybugStore(GraphStore):
     recovered: str | None = None
 
     def _after_checkpoint(self) -> ladybug.Database:
-        """The graph opened read-only once the checkpoint that blocks it ends.
+        """The graph opened read-only once the checkpoint that blocks it ends (a checkpoint waiting to be
+        replayed, or the file being written by it).
 
         Raises
         ------
@@ -364,7 +373,7 @@ class LadybugStore(GraphStore):
                     # The writer went on and is appending its next transaction: read up to the last whole one.
                     return _database(self.path, read_only=True, throw_on_wal_replay_failure=False)
             except RuntimeError as exc:
-                if not _recovery_pending(exc):
+                if not (_recovery_pending(exc) or _past_the_end(exc)):  # the latter: the writer is writing it now
                     raise _unopened(self.path, exc) from None
 
     def _for_writing(self) -> None:

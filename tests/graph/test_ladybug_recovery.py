@@ -126,6 +126,50 @@ def test_a_reader_waits_for_a_live_writers_checkpoint_then_reads(tmp_path):
         child.wait()
 
 
+HOLDER = """
+import sys
+from kstp.graph.ladybug import LadybugStore
+store = LadybugStore(sys.argv[1])
+store._for_writing()
+print("holding", flush=True)
+sys.stdin.read()
+"""
+
+
+def test_a_reader_waits_while_a_live_writer_writes_the_file_past_its_end_and_names_a_damaged_one(tmp_path):
+    """A read-only open that finds pages the header names past the end of the file (Ladybug: "out of bounds
+    for file with N pages", "outside the database file with N pages"; the state a live writer's checkpoint
+    leaves while it writes, which made the test above fail once in a full suite run) waits while a process
+    holds the graph for writing, and reads once the file is whole; with nobody writing it is one line at once.
+    The file is cut short by hand here, the writer idle: the moment is made, not waited for."""
+    path = tmp_path / "graph"
+    with LadybugStore(path) as store:
+        store.ensure_schema()
+        store.write_nodes("Learner", pd.DataFrame({"id": [f"l{i}" for i in range(3000)], "kind": "human"}))
+    whole = path.read_bytes()
+    holder = subprocess.Popen([sys.executable, "-c", HOLDER, str(path)], stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    try:
+        assert holder.stdout.readline() == "holding\n"
+        path.write_bytes(whole[:len(whole) // 2])
+        mended = threading.Timer(0.5, path.write_bytes, (whole,))
+        mended.start()
+        started = time.monotonic()
+        with LadybugStore(path, read_only=True) as store:
+            waited = time.monotonic() - started
+            assert len(store.nodes("Learner")) == 3000
+        mended.join()
+        assert waited >= 0.4
+    finally:
+        holder.kill()
+        holder.wait()
+    path.write_bytes(whole[:len(whole) // 2])  # nobody writes it: damaged, said at once
+    started = time.monotonic()
+    with pytest.raises(ConfigError, match=r"^cannot open the Ladybug graph at .*outside the database file"):
+        LadybugStore(path, read_only=True)
+    assert time.monotonic() - started < 5
+
+
 def test_a_stalled_writers_checkpoint_is_named_and_a_second_writer_told_who_holds_the_graph(tmp_path, monkeypatch):
     path = tmp_path / "graph"
     child, _ = _writer_in_checkpoint(path)
