@@ -147,12 +147,19 @@ def test_a_reader_waits_while_a_live_writer_writes_the_file_past_its_end_and_nam
         store.ensure_schema()
         store.write_nodes("Learner", pd.DataFrame({"id": [f"l{i}" for i in range(3000)], "kind": "human"}))
     whole = path.read_bytes()
+    half = len(whole) // 2
+
+    def mend():  # the rest appended in place: the file never reads as empty or as another inode
+        with open(path, "r+b") as file:
+            file.seek(half)
+            file.write(whole[half:])
+
     holder = subprocess.Popen([sys.executable, "-c", HOLDER, str(path)], stdin=subprocess.PIPE,
                               stdout=subprocess.PIPE, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
     try:
         assert holder.stdout.readline() == "holding\n"
-        path.write_bytes(whole[:len(whole) // 2])
-        mended = threading.Timer(0.5, path.write_bytes, (whole,))
+        os.truncate(path, half)
+        mended = threading.Timer(0.5, mend)
         mended.start()
         started = time.monotonic()
         with LadybugStore(path, read_only=True) as store:
@@ -163,7 +170,7 @@ def test_a_reader_waits_while_a_live_writer_writes_the_file_past_its_end_and_nam
     finally:
         holder.kill()
         holder.wait()
-    path.write_bytes(whole[:len(whole) // 2])  # nobody writes it: damaged, said at once
+    os.truncate(path, half)  # nobody writes it: damaged, said at once
     started = time.monotonic()
     with pytest.raises(ConfigError, match=r"^cannot open the Ladybug graph at .*outside the database file"):
         LadybugStore(path, read_only=True)
